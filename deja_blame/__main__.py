@@ -1,0 +1,3 @@
+from deja_blame.cli import main
+
+main()

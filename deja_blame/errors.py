@@ -1,0 +1,26 @@
+"""One root error type. The CLI turns a DejaError into a one-line message, exit 1."""
+
+from __future__ import annotations
+
+
+class DejaError(Exception):
+    """A known failure: the message is shown to the user as is.
+
+    ``hint`` is an optional second line naming the command that fixes it.
+    """
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
+
+
+class IndexCorruptError(DejaError):
+    pass
+
+
+class NotARepositoryError(DejaError):
+    pass
+
+
+class RevisionError(DejaError):
+    pass
