@@ -1,0 +1,558 @@
+"""The Antigravity transcript reader: records -> messages, commands, files, edits.
+
+The reader is a resumable state machine so that the index can read a grown
+transcript from the byte offset after its last complete line: everything it
+must remember between lines (the session start, the planner row's pending
+calls, unconfirmed write_to_file contents, counters) lives in ``ReaderState``,
+which serialises to a small dict. A one-shot parse is the same machine run over
+the whole file in one go.
+
+Rules: ``../shared/docs/antigravity-format.md`` sections 2-6 and 9.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from deja_blame.models import Command, Edit, FileRecord, Hunk, Message, Session
+from deja_blame.transcripts import patterns as P
+from deja_blame.transcripts.diffblock import parse_diff_block
+from deja_blame.transcripts.jsonl import iter_batches
+from deja_blame.transcripts.project import ProjectHints, resolve_project
+from deja_blame.transcripts.text import (
+    cap_text,
+    clean_user_text,
+    common_directory,
+    is_absolute,
+    normalise_path,
+    normalise_time,
+    parent_directory,
+    strip_step_header,
+)
+
+COMMAND_TYPES = {"RUN_COMMAND", "GENERIC"}
+FILE_TYPES = {"VIEW_FILE": "view", "CODE_ACTION": "edit", "LIST_DIRECTORY": "list"}
+EDIT_TOOLS = {"replace_file_content", "multi_replace_file_content"}
+
+
+@dataclass
+class PendingCall:
+    """A planner row's tool call, waiting for the step that reports on it."""
+
+    kind: str  # "command" | "file"
+    key: str  # the command text, or the normalised path
+    ordinal: int  # the command's or file record's ordinal
+    action: str = ""  # for files
+    claimed: bool = False
+
+
+@dataclass
+class ReaderState:
+    started_at: str | None = None
+    ended_at: str | None = None
+    skipped: int = 0
+    last_step: int = -1
+    n_messages: int = 0
+    n_commands: int = 0
+    n_files: int = 0
+    n_edits: int = 0
+    planner_calls: list[dict[str, Any]] = field(default_factory=list)
+    # write_to_file calls waiting for a CODE_ACTION with status DONE: path -> call
+    pending_writes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # replace_file_content witnesses waiting for their diff block: path -> lines
+    pending_witness: dict[str, list[str]] = field(default_factory=dict)
+    pending_list_dir: str | None = None
+    touched_dir: str | None = None
+    first_cwd: str | None = None
+    # the root's brain/<id>/ directory: agent artifacts, never the project
+    artifact_dir: str | None = None
+
+    def to_bytes(self) -> bytes:
+        return orjson.dumps(asdict(self))
+
+    @classmethod
+    def from_bytes(cls, data: bytes | None) -> ReaderState:
+        if not data:
+            return cls()
+        return cls(**orjson.loads(data))
+
+
+@dataclass
+class Chunk:
+    """What one batch of lines added to a session (plus exit codes for earlier commands)."""
+
+    messages: list[tuple[int, Message]] = field(default_factory=list)  # (step, message)
+    commands: list[tuple[int, Command]] = field(default_factory=list)
+    files: list[tuple[int, FileRecord]] = field(default_factory=list)
+    edits: list[tuple[int, Edit]] = field(default_factory=list)
+    # exit codes (and statuses) for commands of this or an earlier chunk, by ordinal
+    exit_patches: dict[int, int] = field(default_factory=dict)
+    skipped: int = 0
+
+
+class SessionReader:
+    """Feeds records of one transcript through the format rules."""
+
+    def __init__(self, compact: bool, state: ReaderState | None = None) -> None:
+        self.compact = compact
+        self.state = state or ReaderState()
+        self.chunk = Chunk()
+
+    # -- driving -------------------------------------------------------------
+
+    def feed(self, records: list[dict[str, Any] | None]) -> Chunk:
+        """Read one batch of lines (None = malformed) and return what it added."""
+        self.chunk = Chunk()
+        ordered: list[tuple[int, int, dict[str, Any]]] = []
+        for seq, record in enumerate(records):
+            if record is None or not _well_formed(record):
+                self.state.skipped += 1
+                self.chunk.skipped += 1
+                continue
+            step = record.get("step_index")
+            if isinstance(step, int) and not isinstance(step, bool):
+                self.state.last_step = step
+            ordered.append((self.state.last_step, seq, record))
+        # step_index puts steps in order when present (62 can be written before 61)
+        ordered.sort(key=lambda t: (t[0], t[1]))
+        for step, _, record in ordered:
+            self._record(step, record)
+        return self.chunk
+
+    # -- one record ----------------------------------------------------------
+
+    def _record(self, step: int, rec: dict[str, Any]) -> None:
+        st = self.state
+        at, _ = normalise_time(rec.get("created_at"))
+        if at is None:
+            at = st.started_at  # timestamp fallback: the session start, once seen
+        else:
+            if st.started_at is None:
+                st.started_at = at
+            st.ended_at = at
+        source = rec.get("source")
+        if source == "USER_EXPLICIT":
+            text = clean_user_text(cap_text(rec.get("content") or ""))
+            if text:
+                self._message(step, "user", text, at)
+            return
+        if source != "MODEL":
+            return  # SYSTEM, USER_IMPLICIT, ...: ignored
+        kind = rec.get("type") or "PLANNER_RESPONSE"
+        if kind == "PLANNER_RESPONSE":
+            self._planner(step, rec, at)
+        elif kind in COMMAND_TYPES:
+            self._command_step(step, rec, at)
+        elif kind in FILE_TYPES:
+            self._file_step(step, rec, at, FILE_TYPES[kind])
+        # GREP_SEARCH, SEARCH_WEB, ASK_QUESTION, ...: nothing
+
+    def _message(self, step: int, role: str, text: str, at: str | None) -> None:
+        self.chunk.messages.append((step, Message(role=role, text=text, at=at, seq=self.state.n_messages)))
+        self.state.n_messages += 1
+
+    def _new_command(self, step: int, command: str, cwd: str | None, at: str | None) -> int:
+        ordinal = self.state.n_commands
+        self.chunk.commands.append(
+            (step, Command(command=command, cwd=cwd, exit_code=None, at=at, seq=ordinal))
+        )
+        self.state.n_commands += 1
+        return ordinal
+
+    def _new_file(self, step: int, path: str, action: str, at: str | None) -> int:
+        ordinal = self.state.n_files
+        self.chunk.files.append((step, FileRecord(path=path, action=action, at=at, seq=ordinal)))
+        self.state.n_files += 1
+        self._touch(path, directory=(action == "list"))
+        return ordinal
+
+    def _new_edit(self, step: int, edit: Edit) -> None:
+        edit.seq = self.state.n_edits
+        self.chunk.edits.append((step, edit))
+        self.state.n_edits += 1
+        self._touch(edit.path, directory=False)
+
+    def _touch(self, path: str, directory: bool) -> None:
+        st = self.state
+        if not is_absolute(path):
+            return
+        if st.artifact_dir and (path == st.artifact_dir or path.startswith(st.artifact_dir + "/")):
+            return  # agent artifacts (plans, task lists) are not project files
+        st.touched_dir = common_directory(st.touched_dir, path if directory else parent_directory(path))
+
+    # -- planner rows --------------------------------------------------------
+
+    def _planner(self, step: int, rec: dict[str, Any], at: str | None) -> None:
+        content = rec.get("content")
+        if isinstance(content, str) and content.strip():
+            self._message(step, "assistant", cap_text(content.strip()), at)
+        calls = rec.get("tool_calls")
+        if not isinstance(calls, list) or not calls:
+            return
+        self.state.planner_calls = []  # a new planner row: steps now report on its calls
+        for call in calls:
+            if not isinstance(call, dict):
+                continue
+            name = call.get("name")
+            args = self._decode_args(call.get("args"))
+            if not isinstance(name, str) or args is None:
+                continue
+            self._tool_call(step, name, args, at)
+
+    def _decode_args(self, raw: object) -> dict[str, Any] | None:
+        """Tool-call args: an object (or one JSON string holding it); compact values decoded once."""
+        if isinstance(raw, str):
+            try:
+                raw = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                return None
+        if not isinstance(raw, dict):
+            return None
+        if not self.compact:
+            return raw  # transcript_full.jsonl: native values, never decoded again
+        out: dict[str, Any] = {}
+        for key, value in raw.items():
+            out[key] = _decode_once(value)
+        return out
+
+    def _tool_call(self, step: int, name: str, args: dict[str, Any], at: str | None) -> None:
+        st = self.state
+        if name == "run_command":
+            command = _text_arg(args, "CommandLine")
+            if not command:
+                return
+            cwd = _text_arg(args, "Cwd")
+            cwd = normalise_path(cwd) if cwd else None
+            if cwd and st.first_cwd is None:
+                st.first_cwd = cwd
+            ordinal = self._new_command(step, command, cwd, at)
+            st.planner_calls.append(asdict(PendingCall("command", command.strip(), ordinal)))
+            return
+        path_raw = _text_arg(args, "AbsolutePath") or _text_arg(args, "TargetFile")
+        if name == "list_dir":
+            path_raw = _text_arg(args, "DirectoryPath") or path_raw
+        if not path_raw:
+            return
+        path = normalise_path(path_raw)
+        if name == "view_file":
+            self._planner_file(step, path, "view", at)
+        elif name == "list_dir":
+            st.pending_list_dir = path
+            self._planner_file(step, path, "list", at)
+        elif name in EDIT_TOOLS:
+            self._planner_file(step, path, "edit", at)
+            witness = _replacement_witness(args)
+            if witness:
+                st.pending_witness[path] = witness
+        elif name == "write_to_file":
+            content = args.get("CodeContent")
+            truncated = False
+            if not isinstance(content, str):
+                content = "" if content is None else orjson.dumps(content).decode()
+            if P.TRUNCATED_MARK.search(content):
+                truncated = True
+            st.pending_writes[path] = {
+                "content": cap_text(content),
+                "truncated": truncated,
+                "step": step,
+            }
+
+    def _planner_file(self, step: int, path: str, action: str, at: str | None) -> None:
+        ordinal = self._new_file(step, path, action, at)
+        self.state.planner_calls.append(asdict(PendingCall("file", path, ordinal, action=action)))
+
+    def _claim(self, kind: str, key: str, action: str = "") -> dict[str, Any] | None:
+        for call in self.state.planner_calls:
+            if call["kind"] == kind and call["key"] == key and not call["claimed"]:
+                if kind == "file" and action and call["action"] != action:
+                    continue
+                call["claimed"] = True
+                return call
+        return None
+
+    # -- tool steps ----------------------------------------------------------
+
+    def _tool_output(self, step: int, rec: dict[str, Any], at: str | None) -> str:
+        content = rec.get("content")
+        body = strip_step_header(cap_text(content)) if isinstance(content, str) else ""
+        if body:
+            self._message(step, "tool", body, at)
+        return body
+
+    def _command_step(self, step: int, rec: dict[str, Any], at: str | None) -> None:
+        body = self._tool_output(step, rec, at)
+        m = P.TASK_DESCRIPTION.search(body)
+        named = m.group(1).strip() if m and m.group(1).strip() else None
+        code = _exit_code(rec, body)
+        target: int | None = None
+        if named:
+            call = self._claim("command", named)
+            if call is not None:
+                target = call["ordinal"]
+            else:
+                target = self._new_command(step, named, None, at)
+        else:
+            commands = [c for c in self.state.planner_calls if c["kind"] == "command"]
+            if len(commands) == 1:
+                # the only run_command of the planner row before it; with two or
+                # more and no name, there is no telling which (#4530): left off
+                target = commands[0]["ordinal"]
+                commands[0]["claimed"] = True
+        if target is not None and code is not None:
+            self._set_exit(target, code)
+
+    def _set_exit(self, ordinal: int, code: int) -> None:
+        for _, cmd in self.chunk.commands:
+            if cmd.seq == ordinal:
+                cmd.exit_code = code
+                return
+        self.chunk.exit_patches[ordinal] = code  # a command of an earlier batch
+
+    def _file_step(self, step: int, rec: dict[str, Any], at: str | None, action: str) -> None:
+        body = self._tool_output(step, rec, at)
+        if action == "edit":
+            self._code_action(step, rec, body, at)
+            return
+        path: str | None = None
+        m = P.FILE_PATH_LINE.search(body)
+        if m:
+            path = normalise_path(m.group(1))
+        elif action == "list" and body.lstrip().startswith("{"):
+            path = self.state.pending_list_dir  # JSON-lines listing carries no path
+        else:
+            path = _first_absolute_path(body) or (
+                self.state.pending_list_dir if action == "list" else None
+            )
+        if not path:
+            return
+        if self._claim("file", path, action) is None:
+            self._new_file(step, path, action, at)
+
+    def _code_action(self, step: int, rec: dict[str, Any], body: str, at: str | None) -> None:
+        st = self.state
+        changes = list(P.CHANGES_MADE_BY.finditer(body))
+        if changes:
+            blocks = list(P.DIFF_BLOCK.finditer(body))
+            for i, ch in enumerate(changes):
+                path = _path_from_sentence(ch.group("rest"))
+                if not path:
+                    continue
+                by_user = ch.group("user") is not None
+                tool = "user_edit" if by_user else (ch.group("tool") or "replace_file_content")
+                end = changes[i + 1].start() if i + 1 < len(changes) else len(body)
+                mine = [b for b in blocks if ch.end() <= b.start() < end]
+                if not by_user and self._claim("file", path, "edit") is None:
+                    self._new_file(step, path, "edit", at)
+                witness = [] if by_user else st.pending_witness.pop(path, [])
+                for block in mine:
+                    hunks = parse_diff_block(block.group(1))
+                    edit = Edit(
+                        path=path,
+                        tool=tool,
+                        removed=[ln for h in hunks for ln in h.removed],
+                        added=[ln for h in hunks for ln in h.added],
+                        at=at,
+                        source="user" if by_user else "agent",
+                        hunks=hunks,
+                        witness=witness,
+                    )
+                    witness = []  # the call's witness goes with its first block
+                    self._new_edit(step, edit)
+            return
+        created = P.CREATED_FILE.search(body)
+        path = normalise_path(created.group(1)) if created else _first_absolute_path(body)
+        if not path:
+            return  # a failed step names no file: nothing is recorded (#4528)
+        pending = st.pending_writes.get(path)
+        if pending is not None:
+            if _status(rec, body) not in ("DONE", None):
+                return
+            del st.pending_writes[path]
+            lines = pending["content"].split("\n")
+            if lines and lines[-1] == "":
+                lines.pop()
+            if self._claim("file", path, "write") is None:
+                self._new_file(step, path, "write", at)
+            self._new_edit(
+                step,
+                Edit(
+                    path=path,
+                    tool="write_to_file",
+                    removed=[],
+                    added=lines,
+                    at=at,
+                    hunks=[Hunk(removed=[], added=lines, old_start=None, new_start=1)],
+                    truncated=bool(pending["truncated"]),
+                ),
+            )
+            return
+        if self._claim("file", path, "edit") is None:
+            self._new_file(step, path, "edit", at)
+
+
+# -- helpers -------------------------------------------------------------------
+
+_STR_FIELDS = ("source", "type", "content", "status")
+
+
+def _well_formed(rec: dict[str, Any]) -> bool:
+    """A record whose known fields have the wrong JSON type counts as malformed."""
+    for key in _STR_FIELDS:
+        value = rec.get(key)
+        if value is not None and not isinstance(value, str):
+            return False
+    created = rec.get("created_at")
+    if created is not None and not isinstance(created, str):
+        return False
+    calls = rec.get("tool_calls")
+    if calls is not None and not isinstance(calls, list):
+        return False
+    return True
+
+
+def _decode_once(value: object) -> object:
+    """A compact argument value is JSON text, quotes included: decode it once.
+
+    Text that does not parse (a long value cut with ``<truncated N bytes>``, or a
+    plain string) is kept as it is.
+    """
+    if not isinstance(value, str):
+        return value
+    try:
+        return orjson.loads(value)
+    except orjson.JSONDecodeError:
+        return value
+
+
+def _text_arg(args: dict[str, Any], key: str) -> str | None:
+    value = args.get(key)
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float, bool)):
+        return str(value)
+    return None
+
+
+def _replacement_witness(args: dict[str, Any]) -> list[str]:
+    lines: list[str] = []
+    content = args.get("ReplacementContent")
+    if isinstance(content, str):
+        lines.extend(content.split("\n"))
+    chunks = args.get("ReplacementChunks")
+    if isinstance(chunks, str):
+        chunks = _decode_once(chunks)
+    if isinstance(chunks, list):
+        for chunk in chunks:
+            if isinstance(chunk, dict) and isinstance(chunk.get("ReplacementContent"), str):
+                lines.extend(chunk["ReplacementContent"].split("\n"))
+    return [cap_text(x) for x in lines]
+
+
+def _exit_code(rec: dict[str, Any], body: str) -> int | None:
+    top = rec.get("exit_code")
+    if isinstance(top, int) and not isinstance(top, bool):
+        return top
+    m = P.EXITED_WITH_CODE.search(body) or P.FAILED_WITH_CODE.search(body)
+    if m:
+        return int(m.group(1))
+    if P.COMPLETED_OK.search(body):
+        return 0
+    return None
+
+
+def _status(rec: dict[str, Any], body: str) -> str | None:
+    status = rec.get("status")
+    if isinstance(status, str) and status:
+        return status.upper()
+    m = P.STATUS_LINE.search(body)
+    return m.group(1).upper() if m else None
+
+
+def _path_from_sentence(rest: str) -> str | None:
+    """The path after ``to:`` ends before ``. If relevant`` (or at the end of the line)."""
+    text = rest.strip()
+    cut = text.find(". If relevant")
+    if cut >= 0:
+        text = text[:cut]
+    else:
+        text = text.split()[0] if text.split() else ""
+        text = text.rstrip(".,;:")
+    path = normalise_path(text) if text else ""
+    return path if path and (is_absolute(path) or "/" in path) else None
+
+
+def _first_absolute_path(body: str) -> str | None:
+    m = P.ABSOLUTE_PATH.search(body)
+    if not m:
+        return None
+    path = normalise_path(m.group("path").rstrip(".,;:"))
+    return path if is_absolute(path) else None
+
+
+# -- whole files -----------------------------------------------------------------
+
+
+def apply_chunk(session: Session, chunk: Chunk) -> None:
+    """Fold one batch into an in-memory Session (the one-shot parse)."""
+    session.messages.extend(m for _, m in chunk.messages)
+    session.commands.extend(c for _, c in chunk.commands)
+    session.files.extend(f for _, f in chunk.files)
+    session.edits.extend(e for _, e in chunk.edits)
+    for ordinal, code in chunk.exit_patches.items():
+        for cmd in session.commands:
+            if cmd.seq == ordinal:
+                cmd.exit_code = code
+
+
+def artifact_dir_for(path: Path, session_id: str) -> str | None:
+    """``<root>/brain/<id>`` for a transcript under it, as a normalised path."""
+    parts = path.resolve().parts
+    for i in range(len(parts) - 1, 0, -1):
+        if parts[i - 1] == "brain" and parts[i] == session_id:
+            return normalise_path(str(Path(*parts[: i + 1])))
+    return None
+
+
+def parse_transcript(
+    path: Path | str,
+    session_id: str | None = None,
+    root: Path | None = None,
+    compact: bool | None = None,
+) -> Session:
+    """Parse one transcript file into a Session (no index).
+
+    ``session_id`` defaults to the ``brain/<id>`` directory the file sits in;
+    ``root`` (for the project caches) to the directory above ``brain``.
+    """
+    path = Path(path)
+    resolved = path.resolve()
+    if session_id is None or root is None:
+        parts = resolved.parts
+        if "brain" in parts:
+            i = len(parts) - 1 - parts[::-1].index("brain")
+            if i + 1 < len(parts):
+                session_id = session_id or parts[i + 1]
+                root = root or Path(*parts[:i])
+        session_id = session_id or path.stem
+    if compact is None:
+        compact = path.name != "transcript_full.jsonl"
+    reader = SessionReader(compact=compact)
+    reader.state.artifact_dir = artifact_dir_for(path, session_id)
+    session = Session(session_id=session_id, transcript=str(resolved))
+    with open(path, "rb") as fh:
+        for batch in iter_batches(fh, 0, final=True):
+            chunk = reader.feed([line.record for line in batch])
+            apply_chunk(session, chunk)
+    st = reader.state
+    session.started_at, session.ended_at = st.started_at, st.ended_at
+    session.skipped_lines = st.skipped
+    session.project = resolve_project(
+        session_id, root, ProjectHints(touched_dir=st.touched_dir, first_cwd=st.first_cwd)
+    )
+    return session

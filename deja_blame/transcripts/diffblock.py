@@ -1,0 +1,79 @@
+"""Diff blocks of tool steps: ``[diff_block_start] ... [diff_block_end]``.
+
+Both sides are read: ``-`` lines are the replaced span, ``+`` lines the written
+side. Unified ``--- a/x`` / ``+++ b/x`` headers are not lines of the file; when
+they are present the block is a real unified diff and unidiff parses it, which
+gives hunk positions. Blocks without headers are read line by line.
+"""
+
+from __future__ import annotations
+
+from unidiff import PatchSet
+from unidiff.errors import UnidiffParseError
+
+from deja_blame.models import Hunk
+from deja_blame.transcripts import patterns as P
+
+
+def parse_diff_block(block: str) -> list[Hunk]:
+    """One block's text (between the markers) -> its hunks, in order."""
+    lines = block.split("\n")
+    if _has_unified_headers(lines):
+        hunks = _parse_with_unidiff(block)
+        if hunks is not None:
+            return hunks
+    return _parse_plain(lines)
+
+
+def _has_unified_headers(lines: list[str]) -> bool:
+    for i, line in enumerate(lines[:-1]):
+        if line.startswith("--- ") and lines[i + 1].startswith("+++ "):
+            return True
+    return False
+
+
+def _parse_with_unidiff(block: str) -> list[Hunk] | None:
+    try:
+        patch = PatchSet(block if block.endswith("\n") else block + "\n")
+    except (UnidiffParseError, ValueError, IndexError):
+        return None  # a header-looking block that is no valid diff: read it plainly
+    hunks: list[Hunk] = []
+    for patched in patch:
+        for h in patched:
+            hunks.append(
+                Hunk(
+                    removed=[ln.value.rstrip("\n") for ln in h if ln.is_removed],
+                    added=[ln.value.rstrip("\n") for ln in h if ln.is_added],
+                    old_start=h.source_start,
+                    new_start=h.target_start,
+                )
+            )
+    return hunks if hunks else None
+
+
+def _parse_plain(lines: list[str]) -> list[Hunk]:
+    hunks: list[Hunk] = []
+    current = Hunk(removed=[], added=[])
+    skip_next_plus = False
+    for i, line in enumerate(lines):
+        if skip_next_plus and line.startswith("+++"):
+            skip_next_plus = False
+            continue  # second line of a unified header pair
+        skip_next_plus = False
+        m = P.HUNK_HEADER.match(line)
+        if m:
+            if current.removed or current.added or current.old_start is not None:
+                hunks.append(current)
+            current = Hunk(removed=[], added=[], old_start=int(m.group(1)), new_start=int(m.group(3)))
+            continue
+        if line.startswith("---") and i + 1 < len(lines) and lines[i + 1].startswith("+++"):
+            skip_next_plus = True
+            continue  # a unified "--- a/x" / "+++ b/x" header: not a line of the file
+        if line.startswith("-"):
+            current.removed.append(line[1:])
+        elif line.startswith("+"):
+            current.added.append(line[1:])
+        # " " context lines and anything else belong to neither side
+    if current.removed or current.added or current.old_start is not None:
+        hunks.append(current)
+    return hunks

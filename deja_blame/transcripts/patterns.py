@@ -1,0 +1,60 @@
+"""Every regular expression of the Antigravity reader, each with the line it matches."""
+
+from __future__ import annotations
+
+import re
+
+# <USER_REQUEST>Check the build.</USER_REQUEST>   (only as the outer wrapper)
+USER_REQUEST_OPEN = re.compile(r"^\s*<USER_REQUEST>")
+USER_REQUEST_CLOSE = re.compile(r"</USER_REQUEST>")
+
+# <ADDITIONAL_METADATA>{"cwd": "/work/api"}</ADDITIONAL_METADATA>  (complete blocks only)
+METADATA_BLOCK = re.compile(
+    r"<(ADDITIONAL_METADATA|USER_SETTINGS_CHANGE)>.*?</\1>", re.DOTALL
+)
+
+# Comments on artifact URI: file:///home/u/.gemini/antigravity/brain/x/plan.md
+ARTIFACT_COMMENT = re.compile(r"^[ \t]*Comments on artifact URI:.*(?:\n|$)", re.MULTILINE)
+
+# Created At: 2026-07-17T12:00:03+03:00   /   Completed At: ...   (tool step header)
+STEP_HEADER = re.compile(r"^[ \t]*(Created At|Completed At):.*$")
+
+# Status: DONE   (a header line some builds write instead of a top-level key)
+STATUS_LINE = re.compile(r"^[ \t]*Status:[ \t]*(\w+)", re.MULTILINE | re.IGNORECASE)
+
+# Task Description: npm test
+TASK_DESCRIPTION = re.compile(r"^[ \t]*Task Description:[ \t]*(.*?)[ \t]*$", re.MULTILINE)
+
+# \tThe command exited with code 1.
+EXITED_WITH_CODE = re.compile(r"The command exited with code (-?\d+)\.?")
+# The command failed with exit code: 3
+FAILED_WITH_CODE = re.compile(r"The command failed with exit code:?\s*(-?\d+)")
+# The command completed successfully.
+COMPLETED_OK = re.compile(r"The command completed successfully")
+
+# The following changes were made by the replace_file_content tool to: /home/u/a.py. If relevant, ...
+# The following changes were made by the USER to: /home/u/a.py
+CHANGES_MADE_BY = re.compile(
+    r"The following changes were made by the (?:(?P<tool>[A-Za-z_]+) tool|(?P<user>USER))"
+    r" to:[ \t]*(?P<rest>[^\n]*)"
+)
+
+# [diff_block_start] ... [diff_block_end]
+DIFF_BLOCK = re.compile(r"\[diff_block_start\]\n?(.*?)\n?\[diff_block_end\]", re.DOTALL)
+
+# Created file file:///home/u/shop/c.py with requested content.
+CREATED_FILE = re.compile(r"Created file[ \t]+(\S+)")
+
+# File Path: `file:///home/u/shop/a.py`
+FILE_PATH_LINE = re.compile(r"File Path:[ \t]*`?([^`\n]+?)`?[ \t]*$", re.MULTILINE)
+
+# The first absolute path of a body: file:///x, /x/y, C:\x or C:/x
+ABSOLUTE_PATH = re.compile(
+    r"(?P<path>file://[^\s`'\"<>)]+|(?<![\w.~])/(?:[^\s`'\"<>:]+)|\b[A-Za-z]:[\\/][^\s`'\"<>]*)"
+)
+
+# <truncated 807 bytes>   (a compact transcript cut a long argument value)
+TRUNCATED_MARK = re.compile(r"<truncated \d+ bytes>")
+
+# @@ -10,2 +10,3 @@ optional section
+HUNK_HEADER = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")

@@ -1,0 +1,77 @@
+"""Where Antigravity transcripts live (format section 1)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT_ENV = "DEJA_ANTIGRAVITY_ROOT"
+FULL_NAME = "transcript_full.jsonl"  # nothing truncated: preferred
+COMPACT_NAME = "transcript.jsonl"
+
+
+@dataclass(frozen=True)
+class TranscriptFile:
+    session_id: str
+    path: Path
+    root: Path
+
+    @property
+    def is_compact(self) -> bool:
+        """Compact transcripts JSON-encode each tool argument value; full ones do not."""
+        return self.path.name != FULL_NAME
+
+
+def discover_roots(env: Mapping[str, str] | None = None, home: Path | None = None) -> list[Path]:
+    """The transcript roots: ``$DEJA_ANTIGRAVITY_ROOT`` (``:``-separated) or ``~/.gemini/antigravity*``."""
+    env = os.environ if env is None else env
+    override = env.get(ROOT_ENV)
+    if override:
+        return [Path(p).expanduser() for p in override.split(os.pathsep) if p]
+    home = home if home is not None else Path(env.get("HOME") or Path.home())
+    gemini = home / ".gemini"
+    try:
+        return sorted(p for p in gemini.glob("antigravity*") if p.is_dir())
+    except OSError:
+        return []
+
+
+def find_transcripts(root: Path, problems: list[str] | None = None) -> Iterator[TranscriptFile]:
+    """Each session of ``root``, read from one file: ``transcript_full.jsonl`` when it exists.
+
+    Trouble with one entry (unreadable, a directory where a file should be) is
+    appended to ``problems`` as a one-line message and the walk goes on.
+    """
+    brain = root / "brain"
+    try:
+        entries = sorted(os.scandir(brain), key=lambda e: e.name)
+    except FileNotFoundError:
+        if problems is not None:
+            if not root.exists():
+                problems.append(f"transcript root not found: {root}")
+            else:
+                problems.append(f"no brain/ directory under transcript root {root}")
+        return
+    except OSError as exc:
+        if problems is not None:
+            problems.append(f"cannot read {brain}: {exc.strerror or exc}")
+        return
+    for entry in entries:
+        try:
+            if not entry.is_dir():
+                continue
+        except OSError:
+            continue
+        logs = Path(entry.path) / ".system_generated" / "logs"
+        chosen = None
+        for name in (FULL_NAME, COMPACT_NAME):
+            candidate = logs / name
+            if candidate.is_file():
+                chosen = candidate
+                break
+            if candidate.exists() and problems is not None:
+                problems.append(f"not a regular file, skipped: {candidate}")
+        if chosen is not None:
+            yield TranscriptFile(session_id=entry.name, path=chosen, root=root)

@@ -1,0 +1,126 @@
+"""Small text rules of the format: user-text cleaning, the 1 MiB cap, times, paths."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from urllib.parse import unquote
+
+from deja_blame.transcripts import patterns as P
+
+CONTENT_CAP = 1024 * 1024  # bytes of UTF-8 per message
+
+
+def cap_text(text: str, cap: int = CONTENT_CAP) -> str:
+    """Cut ``text`` to at most ``cap`` bytes of UTF-8, on a character boundary."""
+    if len(text) * 4 <= cap:  # cheap exit: even all-4-byte chars fit
+        return text
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= cap:
+        return text
+    return data[:cap].decode("utf-8", "ignore")
+
+
+def clean_user_text(content: str) -> str:
+    """USER_EXPLICIT content -> what the person typed (format section 3)."""
+    text = content
+    if P.USER_REQUEST_OPEN.match(text):
+        text = P.USER_REQUEST_OPEN.sub("", text, count=1)
+        # Only the wrapper's own closing tag goes; blocks after it stay for step 2.
+        text = P.USER_REQUEST_CLOSE.sub("", text, count=1)
+    text = P.METADATA_BLOCK.sub("", text)
+    text = P.ARTIFACT_COMMENT.sub("", text)
+    return text.strip()
+
+
+def strip_step_header(content: str) -> str:
+    """A tool step's body: its content minus the leading Created At/Completed At lines."""
+    lines = content.split("\n")
+    i = 0
+    while i < len(lines) and (P.STEP_HEADER.match(lines[i]) or (i == 0 and not lines[i].strip())):
+        i += 1
+    return "\n".join(lines[i:]).strip()
+
+
+def normalise_time(value: object) -> tuple[str | None, float | None]:
+    """RFC 3339 text -> (canonical UTC text with Z, epoch seconds); (None, None) if unusable."""
+    if not isinstance(value, str) or not value:
+        return None, None
+    text = value.strip()
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    # Python <3.11 fromisoformat wants exactly 3 or 6 fraction digits: pad/cut.
+    m = re.match(r"^(.*T\d\d:\d\d:\d\d)\.(\d+)(.*)$", text)
+    if m:
+        frac = (m.group(2) + "000000")[:6]
+        text = f"{m.group(1)}.{frac}{m.group(3)}"
+    try:
+        dt = datetime.fromisoformat(text.replace(" ", "T", 1) if "T" not in text else text)
+    except ValueError:
+        return None, None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    dt = dt.astimezone(timezone.utc)
+    return format_time(dt), dt.timestamp()
+
+
+def format_time(dt: datetime) -> str:
+    base = dt.strftime("%Y-%m-%dT%H:%M:%S")
+    if dt.microsecond:
+        if dt.microsecond % 1000 == 0:
+            base += f".{dt.microsecond // 1000:03d}"
+        else:
+            base += f".{dt.microsecond:06d}"
+    return base + "Z"
+
+
+def epoch_of(at: str | None) -> float | None:
+    return normalise_time(at)[1] if at else None
+
+
+_WINDOWS_DRIVE = re.compile(r"^/?([A-Za-z]):[\\/]")
+
+
+def normalise_path(raw: str) -> str:
+    """file:// URIs decoded; Windows paths with forward slashes (drive kept); no trailing dot.
+
+    ``file:///C:/Users/u/x`` and ``C:\\Users\\u\\x`` both become ``C:/Users/u/x``.
+    """
+    path = raw.strip().strip("`'\"")
+    if path.lower().startswith("file://"):
+        path = unquote(path[7:])
+        if path.startswith("localhost/"):
+            path = path[9:]
+    m = _WINDOWS_DRIVE.match(path)
+    if m:
+        path = m.group(1).upper() + ":/" + path[m.end() :].replace("\\", "/")
+    if len(path) > 1:
+        path = path.rstrip("/")
+    return path
+
+
+def is_absolute(path: str) -> bool:
+    return path.startswith("/") or bool(re.match(r"^[A-Za-z]:/", path))
+
+
+def common_directory(a: str | None, b: str) -> str:
+    """The deepest directory shared by ``a`` (a directory, or None) and ``b`` (a directory)."""
+    if a is None:
+        return b
+    pa, pb = a.split("/"), b.split("/")
+    n = 0
+    for x, y in zip(pa, pb):
+        if x != y:
+            break
+        n += 1
+    shared = "/".join(pa[:n])
+    return shared or "/"
+
+
+def parent_directory(path: str) -> str:
+    head, _, _ = path.rpartition("/")
+    if not head:
+        return "/"
+    if re.match(r"^[A-Za-z]:$", head):
+        return head + "/"
+    return head
