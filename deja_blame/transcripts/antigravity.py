@@ -152,7 +152,9 @@ class SessionReader:
         # GREP_SEARCH, SEARCH_WEB, ASK_QUESTION, ...: nothing
 
     def _message(self, step: int, role: str, text: str, at: str | None) -> None:
-        self.chunk.messages.append((step, Message(role=role, text=text, at=at, seq=self.state.n_messages)))
+        self.chunk.messages.append(
+            (step, Message(role=role, text=text, at=at, seq=self.state.n_messages))
+        )
         self.state.n_messages += 1
 
     def _new_command(self, step: int, command: str, cwd: str | None, at: str | None) -> int:
@@ -182,7 +184,9 @@ class SessionReader:
             return
         if st.artifact_dir and (path == st.artifact_dir or path.startswith(st.artifact_dir + "/")):
             return  # agent artifacts (plans, task lists) are not project files
-        st.touched_dir = common_directory(st.touched_dir, path if directory else parent_directory(path))
+        st.touched_dir = common_directory(
+            st.touched_dir, path if directory else parent_directory(path)
+        )
 
     # -- planner rows --------------------------------------------------------
 

@@ -64,7 +64,9 @@ def _parse_plain(lines: list[str]) -> list[Hunk]:
         if m:
             if current.removed or current.added or current.old_start is not None:
                 hunks.append(current)
-            current = Hunk(removed=[], added=[], old_start=int(m.group(1)), new_start=int(m.group(3)))
+            current = Hunk(
+                removed=[], added=[], old_start=int(m.group(1)), new_start=int(m.group(3))
+            )
             continue
         if line.startswith("---") and i + 1 < len(lines) and lines[i + 1].startswith("+++"):
             skip_next_plus = True

@@ -9,9 +9,7 @@ USER_REQUEST_OPEN = re.compile(r"^\s*<USER_REQUEST>")
 USER_REQUEST_CLOSE = re.compile(r"</USER_REQUEST>")
 
 # <ADDITIONAL_METADATA>{"cwd": "/work/api"}</ADDITIONAL_METADATA>  (complete blocks only)
-METADATA_BLOCK = re.compile(
-    r"<(ADDITIONAL_METADATA|USER_SETTINGS_CHANGE)>.*?</\1>", re.DOTALL
-)
+METADATA_BLOCK = re.compile(r"<(ADDITIONAL_METADATA|USER_SETTINGS_CHANGE)>.*?</\1>", re.DOTALL)
 
 # Comments on artifact URI: file:///home/u/.gemini/antigravity/brain/x/plan.md
 ARTIFACT_COMMENT = re.compile(r"^[ \t]*Comments on artifact URI:.*(?:\n|$)", re.MULTILINE)

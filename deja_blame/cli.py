@@ -1,0 +1,231 @@
+"""The command line: parses arguments and calls ``deja_blame.commands``. Nothing else.
+
+Known failures (DejaError) become one line on stderr and exit 1; usage errors
+exit 2; Ctrl-C exits 130; anything unexpected is logged with its traceback and
+reported in one line.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sqlite3
+import sys
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from deja_blame import __version__
+from deja_blame.errors import DejaError
+from deja_blame.index.db import connect, corrupt, default_db_path
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def db_option(f: F) -> F:
+    return click.option(
+        "--db",
+        "db",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        envvar="DEJA_DB",
+        help="Index file (default $XDG_DATA_HOME/deja/index.db; env DEJA_DB).",
+    )(f)
+
+
+def json_option(f: F) -> F:
+    return click.option(
+        "--json", "as_json", is_flag=True, help="Print one JSON document on stdout."
+    )(f)
+
+
+def _db_path(db: Path | None) -> Path:
+    return db if db is not None else default_db_path()
+
+
+def with_index(f: Callable[..., int]) -> Callable[..., int]:
+    """Open the index for a read command; the connection is closed afterwards."""
+
+    @functools.wraps(f)
+    def wrapper(db: Path | None, **kwargs: Any) -> int:
+        path = _db_path(db)
+        conn = connect(path)
+        try:
+            return f(conn, **kwargs)
+        except sqlite3.DatabaseError as exc:
+            raise corrupt(path, exc) from exc
+        finally:
+            conn.close()
+
+    return wrapper
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="deja")
+def cli() -> None:
+    """Which AI agent session wrote this line, and why?
+
+    deja reads Antigravity / agy transcripts after the fact, indexes them, and
+    matches each line of your repository to the session that wrote it.
+
+    \b
+    Start here:
+      deja index                 # read ~/.gemini/antigravity*/ transcripts
+      deja sessions              # what was indexed
+      deja show 3f2a             # one session (an id prefix is enough)
+      deja demo                  # try it all on the bundled fixtures
+    """
+
+
+@cli.command("parse")
+@click.argument("path", type=click.Path(path_type=Path))
+@json_option
+def parse_cmd(path: Path, as_json: bool) -> None:
+    """Parse one transcript file (no index) and print the session.
+
+    \b
+    Example:
+      deja parse ~/.gemini/antigravity/brain/3f2a.../.system_generated/logs/transcript.jsonl --json
+    """
+    from deja_blame.commands.parse import run_parse
+
+    sys.exit(run_parse(path, as_json))
+
+
+@cli.command("index")
+@db_option
+@click.option(
+    "--root",
+    "roots",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="Transcript root to read (repeatable); default $DEJA_ANTIGRAVITY_ROOT or ~/.gemini/antigravity*.",
+)
+@click.option("--rebuild", is_flag=True, help="Delete the index and read everything again.")
+@click.option("-q", "--quiet", is_flag=True, help="No summary line.")
+@json_option
+def index_cmd(
+    db: Path | None, roots: tuple[Path, ...], rebuild: bool, quiet: bool, as_json: bool
+) -> None:
+    """Read new transcript lines into the index (only what changed since the last run).
+
+    \b
+    Examples:
+      deja index
+      DEJA_ANTIGRAVITY_ROOT=/backup/antigravity deja index --json
+      deja index --rebuild          # after "the index ... is unreadable"
+    """
+    from deja_blame.commands.index import run_index
+
+    sys.exit(run_index(_db_path(db), list(roots) or None, rebuild, as_json, quiet))
+
+
+@cli.command("sessions")
+@db_option
+@click.option("--project", help="Only sessions of this project directory (or under it).")
+@click.option("-n", "--limit", type=int, default=None, help="Show at most N sessions.")
+@json_option
+@with_index
+def sessions_cmd(
+    conn: sqlite3.Connection, project: str | None, limit: int | None, as_json: bool
+) -> int:
+    """List indexed sessions, newest first.
+
+    \b
+    Examples:
+      deja sessions
+      deja sessions --project ~/src/shop --json
+    """
+    from deja_blame.commands.sessions import run_sessions
+
+    return run_sessions(conn, as_json, project=project, limit=limit)
+
+
+@cli.command("show")
+@click.argument("session")
+@db_option
+@click.option("--full", is_flag=True, help="Print the whole conversation too.")
+@json_option
+@with_index
+def show_cmd(conn: sqlite3.Connection, session: str, full: bool, as_json: bool) -> int:
+    """Show one indexed session: requests, commands, edits.
+
+    SESSION is a session id or a unique prefix of one.
+
+    \b
+    Examples:
+      deja show 3f2a9c1e
+      deja show 3f2a9c1e --json | jq '.edits[].path'
+    """
+    from deja_blame.commands.show import run_show
+
+    return run_show(conn, session, as_json, full=full)
+
+
+@cli.command("demo")
+@click.option(
+    "--root",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Transcript root to use (default: the bundled fixtures/antigravity/demo).",
+)
+def demo_cmd(root: Path | None) -> int:
+    """Index the bundled demo transcripts into a throwaway index, then list and show them.
+
+    \b
+    Example:
+      deja demo
+    """
+    from deja_blame.commands.demo import run_demo
+
+    return run_demo(root)
+
+
+# -- the edge: exit codes and one-line errors ----------------------------------------------
+
+
+def _log_path() -> Path:
+    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state) / "deja" / "deja.log"
+
+
+def main(argv: list[str] | None = None) -> None:
+    try:
+        rv = cli.main(args=argv, prog_name="deja", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("deja: interrupted", err=True)
+        sys.exit(130)
+    except KeyboardInterrupt:
+        click.echo("deja: interrupted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except DejaError as exc:
+        click.echo(f"deja: error: {exc}", err=True)
+        if exc.hint:
+            click.echo(f"hint: {exc.hint}", err=True)
+        sys.exit(1)
+    except BrokenPipeError:
+        sys.stderr.close()
+        sys.exit(0)
+    except sqlite3.OperationalError as exc:
+        click.echo(f"deja: error: the index could not be written: {exc}", err=True)
+        sys.exit(1)
+    except SystemExit:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: no bare tracebacks
+        log = _log_path()
+        try:
+            log.parent.mkdir(parents=True, exist_ok=True)
+            with open(log, "a", encoding="utf-8") as fh:
+                fh.write(traceback.format_exc())
+            where = f"details in {log}"
+        except OSError:
+            where = "no log could be written"
+        click.echo(f"deja: unexpected error: {type(exc).__name__}: {exc} ({where})", err=True)
+        sys.exit(1)
+    sys.exit(rv if isinstance(rv, int) else 0)

@@ -1,0 +1,54 @@
+"""deja index: read every transcript under the roots into the index, incrementally."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from deja_blame.index.db import connect, remove_index
+from deja_blame.index.ingest import IndexReport, collect_transcripts, index_roots
+from deja_blame.jsonout import print_json
+from deja_blame.output import warn
+from deja_blame.transcripts.roots import discover_roots
+
+
+def run_index(
+    db_path: Path,
+    roots: list[Path] | None,
+    rebuild: bool,
+    as_json: bool,
+    quiet: bool = False,
+) -> int:
+    if rebuild:
+        remove_index(db_path)
+    conn = connect(db_path)
+    try:
+        report = IndexReport()
+        root_list = roots or discover_roots()
+        if not root_list:
+            report.problems.append(
+                "no transcript roots found (looked for ~/.gemini/antigravity*); set DEJA_ANTIGRAVITY_ROOT"
+            )
+        files = collect_transcripts(root_list, report)
+        problems = list(report.problems)
+        if sys.stderr.isatty() and not as_json and not quiet and files:
+            with click.progressbar(
+                length=len(files), label="indexing transcripts", file=sys.stderr
+            ) as bar:
+                report = index_roots(
+                    conn, root_list, progress=lambda _tf: bar.update(1), transcripts=files
+                )
+        else:
+            report = index_roots(conn, root_list, transcripts=files)
+        report.problems = problems + report.problems
+    finally:
+        conn.close()
+    for problem in report.problems:
+        warn(problem)
+    if as_json:
+        print_json(report.to_json())
+    elif not quiet:
+        click.echo(report.summary(), err=True)
+    return 0

@@ -1,0 +1,34 @@
+"""deja parse PATH: one transcript file, no index."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from deja_blame.commands.show import print_session
+from deja_blame.errors import DejaError
+from deja_blame.jsonout import print_json
+from deja_blame.transcripts import parse_transcript
+
+
+def run_parse(path: Path, as_json: bool) -> int:
+    if path.is_dir():
+        candidates = [path / n for n in ("transcript_full.jsonl", "transcript.jsonl")]
+        candidates += [
+            path / ".system_generated" / "logs" / n
+            for n in ("transcript_full.jsonl", "transcript.jsonl")
+        ]
+        found = next((c for c in candidates if c.is_file()), None)
+        if found is None:
+            raise DejaError(f"{path} is a directory with no transcript.jsonl in it")
+        path = found
+    if not path.exists():
+        raise DejaError(f"no such transcript: {path}")
+    try:
+        session = parse_transcript(path)
+    except OSError as exc:
+        raise DejaError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    if as_json:
+        print_json(session.to_json())
+    else:
+        print_session(session)
+    return 0

@@ -1,0 +1,39 @@
+"""deja sessions: the indexed sessions, newest first."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import click
+
+from deja_blame.index.store import list_sessions
+from deja_blame.jsonout import print_json
+from deja_blame.output import shorten, style, use_colour
+
+
+def run_sessions(
+    conn: sqlite3.Connection, as_json: bool, project: str | None = None, limit: int | None = None
+) -> int:
+    rows = list_sessions(conn, project=project, limit=limit)
+    if as_json:
+        print_json({"sessions": [r.to_json() for r in rows]})
+        return 0
+    if not rows:
+        click.echo("no sessions indexed", err=True)
+        click.echo("hint: read your transcripts with: deja index", err=True)
+        return 0
+    c = use_colour()
+    click.echo(
+        style(
+            f"{'SESSION':<10} {'STARTED':<17} {'EDITS':>5} {'CMDS':>4}  {'PROJECT':<28} FIRST PROMPT",
+            c,
+            bold=True,
+        )
+    )
+    for r in rows:
+        started = (r.started_at or "")[:16].replace("T", " ")
+        click.echo(
+            f"{r.session_id[:8]:<10} {started:<17} {r.n_edits:>5} {r.n_commands:>4}  "
+            f"{shorten(r.project, 28):<28} {shorten(r.first_prompt, 60)}"
+        )
+    return 0

@@ -1,0 +1,194 @@
+"""Opening the index: one helper, WAL, a busy timeout, a schema version, named migrations.
+
+The index is derived data, but it also keeps sessions whose transcripts have
+since been deleted, so a schema change migrates rather than drops where it can.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+from deja_blame.errors import DejaError, IndexCorruptError
+
+SCHEMA_VERSION = 1
+DB_ENV = "DEJA_DB"
+BUSY_TIMEOUT_MS = 30_000
+
+# Each migration brings the schema from version i to i+1. Add, never edit.
+MIGRATIONS: list[tuple[str, str]] = [
+    (
+        "0001_initial",
+        """
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE sessions (
+            sid INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL UNIQUE,
+            source TEXT NOT NULL,
+            transcript TEXT NOT NULL,
+            root TEXT,
+            project TEXT NOT NULL DEFAULT '-',
+            started_at TEXT,
+            ended_at TEXT,
+            started_epoch REAL,
+            skipped_lines INTEGER NOT NULL DEFAULT 0,
+            first_prompt TEXT,
+            n_messages INTEGER NOT NULL DEFAULT 0,
+            n_commands INTEGER NOT NULL DEFAULT 0,
+            n_edits INTEGER NOT NULL DEFAULT 0,
+            -- where reading stopped: the byte after the last complete line
+            size INTEGER NOT NULL DEFAULT 0,
+            mtime_ns INTEGER NOT NULL DEFAULT 0,
+            inode INTEGER NOT NULL DEFAULT 0,
+            offset INTEGER NOT NULL DEFAULT 0,
+            head_hash TEXT,
+            state BLOB
+        );
+        CREATE INDEX sessions_project ON sessions(project);
+        CREATE TABLE messages (
+            sid INTEGER NOT NULL, ord INTEGER NOT NULL, step INTEGER NOT NULL,
+            role TEXT NOT NULL, text TEXT NOT NULL, at TEXT,
+            PRIMARY KEY (sid, ord)
+        ) WITHOUT ROWID;
+        CREATE TABLE commands (
+            sid INTEGER NOT NULL, ord INTEGER NOT NULL, step INTEGER NOT NULL,
+            command TEXT NOT NULL, cwd TEXT, exit_code INTEGER, status TEXT, at TEXT,
+            PRIMARY KEY (sid, ord)
+        ) WITHOUT ROWID;
+        CREATE TABLE files (
+            sid INTEGER NOT NULL, ord INTEGER NOT NULL, step INTEGER NOT NULL,
+            path TEXT NOT NULL, action TEXT NOT NULL, at TEXT,
+            PRIMARY KEY (sid, ord)
+        ) WITHOUT ROWID;
+        CREATE TABLE edits (
+            sid INTEGER NOT NULL, ord INTEGER NOT NULL, step INTEGER NOT NULL,
+            path TEXT NOT NULL, tool TEXT NOT NULL, source TEXT NOT NULL,
+            removed BLOB NOT NULL, added BLOB NOT NULL, hunks BLOB, witness BLOB,
+            truncated INTEGER NOT NULL DEFAULT 0, at TEXT, at_epoch REAL,
+            PRIMARY KEY (sid, ord)
+        ) WITHOUT ROWID;
+        CREATE TABLE paths (
+            path_id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL UNIQUE,
+            name TEXT NOT NULL
+        );
+        CREATE INDEX paths_name ON paths(name);
+        -- One row per added line of every edit: "which sessions added this line
+        -- to this file, when" is one lookup on (path_id, fp).
+        CREATE TABLE lines (
+            path_id INTEGER NOT NULL,
+            fp INTEGER NOT NULL,
+            sid INTEGER NOT NULL,
+            edit_ord INTEGER NOT NULL,
+            idx INTEGER NOT NULL,
+            at_epoch REAL,
+            by_user INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX lines_path_fp ON lines(path_id, fp);
+        CREATE INDEX lines_sid ON lines(sid);
+        """,
+    ),
+]
+
+
+def default_db_path(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    if env.get(DB_ENV):
+        return Path(env[DB_ENV]).expanduser()
+    data = env.get("XDG_DATA_HOME") or str(
+        Path(env.get("HOME") or Path.home()) / ".local" / "share"
+    )
+    return Path(data) / "deja" / "index.db"
+
+
+def corrupt(path: Path, exc: Exception) -> IndexCorruptError:
+    return IndexCorruptError(
+        f"the index {path} is unreadable ({exc})",
+        hint="rebuild it from the transcripts: deja index --rebuild",
+    )
+
+
+def connect(path: Path, create: bool = True) -> sqlite3.Connection:
+    """Open (and create or migrate) the index at ``path``."""
+    if not create and not path.exists():
+        raise DejaError(f"no index at {path}", hint="build it: deja index")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DejaError(f"cannot create the index directory {path.parent}: {exc.strerror}") from exc
+    try:
+        conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = OFF")
+        _migrate(conn)
+    except sqlite3.DatabaseError as exc:
+        if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+            raise DejaError(
+                f"the index {path} stayed locked for {BUSY_TIMEOUT_MS // 1000} s"
+            ) from exc
+        if isinstance(exc, sqlite3.OperationalError) and "unable to open" in str(exc):
+            raise DejaError(f"cannot open the index {path}: {exc}") from exc
+        raise corrupt(path, exc) from exc
+    return conn
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    has_meta = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'"
+    ).fetchone()
+    if not has_meta:
+        return 0
+    row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+    return int(row[0]) if row else 0
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    if schema_version(conn) == SCHEMA_VERSION:
+        return
+    with transaction(conn):
+        current = schema_version(conn)  # again, under the write lock
+        if current > SCHEMA_VERSION:
+            raise DejaError(
+                f"the index was written by a newer deja (schema {current} > {SCHEMA_VERSION})",
+                hint="upgrade deja, or start afresh: deja index --rebuild",
+            )
+        for version in range(current, SCHEMA_VERSION):
+            name, sql = MIGRATIONS[version]
+            for statement in sql.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)",
+                (str(version + 1),),
+            )
+            conn.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES (?, datetime('now'))",
+                (f"migration:{name}",),
+            )
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One writer transaction (BEGIN IMMEDIATE takes the write lock up front)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    else:
+        conn.execute("COMMIT")
+
+
+def remove_index(path: Path) -> None:
+    """Delete the index file and its WAL companions (for --rebuild)."""
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        try:
+            os.unlink(str(path) + suffix)
+        except FileNotFoundError:
+            pass

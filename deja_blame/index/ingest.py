@@ -1,0 +1,260 @@
+"""Incremental indexing of every transcript under the roots.
+
+Per transcript the index remembers where reading stopped (the byte after the
+last complete line), the reader's state there, the file's stat and a hash of
+its head. A run then does, per file:
+
+- same stat: nothing (no open, no parse);
+- grown with the same head: read from the stored offset with the stored state;
+- shrunk, replaced, or another file chosen (``transcript_full.jsonl`` appeared):
+  the session's rows are cleared and the file is read from the start.
+
+Each batch of lines is written in one transaction together with the new offset
+and state, so a killed run leaves a consistent index and the next run resumes
+exactly where the last commit ended. Two runs at once: each batch re-checks,
+under the write lock, that the offset it started from is still the stored one;
+if another process moved it, this one re-reads the row and carries on from there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from deja_blame.index.db import transaction
+from deja_blame.index.store import PathIds, clear_session_rows, write_chunk
+from deja_blame.transcripts.antigravity import ReaderState, SessionReader, artifact_dir_for
+from deja_blame.transcripts.jsonl import CHUNK_BYTES, iter_batches
+from deja_blame.transcripts.project import ProjectHints, resolve_project
+from deja_blame.transcripts.roots import TranscriptFile, find_transcripts
+from deja_blame.transcripts.text import epoch_of
+
+HEAD_BYTES = 4096
+MAX_RETRIES = 20
+
+
+@dataclass
+class IndexReport:
+    added: int = 0  # sessions new to the index
+    updated: int = 0  # sessions that got new lines (or were re-read)
+    unchanged: int = 0
+    skipped_lines: int = 0  # malformed lines met in this run
+    transcripts: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "transcripts": self.transcripts,
+            "added": self.added,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+            "skipped_lines": self.skipped_lines,
+            "problems": self.problems,
+        }
+
+    def summary(self) -> str:
+        text = (
+            f"indexed {self.transcripts} transcripts: {self.added} sessions added,"
+            f" {self.updated} updated, {self.unchanged} unchanged;"
+            f" {self.skipped_lines} malformed lines skipped"
+        )
+        if self.problems:
+            text += f"; {len(self.problems)} problems"
+        return text
+
+
+class _Moved(Exception):
+    """Another process advanced this transcript under us: re-read its row."""
+
+
+def collect_transcripts(roots: Iterable[Path], report: IndexReport) -> list[TranscriptFile]:
+    found: list[TranscriptFile] = []
+    seen: set[str] = set()
+    for root in roots:
+        for tf in find_transcripts(root, report.problems):
+            if tf.session_id in seen:
+                report.problems.append(
+                    f"session {tf.session_id} found in more than one root; kept the first"
+                )
+                continue
+            seen.add(tf.session_id)
+            found.append(tf)
+    return found
+
+
+def index_roots(
+    conn: sqlite3.Connection,
+    roots: Iterable[Path],
+    progress: Callable[[TranscriptFile], None] | None = None,
+    transcripts: list[TranscriptFile] | None = None,
+    batch_bytes: int = CHUNK_BYTES,
+) -> IndexReport:
+    """Bring the index up to date with every transcript under ``roots``."""
+    report = IndexReport()
+    files = transcripts if transcripts is not None else collect_transcripts(roots, report)
+    paths = PathIds(conn)
+    for tf in files:
+        report.transcripts += 1
+        try:
+            index_transcript(conn, tf, report, paths, batch_bytes)
+        except sqlite3.Error:
+            paths.cache.clear()  # path ids of a rolled-back batch are gone
+            raise
+        except OSError as exc:
+            report.problems.append(f"cannot read {tf.path}: {exc.strerror or exc}")
+        if progress is not None:
+            progress(tf)
+    return report
+
+
+def _head_hash(fh: Any, length: int) -> str:
+    fh.seek(0)
+    return f"{length}:{hashlib.blake2b(fh.read(length), digest_size=16).hexdigest()}"
+
+
+def index_transcript(
+    conn: sqlite3.Connection,
+    tf: TranscriptFile,
+    report: IndexReport,
+    paths: PathIds | None = None,
+    batch_bytes: int = CHUNK_BYTES,
+) -> None:
+    paths = paths or PathIds(conn)
+    for _ in range(MAX_RETRIES):
+        try:
+            _index_once(conn, tf, report, paths, batch_bytes)
+            return
+        except _Moved:
+            paths.cache.clear()  # the other process may have interned paths meanwhile
+            continue
+    report.problems.append(f"gave up on {tf.path}: it kept changing under concurrent indexing")
+
+
+def _index_once(
+    conn: sqlite3.Connection,
+    tf: TranscriptFile,
+    report: IndexReport,
+    paths: PathIds,
+    batch_bytes: int,
+) -> None:
+    st = os.stat(tf.path)
+    row = conn.execute(
+        "SELECT sid, transcript, size, mtime_ns, inode, offset, head_hash, state"
+        " FROM sessions WHERE session_id=?",
+        (tf.session_id,),
+    ).fetchone()
+    path_text = str(tf.path)
+    if (
+        row
+        and row[1] == path_text
+        and row[2] == st.st_size
+        and row[3] == st.st_mtime_ns
+        and row[4] == st.st_ino
+    ):
+        report.unchanged += 1
+        return
+    with open(tf.path, "rb") as fh:
+        fresh = True
+        offset = 0
+        state = ReaderState()
+        if row and row[1] == path_text and row[6]:
+            stored_len = int(str(row[6]).split(":", 1)[0])
+            if st.st_size >= row[5] and _head_hash(fh, stored_len) == row[6]:
+                fresh, offset, state = False, int(row[5]), ReaderState.from_bytes(row[7])
+        if state.artifact_dir is None:
+            state.artifact_dir = artifact_dir_for(tf.path, tf.session_id)
+        reader = SessionReader(compact=tf.is_compact, state=state)
+        based_on = (row[5], row[1]) if row else None
+        wrote = False
+        for batch in iter_batches(fh, offset, final=False, batch_bytes=batch_bytes):
+            chunk = reader.feed([line.record for line in batch])
+            new_offset = batch[-1].end_offset
+            head = _head_hash(fh, min(new_offset, HEAD_BYTES))
+            fh.seek(new_offset)
+            based_on = _commit(
+                conn, tf, st, reader.state, chunk, paths, based_on, fresh, new_offset, head
+            )
+            report.skipped_lines += chunk.skipped
+            fresh = False
+            wrote = True
+        if not wrote:
+            head = _head_hash(fh, min(offset, HEAD_BYTES))
+            _commit(conn, tf, st, reader.state, None, paths, based_on, fresh, offset, head)
+    if row is None:
+        report.added += 1
+    else:
+        report.updated += 1
+
+
+def _commit(
+    conn: sqlite3.Connection,
+    tf: TranscriptFile,
+    st: os.stat_result,
+    state: ReaderState,
+    chunk: Any,
+    paths: PathIds,
+    based_on: tuple[Any, Any] | None,
+    fresh: bool,
+    offset: int,
+    head: str,
+) -> tuple[Any, Any]:
+    path_text = str(tf.path)
+    with transaction(conn):
+        now = conn.execute(
+            "SELECT sid, offset, transcript FROM sessions WHERE session_id=?", (tf.session_id,)
+        ).fetchone()
+        current = (now[1], now[2]) if now else None
+        if current != based_on:
+            raise _Moved()
+        if now is None:
+            cur = conn.execute(
+                "INSERT INTO sessions(session_id, source, transcript, root) VALUES (?, 'antigravity', ?, ?)",
+                (tf.session_id, path_text, str(tf.root)),
+            )
+            sid = int(cur.lastrowid or 0)
+        else:
+            sid = int(now[0])
+            if fresh:
+                clear_session_rows(conn, sid)
+        if chunk is not None:
+            write_chunk(conn, sid, chunk, paths)
+        project = resolve_project(
+            tf.session_id,
+            tf.root,
+            ProjectHints(touched_dir=state.touched_dir, first_cwd=state.first_cwd),
+        )
+        conn.execute(
+            """UPDATE sessions SET transcript=?, root=?, project=?, started_at=?, ended_at=?,
+                   started_epoch=?, skipped_lines=?, n_messages=?, n_commands=?, n_edits=?,
+                   size=?, mtime_ns=?, inode=?, offset=?, head_hash=?, state=?,
+                   first_prompt=COALESCE(
+                       (SELECT text FROM messages WHERE sid=? AND role='user'
+                        ORDER BY step, ord LIMIT 1), first_prompt)
+               WHERE sid=?""",
+            (
+                path_text,
+                str(tf.root),
+                project,
+                state.started_at,
+                state.ended_at,
+                epoch_of(state.started_at),
+                state.skipped,
+                state.n_messages,
+                state.n_commands,
+                state.n_edits,
+                st.st_size,
+                st.st_mtime_ns,
+                st.st_ino,
+                offset,
+                head,
+                state.to_bytes(),
+                sid,
+                sid,
+            ),
+        )
+    return (offset, path_text)

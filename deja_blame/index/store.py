@@ -1,0 +1,269 @@
+"""Reading and writing sessions in the index.
+
+Writers: ``write_chunk`` appends one batch of a session inside the caller's
+transaction. Readers: ``load_session`` rebuilds the session document,
+``list_sessions`` the summaries, ``resolve_session_id`` turns a prefix into an id.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from deja_blame.errors import DejaError
+from deja_blame.index.fingerprint import fingerprint
+from deja_blame.models import Command, Edit, FileRecord, Hunk, Message, Session
+from deja_blame.transcripts.antigravity import Chunk
+from deja_blame.transcripts.text import epoch_of
+
+
+@dataclass
+class SessionSummary:
+    session_id: str
+    source: str
+    project: str
+    started_at: str | None
+    ended_at: str | None
+    n_messages: int
+    n_commands: int
+    n_edits: int
+    skipped_lines: int
+    first_prompt: str | None
+    transcript: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "source": self.source,
+            "project": self.project,
+            "started_at": self.started_at,
+            "ended_at": self.ended_at,
+            "messages": self.n_messages,
+            "commands": self.n_commands,
+            "edits": self.n_edits,
+            "skipped_lines": self.skipped_lines,
+            "first_prompt": self.first_prompt,
+            "transcript": self.transcript,
+        }
+
+
+def path_basename(path: str) -> str:
+    return path.rstrip("/").rsplit("/", 1)[-1]
+
+
+class PathIds:
+    """Interns file paths (transcript-absolute) into small integers for the lines table."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.cache: dict[str, int] = {}
+
+    def get(self, path: str) -> int:
+        pid = self.cache.get(path)
+        if pid is not None:
+            return pid
+        row = self.conn.execute("SELECT path_id FROM paths WHERE path=?", (path,)).fetchone()
+        if row is None:
+            cur = self.conn.execute(
+                "INSERT INTO paths(path, name) VALUES (?, ?)", (path, path_basename(path))
+            )
+            pid = int(cur.lastrowid or 0)
+        else:
+            pid = int(row[0])
+        self.cache[path] = pid
+        return pid
+
+
+def clear_session_rows(conn: sqlite3.Connection, sid: int) -> None:
+    for table in ("messages", "commands", "files", "edits", "lines"):
+        conn.execute(f"DELETE FROM {table} WHERE sid=?", (sid,))
+
+
+def write_chunk(conn: sqlite3.Connection, sid: int, chunk: Chunk, paths: PathIds) -> None:
+    if chunk.messages:
+        conn.executemany(
+            "INSERT OR REPLACE INTO messages(sid, ord, step, role, text, at) VALUES (?,?,?,?,?,?)",
+            [(sid, m.seq, step, m.role, m.text, m.at) for step, m in chunk.messages],
+        )
+    if chunk.commands:
+        conn.executemany(
+            "INSERT OR REPLACE INTO commands(sid, ord, step, command, cwd, exit_code, status, at)"
+            " VALUES (?,?,?,?,?,?,?,?)",
+            [
+                (sid, c.seq, step, c.command, c.cwd, c.exit_code, c.status, c.at)
+                for step, c in chunk.commands
+            ],
+        )
+    for ordinal, code in chunk.exit_patches.items():
+        conn.execute("UPDATE commands SET exit_code=? WHERE sid=? AND ord=?", (code, sid, ordinal))
+    if chunk.files:
+        conn.executemany(
+            "INSERT OR REPLACE INTO files(sid, ord, step, path, action, at) VALUES (?,?,?,?,?,?)",
+            [(sid, f.seq, step, f.path, f.action, f.at) for step, f in chunk.files],
+        )
+    line_rows: list[tuple[int, int, int, int, int, float | None, int]] = []
+    edit_rows = []
+    for step, e in chunk.edits:
+        at_epoch = epoch_of(e.at)
+        edit_rows.append(
+            (
+                sid,
+                e.seq,
+                step,
+                e.path,
+                e.tool,
+                e.source,
+                orjson.dumps(e.removed),
+                orjson.dumps(e.added),
+                orjson.dumps([h.to_json() for h in e.hunks]) if e.hunks else None,
+                orjson.dumps(e.witness) if e.witness else None,
+                int(e.truncated),
+                e.at,
+                at_epoch,
+            )
+        )
+        pid = paths.get(e.path)
+        by_user = int(e.source == "user")
+        for idx, line in enumerate(e.added):
+            line_rows.append((pid, fingerprint(line), sid, e.seq, idx, at_epoch, by_user))
+    if edit_rows:
+        conn.executemany(
+            "INSERT OR REPLACE INTO edits(sid, ord, step, path, tool, source, removed, added,"
+            " hunks, witness, truncated, at, at_epoch) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            edit_rows,
+        )
+    if line_rows:
+        conn.executemany(
+            "INSERT INTO lines(path_id, fp, sid, edit_ord, idx, at_epoch, by_user)"
+            " VALUES (?,?,?,?,?,?,?)",
+            line_rows,
+        )
+
+
+# -- reading ------------------------------------------------------------------------
+
+_SUMMARY_COLS = (
+    "session_id, source, project, started_at, ended_at, n_messages, n_commands, n_edits,"
+    " skipped_lines, first_prompt, transcript"
+)
+
+
+def _summary(row: tuple[Any, ...]) -> SessionSummary:
+    return SessionSummary(*row)
+
+
+def list_sessions(
+    conn: sqlite3.Connection, project: str | None = None, limit: int | None = None
+) -> list[SessionSummary]:
+    """Newest first. ``project`` keeps sessions whose project is it or lies under/above it."""
+    sql = f"SELECT {_SUMMARY_COLS} FROM sessions"
+    params: list[Any] = []
+    if project:
+        sql += " WHERE project = ? OR project LIKE ? ESCAPE '\\' OR ? LIKE project || '/%'"
+        like = project.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%"
+        params += [project, like, project]
+    sql += " ORDER BY COALESCE(started_at, '') DESC, session_id"
+    if limit:
+        sql += " LIMIT ?"
+        params.append(limit)
+    return [_summary(r) for r in conn.execute(sql, params)]
+
+
+def resolve_session_id(conn: sqlite3.Connection, prefix: str) -> str:
+    """A full id, or a unique prefix of one; otherwise a DejaError listing candidates."""
+    row = conn.execute("SELECT session_id FROM sessions WHERE session_id=?", (prefix,)).fetchone()
+    if row:
+        return str(row[0])
+    like = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    rows = conn.execute(
+        "SELECT session_id, project, started_at FROM sessions WHERE session_id LIKE ? ESCAPE '\\'"
+        " ORDER BY started_at DESC LIMIT 11",
+        (like,),
+    ).fetchall()
+    if len(rows) == 1:
+        return str(rows[0][0])
+    if not rows:
+        raise DejaError(f"no indexed session matches {prefix!r}", hint="list them: deja sessions")
+    shown = ", ".join(f"{r[0]} ({r[1]}, {r[2] or 'no time'})" for r in rows[:10])
+    more = " ..." if len(rows) > 10 else ""
+    raise DejaError(f"session id {prefix!r} is ambiguous: {shown}{more}")
+
+
+def load_session(conn: sqlite3.Connection, session_id: str) -> Session:
+    row = conn.execute(
+        "SELECT sid, session_id, source, transcript, project, started_at, ended_at, skipped_lines"
+        " FROM sessions WHERE session_id=?",
+        (session_id,),
+    ).fetchone()
+    if row is None:
+        raise DejaError(f"no indexed session {session_id!r}", hint="list them: deja sessions")
+    sid = row[0]
+    session = Session(
+        session_id=row[1],
+        source=row[2],
+        transcript=row[3],
+        project=row[4],
+        started_at=row[5],
+        ended_at=row[6],
+        skipped_lines=row[7],
+    )
+    session.messages = [
+        Message(role=r[0], text=r[1], at=r[2], seq=r[3])
+        for r in conn.execute(
+            "SELECT role, text, at, ord FROM messages WHERE sid=? ORDER BY step, ord", (sid,)
+        )
+    ]
+    session.commands = [
+        Command(command=r[0], cwd=r[1], exit_code=r[2], at=r[3], seq=r[4], status=r[5])
+        for r in conn.execute(
+            "SELECT command, cwd, exit_code, at, ord, status FROM commands WHERE sid=?"
+            " ORDER BY step, ord",
+            (sid,),
+        )
+    ]
+    session.files = [
+        FileRecord(path=r[0], action=r[1], at=r[2], seq=r[3])
+        for r in conn.execute(
+            "SELECT path, action, at, ord FROM files WHERE sid=? ORDER BY step, ord", (sid,)
+        )
+    ]
+    session.edits = [
+        edit_from_row(r)
+        for r in conn.execute(
+            "SELECT path, tool, source, removed, added, hunks, witness, truncated, at, ord"
+            " FROM edits WHERE sid=? ORDER BY step, ord",
+            (sid,),
+        )
+    ]
+    return session
+
+
+def edit_from_row(r: tuple[Any, ...]) -> Edit:
+    hunks = [
+        Hunk(
+            removed=h["removed"],
+            added=h["added"],
+            old_start=h.get("old_start"),
+            new_start=h.get("new_start"),
+        )
+        for h in (orjson.loads(r[5]) if r[5] else [])
+    ]
+    return Edit(
+        path=r[0],
+        tool=r[1],
+        source=r[2],
+        removed=orjson.loads(r[3]),
+        added=orjson.loads(r[4]),
+        hunks=hunks,
+        witness=orjson.loads(r[6]) if r[6] else [],
+        truncated=bool(r[7]),
+        at=r[8],
+        seq=r[9],
+    )
+
+
+def session_count(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0])
