@@ -184,6 +184,66 @@ def demo_cmd(root: Path | None) -> int:
     return run_demo(root)
 
 
+@cli.command("blame")
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("-L", "line_range", metavar="START,END", help="Only these lines (git's -L forms).")
+@click.option("--rev", help="Blame FILE as of this revision (default: the working tree).")
+@click.option(
+    "--porcelain",
+    is_flag=True,
+    help="git blame --porcelain plus deja-session/deja-confidence lines.",
+)
+@click.option(
+    "--no-refresh", is_flag=True, help="Do not read new transcript lines into the index first."
+)
+@db_option
+@json_option
+@with_index
+def blame_cmd(
+    conn: sqlite3.Connection,
+    file: Path,
+    line_range: str | None,
+    rev: str | None,
+    porcelain: bool,
+    no_refresh: bool,
+    as_json: bool,
+) -> int:
+    """Show, for each line of FILE, the commit and the agent session that wrote it.
+
+    Lines not yet committed are matched too (without --rev). A line is given
+    to a session only on evidence: the session wrote that line to that file
+    before the commit that introduced it.
+
+    \b
+    Examples:
+      deja blame src/app.py
+      deja blame src/app.py -L 40,60 --rev v1.2
+      deja blame src/app.py --json | jq '.lines[] | select(.session)'
+    """
+    from deja_blame.commands.blame import run_blame
+
+    return run_blame(conn, file, rev, line_range, as_json, porcelain, refresh=not no_refresh)
+
+
+@cli.command("why")
+@click.argument("target", metavar="FILE:LINE")
+@click.option("--rev", help="Look at FILE as of this revision (default: the working tree).")
+@db_option
+@json_option
+@with_index
+def why_cmd(conn: sqlite3.Connection, target: str, rev: str | None, as_json: bool) -> int:
+    """Explain one line: the session, the request behind it, the edit, what ran after.
+
+    \b
+    Examples:
+      deja why src/app.py:42
+      deja why src/app.py:42 --json
+    """
+    from deja_blame.commands.why import run_why
+
+    return run_why(conn, target, rev, as_json)
+
+
 # -- the edge: exit codes and one-line errors ----------------------------------------------
 
 

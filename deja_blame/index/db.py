@@ -14,7 +14,7 @@ from pathlib import Path
 
 from deja_blame.errors import DejaError, IndexCorruptError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 DB_ENV = "DEJA_DB"
 BUSY_TIMEOUT_MS = 30_000
 
@@ -89,6 +89,19 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         CREATE INDEX lines_path_fp ON lines(path_id, fp);
         CREATE INDEX lines_sid ON lines(sid);
+        """,
+    ),
+    (
+        "0002_blame_cache",
+        """
+        -- git blame results keyed by commit (or HEAD + working-file hash) and path:
+        -- a repeated deja blame skips git entirely.
+        CREATE TABLE blame_cache (
+            key TEXT PRIMARY KEY,
+            data BLOB NOT NULL,
+            used REAL NOT NULL
+        );
+        CREATE INDEX blame_cache_used ON blame_cache(used);
         """,
     ),
 ]

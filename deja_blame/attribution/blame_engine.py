@@ -1,0 +1,142 @@
+"""Which commit introduced each current line: git's blame, in two engines.
+
+- ``git blame --porcelain`` when git is on PATH: about 10x faster than libgit2's
+  blame on long histories (pallets/click core.py: 0.23 s against 2.0 s), so it
+  is the default.
+- pygit2 (libgit2) otherwise; the working tree is then blamed as HEAD plus a
+  line diff, lines that differ from HEAD being not committed yet.
+
+Both give, per line: the commit, its committer time, and the line's original
+path and number in that commit (blame follows whole-file renames).
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+
+from deja_blame.errors import DejaError
+from deja_blame.gitutil import git_available, head_commit, resolve_commit, run_git
+
+NULL_SHA = "0" * 40
+
+
+@dataclass
+class BlameLine:
+    line: int  # 1-based, in the blamed version
+    commit: str | None  # None: not committed yet
+    commit_time: int | None  # committer time (epoch seconds)
+    orig_path: str
+    orig_line: int
+
+
+def blame(
+    root: Path, repo: pygit2.Repository, relpath: str, rev: str | None, engine: str = "auto"
+) -> list[BlameLine]:
+    if engine == "git" or (engine == "auto" and git_available()):
+        return _blame_git(root, relpath, rev)
+    return _blame_pygit2(root, repo, relpath, rev)
+
+
+def _blame_git(root: Path, relpath: str, rev: str | None) -> list[BlameLine]:
+    args = ["blame", "--porcelain"]
+    if rev is not None:
+        args.append(rev)
+    args += ["--", relpath]
+    proc = run_git(root, args, check=False)
+    if proc.returncode != 0:
+        err = proc.stderr.decode("utf-8", "replace").strip()
+        if "no such path" in err or "no such ref" in err.lower():
+            # a file never committed (new, untracked): every line is uncommitted
+            return []
+        raise DejaError(f"git blame failed: {err.splitlines()[-1] if err else proc.returncode}")
+    return parse_porcelain(proc.stdout)
+
+
+def parse_porcelain(data: bytes) -> list[BlameLine]:
+    """Parse ``git blame --porcelain``: commit details come once per commit."""
+    out: list[BlameLine] = []
+    times: dict[str, int] = {}
+    names: dict[str, str] = {}
+    sha = ""
+    orig = final = 0
+    for raw in data.split(b"\n"):
+        if not raw:
+            continue
+        if raw[:1] == b"\t":
+            commit = None if sha == NULL_SHA else sha
+            out.append(
+                BlameLine(
+                    line=final,
+                    commit=commit,
+                    commit_time=times.get(sha),
+                    orig_path=names.get(sha, ""),
+                    orig_line=orig,
+                )
+            )
+            continue
+        head, _, rest = raw.partition(b" ")
+        if len(head) == 40 and rest[:1].isdigit():
+            sha = head.decode()
+            parts = rest.split(b" ")
+            orig, final = int(parts[0]), int(parts[1])
+        elif head == b"committer-time":
+            times[sha] = int(rest)
+        elif head == b"filename":
+            names[sha] = rest.decode("utf-8", "surrogateescape")
+    return out
+
+
+def _blame_pygit2(
+    root: Path, repo: pygit2.Repository, relpath: str, rev: str | None
+) -> list[BlameLine]:
+    commit = resolve_commit(repo, rev) if rev is not None else head_commit(repo)
+    lines: list[BlameLine] = []
+    if commit is not None:
+        try:
+            result = repo.blame(relpath, newest_commit=commit.id)
+        except (KeyError, ValueError, pygit2.GitError):
+            result = None
+        if result is not None:
+            for hunk in result:
+                when = hunk.final_committer.time if hunk.final_committer else None
+                for k in range(hunk.lines_in_hunk):
+                    lines.append(
+                        BlameLine(
+                            line=hunk.final_start_line_number + k,
+                            commit=str(hunk.final_commit_id),
+                            commit_time=when,
+                            orig_path=hunk.orig_path or relpath,
+                            orig_line=hunk.orig_start_line_number + k,
+                        )
+                    )
+    if rev is not None:
+        return lines
+    # Working tree: lines equal to HEAD's keep HEAD's blame, the rest are new.
+    head_text = _blob_lines(repo, commit, relpath)
+    work = (root / relpath).read_bytes().decode("utf-8", "replace").splitlines()
+    out: list[BlameLine] = []
+    matcher = difflib.SequenceMatcher(a=head_text, b=work, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        for k in range(j2 - j1):
+            if tag == "equal" and i1 + k < len(lines):
+                src = lines[i1 + k]
+                out.append(
+                    BlameLine(j1 + k + 1, src.commit, src.commit_time, src.orig_path, src.orig_line)
+                )
+            else:
+                out.append(BlameLine(j1 + k + 1, None, None, relpath, j1 + k + 1))
+    return out
+
+
+def _blob_lines(repo: pygit2.Repository, commit: pygit2.Commit | None, relpath: str) -> list[str]:
+    if commit is None:
+        return []
+    try:
+        blob = repo[commit.tree[relpath].id]
+    except KeyError:
+        return []
+    return blob.data.decode("utf-8", "replace").splitlines()

@@ -1,0 +1,187 @@
+"""deja blame FILE: git blame, with the session that wrote each line."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import click
+import pygit2
+
+from deja_blame.attribution.blame import FileBlame, blame_file
+from deja_blame.errors import DejaError
+from deja_blame.gitutil import open_repository, relative_path
+from deja_blame.index.ingest import IndexReport, collect_transcripts, index_roots
+from deja_blame.jsonout import print_json
+from deja_blame.output import inert, style, use_colour, warn
+from deja_blame.transcripts.roots import discover_roots
+
+SESSION_COLOURS = ["cyan", "magenta", "green", "yellow", "blue", "bright_cyan", "bright_magenta"]
+
+
+def parse_range(spec: str | None) -> tuple[int, int] | None:
+    """git's -L forms: ``START,END``, ``START,+COUNT``, ``START`` (to the end)."""
+    if not spec:
+        return None
+    try:
+        start_s, _, end_s = spec.partition(",")
+        start = int(start_s)
+        if not end_s:
+            end = 10**9
+        elif end_s.startswith("+"):
+            end = start + int(end_s[1:]) - 1
+        else:
+            end = int(end_s)
+    except ValueError as exc:
+        raise click.BadParameter(f"{spec!r} is not START,END", param_hint="-L") from exc
+    if start < 1 or end < start:
+        raise click.BadParameter(f"{spec!r} is not a valid line range", param_hint="-L")
+    return start, end
+
+
+def refresh_index(conn: sqlite3.Connection) -> None:
+    """Read new transcript bytes first: blame right after an agent session just works.
+
+    Only files whose stat changed are opened, so this costs a stat per session.
+    """
+    roots = discover_roots()
+    if not roots:
+        return
+    report = IndexReport()
+    files = collect_transcripts(roots, report)
+    try:
+        index_roots(conn, roots, transcripts=files)
+    except sqlite3.OperationalError as exc:
+        warn(f"could not refresh the index ({exc}); blaming with what it holds")
+
+
+def locate(file: Path) -> tuple[pygit2.Repository, str]:
+    if not file.exists() and not file.parent.exists():
+        raise DejaError(f"no such file or directory: {file}")
+    repo = open_repository(file if file.exists() else file.parent)
+    rel = relative_path(repo, file)
+    return repo, rel
+
+
+def compute(
+    conn: sqlite3.Connection | None,
+    file: Path,
+    rev: str | None,
+    line_range: tuple[int, int] | None,
+    refresh: bool,
+) -> FileBlame:
+    if file.is_dir():
+        raise DejaError(f"{file} is a directory; deja blame takes a file")
+    repo, rel = locate(file)
+    if conn is not None and refresh:
+        refresh_index(conn)
+    from deja_blame.notes.lookup import note_lookup_for
+
+    return blame_file(
+        repo, rel, rev, conn, line_range=line_range, note_lookup=note_lookup_for(repo)
+    )
+
+
+def run_blame(
+    conn: sqlite3.Connection,
+    file: Path,
+    rev: str | None,
+    line_range: str | None,
+    as_json: bool,
+    porcelain: bool,
+    refresh: bool = True,
+) -> int:
+    result = compute(conn, file, rev, parse_range(line_range), refresh)
+    if result.indexed_sessions == 0 and not any(ln.session for ln in result.lines):
+        warn("no sessions are indexed: every line is unattributed (run: deja index)")
+    if as_json:
+        print_json(result.to_json())
+    elif porcelain:
+        print_porcelain(result)
+    else:
+        print_human(result)
+    return 0
+
+
+def print_human(result: FileBlame) -> None:
+    colour = use_colour()
+    palette: dict[str, str] = {}
+    width = len(str(result.lines[-1].line)) if result.lines else 1
+    out = []
+    for ln in result.lines:
+        sha = (ln.commit or "0" * 40)[:8]
+        if ln.session:
+            fg = palette.setdefault(
+                ln.session, SESSION_COLOURS[len(palette) % len(SESSION_COLOURS)]
+            )
+            when = (ln.written_at or "")[:16].replace("T", " ")
+            conf = f"{ln.confidence:.2f}" if ln.confidence is not None else "note"
+            who = f"{ln.session[:8]} {'agy':<3} {when:<16} {conf}"
+            who = style(f"{who:<35}", colour, fg=fg)
+        else:
+            who = style(f"{'-':<35}", colour, dim=True)
+        text = inert(ln.text)
+        out.append(f"{style(sha, colour, fg='yellow')} {who} {ln.line:>{width}}) {text}")
+    if out:
+        click.echo("\n".join(out))
+
+
+def print_porcelain(result: FileBlame) -> None:
+    """git blame --porcelain, plus ``deja-session`` / ``deja-confidence`` header lines."""
+    repo = pygit2.Repository(result.root)
+    seen: set[str] = set()
+    out: list[str] = []
+    for ln in result.lines:
+        sha = ln.commit or "0" * 40
+        out.append(f"{sha} {ln.orig_line or ln.line} {ln.line} 1")
+        if sha not in seen:
+            seen.add(sha)
+            out.extend(_commit_details(repo, ln.commit))
+            out.append(f"filename {ln.orig_path or result.path}")
+        out.append(f"deja-session {ln.session or '-'}")
+        if ln.session:
+            out.append(f"deja-confidence {ln.confidence if ln.confidence is not None else 1.0}")
+            if ln.written_at:
+                out.append(f"deja-written-at {ln.written_at}")
+        out.append("\t" + ln.text)
+    if out:
+        click.echo("\n".join(out))
+
+
+def _commit_details(repo: pygit2.Repository, sha: str | None) -> list[str]:
+    if sha is None:
+        import time
+
+        now = int(time.time())
+        return [
+            "author Not Committed Yet",
+            "author-mail <not.committed.yet>",
+            f"author-time {now}",
+            "author-tz +0000",
+            "committer Not Committed Yet",
+            "committer-mail <not.committed.yet>",
+            f"committer-time {now}",
+            "committer-tz +0000",
+            "summary Version of the working tree",
+        ]
+    c = repo[sha]
+    assert isinstance(c, pygit2.Commit)
+
+    def tz(offset: int) -> str:
+        sign = "+" if offset >= 0 else "-"
+        return f"{sign}{abs(offset) // 60:02d}{abs(offset) % 60:02d}"
+
+    lines = [
+        f"author {c.author.name}",
+        f"author-mail <{c.author.email}>",
+        f"author-time {c.author.time}",
+        f"author-tz {tz(c.author.offset)}",
+        f"committer {c.committer.name}",
+        f"committer-mail <{c.committer.email}>",
+        f"committer-time {c.committer.time}",
+        f"committer-tz {tz(c.committer.offset)}",
+        f"summary {c.message.splitlines()[0] if c.message else ''}",
+    ]
+    if not c.parents:
+        lines.append("boundary")
+    return lines

@@ -1,0 +1,161 @@
+"""deja why FILE:LINE: the session, prompt and edit behind one line."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import click
+
+from deja_blame.commands.blame import compute
+from deja_blame.errors import DejaError
+from deja_blame.index.store import edit_from_row
+from deja_blame.jsonout import print_json
+from deja_blame.output import inert, shorten, style, use_colour
+
+
+def split_target(target: str) -> tuple[Path, int]:
+    path, sep, line = target.rpartition(":")
+    if not sep or not line.isdigit() or int(line) < 1:
+        raise click.BadParameter(f"{target!r} is not FILE:LINE (for example src/app.py:42)")
+    return Path(path), int(line)
+
+
+def explain(
+    conn: sqlite3.Connection, target: str, rev: str | None, refresh: bool = True
+) -> dict[str, Any]:
+    file, line = split_target(target)
+    result = compute(conn, file, rev, (line, line), refresh)
+    if not result.lines:
+        raise DejaError(f"{result.path} has no line {line}")
+    ln = result.lines[0]
+    doc: dict[str, Any] = {
+        "path": result.path,
+        "line": ln.line,
+        "text": ln.text,
+        "commit": ln.commit,
+        "session": ln.session,
+        "confidence": ln.confidence,
+        "via": ln.via,
+    }
+    if ln.session is None:
+        return doc
+    info = result.sessions.get(ln.session)
+    doc["session_info"] = info.to_json() if info else None
+    row = conn.execute("SELECT sid FROM sessions WHERE session_id=?", (ln.session,)).fetchone()
+    if row is None:
+        doc["note_only"] = True  # known from the commit's note; transcripts not here
+        return doc
+    sid = int(row[0])
+    edit_ord = ln.edit_ord
+    if edit_ord is None:
+        edit_ord = _edit_writing(conn, sid, ln.text)
+    if edit_ord is None:
+        return doc
+    erow = conn.execute(
+        "SELECT path, tool, source, removed, added, hunks, witness, truncated, at, ord, step"
+        " FROM edits WHERE sid=? AND ord=?",
+        (sid, edit_ord),
+    ).fetchone()
+    if erow is None:
+        return doc
+    edit = edit_from_row(erow[:10])
+    step = erow[10]
+    doc["edit"] = {
+        "path": edit.path,
+        "tool": edit.tool,
+        "at": edit.at,
+        "hunks": [h.to_json() for h in edit.hunks],
+    }
+    if not edit.hunks:
+        doc["edit"]["hunks"] = [
+            {"old_start": None, "new_start": None, "removed": edit.removed, "added": edit.added}
+        ]
+    prompt = conn.execute(
+        "SELECT text, at FROM messages WHERE sid=? AND role='user' AND step<=? ORDER BY step DESC, ord DESC LIMIT 1",
+        (sid, step),
+    ).fetchone()
+    doc["prompt"] = {"text": prompt[0], "at": prompt[1]} if prompt else None
+    before = conn.execute(
+        "SELECT text, at FROM messages WHERE sid=? AND role='assistant' AND step<=?"
+        " ORDER BY step DESC, ord DESC LIMIT 2",
+        (sid, step),
+    ).fetchall()
+    after = conn.execute(
+        "SELECT text, at FROM messages WHERE sid=? AND role='assistant' AND step>?"
+        " ORDER BY step, ord LIMIT 1",
+        (sid, step),
+    ).fetchall()
+    doc["assistant"] = [{"text": t, "at": a} for t, a in reversed(before)] + [
+        {"text": t, "at": a} for t, a in after
+    ]
+    doc["commands_after"] = [
+        {"command": c, "exit_code": x, "at": a}
+        for c, x, a in conn.execute(
+            "SELECT command, exit_code, at FROM commands WHERE sid=? AND step>=? ORDER BY step, ord LIMIT 10",
+            (sid, step),
+        )
+    ]
+    return doc
+
+
+def _edit_writing(conn: sqlite3.Connection, sid: int, text: str) -> int | None:
+    from deja_blame.index.fingerprint import fingerprint
+
+    row = conn.execute(
+        "SELECT edit_ord FROM lines WHERE sid=? AND fp=? ORDER BY at_epoch DESC LIMIT 1",
+        (sid, fingerprint(text)),
+    ).fetchone()
+    return int(row[0]) if row else None
+
+
+def run_why(conn: sqlite3.Connection, target: str, rev: str | None, as_json: bool) -> int:
+    doc = explain(conn, target, rev)
+    if as_json:
+        print_json(doc)
+        return 0
+    c = use_colour()
+    echo = click.echo
+    echo(f"{doc['path']}:{doc['line']}  {inert(doc['text'])}")
+    commit = (doc["commit"] or "not committed yet")[:12]
+    if not doc["session"]:
+        echo(f"commit {commit}: not written by any indexed session (a person, or unknown)")
+        return 0
+    conf = doc["confidence"]
+    echo(
+        style(f"session {doc['session']}", c, bold=True)
+        + f"  commit {commit}  confidence {conf if conf is not None else '?'}  (from the {doc['via']})"
+    )
+    info = doc.get("session_info") or {}
+    echo(f"project {info.get('project', '-')}  started {info.get('started_at') or '?'}")
+    if doc.get("note_only"):
+        echo("(the transcript is not on this machine: only the commit's note is known)")
+        return 0
+    if doc.get("prompt"):
+        echo("\n" + style("Asked", c, bold=True) + f"  ({doc['prompt']['at'] or '?'})")
+        for line in inert(doc["prompt"]["text"]).splitlines()[:20]:
+            echo(f"  {line}")
+    if doc.get("assistant"):
+        echo("\n" + style("The agent said", c, bold=True))
+        for m in doc["assistant"]:
+            echo(f"  {shorten(m['text'], 200)}")
+    if doc.get("edit"):
+        e = doc["edit"]
+        echo("\n" + style(f"The edit ({e['tool']}, {e['at'] or '?'})", c, bold=True))
+        echo(f"--- a/{doc['path']}\n+++ b/{doc['path']}")
+        for h in e["hunks"]:
+            if h.get("old_start") is not None:
+                echo(style(f"@@ -{h['old_start']} +{h['new_start']} @@", c, fg="cyan"))
+            for r in h["removed"]:
+                echo(style(f"-{inert(r)}", c, fg="red"))
+            for a in h["added"]:
+                echo(style(f"+{inert(a)}", c, fg="green"))
+    if doc.get("commands_after"):
+        echo("\n" + style("Then ran", c, bold=True))
+        for cmd in doc["commands_after"]:
+            code = cmd["exit_code"]
+            mark = "exit ?" if code is None else f"exit {code}"
+            fg = None if code is None else ("green" if code == 0 else "red")
+            echo(f"  $ {shorten(cmd['command'], 80)}  " + style(mark, c, fg=fg))
+    return 0

@@ -1,0 +1,177 @@
+"""Git access shared by attribution, notes and hooks: the repository, revisions, files.
+
+pygit2 for reading objects; the ``git`` program where it is much faster (blame)
+or where git's own behaviour is the point (notes merge, push). Every ``git`` run
+gets an environment without the inherited ``GIT_*`` variables that would point
+it at another worktree or index (pre-commit's ``no_git_env``): a hook runs
+with GIT_DIR/GIT_INDEX_FILE set for the commit in progress.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+
+from deja_blame.errors import DejaError, NotARepositoryError, RevisionError
+
+_KEEP_GIT_VARS = {
+    "GIT_EXEC_PATH",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_SSL_CAINFO",
+    "GIT_SSL_NO_VERIFY",
+    "GIT_ASKPASS",
+    "GIT_CONFIG_NOSYSTEM",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_TERMINAL_PROMPT",
+    "GIT_AUTHOR_NAME",
+    "GIT_AUTHOR_EMAIL",
+    "GIT_AUTHOR_DATE",
+    "GIT_COMMITTER_NAME",
+    "GIT_COMMITTER_EMAIL",
+    "GIT_COMMITTER_DATE",
+}
+
+
+def no_git_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = os.environ if env is None else env
+    return {
+        k: v
+        for k, v in env.items()
+        if not k.startswith("GIT_")
+        or k in _KEEP_GIT_VARS
+        or k.startswith("GIT_CONFIG_KEY_")
+        or k.startswith("GIT_CONFIG_VALUE_")
+        or k == "GIT_CONFIG_COUNT"
+    }
+
+
+def git_available() -> bool:
+    return shutil.which("git") is not None
+
+
+def run_git(
+    root: Path,
+    args: Sequence[str],
+    input: bytes | None = None,
+    check: bool = True,
+    timeout: float | None = None,
+) -> subprocess.CompletedProcess[bytes]:
+    """Run ``git -C root ARGS`` (an argument vector, never a shell string)."""
+    proc = subprocess.run(
+        ["git", "-C", str(root), *args],
+        input=input,
+        capture_output=True,
+        env=no_git_env(),
+        timeout=timeout,
+    )
+    if check and proc.returncode != 0:
+        msg = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise DejaError(
+            f"git {args[0]} failed: {msg[-1] if msg else 'exit ' + str(proc.returncode)}"
+        )
+    return proc
+
+
+def open_repository(path: Path) -> pygit2.Repository:
+    """The repository containing ``path`` (a file or directory), or NotARepositoryError."""
+    start = path if path.is_dir() else path.parent
+    try:
+        found = pygit2.discover_repository(str(start))
+    except pygit2.GitError:
+        found = None
+    if not found:
+        raise NotARepositoryError(f"{path} is not inside a git repository")
+    repo = pygit2.Repository(found)
+    if repo.is_bare:
+        raise NotARepositoryError(f"{path} is in a bare repository (no working tree)")
+    return repo
+
+
+def workdir(repo: pygit2.Repository) -> Path:
+    return Path(repo.workdir).resolve()
+
+
+def resolve_commit(repo: pygit2.Repository, rev: str) -> pygit2.Commit:
+    try:
+        obj = repo.revparse_single(rev)
+        commit = obj.peel(pygit2.Commit)
+    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError) as exc:
+        raise RevisionError(f"unknown revision {rev!r}") from exc
+    return commit
+
+
+def head_commit(repo: pygit2.Repository) -> pygit2.Commit | None:
+    try:
+        return repo.head.peel(pygit2.Commit)
+    except (pygit2.GitError, KeyError):
+        return None  # unborn branch: no commits yet
+
+
+def relative_path(repo: pygit2.Repository, path: Path) -> str:
+    """``path`` (absolute or relative to the cwd) as a repository-relative POSIX path."""
+    root = workdir(repo)
+    absolute = Path(os.path.abspath(path))
+    try:
+        rel = absolute.relative_to(root)
+    except ValueError:
+        # symlinked checkouts: compare the resolved parent, keep the file name
+        try:
+            rel = absolute.parent.resolve().relative_to(root) / absolute.name
+        except ValueError as exc:
+            raise NotARepositoryError(f"{path} is outside the repository at {root}") from exc
+    return rel.as_posix()
+
+
+@dataclass
+class FileVersion:
+    """One version of a file: at a commit, or in the working tree (commit None)."""
+
+    relpath: str
+    commit: str | None
+    data: bytes
+
+    @property
+    def is_binary(self) -> bool:
+        return b"\0" in self.data[:8000]
+
+    def lines(self) -> list[str]:
+        text = self.data.decode("utf-8", "replace")
+        if not text:
+            return []
+        parts = text.split("\n")
+        if parts[-1] == "":
+            parts.pop()
+        return [p[:-1] if p.endswith("\r") else p for p in parts]
+
+
+def read_file(repo: pygit2.Repository, relpath: str, rev: str | None) -> FileVersion:
+    """The file at ``rev``, or in the working tree when ``rev`` is None, with clear errors."""
+    if rev is None:
+        full = workdir(repo) / relpath
+        if full.is_dir():
+            raise DejaError(f"{relpath} is a directory, not a file")
+        try:
+            data = full.read_bytes()
+        except FileNotFoundError as exc:
+            raise DejaError(f"no such file: {relpath}") from exc
+        except OSError as exc:
+            raise DejaError(f"cannot read {relpath}: {exc.strerror}") from exc
+        return FileVersion(relpath=relpath, commit=None, data=data)
+    commit = resolve_commit(repo, rev)
+    try:
+        entry = commit.tree[relpath]
+    except KeyError as exc:
+        raise DejaError(f"{relpath} is not in revision {rev} ({str(commit.id)[:12]})") from exc
+    obj = repo[entry.id]
+    if isinstance(obj, pygit2.Tree):
+        raise DejaError(f"{relpath} is a directory in revision {rev}, not a file")
+    if not isinstance(obj, pygit2.Blob):
+        raise DejaError(f"{relpath} is not a regular file in revision {rev}")
+    return FileVersion(relpath=relpath, commit=str(commit.id), data=obj.data)

@@ -1,0 +1,1 @@
+"""Stage 4: attribution that travels with the repository, as git notes under refs/notes/deja."""

@@ -1,0 +1,96 @@
+"""Sealed test environment (after git-revise): fake HOME, no system git config,
+fixed git identities and dates, and no test may touch the real ~ or index."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from click.testing import CliRunner, Result
+
+from deja_blame.cli import cli
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = REPO_ROOT / "fixtures" / "antigravity"
+
+
+@pytest.fixture(autouse=True)
+def sealed_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    home = tmp_path / "home"
+    home.mkdir()
+    for var in list(os.environ):
+        if var.startswith(("GIT_", "DEJA_")) or var in ("XDG_DATA_HOME", "XDG_STATE_HOME", "NO_COLOR"):
+            monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Test Person")
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "person@example.com")
+    monkeypatch.setenv("GIT_COMMITTER_NAME", "Test Person")
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "person@example.com")
+    monkeypatch.setenv("GIT_EDITOR", "false")
+    # Every test chooses its index; one that forgets writes under the fake HOME,
+    # never the real one.
+    monkeypatch.setenv("DEJA_DB", str(tmp_path / "index.db"))
+    monkeypatch.setenv("DEJA_ANTIGRAVITY_ROOT", str(tmp_path / "no-root-chosen"))
+    yield
+
+
+def run_deja(*args: str, input: str | None = None, env: dict[str, str] | None = None) -> Result:
+    """Run the click group in-process (fast; no main() error edge)."""
+    return CliRunner().invoke(cli, list(args), input=input, env=env)
+
+
+def deja(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None, input: bytes | None = None, check: bool = True) -> subprocess.CompletedProcess[bytes]:
+    """Run the real ``deja`` entry point in a subprocess (what scripts and hooks see)."""
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "deja_blame", *args],
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        input=input,
+        capture_output=True,
+        timeout=120,
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(
+            f"deja {' '.join(args)} exited {proc.returncode}\nstdout: {proc.stdout.decode()}\nstderr: {proc.stderr.decode()}"
+        )
+    return proc
+
+
+def deja_json(*args: str, **kwargs: Any) -> Any:
+    return orjson.loads(deja(*args, **kwargs).stdout)
+
+
+def git(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    proc = subprocess.run(
+        ["git", *args], cwd=cwd, capture_output=True, text=True, env={**os.environ, **(env or {})}
+    )
+    if proc.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed: {proc.stderr}")
+    return proc.stdout
+
+
+def commit_env(epoch: int) -> dict[str, str]:
+    """Fixed author and committer dates for a commit at ``epoch`` (UTC)."""
+    date = f"@{epoch} +0000"
+    return {"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """An empty git repository with main as its branch."""
+    path = tmp_path / "repo"
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    git(path, "config", "commit.gpgsign", "false")
+    return path
