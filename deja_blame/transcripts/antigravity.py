@@ -68,7 +68,9 @@ class ReaderState:
     pending_list_dir: str | None = None
     touched_dir: str | None = None
     first_cwd: str | None = None
-    # the root's brain/<id>/ directory: agent artifacts, never the project
+    # "/brain/<id>": paths with this segment are the agent's artifacts (plans,
+    # task lists), never the project, whatever root precedes it (the transcript
+    # may have been recorded on another machine or copied elsewhere)
     artifact_dir: str | None = None
 
     def to_bytes(self) -> bytes:
@@ -136,9 +138,14 @@ class SessionReader:
             st.ended_at = at
         source = rec.get("source")
         if source == "USER_EXPLICIT":
-            text = clean_user_text(cap_text(rec.get("content") or ""))
+            content = cap_text(rec.get("content") or "")
+            text = clean_user_text(content)
             if text:
                 self._message(step, "user", text, at)
+            if "made by the USER" in content:
+                # the person's own change, reported in the conversation: evidence
+                # that those lines are not the agent's
+                self._diff_edits(step, content, at, user_only=True)
             return
         if source != "MODEL":
             return  # SYSTEM, USER_IMPLICIT, ...: ignored
@@ -182,7 +189,7 @@ class SessionReader:
         st = self.state
         if not is_absolute(path):
             return
-        if st.artifact_dir and (path == st.artifact_dir or path.startswith(st.artifact_dir + "/")):
+        if st.artifact_dir and (st.artifact_dir + "/" in path or path.endswith(st.artifact_dir)):
             return  # agent artifacts (plans, task lists) are not project files
         st.touched_dir = common_directory(
             st.touched_dir, path if directory else parent_directory(path)
@@ -220,7 +227,11 @@ class SessionReader:
             return raw  # transcript_full.jsonl: native values, never decoded again
         out: dict[str, Any] = {}
         for key, value in raw.items():
-            out[key] = _decode_once(value)
+            decoded = _decode_once(value)
+            if isinstance(decoded, TruncatedText):
+                out[TRUNCATED_KEY] = True
+                decoded = str(decoded)
+            out[key] = decoded
         return out
 
     def _tool_call(self, step: int, name: str, args: dict[str, Any], at: str | None) -> None:
@@ -261,8 +272,9 @@ class SessionReader:
                 truncated = True
             st.pending_writes[path] = {
                 "content": cap_text(content),
-                "truncated": truncated,
+                "truncated": truncated or bool(args.get(TRUNCATED_KEY)),
                 "step": step,
+                "at": at,  # the file record takes the call's time, the edit the step's
             }
 
     def _planner_file(self, step: int, path: str, action: str, at: str | None) -> None:
@@ -336,36 +348,45 @@ class SessionReader:
         if self._claim("file", path, action) is None:
             self._new_file(step, path, action, at)
 
-    def _code_action(self, step: int, rec: dict[str, Any], body: str, at: str | None) -> None:
+    def _diff_edits(self, step: int, body: str, at: str | None, user_only: bool = False) -> bool:
+        """Edits from "The following changes were made by ... to: <path>" + diff blocks."""
         st = self.state
         changes = list(P.CHANGES_MADE_BY.finditer(body))
-        if changes:
-            blocks = list(P.DIFF_BLOCK.finditer(body))
-            for i, ch in enumerate(changes):
-                path = _path_from_sentence(ch.group("rest"))
-                if not path:
-                    continue
-                by_user = ch.group("user") is not None
-                tool = "user_edit" if by_user else (ch.group("tool") or "replace_file_content")
-                end = changes[i + 1].start() if i + 1 < len(changes) else len(body)
-                mine = [b for b in blocks if ch.end() <= b.start() < end]
-                if not by_user and self._claim("file", path, "edit") is None:
-                    self._new_file(step, path, "edit", at)
-                witness = [] if by_user else st.pending_witness.pop(path, [])
-                for block in mine:
-                    hunks = parse_diff_block(block.group(1))
-                    edit = Edit(
-                        path=path,
-                        tool=tool,
-                        removed=[ln for h in hunks for ln in h.removed],
-                        added=[ln for h in hunks for ln in h.added],
-                        at=at,
-                        source="user" if by_user else "agent",
-                        hunks=hunks,
-                        witness=witness,
-                    )
-                    witness = []  # the call's witness goes with its first block
-                    self._new_edit(step, edit)
+        if user_only:
+            changes = [ch for ch in changes if ch.group("user") is not None]
+        if not changes:
+            return False
+        blocks = list(P.DIFF_BLOCK.finditer(body))
+        for i, ch in enumerate(changes):
+            path = _path_from_sentence(ch.group("rest"))
+            if not path:
+                continue
+            by_user = ch.group("user") is not None
+            tool = "user_edit" if by_user else (ch.group("tool") or "replace_file_content")
+            end = changes[i + 1].start() if i + 1 < len(changes) else len(body)
+            mine = [b for b in blocks if ch.end() <= b.start() < end]
+            if not by_user and self._claim("file", path, "edit") is None:
+                self._new_file(step, path, "edit", at)
+            witness = [] if by_user else st.pending_witness.pop(path, [])
+            for block in mine:
+                hunks = parse_diff_block(block.group(1))
+                edit = Edit(
+                    path=path,
+                    tool=tool,
+                    removed=[ln for h in hunks for ln in h.removed],
+                    added=[ln for h in hunks for ln in h.added],
+                    at=at,
+                    source="user" if by_user else "agent",
+                    hunks=hunks,
+                    witness=witness,
+                )
+                witness = []  # the call's witness goes with its first block
+                self._new_edit(step, edit)
+        return True
+
+    def _code_action(self, step: int, rec: dict[str, Any], body: str, at: str | None) -> None:
+        st = self.state
+        if self._diff_edits(step, body, at):
             return
         created = P.CREATED_FILE.search(body)
         path = normalise_path(created.group(1)) if created else _first_absolute_path(body)
@@ -380,7 +401,7 @@ class SessionReader:
             if lines and lines[-1] == "":
                 lines.pop()
             if self._claim("file", path, "write") is None:
-                self._new_file(step, path, "write", at)
+                self._new_file(step, path, "write", pending.get("at", at))
             self._new_edit(
                 step,
                 Edit(
@@ -418,18 +439,36 @@ def _well_formed(rec: dict[str, Any]) -> bool:
     return True
 
 
+TRUNCATED_KEY = "\0truncated"  # marks, in decoded args, a value the compact file cut
+
+
 def _decode_once(value: object) -> object:
     """A compact argument value is JSON text, quotes included: decode it once.
 
-    Text that does not parse (a long value cut with ``<truncated N bytes>``, or a
-    plain string) is kept as it is.
+    A long value cut with ``<truncated N bytes>`` no longer parses: the text
+    before the marker is decoded as a JSON string missing its closing quote (the
+    partial last line kept); a plain string that is not JSON is kept as it is.
     """
     if not isinstance(value, str):
         return value
     try:
         return orjson.loads(value)
     except orjson.JSONDecodeError:
-        return value
+        pass
+    mark = P.TRUNCATED_MARK.search(value)
+    if mark and value.startswith('"'):
+        head = value[: mark.start()].rstrip("\n")
+        for cut in range(0, 8):  # the cut may split an escape sequence: back off a little
+            try:
+                decoded = orjson.loads(head[: len(head) - cut] + '"')
+            except orjson.JSONDecodeError:
+                continue
+            return TruncatedText(decoded)
+    return value
+
+
+class TruncatedText(str):
+    """A decoded argument value that the compact transcript cut short."""
 
 
 def _text_arg(args: dict[str, Any], key: str) -> str | None:
@@ -514,13 +553,9 @@ def apply_chunk(session: Session, chunk: Chunk) -> None:
                 cmd.exit_code = code
 
 
-def artifact_dir_for(path: Path, session_id: str) -> str | None:
-    """``<root>/brain/<id>`` for a transcript under it, as a normalised path."""
-    parts = path.resolve().parts
-    for i in range(len(parts) - 1, 0, -1):
-        if parts[i - 1] == "brain" and parts[i] == session_id:
-            return normalise_path(str(Path(*parts[: i + 1])))
-    return None
+def artifact_dir_for(path: Path, session_id: str) -> str:
+    """The path segment that marks this session's agent artifacts: ``/brain/<id>``."""
+    return f"/brain/{session_id}"
 
 
 def parse_transcript(

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import re
 
-# <USER_REQUEST>Check the build.</USER_REQUEST>   (only as the outer wrapper)
+# <USER_REQUEST>Check the build.</USER_REQUEST>   (the outer wrapper: at the start, or
+# at the start of a line after the lines an IDE approval puts before it)
 USER_REQUEST_OPEN = re.compile(r"^\s*<USER_REQUEST>")
+USER_REQUEST_LINE = re.compile(r"^[ \t]*<USER_REQUEST>", re.MULTILINE)
 USER_REQUEST_CLOSE = re.compile(r"</USER_REQUEST>")
 
-# <ADDITIONAL_METADATA>{"cwd": "/work/api"}</ADDITIONAL_METADATA>  (complete blocks only)
-METADATA_BLOCK = re.compile(r"<(ADDITIONAL_METADATA|USER_SETTINGS_CHANGE)>.*?</\1>", re.DOTALL)
+# <ADDITIONAL_METADATA>{"cwd": "/work/api"}</ADDITIONAL_METADATA>  (complete blocks only:
+# an opening tag with the next closing tag and no other opening tag in between, so a
+# stray "<ADDITIONAL_METADATA>" the person typed does not swallow their text)
+METADATA_BLOCK = re.compile(
+    r"<(ADDITIONAL_METADATA|USER_SETTINGS_CHANGE)>(?:(?!<\1>).)*?</\1>", re.DOTALL
+)
 
 # Comments on artifact URI: file:///home/u/.gemini/antigravity/brain/x/plan.md
 ARTIFACT_COMMENT = re.compile(r"^[ \t]*Comments on artifact URI:.*(?:\n|$)", re.MULTILINE)

@@ -23,13 +23,15 @@ def cap_text(text: str, cap: int = CONTENT_CAP) -> str:
 
 def clean_user_text(content: str) -> str:
     """USER_EXPLICIT content -> what the person typed (format section 3)."""
-    text = content
-    if P.USER_REQUEST_OPEN.match(text):
-        text = P.USER_REQUEST_OPEN.sub("", text, count=1)
+    # The IDE's approval lines ("Comments on artifact URI: ...") can stand before
+    # the wrapper: they go first, so the wrapper is then found at a line start.
+    text = P.ARTIFACT_COMMENT.sub("", content)
+    opening = P.USER_REQUEST_OPEN.match(text) or P.USER_REQUEST_LINE.search(text)
+    if opening and P.USER_REQUEST_CLOSE.search(text, opening.end()):
+        head, tail = text[: opening.start()], text[opening.end() :]
         # Only the wrapper's own closing tag goes; blocks after it stay for step 2.
-        text = P.USER_REQUEST_CLOSE.sub("", text, count=1)
+        text = head + P.USER_REQUEST_CLOSE.sub("", tail, count=1)
     text = P.METADATA_BLOCK.sub("", text)
-    text = P.ARTIFACT_COMMENT.sub("", text)
     return text.strip()
 
 
