@@ -120,7 +120,7 @@ def _blame_pygit2(
     work = (root / relpath).read_bytes().decode("utf-8", "replace").splitlines()
     out: list[BlameLine] = []
     matcher = difflib.SequenceMatcher(a=head_text, b=work, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, _i2, j1, j2 in matcher.get_opcodes():
         for k in range(j2 - j1):
             if tag == "equal" and i1 + k < len(lines):
                 src = lines[i1 + k]

@@ -6,8 +6,8 @@ import sqlite3
 
 import click
 
-from deja_blame.jsonout import print_json
 from deja_blame.index.store import load_session, resolve_session_id
+from deja_blame.jsonout import print_json
 from deja_blame.models import Session
 from deja_blame.output import inert, shorten, style, use_colour
 
