@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 from pathlib import Path
 
 import click
 
-from deja_blame.index.db import connect, remove_index
+from deja_blame.index.db import connect, corrupt, remove_index
 from deja_blame.index.ingest import IndexReport, collect_transcripts, index_roots
 from deja_blame.jsonout import print_json
 from deja_blame.output import warn
@@ -29,19 +30,26 @@ def run_index(
         root_list = roots or discover_roots()
         if not root_list:
             report.problems.append(
-                "no transcript roots found (looked for ~/.gemini/antigravity*); set DEJA_ANTIGRAVITY_ROOT"
+                "no transcript roots found (looked for ~/.gemini/antigravity*);"
+                " set DEJA_ANTIGRAVITY_ROOT"
             )
         files = collect_transcripts(root_list, report)
         problems = list(report.problems)
-        if sys.stderr.isatty() and not as_json and not quiet and files:
-            with click.progressbar(
-                length=len(files), label="indexing transcripts", file=sys.stderr
-            ) as bar:
-                report = index_roots(
-                    conn, root_list, progress=lambda _tf: bar.update(1), transcripts=files
-                )
-        else:
-            report = index_roots(conn, root_list, transcripts=files)
+        try:
+            if sys.stderr.isatty() and not as_json and not quiet and files:
+                with click.progressbar(
+                    length=len(files), label="indexing transcripts", file=sys.stderr
+                ) as bar:
+                    report = index_roots(
+                        conn, root_list, progress=lambda _tf: bar.update(1), transcripts=files
+                    )
+            else:
+                report = index_roots(conn, root_list, transcripts=files)
+        except sqlite3.OperationalError:
+            raise  # locked, disk full, read-only: the CLI edge words these
+        except sqlite3.DatabaseError as exc:
+            # "database disk image is malformed" met past the header: a damaged index
+            raise corrupt(db_path, exc) from exc
         report.problems = problems + report.problems
     finally:
         conn.close()

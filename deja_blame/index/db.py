@@ -132,14 +132,20 @@ def connect(path: Path, create: bool = True) -> sqlite3.Connection:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise DejaError(f"cannot create the index directory {path.parent}: {exc.strerror}") from exc
+    conn: sqlite3.Connection | None = None
     try:
         conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        _refuse_foreign(conn, path)  # before WAL: a foreign database is left exactly as it was
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = OFF")
-        _migrate(conn)
-    except sqlite3.DatabaseError as exc:
+        _migrate(conn, path)
+    except BaseException as exc:
+        if conn is not None:
+            conn.close()
+        if not isinstance(exc, sqlite3.DatabaseError):
+            raise
         if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
             raise DejaError(
                 f"the index {path} stayed locked for {BUSY_TIMEOUT_MS // 1000} s"
@@ -160,14 +166,27 @@ def schema_version(conn: sqlite3.Connection) -> int:
     return int(row[0]) if row else 0
 
 
-def _migrate(conn: sqlite3.Connection) -> None:
+def _refuse_foreign(conn: sqlite3.Connection, path: Path) -> None:
+    """No deja index ever lacked a schema version: tables without one are another
+    program's database (a mistyped --db) or a damaged index. Never write into it."""
+    if schema_version(conn) == 0 and conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone():
+        raise IndexCorruptError(
+            f"{path} is not a deja index (an SQLite database without a deja schema version)",
+            hint="if it is a deja index, rebuild it: deja index --rebuild;"
+            " otherwise choose another file with --db",
+        )
+
+
+def _migrate(conn: sqlite3.Connection, path: Path) -> None:
     if schema_version(conn) == SCHEMA_VERSION:
         return
     with transaction(conn):
         current = schema_version(conn)  # again, under the write lock
+        _refuse_foreign(conn, path)
         if current > SCHEMA_VERSION:
             raise DejaError(
-                f"the index was written by a newer deja (schema {current} > {SCHEMA_VERSION})",
+                f"the index {path} was written by a newer deja"
+                f" (schema {current} > {SCHEMA_VERSION})",
                 hint="upgrade deja, or start afresh: deja index --rebuild",
             )
         for version in range(current, SCHEMA_VERSION):

@@ -2,18 +2,23 @@
 
 Per transcript the index remembers where reading stopped (the byte after the
 last complete line), the reader's state there, the file's stat and a hash of
-its head. A run then does, per file:
+the first and last bytes before that offset. A run then does, per file:
 
 - same stat: nothing (no open, no parse);
-- grown with the same head: read from the stored offset with the stored state;
-- shrunk, replaced, or another file chosen (``transcript_full.jsonl`` appeared):
-  the session's rows are cleared and the file is read from the start.
+- grown, with the same bytes before the offset: read from the stored offset
+  with the stored state;
+- shrunk, rewritten, or another file chosen (``transcript_full.jsonl``
+  appeared): the session's rows are cleared and the file is read from the start.
+
+Sessions are never deleted: one whose transcript is gone stays as last read.
 
 Each batch of lines is written in one transaction together with the new offset
 and state, so a killed run leaves a consistent index and the next run resumes
-exactly where the last commit ended. Two runs at once: each batch re-checks,
-under the write lock, that the offset it started from is still the stored one;
-if another process moved it, this one re-reads the row and carries on from there.
+exactly where the last commit ended (only the last batch records the file's
+stat, so an interrupted file never looks complete). Two runs at once: each
+batch re-checks, under the write lock, that the offset it started from is still
+the stored one; if another process moved it, this one re-reads the row and
+carries on from there.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from deja_blame.transcripts.roots import TranscriptFile, find_transcripts
 from deja_blame.transcripts.text import epoch_of
 
 HEAD_BYTES = 4096
+READ_HASH_PREFIX = "ht:"  # head_hash column: hash of the head and tail windows before offset
 MAX_RETRIES = 20
 
 
@@ -113,8 +119,42 @@ def index_roots(
 
 
 def _head_hash(fh: Any, length: int) -> str:
+    """The first index format: a hash of the first ``length`` bytes (still accepted)."""
     fh.seek(0)
     return f"{length}:{hashlib.blake2b(fh.read(length), digest_size=16).hexdigest()}"
+
+
+def _read_hash(fh: Any, offset: int) -> str:
+    """A hash of the first and the last ``HEAD_BYTES`` before ``offset``.
+
+    A file that was only appended to since has the same bytes there; one that
+    was rewritten (same size or not) almost surely differs in one of them. For
+    transcripts up to 8 KB this is every byte read.
+    """
+    head_len = min(offset, HEAD_BYTES)
+    tail_start = max(head_len, offset - HEAD_BYTES)
+    h = hashlib.blake2b(digest_size=16)
+    fh.seek(0)
+    h.update(fh.read(head_len))
+    fh.seek(tail_start)
+    h.update(fh.read(offset - tail_start))
+    return f"{READ_HASH_PREFIX}{h.hexdigest()}"
+
+
+def _same_bytes(fh: Any, offset: int, stored: str) -> bool:
+    """Is the file still, up to ``offset``, what was read last time?"""
+    if stored.startswith(READ_HASH_PREFIX):
+        return _read_hash(fh, offset) == stored
+    length, _, _ = stored.partition(":")
+    return length.isdigit() and _head_hash(fh, int(length)) == stored
+
+
+def _resume_state(blob: bytes | None) -> ReaderState | None:
+    """The stored reader state, or None when it cannot be used (written by another version)."""
+    try:
+        return ReaderState.from_bytes(blob)
+    except (TypeError, ValueError):  # orjson.JSONDecodeError is a ValueError
+        return None
 
 
 def index_transcript(
@@ -156,45 +196,75 @@ def _index_once(
         and row[3] == st.st_mtime_ns
         and row[4] == st.st_ino
     ):
-        report.unchanged += 1
+        report.unchanged += 1  # not opened, not parsed
         return
-    with open(tf.path, "rb") as fh:
+    # The hash windows are read through a second handle: the batches' handle
+    # must not move under the line iterator.
+    with open(tf.path, "rb") as fh, open(tf.path, "rb") as peek:
         fresh = True
         offset = 0
-        state = ReaderState()
-        if row and row[1] == path_text and row[6]:
-            stored_len = int(str(row[6]).split(":", 1)[0])
-            if st.st_size >= row[5] and _head_hash(fh, stored_len) == row[6]:
-                fresh, offset, state = False, int(row[5]), ReaderState.from_bytes(row[7])
+        state: ReaderState | None = None
+        if row and row[1] == path_text and row[6] and st.st_size >= row[5]:
+            if _same_bytes(peek, int(row[5]), str(row[6])):
+                state = _resume_state(row[7])
+                if state is not None:
+                    fresh, offset = False, int(row[5])
+        if state is None:
+            state = ReaderState()
         if state.artifact_dir is None:
             state.artifact_dir = artifact_dir_for(tf.path, tf.session_id)
         reader = SessionReader(compact=tf.is_compact, state=state)
         based_on = (row[5], row[1]) if row else None
-        wrote = False
-        for batch in iter_batches(fh, offset, final=False, batch_bytes=batch_bytes):
+        batches = iter_batches(fh, offset, final=False, batch_bytes=batch_bytes)
+        batch = next(batches, None)
+        read_any = batch is not None
+        if batch is None:
+            # nothing new: remember the stat (and, if fresh, clear the old rows)
+            _commit(
+                conn,
+                tf,
+                st,
+                reader.state,
+                None,
+                paths,
+                based_on,
+                fresh,
+                offset,
+                _read_hash(peek, offset),
+            )
+        while batch is not None:
             chunk = reader.feed([line.record for line in batch])
             new_offset = batch[-1].end_offset
-            head = _head_hash(fh, min(new_offset, HEAD_BYTES))
-            fh.seek(new_offset)
+            upcoming = next(batches, None)
+            # Only the last batch records the file's stat: a run killed between
+            # batches must not leave a row that looks complete to the next run.
             based_on = _commit(
-                conn, tf, st, reader.state, chunk, paths, based_on, fresh, new_offset, head
+                conn,
+                tf,
+                st if upcoming is None else None,
+                reader.state,
+                chunk,
+                paths,
+                based_on,
+                fresh,
+                new_offset,
+                _read_hash(peek, new_offset),
             )
             report.skipped_lines += chunk.skipped
             fresh = False
-            wrote = True
-        if not wrote:
-            head = _head_hash(fh, min(offset, HEAD_BYTES))
-            _commit(conn, tf, st, reader.state, None, paths, based_on, fresh, offset, head)
+            batch = upcoming
     if row is None:
         report.added += 1
-    else:
+    elif read_any or fresh:
         report.updated += 1
+    else:
+        report.unchanged += 1  # touched, or grown by a line still being written
 
 
 def _commit(
     conn: sqlite3.Connection,
     tf: TranscriptFile,
-    st: os.stat_result,
+    st: os.stat_result | None,
     state: ReaderState,
     chunk: Any,
     paths: PathIds,
@@ -213,7 +283,8 @@ def _commit(
             raise _Moved()
         if now is None:
             cur = conn.execute(
-                "INSERT INTO sessions(session_id, source, transcript, root) VALUES (?, 'antigravity', ?, ?)",
+                "INSERT INTO sessions(session_id, source, transcript, root)"
+                " VALUES (?, 'antigravity', ?, ?)",
                 (tf.session_id, path_text, str(tf.root)),
             )
             sid = int(cur.lastrowid or 0)
@@ -247,9 +318,9 @@ def _commit(
                 state.n_messages,
                 state.n_commands,
                 state.n_edits,
-                st.st_size,
-                st.st_mtime_ns,
-                st.st_ino,
+                st.st_size if st else offset,
+                st.st_mtime_ns if st else -1,  # -1: no stat, the next run reads on
+                st.st_ino if st else 0,
                 offset,
                 head,
                 state.to_bytes(),

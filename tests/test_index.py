@@ -1,0 +1,911 @@
+"""The index end to end: `deja index`, then `deja sessions` / `deja show`, through the real CLI.
+
+Transcripts are written line by line here, the way a client writes them, so
+each test can grow, cut, replace or half-write a file between two runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from conftest import deja, deja_json, run_deja
+
+from deja_blame.index import db as index_db
+from deja_blame.index import ingest
+from deja_blame.index.fingerprint import fingerprint
+
+# -- writing transcripts ---------------------------------------------------------------
+
+
+def at(i: int) -> str:
+    return f"2026-07-17T09:{i // 60:02d}:{i % 60:02d}Z"
+
+
+def enc(value: Any) -> str:
+    """A compact transcript's argument value: JSON text, quotes included."""
+    return json.dumps(value)
+
+
+def transcript(root: Path, sid: str, name: str = "transcript.jsonl") -> Path:
+    path = root / "brain" / sid / ".system_generated" / "logs" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def jsonl(*records: dict[str, Any]) -> bytes:
+    return b"".join(json.dumps(r).encode() + b"\n" for r in records)
+
+
+def append(path: Path, *records: dict[str, Any]) -> None:
+    with open(path, "ab") as fh:
+        fh.write(jsonl(*records))
+
+
+def user(i: int, text: str, cwd: str = "/work/api") -> dict[str, Any]:
+    return {
+        "step_index": i,
+        "source": "USER_EXPLICIT",
+        "type": "USER_INPUT",
+        "status": "DONE",
+        "created_at": at(i),
+        "content": f"<USER_REQUEST>\n{text}\n</USER_REQUEST>\n"
+        f"<ADDITIONAL_METADATA>\n{json.dumps({'cwd': cwd})}\n</ADDITIONAL_METADATA>",
+    }
+
+
+def planner(i: int, text: str, *calls: dict[str, Any]) -> dict[str, Any]:
+    rec: dict[str, Any] = {
+        "step_index": i,
+        "source": "MODEL",
+        "type": "PLANNER_RESPONSE",
+        "status": "DONE",
+        "created_at": at(i),
+        "content": text,
+    }
+    if calls:
+        rec["tool_calls"] = list(calls)
+    return rec
+
+
+def run_call(command: str, cwd: str = "/work/api") -> dict[str, Any]:
+    return {
+        "name": "run_command",
+        "args": {"CommandLine": enc(command), "Cwd": enc(cwd), "WaitMsBeforeAsync": "500"},
+    }
+
+
+def replace_call(path: str, target: str, replacement: str) -> dict[str, Any]:
+    return {
+        "name": "replace_file_content",
+        "args": {
+            "TargetFile": enc(path),
+            "TargetContent": enc(target),
+            "ReplacementContent": enc(replacement),
+            "AllowMultiple": "false",
+        },
+    }
+
+
+def write_call(path: str, content: str) -> dict[str, Any]:
+    return {
+        "name": "write_to_file",
+        "args": {"TargetFile": enc(path), "CodeContent": enc(content), "Overwrite": "false"},
+    }
+
+
+def step(i: int, kind: str, body: str, status: str = "DONE") -> dict[str, Any]:
+    return {
+        "step_index": i,
+        "source": "MODEL",
+        "type": kind,
+        "status": status,
+        "created_at": at(i),
+        "content": f"Created At: {at(i)}\nCompleted At: {at(i)}\n{body}",
+    }
+
+
+def run_step(i: int, command: str | None, code: int) -> dict[str, Any]:
+    named = f"Task Description: {command}\n" if command else ""
+    return step(i, "RUN_COMMAND", f"{named}\tThe command exited with code {code}.\nOutput:\nok")
+
+
+def diff_step(i: int, path: str, removed: list[str], added: list[str]) -> dict[str, Any]:
+    block = "\n".join(
+        ["@@ -10,2 +10,3 @@", " def handler(event):"]
+        + [f"-{x}" for x in removed]
+        + [f"+{x}" for x in added]
+    )
+    return step(
+        i,
+        "CODE_ACTION",
+        f"The following changes were made by the replace_file_content tool to: {path}."
+        " If relevant, proactively run terminal commands to verify.\n"
+        f"[diff_block_start]\n{block}\n[diff_block_end]",
+    )
+
+
+def created_step(i: int, path: str, status: str = "DONE") -> dict[str, Any]:
+    return step(i, "CODE_ACTION", f"Created file file://{path} with requested content.", status)
+
+
+def system(i: int) -> dict[str, Any]:
+    return {"step_index": i, "source": "SYSTEM", "type": "CHECKPOINT", "created_at": at(i)}
+
+
+def conversation(n_turns: int = 1, start: int = 0) -> list[dict[str, Any]]:
+    """``n_turns`` rounds of request, planner + run_command, command step: 4 messages each."""
+    out: list[dict[str, Any]] = []
+    for t in range(n_turns):
+        i = start + 10 * t
+        out += [
+            user(i, f"Request {i}"),
+            planner(i + 1, f"Running check {i}.", run_call(f"make check-{i}")),
+            run_step(i + 2, f"make check-{i}", 0),
+            system(i + 3),
+        ]
+    return out
+
+
+# -- reading the index ------------------------------------------------------------------
+
+
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "index.db"  # what conftest's DEJA_DB points at
+
+
+def query(db: Path, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+    conn = sqlite3.connect(str(db))
+    try:
+        return conn.execute(sql, params).fetchall()
+    finally:
+        conn.close()
+
+
+def counts(db: Path, sid: str) -> dict[str, int]:
+    out = {}
+    for table in ("messages", "commands", "files", "edits", "lines"):
+        out[table] = query(
+            db,
+            f"SELECT COUNT(*) FROM {table} JOIN sessions USING (sid) WHERE session_id=?",
+            sid,
+        )[0][0]
+    return out
+
+
+def index(root: Path, *extra: str) -> dict[str, Any]:
+    report = deja_json("index", "--root", str(root), "--json", *extra)
+    assert isinstance(report, dict)
+    return report
+
+
+def show(sid: str) -> dict[str, Any]:
+    doc = deja_json("show", sid, "--json")
+    assert isinstance(doc, dict)
+    return doc
+
+
+def one_line_error(proc: subprocess.CompletedProcess[bytes]) -> list[str]:
+    err = proc.stderr.decode()
+    assert "Traceback" not in err
+    return err.splitlines()
+
+
+# -- index, sessions, show ------------------------------------------------------------------
+
+
+def test_index_then_sessions_and_show(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    path = transcript(root, "sess-one")
+    app = "/work/api/src/app.py"
+    new = "/work/api/src/new.py"
+    append(
+        path,
+        user(0, "Check the build."),
+        planner(1, "Running the tests.", run_call("npm test")),
+        run_step(2, "npm test", 1),
+        system(3),
+        planner(4, "Fixing the handler.", replace_call(app, "    return None", "x")),
+        diff_step(
+            5, app, ["    return None"], ["    body = parse(event)", "    return respond(body)"]
+        ),
+        planner(6, "Adding a module.", write_call(new, "import os\nprint(os.sep)\n")),
+        created_step(7, new),
+    )
+    append(transcript(root, "sess-two"), user(0, "Second session."))
+
+    report = index(root)
+    assert report["added"] == 2 and report["transcripts"] == 2 and report["problems"] == []
+
+    listed = deja_json("sessions", "--json")["sessions"]
+    assert sorted(s["session_id"] for s in listed) == ["sess-one", "sess-two"]
+    one = next(s for s in listed if s["session_id"] == "sess-one")
+    assert one["first_prompt"] == "Check the build."
+    assert one["commands"] == 1 and one["edits"] == 2
+    assert one["project"] == "/work/api/src"
+
+    doc = show("sess-o")  # a unique prefix is enough
+    assert doc["session_id"] == "sess-one"
+    assert doc["transcript"] == str(path.resolve()) or doc["transcript"] == str(path)
+    assert doc["started_at"] == at(0) and doc["ended_at"] == at(7)
+    assert [(m["role"], m["text"].splitlines()[0]) for m in doc["messages"]] == [
+        ("user", "Check the build."),
+        ("assistant", "Running the tests."),
+        ("tool", "Task Description: npm test"),
+        ("assistant", "Fixing the handler."),
+        (
+            "tool",
+            f"The following changes were made by the replace_file_content tool to: {app}."
+            " If relevant, proactively run terminal commands to verify.",
+        ),
+        ("assistant", "Adding a module."),
+        ("tool", f"Created file file://{new} with requested content."),
+    ]
+    assert doc["commands"] == [
+        {"command": "npm test", "cwd": "/work/api", "exit_code": 1, "at": at(1)}
+    ]
+    assert [(e["path"], e["tool"], e["removed"], e["added"]) for e in doc["edits"]] == [
+        (
+            app,
+            "replace_file_content",
+            ["    return None"],
+            ["    body = parse(event)", "    return respond(body)"],
+        ),
+        (new, "write_to_file", [], ["import os", "print(os.sep)"]),
+    ]
+    # the index gives back what a one-shot parse of the same file gives
+    parsed = deja_json("parse", str(path), "--json")
+    assert {k: v for k, v in parsed.items() if k != "transcript"} == {
+        k: v for k, v in doc.items() if k != "transcript"
+    }
+
+
+def test_db_option_and_env_choose_the_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "root"
+    append(transcript(root, "s1"), *conversation(1))
+    env_db = tmp_path / "env" / "env.db"
+    opt_db = tmp_path / "opt" / "opt.db"
+
+    deja("index", "--root", str(root), env={"DEJA_DB": str(env_db)})
+    assert env_db.is_file() and not db_path(tmp_path).exists()
+    deja("index", "--root", str(root), "--db", str(opt_db), env={"DEJA_DB": str(env_db)})
+    assert opt_db.is_file()  # --db beats DEJA_DB
+
+    listed = deja_json("sessions", "--json", "--db", str(opt_db))["sessions"]
+    assert [s["session_id"] for s in listed] == ["s1"]
+    # the conftest index (DEJA_DB) was never written, so it lists nothing
+    assert deja_json("sessions", "--json")["sessions"] == []
+
+    monkeypatch.delenv("DEJA_DB")
+    deja("index", "--root", str(root))
+    default = Path(os.environ["XDG_DATA_HOME"]) / "deja" / "index.db"
+    assert default.is_file()
+    assert [s["session_id"] for s in deja_json("sessions", "--json")["sessions"]] == ["s1"]
+
+
+# -- incremental ----------------------------------------------------------------------------
+
+
+def test_second_run_with_nothing_new_parses_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "root"
+    for n in range(5):
+        append(transcript(root, f"s{n}"), *conversation(2))
+    assert index(root)["added"] == 5
+    again = index(root)
+    assert (again["added"], again["updated"], again["unchanged"]) == (0, 0, 5)
+
+    # In process: not one transcript is opened, let alone fed to the reader.
+    def boom(*_a: Any, **_k: Any) -> Any:
+        raise AssertionError("a transcript was read although nothing changed")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(ingest, "SessionReader", boom)
+        patched.setattr(ingest, "iter_batches", boom)
+        patched.setattr(ingest, "open", boom, raising=False)
+        result = run_deja("index", "--root", str(root), "--json")
+    assert result.exit_code == 0, result.output
+    assert orjson.loads(result.stdout)["unchanged"] == 5
+
+    # and one changed file is the only one read
+    append(transcript(root, "s3"), user(100, "More."))
+    again = index(root)
+    assert (again["added"], again["updated"], again["unchanged"]) == (0, 1, 4)
+
+
+def test_grown_transcript_is_read_from_the_last_offset(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    path = transcript(root, "grow")
+    append(path, *conversation(3))
+    index(root)
+    db = db_path(tmp_path)
+    before = counts(db, "grow")
+    assert before["messages"] == 9 and before["commands"] == 3
+    offset = query(db, "SELECT offset FROM sessions WHERE session_id='grow'")[0][0]
+    assert offset == path.stat().st_size
+
+    append(path, *conversation(2, start=100))
+    report = index(root)
+    assert report["updated"] == 1
+    after = counts(db, "grow")
+    assert after["messages"] == 15 and after["commands"] == 5
+    texts = [m["text"] for m in show("grow")["messages"] if m["role"] == "user"]
+    assert texts == ["Request 0", "Request 10", "Request 20", "Request 100", "Request 110"]
+    assert query(db, "SELECT n_messages FROM sessions WHERE session_id='grow'")[0][0] == 15
+
+    # touched, not grown: nothing read, nothing doubled
+    st = os.stat(path)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    report = index(root)
+    assert (report["updated"], report["unchanged"]) == (0, 1)
+    assert counts(db, "grow") == after
+
+
+def test_interrupted_run_resumes_where_its_last_batch_ended(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "root"
+    path = transcript(root, "big")
+    append(path, *conversation(30))
+    db = db_path(tmp_path)
+    commits: list[int] = []
+    real_commit = ingest._commit
+
+    def killed_after_two(*args: Any, **kwargs: Any) -> Any:
+        if len(commits) == 2:
+            raise KeyboardInterrupt  # Ctrl-C between two batches
+        commits.append(1)
+        return real_commit(*args, **kwargs)
+
+    conn = index_db.connect(db)
+    try:
+        with monkeypatch.context() as patched:
+            patched.setattr(ingest, "_commit", killed_after_two)
+            with pytest.raises(KeyboardInterrupt):
+                ingest.index_roots(conn, [root], batch_bytes=2_000)
+    finally:
+        conn.close()
+    partial = counts(db, "big")["messages"]
+    assert 0 < partial < 90
+    offset, size = query(db, "SELECT offset, size FROM sessions")[0]
+    assert offset < path.stat().st_size
+
+    report = index(root)  # the file did not change, yet the rest is read
+    assert report["updated"] == 1
+    assert counts(db, "big")["messages"] == 90
+    users = [m["text"] for m in show("big")["messages"] if m["role"] == "user"]
+    assert users == [f"Request {10 * t}" for t in range(30)]
+
+
+def test_half_written_last_line_waits_until_complete(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    path = transcript(root, "half")
+    append(path, user(0, "First."))
+    full = json.dumps(planner(1, "Half then whole.")).encode() + b"\n"
+    cut = len(full) // 2
+    with open(path, "ab") as fh:
+        fh.write(full[:cut])  # the client is in the middle of writing this line
+
+    report = index(root)
+    assert report["skipped_lines"] == 0
+    doc = show("half")
+    assert [m["text"] for m in doc["messages"]] == ["First."]
+    assert doc["skipped_lines"] == 0
+    db = db_path(tmp_path)
+    assert query(db, "SELECT offset FROM sessions")[0][0] == path.stat().st_size - cut
+
+    with open(path, "ab") as fh:
+        fh.write(full[cut:])
+    report = index(root)
+    assert report["skipped_lines"] == 0 and report["updated"] == 1
+    doc = show("half")
+    assert [m["text"] for m in doc["messages"]] == ["First.", "Half then whole."]
+    assert doc["skipped_lines"] == 0
+    index(root)
+    assert counts(db, "half")["messages"] == 2
+
+
+def test_malformed_complete_lines_are_counted_once(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    path = transcript(root, "bad")
+    append(path, user(0, "One."))
+    with open(path, "ab") as fh:
+        fh.write(b'{"source": "MODEL", "content": \n[1, 2]\n\n')
+    assert index(root)["skipped_lines"] == 2
+    append(path, user(1, "Two."))
+    assert index(root)["skipped_lines"] == 0  # the old ones are not met again
+    doc = show("bad")
+    assert doc["skipped_lines"] == 2
+    assert [m["text"] for m in doc["messages"]] == ["One.", "Two."]
+
+
+@pytest.mark.parametrize("named", [True, False], ids=["step-names-command", "step-names-none"])
+def test_exit_code_arriving_in_a_later_run(tmp_path: Path, named: bool) -> None:
+    root = tmp_path / "root"
+    path = transcript(root, "later")
+    append(path, user(0, "Build it."), planner(1, "Building.", run_call("make build")))
+    index(root)
+    assert show("later")["commands"] == [
+        {"command": "make build", "cwd": "/work/api", "exit_code": None, "at": at(1)}
+    ]
+
+    append(path, run_step(2, "make build" if named else None, 1))
+    index(root)
+    assert show("later")["commands"] == [
+        {"command": "make build", "cwd": "/work/api", "exit_code": 1, "at": at(1)}
+    ]
+    assert counts(db_path(tmp_path), "later")["commands"] == 1
+
+
+def test_pending_write_confirmed_in_the_next_run(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    path = transcript(root, "write")
+    target = "/work/api/src/fresh.py"
+    append(path, user(0, "Write it."), planner(1, "Writing.", write_call(target, "a = 1\nb = 2\n")))
+    index(root)
+    assert show("write")["edits"] == []
+
+    append(path, created_step(2, target))
+    index(root)
+    edits = show("write")["edits"]
+    assert [(e["path"], e["tool"], e["added"]) for e in edits] == [
+        (target, "write_to_file", ["a = 1", "b = 2"])
+    ]
+    db = db_path(tmp_path)
+    assert counts(db, "write")["edits"] == 1 and counts(db, "write")["lines"] == 2
+
+    # a second confirmation of the same file does not write it twice
+    append(path, created_step(3, target))
+    index(root)
+    assert counts(db, "write")["edits"] == 1
+
+
+def test_failed_write_records_nothing(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    path = transcript(root, "failed")
+    target = "/work/api/src/never.py"
+    append(path, planner(1, "Writing.", write_call(target, "x = 1\n")))
+    index(root)
+    append(path, step(2, "CODE_ACTION", "Error: permission denied", status="ERROR"))
+    index(root)
+    assert show("failed")["edits"] == []
+
+
+@pytest.mark.parametrize("how", ["smaller", "same-size", "replaced-by-rename"])
+def test_shrunk_or_replaced_transcript_is_read_again(tmp_path: Path, how: str) -> None:
+    root = tmp_path / "root"
+    path = transcript(root, "redo")
+    original = jsonl(user(0, "Alpha request."), *conversation(2, start=10))
+    path.write_bytes(original)
+    index(root)
+    db = db_path(tmp_path)
+    assert counts(db, "redo")["messages"] == 7
+
+    if how == "smaller":
+        new = jsonl(user(0, "Beta."))
+    else:
+        new = jsonl(user(0, "Omega request."), *conversation(2, start=10))
+        assert len(new) == len(original)  # same size, different bytes
+    if how == "replaced-by-rename":
+        tmp = path.with_name("transcript.jsonl.tmp")
+        tmp.write_bytes(new)
+        os.replace(tmp, path)
+    else:
+        path.write_bytes(new)
+        st = os.stat(path)
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+
+    report = index(root)
+    assert report["updated"] == 1
+    doc = show("redo")
+    users = [m["text"] for m in doc["messages"] if m["role"] == "user"]
+    if how == "smaller":
+        assert users == ["Beta."]
+        assert counts(db, "redo") == {
+            "messages": 1,
+            "commands": 0,
+            "files": 0,
+            "edits": 0,
+            "lines": 0,
+        }
+    else:
+        assert users == ["Omega request.", "Request 10", "Request 20"]
+        assert counts(db, "redo")["messages"] == 7
+        assert counts(db, "redo")["commands"] == 2
+    assert deja_json("sessions", "--json")["sessions"][0]["first_prompt"] == users[0]
+
+
+def test_rewrite_that_differs_only_past_the_head_is_noticed(tmp_path: Path) -> None:
+    """Same size, same first kilobytes: only the bytes before the stored offset differ."""
+    root = tmp_path / "root"
+    path = transcript(root, "tail")
+    head = conversation(40)  # well past any head-hash window
+    path.write_bytes(jsonl(*head, user(1000, "Tail A.")))
+    index(root)
+    path.write_bytes(jsonl(*head, user(1000, "Tail B.")))
+    st = os.stat(path)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    index(root)
+    users = [m["text"] for m in show("tail")["messages"] if m["role"] == "user"]
+    assert users[-1] == "Tail B." and "Tail A." not in users
+    assert counts(db_path(tmp_path), "tail")["messages"] == 40 * 3 + 1
+
+
+def test_deleted_transcript_keeps_its_session(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    gone = transcript(root, "gone")
+    append(gone, *conversation(1))
+    append(transcript(root, "kept"), *conversation(1))
+    index(root)
+    gone.unlink()
+    report = index(root)
+    assert report["transcripts"] == 1
+    ids = sorted(s["session_id"] for s in deja_json("sessions", "--json")["sessions"])
+    assert ids == ["gone", "kept"]
+    assert counts(db_path(tmp_path), "gone")["messages"] == 3
+    assert show("gone")["messages"][0]["text"] == "Request 0"
+
+
+def test_full_transcript_appearing_beside_the_compact_one(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    compact = transcript(root, "pair")
+    target = "/work/api/package.json"
+    package = '{"name": "api"}\n'
+    append(
+        compact,
+        user(0, "Add a package file."),
+        planner(1, "Writing.", write_call(target, package)),
+        created_step(2, target),
+    )
+    index(root)
+    db = db_path(tmp_path)
+    assert counts(db, "pair")["edits"] == 1
+
+    full = transcript(root, "pair", "transcript_full.jsonl")
+    native = planner(
+        1,
+        "Writing.",
+        {"name": "write_to_file", "args": {"TargetFile": target, "CodeContent": package}},
+    )
+    append(
+        full,
+        user(0, "Add a package file."),
+        native,
+        created_step(2, target),
+        user(3, "Only in the full file."),
+    )
+    report = index(root)
+    assert report["updated"] == 1
+    doc = show("pair")
+    assert doc["transcript"].endswith("transcript_full.jsonl")
+    assert [m["text"] for m in doc["messages"] if m["role"] == "user"] == [
+        "Add a package file.",
+        "Only in the full file.",
+    ]
+    # full-file values are native JSON: the package.json text is not decoded again
+    assert doc["edits"][0]["added"] == ['{"name": "api"}']
+    assert counts(db, "pair") == {"messages": 4, "commands": 0, "files": 1, "edits": 1, "lines": 1}
+    again = index(root)
+    assert again["unchanged"] == 1
+
+
+# -- trouble: roots, files, the index itself ----------------------------------------------------
+
+
+def test_missing_root_and_directory_for_a_file(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    append(transcript(root, "good"), *conversation(1))
+    bad = transcript(root, "bad")
+    bad.mkdir()  # a directory where transcript.jsonl should be
+    missing = tmp_path / "nowhere"
+
+    proc = deja("index", "--root", str(missing), "--root", str(root))
+    assert proc.returncode == 0 and proc.stdout == b""
+    lines = one_line_error(proc)
+    assert any(str(missing) in ln for ln in lines)
+    assert any(str(bad) in ln for ln in lines)
+    assert len(lines) == 3  # one line per problem, then the summary
+    assert lines[-1].startswith("indexed 1 transcripts")
+    assert [s["session_id"] for s in deja_json("sessions", "--json")["sessions"]] == ["good"]
+
+
+def test_unreadable_transcript_is_reported_and_skipped(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    append(transcript(root, "good"), *conversation(1))
+    locked = transcript(root, "locked")
+    append(locked, *conversation(1))
+    locked.chmod(0)
+    try:
+        if os.access(locked, os.R_OK):
+            pytest.skip("running as a user that can read a mode-000 file (root)")
+        proc = deja("index", "--root", str(root))
+        lines = one_line_error(proc)
+        assert any(str(locked) in ln for ln in lines)
+        assert [s["session_id"] for s in deja_json("sessions", "--json")["sessions"]] == ["good"]
+    finally:
+        locked.chmod(0o644)
+
+
+@pytest.mark.parametrize(
+    "command", [("sessions",), ("index",), ("show", "x"), ("sessions", "--json")]
+)
+def test_corrupt_index_is_a_one_line_error_with_a_hint(
+    tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    db = db_path(tmp_path)
+    db.write_bytes(b"this is not an index\x00\xff" * 400)
+    proc = deja(*command, check=False)
+    assert proc.returncode == 1 and proc.stdout == b""
+    lines = one_line_error(proc)
+    assert len(lines) == 2
+    assert lines[0].startswith("deja: error:") and str(db) in lines[0]
+    assert lines[1].startswith("hint:") and "deja index --rebuild" in lines[1]
+
+
+def test_damaged_pages_in_a_real_index(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    for n in range(30):
+        append(transcript(root, f"s{n:02d}"), *conversation(3))
+    index(root)
+    db = db_path(tmp_path)
+    deja("sessions")  # folds the WAL back so the pages are in the main file
+    conn = sqlite3.connect(str(db))
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    data = bytearray(db.read_bytes())
+    page = 4096
+    assert len(data) > 4 * page
+    for off in range(page, len(data), page):  # every page but the header one
+        data[off : off + 64] = b"\xde\xad\xbe\xef" * 16
+    db.write_bytes(bytes(data))
+    for cmd in (("sessions",), ("show", "s01"), ("index", "--root", str(root))):
+        proc = deja(*cmd, check=False)
+        assert proc.returncode == 1, (cmd, proc.stderr)
+        lines = one_line_error(proc)
+        assert str(db) in lines[0] and lines[-1].startswith("hint:"), (cmd, lines)
+
+
+def test_rebuild_recovers_a_corrupt_index(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    append(transcript(root, "s1"), *conversation(2))
+    db = db_path(tmp_path)
+    db.write_bytes(b"\x00garbage" * 100)
+    report = index(root, "--rebuild")
+    assert report["added"] == 1
+    assert counts(db, "s1")["messages"] == 6
+    assert [s["session_id"] for s in deja_json("sessions", "--json")["sessions"]] == ["s1"]
+
+
+def edit_turn(i: int, path: str) -> list[dict[str, Any]]:
+    """A planner row with a replace_file_content call and its diff step: 2 messages, 2 lines."""
+    return [
+        planner(i, f"Editing {i}.", replace_call(path, "x", "y")),
+        diff_step(i + 1, path, ["    return None"], [f"    first = {i}", f"    second = {i}"]),
+    ]
+
+
+def index_twice_at_once(root: Path) -> list[dict[str, Any]]:
+    cmd = [sys.executable, "-m", "deja_blame", "index", "--root", str(root), "--json"]
+    procs = [
+        subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)
+    ]
+    outs = [p.communicate(timeout=120) for p in procs]
+    for p, (out, err) in zip(procs, outs, strict=True):
+        assert p.returncode == 0, err.decode()
+        assert b"locked" not in err and b"Traceback" not in err
+        assert orjson.loads(out)["problems"] == []
+    return [orjson.loads(out) for out, _ in outs]
+
+
+def test_two_index_runs_at_once(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    n_sessions, turns = 200, 5
+    paths = [transcript(root, f"c{n:03d}") for n in range(n_sessions)]
+    for n, path in enumerate(paths):
+        append(path, *conversation(turns), *edit_turn(100, f"/work/api/m{n}.py"))
+    db = db_path(tmp_path)
+
+    def check(messages: int, commands: int, lines: int) -> None:
+        assert query(db, "SELECT COUNT(*), COUNT(DISTINCT session_id) FROM sessions")[0] == (
+            n_sessions,
+            n_sessions,
+        )
+        for table, expected in (("messages", messages), ("commands", commands), ("lines", lines)):
+            per_session = query(
+                db,
+                f"SELECT COUNT(t.sid) FROM sessions s LEFT JOIN {table} t USING (sid)"
+                " GROUP BY s.sid",
+            )
+            assert {c for (c,) in per_session} == {expected}, table
+        assert query(db, "SELECT MIN(n_messages), MAX(n_messages) FROM sessions")[0] == (
+            messages,
+            messages,
+        )
+
+    reports = index_twice_at_once(root)
+    assert sum(r["added"] for r in reports) == n_sessions  # each session added by one of them
+    check(messages=3 * turns + 2, commands=turns, lines=2)
+
+    # Both resume the same grown files: each new batch lands once.
+    for n, path in enumerate(paths):
+        append(path, *conversation(1, start=500), *edit_turn(600, f"/work/api/m{n}.py"))
+    reports = index_twice_at_once(root)
+    assert sum(r["updated"] for r in reports) == n_sessions
+    assert sum(r["unchanged"] for r in reports) == n_sessions
+    check(messages=3 * turns + 2 + 5, commands=turns + 1, lines=4)
+
+
+# -- line fingerprints -------------------------------------------------------------------------
+
+
+def test_lines_table_finds_the_session_that_added_a_line(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    app = "/work/api/src/app.py"
+    append(
+        transcript(root, "fp"),
+        user(0, "Fix it."),
+        planner(1, "Fixing.", replace_call(app, "x", "y")),
+        diff_step(
+            2, app, ["    return None"], ["    body = parse(event)", "    return respond(body)"]
+        ),
+    )
+    append(transcript(root, "other"), *conversation(1))
+    index(root)
+    db = db_path(tmp_path)
+
+    def who(path: str, line: str) -> list[str]:
+        return [
+            r[0]
+            for r in query(
+                db,
+                "SELECT DISTINCT s.session_id FROM lines JOIN paths USING (path_id)"
+                " JOIN sessions s USING (sid) WHERE paths.path=? AND lines.fp=?",
+                path,
+                fingerprint(line),
+            )
+        ]
+
+    assert who(app, "    body = parse(event)") == ["fp"]
+    assert who(app, "\t\tbody  =  parse(event)") == ["fp"]  # reindented: same fingerprint
+    assert fingerprint("body = parse(event)") == fingerprint("        body=parse( event )")
+    assert who(app, "    return respond(body)") == ["fp"]
+    assert who(app, "    return None") == []  # a removed line is not written by the session
+    assert who("/work/api/src/other.py", "    body = parse(event)") == []
+    assert fingerprint("body = parse(event)") != fingerprint("body = parse(events)")
+
+
+# -- schema ------------------------------------------------------------------------------------
+
+
+def test_schema_version_is_stored(tmp_path: Path) -> None:
+    deja("index", "--root", str(tmp_path / "empty"))
+    meta = dict(query(db_path(tmp_path), "SELECT key, value FROM meta"))
+    assert meta["schema_version"] == str(index_db.SCHEMA_VERSION)
+    assert "migration:0001_initial" in meta
+
+
+def test_older_schema_is_migrated_on_open_keeping_sessions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "root"
+    append(transcript(root, "old"), *conversation(2))
+    index(root)
+    db = db_path(tmp_path)
+
+    # A later deja, with one more migration, opens this index.
+    current = index_db.SCHEMA_VERSION
+    assert len(index_db.MIGRATIONS) == current
+    migration = ("9999_session_labels", "ALTER TABLE sessions ADD COLUMN label TEXT")
+    monkeypatch.setattr(index_db, "MIGRATIONS", [*index_db.MIGRATIONS, migration])
+    monkeypatch.setattr(index_db, "SCHEMA_VERSION", current + 1)
+    conn = index_db.connect(db)
+    try:
+        assert index_db.schema_version(conn) == current + 1
+        cols = [r[1] for r in conn.execute("PRAGMA table_info(sessions)")]
+        assert "label" in cols
+        assert conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0] == 6
+        assert conn.execute(
+            "SELECT value FROM meta WHERE key='migration:9999_session_labels'"
+        ).fetchone()
+    finally:
+        conn.close()
+    # opening it again runs nothing twice
+    index_db.connect(db).close()
+    assert [r[1] for r in query(db, "PRAGMA table_info(sessions)")].count("label") == 1
+
+
+def test_newer_schema_is_refused_and_rebuild_recovers(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    append(transcript(root, "s1"), *conversation(1))
+    index(root)
+    db = db_path(tmp_path)
+    conn = sqlite3.connect(str(db))
+    conn.execute("UPDATE meta SET value='99' WHERE key='schema_version'")
+    conn.commit()
+    conn.close()
+    proc = deja("sessions", check=False)
+    assert proc.returncode == 1
+    lines = one_line_error(proc)
+    assert "newer deja" in lines[0] and lines[1].startswith("hint:")
+    assert query(db, "SELECT value FROM meta WHERE key='schema_version'")[0][0] == "99"
+    assert index(root, "--rebuild")["added"] == 1
+    assert deja_json("sessions", "--json")["sessions"][0]["session_id"] == "s1"
+
+
+@pytest.mark.parametrize("what", ["foreign-database", "tables-without-version"])
+def test_database_that_is_not_a_deja_index_is_left_alone(tmp_path: Path, what: str) -> None:
+    """Version 0 with tables in it is no older deja index (none existed): refuse, touch nothing."""
+    db = db_path(tmp_path)
+    if what == "foreign-database":
+        conn = sqlite3.connect(str(db))
+        conn.execute("CREATE TABLE bookmarks (url TEXT)")
+        conn.commit()
+        conn.close()
+    else:
+        deja("index", "--root", str(tmp_path / "empty"))
+        conn = sqlite3.connect(str(db))
+        conn.execute("DELETE FROM meta WHERE key='schema_version'")
+        conn.commit()
+        conn.close()
+    tables_before = query(db, "SELECT name FROM sqlite_master ORDER BY name")
+    mode_before = query(db, "PRAGMA journal_mode")
+    proc = deja("index", "--root", str(tmp_path / "empty"), check=False)
+    assert proc.returncode == 1
+    lines = one_line_error(proc)
+    assert str(db) in lines[0] and lines[1].startswith("hint:")
+    assert query(db, "SELECT name FROM sqlite_master ORDER BY name") == tables_before
+    assert query(db, "PRAGMA journal_mode") == mode_before
+
+
+def test_state_from_an_unknown_reader_version_is_read_again(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    path = transcript(root, "st")
+    append(path, *conversation(1))
+    index(root)
+    db = db_path(tmp_path)
+    conn = sqlite3.connect(str(db))
+    conn.execute("UPDATE sessions SET state=?", (b'{"a_field_from_elsewhere": 1}',))
+    conn.commit()
+    conn.close()
+    append(path, user(50, "After."))
+    index(root)
+    assert [m["text"] for m in show("st")["messages"] if m["role"] == "user"] == [
+        "Request 0",
+        "After.",
+    ]
+    assert counts(db, "st")["messages"] == 4
+
+
+# -- output ------------------------------------------------------------------------------------
+
+
+def test_index_output_off_a_terminal(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    append(transcript(root, "s1"), *conversation(1))
+    proc = deja("index", "--root", str(root))
+    assert proc.stdout == b""
+    assert proc.stderr.decode().splitlines() == [
+        "indexed 1 transcripts: 1 sessions added, 0 updated, 0 unchanged; 0 malformed lines skipped"
+    ]
+    proc = deja("index", "--root", str(root), "--json")
+    assert proc.stderr == b""
+    doc = orjson.loads(proc.stdout)  # exactly one JSON document
+    assert doc == {
+        "transcripts": 1,
+        "added": 0,
+        "updated": 0,
+        "unchanged": 1,
+        "skipped_lines": 0,
+        "problems": [],
+    }
+    assert deja("index", "--root", str(root), "--quiet").stderr == b""
