@@ -15,13 +15,14 @@ import time
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pygit2
 
-from deja_blame.attribution.blame_engine import BlameLine, blame
+from deja_blame.attribution.blame_engine import BlameLine, start_blame
 from deja_blame.attribution.matcher import candidate_paths, load_writes, match_lines
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import FileVersion, head_commit, read_file, workdir
@@ -112,13 +113,27 @@ def blame_file(
     line_range: tuple[int, int] | None = None,
     note_lookup: NoteLookup | None = None,
     engine: str = "auto",
+    before_match: Callable[[], None] | None = None,
 ) -> FileBlame:
+    """Attribute every line of ``relpath`` at ``rev`` (None: the working tree).
+
+    ``before_match`` runs while git blame works in the background (deja blame
+    reads new transcript lines into the index there).
+    """
     root = workdir(repo)
     version = read_file(repo, relpath, rev)
     if version.is_binary:
         raise DejaError(f"{relpath} is a binary file: nothing to blame")
     texts = version.lines()
-    blamed = _blame_cached(conn, root, repo, version, engine)
+    pending = _start_blame_cached(conn, root, repo, version, engine)
+    if before_match is not None:
+        before_match()
+    paths: dict[int, bool] = {}
+    writes: dict[int, list[Any]] = {}
+    if conn is not None:
+        paths = candidate_paths(conn, str(root), {relpath})
+        writes = load_writes(conn, paths)
+    blamed = pending()
     by_line: list[BlameLine | None] = [None] * len(texts)
     for b in blamed:
         if 1 <= b.line <= len(texts):
@@ -145,7 +160,15 @@ def blame_file(
                 ln.source = "antigravity"
     if conn is not None:
         result.indexed_sessions = int(conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0])
-        _attribute_from_index(conn, result, by_line)
+        # Renamed files: their older lines were written under the old path.
+        older = {b.orig_path for b in by_line if b is not None and b.orig_path} - {relpath}
+        if older:
+            more = {
+                k: v for k, v in candidate_paths(conn, str(root), older).items() if k not in paths
+            }
+            for fp, ws in load_writes(conn, more).items():
+                writes.setdefault(fp, []).extend(ws)
+        _attribute_from_index(conn, result, by_line, writes)
     if line_range is not None:
         start, end = line_range
         result.lines = [ln for ln in result.lines if start <= ln.line <= end]
@@ -154,56 +177,58 @@ def blame_file(
 
 
 def _attribute_from_index(
-    conn: sqlite3.Connection, result: FileBlame, by_line: list[BlameLine | None]
+    conn: sqlite3.Connection,
+    result: FileBlame,
+    by_line: list[BlameLine | None],
+    writes: dict[int, list[Any]],
 ) -> None:
-    relpaths = {result.path} | {b.orig_path for b in by_line if b is not None and b.orig_path}
-    paths = candidate_paths(conn, result.root, relpaths)
-    writes = load_writes(conn, paths)
     if not writes:
         return
     matches = match_lines([ln.text for ln in result.lines], by_line, writes)
-    sids = {m.sid for m in matches if m is not None}
-    names = _session_ids(conn, sids)
+    names = _session_ids(conn, {m.sid for m in matches if m is not None})
+    when: dict[float, str] = {}
     for ln, m in zip(result.lines, matches):
         if m is None or ln.via == "note":
             continue  # the commit's note wins over the index
         ln.session = names.get(m.sid)
         ln.source = "antigravity"
         ln.confidence = m.confidence
-        ln.written_at = format_time_epoch(m.at)
+        if m.at not in when:
+            when[m.at] = format_time_epoch(m.at)
+        ln.written_at = when[m.at]
         ln.edit_ord = m.edit_ord
         ln.via = "index"
 
 
 def format_time_epoch(epoch: float) -> str:
-    from datetime import datetime, timezone
-
     return format_time(datetime.fromtimestamp(epoch, tz=timezone.utc))
 
 
 def _session_ids(conn: sqlite3.Connection, sids: set[int]) -> dict[int, str]:
     out: dict[int, str] = {}
-    for sid in sids:
-        row = conn.execute("SELECT session_id FROM sessions WHERE sid=?", (sid,)).fetchone()
-        if row:
-            out[sid] = row[0]
+    ids = list(sids)
+    for start in range(0, len(ids), 500):
+        part = ids[start : start + 500]
+        marks = ",".join("?" * len(part))
+        for sid, name in conn.execute(
+            f"SELECT sid, session_id FROM sessions WHERE sid IN ({marks})", part
+        ):
+            out[int(sid)] = name
     return out
 
 
 def _fill_sessions(conn: sqlite3.Connection | None, result: FileBlame) -> None:
-    for ln in result.lines:
-        if ln.session is None or ln.session in result.sessions:
-            continue
+    for name in sorted({ln.session for ln in result.lines if ln.session}):
         row = None
         if conn is not None:
             row = conn.execute(
                 "SELECT source, project, started_at, first_prompt FROM sessions WHERE session_id=?",
-                (ln.session,),
+                (name,),
             ).fetchone()
         if row:
-            result.sessions[ln.session] = SessionInfo(ln.session, row[0], row[1], row[2], row[3])
+            result.sessions[name] = SessionInfo(name, row[0], row[1], row[2], row[3])
         else:
-            result.sessions[ln.session] = SessionInfo(ln.session, "antigravity", "-", None, None)
+            result.sessions[name] = SessionInfo(name, "antigravity", "-", None, None)
 
 
 # -- the blame cache ------------------------------------------------------------------
@@ -217,39 +242,48 @@ def _cache_key(repo: pygit2.Repository, version: FileVersion) -> str:
     return f"wt:{head.id if head else '-'}:{version.relpath}:{digest}"
 
 
-def _blame_cached(
+def _start_blame_cached(
     conn: sqlite3.Connection | None,
     root: Path,
     repo: pygit2.Repository,
     version: FileVersion,
     engine: str,
-) -> list[BlameLine]:
+) -> Callable[[], list[BlameLine]]:
+    """The blame of ``version``: from the cache, or started now and cached when done."""
     key = _cache_key(repo, version) + f":{engine}"
     if conn is not None:
         row = conn.execute("SELECT data FROM blame_cache WHERE key=?", (key,)).fetchone()
         if row is not None:
             try:
-                return [BlameLine(*item) for item in orjson.loads(zlib.decompress(row[0]))]
+                cached = [BlameLine(*item) for item in orjson.loads(zlib.decompress(row[0]))]
+                return lambda: cached
             except (zlib.error, orjson.JSONDecodeError, TypeError):
                 pass  # a damaged entry: blame again
-    lines = blame(root, repo, version.relpath, version.commit, engine=engine)
-    if conn is not None:
-        data = zlib.compress(
-            orjson.dumps(
-                [[b.line, b.commit, b.commit_time, b.orig_path, b.orig_line] for b in lines]
-            ),
-            1,
+    pending = start_blame(root, repo, version.relpath, version.commit, engine=engine)
+
+    def finish() -> list[BlameLine]:
+        lines = pending.result()
+        if conn is not None:
+            _store(conn, key, lines)
+        return lines
+
+    return finish
+
+
+def _store(conn: sqlite3.Connection, key: str, lines: list[BlameLine]) -> None:
+    data = zlib.compress(
+        orjson.dumps([[b.line, b.commit, b.commit_time, b.orig_path, b.orig_line] for b in lines]),
+        1,
+    )
+    try:
+        conn.execute(
+            "INSERT OR REPLACE INTO blame_cache(key, data, used) VALUES (?, ?, ?)",
+            (key, data, time.time()),
         )
-        try:
-            conn.execute(
-                "INSERT OR REPLACE INTO blame_cache(key, data, used) VALUES (?, ?, ?)",
-                (key, data, time.time()),
-            )
-            conn.execute(
-                "DELETE FROM blame_cache WHERE key IN (SELECT key FROM blame_cache"
-                " ORDER BY used DESC LIMIT -1 OFFSET ?)",
-                (CACHE_ENTRIES,),
-            )
-        except sqlite3.OperationalError:
-            pass  # a busy or read-only index only costs the cache
-    return lines
+        conn.execute(
+            "DELETE FROM blame_cache WHERE key IN (SELECT key FROM blame_cache"
+            " ORDER BY used DESC LIMIT -1 OFFSET ?)",
+            (CACHE_ENTRIES,),
+        )
+    except sqlite3.OperationalError:
+        pass  # a busy or read-only index only costs the cache

@@ -13,13 +13,15 @@ path and number in that commit (blame follows whole-file renames).
 from __future__ import annotations
 
 import difflib
+import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
 
 from deja_blame.errors import DejaError
-from deja_blame.gitutil import git_available, head_commit, resolve_commit, run_git
+from deja_blame.gitutil import git_available, head_commit, no_git_env, resolve_commit
 
 NULL_SHA = "0" * 40
 
@@ -33,27 +35,48 @@ class BlameLine:
     orig_line: int
 
 
+class PendingBlame:
+    """A blame started in the background: git works while deja reads its index."""
+
+    def __init__(self, compute: Callable[[], list[BlameLine]]) -> None:
+        self._compute = compute
+
+    def result(self) -> list[BlameLine]:
+        return self._compute()
+
+
+def start_blame(
+    root: Path, repo: pygit2.Repository, relpath: str, rev: str | None, engine: str = "auto"
+) -> PendingBlame:
+    if engine == "git" or (engine == "auto" and git_available()):
+        return _start_git(root, relpath, rev)
+    return PendingBlame(lambda: _blame_pygit2(root, repo, relpath, rev))
+
+
 def blame(
     root: Path, repo: pygit2.Repository, relpath: str, rev: str | None, engine: str = "auto"
 ) -> list[BlameLine]:
-    if engine == "git" or (engine == "auto" and git_available()):
-        return _blame_git(root, relpath, rev)
-    return _blame_pygit2(root, repo, relpath, rev)
+    return start_blame(root, repo, relpath, rev, engine).result()
 
 
-def _blame_git(root: Path, relpath: str, rev: str | None) -> list[BlameLine]:
-    args = ["blame", "--porcelain"]
+def _start_git(root: Path, relpath: str, rev: str | None) -> PendingBlame:
+    args = ["git", "-C", str(root), "blame", "--porcelain"]
     if rev is not None:
         args.append(rev)
     args += ["--", relpath]
-    proc = run_git(root, args, check=False)
-    if proc.returncode != 0:
-        err = proc.stderr.decode("utf-8", "replace").strip()
-        if "no such path" in err or "no such ref" in err.lower():
-            # a file never committed (new, untracked): every line is uncommitted
-            return []
-        raise DejaError(f"git blame failed: {err.splitlines()[-1] if err else proc.returncode}")
-    return parse_porcelain(proc.stdout)
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=no_git_env())
+
+    def finish() -> list[BlameLine]:
+        out, err_bytes = proc.communicate()
+        if proc.returncode != 0:
+            err = err_bytes.decode("utf-8", "replace").strip()
+            if "no such path" in err or "no such ref" in err.lower():
+                # a file never committed (new, untracked): every line is uncommitted
+                return []
+            raise DejaError(f"git blame failed: {err.splitlines()[-1] if err else proc.returncode}")
+        return parse_porcelain(out)
+
+    return PendingBlame(finish)
 
 
 def parse_porcelain(data: bytes) -> list[BlameLine]:
