@@ -1,0 +1,373 @@
+"""The scripted scenarios: each builds one repository and says which blames to check.
+
+A scenario is ``fn(sim, small)``; ``small`` trims the code it writes (the
+pytest version), never the kind of change it makes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import snippets as C  # bench/accuracy/snippets.py (this directory is on sys.path)
+from sim import Sim
+
+MINUTE = 60
+HOUR = 3600
+
+SERVICE = "orders/service.py"
+CART = "web/cart.js"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    about: str
+    build: Callable[[Sim, bool], None]
+
+
+SCENARIOS: dict[str, Scenario] = {}
+
+
+def scenario(about: str) -> Callable[[Callable[[Sim, bool], None]], Callable[[Sim, bool], None]]:
+    def register(fn: Callable[[Sim, bool], None]) -> Callable[[Sim, bool], None]:
+        SCENARIOS[fn.__name__] = Scenario(fn.__name__, about, fn)
+        return fn
+
+    return register
+
+
+def _service_base(sim: Sim) -> None:
+    sim.person_write(SERVICE, C.SERVICE_PY)
+    sim.commit("Order service skeleton")
+    sim.advance(HOUR)
+
+
+def _validate(small: bool) -> str:
+    return C.VALIDATE_BODY_SMALL if small else C.VALIDATE_BODY
+
+
+def _cart_with_agent_funcs(sim: Sim, small: bool, label: str = "cart-functions") -> None:
+    sim.person_write(CART, C.CART_JS)
+    sim.commit("Cart helpers")
+    sim.advance(HOUR)
+    s = sim.session(label, "Add addItem, removeItem and cartTotal to web/cart.js")
+    s.view(CART)
+    funcs = C.CART_ADD_FUNCS_SMALL if small else C.CART_ADD_FUNCS
+    s.replace(CART, C.CART_EXPORTS, funcs + C.CART_EXPORTS_NEW)
+    s.run("npx jest web", 0, "Tests: 6 passed, 6 total")
+    s.say("Added the three cart functions and exported them.")
+
+
+# -- the scenarios ----------------------------------------------------------------
+
+
+@scenario("agent edits a file, the person commits 20 minutes later")
+def agent_writes_person_commits(sim: Sim, small: bool) -> None:
+    _service_base(sim)
+    s = sim.session("implement-validation", "Implement validate() and total().")
+    s.view(SERVICE)
+    s.replace(SERVICE, C.VALIDATE_STUB, _validate(small))
+    if not small:
+        s.replace(SERVICE, C.TOTAL_STUB, C.TOTAL_FUNC)
+    s.run("python -m pytest -q tests/test_service.py", 0, "4 passed in 0.12s")
+    sim.advance(20 * MINUTE)
+    sim.commit("Validate and price orders")
+    sim.expect(SERVICE)
+    sim.expect(SERVICE, "HEAD")
+
+
+@scenario("the person changes some of the agent's lines before committing")
+def person_tweaks_agent_lines(sim: Sim, small: bool) -> None:
+    _service_base(sim)
+    s = sim.session("validation-and-refund", "Implement validate() and add a refund().")
+    s.replace(SERVICE, C.VALIDATE_STUB, _validate(small))
+    s.replace(SERVICE, "    return 0", "    return 0" + C.REFUND_FUNC)
+    sim.advance(15 * MINUTE)
+    sim.person_edit(
+        SERVICE, 'raise ValueError("order has no id")', 'raise ValueError("missing id")'
+    )
+    sim.person_edit(
+        SERVICE,
+        "        return round(amount * (1 + TAX_RATE), 2)",
+        '        return 0 if reason == "fraud" else round(amount * (1 + TAX_RATE), 2)',
+    )
+    if not small:
+        sim.person_edit(SERVICE, "        if sku in seen:", "        if sku in seen:  # dup")
+    sim.commit("Validation and refunds")
+    sim.expect(SERVICE)
+
+
+@scenario("two sessions edit one file; the second rewrites part of the first's code")
+def two_sessions_one_file(sim: Sim, small: bool) -> None:
+    _cart_with_agent_funcs(sim, small, "cart-functions")
+    sim.advance(10 * MINUTE)
+    sim.commit("Cart: add, remove, total")
+    sim.advance(2 * HOUR)
+    b = sim.session("coupons", "Support per-sku discounts and coupons in the cart.")
+    old = C.CART_TOTAL_OLD_SMALL if small else C.CART_TOTAL_OLD
+    b.multi_replace(
+        CART,
+        [
+            (old, C.CART_TOTAL_NEW),
+            ("cartTotal };", "cartTotal, applyCoupon };"),
+        ],
+    )
+    sim.advance(5 * MINUTE)
+    sim.commit("Cart: coupons")
+    sim.expect(CART)
+    sim.expect(CART, "HEAD~1")  # before the second session
+
+
+@scenario("a formatter reindents the agent's code 2 -> 4 spaces; the person commits")
+def formatter_reindent(sim: Sim, small: bool) -> None:
+    _cart_with_agent_funcs(sim, small)
+    sim.advance(5 * MINUTE)
+    sim.person_rewrite(CART, C.reindent)
+    sim.commit("Cart functions (formatted)")
+    sim.expect(CART)
+
+
+@scenario("the agent writes and commits a file; the person renames it (git mv) later")
+def rename_after_commit(sim: Sim, small: bool) -> None:
+    sim.person_write("README.md", "# shop\n\nA small shop.\n")
+    sim.commit("Start")
+    sim.advance(HOUR)
+    s = sim.session("string-helpers", "Add slugify and preview helpers.")
+    s.write_file("textutil/strings.py", C.STRINGS_PY)
+    s.run("git add textutil/strings.py && git commit -m 'String helpers'", 0, "1 file changed")
+    sim.commit("String helpers")
+    sim.advance(3 * HOUR)
+    sim.git_mv("textutil/strings.py", "common/text.py")
+    if not small:
+        sim.person_edit("README.md", "A small shop.", "A small shop. Helpers live in common/.")
+    sim.commit("Move string helpers to common/")
+    sim.expect("common/text.py")
+    sim.expect("common/text.py", "HEAD")
+
+
+@scenario("the agent's function is moved to the end of the file by the person")
+def moved_block(sim: Sim, small: bool) -> None:
+    _service_base(sim)
+    s = sim.session("pricing", "Implement total() and add refund() right after it.")
+    body = C.TOTAL_FUNC + C.REFUND_FUNC
+    if small:
+        body = C.TOTAL_STUB + C.REFUND_FUNC
+    s.replace(SERVICE, C.TOTAL_STUB, body)
+    sim.advance(10 * MINUTE)
+    sim.commit("Pricing and refunds")
+    sim.advance(HOUR)
+    refund = C.REFUND_FUNC.lstrip("\n")
+    sim.person_move(SERVICE, "\n\n" + refund)
+    sim.commit("Keep refund() last")
+    sim.expect(SERVICE)
+
+
+@scenario("the agent writes lines identical to lines the person wrote earlier")
+def identical_to_human_line(sim: Sim, small: bool) -> None:
+    sim.person_write("app/config.py", C.CONFIG_PY)
+    sim.person_write("app/client.py", C.CLIENT_PY)
+    sim.commit("Config and client")
+    sim.advance(2 * HOUR)
+    s = sim.session("env-helpers", "Add env_float and env_list next to env_int.")
+    s.view("app/config.py")
+    func = C.ENV_FLOAT_FUNC
+    if small:
+        func = func.split("\n\n\ndef env_list")[0]
+    s.replace(
+        "app/config.py",
+        '    return raw.lower() in ("1", "true", "yes")',
+        '    return raw.lower() in ("1", "true", "yes")' + func,
+    )
+    if not small:
+        # the same Authorization line the person wrote twice in client.py
+        s.replace(
+            "app/client.py",
+            "def post(path, token, payload):",
+            'def delete(path, token):\n    request = urllib.request.Request(BASE_URL + path, method="DELETE")\n'
+            '    request.add_header("Authorization", f"Bearer {token}")\n'
+            "    with urllib.request.urlopen(request, timeout=TIMEOUT) as response:\n"
+            "        return response.status\n\n\ndef post(path, token, payload):",
+        )
+    sim.advance(30 * MINUTE)
+    sim.commit("More env helpers")
+    sim.expect("app/config.py")
+    if not small:
+        sim.expect("app/client.py")
+
+
+@scenario("the person reverts one agent edit before committing and keeps another")
+def agent_edit_reverted(sim: Sim, small: bool) -> None:
+    sim.person_write("billing/client.py", C.CLIENT_PY)
+    sim.commit("Billing client")
+    sim.advance(HOUR)
+    s = sim.session("client-params", "Let get() take query params; raise the timeout.")
+    s.replace("billing/client.py", C.GET_ORIGINAL, C.GET_AGENT)
+    s.replace("billing/client.py", "TIMEOUT = 10", "TIMEOUT = 30")
+    if not small:
+        s.replace(
+            "billing/client.py",
+            '    request.add_header("Content-Type", "application/json")',
+            '    request.add_header("Content-Type", "application/json")\n'
+            '    request.add_header("Accept", "application/json")',
+        )
+    sim.advance(25 * MINUTE)
+    sim.person_edit("billing/client.py", C.GET_AGENT, C.GET_ORIGINAL)  # revert get()
+    sim.commit("Longer billing timeout")
+    sim.expect("billing/client.py")
+
+
+@scenario("a session edits after the commit that holds the same lines; only its later edit is its")
+def session_after_commit(sim: Sim, small: bool) -> None:
+    _service_base(sim)
+    stale = sim.read(SERVICE)
+    sim.person_edit(SERVICE, C.VALIDATE_STUB, _validate(small))
+    sim.commit("Validate orders")  # the person's lines, committed before the session
+    sim.advance(2 * HOUR)
+    s = sim.session("late-session", "Implement validate() and total().")
+    # the session works on a stale copy: the same validation, written after the commit
+    s.replace(SERVICE, C.VALIDATE_STUB, _validate(small), current=stale, apply=False)
+    sim.advance(5 * MINUTE)
+    s.replace(SERVICE, C.TOTAL_STUB, C.TOTAL_FUNC)  # a real edit, left uncommitted
+    sim.expect(SERVICE)
+    sim.expect(SERVICE, "HEAD")
+
+
+@scenario("a session works in another clone (/some/other/clone/path); its commits arrive by pull")
+def other_clone(sim: Sim, small: bool) -> None:
+    _service_base(sim)
+    s = sim.session(
+        "other-clone", "Implement validate() and add a retry helper.", "/some/other/clone/path"
+    )
+    s.register("cli")
+    s.replace(SERVICE, C.VALIDATE_STUB, _validate(small))
+    s.write_file("orders/retry.py", C.RETRY_PY_SMALL if small else C.RETRY_PY)
+    s.run("git commit -am 'Validation and retry'", 0, "2 files changed")
+    sim.advance(3 * HOUR)
+    sim.commit("Validation and retry (pulled from the laptop clone)")
+    sim.expect(SERVICE)
+    sim.expect("orders/retry.py")
+
+
+@scenario("write_to_file creates a new module; the person commits it")
+def write_new_file(sim: Sim, small: bool) -> None:
+    sim.person_write("app/__init__.py", "")
+    sim.commit("Package")
+    sim.advance(HOUR)
+    s = sim.session("retry-helper", "Write a retry helper with exponential back-off.")
+    s.write_file("app/retry.py", C.RETRY_PY_SMALL if small else C.RETRY_PY)
+    s.run("python -c 'import app.retry'", 0)
+    sim.advance(10 * MINUTE)
+    sim.commit("Retry helper")
+    sim.expect("app/retry.py")
+
+
+@scenario("blank and brace-only lines inside the agent's block, next to the person's braces")
+def blank_and_brace_lines(sim: Sim, small: bool) -> None:
+    sim.person_write("web/events.js", C.EVENTS_JS)
+    sim.commit("Event bus")
+    sim.advance(HOUR)
+    s = sim.session("event-bus", "Add off, emit and once to the EventBus.")
+    s.replace(
+        "web/events.js", C.EVENTS_ANCHOR, C.EVENTS_METHODS_SMALL if small else C.EVENTS_METHODS
+    )
+    sim.advance(10 * MINUTE)
+    sim.commit("EventBus: off, emit, once")
+    sim.expect("web/events.js")
+
+
+@scenario("agent lines not committed yet: blame of the working tree (and of HEAD)")
+def uncommitted_working_tree(sim: Sim, small: bool) -> None:
+    _cart_with_agent_funcs(sim, small)
+    sim.advance(10 * MINUTE)
+    sim.commit("Cart functions")
+    sim.advance(HOUR)
+    b = sim.session("coupons-wip", "Add coupons to the cart.")
+    old = C.CART_TOTAL_OLD_SMALL if small else C.CART_TOTAL_OLD
+    b.replace(CART, old, C.CART_TOTAL_NEW)
+    sim.expect(CART)
+    sim.expect(CART, "HEAD")
+
+
+@scenario("the person edits during the session; the transcript reports it as the USER's")
+def user_edit_reported(sim: Sim, small: bool) -> None:
+    sim.person_write("app/__init__.py", "")
+    sim.commit("Package")
+    sim.advance(HOUR)
+    s = sim.session("retry-with-user", "Write a retry helper.")
+    s.write_file("app/retry.py", C.RETRY_PY_SMALL if small else C.RETRY_PY)
+    sim.advance(2 * MINUTE)
+    if small:
+        s.user_edit(
+            "app/retry.py",
+            "def retry(fn, attempts=3, delay=0.1):",
+            "def retry(fn, attempts=4, delay=0.2):",
+        )
+        s.replace(
+            "app/retry.py", 'raise RuntimeError("gave up")', 'raise RuntimeError("retry: gave up")'
+        )
+    else:
+        s.user_edit("app/retry.py", "attempts=5, base_delay=0.1", "attempts=3, base_delay=0.2")
+        s.replace("app/retry.py", "import time\n", "import time\nfrom functools import wraps\n")
+        s.replace("app/retry.py", "        def inner(", "        @wraps(fn)\n        def inner(")
+    sim.advance(5 * MINUTE)
+    sim.commit("Retry helper")
+    sim.expect("app/retry.py")
+
+
+@scenario("the person hand-writes, in the same commit, lines identical to the agent's")
+def person_adds_similar_code(sim: Sim, small: bool) -> None:
+    sim.person_write("app/config.py", C.CONFIG_PY)
+    sim.commit("Config")
+    sim.advance(HOUR)
+    s = sim.session("env-float", "Add env_float.")
+    func = C.ENV_FLOAT_FUNC.split("\n\n\ndef env_list")[0] if small else C.ENV_FLOAT_FUNC
+    anchor = '    return raw.lower() in ("1", "true", "yes")'
+    s.replace("app/config.py", anchor, anchor + func)
+    sim.advance(20 * MINUTE)
+    text = sim.read("app/config.py").rstrip("\n")
+    sim.person_write("app/config.py", text + C.ENV_PATH_FUNC + "\n")
+    sim.commit("env_float and env_path")
+    sim.expect("app/config.py")
+
+
+@scenario("two sessions write identical lines into one file; one commit holds both")
+def two_sessions_identical_lines(sim: Sim, small: bool) -> None:
+    sim.person_write(CART, C.CART_JS)
+    sim.commit("Cart helpers")
+    sim.advance(HOUR)
+    a = sim.session("find-line", "Add findLine to the cart.")
+    a.replace(CART, C.CART_EXPORTS, C.FIND_LINE_JS + C.CART_EXPORTS)
+    sim.advance(30 * MINUTE)
+    b = sim.session("remove-line", "Add removeLine to the cart.")
+    b.replace(CART, C.CART_EXPORTS, C.REMOVE_LINE_JS + C.CART_EXPORTS)
+    if not small:
+        b.replace(CART, "emptyCart };", "emptyCart, findLine, removeLine };")
+    sim.advance(10 * MINUTE)
+    sim.commit("findLine and removeLine")
+    sim.expect(CART)
+
+
+@scenario("a second session rewrites a whole file with write_to_file (Overwrite)")
+def overwrite_by_second_session(sim: Sim, small: bool) -> None:
+    sim.person_write("app/__init__.py", "")
+    sim.commit("Package")
+    sim.advance(HOUR)
+    original = C.RETRY_PY_SMALL if small else C.RETRY_PY
+    a = sim.session("retry-v1", "Write a retry helper.")
+    a.write_file("app/retry.py", original)
+    sim.advance(10 * MINUTE)
+    sim.commit("Retry helper")
+    sim.advance(HOUR)
+    b = sim.session("retry-v2", "Make jitter optional and expose the delays.")
+    b.view("app/retry.py")
+    if small:
+        rewritten = original.replace("attempts=3, delay=0.1", "attempts=4, delay=0.2")
+        rewritten += "\n\nDEFAULT_ATTEMPTS = 4\n"
+    else:
+        rewritten = C.retry_v2(original)
+    b.write_file("app/retry.py", rewritten, overwrite=True)
+    sim.advance(10 * MINUTE)
+    sim.commit("Retry: optional jitter")
+    sim.expect("app/retry.py")
+    sim.expect("app/retry.py", "HEAD~1")

@@ -1,0 +1,182 @@
+"""Attribution accuracy: the bench/accuracy scenarios, small versions, against `deja blame`.
+
+Two layers. The simulator's own truth is checked without blame (the files on
+disk and in git are the ones it tracks; every line it gives a session is a line
+that session's transcript wrote). Then each scenario runs `deja index` and
+`deja blame --json` and must reach precision >= 0.99 and recall >= 0.95.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "bench" / "accuracy"
+if str(BENCH) not in sys.path:
+    sys.path.insert(0, str(BENCH))
+
+import run as accuracy  # noqa: E402
+from scenarios import SCENARIOS  # noqa: E402
+from sim import PERSON, Line, Score, Sim, Target, normalise, retrack, score_target  # noqa: E402
+
+from deja_blame.transcripts import parse_transcript  # noqa: E402
+
+NAMES = list(SCENARIOS)
+
+# Scenarios `deja blame` does not pass yet, and why (see bench/accuracy/README.md).
+# Non-strict: they still run, and start passing silently once blame is fixed.
+KNOWN_FAILURES = {
+    "two_sessions_one_file": "a session's brace/blank lines left between another "
+    "session's rewritten lines are not attributed (recall)",
+    "moved_block": "after a move, a person's `continue` is given to the session that "
+    "wrote an identical line elsewhere (precision)",
+    "person_adds_similar_code": "the person's lines identical to lines the session "
+    "added in the same commit are given to the session (precision)",
+    "two_sessions_identical_lines": "identical lines of two sessions in one commit all "
+    "go to the later session (precision and recall)",
+}
+
+
+@lru_cache(maxsize=1)
+def blame_available() -> bool:
+    proc = subprocess.run(
+        [sys.executable, "-m", "deja_blame", "blame", "--help"], capture_output=True
+    )
+    return proc.returncode == 0
+
+
+def _param(name: str) -> object:
+    if name in KNOWN_FAILURES:
+        return pytest.param(name, marks=pytest.mark.xfail(reason=KNOWN_FAILURES[name]))
+    return name
+
+
+# -- the simulator's truth --------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_truth_matches_files_and_transcripts(name: str, tmp_path: Path) -> None:
+    sim = accuracy.build(name, tmp_path, small=True)
+    assert sim.targets, "a scenario must ask for at least one blame"
+    for t in sim.targets:
+        text = "".join(x.text + "\n" for x in t.truth)
+        if t.rev is None:
+            assert (sim.repo / t.path).read_text() == text
+        else:
+            assert sim.git("show", f"{t.rev}:{t.path}") == text
+    # every line the truth gives a session was written by that session's transcript
+    written: dict[str, set[str]] = {}
+    for sid, session in sim.sessions.items():
+        parsed = parse_transcript(session.writer.path)
+        assert parsed.session_id == sid
+        written[sid] = {
+            normalise(line) for e in parsed.edits if e.source == "agent" for line in e.added
+        }
+    for t in sim.targets:
+        for line in t.truth:
+            if line.owner != PERSON:
+                assert normalise(line.text) in written[line.owner], (t.path, line.text)
+
+
+def test_every_scenario_has_agent_lines_and_a_description(tmp_path: Path) -> None:
+    for name, sc in SCENARIOS.items():
+        assert sc.about
+        score = accuracy.truth_only(name, tmp_path / name, small=True)
+        assert score.lines > 0
+        assert score.agent_lines > 0 or name == "agent_edit_reverted"
+
+
+def test_retrack_agent_context_keeps_owner_and_written_side_is_the_sessions() -> None:
+    old = [Line("def f():", PERSON), Line("    return None", PERSON), Line("", PERSON)]
+    new = retrack(old, ["def f():", "    x = 1", "    return x", ""], "S", by_person=False)
+    assert [(x.text, x.owner) for x in new] == [
+        ("def f():", PERSON),
+        ("    x = 1", "S"),
+        ("    return x", "S"),
+        ("", PERSON),
+    ]
+
+
+def test_retrack_person_reindent_keeps_owner_and_revert_is_the_persons() -> None:
+    old = [Line("if (a) {", "S"), Line("  go(1);", "S"), Line("}", "S")]
+    reindented = retrack(old, ["if (a) {", "    go(1);", "}"], PERSON, by_person=True)
+    assert [x.owner for x in reindented] == ["S", "S", "S"]
+    reverted = retrack(reindented, ["if (a) {", "    go(0);", "}"], PERSON, by_person=True)
+    assert [x.owner for x in reverted] == ["S", PERSON, "S"]
+
+
+def test_person_move_keeps_owners(tmp_path: Path) -> None:
+    sim = Sim(tmp_path, "move")
+    sim.person_write("a.py", "a = 1\nb = 2\nc = 3\n")
+    sim.files["a.py"][1].owner = "S"
+    sim.person_move("a.py", "b = 2", after=None)
+    assert [(x.text, x.owner) for x in sim.files["a.py"]] == [
+        ("a = 1", PERSON),
+        ("c = 3", PERSON),
+        ("b = 2", "S"),
+    ]
+    assert (sim.repo / "a.py").read_text() == "a = 1\nc = 3\nb = 2\n"
+
+
+def _doc(texts: list[str], sessions: list[str | None]) -> dict:
+    return {
+        "lines": [
+            {"line": i, "text": t, "session": s} for i, (t, s) in enumerate(zip(texts, sessions), 1)
+        ]
+    }
+
+
+def test_scoring_counts_precision_recall_and_deals_blank_lines(tmp_path: Path) -> None:
+    sim = Sim(tmp_path, "score")
+    truth = [
+        Line("x = 1", "S"),
+        Line("", "S"),
+        Line("y = 2", PERSON),
+        Line("", PERSON),
+        Line("z = 3", "S"),
+    ]
+    # the blank lines are swapped: still right; z is missed; y is wrongly given
+    score = Score("t")
+    score.agent_lines = 3
+    score_target(
+        sim,
+        Target("f", None, truth),
+        _doc([x.text for x in truth], ["S", None, "S", "S", None]),
+        score,
+    )
+    assert (score.attributed, score.correct, score.found) == (3, 2, 2)
+    assert score.precision == pytest.approx(2 / 3)
+    assert score.recall == pytest.approx(2 / 3)
+    assert [(m.line, m.expected, m.got) for m in score.mismatches] == [
+        (3, None, "S"),
+        (5, "S", None),
+    ]
+
+
+def test_scoring_accepts_either_writer_of_an_overwritten_line(tmp_path: Path) -> None:
+    sim = Sim(tmp_path, "score")
+    truth = [Line("a", "B", ("A",)), Line("b", "B"), Line("c", "B", (PERSON,))]
+    score = Score("t")
+    score_target(sim, Target("f", None, truth), _doc(["a", "b", "c"], ["A", "B", None]), score)
+    assert (score.attributed, score.correct, score.found, score.mismatches) == (2, 2, 2, [])
+
+
+# -- deja blame against the truth -------------------------------------------------
+
+
+@pytest.mark.parametrize("name", [_param(n) for n in NAMES])
+def test_blame_accuracy(name: str, tmp_path: Path) -> None:
+    if not blame_available():
+        pytest.skip("deja blame is not in this build")
+    score = accuracy.run_scenario(name, tmp_path, small=True)
+    assert score.error is None, score.error
+    wrong = "\n".join(
+        f"{m.path}@{m.rev or 'worktree'}:{m.line} expected {m.expected} got {m.got} | {m.text}"
+        for m in score.mismatches
+    )
+    assert score.precision >= accuracy.PRECISION_GOAL, wrong
+    assert score.recall >= accuracy.RECALL_GOAL, wrong
