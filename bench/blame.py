@@ -1,0 +1,194 @@
+"""Benchmark: `deja blame --json` against `git blame --porcelain`, side by side.
+
+Builds (once, cached under --out) a deterministic repository with a long
+history: COMMITS commits touching one LINES-line file, every third commit's
+lines written by an agent session (a real-format transcript per session, 1,000
+by default), the rest by a person. Then times, on the same file:
+
+- git blame --porcelain FILE                      (the baseline)
+- deja blame FILE --json, cold (blame cache empty)  goal: <= 1.5x the baseline
+- deja blame FILE --json, warm (nothing changed)    goal: <= 0.5x the baseline
+
+and checks the attribution found (how many lines went to sessions, and that
+they are the ones the agent commits introduced).
+
+    python bench/blame.py                  # 3,000 commits, 4,000 lines, 1,000 sessions
+    python bench/blame.py --commits 300 --sessions 100   # a quick look
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+T0 = 1_767_225_600  # 2026-01-01T00:00:00Z
+
+
+def iso(epoch: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
+
+
+def build(out: Path, commits: int, lines: int, sessions: int, seed: int = 7) -> dict[str, object]:
+    repo, root = out / "repo", out / "root"
+    meta = out / "meta.json"
+    if meta.exists():
+        info = json.loads(meta.read_text())
+        if info.get("args") == [commits, lines, sessions, seed]:
+            return info
+    shutil.rmtree(out, ignore_errors=True)
+    repo.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    rng = random.Random(seed)
+    content = [f"line_{i} = compute({i}, 'seed')" for i in range(lines)]
+    agent_every = max(1, commits // max(1, sessions))
+    target = repo / "src" / "big.py"
+    stream = bytearray()
+    agent_lines: dict[str, int] = {}
+    n_sessions = 0
+    for k in range(commits):
+        when = T0 + k * 600
+        changed: list[tuple[int, str]] = []
+        for _ in range(rng.randint(1, 4)):
+            j = rng.randrange(len(content))
+            new = f"value_{k}_{j} = transform({k}, {j}, {rng.randint(0, 10**6)})"
+            content[j] = new
+            changed.append((j, new))
+        by_agent = k % agent_every == 0 and n_sessions < sessions
+        if by_agent:
+            sid = f"bench-{n_sessions:04d}-{k:05d}"
+            n_sessions += 1
+            write_session(root, sid, str(target), changed, when - 300)
+            for _, text in changed:
+                agent_lines[text] = k
+        data = ("\n".join(content) + "\n").encode()
+        msg = f"commit {k}".encode()
+        stream += b"commit refs/heads/main\n"
+        stream += f"committer Bench <b@example.com> {when} +0000\n".encode()
+        stream += b"data %d\n%s\n" % (len(msg), msg)
+        stream += b"M 100644 inline src/big.py\ndata %d\n%s\n" % (len(data), data)
+    subprocess.run(
+        ["git", "-C", str(repo), "fast-import", "--quiet"], input=bytes(stream), check=True
+    )
+    subprocess.run(["git", "-C", str(repo), "checkout", "-q", "-f", "main"], check=True)
+    subprocess.run(["git", "-C", str(repo), "gc", "-q"], check=True)
+    survivors = sum(1 for line in content if line in agent_lines)
+    info = {
+        "args": [commits, lines, sessions, seed],
+        "sessions": n_sessions,
+        "agent_lines_at_head": survivors,
+    }
+    meta.write_text(json.dumps(info))
+    return info
+
+
+def write_session(
+    root: Path, sid: str, path: str, changed: list[tuple[int, str]], at: float
+) -> None:
+    logs = root / "brain" / sid / ".system_generated" / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    recs: list[dict[str, object]] = [
+        {
+            "step_index": 0,
+            "source": "USER_EXPLICIT",
+            "type": "USER_INPUT",
+            "created_at": iso(at - 60),
+            "content": f"<USER_REQUEST>Update the values for {sid}</USER_REQUEST>",
+        },
+    ]
+    step = 1
+    for j, text in changed:
+        recs.append(
+            {
+                "step_index": step,
+                "source": "MODEL",
+                "type": "PLANNER_RESPONSE",
+                "created_at": iso(at),
+                "content": "Updating.",
+                "tool_calls": [
+                    {"name": "replace_file_content", "args": {"TargetFile": json.dumps(path)}}
+                ],
+            }
+        )
+        block = f"@@ -{j + 1},1 +{j + 1},1 @@\n-old\n+{text}"
+        recs.append(
+            {
+                "step_index": step + 1,
+                "source": "MODEL",
+                "type": "CODE_ACTION",
+                "status": "DONE",
+                "created_at": iso(at + 1),
+                "content": f"The following changes were made by the replace_file_content tool to: {path}."
+                f" If relevant, proactively run terminal commands.\n[diff_block_start]\n{block}\n[diff_block_end]",
+            }
+        )
+        step += 2
+    (logs / "transcript.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+
+
+def timed(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, bytes]:
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed: {proc.stderr.decode()[-500:]}")
+    return elapsed, proc.stdout
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--commits", type=int, default=3000)
+    ap.add_argument("--lines", type=int, default=4000)
+    ap.add_argument("--sessions", type=int, default=1000)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "out" / "blame")
+    args = ap.parse_args()
+    t = time.perf_counter()
+    info = build(args.out, args.commits, args.lines, args.sessions)
+    print(
+        f"repository ready in {time.perf_counter() - t:.1f} s: {args.commits} commits, {args.lines} lines,"
+        f" {info['sessions']} sessions, {info['agent_lines_at_head']} agent lines at HEAD"
+    )
+    repo, root = args.out / "repo", args.out / "root"
+    db = args.out / "index.db"
+    env = {**os.environ, "DEJA_DB": str(db), "DEJA_ANTIGRAVITY_ROOT": str(root), "NO_COLOR": "1"}
+    deja = [sys.executable, "-m", "deja_blame"]
+    subprocess.run([*deja, "index", "-q"], env=env, check=True)
+    git_times, cold_times, warm_times = [], [], []
+    result = b""
+    for _ in range(args.runs):
+        g, _ = timed(["git", "blame", "--porcelain", "src/big.py"], env, repo)
+        git_times.append(g)
+        import sqlite3
+
+        with sqlite3.connect(db) as conn:
+            conn.execute("DELETE FROM blame_cache")
+        c, result = timed([*deja, "blame", "src/big.py", "--json"], env, repo)
+        cold_times.append(c)
+        w, _ = timed([*deja, "blame", "src/big.py", "--json"], env, repo)
+        warm_times.append(w)
+    doc = json.loads(result)
+    attributed = sum(1 for ln in doc["lines"] if ln["session"])
+    g, c, w = (statistics.median(x) for x in (git_times, cold_times, warm_times))
+    print()
+    print(f"{'':32}{'median s':>10}{'x git':>8}{'goal':>8}")
+    print(f"{'git blame --porcelain':32}{g:>10.3f}{1.0:>8.2f}{'':>8}")
+    print(f"{'deja blame --json (cold)':32}{c:>10.3f}{c / g:>8.2f}{'<=1.5':>8}")
+    print(f"{'deja blame --json (warm)':32}{w:>10.3f}{w / g:>8.2f}{'<=0.5':>8}")
+    print(
+        f"\nlines attributed: {attributed} of {len(doc['lines'])}"
+        f" (agent lines at HEAD: {info['agent_lines_at_head']})"
+    )
+
+
+if __name__ == "__main__":
+    main()
