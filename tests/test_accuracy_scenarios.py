@@ -38,6 +38,8 @@ KNOWN_FAILURES = {
     "added in the same commit are given to the session (precision)",
     "two_sessions_identical_lines": "identical lines of two sessions in one commit all "
     "go to the later session (precision and recall)",
+    "amend_keeps_author_date": "the person's `return None` lines, amended into the "
+    "agent's commit, are given to the session that wrote a `return None` (precision)",
 }
 
 

@@ -264,3 +264,24 @@ def test_exit_code_field_and_system_rows_are_read_or_ignored(tmp_path: Path) -> 
     s = parse_transcript(w.path)
     assert [(c.command, c.exit_code) for c in s.commands] == [("false", 2)]
     assert s.messages[0].role == "tool"
+
+
+def test_paths_with_spaces_are_percent_encoded_in_uris_and_read_back(
+    writer: TranscriptWriter,
+) -> None:
+    path = f"{WS}/docs/user guide/example.py"
+    writer.write_file(path, "print('héllo')\n")
+    writer.replace(path, "print('héllo')", "print('héllo, wörld')")
+    writer.view(path)
+    recs = records(writer)
+    assert "file:///work/api/docs/user%20guide/example.py" in recs[1]["content"]
+    s = parse_transcript(writer.path)
+    assert [(e.path, e.added) for e in s.edits] == [
+        (path, ["print('héllo')"]),
+        (path, ["print('héllo, wörld')"]),
+    ]
+    assert [(f.path, f.action) for f in s.files] == [
+        (path, "write"),
+        (path, "edit"),
+        (path, "view"),
+    ]

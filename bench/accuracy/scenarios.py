@@ -371,3 +371,62 @@ def overwrite_by_second_session(sim: Sim, small: bool) -> None:
     sim.commit("Retry: optional jitter")
     sim.expect("app/retry.py")
     sim.expect("app/retry.py", "HEAD~1")
+
+
+@scenario("the person amends the agent's lines into an older commit (author date before the edit)")
+def amend_keeps_author_date(sim: Sim, small: bool) -> None:
+    sim.person_write(SERVICE, C.SERVICE_PY)
+    sim.commit("Order service skeleton")
+    sim.advance(HOUR)
+    s = sim.session("amended", "Implement validate() properly.")
+    s.replace(SERVICE, C.VALIDATE_STUB, _validate(small))
+    if not small:
+        s.replace(SERVICE, C.TOTAL_STUB, C.TOTAL_FUNC)
+    sim.advance(30 * MINUTE)
+    sim.commit("", amend=True)  # author date 09:00, the edit at 10:00, committer date 10:30
+    sim.expect(SERVICE)
+    sim.expect(SERVICE, "HEAD")
+
+
+@scenario("the agent commits itself seconds after editing, in a +05:30 time zone")
+def agent_commits_immediately(sim: Sim, small: bool) -> None:
+    sim.person_write(CART, C.CART_JS)
+    sim.commit("Cart helpers", tz="+0530")
+    sim.advance(HOUR)
+    s = sim.session("quick-commit", "Add the cart functions and commit.")
+    funcs = C.CART_ADD_FUNCS_SMALL if small else C.CART_ADD_FUNCS
+    s.replace(CART, C.CART_EXPORTS, funcs + C.CART_EXPORTS_NEW)
+    s.run("git commit -am 'Cart functions'", 0, "1 file changed")
+    sim.advance(-1)  # the commit lands while the command step is still running
+    sim.commit("Cart functions", tz="+0530")
+    sim.expect(CART)
+    sim.expect(CART, "HEAD")
+
+
+@scenario("scattered agent edits in a long, repetitive module (with non-ASCII text)")
+def large_file(sim: Sim, small: bool) -> None:
+    n = 12 if small else 60
+    sim.person_write("app/handlers.py", C.large_module(n))
+    sim.commit("Handlers")
+    sim.advance(HOUR)
+    s = sim.session("validate-handlers", "Validate payloads in a few handlers.")
+    for i in (2, 7) if small else (3, 17, 18, 41, 59):
+        old, new = C.large_edit(i)
+        s.replace("app/handlers.py", old, new)
+    sim.advance(20 * MINUTE)
+    sim.commit("Validate handler payloads")
+    sim.expect("app/handlers.py")
+
+
+@scenario("a file whose path has spaces (file:// URIs percent-encoded)")
+def path_with_spaces(sim: Sim, small: bool) -> None:
+    sim.person_write("docs/user guide/README.md", "# Guide\n")
+    sim.commit("Guide")
+    sim.advance(HOUR)
+    s = sim.session("spaces", "Add an example script to the user guide.")
+    s.write_file("docs/user guide/example retry.py", C.RETRY_PY_SMALL if small else C.RETRY_PY)
+    s.replace("docs/user guide/README.md", "# Guide", "# Guide\n\nSee `example retry.py`.")
+    sim.advance(10 * MINUTE)
+    sim.commit("Guide example")
+    sim.expect("docs/user guide/example retry.py")
+    sim.expect("docs/user guide/README.md")

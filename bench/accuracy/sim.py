@@ -415,13 +415,26 @@ class Sim:
 
     # -- git -----------------------------------------------------------------
 
-    def commit(self, message: str) -> str:
-        """Commit everything at the current clock (author and committer date)."""
-        date = f"@{int(self.clock)} +0000"
+    def commit(self, message: str, *, amend: bool = False, tz: str = "+0000") -> str:
+        """Commit everything at the current clock (author and committer date, in zone ``tz``).
+
+        ``amend=True`` rewrites the last commit the way ``git commit --amend``
+        does: the author date stays the old one, only the committer date moves.
+        """
+        date = f"@{int(self.clock)} {tz}"
         self.git("add", "-A")
-        self.git(
-            "commit", "-q", "-m", message, env={"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
-        )
+        if amend:
+            self.git("commit", "-q", "--amend", "--no-edit", env={"GIT_COMMITTER_DATE": date})
+            old = self.commits.pop()[0]
+            del self.snapshots[old]
+        else:
+            self.git(
+                "commit",
+                "-q",
+                "-m",
+                message,
+                env={"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date},
+            )
         sha = self.git("rev-parse", "HEAD").strip()
         self.head = {p: [x.copy() for x in ls] for p, ls in self.files.items()}
         self.snapshots[sha] = self.head

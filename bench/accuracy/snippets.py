@@ -560,3 +560,40 @@ def retry_v2(text: str) -> str:
         """    return [min(max_delay, base_delay * 2**i) for i in range(attempts - 1)]\n""",
     )
     return text
+
+
+def large_module(n: int) -> str:
+    """A person's long module: ``n`` small handlers, many alike (for git's and difflib's diffs)."""
+    parts = [
+        '"""Message handlers — one per event kind (généré à la main)."""',
+        "",
+        "import logging",
+        "",
+    ]
+    parts.append("logger = logging.getLogger(__name__)")
+    for i in range(n):
+        parts += [
+            "",
+            "",
+            f"def handle_event_{i}(event):",
+            f'    """Handle event kind {i}."""',
+            "    if event is None:",
+            "        return None",
+            f'    logger.debug("event {i}: %s", event)',
+            f'    return {{"kind": {i}, "ok": True}}',
+        ]
+    return "\n".join(parts) + "\n"
+
+
+def large_edit(i: int) -> tuple[str, str]:
+    """An agent's rewrite of handler ``i``'s last line (validation, Unicode messages)."""
+    old = f'    return {{"kind": {i}, "ok": True}}'
+    new = (
+        f"    if not isinstance(event, dict):\n"
+        f'        raise TypeError("événement {i}: attendu un dict → reçu %r" % type(event))\n'
+        f'    payload = event.get("payload") or {{}}\n'
+        f"    if not payload:\n"
+        f"        return None\n"
+        f'    return {{"kind": {i}, "ok": True, "size": len(payload)}}'
+    )
+    return old, new

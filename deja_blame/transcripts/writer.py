@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 __all__ = ["TranscriptWriter", "WriterError", "unified_diff_text"]
 
@@ -110,9 +111,11 @@ def unified_diff_text(path_label: str, before: str, after: str, context: int = 3
 
 
 def _file_uri(path: str) -> str:
-    if path.startswith("/"):
-        return "file://" + path
-    return "file:///" + path.replace("\\", "/")
+    """``file://`` URI of a path, percent-encoded as clients write it (a space is %20)."""
+    path = path.replace("\\", "/")
+    if not path.startswith("/"):
+        path = "/" + path  # C:/Users/u -> /C:/Users/u
+    return "file://" + quote(path, safe="/:")
 
 
 class TranscriptWriter:
