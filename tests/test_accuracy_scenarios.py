@@ -40,6 +40,8 @@ KNOWN_FAILURES = {
     "go to the later session (precision and recall)",
     "amend_keeps_author_date": "the person's `return None` lines, amended into the "
     "agent's commit, are given to the session that wrote a `return None` (precision)",
+    "unrelated_project_same_path": "path-suffix matching (meant for other clones) gives "
+    "a person's boilerplate to a session of an unrelated project (precision)",
 }
 
 

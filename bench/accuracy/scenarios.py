@@ -430,3 +430,47 @@ def path_with_spaces(sim: Sim, small: bool) -> None:
     sim.commit("Guide example")
     sim.expect("docs/user guide/example retry.py")
     sim.expect("docs/user guide/README.md")
+
+
+@scenario("the person deletes the agent's function, then restores it from history")
+def restored_from_history(sim: Sim, small: bool) -> None:
+    _service_base(sim)
+    s = sim.session("restored", "Implement validate() and add refund().")
+    s.replace(SERVICE, C.VALIDATE_STUB, _validate(small))
+    s.replace(SERVICE, "    return 0", "    return 0" + C.REFUND_FUNC)
+    sim.advance(10 * MINUTE)
+    sim.commit("Validation and refunds")
+    sim.advance(HOUR)
+    sim.person_edit(SERVICE, C.REFUND_FUNC, "")
+    sim.commit("Drop refund() for now")
+    sim.advance(HOUR)
+    sim.checkout(SERVICE, "HEAD~1")
+    sim.commit("Bring refund() back")
+    sim.expect(SERVICE)
+
+
+@scenario("a session in an unrelated project wrote common boilerplate at the same relative path")
+def unrelated_project_same_path(sim: Sim, small: bool) -> None:
+    elsewhere = sim.session(
+        "other-project", "Add env helpers to app/config.py.", "/home/u/unrelated-service"
+    )
+    elsewhere.register("cli")
+    elsewhere.write_file("app/config.py", C.CONFIG_PY)
+    sim.files.pop("app/config.py")  # that file lives in the other project, not here
+    (sim.repo / "app/config.py").unlink()
+    sim.advance(2 * HOUR)
+    # here, the person writes the same boilerplate by hand, plus their own code
+    own = (
+        '"""Configuration of the shop service."""\n\nimport logging\nimport os\n\n'
+        "logger = logging.getLogger(__name__)" + C.ENV_PATH_FUNC + "\n"
+    )
+    sim.person_write("app/config.py", own)
+    sim.commit("Config")
+    sim.advance(HOUR)
+    s = sim.session("here", "Add env_float.")
+    func = C.ENV_FLOAT_FUNC.split("\n\n\ndef env_list")[0] if small else C.ENV_FLOAT_FUNC
+    anchor = "    return os.path.expanduser(raw)"
+    s.replace("app/config.py", anchor, anchor + func)
+    sim.advance(10 * MINUTE)
+    sim.commit("env_float")
+    sim.expect("app/config.py")

@@ -448,10 +448,18 @@ class Sim:
         self.files[new] = self.files.pop(old)
         return self
 
-    def checkout(self, path: str) -> Sim:
-        """The person throws away the working-tree changes of ``path``."""
-        self.git("checkout", "--", path)
-        self.files[path] = [x.copy() for x in self.head[path]]
+    def checkout(self, path: str, rev: str | None = None) -> Sim:
+        """``git checkout [rev] -- path``: the file (and its owners) as it was at ``rev``.
+
+        Without ``rev`` the person throws away the working-tree changes.
+        """
+        if rev is None:
+            self.git("checkout", "--", path)
+            self.files[path] = [x.copy() for x in self.head[path]]
+        else:
+            sha = self.git("rev-parse", "--verify", f"{rev}^{{commit}}").strip()
+            self.git("checkout", sha, "--", path)
+            self.files[path] = [x.copy() for x in self.snapshots[sha][path]]
         return self
 
     # -- expectations and running deja ---------------------------------------
