@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pygit2
 
-from deja_blame.notes.schema import NOTES_REF, Note, parse_note
+from deja_blame.notes.remap import effective_note
+from deja_blame.notes.schema import NOTES_REF, LineMap, Note
+from deja_blame.notes.store import read_note_docs
 
 
 def read_note(repo: pygit2.Repository, commit: str) -> Note | None:
-    try:
-        note = repo.lookup_note(commit, NOTES_REF)
-    except (KeyError, pygit2.GitError, ValueError):
-        return None
-    return parse_note(note.message)
+    """The commit's note as it applies to that commit (copied documents remapped)."""
+    return effective_note(repo, commit, read_note_docs(repo, commit))
 
 
 def has_notes(repo: pygit2.Repository) -> bool:
@@ -23,16 +24,22 @@ def has_notes(repo: pygit2.Repository) -> bool:
     return True
 
 
-def note_lookup_for(repo: pygit2.Repository):  # type: ignore[no-untyped-def]
+def note_lookup_for(
+    repo: pygit2.Repository,
+) -> Callable[[str, str, int], tuple[str, float] | None] | None:
     """A lookup function over this repository's notes, or None when it has none."""
     if not has_notes(repo):
         return None
-    cache: dict[str, Note | None] = {}
+    notes: dict[str, Note | None] = {}
+    lines: dict[tuple[str, str], LineMap] = {}
 
     def lookup(commit: str, path: str, line: int) -> tuple[str, float] | None:
-        if commit not in cache:
-            cache[commit] = read_note(repo, commit)
-        note = cache[commit]
-        return note.session_at(path, line) if note is not None else None
+        key = (commit, path)
+        if key not in lines:
+            if commit not in notes:
+                notes[commit] = read_note(repo, commit)
+            note = notes[commit]
+            lines[key] = note.line_map(path) if note is not None else {}
+        return lines[key].get(line)
 
     return lookup

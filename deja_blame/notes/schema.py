@@ -18,11 +18,20 @@ Schema 1::
 Ranges are 1-based, inclusive, in that commit's version of the file, each with
 the lowest line confidence inside it. Paths are repository-relative. Prompt
 text (``sessions.<id>.first_prompt``) only when the user opted in
-(``git config deja.notes.prompts true``).
+(``git config deja.notes.prompts true``). ``commit`` names the commit the
+ranges were computed for: a note git copied to another commit on a rewrite
+(``notes.rewriteRef``) still names the old one, so its ranges can be remapped.
+
+git may hand us several documents in one note: ``notes.rewriteMode=concatenate``
+(the default) joins the notes of squashed commits with a blank line, and a
+``union`` notes merge does the same. ``parse_note_docs`` returns each one;
+``parse_note`` merges them, the first document winning where two claim a line.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,11 +40,16 @@ import orjson
 NOTES_REF = "refs/notes/deja"
 SCHEMA = 1
 
+# path -> session id -> [[start, end, confidence], ...]
+Files = dict[str, dict[str, list[list[float]]]]
+# line -> (session id, confidence), for one file
+LineMap = dict[int, tuple[str, float]]
+
 
 @dataclass
 class Note:
     commit: str
-    files: dict[str, dict[str, list[list[float]]]] = field(default_factory=dict)
+    files: Files = field(default_factory=dict)
     sessions: dict[str, dict[str, Any]] = field(default_factory=dict)
     tool: str = ""
     schema: int = SCHEMA
@@ -50,9 +64,27 @@ class Note:
         }
 
     def dumps(self) -> str:
+        """The note's text: sorted, one line per file's session and per session (diffable)."""
+
+        def j(value: Any) -> str:
+            return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+
+        files = []
+        for path in sorted(self.files):
+            per = self.files[path]
+            inner = ",\n".join(f"      {j(sid)}: {j(per[sid])}" for sid in sorted(per))
+            files.append(f"    {j(path)}: {{\n{inner}\n    }}")
+        sessions = [f"    {j(sid)}: {j(self.sessions[sid])}" for sid in sorted(self.sessions)]
+        files_text = "{\n" + ",\n".join(files) + "\n  }" if files else "{}"
+        sessions_text = "{\n" + ",\n".join(sessions) + "\n  }" if sessions else "{}"
         return (
-            orjson.dumps(self.to_json(), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode()
-            + "\n"
+            "{\n"
+            f'  "schema": {self.schema},\n'
+            f'  "tool": {j(self.tool)},\n'
+            f'  "commit": {j(self.commit)},\n'
+            f'  "files": {files_text},\n'
+            f'  "sessions": {sessions_text}\n'
+            "}\n"
         )
 
     def is_empty(self) -> bool:
@@ -65,19 +97,148 @@ class Note:
                     return sid, float(r[2]) if len(r) > 2 else 1.0
         return None
 
+    def line_map(self, path: str) -> LineMap:
+        """Every attributed line of ``path``: line -> (session, confidence)."""
+        out: LineMap = {}
+        for sid, ranges in sorted(self.files.get(path, {}).items()):
+            for r in ranges:
+                conf = float(r[2]) if len(r) > 2 else 1.0
+                for line in range(int(r[0]), int(r[1]) + 1):
+                    out.setdefault(line, (sid, conf))
+        return out
+
+    def line_count(self) -> int:
+        return sum(len(self.line_map(p)) for p in self.files)
+
+    def same_content(self, other: Note | None) -> bool:
+        """Same attribution (files, sessions, commit); the tool version does not count."""
+        if other is None:
+            return False
+        return (
+            self.commit == other.commit
+            and normalise_files(self.files) == normalise_files(other.files)
+            and self.sessions == other.sessions
+        )
+
+
+def set_lines(note: Note, path: str, lines: LineMap) -> None:
+    """Replace ``path``'s ranges in ``note`` by ``lines`` (dropping the file when empty)."""
+    per: dict[str, list[tuple[int, float]]] = {}
+    for line, (sid, conf) in lines.items():
+        per.setdefault(sid, []).append((line, conf))
+    if per:
+        note.files[path] = {sid: ranges_of(v) for sid, v in sorted(per.items())}
+    else:
+        note.files.pop(path, None)
+
+
+def normalise_files(files: Files) -> Files:
+    """The canonical form of ``files``: one range list per session, sorted, merged."""
+    probe = Note(commit="", files=files)
+    out: Files = {}
+    for path in sorted(files):
+        lines = probe.line_map(path)
+        if lines:
+            tmp = Note(commit="")
+            set_lines(tmp, path, lines)
+            out[path] = tmp.files[path]
+    return out
+
+
+def merge_notes(
+    notes: Iterable[Note | None], commit: str | None = None, tool: str | None = None
+) -> Note:
+    """Union of ``notes`` per file and session; for a line claimed twice the earlier note wins.
+
+    Session details come from the first note that has them, with fields it
+    leaves empty filled from later ones. Only sessions that keep a line stay.
+    """
+    present = [n for n in notes if n is not None]
+    first = present[0] if present else None
+    merged = Note(
+        commit=commit if commit is not None else (first.commit if first else ""),
+        tool=tool if tool is not None else (first.tool if first else ""),
+    )
+    paths: list[str] = []
+    for n in present:
+        paths.extend(p for p in n.files if p not in paths)
+    for path in sorted(paths):
+        lines: LineMap = {}
+        for n in reversed(present):  # later notes first, so earlier ones overwrite
+            lines.update(n.line_map(path))
+        set_lines(merged, path, lines)
+    used = {sid for per in merged.files.values() for sid in per}
+    for n in present:
+        for sid, info in n.sessions.items():
+            if sid not in used:
+                continue
+            have = merged.sessions.setdefault(sid, {})
+            for key, value in info.items():
+                if have.get(key) in (None, "", "-") and value not in (None, ""):
+                    have[key] = value
+                else:
+                    have.setdefault(key, value)
+    for sid in used:
+        merged.sessions.setdefault(
+            sid, {"agent": "antigravity", "project": "-", "started_at": None}
+        )
+    merged.sessions = dict(sorted(merged.sessions.items()))
+    return merged
+
+
+def _split_docs(text: str) -> list[Any]:
+    """Successive JSON documents in ``text`` (git's concatenated notes), or [] if any is bad."""
+    decoder = json.JSONDecoder()
+    docs: list[Any] = []
+    pos, end = 0, len(text)
+    while True:
+        while pos < end and text[pos].isspace():
+            pos += 1
+        if pos >= end:
+            return docs
+        try:
+            doc, pos = decoder.raw_decode(text, pos)
+        except ValueError:
+            return docs  # keep what parsed: the rest is not ours (or was mangled)
+        docs.append(doc)
+
+
+def parse_note_docs(text: str | bytes) -> list[Note]:
+    """Each deja document in a note's text (usually one), in order."""
+    try:
+        docs = [orjson.loads(text)]
+    except orjson.JSONDecodeError:
+        raw = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+        docs = _split_docs(raw)
+    out = []
+    for doc in docs:
+        note = _note_of(doc)
+        if note is not None:
+            out.append(note)
+    return out
+
 
 def parse_note(text: str | bytes) -> Note | None:
-    """A note's text -> Note, or None when it is not a deja note we can read."""
-    try:
-        doc = orjson.loads(text)
-    except orjson.JSONDecodeError:
+    """A note's text -> Note, or None when it is not a deja note we can read.
+
+    Several concatenated documents are merged, the first one winning where two
+    claim the same line.
+    """
+    docs = parse_note_docs(text)
+    if not docs:
         return None
+    if len(docs) == 1:
+        return docs[0]
+    return merge_notes(docs)
+
+
+def _note_of(doc: Any) -> Note | None:
     if not isinstance(doc, dict) or not isinstance(doc.get("schema"), int):
         return None
     if doc["schema"] > SCHEMA:
         return None  # written by a newer deja: leave it alone
     files = doc.get("files") if isinstance(doc.get("files"), dict) else {}
-    clean: dict[str, dict[str, list[list[float]]]] = {}
+    clean: Files = {}
     for path, per in (files or {}).items():
         if not isinstance(per, dict):
             continue
@@ -88,7 +249,8 @@ def parse_note(text: str | bytes) -> Note | None:
                     for r in ranges
                     if isinstance(r, list)
                     and len(r) >= 2
-                    and all(isinstance(x, (int, float)) for x in r)
+                    and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in r)
+                    and 1 <= int(r[0]) <= int(r[1])
                 ]
                 if good:
                     clean.setdefault(str(path), {})[str(sid)] = good

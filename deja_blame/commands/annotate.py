@@ -1,0 +1,58 @@
+"""deja annotate [REV]: compute a commit's attribution and store it as its note."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import click
+
+from deja_blame.gitutil import open_repository
+from deja_blame.jsonout import print_json
+from deja_blame.notes.annotate import AnnotateResult, annotate, commits_of
+
+
+def refresh(conn: sqlite3.Connection) -> None:
+    """Read new transcript bytes first, as ``deja blame`` does."""
+    from deja_blame.commands.blame import refresh_index
+
+    refresh_index(conn)
+
+
+def describe(result: AnnotateResult) -> str:
+    sha = result.commit[:12]
+    note = result.note
+    if note.is_empty():
+        return f"{sha}: no attributed lines, no note written"
+    lines = note.line_count()
+    sessions = len({sid for per in note.files.values() for sid in per})
+    what = "note written" if result.written else "note unchanged"
+    return (
+        f"{sha}: {lines} line{'s' if lines != 1 else ''} in {len(note.files)} "
+        f"file{'s' if len(note.files) != 1 else ''} by {sessions} "
+        f"session{'s' if sessions != 1 else ''} ({what})"
+    )
+
+
+def run_annotate(
+    conn: sqlite3.Connection | None,
+    rev: str,
+    as_json: bool,
+    refresh_first: bool = True,
+    dry_run: bool = False,
+    cwd: Path | None = None,
+) -> int:
+    repo = open_repository(cwd or Path.cwd())
+    shas = commits_of(repo, rev)
+    if conn is not None and refresh_first:
+        refresh(conn)
+    results = [annotate(repo, sha, conn, write=not dry_run) for sha in shas]
+    if as_json:
+        if ".." in rev:
+            print_json([r.note.to_json() for r in results])
+        else:
+            print_json(results[0].note.to_json())
+    else:
+        for r in results:
+            click.echo(describe(r), err=True)
+    return 0

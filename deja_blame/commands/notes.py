@@ -1,0 +1,43 @@
+"""deja notes push | fetch [REMOTE]: share refs/notes/deja without overwriting anyone's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from deja_blame.gitutil import open_repository
+from deja_blame.jsonout import print_json
+from deja_blame.notes import share
+
+
+def run_fetch(remote: str, as_json: bool, cwd: Path | None = None) -> int:
+    repo = open_repository(cwd or Path.cwd())
+    result = share.fetch(repo, remote)
+    if as_json:
+        print_json(result.to_json())
+    elif result.fetched is None:
+        click.echo(f"deja: {remote} has no deja notes yet", err=True)
+    else:
+        m = result.merge
+        what = {
+            "up-to-date": "already up to date",
+            "created": "local notes created from them",
+            "fast-forward": "local notes fast-forwarded",
+            "merge": f"merged: {m.taken} taken, {m.merged} merged note by note",
+        }[m.kind]
+        if m.kept:
+            what += f", {m.kept} unreadable kept as they were here"
+        click.echo(f"deja: fetched the notes of {remote} ({result.ref}): {what}", err=True)
+    return 0
+
+
+def run_push(remote: str, as_json: bool, cwd: Path | None = None) -> int:
+    repo = open_repository(cwd or Path.cwd())
+    result = share.push(repo, remote)
+    if as_json:
+        print_json(result.to_json())
+    else:
+        extra = f" after merging theirs {result.merges}x" if result.merges else ""
+        click.echo(f"deja: pushed refs/notes/deja to {remote}{extra}", err=True)
+    return 0

@@ -1,0 +1,273 @@
+"""What the installed hooks run: ``python -m deja_blame.hooks.run post-commit|post-rewrite``.
+
+Never raises and always exits 0: a problem (no index, a locked or damaged
+index, an error in deja, the time budget spent) becomes one warning line on
+stderr and in ``.git/deja/hook.log``, and the commit stands. The shell hook
+runs this in the background and enforces the hard time budget by killing it;
+this process also watches the budget itself, to stop cleanly and say why.
+
+post-commit annotates HEAD (not after an amend or a rebase pick: post-rewrite
+does those, carrying the old notes). post-rewrite reads ``<old> <new>`` pairs
+on stdin and gives each new commit its note.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import traceback
+from pathlib import Path
+from types import FrameType
+
+import pygit2
+
+from deja_blame.errors import DejaError, IndexCorruptError
+from deja_blame.gitutil import no_git_env, open_repository
+from deja_blame.notes.store import deja_dir
+
+DEFAULT_TIMEOUT = 2.0
+HOOK_TYPES = ("post-commit", "post-rewrite")
+LOG_MAX_BYTES = 256 * 1024
+INDEX_BUSY_MS = 400
+
+
+class HookTimeout(Exception):
+    pass
+
+
+class HookLog:
+    """One-line warnings: stderr and ``.git/deja/hook.log``."""
+
+    def __init__(self, hook: str, repo: pygit2.Repository | None) -> None:
+        self.hook = hook
+        self.path = deja_dir(repo) / "hook.log" if repo is not None else None
+        self.warnings: list[str] = []
+
+    def warn(self, message: str, details: str | None = None) -> None:
+        line = f"deja: {self.hook} hook: {message}"
+        self.warnings.append(line)
+        try:
+            sys.stderr.write(line + "\n")
+            sys.stderr.flush()
+        except OSError:
+            pass
+        if self.path is None:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if self.path.exists() and self.path.stat().st_size > LOG_MAX_BYTES:
+                keep = self.path.read_bytes()[-LOG_MAX_BYTES // 2 :]
+                self.path.write_bytes(keep[keep.find(b"\n") + 1 :])
+            stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            with open(self.path, "a", encoding="utf-8") as fh:
+                fh.write(f"{stamp} {line}\n")
+                if details:
+                    fh.write(details if details.endswith("\n") else details + "\n")
+        except OSError:
+            pass
+
+
+def _config(repo: pygit2.Repository, key: str) -> str | None:
+    try:
+        return str(repo.config[key])
+    except (KeyError, pygit2.GitError, ValueError):
+        return None
+
+
+def hook_timeout(repo: pygit2.Repository | None) -> float:
+    """The time budget in seconds: DEJA_HOOK_TIMEOUT (set by the shell hook) or deja.hook.timeout."""
+    raw = os.environ.get("DEJA_HOOK_TIMEOUT") or (
+        _config(repo, "deja.hook.timeout") if repo is not None else None
+    )
+    try:
+        value = float(raw) if raw else DEFAULT_TIMEOUT
+    except ValueError:
+        value = DEFAULT_TIMEOUT
+    return value if value > 0 else DEFAULT_TIMEOUT
+
+
+def background_wanted(repo: pygit2.Repository | None) -> bool:
+    if os.environ.get("DEJA_HOOK_SYNC") == "1" or os.environ.get("DEJA_HOOK_CHILD") == "1":
+        return False
+    raw = (_config(repo, "deja.hook.background") if repo is not None else None) or "true"
+    return raw.strip().lower() not in ("false", "no", "off", "0")
+
+
+def open_index(log: HookLog) -> sqlite3.Connection | None:
+    """The index, or None with a warning when it is missing, damaged or unusable."""
+    from deja_blame.index.db import connect, default_db_path
+
+    path = default_db_path()
+    if not path.exists():
+        log.warn(f"no index at {path} (run: deja index); only carried notes are used")
+        return None
+    try:
+        conn = connect(path, create=False)
+    except IndexCorruptError as exc:
+        log.warn(f"{exc}; only carried notes are used (run: deja index --rebuild)")
+        return None
+    except DejaError as exc:
+        log.warn(f"{exc}; only carried notes are used")
+        return None
+    except sqlite3.Error as exc:
+        log.warn(f"cannot open the index {path} ({exc}); only carried notes are used")
+        return None
+    conn.execute(f"PRAGMA busy_timeout = {INDEX_BUSY_MS}")
+    return conn
+
+
+def refresh(conn: sqlite3.Connection, log: HookLog) -> sqlite3.Connection | None:
+    """Read new transcript bytes into the index; a busy index is used as it is."""
+    from deja_blame.index.ingest import IndexReport, collect_transcripts, index_roots
+    from deja_blame.transcripts.roots import discover_roots
+
+    roots = discover_roots()
+    if not roots:
+        return conn
+    try:
+        files = collect_transcripts(roots, IndexReport())
+        index_roots(conn, roots, transcripts=files)
+    except sqlite3.OperationalError as exc:
+        log.warn(f"could not read new transcripts into the index ({exc}); using what it holds")
+    except sqlite3.DatabaseError as exc:
+        log.warn(f"the index is unreadable ({exc}); only carried notes are used")
+        return None
+    return conn
+
+
+def last_head_move(repo: pygit2.Repository) -> str:
+    """The message of HEAD's newest reflog entry ("commit (amend): ...", "rebase (pick): ...")."""
+    try:
+        for entry in repo.lookup_reference("HEAD").log():
+            return str(entry.message or "")
+    except (KeyError, pygit2.GitError, ValueError, AttributeError):
+        pass
+    return ""
+
+
+def post_commit(repo: pygit2.Repository, log: HookLog) -> None:
+    from deja_blame.notes.annotate import annotate
+
+    if last_head_move(repo).startswith(("commit (amend)", "rebase")):
+        return  # post-rewrite gives the new commit its note, from the old one
+    conn = open_index(log)
+    if conn is not None:
+        conn = refresh(conn, log)
+    try:
+        annotate(repo, "HEAD", conn)
+    except sqlite3.DatabaseError as exc:
+        log.warn(f"the index failed while reading ({exc}); trying with carried notes only")
+        annotate(repo, "HEAD", None)
+
+
+def post_rewrite(repo: pygit2.Repository, log: HookLog, text: str, deadline: float) -> None:
+    from deja_blame.notes.annotate import parse_rewrite_pairs, rewrite_notes
+
+    pairs = parse_rewrite_pairs(text)
+    if not pairs:
+        return
+    conn = open_index(log)
+    if conn is not None:
+        conn = refresh(conn, log)
+    result = rewrite_notes(repo, pairs, conn, deadline=deadline)
+    if result.unfinished:
+        first, last = result.unfinished[0], result.unfinished[-1]
+        log.warn(
+            f"out of time: {len(result.unfinished)} rewritten commits keep only their carried"
+            f" notes; run: deja annotate {first[:12]}^..{last[:12]}"
+        )
+
+
+def _spawn_background(hook: str, args: list[str], text: str) -> None:
+    """Hand the work to a detached copy of this runner (stdio closed) and return."""
+    import tempfile
+
+    stdin = subprocess.DEVNULL
+    tmp = None
+    if text:
+        tmp = tempfile.TemporaryFile()
+        tmp.write(text.encode())
+        tmp.seek(0)
+        stdin = tmp  # type: ignore[assignment]
+    subprocess.Popen(
+        [sys.executable, "-m", "deja_blame.hooks.run", hook, *args],
+        stdin=stdin,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "DEJA_HOOK_CHILD": "1"},
+        start_new_session=True,
+        close_fds=True,
+    )
+    if tmp is not None:
+        tmp.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    started = time.monotonic()
+    hook = argv[0] if argv else "?"
+    args = argv[1:]
+    # git's variables for the commit in progress must not steer deja's own git runs
+    keep = no_git_env()
+    for key in list(os.environ):
+        if key not in keep:
+            del os.environ[key]
+    log = HookLog(hook, None)
+    try:
+        repo = open_repository(Path.cwd())
+    except DejaError as exc:
+        log.warn(str(exc))
+        return 0
+    log = HookLog(hook, repo)
+    if hook not in HOOK_TYPES:
+        log.warn(f"unknown hook {hook!r} (deja handles {', '.join(HOOK_TYPES)})")
+        return 0
+    text = ""
+    if hook == "post-rewrite":
+        try:
+            text = sys.stdin.read()
+        except (OSError, ValueError):
+            text = ""
+    if background_wanted(repo):
+        _spawn_background(hook, args, text)
+        return 0
+    budget = hook_timeout(repo)
+    # Stop cleanly a little before the shell's hard kill, to say why.
+    stop_at = max(0.2, budget - (time.monotonic() - started) - 0.15)
+
+    def on_alarm(signum: int, frame: FrameType | None) -> None:
+        raise HookTimeout
+
+    use_alarm = hasattr(signal, "setitimer")
+    if use_alarm:
+        signal.signal(signal.SIGALRM, on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, stop_at)
+    try:
+        if hook == "post-commit":
+            post_commit(repo, log)
+        else:
+            post_rewrite(repo, log, text, deadline=time.monotonic() + stop_at * 0.6)
+    except HookTimeout:
+        log.warn(
+            f"gave up after {budget:g}s (git config deja.hook.timeout): this commit may lack"
+            " its note; run: deja annotate"
+        )
+    except DejaError as exc:
+        log.warn(f"{exc}; the commit itself is fine")
+    except Exception as exc:  # noqa: BLE001 - a hook must never fail the commit
+        log.warn(
+            f"unexpected error: {type(exc).__name__}: {exc}; the commit itself is fine",
+            details=traceback.format_exc(),
+        )
+    finally:
+        if use_alarm:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

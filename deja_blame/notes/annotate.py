@@ -1,0 +1,343 @@
+"""Computing and storing a commit's note (``deja annotate``, the hooks).
+
+Three sources, in order of priority for a line claimed by more than one:
+
+1. the index, re-derived now (``attribute_commit``): the freshest evidence;
+2. the note already stored for this commit (computed for it earlier, maybe on
+   another machine with other transcripts);
+3. notes carried by line text from commits this one was made from: the old
+   commits of a rewrite, the commit a cherry-pick names (``-x`` or
+   ``CHERRY_PICK_HEAD``), the commits a ``merge --squash`` message lists, and
+   the commits a ``reset --soft`` left behind (``ORIG_HEAD``).
+
+Nothing is written for a commit with no attributed line, and nothing when the
+stored note already says the same (annotate is idempotent).
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pygit2
+
+from deja_blame import __version__
+from deja_blame.errors import DejaError
+from deja_blame.gitutil import resolve_commit, run_git, workdir
+from deja_blame.notes.lookup import read_note
+from deja_blame.notes.remap import Carrier
+from deja_blame.notes.schema import Note, merge_notes
+from deja_blame.notes.store import read_note_docs, update_notes
+
+TOOL = f"deja-blame {__version__}"
+PROMPTS_KEY = "deja.notes.prompts"
+MAX_SOURCES = 50
+
+_CHERRY = re.compile(r"\(cherry picked from commit ([0-9a-f]{40})\)")
+_SQUASHED = re.compile(r"^commit ([0-9a-f]{40})$", re.MULTILINE)
+
+
+def prompts_opted_in(repo: pygit2.Repository) -> bool:
+    """``git config deja.notes.prompts true``: the user allows prompt text in notes."""
+    try:
+        return bool(repo.config.get_bool(PROMPTS_KEY))
+    except (KeyError, pygit2.GitError, ValueError):
+        return False
+
+
+def derive(
+    repo: pygit2.Repository, sha: str, conn: sqlite3.Connection | None, include_prompts: bool
+) -> Note:
+    """The commit's attribution from the index alone (notes not consulted)."""
+    if conn is None:
+        return Note(commit=sha, tool=TOOL)
+    from deja_blame.attribution.commit import attribute_commit
+
+    note = attribute_commit(repo, sha, conn, note_lookup=None, include_prompts=include_prompts).note
+    note.tool = TOOL
+    return note
+
+
+def _exists(repo: pygit2.Repository, sha: str) -> bool:
+    try:
+        repo[sha].peel(pygit2.Commit)
+    except (KeyError, ValueError, pygit2.GitError):
+        return False
+    return True
+
+
+def _is_ancestor(repo: pygit2.Repository, a: str, b: str) -> bool:
+    """a is b or an ancestor of it."""
+    if a == b:
+        return True
+    try:
+        return bool(repo.descendant_of(b, a))
+    except (KeyError, ValueError, pygit2.GitError):
+        return False
+
+
+def _read_ref_file(path: Path) -> str | None:
+    try:
+        text = path.read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text if re.fullmatch(r"[0-9a-f]{40}", text) else None
+
+
+def carry_sources(repo: pygit2.Repository, commit: pygit2.Commit, is_head: bool) -> list[str]:
+    """Commits ``commit`` was made from, whose notes may be carried onto it."""
+    sha = str(commit.id)
+    found: list[str] = []
+    message = commit.message or ""
+    found += _CHERRY.findall(message)
+    if "Squashed commit of the following:" in message:
+        found += _SQUASHED.findall(message)
+    if is_head:
+        gitdir = Path(repo.path)
+        picked = _read_ref_file(gitdir / "CHERRY_PICK_HEAD")
+        if picked:
+            found.append(picked)
+        orig = _read_ref_file(gitdir / "ORIG_HEAD")
+        parent = str(commit.parents[0].id) if commit.parents else None
+        # reset --soft (or --hard) then commit again: ORIG_HEAD is the abandoned
+        # tip, built on this commit's parent and not part of this commit's history.
+        if (
+            orig
+            and parent
+            and orig != sha
+            and _exists(repo, orig)
+            and not _is_ancestor(repo, orig, sha)
+            and _is_ancestor(repo, parent, orig)
+        ):
+            proc = run_git(
+                workdir(repo),
+                ["rev-list", f"--max-count={MAX_SOURCES}", "--reverse", f"{parent}..{orig}"],
+                check=False,
+            )
+            found += proc.stdout.decode().split()
+    out: list[str] = []
+    for s in found:
+        if s != sha and s not in out and _exists(repo, s):
+            out.append(s)
+    return out[:MAX_SOURCES]
+
+
+@dataclass
+class AnnotateResult:
+    commit: str
+    note: Note  # what the commit's note says now (or would say, with --dry-run)
+    written: bool
+    existed: bool
+    derived_lines: int = 0
+    carried_lines: int = 0
+    sources: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "commit": self.commit,
+            "written": self.written,
+            "existed": self.existed,
+            "derived_lines": self.derived_lines,
+            "carried_lines": self.carried_lines,
+            "sources": self.sources,
+            "note": self.note.to_json(),
+        }
+
+
+def _carried(
+    repo: pygit2.Repository, sha: str, sources: list[str], docs: list[Note]
+) -> Note | None:
+    """Notes of the source commits, and documents git copied onto this one, carried here."""
+    pairs: list[tuple[Note, str]] = []
+    for s in sources:
+        n = read_note(repo, s)
+        if n is not None and not n.is_empty():
+            pairs.append((n, s))
+    pairs += [(d, d.commit) for d in docs if d.commit and d.commit != sha]
+    if not pairs:
+        return None
+    return Carrier(repo, sha).carry_from(pairs)
+
+
+def _own(docs: list[Note], sha: str) -> Note | None:
+    own = [d for d in docs if not d.commit or d.commit == sha]
+    if not own:
+        return None
+    return own[0] if len(own) == 1 else merge_notes(own, commit=sha)
+
+
+def annotate(
+    repo: pygit2.Repository,
+    rev: str,
+    conn: sqlite3.Connection | None,
+    include_prompts: bool | None = None,
+    write: bool = True,
+    extra_sources: list[str] | None = None,
+) -> AnnotateResult:
+    """Compute ``rev``'s note from the index, the stored note and carried notes; store it."""
+    commit = resolve_commit(repo, rev)
+    sha = str(commit.id)
+    if include_prompts is None:
+        include_prompts = prompts_opted_in(repo)
+    head = repo.head.target if not repo.head_is_unborn else None
+    is_head = head is not None and str(head) == sha
+    derived = derive(repo, sha, conn, include_prompts)
+    sources = carry_sources(repo, commit, is_head) + [s for s in (extra_sources or []) if s != sha]
+    result = AnnotateResult(
+        commit=sha, note=Note(commit=sha, tool=TOOL), written=False, existed=False, sources=sources
+    )
+    result.derived_lines = derived.line_count()
+
+    def final_for(r: pygit2.Repository) -> tuple[Note, list[Note]]:
+        docs = read_note_docs(r, sha)
+        carried = _carried(r, sha, sources, docs)
+        result.carried_lines = carried.line_count() if carried is not None else 0
+        final = merge_notes([derived, _own(docs, sha), carried], commit=sha, tool=TOOL)
+        if not include_prompts:
+            for info in final.sessions.values():
+                info.pop("first_prompt", None)
+        return final, docs
+
+    def compute(r: pygit2.Repository, tip: str | None) -> dict[str, str | None]:
+        final, docs = final_for(r)
+        result.note = final
+        result.existed = bool(docs)
+        if final.is_empty():
+            return {}
+        if len(docs) == 1 and final.same_content(docs[0]):
+            return {}  # already says this: idempotent
+        return {sha: final.dumps()}
+
+    if not write:
+        final, docs = final_for(repo)
+        result.note, result.existed = final, bool(docs)
+        return result
+    tip = update_notes(repo, compute, f"deja annotate {sha[:12]}")
+    result.written = tip is not None
+    return result
+
+
+def commits_of(repo: pygit2.Repository, spec: str) -> list[str]:
+    """A revision (one commit) or a range ``A..B`` (its commits, oldest first)."""
+    if ".." not in spec:
+        return [str(resolve_commit(repo, spec).id)]
+    proc = run_git(workdir(repo), ["rev-list", "--reverse", spec], check=False)
+    if proc.returncode != 0:
+        raise DejaError(f"unknown revision range {spec!r}")
+    return proc.stdout.decode().split()
+
+
+# -- rewrites (the post-rewrite hook) ---------------------------------------------------
+
+
+@dataclass
+class RewriteResult:
+    pairs: int = 0
+    commits: int = 0  # new commits given a note
+    carried: int = 0  # of which from the old notes alone so far
+    derived: int = 0  # of which re-derived from the index too
+    unfinished: list[str] = field(default_factory=list)  # not re-derived (out of time)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "pairs": self.pairs,
+            "commits": self.commits,
+            "carried": self.carried,
+            "derived": self.derived,
+            "unfinished": self.unfinished,
+        }
+
+
+def parse_rewrite_pairs(text: str) -> list[tuple[str, str]]:
+    """post-rewrite's stdin: ``<old sha> <new sha> [extra]`` per line."""
+    pairs = []
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and all(re.fullmatch(r"[0-9a-f]{40}", p) for p in parts[:2]):
+            pairs.append((parts[0], parts[1]))
+    return pairs
+
+
+def rewrite_notes(
+    repo: pygit2.Repository,
+    pairs: list[tuple[str, str]],
+    conn: sqlite3.Connection | None,
+    include_prompts: bool | None = None,
+    deadline: float | None = None,
+) -> RewriteResult:
+    """Give each new commit of a rewrite its note: old notes carried, then the index.
+
+    First every new commit gets the old notes carried by line text (cheap, one
+    write); then, while there is time, each is re-derived from the index too,
+    written in batches so that an interrupted run keeps what it did.
+    """
+    if include_prompts is None:
+        include_prompts = prompts_opted_in(repo)
+    result = RewriteResult(pairs=len(pairs))
+    groups: dict[str, list[str]] = {}
+    for old, new in pairs:
+        if old != new and _exists(repo, new):
+            groups.setdefault(new, [])
+            if old not in groups[new]:
+                groups[new].append(old)
+    if not groups:
+        return result
+    old_notes: dict[str, Note | None] = {}
+    for olds in groups.values():
+        for old in olds:
+            if old not in old_notes:
+                old_notes[old] = read_note(repo, old) if _exists(repo, old) else None
+    carried: dict[str, Note | None] = {}
+    for new, olds in groups.items():
+        sources = [(n, o) for o in olds if (n := old_notes.get(o)) is not None]
+        carried[new] = Carrier(repo, new).carry_from(sources) if sources else None
+
+    def finals(derived: dict[str, Note]) -> Any:
+        def compute(r: pygit2.Repository, tip: str | None) -> dict[str, str | None]:
+            out: dict[str, str | None] = {}
+            for new in groups:
+                if derived and new not in derived:
+                    continue
+                docs = read_note_docs(r, new)
+                final = merge_notes(
+                    [derived.get(new), _own(docs, new), carried[new]], commit=new, tool=TOOL
+                )
+                if not include_prompts:
+                    for info in final.sessions.values():
+                        info.pop("first_prompt", None)
+                if final.is_empty():
+                    if docs:
+                        out[new] = None  # only a stale copy of the old note was there
+                elif not (len(docs) == 1 and final.same_content(docs[0])):
+                    out[new] = final.dumps()
+            return out
+
+        return compute
+
+    update_notes(repo, finals({}), f"deja: notes carried over a rewrite of {len(groups)} commits")
+    result.commits = sum(1 for n in carried.values() if n is not None and not n.is_empty())
+    result.carried = result.commits
+    if conn is None:
+        return result
+    todo = list(groups)
+    batch: dict[str, Note] = {}
+    last_write = time.monotonic()
+    for i, new in enumerate(todo):
+        if deadline is not None and time.monotonic() > deadline:
+            result.unfinished = todo[i:]
+            break
+        batch[new] = derive(repo, new, conn, include_prompts)
+        if time.monotonic() - last_write > 0.5 or i == len(todo) - 1:
+            update_notes(repo, finals(batch), "deja: notes re-derived after a rewrite")
+            result.derived += len(batch)
+            batch = {}
+            last_write = time.monotonic()
+    if batch:
+        update_notes(repo, finals(batch), "deja: notes re-derived after a rewrite")
+        result.derived += len(batch)
+    result.commits = sum(1 for new in groups if read_note_docs(repo, new))
+    return result

@@ -1,0 +1,225 @@
+"""Sharing notes: ``deja notes fetch [REMOTE]`` and ``deja notes push [REMOTE]``.
+
+Fetch brings the remote's ``refs/notes/deja`` into ``refs/notes/deja-remote/<remote>``
+(never straight over the local notes), then merges it into the local notes:
+a fast-forward when one side contains the other, else a three-way merge per
+annotated commit against the merge base, as ``git notes merge`` does, except
+that a note both sides changed is merged as JSON (the union of the two, the
+local note winning a line both claim) instead of concatenated or overwritten.
+The result is a merge commit with both tips as parents, written with a
+compare-and-swap on the local ref, so nothing local is ever overwritten.
+
+Push never forces: when the remote moved, it fetches, merges, and tries again.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import pygit2
+
+from deja_blame.errors import DejaError
+from deja_blame.gitutil import run_git, workdir
+from deja_blame.notes.remap import effective_note
+from deja_blame.notes.schema import NOTES_REF, merge_notes, parse_note_docs
+from deja_blame.notes.store import (
+    MAX_ATTEMPTS,
+    NULL_SHA,
+    _fast_import,
+    _fast_import_stream,
+    note_blob_map,
+    ref_target,
+    writer_lock,
+)
+
+REMOTE_PREFIX = "refs/notes/deja-remote/"
+PUSH_ATTEMPTS = 5
+_REMOTE_NAME = re.compile(r"^[A-Za-z0-9._/@:+~-]+$")
+
+
+def tracking_ref(remote: str) -> str:
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", remote).strip("._") or "remote"
+    return REMOTE_PREFIX + safe
+
+
+@dataclass
+class MergeResult:
+    kind: str = "up-to-date"  # up-to-date | created | fast-forward | merge
+    taken: int = 0  # notes taken from the remote side
+    merged: int = 0  # notes both sides changed, merged as JSON
+    kept: int = 0  # notes both sides changed that could not be read: the local one kept
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "taken": self.taken, "merged": self.merged, "kept": self.kept}
+
+
+@dataclass
+class FetchResult:
+    remote: str
+    ref: str
+    fetched: str | None  # the remote notes commit, or None when the remote has no notes
+    merge: MergeResult
+    local: str | None = None  # the local notes commit afterwards
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "remote": self.remote,
+            "ref": self.ref,
+            "fetched": self.fetched,
+            "merge": self.merge.to_json(),
+            "local": self.local,
+        }
+
+
+def _update_ref(repo: pygit2.Repository, new: str, old: str | None) -> bool:
+    proc = run_git(workdir(repo), ["update-ref", NOTES_REF, new, old or NULL_SHA], check=False)
+    return proc.returncode == 0
+
+
+def _blob_text(repo: pygit2.Repository, blob: str) -> str:
+    obj = repo[blob]
+    assert isinstance(obj, pygit2.Blob)
+    return obj.data.decode("utf-8", "replace")
+
+
+def merge_notes_ref(repo: pygit2.Repository, theirs: str, label: str) -> MergeResult:
+    """Merge the notes commit ``theirs`` into the local ``refs/notes/deja``."""
+    result = MergeResult()
+    with writer_lock(repo):
+        last_err = ""
+        for _ in range(MAX_ATTEMPTS):
+            result = MergeResult()
+            tip = ref_target(repo)
+            if tip is None:
+                if _update_ref(repo, theirs, None):
+                    result.kind = "created"
+                    return result
+                continue
+            if tip == theirs or repo.descendant_of(tip, theirs):
+                return result
+            if repo.descendant_of(theirs, tip):
+                if _update_ref(repo, theirs, tip):
+                    result.kind = "fast-forward"
+                    return result
+                continue
+            base_oid = repo.merge_base(tip, theirs)
+            base = note_blob_map(repo, str(base_oid) if base_oid else None)
+            mine = note_blob_map(repo, tip)
+            other = note_blob_map(repo, theirs)
+            changes: dict[str, str | None] = {}
+            for sha in sorted(set(mine) | set(other)):
+                b, lo, th = base.get(sha), mine.get(sha), other.get(sha)
+                if lo == th or th == b:
+                    continue  # same, or only we changed it
+                if lo == b:
+                    changes[sha] = _blob_text(repo, th) if th is not None else None
+                    result.taken += 1
+                    continue
+                if th is None:
+                    continue  # we changed it, they deleted it: keep ours
+                if lo is None:
+                    changes[sha] = _blob_text(repo, th)  # we deleted, they changed: theirs
+                    result.taken += 1
+                    continue
+                ours_doc = effective_note(repo, sha, parse_note_docs(_blob_text(repo, lo)))
+                theirs_doc = effective_note(repo, sha, parse_note_docs(_blob_text(repo, th)))
+                if ours_doc is None or theirs_doc is None:
+                    result.kept += 1
+                    continue
+                merged = merge_notes([ours_doc, theirs_doc], commit=sha, tool=ours_doc.tool)
+                changes[sha] = merged.dumps()
+                result.merged += 1
+            stream = _fast_import_stream(
+                repo, NOTES_REF, tip, changes, f"notes: merge deja notes from {label}", merge=theirs
+            )
+            ok, last_err = _fast_import(repo, stream)
+            if ok:
+                result.kind = "merge"
+                return result
+        raise DejaError(
+            f"could not merge the notes from {label}: {last_err or 'the ref kept moving'}"
+        )
+
+
+def _check_remote(repo: pygit2.Repository, remote: str) -> None:
+    if not _REMOTE_NAME.match(remote) or remote.startswith("-"):
+        raise DejaError(f"{remote!r} is not a remote name or URL")
+    names = run_git(workdir(repo), ["remote"], check=False).stdout.decode().split()
+    if remote not in names and "/" not in remote and ":" not in remote:
+        raise DejaError(
+            f"no remote named {remote!r}", hint="git remote -v lists them; or pass a URL or path"
+        )
+
+
+def fetch(repo: pygit2.Repository, remote: str = "origin") -> FetchResult:
+    _check_remote(repo, remote)
+    ref = tracking_ref(remote)
+    proc = run_git(
+        workdir(repo),
+        ["fetch", "--no-tags", "--no-write-fetch-head", remote, f"+{NOTES_REF}:{ref}"],
+        check=False,
+    )
+    if proc.returncode != 0:
+        err = proc.stderr.decode("utf-8", "replace").strip()
+        if "couldn't find remote ref" in err:
+            return FetchResult(
+                remote=remote, ref=ref, fetched=None, merge=MergeResult(), local=ref_target(repo)
+            )
+        last = err.splitlines()[-1] if err else f"exit {proc.returncode}"
+        raise DejaError(f"git fetch {remote} failed: {last}")
+    theirs = ref_target(repo, ref)
+    if theirs is None:
+        return FetchResult(remote=remote, ref=ref, fetched=None, merge=MergeResult())
+    merge = merge_notes_ref(repo, theirs, remote)
+    return FetchResult(remote=remote, ref=ref, fetched=theirs, merge=merge, local=ref_target(repo))
+
+
+@dataclass
+class PushResult:
+    remote: str
+    pushed: str | None = None
+    attempts: int = 0
+    merges: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "remote": self.remote,
+            "pushed": self.pushed,
+            "attempts": self.attempts,
+            "merges": self.merges,
+        }
+
+
+def _rejected(err: str) -> bool:
+    return any(s in err for s in ("[rejected]", "fetch first", "non-fast-forward", "stale info"))
+
+
+def push(repo: pygit2.Repository, remote: str = "origin") -> PushResult:
+    _check_remote(repo, remote)
+    result = PushResult(remote=remote)
+    root = workdir(repo)
+    for attempt in range(1, PUSH_ATTEMPTS + 1):
+        tip = ref_target(repo)
+        if tip is None:
+            raise DejaError("there are no deja notes to push", hint="deja annotate HEAD")
+        result.attempts = attempt
+        proc = run_git(root, ["push", "--quiet", remote, f"{NOTES_REF}:{NOTES_REF}"], check=False)
+        if proc.returncode == 0:
+            result.pushed = tip
+            run_git(root, ["update-ref", tracking_ref(remote), tip], check=False)
+            return result
+        err = proc.stderr.decode("utf-8", "replace")
+        if not _rejected(err):
+            lines = [ln for ln in err.strip().splitlines() if not ln.startswith("hint:")]
+            raise DejaError(
+                f"git push {remote} failed: {lines[-1] if lines else 'exit ' + str(proc.returncode)}"
+            )
+        fetched = fetch(repo, remote)  # the remote moved: merge its notes, then again
+        if fetched.merge.kind != "up-to-date":
+            result.merges += 1
+    raise DejaError(
+        f"the notes on {remote} kept moving; gave up after {PUSH_ATTEMPTS} attempts",
+        hint="run it again: deja notes push",
+    )

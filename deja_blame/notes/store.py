@@ -1,0 +1,229 @@
+"""Reading and writing ``refs/notes/deja`` safely while other writers run.
+
+Writes go through ``git fast-import``: one process for any number of notes, the
+notes fan-out handled by git, and a compare-and-swap on the ref (the new notes
+commit has the tip we read as its parent; fast-import refuses to move the ref
+when it is no longer that tip). A refused write is recomputed from the new tip
+and retried. deja's own writers also take a lock file first, so two hooks in
+two worktrees queue instead of retrying; git's own notes writers (``git notes``,
+the rewrite copy) take no such lock and are what the compare-and-swap is for.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+import pygit2
+
+from deja_blame.errors import DejaError
+from deja_blame.gitutil import no_git_env, workdir
+from deja_blame.notes.schema import NOTES_REF, Note, parse_note, parse_note_docs
+
+NULL_SHA = "0" * 40
+MAX_ATTEMPTS = 12
+LOCK_WAIT = 10.0  # seconds to wait for another deja writer before going ahead anyway
+
+
+def common_dir(repo: pygit2.Repository) -> Path:
+    """The repository's common git directory (shared by all worktrees)."""
+    gitdir = Path(repo.path)
+    marker = gitdir / "commondir"
+    if marker.is_file():
+        rel = marker.read_text(encoding="utf-8").strip()
+        return (gitdir / rel).resolve()
+    return gitdir.resolve()
+
+
+def deja_dir(repo: pygit2.Repository) -> Path:
+    """``.git/deja``: the hook log, the install record, the notes lock."""
+    return common_dir(repo) / "deja"
+
+
+def ref_target(repo: pygit2.Repository, ref: str = NOTES_REF) -> str | None:
+    try:
+        return str(repo.references[ref].resolve().target)
+    except (KeyError, pygit2.GitError, ValueError):
+        return None
+
+
+def note_blob_map(repo: pygit2.Repository, commit: str | None) -> dict[str, str]:
+    """annotated commit sha -> note blob sha, for the notes commit ``commit`` (any fan-out)."""
+    out: dict[str, str] = {}
+    if commit is None:
+        return out
+    obj = repo[commit]
+    tree = obj.peel(pygit2.Tree)
+
+    def walk(t: pygit2.Tree, prefix: str) -> None:
+        for entry in t:
+            name = prefix + entry.name
+            if entry.type_str == "tree" and len(name) < 40:
+                sub = repo[entry.id]
+                assert isinstance(sub, pygit2.Tree)
+                walk(sub, name)
+            elif entry.type_str == "blob" and len(name) == 40:
+                out[name] = str(entry.id)
+
+    walk(tree, "")
+    return out
+
+
+def read_note_text(repo: pygit2.Repository, commit: str, ref: str = NOTES_REF) -> str | None:
+    try:
+        note = repo.lookup_note(commit, ref)
+    except (KeyError, pygit2.GitError, ValueError):
+        return None
+    return note.message
+
+
+def read_note(repo: pygit2.Repository, commit: str, ref: str = NOTES_REF) -> Note | None:
+    text = read_note_text(repo, commit, ref)
+    return parse_note(text) if text is not None else None
+
+
+def read_note_docs(repo: pygit2.Repository, commit: str, ref: str = NOTES_REF) -> list[Note]:
+    text = read_note_text(repo, commit, ref)
+    return parse_note_docs(text) if text is not None else []
+
+
+@contextmanager
+def writer_lock(repo: pygit2.Repository) -> Iterator[None]:
+    """Serialise deja's notes writers across processes and worktrees (best effort)."""
+    try:
+        import fcntl
+    except ImportError:  # no fcntl (Windows): the compare-and-swap alone keeps us safe
+        yield
+        return
+    path = deja_dir(repo) / "notes.lock"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        yield
+        return
+    try:
+        deadline = time.monotonic() + LOCK_WAIT
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    break  # a stuck holder: go ahead, the compare-and-swap still guards
+                time.sleep(0.02)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _identity(repo: pygit2.Repository) -> str:
+    def conf(key: str) -> str | None:
+        try:
+            return str(repo.config[key])
+        except (KeyError, pygit2.GitError, ValueError):
+            return None
+
+    name = os.environ.get("GIT_COMMITTER_NAME") or conf("user.name") or "deja"
+    email = os.environ.get("GIT_COMMITTER_EMAIL") or conf("user.email") or "deja@localhost"
+    name = name.replace("<", "").replace(">", "").replace("\n", " ").strip() or "deja"
+    email = email.replace("<", "").replace(">", "").replace("\n", "").strip()
+    return f"{name} <{email}> {int(time.time())} +0000"
+
+
+def _fast_import_stream(
+    repo: pygit2.Repository,
+    ref: str,
+    parent: str | None,
+    changes: Mapping[str, str | None],
+    message: str,
+    merge: str | None = None,
+) -> bytes:
+    msg = message.encode()
+    parts = [
+        f"commit {ref}\n".encode(),
+        f"committer {_identity(repo)}\n".encode(),
+        f"data {len(msg)}\n".encode() + msg + b"\n",
+    ]
+    if parent is not None:
+        parts.append(f"from {parent}\n".encode())
+    if merge is not None:
+        parts.append(f"merge {merge}\n".encode())
+    for sha, text in sorted(changes.items()):
+        if text is None:
+            parts.append(f"N {NULL_SHA} {sha}\n".encode())  # fast-import: delete the note
+        else:
+            body = text.encode()
+            parts.append(f"N inline {sha}\ndata {len(body)}\n".encode() + body + b"\n")
+    parts.append(b"\n")
+    return b"".join(parts)
+
+
+def _fast_import(repo: pygit2.Repository, stream: bytes) -> tuple[bool, str]:
+    proc = subprocess.run(
+        ["git", "-C", str(workdir(repo)), "fast-import", "--quiet", "--date-format=raw"],
+        input=stream,
+        capture_output=True,
+        env=no_git_env(),
+    )
+    err = proc.stderr.decode("utf-8", "replace").strip()
+    return proc.returncode == 0, err
+
+
+Compute = Callable[[pygit2.Repository, str | None], Mapping[str, str | None]]
+
+
+def update_notes(
+    repo: pygit2.Repository,
+    compute: Compute,
+    message: str,
+    ref: str = NOTES_REF,
+    merge: str | None = None,
+) -> str | None:
+    """Apply ``compute(repo, tip)`` -> {commit: note text or None to delete} to ``ref``.
+
+    ``compute`` sees the current tip and is called again after a lost race, so
+    it must read what it merges with from ``repo`` each time. ``merge`` makes
+    the new notes commit a merge with that notes commit (``deja notes fetch``).
+    Returns the new tip, or None when there was nothing to change.
+    """
+    with writer_lock(repo):
+        last_err = ""
+        for attempt in range(MAX_ATTEMPTS):
+            tip = ref_target(repo, ref)
+            changes = dict(compute(repo, tip))
+            if not changes and merge is None:
+                return None
+            stream = _fast_import_stream(repo, ref, tip, changes, message, merge=merge)
+            ok, last_err = _fast_import(repo, stream)
+            if ok:
+                return ref_target(repo, ref)
+            time.sleep(random.uniform(0.01, 0.05) * (attempt + 1))
+        raise DejaError(f"could not update {ref}: {last_err.splitlines()[-1] if last_err else '?'}")
+
+
+def write_notes(
+    repo: pygit2.Repository,
+    notes: Mapping[str, Note | None],
+    message: str,
+    ref: str = NOTES_REF,
+) -> str | None:
+    """Write these notes as they are (None deletes), skipping the ones already stored."""
+
+    def compute(r: pygit2.Repository, tip: str | None) -> dict[str, str | None]:
+        out: dict[str, str | None] = {}
+        for sha, note in notes.items():
+            current = read_note_text(r, sha, ref) if tip is not None else None
+            if note is None:
+                if current is not None:
+                    out[sha] = None
+            elif current != note.dumps():
+                out[sha] = note.dumps()
+        return out
+
+    return update_notes(repo, compute, message, ref=ref)
