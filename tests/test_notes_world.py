@@ -59,8 +59,10 @@ class World:
         w.set_time(self.clock)
         path = self.repo / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        if path.exists() and str(path) in w.files:
-            w.replace(str(path), w.files[str(path)], content)
+        if path.exists() and path.read_text():
+            # an edit of what is on disk: only the lines it changes count as written
+            current = path.read_text()
+            w.replace(str(path), current, content, current=current)
         else:
             w.files.pop(str(path), None)
             w.write_file(str(path), content, overwrite=path.exists())
