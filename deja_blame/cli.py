@@ -244,6 +244,57 @@ def why_cmd(conn: sqlite3.Connection, target: str, rev: str | None, as_json: boo
     return run_why(conn, target, rev, as_json)
 
 
+@cli.command("handoff")
+@click.option(
+    "--to",
+    "target",
+    required=True,
+    type=click.Choice(["agy", "antigravity"]),
+    help="Agent to hand over to (antigravity is the same target as agy).",
+)
+@click.option(
+    "--session", default=None, help="Session id or unique prefix (default: the newest one here)."
+)
+@click.option(
+    "--print", "print_only", is_flag=True, help="Print the prompt instead of starting agy."
+)
+@click.option(
+    "--max-chars",
+    type=click.IntRange(1000, 30000),
+    default=16000,
+    show_default=True,
+    help="Bound on the prompt's length; a long session is summarised newest first.",
+)
+@db_option
+@json_option
+@with_index
+def handoff_cmd(
+    conn: sqlite3.Connection,
+    target: str,
+    session: str | None,
+    print_only: bool,
+    max_chars: int,
+    as_json: bool,
+) -> int:
+    """Start agy on a session's context: goal, edits, commands, what is left open.
+
+    Without --session, the newest indexed session of the repository (or
+    directory) you stand in. The prompt is redacted and passed to `agy -i` as
+    one argument (never through a shell); agy starts in the session's project.
+
+    \b
+    Examples:
+      deja handoff --to agy
+      deja handoff --to antigravity --session 3f2a
+      deja handoff --to agy --print > prompt.txt
+    """
+    from deja_blame.commands.handoff import run_handoff
+
+    return run_handoff(
+        conn, target, session, print_only=print_only, as_json=as_json, max_chars=max_chars
+    )
+
+
 # -- the edge: exit codes and one-line errors ----------------------------------------------
 
 

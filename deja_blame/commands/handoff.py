@@ -1,0 +1,133 @@
+"""deja handoff --to agy: start a new agent session on an indexed session's context.
+
+The prompt (``outputs.handoff_prompt``) goes to ``agy -i <prompt>`` as one
+argument of an argument vector: no shell ever sees transcript text. On POSIX
+deja replaces itself with agy (``os.execvp`` after ``chdir``), so the terminal
+and the exit status belong to agy.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+
+from deja_blame.errors import DejaError
+from deja_blame.index.store import SessionSummary, list_sessions, load_session, resolve_session_id
+from deja_blame.jsonout import print_json
+from deja_blame.outputs.handoff_prompt import DEFAULT_LIMIT, build_prompt, project_dir
+
+# --to values, each to the program it starts: Antigravity's terminal client is agy.
+TARGETS = {"agy": "agy", "antigravity": "agy"}
+
+INSTALL_HINT = (
+    "install the Antigravity CLI: curl -fsSL https://antigravity.google/cli/install.sh | bash"
+    " (Windows: winget install Google.AntigravityCLI), or print the prompt instead:"
+    " deja handoff --to agy --print"
+)
+
+
+def find_repo_root(start: Path) -> Path | None:
+    """The nearest directory at or above ``start`` holding ``.git`` (a worktree has a file)."""
+    for directory in (start, *start.parents):
+        if (directory / ".git").exists():
+            return directory
+    return None
+
+
+def _places(cwd: Path, repo_root: Path | None) -> list[str]:
+    """The project paths that count as "here": the cwd as given and resolved, the repo root."""
+    out: list[str] = []
+    for p in (cwd, cwd.resolve(), repo_root, repo_root.resolve() if repo_root else None):
+        if p is not None and str(p) not in out and str(p) != "/":
+            out.append(str(p))
+    return out
+
+
+def sessions_here(
+    conn: sqlite3.Connection, cwd: Path, repo_root: Path | None
+) -> list[SessionSummary]:
+    """Sessions whose project is the cwd or its repository, or under/above them; newest first."""
+    seen: dict[str, SessionSummary] = {}
+    for place in _places(cwd, repo_root):
+        for s in list_sessions(conn, project=place):
+            seen.setdefault(s.session_id, s)
+    return sorted(seen.values(), key=lambda s: (s.started_at or "", s.session_id), reverse=True)
+
+
+def choose_session(
+    conn: sqlite3.Connection, session: str | None, cwd: Path, repo_root: Path | None
+) -> str:
+    if session:
+        try:
+            return resolve_session_id(conn, session)
+        except DejaError as exc:
+            if exc.hint is None or "ambiguous" in str(exc):
+                raise
+            here = sessions_here(conn, cwd, repo_root)[:5]
+            if not here:
+                raise
+            shown = ", ".join(f"{s.session_id[:12]} ({s.started_at or 'no time'})" for s in here)
+            raise DejaError(str(exc), hint=f"recent sessions here: {shown}") from exc
+    here = sessions_here(conn, cwd, repo_root)
+    if not here:
+        where = f"{cwd}" + (
+            f" or its repository {repo_root}" if repo_root and repo_root != cwd else ""
+        )
+        raise DejaError(
+            f"no indexed session has {where} as its project",
+            hint="read new transcripts with: deja index; or name one: deja handoff --to agy"
+            " --session ID (list: deja sessions)",
+        )
+    return here[0].session_id
+
+
+def run_handoff(
+    conn: sqlite3.Connection,
+    target: str,
+    session: str | None = None,
+    print_only: bool = False,
+    as_json: bool = False,
+    max_chars: int = DEFAULT_LIMIT,
+    cwd: Path | None = None,
+) -> int:
+    program = TARGETS.get(target)
+    if program is None:
+        raise DejaError(f"unknown handoff target {target!r}", hint="use: --to agy")
+    here = cwd if cwd is not None else Path(os.getcwd())
+    repo_root = find_repo_root(here)
+    session_id = choose_session(conn, session, here, repo_root)
+    loaded = load_session(conn, session_id)
+    prompt = build_prompt(loaded, repo_root=repo_root, limit=max_chars)
+    workdir = project_dir(loaded.project) or here
+    argv = [program, "-i", prompt]
+    if as_json:
+        print_json({"session_id": session_id, "target": program, "cwd": str(workdir), "argv": argv})
+        return 0
+    if print_only:
+        click.echo(prompt, nl=False)
+        return 0
+    found = shutil.which(program)
+    if found is None:
+        raise DejaError(f"{program} is not on PATH: cannot start the handoff", hint=INSTALL_HINT)
+    executable = os.path.abspath(found)  # before chdir: a relative PATH entry would move
+    conn.close()
+    return _start(executable, argv, workdir)
+
+
+def _start(executable: str, argv: list[str], workdir: Path) -> int:
+    """Run ``argv`` in ``workdir``: on POSIX deja becomes the program; elsewhere it waits."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        if os.name == "posix":
+            os.chdir(workdir)
+            os.execvp(executable, argv)  # an absolute path: argv[0] stays "agy"
+        return subprocess.run([executable, *argv[1:]], cwd=workdir, check=False).returncode
+    except OSError as exc:
+        raise DejaError(f"could not start {argv[0]}: {exc.strerror or exc}") from exc

@@ -1,0 +1,1 @@
+"""What deja hands to people and other tools: handoff prompts, reports, and their redaction."""
