@@ -295,6 +295,65 @@ def handoff_cmd(
     )
 
 
+@cli.command("report")
+@click.argument("range_spec", metavar="[RANGE]", required=False)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["markdown", "json", "html"]),
+    default=None,
+    help="markdown (a PR comment, the default), json (docs/report.md) or html (one file).",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the report to FILE instead of stdout.",
+)
+@click.option("--no-prompts", is_flag=True, help="Leave every prompt's text out of the report.")
+@click.option(
+    "--no-refresh", is_flag=True, help="Do not read new transcript lines into the index first."
+)
+@db_option
+@json_option
+@with_index
+def report_cmd(
+    conn: sqlite3.Connection,
+    range_spec: str | None,
+    fmt: str | None,
+    output: Path | None,
+    no_prompts: bool,
+    no_refresh: bool,
+    as_json: bool,
+) -> int:
+    """Provenance report for the commits in RANGE: lines by agent sessions and by people.
+
+    RANGE is a git revision range (default: the branch's upstream..HEAD, else the
+    last commit); a single revision means that one commit. Attribution comes from
+    the commits' notes (refs/notes/deja) first, then the index.
+
+    \b
+    Examples:
+      deja report                                  # upstream..HEAD, Markdown
+      deja report origin/main..HEAD --format json | jq .totals
+      deja report main..feature --format html -o report.html
+      deja report HEAD~5.. --no-prompts            # no prompt text at all
+    """
+    from deja_blame.commands.report import run_report
+
+    if as_json and fmt not in (None, "json"):
+        raise click.UsageError(f"--json and --format {fmt} disagree; give one of them")
+    return run_report(
+        conn,
+        range_spec,
+        "json" if as_json else (fmt or "markdown"),
+        output,
+        include_prompts=not no_prompts,
+        refresh=not no_refresh,
+    )
+
+
 # -- the edge: exit codes and one-line errors ----------------------------------------------
 
 

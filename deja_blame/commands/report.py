@@ -1,0 +1,75 @@
+"""deja report [RANGE]: which lines of a range of commits agent sessions wrote."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import sys
+import tempfile
+from pathlib import Path
+
+from deja_blame.errors import DejaError
+from deja_blame.gitutil import open_repository
+from deja_blame.output import warn
+
+FORMATS = ("markdown", "json", "html")
+
+
+def _write(text: str, output: Path | None) -> None:
+    if output is None:
+        sys.stdout.buffer.write(text.encode("utf-8"))
+        sys.stdout.flush()
+        return
+    target = output.expanduser()
+    if target.is_dir():
+        raise DejaError(f"{output} is a directory; --output takes a file name")
+    parent = target.parent if str(target.parent) else Path(".")
+    if not parent.is_dir():
+        raise DejaError(f"cannot write {output}: no directory {parent}")
+    # Write beside the target, then rename: a reader never sees half a report.
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=parent)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(text.encode("utf-8"))
+        os.replace(tmp, target)
+    except OSError as exc:
+        raise DejaError(f"cannot write {output}: {exc.strerror or exc}") from exc
+
+
+def run_report(
+    conn: sqlite3.Connection,
+    range_spec: str | None,
+    fmt: str,
+    output: Path | None,
+    include_prompts: bool = True,
+    refresh: bool = True,
+    cwd: Path | None = None,
+) -> int:
+    from deja_blame.report import build_report, render_html, render_json, render_markdown
+
+    if fmt not in FORMATS:
+        raise DejaError(f"unknown format {fmt!r} (one of {', '.join(FORMATS)})")
+    repo = open_repository(cwd or Path.cwd())
+    if refresh:
+        from deja_blame.commands.blame import refresh_index
+
+        refresh_index(conn)
+    report = build_report(
+        repo, range_spec, conn, include_prompts=include_prompts, want_lines=fmt == "html"
+    )
+    if report.commits and not report.notes_found and not report.indexed_sessions:
+        warn(
+            "no notes under refs/notes/deja for these commits and no indexed sessions: every"
+            " line counts as people or unknown (fetch notes: git fetch origin"
+            " refs/notes/deja:refs/notes/deja, or run: deja index)"
+        )
+    if fmt == "json":
+        text = render_json(report)
+    elif fmt == "html":
+        text = render_html(report)
+    else:
+        text = render_markdown(report)
+    _write(text, output)
+    if output is not None:
+        warn(f"wrote the {fmt} report to {output}")
+    return 0

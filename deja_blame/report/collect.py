@@ -1,0 +1,642 @@
+"""Build a ``Report`` for a range of commits: attribution per commit, then per file,
+per session and at the tip.
+
+For each commit of the range (oldest first):
+
+- the lines it *introduced*: ``+`` lines of its diff against its parent, or for
+  a merge the lines that are new against every parent (what git blame gives to
+  the merge itself); lines a merge brings in from its other side belong to the
+  commits that wrote them, which are in the range too, so nothing is counted
+  twice;
+- which session wrote each of them: the commit's note (``refs/notes/deja``)
+  when it has one, else the index (``attribute_commit``), else nobody.
+
+Which commits have notes comes from one walk of the notes tree, not one lookup
+(let alone one process) per commit. Survival is one ``git blame`` at the tip per file a session
+touched (run in parallel): a line survives when its blame commit is in the
+range and that commit gave it to the session.
+
+Every prompt and command string passes through ``redact`` here, before any
+renderer sees it.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import re
+import sqlite3
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pygit2
+from pygit2.enums import SortMode
+
+from deja_blame import __version__
+from deja_blame.attribution.blame_engine import BlameLine, blame
+from deja_blame.errors import DejaError, RevisionError
+from deja_blame.gitutil import git_available, head_commit, read_file, run_git, workdir
+from deja_blame.notes.schema import Note
+from deja_blame.output import shorten
+from deja_blame.outputs.redact import redact
+from deja_blame.report.model import (
+    CommandRun,
+    CommitReport,
+    Counts,
+    FileLines,
+    FileReport,
+    Report,
+    SessionFile,
+    SessionReport,
+    ShownLine,
+)
+from deja_blame.transcripts.text import format_time
+
+FIRST_PROMPT_CHARS = 1000
+REQUEST_CHARS = 300
+COMMAND_CHARS = 300
+HTML_MAX_LINES = 4000  # changed lines drawn in the HTML view; the rest is counted
+
+_BLOB_MODES = (pygit2.GIT_FILEMODE_BLOB, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE)
+_HEX = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
+
+# What runs a test suite: the program of any part of a shell line ("cd x && pytest -q"),
+# after environment assignments and wrappers ("CI=1 npx vitest", "uv run pytest").
+_SHELL_SPLIT = re.compile(r"&&|\|\||[;|&\n()]")
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_WRAPPERS = {
+    "npx",
+    "pnpx",
+    "bunx",
+    "time",
+    "sudo",
+    "env",
+    "nice",
+    "exec",
+    "timeout",
+    "xvfb-run",
+    "uv",
+    "poetry",
+    "pipenv",
+    "hatch",
+    "pdm",
+    "rye",
+    "run",
+    "command",
+    "-m",
+}
+_TEST_PROGRAMS = {
+    "pytest",
+    "py.test",
+    "tox",
+    "nox",
+    "jest",
+    "vitest",
+    "mocha",
+    "ava",
+    "karma",
+    "rspec",
+    "phpunit",
+    "ctest",
+    "nosetests",
+    "nose2",
+    "trial",
+    "pest",
+}
+_TEST_SUBCOMMAND = {
+    "go": {"test"},
+    "cargo": {"test", "nextest"},
+    "deno": {"test"},
+    "dotnet": {"test"},
+    "swift": {"test"},
+    "mix": {"test"},
+    "bazel": {"test"},
+    "bazelisk": {"test"},
+    "zig": {"test"},
+    "playwright": {"test"},
+    "bun": {"test"},
+}
+_PY_TEST_MODULES = {"pytest", "unittest", "nose", "nose2", "tox", "nox"}
+
+
+def _runs_tests(words: list[str]) -> bool:
+    i = 0
+    while i < len(words) and (
+        _ASSIGNMENT.match(words[i]) or words[i] in _WRAPPERS or re.fullmatch(r"\d+[smh]?", words[i])
+    ):
+        i += 1
+    if i >= len(words):
+        return False
+    prog = words[i].rsplit("/", 1)[-1]
+    rest = words[i + 1 :]
+    args = [w for w in rest if not w.startswith("-")]
+    if prog in _TEST_PROGRAMS:
+        return True
+    if prog in _TEST_SUBCOMMAND and args and args[0] in _TEST_SUBCOMMAND[prog]:
+        return True
+    if prog in ("npm", "pnpm", "yarn", "bun") and args:
+        sub = args[1] if args[0] == "run" and len(args) > 1 else args[0]
+        return sub in ("test", "t") or sub.startswith("test:")
+    if re.fullmatch(r"python[0-9.]*|py", prog):
+        if "-m" in rest and rest.index("-m") + 1 < len(rest):
+            return rest[rest.index("-m") + 1] in _PY_TEST_MODULES
+        script = args[0].rsplit("/", 1)[-1] if args else ""
+        return script in ("runtests.py", "runtest.py") or (
+            script in ("manage.py", "setup.py") and args[1:2] == ["test"]
+        )
+    if prog in ("make", "gmake"):
+        return any(a.startswith(("test", "check")) for a in args)
+    if prog in ("mvn", "mvnw", "gradle", "gradlew"):
+        return any(a in ("test", "check", "verify") or a.endswith(":test") for a in args)
+    return False
+
+
+def is_test_command(command: str) -> bool:
+    """Does ``command`` run a test suite (pytest, npm test, go test, cargo test, ...)?"""
+    return any(_runs_tests(part.split()) for part in _SHELL_SPLIT.split(command))
+
+
+# -- the range ------------------------------------------------------------------------
+
+
+@dataclass
+class Range:
+    spec: str
+    tip: str | None
+    include: list[str]
+    exclude: list[str]
+
+
+def _commit_sha(repo: pygit2.Repository, sha: str, spec: str) -> str:
+    try:
+        return str(repo[sha].peel(pygit2.Commit).id)
+    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError) as exc:
+        raise RevisionError(f"{spec!r} does not name commits") from exc
+
+
+def default_range(repo: pygit2.Repository, root: Path) -> Range:
+    """upstream..HEAD for a branch with an upstream; otherwise the last commit."""
+    head = head_commit(repo)
+    if head is None:
+        raise DejaError("this repository has no commits yet: nothing to report")
+    proc = run_git(
+        root, ["rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{upstream}"], check=False
+    )
+    upstream = proc.stdout.decode("utf-8", "replace").strip() if proc.returncode == 0 else ""
+    if upstream:
+        up = run_git(root, ["rev-parse", "--verify", "-q", "@{upstream}^{commit}"], check=False)
+        if up.returncode == 0:
+            base = up.stdout.decode().strip()
+            return Range(f"{upstream}..HEAD", str(head.id), [str(head.id)], [base])
+    parents = [str(p) for p in head.parent_ids]
+    return Range("HEAD^!", str(head.id), [str(head.id)], parents)
+
+
+def resolve_range(repo: pygit2.Repository, root: Path, spec: str | None) -> Range:
+    """A git revision range -> the commits to include and exclude, and the tip.
+
+    ``A..B``, ``A...B``, ``^A B``, ``X^!`` as in git; a single revision ``X`` is
+    that one commit (as ``X^!``), not all of its history.
+    """
+    if spec is None:
+        return default_range(repo, root)
+    words = spec.split()
+    if not words:
+        raise RevisionError("the range is empty; give one like origin/main..HEAD")
+    for w in words:
+        if w.startswith("-"):
+            raise RevisionError(f"{w!r} is not a revision (a range looks like origin/main..HEAD)")
+    proc = run_git(root, ["rev-parse", *words, "--"], check=False)
+    if proc.returncode != 0:
+        err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        why = err[0].removeprefix("fatal: ") if err else f"git exit {proc.returncode}"
+        raise RevisionError(
+            f"unknown revision or range {spec!r} ({why})",
+            hint="a range looks like origin/main..HEAD; fetch the branch first if it is remote",
+        )
+    include: list[str] = []
+    exclude: list[str] = []
+    for line in proc.stdout.decode().split():
+        if line.startswith("^") and _HEX.match(line[1:]):
+            exclude.append(_commit_sha(repo, line[1:], spec))
+        elif _HEX.match(line):
+            include.append(_commit_sha(repo, line, spec))
+    if not include:
+        raise RevisionError(f"{spec!r} names no commit to report on")
+    if not exclude and len(include) == 1 and ".." not in spec:
+        commit = repo[include[0]]
+        exclude = [str(p) for p in commit.parent_ids]  # type: ignore[attr-defined]
+    return Range(spec, include[0], include, exclude)
+
+
+def range_commits(repo: pygit2.Repository, rng: Range) -> list[pygit2.Commit]:
+    """The range's commits, oldest first (parents before children)."""
+    if not rng.include:
+        return []
+    walker = repo.walk(pygit2.Oid(hex=rng.include[0]), SortMode.TOPOLOGICAL | SortMode.REVERSE)
+    for sha in rng.include[1:]:
+        walker.push(pygit2.Oid(hex=sha))
+    for sha in rng.exclude:
+        walker.hide(pygit2.Oid(hex=sha))
+    return list(walker)
+
+
+# -- notes ----------------------------------------------------------------------------
+
+
+class NoteStore:
+    """The repository's deja notes: which commits have one from a single walk of the
+    notes tree (no process per commit), each read on demand through ``read_note``
+    (which carries notes git copied on a rewrite over to the commit they now sit on)."""
+
+    def __init__(self, repo: pygit2.Repository) -> None:
+        from deja_blame.notes.store import note_blob_map, ref_target
+
+        self.repo = repo
+        self.cache: dict[str, Note | None] = {}
+        try:
+            self.present = set(note_blob_map(repo, ref_target(repo)))
+        except (KeyError, ValueError, pygit2.GitError):
+            self.present = set()
+
+    def get(self, sha: str) -> Note | None:
+        if sha not in self.present:
+            return None
+        if sha not in self.cache:
+            from deja_blame.notes.lookup import read_note
+
+            self.cache[sha] = read_note(self.repo, sha)
+        return self.cache[sha]
+
+    def lookup(self, commit: str, path: str, line: int) -> tuple[str, float] | None:
+        """The ``NoteLookup`` of ``blame_file``/``attribute_commit`` over these notes."""
+        note = self.get(commit)
+        return note.session_at(path, line) if note is not None else None
+
+
+# -- per commit -----------------------------------------------------------------------
+
+
+def introduced_lines(repo: pygit2.Repository, commit: pygit2.Commit) -> dict[str, set[int]]:
+    """path -> line numbers (in this commit's version) that the commit introduced.
+
+    Against the parent; for a merge, only lines new against every parent.
+    Binary files, submodules, symlinks and deletions introduce nothing.
+    """
+    if commit.parents:
+        diffs = [repo.diff(p, commit, context_lines=0) for p in commit.parents]
+    else:
+        diffs = [commit.tree.diff_to_tree(context_lines=0, swap=True)]
+    result: dict[str, set[int]] | None = None
+    for diff in diffs:
+        diff.find_similar()
+        added: dict[str, set[int]] = {}
+        for patch in diff:
+            if patch is None:
+                continue
+            delta = patch.delta
+            if delta.status == pygit2.GIT_DELTA_DELETED or delta.new_file.mode not in _BLOB_MODES:
+                continue
+            lines = {ln.new_lineno for hunk in patch.hunks for ln in hunk.lines if ln.origin == "+"}
+            if lines and not delta.is_binary:
+                added[delta.new_file.path] = lines
+        if result is None:
+            result = added
+        else:
+            result = {p: s & added[p] for p, s in result.items() if p in added and s & added[p]}
+    return result or {}
+
+
+@dataclass
+class CommitLines:
+    """One commit's introduced lines and the session of each (absent: nobody known)."""
+
+    introduced: dict[str, set[int]]
+    session_of: dict[str, dict[int, str]] = field(default_factory=dict)
+    source: str = "none"
+    session_meta: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def _from_note(note: Note, introduced: dict[str, set[int]]) -> dict[str, dict[int, str]]:
+    out: dict[str, dict[int, str]] = {}
+    for path, per_session in note.files.items():
+        mine = introduced.get(path)
+        if not mine:
+            continue
+        got = out.setdefault(path, {})
+        for sid, ranges in per_session.items():
+            for r in ranges:
+                for line in range(int(r[0]), int(r[1]) + 1):
+                    if line in mine:
+                        got.setdefault(line, sid)
+    return {p: v for p, v in out.items() if v}
+
+
+def attribute(
+    repo: pygit2.Repository,
+    commit: pygit2.Commit,
+    notes: NoteStore,
+    conn: sqlite3.Connection | None,
+    use_index: bool,
+) -> CommitLines:
+    introduced = introduced_lines(repo, commit)
+    result = CommitLines(introduced=introduced)
+    sha = str(commit.id)
+    note = notes.get(sha)
+    if note is None and use_index and conn is not None and introduced:
+        from deja_blame.attribution.commit import attribute_commit
+
+        note = attribute_commit(repo, sha, conn, note_lookup=notes.lookup).note
+        result.source = "index"
+    elif note is not None:
+        result.source = "note"
+    if note is not None:
+        result.session_of = _from_note(note, introduced)
+        result.session_meta = note.sessions
+    return result
+
+
+def _counts(cl: CommitLines, path: str) -> Counts:
+    c = Counts(added=len(cl.introduced.get(path, ())))
+    for sid in cl.session_of.get(path, {}).values():
+        c.by_session[sid] = c.by_session.get(sid, 0) + 1
+    return c
+
+
+def _commit_time(commit: pygit2.Commit) -> str:
+    return format_time(datetime.fromtimestamp(commit.commit_time, tz=timezone.utc))
+
+
+# -- the tip --------------------------------------------------------------------------
+
+
+def blame_at(
+    repo: pygit2.Repository, root: Path, tip: str, paths: list[str]
+) -> dict[str, list[BlameLine]]:
+    """``git blame`` of each path at ``tip``, several at once."""
+    if not paths:
+        return {}
+
+    def one(path: str) -> list[BlameLine]:
+        try:
+            return blame(root, repo, path, tip, engine="git")
+        except DejaError:
+            return []
+
+    if not git_available():
+        out: dict[str, list[BlameLine]] = {}
+        for p in paths:
+            try:
+                out[p] = blame(root, repo, p, tip, engine="pygit2")
+            except DejaError:
+                out[p] = []
+        return out
+    workers = max(1, min(8, os.cpu_count() or 2, len(paths)))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return dict(zip(paths, pool.map(one, paths)))
+
+
+def _exists_at(tree: pygit2.Tree, path: str) -> bool:
+    try:
+        entry = tree[path]
+    except KeyError:
+        return False
+    return entry.filemode in _BLOB_MODES
+
+
+# -- sessions -------------------------------------------------------------------------
+
+
+@dataclass
+class _IndexedSession:
+    sid: int
+    prompt_steps: list[int]
+
+
+def _fill_session(
+    conn: sqlite3.Connection | None,
+    s: SessionReport,
+    meta: dict[str, Any],
+    include_prompts: bool,
+) -> _IndexedSession | None:
+    row = None
+    if conn is not None:
+        row = conn.execute(
+            "SELECT sid, source, project, started_at, ended_at FROM sessions WHERE session_id=?",
+            (s.session_id,),
+        ).fetchone()
+    if row is None:
+        s.agent = str(meta.get("agent") or "antigravity")
+        s.project = str(meta.get("project") or "-")
+        s.started_at = meta.get("started_at") if isinstance(meta.get("started_at"), str) else None
+        prompt = meta.get("first_prompt")
+        if include_prompts and isinstance(prompt, str) and prompt.strip():
+            s.first_prompt = shorten(redact(prompt), FIRST_PROMPT_CHARS)
+        return None
+    assert conn is not None
+    sid = int(row[0])
+    s.indexed = True
+    s.agent, s.project, s.started_at, s.ended_at = row[1], row[2], row[3], row[4]
+    steps: list[int] = []
+    if include_prompts:
+        texts: list[str] = []
+        for step, text in conn.execute(
+            "SELECT step, text FROM messages WHERE sid=? AND role='user' ORDER BY step, ord",
+            (sid,),
+        ):
+            if text and text.strip():
+                steps.append(int(step))
+                texts.append(text)
+        if texts:
+            s.first_prompt = shorten(redact(texts[0]), FIRST_PROMPT_CHARS)
+            s.requests = [shorten(redact(t), REQUEST_CHARS) for t in texts[1:]]
+    for command, exit_code, at in conn.execute(
+        "SELECT command, exit_code, at FROM commands WHERE sid=? ORDER BY step, ord", (sid,)
+    ):
+        s.commands.append(
+            CommandRun(
+                command=shorten(redact(command), COMMAND_CHARS),
+                exit_code=exit_code,
+                at=at,
+                is_test=is_test_command(command),
+            )
+        )
+    return _IndexedSession(sid=sid, prompt_steps=steps)
+
+
+def _request_finder(
+    conn: sqlite3.Connection | None, indexed: dict[str, _IndexedSession]
+) -> Callable[[str, str, str], int | None]:
+    """(session, path, line text) -> which request of the session led to the edit that
+    wrote the line (0 = the first prompt), from the index; None when unknown."""
+    from deja_blame.index.fingerprint import fingerprint
+
+    cache: dict[tuple[str, str], dict[int, int]] = {}
+
+    def find(session: str, path: str, text: str) -> int | None:
+        info = indexed.get(session)
+        if conn is None or info is None or not info.prompt_steps:
+            return None
+        name = path.rsplit("/", 1)[-1]
+        key = (session, name)
+        if key not in cache:
+            cache[key] = {
+                int(fp): int(step)
+                for fp, step in conn.execute(
+                    "SELECT l.fp, MAX(e.step) FROM lines l"
+                    " JOIN edits e ON e.sid = l.sid AND e.ord = l.edit_ord"
+                    " JOIN paths p ON p.path_id = l.path_id"
+                    " WHERE l.sid = ? AND p.name = ? GROUP BY l.fp",
+                    (info.sid, name),
+                )
+            }
+        step = cache[key].get(fingerprint(text))
+        if step is None:
+            return None
+        at = bisect.bisect_right(info.prompt_steps, step) - 1
+        return at if at >= 0 else None
+
+    return find
+
+
+# -- the report -----------------------------------------------------------------------
+
+
+def build_report(
+    repo: pygit2.Repository,
+    spec: str | None,
+    conn: sqlite3.Connection | None,
+    *,
+    include_prompts: bool = True,
+    want_lines: bool = False,
+) -> Report:
+    """The report for ``spec`` (a git revision range; None: upstream..HEAD or the last
+    commit). ``want_lines`` also collects the changed lines at the tip (the HTML view)."""
+    root = workdir(repo)
+    rng = resolve_range(repo, root, spec)
+    commits = range_commits(repo, rng)
+    notes = NoteStore(repo)
+    indexed_sessions = 0
+    if conn is not None:
+        indexed_sessions = int(conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0])
+
+    per_commit: dict[str, CommitLines] = {}
+    commit_reports: list[CommitReport] = []
+    totals = Counts()
+    files: dict[str, Counts] = {}
+    session_files: dict[str, dict[str, SessionFile]] = {}
+    meta: dict[str, dict[str, Any]] = {}
+    notes_found = 0
+    for commit in commits:
+        sha = str(commit.id)
+        cl = attribute(repo, commit, notes, conn, use_index=indexed_sessions > 0)
+        per_commit[sha] = cl
+        notes_found += cl.source == "note"
+        for sid, m in cl.session_meta.items():
+            if isinstance(m, dict):
+                meta.setdefault(sid, m)
+        cc = Counts()
+        for path in cl.introduced:
+            fc = _counts(cl, path)
+            cc.add(fc)
+            files.setdefault(path, Counts()).add(fc)
+            for sid, n in fc.by_session.items():
+                sf = session_files.setdefault(sid, {}).setdefault(path, SessionFile(path))
+                sf.written += n
+        totals.add(cc)
+        message = commit.message or ""
+        commit_reports.append(
+            CommitReport(
+                sha=sha,
+                parents=[str(p) for p in commit.parent_ids],
+                subject=message.strip().splitlines()[0] if message.strip() else "",
+                author=commit.author.name,
+                time=_commit_time(commit),
+                counts=cc,
+                source=cl.source,
+            )
+        )
+
+    # Sessions: by lines written in the range, then by start.
+    sessions: list[SessionReport] = []
+    indexed: dict[str, _IndexedSession] = {}
+    for sid, sfiles in session_files.items():
+        s = SessionReport(session_id=sid, files=sfiles)
+        info = _fill_session(conn, s, meta.get(sid, {}), include_prompts)
+        if info is not None:
+            indexed[sid] = info
+        sessions.append(s)
+    sessions.sort(key=lambda s: (-s.written, s.started_at or "", s.session_id))
+    for i, s in enumerate(sessions):
+        s.colour = i
+    by_id = {s.session_id: s for s in sessions}
+
+    # The tip: which of the range's session lines are still there, and (HTML) where.
+    lines: list[FileLines] = []
+    lines_cut = 0
+    if commits and rng.tip is not None:
+        tip_commit = repo[rng.tip]
+        assert isinstance(tip_commit, pygit2.Commit)
+        tree = tip_commit.tree
+        wanted = {p for sf in session_files.values() for p in sf}
+        if want_lines:
+            wanted |= set(files)
+        paths = sorted(p for p in wanted if _exists_at(tree, p))
+        blamed = blame_at(repo, root, rng.tip, paths)
+        find_request = _request_finder(conn if include_prompts else None, indexed)
+        shown = 0
+        for path in paths:
+            texts: list[str] | None = None
+            if want_lines:
+                try:
+                    texts = read_file(repo, path, rng.tip).lines()
+                except DejaError:
+                    texts = None
+            runs: list[list[ShownLine]] = []
+            for b in blamed.get(path, []):
+                cl = per_commit.get(b.commit or "")
+                if cl is None:
+                    continue
+                sid = cl.session_of.get(b.orig_path, {}).get(b.orig_line)
+                if sid is None and b.orig_line not in cl.introduced.get(b.orig_path, ()):
+                    continue  # blamed to a range commit, but not a line it introduced
+                if sid is not None and sid in by_id:
+                    sf = by_id[sid].files.setdefault(path, SessionFile(path))
+                    sf.surviving += 1
+                if texts is None or not (1 <= b.line <= len(texts)):
+                    continue
+                if shown >= HTML_MAX_LINES:
+                    lines_cut += 1
+                    continue
+                text = texts[b.line - 1]
+                request = find_request(sid, path, text) if sid else None
+                sl = ShownLine(line=b.line, text=text, session=sid, request=request)
+                if runs and runs[-1][-1].line == b.line - 1:
+                    runs[-1].append(sl)
+                else:
+                    runs.append([sl])
+                shown += 1
+            if runs:
+                lines.append(FileLines(path=path, runs=runs))
+
+    file_reports = [FileReport(path=p, counts=c) for p, c in files.items()]
+    file_reports.sort(key=lambda f: (-f.counts.sessions_share, -f.counts.added, f.path))
+    return Report(
+        spec=rng.spec,
+        tip=rng.tip,
+        base=rng.exclude,
+        commits=commit_reports,
+        totals=totals,
+        files=file_reports,
+        sessions=sessions,
+        prompts=include_prompts,
+        tool=f"deja-blame {__version__}",
+        notes_found=notes_found,
+        indexed_sessions=indexed_sessions,
+        lines=lines,
+        lines_cut=lines_cut,
+    )

@@ -1,0 +1,257 @@
+"""The report as GitHub-flavoured Markdown, sized for a pull-request comment.
+
+A summary table first, the details folded in ``<details>``; never more than
+``LIMIT`` characters (GitHub refuses comments over 65,536): when the report is
+longer, the longest section loses rows from its end and says how many.
+``MARKER`` is a hidden comment that lets CI find and update its own comment.
+
+Text from transcripts is inert here: HTML is escaped, Markdown punctuation is
+backslash-escaped, table pipes and backticks become entities, newlines become
+spaces and ``@name`` cannot mention anyone.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from deja_blame.output import shorten
+from deja_blame.report.model import Report, SessionReport, pct
+
+MARKER = "<!-- deja-report -->"
+LIMIT = 60_000
+PROMPT_CHARS = 300
+REQUEST_CHARS = 160
+COMMAND_CHARS = 120
+MAX_REQUESTS = 12
+MAX_COMMANDS = 15
+MAX_SESSION_FILES = 20
+
+# Markdown punctuation that could start emphasis, a link, an image, a heading or strike.
+_MD_PUNCT = re.compile(r"([\\*_\[\]()#!~])")
+
+
+def md_text(text: str | None, width: int | None = None) -> str:
+    """Transcript text made inert for Markdown (and table cells), on one line."""
+    if not text:
+        return ""
+    one = shorten(text, width) if width else " ".join(text.split())
+    one = one.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    one = _MD_PUNCT.sub(r"\\\1", one)
+    return (
+        one.replace("|", "&#124;")
+        .replace("`", "&#96;")
+        .replace("@", "@&#8203;")  # no @mentions from a prompt
+    )
+
+
+def md_code(text: str | None, width: int | None = None) -> str:
+    return f"<code>{md_text(text, width)}</code>" if text else ""
+
+
+def _short(sha: str) -> str:
+    return sha[:8]
+
+
+def _bar(share: float, width: int = 10) -> str:
+    filled = round(share * width)
+    return "█" * filled + "░" * (width - filled)
+
+
+def _tests(s: SessionReport) -> str:
+    status = s.tests_status
+    last = s.last_test
+    if status is None or last is None:
+        return "–"
+    mark = {"passed": "✅ passed", "failed": "❌ **failed**", "unknown": "❔ unknown"}[status]
+    return f"{mark} ({md_code(last.command, 40)})"
+
+
+@dataclass
+class _Section:
+    """A folded section: fixed text around a list of rows that may be cut."""
+
+    title: str
+    head: str
+    rows: list[str]
+    unit: str
+    open: bool = False
+    cut: int = 0
+    tail: str = ""
+    lengths: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.lengths = [len(r) + 1 for r in self.rows]
+
+    def size(self) -> int:
+        return sum(self.lengths) + len(self.head) + len(self.title) + 120
+
+    def render(self) -> str:
+        if not self.rows and not self.cut:
+            return ""
+        out = [f"<details{' open' if self.open else ''}><summary>{self.title}</summary>", ""]
+        if self.head:
+            out.append(self.head)
+        out.extend(self.rows)
+        if self.cut:
+            out.append("")
+            out.append(
+                f"*… {self.cut} more {self.unit} not shown: cut to fit a pull-request comment"
+                " (the full report: `deja report --format json` or `--format html`).*"
+            )
+        if self.tail:
+            out.append(self.tail)
+        out += ["", "</details>", ""]
+        return "\n".join(out)
+
+
+def _session_block(s: SessionReport, prompts: bool) -> str:
+    lines = [f"#### Session {md_code(_short(s.session_id))} · {md_text(s.agent)}", ""]
+    span = f"{md_text(s.started_at or '?')} → {md_text(s.ended_at or '?')}"
+    lines.append(f"- **Project:** {md_code(s.project)} · **time:** {span}")
+    if not s.indexed:
+        lines.append("- *Known from commit notes only: the transcript is not on this machine.*")
+    if prompts:
+        if s.first_prompt:
+            lines.append(f"- **First prompt:** {md_text(s.first_prompt, PROMPT_CHARS)}")
+        if s.requests:
+            lines.append(f"- **Later requests ({len(s.requests)}):**")
+            for i, r in enumerate(s.requests[:MAX_REQUESTS], 2):
+                lines.append(f"  {i}. {md_text(r, REQUEST_CHARS)}")
+            if len(s.requests) > MAX_REQUESTS:
+                lines.append(f"  - *… {len(s.requests) - MAX_REQUESTS} more*")
+    files = sorted(s.files.values(), key=lambda f: (-f.written, f.path))
+    lines.append(f"- **Lines:** {s.written} written in this range, {s.surviving} still there")
+    for f in files[:MAX_SESSION_FILES]:
+        lines.append(f"  - {md_code(f.path)}: {f.written} written, {f.surviving} surviving")
+    if len(files) > MAX_SESSION_FILES:
+        lines.append(f"  - *… {len(files) - MAX_SESSION_FILES} more files*")
+    if s.commands:
+        lines.append(f"- **Commands ({len(s.commands)}):**")
+        shown = s.commands[-MAX_COMMANDS:]
+        if len(s.commands) > MAX_COMMANDS:
+            lines.append(f"  - *… {len(s.commands) - MAX_COMMANDS} earlier commands*")
+        for c in shown:
+            code = "exit ?" if c.exit_code is None else f"exit {c.exit_code}"
+            mark = "❔" if c.exit_code is None else ("✅" if c.exit_code == 0 else "❌")
+            test = " *(test)*" if c.is_test else ""
+            lines.append(f"  - {mark} {md_code(c.command, COMMAND_CHARS)} {code}{test}")
+    if s.tests_status == "failed":
+        last = s.last_test
+        assert last is not None
+        lines.append(
+            f"- ⚠️ **The last test run failed:** {md_code(last.command, COMMAND_CHARS)}"
+            f" exited {last.exit_code}"
+        )
+    lines.append("")
+    return "\n".join(lines)
+
+
+def render_markdown(report: Report, limit: int = LIMIT) -> str:
+    t = report.totals
+    head: list[str] = [MARKER, f"### deja report · {md_code(report.spec)}", ""]
+    n = len(report.commits)
+    if n == 0:
+        head += [
+            "No commits in this range: nothing to report.",
+            "",
+            f"<sub>{md_text(report.tool)}</sub>",
+            "",
+        ]
+        return "\n".join(head)
+    share = t.sessions_share
+    head += [
+        f"**{n} commit{'s' if n != 1 else ''}**, **{t.added}** lines added: "
+        f"**{t.by_sessions}** ({pct(t.by_sessions, t.added)}%) by agent sessions, "
+        f"**{t.by_people}** ({pct(t.by_people, t.added)}%) by people or unknown.",
+        "",
+        "| | Lines | Share | |",
+        "|---|---:|---:|---|",
+        f"| Added | {t.added} | 100% | |",
+        f"| Agent sessions | {t.by_sessions} | {pct(t.by_sessions, t.added)}% | {_bar(share)} |",
+        f"| People or unknown | {t.by_people} | {pct(t.by_people, t.added)}% | "
+        f"{_bar(1 - share if t.added else 0)} |",
+        "",
+    ]
+    failed = report.failed_sessions
+    if failed:
+        names = ", ".join(md_code(_short(s.session_id)) for s in failed[:10])
+        if len(failed) > 10:
+            names += f" and {len(failed) - 10} more"
+        head += [f"> ⚠️ **Last test run failed** in {len(failed)} session(s): {names}", ""]
+    if t.added and not t.by_sessions and not report.notes_found and not report.indexed_sessions:
+        head += [
+            "*No attribution available: no `refs/notes/deja` notes for these commits and no "
+            "indexed transcripts (fetch the notes: "
+            "`git fetch origin refs/notes/deja:refs/notes/deja`).*",
+            "",
+        ]
+
+    summary_rows = []
+    for s in report.sessions:
+        prompt = md_text(s.first_prompt, 80) if report.prompts else "*(prompts left out)*"
+        summary_rows.append(
+            f"| {md_code(_short(s.session_id))} | {md_text(s.agent)} | {s.written} | "
+            f"{s.surviving} | {_tests(s)} | {prompt} |"
+        )
+    sessions_table = _Section(
+        title=f"Sessions ({len(report.sessions)})",
+        head="| Session | Agent | Lines | Surviving | Tests | First prompt |\n"
+        "|---|---|---:|---:|---|---|",
+        rows=summary_rows,
+        unit="sessions",
+        open=True,
+    )
+    file_rows = [
+        f"| {md_code(f.path)} | {f.counts.added} | {f.counts.by_sessions} | {f.counts.by_people}"
+        f" | {pct(f.counts.by_sessions, f.counts.added)}% {_bar(f.counts.sessions_share, 8)} |"
+        for f in report.files
+    ]
+    files = _Section(
+        title=f"Files ({len(report.files)})",
+        head="| File | Added | Agent | People/unknown | Agent share |\n|---|---:|---:|---:|---|",
+        rows=file_rows,
+        unit="files",
+    )
+    details = _Section(
+        title="Session details",
+        head="",
+        rows=[_session_block(s, report.prompts) for s in report.sessions],
+        unit="sessions",
+    )
+    commit_rows = [
+        f"| {md_code(_short(c.sha))}{' (merge)' if c.is_merge else ''} | {md_text(c.subject, 70)}"
+        f" | {c.counts.added} | {c.counts.by_sessions} | {c.counts.by_people}"
+        f" | {pct(c.counts.by_sessions, c.counts.added)}% | {c.source} |"
+        for c in report.commits
+    ]
+    commits = _Section(
+        title=f"Commits ({n})",
+        head="| Commit | Subject | Added | Agent | People/unknown | Agent share | From |\n"
+        "|---|---|---:|---:|---:|---:|---|",
+        rows=commit_rows,
+        unit="commits",
+    )
+    foot = (
+        f"<sub>{md_text(report.tool)} · attribution from git notes ({report.notes_found} of {n}"
+        " commits) and the local index · `deja report --format json` for the full data</sub>\n"
+    )
+    sections = [sessions_table, files, details, commits]
+    fixed = len("\n".join(head)) + len(foot) + 200
+
+    # Cut the longest section until everything fits.
+    while fixed + sum(s.size() for s in sections) > limit:
+        longest = max(sections, key=lambda s: s.size())
+        if not longest.rows:
+            break
+        over = fixed + sum(s.size() for s in sections) - limit
+        while longest.rows and over > 0:
+            over -= longest.lengths.pop()
+            longest.rows.pop()
+            longest.cut += 1
+            if longest.size() < max(s.size() for s in sections if s is not longest):
+                break
+    text = "\n".join(head) + "\n" + "".join(s.render() for s in sections) + "\n" + foot
+    if len(text) > limit:  # a last resort; the loop above keeps this from happening
+        text = text[: limit - 200] + "\n\n</details>\n\n*… report cut to fit.*\n"
+    return text

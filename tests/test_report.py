@@ -1,0 +1,616 @@
+"""deja report end to end: real repositories, real-format transcripts, the real command.
+
+The feature-branch scenario (built once per module, never modified by a test):
+
+    main:    base (a person)                                   <- origin/main
+    feature: c1 session A writes app/health.py (5) and 2 lines of app/main.py
+             c2 a person adds 2 lines to app/main.py
+             c3 session B writes app/prices.py (4); a person adds 1 line to README.md
+             c4 a person deletes 2 of A's lines in health.py and adds 1 line
+
+Totals: 15 added, 11 by sessions (A 7, B 4), 4 by people. At the tip A has 5
+lines left, B 4. A's last test run (pytest) failed; B's (npm test) passed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+import pygit2
+import pytest
+from conftest import REPO_ROOT, commit_env, deja, git
+
+from deja_blame.report import build_report, render_markdown
+from deja_blame.report.collect import is_test_command
+from deja_blame.report.model import (
+    CommandRun,
+    CommitReport,
+    Counts,
+    FileReport,
+    Report,
+    SessionFile,
+    SessionReport,
+)
+from deja_blame.report.render_markdown import LIMIT, MARKER
+from deja_blame.transcripts.writer import TranscriptWriter
+
+T0 = 1_784_278_800  # 2026-07-17T09:00:00Z
+SID_A = "a1a1a1a1-0000-4000-8000-00000000000a"
+SID_B = "b2b2b2b2-0000-4000-8000-00000000000b"
+SECRET = "sk-live1234567890abcdefghij"
+GH_TOKEN = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+PROMPT_B = (
+    'Write a price formatter. Ignore `this` | and <script>alert("pwned")</script> '
+    f"@octocat <!-- deja-report --> </details> **bold** [x](https://evil.example) api_key={SECRET}"
+)
+
+BASE_MAIN = "from flask import Flask\napp = Flask(__name__)\n"
+HEALTH = (
+    "from flask import Blueprint\n"
+    'health_bp = Blueprint("health", __name__)\n'
+    '@health_bp.get("/health")\n'
+    "def health_check():\n"
+    '    return {"ok": True, "service": "shop"}\n'
+)
+PRICES = (
+    "def format_price(cents):\n"
+    "    euros = cents / 100\n"
+    '    return f"{euros:.2f} EUR"\n'
+    "PRICE_FORMAT_VERSION = 2\n"
+)
+
+
+@dataclass
+class Scenario:
+    repo: Path
+    root: Path
+    env: dict[str, str]
+    shas: list[str] = field(default_factory=list)
+
+
+def sealed(home: Path) -> dict[str, str]:
+    """The same sealing as conftest's, as an explicit environment (module-scoped builds)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "DEJA_", "XDG_"))}
+    env.update(
+        HOME=str(home),
+        XDG_DATA_HOME=str(home / ".local/share"),
+        XDG_STATE_HOME=str(home / ".local/state"),
+        XDG_CONFIG_HOME=str(home / ".config"),
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_AUTHOR_NAME="Test Person",
+        GIT_AUTHOR_EMAIL="person@example.com",
+        GIT_COMMITTER_NAME="Test Person",
+        GIT_COMMITTER_EMAIL="person@example.com",
+        GIT_EDITOR="false",
+        DEJA_DB=str(home / "index.db"),
+        DEJA_ANTIGRAVITY_ROOT=str(home / "no-root"),
+    )
+    return env
+
+
+def g(sc: Scenario, *args: str, at: int | None = None) -> str:
+    env = {**sc.env, **(commit_env(at) if at is not None else {})}
+    proc = subprocess.run(["git", *args], cwd=sc.repo, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, f"git {args}: {proc.stderr}"
+    return proc.stdout
+
+
+def run(sc: Scenario, *args: str, check: bool = True, **env: str) -> subprocess.CompletedProcess:
+    proc = subprocess.run(
+        [sys.executable, "-m", "deja_blame", *args],
+        cwd=sc.repo,
+        env={**sc.env, **env},
+        capture_output=True,
+        timeout=120,
+    )
+    if check:
+        assert proc.returncode == 0, proc.stderr.decode()
+    return proc
+
+
+def report_json(sc: Scenario, *args: str, **env: str) -> dict:
+    return orjson.loads(run(sc, "report", *args, "--format", "json", **env).stdout)
+
+
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def build_feature_scenario(base: Path) -> Scenario:
+    home = base / "home"
+    home.mkdir(parents=True)
+    sc = Scenario(repo=base / "repo", root=base / "root", env=sealed(home))
+    sc.repo.mkdir()
+    g(sc, "init", "-q", "-b", "main")
+    g(sc, "config", "commit.gpgsign", "false")
+    write(sc.repo / "README.md", "# Shop\n")
+    write(sc.repo / "app/main.py", BASE_MAIN)
+    g(sc, "add", ".")
+    g(sc, "commit", "-qm", "base", at=T0 - 3600)
+    subprocess.run(
+        ["git", "init", "-q", "--bare", str(base / "origin.git")], check=True, env=sc.env
+    )
+    g(sc, "remote", "add", "origin", str(base / "origin.git"))
+    g(sc, "push", "-q", "-u", "origin", "main")
+    g(sc, "checkout", "-q", "-b", "feature", "--track", "origin/main")
+
+    ws = str(sc.repo)
+    a = TranscriptWriter(sc.root, SID_A, start=T0, workspace=ws)
+    a.user("Add a health check endpoint to the app")
+    write(sc.repo / "app/health.py", a.write_file(f"{ws}/app/health.py", HEALTH).after)
+    a.user("Also register it in main.py")
+    main_after = a.replace(
+        f"{ws}/app/main.py",
+        "app = Flask(__name__)\n",
+        "app = Flask(__name__)\napp.register_blueprint(health_bp)\nlog_startup_banner(app)\n",
+        current=BASE_MAIN,
+    ).after
+    write(sc.repo / "app/main.py", main_after)
+    a.run_command("pytest -q", exit_code=1, output="1 failed, 3 passed")
+    g(sc, "add", ".")
+    g(sc, "commit", "-qm", "Add health check", at=T0 + 300)
+    sc.shas.append(g(sc, "rev-parse", "HEAD").strip())
+
+    write(sc.repo / "app/main.py", main_after + "# configured by hand\nDEBUG_MODE = False\n")
+    g(sc, "commit", "-qam", "Configure by hand", at=T0 + 600)
+    sc.shas.append(g(sc, "rev-parse", "HEAD").strip())
+
+    b = TranscriptWriter(sc.root, SID_B, start=T0 + 900, workspace=ws)
+    b.user(PROMPT_B)
+    write(sc.repo / "app/prices.py", b.write_file(f"{ws}/app/prices.py", PRICES).after)
+    b.run_command("npm test", exit_code=0)
+    b.run_command(f"curl -H 'Authorization: Bearer {GH_TOKEN}' https://api.example.com", 0)
+    write(sc.repo / "README.md", "# Shop\nPrices are formatted in EUR.\n")
+    g(sc, "add", ".")
+    g(sc, "commit", "-qm", "Prices <b>and</b> | README", at=T0 + 1200)
+    sc.shas.append(g(sc, "rev-parse", "HEAD").strip())
+
+    lines = HEALTH.splitlines()
+    write(sc.repo / "app/health.py", "\n".join(lines[:3] + ["# health check moved"]) + "\n")
+    g(sc, "commit", "-qam", "Trim health", at=T0 + 1500)
+    sc.shas.append(g(sc, "rev-parse", "HEAD").strip())
+
+    run(sc, "index", "--root", str(sc.root), "-q")
+    return sc
+
+
+@pytest.fixture(scope="module")
+def feature(tmp_path_factory: pytest.TempPathFactory) -> Scenario:
+    return build_feature_scenario(tmp_path_factory.mktemp("feature"))
+
+
+# -- content ---------------------------------------------------------------------------
+
+
+def test_json_totals_files_sessions_commits(feature: Scenario) -> None:
+    doc = report_json(feature)  # the default range: origin/main..HEAD
+    assert doc["schema"] == 1
+    assert doc["range"]["spec"] == "origin/main..HEAD"
+    assert doc["range"]["tip"] == feature.shas[-1]
+    assert doc["range"]["commits"] == 4
+    t = doc["totals"]
+    assert (t["added"], t["by_sessions"], t["by_people"]) == (15, 11, 4)
+    assert (t["by_sessions_pct"], t["by_people_pct"]) == (73.3, 26.7)
+    assert t["by_session"] == {SID_A: 7, SID_B: 4}
+
+    files = [(f["path"], f["added"], f["by_sessions"], f["by_people"]) for f in doc["files"]]
+    assert files == [  # by agent share
+        ("app/prices.py", 4, 4, 0),
+        ("app/health.py", 6, 5, 1),
+        ("app/main.py", 4, 2, 2),
+        ("README.md", 1, 0, 1),
+    ]
+
+    a, b = doc["sessions"]
+    assert a["session_id"] == SID_A and b["session_id"] == SID_B
+    assert a["indexed"] and a["agent"] == "antigravity"
+    assert a["project"].startswith(str(feature.repo))  # the reader decides which directory
+    assert a["started_at"] == "2026-07-17T09:00:00Z" and a["ended_at"] > a["started_at"]
+    assert a["first_prompt"] == "Add a health check endpoint to the app"
+    assert a["requests"] == ["Also register it in main.py"]
+    assert (a["written"], a["surviving"]) == (7, 5)
+    assert a["files"] == [
+        {"path": "app/health.py", "written": 5, "surviving": 3},
+        {"path": "app/main.py", "written": 2, "surviving": 2},
+    ]
+    assert [(c["command"], c["exit_code"], c["test"]) for c in a["commands"]] == [
+        ("pytest -q", 1, True)
+    ]
+    assert a["tests"] == {"command": "pytest -q", "exit_code": 1, "status": "failed"}
+    assert a["tests_failed"] is True
+    assert (b["written"], b["surviving"]) == (4, 4)
+    assert b["tests"]["status"] == "passed" and b["tests_failed"] is False
+    assert doc["tests_failed"] == [SID_A]
+
+    commits = [
+        (c["sha"], c["added"], c["by_sessions"], c["by_people"], c["attribution"])
+        for c in doc["commits"]
+    ]
+    assert commits == [
+        (feature.shas[0], 7, 7, 0, "index"),
+        (feature.shas[1], 2, 0, 2, "index"),
+        (feature.shas[2], 5, 4, 1, "index"),
+        (feature.shas[3], 1, 0, 1, "index"),
+    ]
+    assert doc["commits"][2]["subject"] == "Prices <b>and</b> | README"
+    assert not any(c["merge"] for c in doc["commits"])
+
+
+def test_explicit_range_and_single_commit(feature: Scenario) -> None:
+    doc = report_json(feature, f"{feature.shas[0]}..{feature.shas[2]}")
+    assert [c["sha"] for c in doc["commits"]] == feature.shas[1:3]
+    assert doc["range"]["tip"] == feature.shas[2]
+    assert (doc["totals"]["added"], doc["totals"]["by_sessions"]) == (7, 4)
+    one = report_json(feature, feature.shas[0])  # a single revision is that commit
+    assert [c["sha"] for c in one["commits"]] == [feature.shas[0]]
+    assert one["sessions"][0]["surviving"] == 7  # the tip is that commit
+
+
+def test_markdown_is_a_pr_comment(feature: Scenario) -> None:
+    md = run(feature, "report").stdout.decode()
+    assert md.startswith(MARKER + "\n")
+    assert md.count(MARKER) == 1  # the prompt's own marker is neutralised
+    assert len(md) < LIMIT
+    summary, _, rest = md.partition("<details")
+    assert "**4 commits**, **15** lines added" in summary
+    assert "**11** (73.3%) by agent sessions" in summary
+    assert "**4** (26.7%) by people or unknown" in summary
+    assert "Last test run failed" in summary and "<code>a1a1a1a1</code>" in summary
+    assert md.count("<details") == md.count("</details>") == 4
+    assert "<code>app/prices.py</code> | 4 | 4 | 0 | 100.0%" in md
+    assert "Add a health check endpoint to the app" in md
+    assert "Also register it in main.py" in md
+    assert "❌ <code>pytest -q</code> exit 1 *(test)*" in md
+
+
+def pipes(row: str) -> int:
+    return row.count("|")
+
+
+def test_markdown_neutralises_injection_from_prompts(feature: Scenario) -> None:
+    md = run(feature, "report").stdout.decode()
+    assert "<script" not in md and "&lt;script&gt;" in md
+    assert md.count("</details>") == md.count("<details")
+    assert "@octocat" not in md and "@&#8203;octocat" in md
+    assert "**bold**" not in md and "\\*\\*bold\\*\\*" in md
+    assert "[x](https://evil.example)" not in md
+    assert "`this`" not in md and "&#96;this&#96;" in md
+    # every row of a table has the header's cell count: no pipe got through
+    for table in re.findall(r"((?:^\|.*\n)+)", md, flags=re.M):
+        rows = table.strip().splitlines()
+        assert {pipes(r) for r in rows} == {pipes(rows[0])}, rows
+    # a commit subject (from git, not a transcript) is escaped too
+    assert "Prices &lt;b&gt;and&lt;/b&gt; &#124; README" in md
+
+
+def test_every_prompt_and_command_is_redacted(feature: Scenario) -> None:
+    for fmt in ("markdown", "json", "html"):
+        out = run(feature, "report", "--format", fmt).stdout.decode()
+        assert SECRET not in out and GH_TOKEN not in out, fmt
+        assert "redacted" in out
+    doc = report_json(feature)
+    b = doc["sessions"][1]
+    assert b["first_prompt"].endswith("api_key=[redacted]")
+    assert "Authorization: Bearer [redacted]" in b["commands"][1]["command"]
+
+
+def test_no_prompts_leaves_prompt_text_out(feature: Scenario) -> None:
+    words = ("endpoint to the app", "Also register it", "price formatter", "octocat")
+    for fmt in ("markdown", "json", "html"):
+        out = run(feature, "report", "--no-prompts", "--format", fmt).stdout.decode()
+        for w in words:
+            assert w not in out, (fmt, w)
+    doc = report_json(feature, "--no-prompts")
+    assert doc["prompts"] is False
+    for s in doc["sessions"]:
+        assert s["first_prompt"] is None and s["requests"] == []
+        assert s["commands"]  # commands are not prompts: still there, redacted
+    assert doc["totals"]["by_sessions"] == 11
+
+
+def test_output_file_and_json_flag(feature: Scenario, tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    proc = run(feature, "report", "--json", "-o", str(out))
+    assert proc.stdout == b""
+    assert orjson.loads(out.read_bytes())["totals"]["added"] == 15
+    bad = run(feature, "report", "--json", "--format", "html", check=False)
+    assert bad.returncode == 2
+    missing = run(feature, "report", "-o", str(tmp_path / "nope" / "r.md"), check=False)
+    assert missing.returncode == 1
+    assert missing.stderr.decode().startswith("deja: error: cannot write")
+
+
+# -- notes -----------------------------------------------------------------------------
+
+
+def add_notes_from_index(sc: Scenario, shas: list[str]) -> None:
+    """Each commit's note as ``deja annotate`` computes it (attribute_commit), stored
+    with plain ``git notes``."""
+    from deja_blame.attribution.commit import attribute_commit
+    from deja_blame.index.db import connect
+
+    repo = pygit2.Repository(str(sc.repo))
+    conn = connect(Path(sc.env["DEJA_DB"]))
+    try:
+        for sha in shas:
+            note = attribute_commit(repo, sha, conn).note
+            g(sc, "notes", "--ref", "deja", "add", "-f", "-m", note.dumps(), sha)
+    finally:
+        conn.close()
+
+
+def test_notes_alone_give_the_same_report(tmp_path: Path) -> None:
+    sc = build_feature_scenario(tmp_path / "world")
+    add_notes_from_index(sc, sc.shas)
+    # a fresh clone's view: no transcripts, an empty index
+    doc = report_json(sc, DEJA_DB=str(tmp_path / "empty.db"))
+    assert [c["attribution"] for c in doc["commits"]] == ["note"] * 4
+    t = doc["totals"]
+    assert (t["added"], t["by_sessions"], t["by_people"]) == (15, 11, 4)
+    a, b = doc["sessions"]
+    assert (a["session_id"], a["written"], a["surviving"]) == (SID_A, 7, 5)
+    assert (b["session_id"], b["written"], b["surviving"]) == (SID_B, 4, 4)
+    assert a["indexed"] is False and a["first_prompt"] is None and a["commands"] == []
+    assert a["project"].startswith(str(sc.repo))
+    md = run(sc, "report", DEJA_DB=str(tmp_path / "empty.db")).stdout.decode()
+    assert "Known from commit notes only" in md
+
+    # A note wins over the index: claim the person's lines of c2 for a third session.
+    note = {
+        "schema": 1,
+        "tool": "test",
+        "commit": sc.shas[1],
+        "files": {"app/main.py": {"c3c3c3c3-note-only": [[5, 6, 0.9]]}},
+        "sessions": {"c3c3c3c3-note-only": {"agent": "antigravity", "project": "/elsewhere"}},
+    }
+    g(sc, "notes", "--ref", "deja", "add", "-f", "-m", orjson.dumps(note).decode(), sc.shas[1])
+    doc = report_json(sc)
+    c2 = doc["commits"][1]
+    assert (c2["attribution"], c2["by_session"]) == ("note", {"c3c3c3c3-note-only": 2})
+    assert doc["totals"]["by_sessions"] == 13
+
+
+# -- bad input -------------------------------------------------------------------------
+
+
+def one_line_error(proc: subprocess.CompletedProcess, start: str) -> str:
+    err = proc.stderr.decode()
+    assert proc.returncode == 1, err
+    assert "Traceback" not in err
+    assert err.startswith(f"deja: error: {start}"), err
+    assert len([ln for ln in err.splitlines() if not ln.startswith("hint:")]) == 1, err
+    return err
+
+
+def test_unknown_revision_is_a_one_line_error(feature: Scenario) -> None:
+    one_line_error(run(feature, "report", "nope..HEAD", check=False), "unknown revision")
+    one_line_error(run(feature, "report", "no-such-branch", check=False), "unknown revision")
+    one_line_error(run(feature, "report", "HEAD:README.md", check=False), "'HEAD:README.md'")
+    one_line_error(run(feature, "report", "--", "--all", check=False), "'--all' is not")
+
+
+def test_empty_range(feature: Scenario) -> None:
+    doc = report_json(feature, "HEAD..HEAD")
+    assert doc["commits"] == [] and doc["files"] == [] and doc["sessions"] == []
+    assert doc["totals"]["added"] == 0 and doc["totals"]["by_sessions_pct"] == 0.0
+    md = run(feature, "report", "HEAD..HEAD").stdout.decode()
+    assert md.startswith(MARKER) and "No commits in this range" in md
+    html = run(feature, "report", "HEAD..HEAD", "--format", "html").stdout.decode()
+    assert "No commits in this range" in html
+
+
+def test_outside_a_repository_and_without_commits(tmp_path: Path, repo: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    one_line_error(deja("report", cwd=plain, check=False), "")
+    one_line_error(deja("report", cwd=repo, check=False), "this repository has no commits")
+
+
+def test_range_with_no_attributed_lines(repo: Path) -> None:
+    (repo / "a.txt").write_text("one\ntwo\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "one", env=commit_env(T0))
+    (repo / "a.txt").write_text("one\ntwo\nthree\n")
+    git(repo, "commit", "-qam", "two", env=commit_env(T0 + 60))
+    proc = deja("report", "--format", "json", cwd=repo)
+    doc = orjson.loads(proc.stdout)
+    # no upstream: the last commit
+    assert doc["range"]["spec"] == "HEAD^!" and len(doc["commits"]) == 1
+    assert (doc["totals"]["added"], doc["totals"]["by_sessions"]) == (1, 0)
+    assert doc["totals"]["by_people_pct"] == 100.0 and doc["sessions"] == []
+    assert "every line counts as people or unknown" in proc.stderr.decode()
+    root = git(repo, "rev-list", "--max-parents=0", "HEAD").strip()
+    md = deja("report", f"{root}~0", cwd=repo).stdout.decode()  # the root commit alone
+    assert "**2** lines added: **0** (0.0%) by agent sessions" in md
+    assert "No attribution available" in md
+
+
+def test_merge_commit_counts_against_first_parent_once(repo: Path, tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    ws = str(repo)
+    (repo / "README.md").write_text("# x\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "base", env=commit_env(T0 - 100))
+    git(repo, "checkout", "-qb", "feature")
+    w = TranscriptWriter(root, SID_A, start=T0, workspace=ws)
+    w.user("Write the parser")
+    body = "def parse_config(text):\n    return dict(line.split('=') for line in text)\n"
+    (repo / "parser.py").write_text(w.write_file(f"{ws}/parser.py", body).after)
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "parser", env=commit_env(T0 + 100))
+    git(repo, "checkout", "-q", "main")
+    (repo / "notes.txt").write_text("written by hand\nand more\nand more again\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "notes", env=commit_env(T0 + 200))
+    git(repo, "checkout", "-q", "feature")
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge main", "main", env=commit_env(T0 + 300))
+    deja("index", "--root", str(root))
+
+    doc = orjson.loads(deja("report", "main~1..feature", "--format", "json", cwd=repo).stdout)
+    merges = [c for c in doc["commits"] if c["merge"]]
+    assert len(doc["commits"]) == 3 and len(merges) == 1
+    assert merges[0]["added"] == 0  # a clean merge introduces nothing of its own
+    assert (doc["totals"]["added"], doc["totals"]["by_sessions"]) == (5, 2)
+    assert doc["totals"]["added"] == sum(c["added"] for c in doc["commits"])
+    assert doc["sessions"][0]["surviving"] == 2
+
+    # An "evil" merge: the merge itself adds a line; only that line is the merge's.
+    (repo / "parser.py").write_text(body + "PARSER_VERSION = 3\n")
+    git(repo, "commit", "-q", "--amend", "-am", "merge main", env=commit_env(T0 + 400))
+    doc = orjson.loads(deja("report", "main~1..feature", "--format", "json", cwd=repo).stdout)
+    merge = [c for c in doc["commits"] if c["merge"]][0]
+    assert (merge["added"], merge["by_people"]) == (1, 1)
+    assert doc["totals"]["added"] == 6
+    # Range from the first parent: the merge and what it brought in, nothing twice.
+    doc = orjson.loads(deja("report", "feature^1..feature", "--format", "json", cwd=repo).stdout)
+    assert doc["totals"]["added"] == 4 and len(doc["commits"]) == 2
+
+
+# -- library ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "pytest -q",
+        "cd /work/api && python3 -m pytest tests/",
+        "npm test",
+        "npm run test:unit",
+        "yarn test",
+        "go test ./...",
+        "cargo test --all",
+        "make test",
+        "tox -e py311",
+        "npx jest --ci",
+        "CI=1 npx vitest run",
+        "uv run pytest",
+        "./gradlew test",
+        "timeout 60 pytest -x",
+    ],
+)
+def test_test_like_commands(command: str) -> None:
+    assert is_test_command(command)
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["ls -la", "npm install", "git commit -m test", "echo pytest", "cat tests/test_x.py", "make"],
+)
+def test_commands_that_are_not_tests(command: str) -> None:
+    assert not is_test_command(command)
+
+
+def huge_report() -> Report:
+    long = "Please refactor <b>everything</b> | " + "and then some more words " * 60
+    sessions = [
+        SessionReport(
+            session_id=f"{i:08x}-0000-4000-8000-000000000000",
+            first_prompt=long,
+            requests=[long] * 30,
+            files={f"src/f{j}.py": SessionFile(f"src/f{j}.py", 10, 5) for j in range(40)},
+            commands=[
+                CommandRun(f"pytest tests/t{j}.py -k {'x' * 100}", 1, None, True) for j in range(40)
+            ],
+            indexed=True,
+            colour=i,
+        )
+        for i in range(300)
+    ]
+    files = [
+        FileReport(f"src/{'deep/' * 10}file_{i}.py", Counts(100, {sessions[0].session_id: 50}))
+        for i in range(3000)
+    ]
+    commits = [
+        CommitReport(f"{i:040x}", [f"{i + 1:040x}"], long, "P", "2026", Counts(10), "note")
+        for i in range(2000)
+    ]
+    return Report(
+        spec="origin/main..HEAD",
+        tip="f" * 40,
+        base=[],
+        commits=commits,
+        totals=Counts(300000, {s.session_id: 500 for s in sessions}),
+        files=files,
+        sessions=sessions,
+        prompts=True,
+        tool="deja-blame test",
+    )
+
+
+def test_markdown_stays_under_the_limit_and_says_what_was_cut() -> None:
+    md = render_markdown(huge_report())
+    assert len(md) <= LIMIT
+    assert md.startswith(MARKER)
+    assert md.count("<details") == md.count("</details>")
+    assert re.search(r"… \d+ more files not shown", md)
+    assert re.search(r"… \d+ more commits not shown", md)
+    assert "**2000 commits**" in md  # the summary is never cut
+    assert "| Agent sessions | 150000 | 50.0% |" in md
+    assert "and 290 more" in md  # the failed-tests line is bounded too
+
+
+def test_speed_200_commits_with_notes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bench repository: correct totals, in well under 2 s, without a process per commit."""
+    import importlib.util
+    import time
+
+    spec = importlib.util.spec_from_file_location("bench_report", REPO_ROOT / "bench/report.py")
+    assert spec and spec.loader
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    expected = bench.build_repo(tmp_path / "repo", commits=200, files=20)
+    repo = pygit2.Repository(str(tmp_path / "repo"))
+
+    calls = []
+    real_run = subprocess.run
+
+    def counting_run(*args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(args[0] if args else kwargs.get("args"))
+        return real_run(*args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "run", counting_run)
+    start = time.perf_counter()
+    report = build_report(repo, "main~200..main", None)
+    took = time.perf_counter() - start
+    render_markdown(report)
+    assert (report.totals.added, report.totals.by_sessions) == (
+        expected["added"],
+        expected["by_sessions"],
+    )
+    assert report.notes_found == 200
+    assert len(calls) <= 25, f"{len(calls)} subprocesses for 200 commits"  # blame per file
+    assert took < 2.0, f"build_report took {took:.2f} s"
+
+
+# -- the documented JSON schema ----------------------------------------------------------
+
+
+def shape(doc: object, path: str = "") -> set[str]:
+    """Every field path of a document (lists: their first item; by_session: keys are ids)."""
+    out: set[str] = set()
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            out.add(f"{path}.{k}")
+            if k != "by_session":
+                out |= shape(v, f"{path}.{k}")
+    elif isinstance(doc, list) and doc:
+        out |= shape(doc[0], f"{path}[]")
+    return out
+
+
+def test_json_matches_the_documented_schema(feature: Scenario) -> None:
+    text = (REPO_ROOT / "docs" / "report.md").read_text()
+    example = orjson.loads(re.search(r"```json\n(.*?)```", text, flags=re.S).group(1))
+    doc = report_json(feature)
+    assert shape(doc) == shape(example)
+    # and every field the example shows is named in the field tables
+    for field_path in shape(example):
+        name = field_path.rsplit(".", 1)[-1]
+        assert re.search(rf"`(?:[\w.]+\.)?{name}(?:\.[\w.]+)?`", text), name
