@@ -784,6 +784,28 @@ def test_lines_table_finds_the_session_that_added_a_line(tmp_path: Path) -> None
     assert fingerprint("body = parse(event)") != fingerprint("body = parse(events)")
 
 
+def test_fingerprint_values_are_stable() -> None:
+    """Stored fingerprints must not change between versions: the definition, spelled out."""
+    import hashlib
+    import re
+
+    def reference(line: str) -> int:
+        norm = re.sub(r"\s+", "", line).encode("utf-8", "surrogatepass")
+        return int.from_bytes(hashlib.blake2b(norm, digest_size=8).digest(), "big", signed=True)
+
+    samples = [
+        "",
+        "    body = parse(event)",
+        "\tif x:\r",
+        "a\u00a0b\u2028c\x1cd\u3000e",  # Unicode white space, as str.isspace sees it
+        "caf\u00e9 = '\U0001f600'",
+        "lone \ud800 surrogate",
+    ]
+    for line in samples:
+        assert fingerprint(line) == reference(line), line
+    assert fingerprint("    body = parse(event)") == 7320087452063469691
+
+
 # -- schema ------------------------------------------------------------------------------------
 
 

@@ -12,6 +12,7 @@ Rules: ``../shared/docs/antigravity-format.md`` sections 2-6 and 9.
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,16 @@ class PendingCall:
     ordinal: int  # the command's or file record's ordinal
     action: str = ""  # for files
     claimed: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """What ``asdict`` gives, without its deep copy (this runs for every tool call)."""
+        return {
+            "kind": self.kind,
+            "key": self.key,
+            "ordinal": self.ordinal,
+            "action": self.action,
+            "claimed": self.claimed,
+        }
 
 
 @dataclass
@@ -129,7 +140,7 @@ class SessionReader:
 
     def _record(self, step: int, rec: dict[str, Any]) -> None:
         st = self.state
-        at, _ = normalise_time(rec.get("created_at"))
+        at = _record_time(rec.get("created_at"))
         if at is None:
             at = st.started_at  # timestamp fallback: the session start, once seen
         else:
@@ -245,7 +256,7 @@ class SessionReader:
             if cwd and st.first_cwd is None:
                 st.first_cwd = cwd
             ordinal = self._new_command(step, command, cwd, at)
-            st.planner_calls.append(asdict(PendingCall("command", command.strip(), ordinal)))
+            st.planner_calls.append(PendingCall("command", command.strip(), ordinal).to_dict())
             return
         path_raw = _text_arg(args, "AbsolutePath") or _text_arg(args, "TargetFile")
         if name == "list_dir":
@@ -279,7 +290,7 @@ class SessionReader:
 
     def _planner_file(self, step: int, path: str, action: str, at: str | None) -> None:
         ordinal = self._new_file(step, path, action, at)
-        self.state.planner_calls.append(asdict(PendingCall("file", path, ordinal, action=action)))
+        self.state.planner_calls.append(PendingCall("file", path, ordinal, action=action).to_dict())
 
     def _claim(self, kind: str, key: str, action: str = "") -> dict[str, Any] | None:
         for call in self.state.planner_calls:
@@ -420,6 +431,32 @@ class SessionReader:
 
 
 # -- helpers -------------------------------------------------------------------
+
+
+# 2026-07-17T09:00:00Z   (what clients write: UTC, whole seconds, already canonical)
+_CANONICAL_TIME = re.compile(r"([1-9]\d{3}-\d\d-\d\d)T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\dZ", re.ASCII)
+_VALID_DAYS: dict[str, bool] = {}
+
+
+def _record_time(value: object) -> str | None:
+    """``normalise_time(value)[0]``, with a fast path for the canonical form.
+
+    For ``2026-07-17T09:00:00Z`` normalise_time only checks that the fields
+    make a valid time and gives the text back; the day's validity is memoised.
+    """
+    if type(value) is str:
+        m = _CANONICAL_TIME.fullmatch(value)
+        if m is not None:
+            day = m.group(1)
+            valid = _VALID_DAYS.get(day)
+            if valid is None:
+                if len(_VALID_DAYS) > 4096:
+                    _VALID_DAYS.clear()
+                valid = _VALID_DAYS[day] = normalise_time(value)[0] == value
+            if valid:
+                return value
+    return normalise_time(value)[0]
+
 
 _STR_FIELDS = ("source", "type", "content", "status")
 
