@@ -27,23 +27,6 @@ from deja_blame.transcripts import parse_transcript  # noqa: E402
 
 NAMES = list(SCENARIOS)
 
-# Scenarios `deja blame` does not pass yet, and why (see bench/accuracy/README.md).
-# Non-strict: they still run, and start passing silently once blame is fixed.
-KNOWN_FAILURES = {
-    "two_sessions_one_file": "a session's brace/blank lines left between another "
-    "session's rewritten lines are not attributed (recall)",
-    "moved_block": "after a move, a person's `continue` is given to the session that "
-    "wrote an identical line elsewhere (precision)",
-    "person_adds_similar_code": "the person's lines identical to lines the session "
-    "added in the same commit are given to the session (precision)",
-    "two_sessions_identical_lines": "identical lines of two sessions in one commit all "
-    "go to the later session (precision and recall)",
-    "amend_keeps_author_date": "the person's `return None` lines, amended into the "
-    "agent's commit, are given to the session that wrote a `return None` (precision)",
-    "unrelated_project_same_path": "path-suffix matching (meant for other clones) gives "
-    "a person's boilerplate to a session of an unrelated project (precision)",
-}
-
 
 @lru_cache(maxsize=1)
 def blame_available() -> bool:
@@ -51,12 +34,6 @@ def blame_available() -> bool:
         [sys.executable, "-m", "deja_blame", "blame", "--help"], capture_output=True
     )
     return proc.returncode == 0
-
-
-def _param(name: str) -> object:
-    if name in KNOWN_FAILURES:
-        return pytest.param(name, marks=pytest.mark.xfail(reason=KNOWN_FAILURES[name]))
-    return name
 
 
 # -- the simulator's truth --------------------------------------------------------
@@ -172,10 +149,9 @@ def test_scoring_accepts_either_writer_of_an_overwritten_line(tmp_path: Path) ->
 # -- deja blame against the truth -------------------------------------------------
 
 
-@pytest.mark.parametrize("name", [_param(n) for n in NAMES])
+@pytest.mark.parametrize("name", NAMES)
 def test_blame_accuracy(name: str, tmp_path: Path) -> None:
-    if not blame_available():
-        pytest.skip("deja blame is not in this build")
+    assert blame_available(), "deja blame is not in this build"
     score = accuracy.run_scenario(name, tmp_path, small=True)
     assert score.error is None, score.error
     wrong = "\n".join(

@@ -168,7 +168,7 @@ def blame_file(
             }
             for fp, ws in load_writes(conn, more).items():
                 writes.setdefault(fp, []).extend(ws)
-        _attribute_from_index(conn, result, by_line, writes)
+        _attribute_from_index(repo, conn, result, by_line, writes)
     if line_range is not None:
         start, end = line_range
         result.lines = [ln for ln in result.lines if start <= ln.line <= end]
@@ -177,6 +177,7 @@ def blame_file(
 
 
 def _attribute_from_index(
+    repo: pygit2.Repository,
     conn: sqlite3.Connection,
     result: FileBlame,
     by_line: list[BlameLine | None],
@@ -184,7 +185,9 @@ def _attribute_from_index(
 ) -> None:
     if not writes:
         return
-    matches = match_lines([ln.text for ln in result.lines], by_line, writes)
+    # Writes after the blamed revision cannot be in it (the working tree: now).
+    rev_time = float(repo[result.rev].commit_time) if result.rev is not None else None
+    matches = match_lines([ln.text for ln in result.lines], by_line, writes, now=rev_time)
     names = _session_ids(conn, {m.sid for m in matches if m is not None})
     when: dict[float, str] = {}
     for ln, m in zip(result.lines, matches):

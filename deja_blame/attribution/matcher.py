@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from deja_blame.attribution.blame_engine import BlameLine
-from deja_blame.index.fingerprint import fingerprint, is_trivial
+from deja_blame.index.fingerprint import fingerprint, is_trivial, normalise_line
 
 CLOCK_SKEW = 120.0  # seconds a transcript clock may run ahead of git's
 
@@ -100,7 +100,9 @@ def match_lines(
     n = len(texts)
     fps = [fingerprint(t) for t in texts]
     trivial = [is_trivial(t) for t in texts]
-    # Candidate writes per line: before the commit that introduced the line.
+    # Every write of each line's text (for runs), and the candidates: the writes
+    # made before the commit that introduced the line.
+    every: list[dict[tuple[int, int, int], Write]] = []
     cands: list[dict[tuple[int, int, int], Write]] = []
     for i in range(n):
         b = blamed[i]
@@ -108,20 +110,26 @@ def match_lines(
             b.commit_time if b is not None and b.commit is not None and b.commit_time else now
         ) + CLOCK_SKEW
         row: dict[tuple[int, int, int], Write] = {}
+        ok: dict[tuple[int, int, int], Write] = {}
         for w in writes_by_fp.get(fps[i], ()):
+            key = (w.sid, w.edit_ord, w.idx)
+            row[key] = w
             if w.at <= limit:
-                row[(w.sid, w.edit_ord, w.idx)] = w
-        cands.append(row)
+                ok[key] = w
+        every.append(row)
+        cands.append(ok)
     # Runs: line i and i+1 matching consecutive lines (idx, idx+1) of one edit.
+    # A run is evidence of place, whichever commit brought its neighbours: a
+    # session that rewrote a whole file runs through lines older commits kept.
     down: list[dict[tuple[int, int, int], tuple[int, int]]] = [dict() for _ in range(n)]
     for i in range(n - 1, -1, -1):
-        for key in cands[i]:
+        for key in every[i]:
             nxt = down[i + 1].get((key[0], key[1], key[2] + 1)) if i + 1 < n else None
             length, solid = nxt if nxt else (0, 0)
             down[i][key] = (length + 1, solid + (0 if trivial[i] else 1))
     up: list[dict[tuple[int, int, int], tuple[int, int]]] = [dict() for _ in range(n)]
     for i in range(n):
-        for key in cands[i]:
+        for key in every[i]:
             prv = up[i - 1].get((key[0], key[1], key[2] - 1)) if i > 0 else None
             length, solid = prv if prv else (0, 0)
             up[i][key] = (length + 1, solid + (0 if trivial[i] else 1))
@@ -130,21 +138,49 @@ def match_lines(
     for fp in set(fps):
         for w in writes_by_fp.get(fp, ()):
             common[(w.sid, fp)] += 1
-    out: list[LineMatch | None] = []
+    # Each write is one line: it can account for one line of the file, not for
+    # every line with the same text (a person's own "return None" elsewhere, or a
+    # copy left behind when a block moved). Strongest evidence is served first:
+    # the longest run, then the latest write (the latest write before the commit
+    # wins among equals).
+    proposals: list[tuple[int, float, int, tuple[int, int, int]]] = []
     for i in range(n):
-        best: tuple[float, int, Write, int] | None = None
         for key, w in cands[i].items():
             run = up[i][key][0] + down[i][key][0] - 1
             solid = up[i][key][1] + down[i][key][1] - (0 if trivial[i] else 1)
             if trivial[i] and (run < 2 or solid < 1):
-                continue  # a lone "}" or blank line is no evidence
-            score = (w.at, run)
-            if best is None or score > (best[0], best[1]):
-                best = (w.at, run, w, run)
-        if best is None or best[2].by_user:
+                continue  # a lone "}" or blank line is no evidence on its own
+            proposals.append((run, w.at, i, key))
+    proposals.sort(key=lambda p: (-p[0], -p[1], p[2]))
+    chosen: list[tuple[tuple[int, int, int], int] | None] = [None] * n
+    used: set[tuple[int, int, int]] = set()
+    for run, _, i, key in proposals:
+        if chosen[i] is None and key not in used:
+            chosen[i] = (key, run)
+            used.add(key)
+    # Identical trivial lines ("}", blank) are interchangeable to git's diff: blame
+    # may say an old commit kept the "}" that a later session actually added next
+    # to its own lines. So the gap rule may use any write made by the blamed
+    # revision, anchored to its own edit's lines.
+    late = [
+        {k: w for k, w in every[i].items() if w.at <= now + CLOCK_SKEW} if trivial[i] else {}
+        for i in range(n)
+    ]
+    blank = [not normalise_line(t) for t in texts]
+    _fill_gaps(chosen, late, trivial, used, blank)
+    # How often each fingerprint occurs in each session's edits of the file.
+    common: Counter[tuple[int, int]] = Counter()
+    for fp in set(fps):
+        for w in writes_by_fp.get(fp, ()):
+            common[(w.sid, fp)] += 1
+    out: list[LineMatch | None] = []
+    for i in range(n):
+        pick = chosen[i]
+        if pick is None or every[i][pick[0]].by_user:
             out.append(None)  # nobody, or the person wrote it last
             continue
-        w, run = best[2], best[3]
+        key, run = pick
+        w = every[i][key]
         out.append(
             LineMatch(
                 sid=w.sid,
@@ -155,7 +191,121 @@ def match_lines(
                 run=run,
             )
         )
-    return out
+    return _drop_strangers(out, fps, writes_by_fp)
+
+
+GAP_WINDOW = 8  # lines; how far a trivial line may sit from its edit's other lines
+
+
+def _fill_gaps(
+    chosen: list[tuple[tuple[int, int, int], int] | None],
+    cands: list[dict[tuple[int, int, int], Write]],
+    trivial: list[bool],
+    used: set[tuple[int, int, int]],
+    blank: list[bool],
+) -> None:
+    """Trivial lines between lines another session rewrote.
+
+    A ``}`` or blank line whose neighbours were rewritten by a later session has
+    no run left. It is still the first session's when a nearby line matched on
+    its own evidence (not by this rule) comes from the same edit, on the same
+    side in the file as in the edit (above it with a smaller index, or below
+    with a larger one), and the distance in the edit fits the distance in the file.
+    """
+    n = len(chosen)
+    anchors = [c for c in chosen]  # lines matched by runs or on their own
+    for i in range(n):
+        if chosen[i] is not None or not trivial[i] or not cands[i]:
+            continue
+        best: tuple[float, tuple[int, int, int]] | None = None
+        for key, w in cands[i].items():
+            if key in used or w.by_user:
+                continue
+            sid, edit, idx = key
+            near = _anchored(anchors, i, sid, edit, idx, -1) or _anchored(
+                anchors, i, sid, edit, idx, 1
+            )
+            if not near and blank[i]:
+                near = _beside(anchors, blank, i, sid, edit)
+            if near:
+                if best is None or w.at > best[0]:
+                    best = (w.at, key)
+        if best is not None:
+            chosen[i] = (best[1], 1)
+            used.add(best[1])
+
+
+def _beside(
+    anchors: list[tuple[tuple[int, int, int], int] | None],
+    blank: list[bool],
+    i: int,
+    sid: int,
+    edit: int,
+) -> bool:
+    """A non-blank line of this edit follows or precedes the blank run holding line i."""
+    for step in (-1, 1):
+        j = i + step
+        while 0 <= j < len(anchors) and blank[j] and abs(j - i) <= 2:
+            j += step
+        if 0 <= j < len(anchors) and abs(j - i) <= 3:
+            a = anchors[j]
+            if a is not None and a[0][0] == sid and a[0][1] == edit and not blank[j]:
+                return True
+    return False
+
+
+def _anchored(
+    anchors: list[tuple[tuple[int, int, int], int] | None],
+    i: int,
+    sid: int,
+    edit: int,
+    idx: int,
+    step: int,
+) -> bool:
+    """The nearest anchor of this edit in direction ``step`` agrees with ``idx``."""
+    j = i + step
+    while 0 <= j < len(anchors) and abs(j - i) <= GAP_WINDOW:
+        a = anchors[j]
+        if a is not None and a[0][0] == sid and a[0][1] == edit:
+            d_file, d_edit = abs(j - i), (a[0][2] - idx) * step
+            return 0 < d_edit <= 2 * d_file + 2
+        j += step
+    return False
+
+
+SUFFIX_COVERAGE = 0.75
+
+
+def _drop_strangers(
+    out: list[LineMatch | None], fps: list[int], writes_by_fp: dict[int, list[Write]]
+) -> list[LineMatch | None]:
+    """Sessions matched only by path suffix must look like this project's.
+
+    A suffix match (``…/app/config.py``) is how a session in another clone of
+    the project is found, but an unrelated project can have the same relative
+    path and the same boilerplate (imports, a logger, ``raw = os.environ.get``).
+    Such a session keeps its lines only when most of the distinct lines it wrote
+    to the file are in the file: work pulled from another clone arrives whole,
+    a coincidence of boilerplate does not.
+    """
+    suffix_only: dict[int, set[int]] = {}
+    exact: set[int] = set()
+    for fp, ws in writes_by_fp.items():
+        for w in ws:
+            if w.exact_path:
+                exact.add(w.sid)
+            else:
+                suffix_only.setdefault(w.sid, set()).add(fp)
+    strangers = set()
+    present = set(fps)
+    for sid, written in suffix_only.items():
+        if sid in exact or not written:
+            continue
+        if len(written & present) / len(written) < SUFFIX_COVERAGE:
+            strangers.add(sid)
+    if not strangers:
+        return out
+    return [None if m is not None and m.sid in strangers else m for m in out]
 
 
 def _confidence(run: int, occurrences: int, exact_path: bool, trivial: bool) -> float:
