@@ -1,0 +1,159 @@
+"""deja notes push / fetch against a real bare repository on disk, with two clones."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import orjson
+import pytest
+from conftest import git
+from test_notes_world import S1, S2, S3, T0, World, body, file_claims, make_world
+
+NOTES = "refs/notes/deja"
+
+
+def rev(repo: Path, ref: str) -> str | None:
+    proc = subprocess.run(
+        ["git", "rev-parse", "-q", "--verify", ref], cwd=repo, capture_output=True, text=True
+    )
+    return proc.stdout.strip() or None
+
+
+@pytest.fixture
+def two(tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[World, World, Path]:
+    """Alice (the original repo) and Bob (a clone) around a bare origin; each has own transcripts."""
+    alice = make_world(tmp_path, repo, monkeypatch)
+    alice.person("README.md", "# project\n")
+    alice.person("other.py", body("o", 3))
+    alice.commit("init")
+    bare = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    git(repo, "remote", "add", "origin", str(bare))
+    git(repo, "push", "-q", "-u", "origin", "main")
+    bob_repo = tmp_path / "bob"
+    git(tmp_path, "clone", "-q", str(bare), str(bob_repo))
+    bob = World(tmp_path, bob_repo, name="bob-agy")
+    bob.clock = alice.clock
+    return alice, bob, bare
+
+
+def remote_note(bare: Path, commit: str) -> dict | None:
+    proc = subprocess.run(
+        ["git", "notes", "--ref", NOTES, "show", commit], cwd=bare, capture_output=True
+    )
+    return orjson.loads(proc.stdout) if proc.returncode == 0 else None
+
+
+def test_push_then_fetch_in_another_clone(two: tuple[World, World, Path]) -> None:
+    alice, bob, bare = two
+    alice.write(S1, "app.py", body("a", 4))
+    sha = alice.commit("agent work")
+    git(alice.repo, "push", "-q", "origin", "main")
+    alice.deja("annotate")
+    doc = orjson.loads(alice.deja("notes", "push", "--json").stdout)
+    assert doc["pushed"] == rev(alice.repo, NOTES) and doc["attempts"] == 1
+    assert rev(alice.repo, "refs/notes/deja-remote/origin") == doc["pushed"]
+    assert file_claims(remote_note(bare, sha), "app.py") == {i: S1 for i in range(1, 5)}
+    git(bob.repo, "pull", "-q")
+    out = orjson.loads(bob.deja("notes", "fetch", "--json").stdout)
+    assert out["ref"] == "refs/notes/deja-remote/origin"
+    assert out["merge"]["kind"] == "created"
+    assert bob.sessions_by_line("app.py") == [S1] * 4
+    again = orjson.loads(bob.deja("notes", "fetch", "--json").stdout)
+    assert again["merge"]["kind"] == "up-to-date"
+
+
+def test_fetch_when_the_remote_has_no_notes(two: tuple[World, World, Path]) -> None:
+    alice, bob, bare = two
+    proc = bob.deja("notes", "fetch")
+    assert "origin has no deja notes yet" in proc.stderr.decode()
+    assert rev(bob.repo, NOTES) is None
+
+
+def test_push_without_notes_or_to_an_unknown_remote_fails_in_one_line(
+    two: tuple[World, World, Path],
+) -> None:
+    alice, bob, bare = two
+    proc = bob.deja("notes", "push", check=False)
+    assert proc.returncode == 1
+    assert proc.stderr.decode().splitlines()[0] == "deja: error: there are no deja notes to push"
+    proc = bob.deja("notes", "fetch", "upstream", check=False)
+    assert proc.returncode == 1
+    assert proc.stderr.decode().startswith("deja: error: no remote named 'upstream'")
+
+
+def test_push_after_the_remote_moved_merges_first(two: tuple[World, World, Path]) -> None:
+    alice, bob, bare = two
+    alice.write(S1, "app.py", body("a", 3))
+    a_sha = alice.commit("alice's agent")
+    git(alice.repo, "push", "-q", "origin", "main")
+    git(bob.repo, "pull", "-q")
+    bob.write(S2, "lib.py", body("l", 2))
+    b_sha = bob.commit("bob's agent")
+    alice.deja("annotate")
+    bob.deja("annotate")
+    alice.deja("notes", "push")
+    local_before = rev(bob.repo, NOTES)
+    doc = orjson.loads(bob.deja("notes", "push", "--json").stdout)  # rejected once, then merged
+    assert doc["attempts"] == 2 and doc["merges"] == 1
+    pushed = rev(bare, NOTES)
+    assert pushed == rev(bob.repo, NOTES) != local_before
+    parents = git(bare, "log", "-1", "--format=%P", NOTES).split()
+    assert set(parents) == {local_before, rev(alice.repo, NOTES)}  # a merge, not a force
+    assert file_claims(remote_note(bare, a_sha), "app.py") == {1: S1, 2: S1, 3: S1}
+    assert file_claims(remote_note(bare, b_sha), "lib.py") == {1: S2, 2: S2}
+    alice.deja("notes", "fetch")
+    assert rev(alice.repo, NOTES) == pushed  # a fast-forward for alice
+
+
+def test_both_sides_noted_the_same_commit_the_json_is_merged(
+    two: tuple[World, World, Path],
+) -> None:
+    """Two machines, two sets of transcripts, one commit: the notes are unioned,
+    never one overwriting the other; where both claim a line, the local one stays."""
+    alice, bob, bare = two
+    alice.write(S1, "app.py", body("a", 4))
+    alice.person("extra.py", body("x", 3))  # alice's transcripts do not know who wrote it
+    sha = alice.commit("agent work")
+    git(alice.repo, "push", "-q", "origin", "main")
+    git(bob.repo, "pull", "-q")
+    # Bob's machine saw session S2 write extra.py and S3 write app.py's last line, early on
+    w = bob.session(S2)
+    w.set_time(T0 - 3600)
+    w.write_file(str(bob.repo / "extra.py"), body("x", 3))
+    w3 = bob.session(S3)
+    w3.set_time(T0 - 3000)
+    w3.write_file(str(bob.repo / "app.py"), body("a", 4).splitlines(keepends=True)[3])
+    alice.deja("annotate")
+    bob.deja("annotate", sha)
+    bob_note = bob.note(sha)
+    assert file_claims(bob_note, "extra.py") == {1: S2, 2: S2, 3: S2}
+    bob.deja("notes", "push")
+    out = orjson.loads(alice.deja("notes", "fetch", "--json").stdout)
+    assert out["merge"] == {"kind": "merge", "taken": 0, "merged": 1, "kept": 0}
+    merged = alice.note(sha)
+    assert file_claims(merged, "app.py") == {i: S1 for i in range(1, 5)}  # alice's lines stay
+    assert file_claims(merged, "extra.py") == {1: S2, 2: S2, 3: S2}  # bob's are added
+    assert set(merged["sessions"]) == {S1, S2}
+    assert file_claims(bob_note, "app.py") == {4: S3}  # bob's own claim, which alice's beat
+    alice.deja("notes", "push")
+    out = orjson.loads(bob.deja("notes", "fetch", "--json").stdout)
+    assert out["merge"]["kind"] == "fast-forward"  # alice's merge already holds bob's note
+    assert bob.note(sha) == merged
+
+
+def test_fetch_keeps_local_notes_the_remote_never_had(two: tuple[World, World, Path]) -> None:
+    alice, bob, bare = two
+    alice.write(S1, "app.py", body("a", 2))
+    a_sha = alice.commit("alice")
+    git(alice.repo, "push", "-q", "origin", "main")
+    alice.deja("annotate")
+    alice.deja("notes", "push")
+    git(bob.repo, "pull", "-q")
+    bob.write(S2, "lib.py", body("l", 2))
+    b_sha = bob.commit("bob")
+    bob.deja("annotate")
+    out = orjson.loads(bob.deja("notes", "fetch", "--json").stdout)
+    assert out["merge"]["kind"] == "merge" and out["merge"]["taken"] == 1
+    assert bob.note(a_sha) is not None and bob.note(b_sha) is not None
