@@ -92,3 +92,19 @@ def test_parse_command_prints_the_session_document() -> None:
     assert doc["transcript"] == str(path.resolve())
     want = next(iter(expected_sessions("seed-example").values()))
     compare_session(doc, want, "seed-example")
+
+
+def test_background_command_status_is_recorded(tmp_path: Path) -> None:
+    """A command sent to the background (status RUNNING) says so, in the reader and the index."""
+    tf = next(t for t in find_transcripts(FIXTURES / "real-steps"))
+    session = parse_transcript(tf.path, session_id=tf.session_id, root=tf.root)
+    statuses = {c.command: c.status for c in session.commands}
+    assert statuses["npm install && npm run build"] == "RUNNING"
+    assert {s for c, s in statuses.items() if c != "npm install && npm run build"} == {"DONE"}
+    db = tmp_path / "status.db"
+    deja("index", "--db", str(db), "--root", str(FIXTURES / "real-steps"), "-q")
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:
+        rows = dict(conn.execute("SELECT command, status FROM commands"))
+    assert rows["npm install && npm run build"] == "RUNNING"

@@ -97,6 +97,8 @@ def write_chunk(conn: sqlite3.Connection, sid: int, chunk: Chunk, paths: PathIds
                 for step, c in chunk.commands
             ],
         )
+    for ordinal, status in chunk.status_patches.items():
+        conn.execute("UPDATE commands SET status=? WHERE sid=? AND ord=?", (status, sid, ordinal))
     for ordinal, code in chunk.exit_patches.items():
         conn.execute("UPDATE commands SET exit_code=? WHERE sid=? AND ord=?", (code, sid, ordinal))
     if chunk.files:

@@ -104,6 +104,8 @@ class Chunk:
     edits: list[tuple[int, Edit]] = field(default_factory=list)
     # exit codes (and statuses) for commands of this or an earlier chunk, by ordinal
     exit_patches: dict[int, int] = field(default_factory=dict)
+    # step statuses (DONE, RUNNING = sent to the background, ERROR) likewise
+    status_patches: dict[int, str] = field(default_factory=dict)
     skipped: int = 0
 
 
@@ -329,7 +331,12 @@ class SessionReader:
                 # more and no name, there is no telling which (#4530): left off
                 target = commands[0]["ordinal"]
                 commands[0]["claimed"] = True
-        if target is not None and code is not None:
+        if target is None:
+            return
+        status = _status(rec, body)
+        if status is not None:
+            self._set_status(target, status)
+        if code is not None:
             self._set_exit(target, code)
 
     def _set_exit(self, ordinal: int, code: int) -> None:
@@ -338,6 +345,13 @@ class SessionReader:
                 cmd.exit_code = code
                 return
         self.chunk.exit_patches[ordinal] = code  # a command of an earlier batch
+
+    def _set_status(self, ordinal: int, status: str) -> None:
+        for _, cmd in self.chunk.commands:
+            if cmd.seq == ordinal:
+                cmd.status = status
+                return
+        self.chunk.status_patches[ordinal] = status
 
     def _file_step(self, step: int, rec: dict[str, Any], at: str | None, action: str) -> None:
         body = self._tool_output(step, rec, at)
@@ -584,6 +598,10 @@ def apply_chunk(session: Session, chunk: Chunk) -> None:
     session.commands.extend(c for _, c in chunk.commands)
     session.files.extend(f for _, f in chunk.files)
     session.edits.extend(e for _, e in chunk.edits)
+    for ordinal, status in chunk.status_patches.items():
+        for cmd in session.commands:
+            if cmd.seq == ordinal:
+                cmd.status = status
     for ordinal, code in chunk.exit_patches.items():
         for cmd in session.commands:
             if cmd.seq == ordinal:
