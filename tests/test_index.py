@@ -525,6 +525,20 @@ def test_shrunk_or_replaced_transcript_is_read_again(tmp_path: Path, how: str) -
     assert deja_json("sessions", "--json")["sessions"][0]["first_prompt"] == users[0]
 
 
+def test_rewritten_without_a_request_drops_the_old_first_prompt(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    path = transcript(root, "prompt")
+    path.write_bytes(jsonl(user(0, "The old request."), planner(1, "Sure.")))
+    index(root)
+    assert deja_json("sessions", "--json")["sessions"][0]["first_prompt"] == "The old request."
+    path.write_bytes(jsonl(planner(1, "Only an answer.")))
+    index(root)
+    assert deja_json("sessions", "--json")["sessions"][0]["first_prompt"] is None
+    append(path, user(5, "A later request."), user(6, "And another."))
+    index(root)
+    assert deja_json("sessions", "--json")["sessions"][0]["first_prompt"] == "A later request."
+
+
 def test_rewrite_that_differs_only_past_the_head_is_noticed(tmp_path: Path) -> None:
     """Same size, same first kilobytes: only the bytes before the stored offset differ."""
     root = tmp_path / "root"

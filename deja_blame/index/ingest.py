@@ -331,13 +331,18 @@ def _commit(
             tf.root,
             ProjectHints(touched_dir=state.touched_dir, first_cwd=state.first_cwd),
         )
+        if fresh or (chunk is not None and any(m.role == "user" for _, m in chunk.messages)):
+            # The first request in step order. Only new user rows can change it, and
+            # after a re-read from scratch the old one must not survive.
+            conn.execute(
+                "UPDATE sessions SET first_prompt=(SELECT text FROM messages"
+                " WHERE sid=? AND role='user' ORDER BY step, ord LIMIT 1) WHERE sid=?",
+                (sid, sid),
+            )
         conn.execute(
             """UPDATE sessions SET transcript=?, root=?, project=?, started_at=?, ended_at=?,
                    started_epoch=?, skipped_lines=?, n_messages=?, n_commands=?, n_edits=?,
-                   size=?, mtime_ns=?, inode=?, offset=?, head_hash=?, state=?,
-                   first_prompt=COALESCE(
-                       (SELECT text FROM messages WHERE sid=? AND role='user'
-                        ORDER BY step, ord LIMIT 1), first_prompt)
+                   size=?, mtime_ns=?, inode=?, offset=?, head_hash=?, state=?
                WHERE sid=?""",
             (
                 path_text,
@@ -356,7 +361,6 @@ def _commit(
                 offset,
                 head,
                 state.to_bytes(),
-                sid,
                 sid,
             ),
         )
