@@ -26,6 +26,7 @@ from deja_blame.attribution.blame_engine import BlameLine, start_blame
 from deja_blame.attribution.matcher import candidate_paths, load_writes, match_lines
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import FileVersion, head_commit, read_file, workdir
+from deja_blame.index.fingerprint import fingerprint
 from deja_blame.transcripts.text import format_time
 
 CACHE_ENTRIES = 2000
@@ -168,7 +169,8 @@ def blame_file(
             }
             for fp, ws in load_writes(conn, more).items():
                 writes.setdefault(fp, []).extend(ws)
-        _attribute_from_index(repo, conn, result, by_line, writes)
+            paths.update(more)
+        _attribute_from_index(repo, conn, result, by_line, writes, sorted(paths))
     if line_range is not None:
         start, end = line_range
         result.lines = [ln for ln in result.lines if start <= ln.line <= end]
@@ -182,12 +184,19 @@ def _attribute_from_index(
     result: FileBlame,
     by_line: list[BlameLine | None],
     writes: dict[int, list[Any]],
+    path_ids: list[int],
 ) -> None:
     if not writes:
         return
     # Writes after the blamed revision cannot be in it (the working tree: now).
     rev_time = float(repo[result.rev].commit_time) if result.rev is not None else None
-    matches = match_lines([ln.text for ln in result.lines], by_line, writes, now=rev_time)
+
+    def final_fps(sid: int) -> set[int]:
+        return session_final_fingerprints(conn, sid, path_ids)
+
+    matches = match_lines(
+        [ln.text for ln in result.lines], by_line, writes, now=rev_time, final_fps=final_fps
+    )
     names = _session_ids(conn, {m.sid for m in matches if m is not None})
     when: dict[float, str] = {}
     for ln, m in zip(result.lines, matches):
@@ -201,6 +210,26 @@ def _attribute_from_index(
         ln.written_at = when[m.at]
         ln.edit_ord = m.edit_ord
         ln.via = "index"
+
+
+def session_final_fingerprints(conn: sqlite3.Connection, sid: int, path_ids: list[int]) -> set[int]:
+    """Fingerprints of the lines a session left in a file: what it wrote, minus what
+    it replaced itself afterwards (a write_to_file starts the file afresh)."""
+    if not path_ids:
+        return set()
+    marks = ",".join("?" * len(path_ids))
+    current: set[int] = set()
+    for tool, removed, added in conn.execute(
+        f"SELECT e.tool, e.removed, e.added FROM edits e JOIN paths p ON p.path = e.path"
+        f" WHERE e.sid=? AND e.source='agent' AND p.path_id IN ({marks}) ORDER BY e.step, e.ord",
+        [sid, *path_ids],
+    ):
+        new = {fingerprint(x) for x in orjson.loads(added)}
+        if tool == "write_to_file":
+            current = set()
+        current -= {fingerprint(x) for x in orjson.loads(removed)} - new
+        current |= new
+    return current
 
 
 def format_time_epoch(epoch: float) -> str:

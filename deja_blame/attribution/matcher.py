@@ -21,6 +21,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -94,6 +95,7 @@ def match_lines(
     blamed: list[BlameLine | None],
     writes_by_fp: dict[int, list[Write]],
     now: float | None = None,
+    final_fps: Callable[[int], set[int]] | None = None,
 ) -> list[LineMatch | None]:
     """One LineMatch (or None) per line of ``texts``; ``blamed[i]`` is line i's blame."""
     now = time.time() if now is None else now
@@ -191,7 +193,7 @@ def match_lines(
                 run=run,
             )
         )
-    return _drop_strangers(out, fps, writes_by_fp)
+    return _drop_strangers(out, fps, writes_by_fp, final_fps)
 
 
 GAP_WINDOW = 8  # lines; how far a trivial line may sit from its edit's other lines
@@ -277,16 +279,20 @@ SUFFIX_COVERAGE = 0.75
 
 
 def _drop_strangers(
-    out: list[LineMatch | None], fps: list[int], writes_by_fp: dict[int, list[Write]]
+    out: list[LineMatch | None],
+    fps: list[int],
+    writes_by_fp: dict[int, list[Write]],
+    final_fps: Callable[[int], set[int]] | None,
 ) -> list[LineMatch | None]:
     """Sessions matched only by path suffix must look like this project's.
 
     A suffix match (``…/app/config.py``) is how a session in another clone of
     the project is found, but an unrelated project can have the same relative
     path and the same boilerplate (imports, a logger, ``raw = os.environ.get``).
-    Such a session keeps its lines only when most of the distinct lines it wrote
-    to the file are in the file: work pulled from another clone arrives whole,
-    a coincidence of boilerplate does not.
+    Such a session keeps its lines only when most of the distinct lines it left
+    in the file (``final_fps``: what it wrote minus what it replaced itself) are
+    in the file: work pulled from another clone arrives whole, a coincidence of
+    boilerplate does not.
     """
     suffix_only: dict[int, set[int]] = {}
     exact: set[int] = set()
@@ -301,6 +307,8 @@ def _drop_strangers(
     for sid, written in suffix_only.items():
         if sid in exact or not written:
             continue
+        if final_fps is not None:
+            written = final_fps(sid) or written
         if len(written & present) / len(written) < SUFFIX_COVERAGE:
             strangers.add(sid)
     if not strangers:

@@ -1,7 +1,16 @@
-"""deja demo: the quick start's main job on the bundled fixtures, in a throwaway index."""
+"""deja demo: the quick start's main job on the bundled fixtures, in a throwaway index.
+
+It indexes the demo transcripts, lists and shows the sessions, then rebuilds the
+shop repository the first session worked on (as another clone of it: the
+transcript says /home/dev/shop, the demo repository lives in a temp directory),
+commits the person's version and then the agent's, and blames it.
+"""
 
 from __future__ import annotations
 
+import os
+import sqlite3
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -43,6 +52,88 @@ def run_demo(root: Path | None) -> int:
             if rows:
                 click.echo(f"\n$ deja show {rows[-1].session_id[:8]}")
                 run_show(conn, rows[-1].session_id, as_json=False)
+            if any(r.project == "/home/dev/shop" for r in rows):
+                _blame_demo(conn, Path(tmp) / "shop")
         finally:
             conn.close()
     return 0
+
+
+CART_BEFORE = """from dataclasses import dataclass
+
+
+@dataclass
+class Item:
+    name: str
+    price: float
+    quantity: int = 1
+
+
+def total(items):
+    \"\"\"Sum the price of every line in the cart.\"\"\"
+    return sum(item.price for item in items)
+"""
+
+QUANTITY_TEST = """from src.cart import Item, total
+
+
+def test_quantity_multiplies_price():
+    assert total([Item("mug", 4.5, 2)]) == 9.0
+
+
+def test_mixed_cart_is_rounded_to_cents():
+    items = [Item("pen", 0.1, 3), Item("pad", 1.25, 1)]
+    assert total(items) == 1.55
+"""
+
+
+def _blame_demo(conn: sqlite3.Connection, repo: Path) -> None:
+    """The shop as the person had it, then as the agent left it: blame tells them apart."""
+    from deja_blame.attribution.blame import blame_file
+    from deja_blame.commands.blame import print_human
+    from deja_blame.commands.why import run_why
+    from deja_blame.gitutil import open_repository
+
+    (repo / "src").mkdir(parents=True)
+    (repo / "tests").mkdir()
+    cart = repo / "src" / "cart.py"
+    cart.write_text(CART_BEFORE)
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "Dev Person",
+        "GIT_AUTHOR_EMAIL": "dev@example.com",
+        "GIT_COMMITTER_NAME": "Dev Person",
+        "GIT_COMMITTER_EMAIL": "dev@example.com",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+    }
+
+    def git(*args: str, when: str | None = None) -> None:
+        extra = {"GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when} if when else {}
+        subprocess.run(
+            ["git", "-C", str(repo), *args], env={**env, **extra}, check=True, capture_output=True
+        )
+
+    git("init", "-q")
+    git("add", "-A")
+    git("commit", "-q", "-m", "Cart module", when="2026-07-16T16:00:00Z")
+    cart.write_text(
+        CART_BEFORE.replace(
+            "    return sum(item.price for item in items)",
+            "    return round(sum(item.price * item.quantity for item in items), 2)",
+        )
+    )
+    (repo / "tests" / "test_cart_quantity.py").write_text(QUANTITY_TEST)
+    git("add", "-A")
+    git("commit", "-q", "-m", "Fix cart totals for quantities", when="2026-07-17T09:30:00Z")
+    opened = open_repository(repo)
+    for rel in ("src/cart.py", "tests/test_cart_quantity.py"):
+        click.echo(f"\n$ deja blame {rel}      (in a rebuilt clone of the shop at {repo})")
+        print_human(blame_file(opened, rel, None, conn))
+    click.echo("\n$ deja why src/cart.py:13")
+    cwd = os.getcwd()
+    os.chdir(repo)
+    try:
+        run_why(conn, "src/cart.py:13", None, as_json=False, refresh=False)
+    finally:
+        os.chdir(cwd)

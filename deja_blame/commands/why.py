@@ -110,8 +110,10 @@ def _edit_writing(conn: sqlite3.Connection, sid: int, text: str) -> int | None:
     return int(row[0]) if row else None
 
 
-def run_why(conn: sqlite3.Connection, target: str, rev: str | None, as_json: bool) -> int:
-    doc = explain(conn, target, rev)
+def run_why(
+    conn: sqlite3.Connection, target: str, rev: str | None, as_json: bool, refresh: bool = True
+) -> int:
+    doc = explain(conn, target, rev, refresh=refresh)
     if as_json:
         print_json(doc)
         return 0
