@@ -271,3 +271,45 @@ def test_template_ships_in_a_non_editable_install(tmp_path: Path) -> None:
     where, _, text = check.stdout.partition("\n")
     assert where.startswith(str(tmp_path / "site"))
     assert text == template()
+
+
+def test_pre_commit_framework_entry(world: World) -> None:
+    """.pre-commit-hooks.yaml's deja-annotate runs `deja hooks run post-commit`."""
+    text = (REPO_ROOT / ".pre-commit-hooks.yaml").read_text()
+    for line in (
+        "- id: deja-annotate",
+        "  entry: deja hooks run post-commit",
+        "  language: python",
+        "  stages: [post-commit]",
+        "  always_run: true",
+        "  pass_filenames: false",
+    ):
+        assert line + "\n" in text
+    world.index()
+    world.write(S1, "app.py", body("a", 3))
+    sha = world.commit("agent work")  # no hooks installed here
+    assert world.note(sha) is None
+    proc = world.deja("hooks", "run", "post-commit")  # what pre-commit runs (foreground here)
+    assert proc.returncode == 0 and proc.stderr == b""
+    assert file_claims(world.note(sha), "app.py") == {1: S1, 2: S1, 3: S1}
+    proc = world.deja("hooks", "run", "pre-push")
+    assert proc.returncode == 0
+    assert proc.stderr.decode().startswith("deja: pre-push hook: unknown hook 'pre-push'")
+
+
+def test_hooks_run_in_the_background_by_itself(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without the shell script (pre-commit's way), the runner detaches by itself."""
+    import time
+
+    monkeypatch.delenv("DEJA_HOOK_SYNC")
+    world.index()
+    world.write(S1, "app.py", body("a", 3))
+    sha = world.commit("agent work")
+    proc = world.deja("hooks", "run", "post-commit")
+    assert proc.returncode == 0
+    deadline = time.monotonic() + 30
+    while world.note(sha) is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert file_claims(world.note(sha), "app.py") == {1: S1, 2: S1, 3: S1}

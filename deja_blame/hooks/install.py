@@ -281,7 +281,7 @@ def status(repo: pygit2.Repository) -> dict[str, Any]:
     doc["installed"] = installed
     doc["config"] = {
         REWRITE_REF: _config_values(root, REWRITE_REF),
-        REWRITE_MODE: (_config_values(root, REWRITE_MODE) or [None])[0],
+        REWRITE_MODE: next(iter(_config_values(root, REWRITE_MODE)), None),
         "deja.hook.background": (_config_values(root, "deja.hook.background") or ["true"])[0],
         "deja.hook.timeout": (_config_values(root, "deja.hook.timeout") or ["2"])[0],
         "deja.notes.prompts": (_config_values(root, "deja.notes.prompts") or ["false"])[0],

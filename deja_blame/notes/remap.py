@@ -43,7 +43,7 @@ def introduced(
 ) -> tuple[dict[str, set[int]], dict[str, str]]:
     """Lines each file gained in ``commit`` against its first parent, and renames (old -> new)."""
     if commit.parents:
-        diff = repo.diff(commit.parents[0].tree, commit.tree, context_lines=0)
+        diff = commit.parents[0].tree.diff_to_tree(commit.tree, context_lines=0)
     else:
         diff = commit.tree.diff_to_tree(swap=True, context_lines=0)
     diff.find_similar()
@@ -87,10 +87,10 @@ def line_mapping(old: list[str], new: list[str]) -> dict[int, int]:
     for i, text in enumerate(old, 1):
         if i in out or old_count[text] != 1 or text.strip() == "":
             continue
-        j = new_pos.get(text)
-        if j is not None and j not in used_new:
-            out[i] = j
-            used_new.add(j)
+        hit = new_pos.get(text)
+        if hit is not None and hit not in used_new:
+            out[i] = hit
+            used_new.add(hit)
     return out
 
 

@@ -62,7 +62,7 @@ def note_blob_map(repo: pygit2.Repository, commit: str | None) -> dict[str, str]
 
     def walk(t: pygit2.Tree, prefix: str) -> None:
         for entry in t:
-            name = prefix + entry.name
+            name = prefix + (entry.name or "")
             if entry.type_str == "tree" and len(name) < 40:
                 sub = repo[entry.id]
                 assert isinstance(sub, pygit2.Tree)
