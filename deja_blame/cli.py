@@ -354,6 +354,144 @@ def report_cmd(
     )
 
 
+@cli.command("annotate")
+@click.argument("rev", default="HEAD", metavar="[REV]")
+@click.option(
+    "--no-refresh", is_flag=True, help="Do not read new transcript lines into the index first."
+)
+@click.option("--dry-run", is_flag=True, help="Compute the note and print it; write nothing.")
+@db_option
+@json_option
+@with_index
+def annotate_cmd(
+    conn: sqlite3.Connection, rev: str, no_refresh: bool, dry_run: bool, as_json: bool
+) -> int:
+    """Store which sessions wrote a commit's lines as its note (refs/notes/deja).
+
+    REV is a commit (default HEAD) or a range A..B. Idempotent; merges with a
+    note already there; writes nothing for a commit with no attributed lines.
+
+    \b
+    Examples:
+      deja annotate                    # HEAD; what the post-commit hook runs
+      deja annotate main..HEAD         # every commit of a branch
+      deja annotate HEAD~1 --json      # print the note
+    """
+    from deja_blame.commands.annotate import run_annotate
+
+    return run_annotate(conn, rev, as_json, refresh_first=not no_refresh, dry_run=dry_run)
+
+
+@cli.group("hooks")
+def hooks_group() -> None:
+    """Manage this repository's git hooks (post-commit, post-rewrite) that keep notes.
+
+    \b
+    Examples:
+      deja hooks install
+      deja hooks status
+      deja hooks uninstall
+    """
+
+
+@hooks_group.command("install")
+@json_option
+def hooks_install_cmd(as_json: bool) -> int:
+    """Install the hooks, chaining any hook already there; honours core.hooksPath.
+
+    \b
+    Example:
+      deja hooks install && git config deja.hook.timeout 5
+    """
+    from deja_blame.commands.hooks import run_install
+
+    return run_install(as_json)
+
+
+@hooks_group.command("uninstall")
+@json_option
+def hooks_uninstall_cmd(as_json: bool) -> int:
+    """Remove the hooks and put back what install changed (hooks, git config).
+
+    \b
+    Example:
+      deja hooks uninstall
+    """
+    from deja_blame.commands.hooks import run_uninstall
+
+    return run_uninstall(as_json)
+
+
+@hooks_group.command("status")
+@json_option
+def hooks_status_cmd(as_json: bool) -> int:
+    """Show which hooks are installed, what they chain, and the last warning.
+
+    \b
+    Example:
+      deja hooks status --json
+    """
+    from deja_blame.commands.hooks import run_status
+
+    return run_status(as_json)
+
+
+@hooks_group.command("run", hidden=True, context_settings={"ignore_unknown_options": True})
+@click.argument("hook")
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def hooks_run_cmd(hook: str, args: tuple[str, ...]) -> int:
+    """What the hook scripts (and pre-commit's deja-annotate hook) run; never fails.
+
+    \b
+    Example:
+      deja hooks run post-commit
+    """
+    from deja_blame.commands.hooks import run_hook
+
+    return run_hook(hook, args)
+
+
+@cli.group("notes")
+def notes_group() -> None:
+    """Share the attribution notes (refs/notes/deja) with a remote.
+
+    \b
+    Examples:
+      deja notes fetch              # from origin, merged into the local notes
+      deja notes push upstream
+    """
+
+
+@notes_group.command("fetch")
+@click.argument("remote", default="origin", metavar="[REMOTE]")
+@json_option
+def notes_fetch_cmd(remote: str, as_json: bool) -> int:
+    """Fetch REMOTE's notes (default origin) into refs/notes/deja-remote/REMOTE and merge them.
+
+    \b
+    Example:
+      deja notes fetch && deja blame src/app.py
+    """
+    from deja_blame.commands.notes import run_fetch
+
+    return run_fetch(remote, as_json)
+
+
+@notes_group.command("push")
+@click.argument("remote", default="origin", metavar="[REMOTE]")
+@json_option
+def notes_push_cmd(remote: str, as_json: bool) -> int:
+    """Push the notes to REMOTE (default origin), never forcing: merge theirs first if needed.
+
+    \b
+    Example:
+      deja notes push
+    """
+    from deja_blame.commands.notes import run_push
+
+    return run_push(remote, as_json)
+
+
 # -- the edge: exit codes and one-line errors ----------------------------------------------
 
 
