@@ -759,6 +759,43 @@ def test_two_index_runs_at_once(tmp_path: Path) -> None:
     check(messages=3 * turns + 2 + 5, commands=turns + 1, lines=4)
 
 
+def test_a_file_another_run_is_reading_is_left_to_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run B meets a transcript that run A is half way through: B moves on, no error."""
+    root = tmp_path / "root"
+    append(transcript(root, "long"), *conversation(30))
+    db = db_path(tmp_path)
+    conn_a, conn_b = index_db.connect(db), index_db.connect(db)
+    real_commit = ingest._commit
+    a_commits: list[int] = []
+
+    def interleaved(conn: Any, *args: Any, **kwargs: Any) -> Any:
+        if conn is conn_b and not a_commits:
+            # before B's first commit, A reads two batches of the same file (and is
+            # still going: interrupted here, so it never commits the last one)
+            with pytest.raises(KeyboardInterrupt):
+                ingest.index_roots(conn_a, [root], batch_bytes=2_000)
+        if conn is conn_a:
+            if len(a_commits) == 2:
+                raise KeyboardInterrupt
+            a_commits.append(1)
+        return real_commit(conn, *args, **kwargs)
+
+    try:
+        with monkeypatch.context() as patched:
+            patched.setattr(ingest, "_commit", interleaved)
+            report = ingest.index_roots(conn_b, [root], batch_bytes=2_000)
+    finally:
+        conn_a.close()
+        conn_b.close()
+    assert (report.added, report.unchanged, report.problems) == (0, 1, [])
+    assert 0 < counts(db, "long")["messages"] < 90  # A's two batches, nothing from B
+
+    assert index(root)["updated"] == 1  # the next run finishes what A left
+    assert counts(db, "long")["messages"] == 90
+
+
 # -- line fingerprints -------------------------------------------------------------------------
 
 

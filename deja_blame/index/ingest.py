@@ -43,6 +43,9 @@ from deja_blame.transcripts.text import epoch_of
 HEAD_BYTES = 4096
 READ_HASH_PREFIX = "ht:"  # head_hash column: hash of the head and tail windows before offset
 MAX_RETRIES = 20
+# mtime_ns of a row whose last commit was not the file's last batch: the next
+# run (or the run still reading it) goes on from the offset
+NO_STAT = -1
 BULK_CHECKPOINT_PAGES = 8192  # 32 MB of WAL between checkpoints while indexing (default 1000)
 
 
@@ -203,8 +206,20 @@ def index_transcript(
             return
         except _Moved:
             paths.cache.clear()  # the other process may have interned paths meanwhile
-            continue
+            if _read_elsewhere(conn, tf):
+                # Another run is in the middle of this file (it committed a batch
+                # that is not the last): following it batch by batch would only
+                # parse everything twice. It finishes the file; this run moves on.
+                report.unchanged += 1
+                return
     report.problems.append(f"gave up on {tf.path}: it kept changing under concurrent indexing")
+
+
+def _read_elsewhere(conn: sqlite3.Connection, tf: TranscriptFile) -> bool:
+    row = conn.execute(
+        "SELECT mtime_ns FROM sessions WHERE session_id=?", (tf.session_id,)
+    ).fetchone()
+    return row is not None and row[0] == NO_STAT
 
 
 def _index_once(
@@ -356,7 +371,7 @@ def _commit(
                 state.n_commands,
                 state.n_edits,
                 st.st_size if st else offset,
-                st.st_mtime_ns if st else -1,  # -1: no stat, the next run reads on
+                st.st_mtime_ns if st else NO_STAT,
                 st.st_ino if st else 0,
                 offset,
                 head,
