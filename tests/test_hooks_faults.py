@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -110,9 +111,10 @@ def test_deja_gone(world: World) -> None:
 
 def test_deja_uninstalled_from_its_python(world: World) -> None:
     """The python is there but deja is not importable any more (pip uninstall)."""
-    bare_python = "/usr/bin/python3"
-    if not os.access(bare_python, os.X_OK):
-        pytest.skip("no system python")
+    # A fresh virtual environment: a real python in which deja is not installed.
+    venv = world.tmp / "bare-venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    bare_python = str(venv / "bin" / "python")
     install(pygit2.Repository(str(world.repo)), python=bare_python)
     world.write(S1, "app.py", body("a", 3))
     proc, _ = commit(world, "agent work", env={"PYTHONPATH": ""})

@@ -173,13 +173,17 @@ def test_cherry_pick_x(world: World) -> None:
 
 @pytest.mark.parametrize("message", ["-m", "--no-edit"])
 def test_merge_squash(world: World, message: str) -> None:
-    if world.mode == "no-index" and message == "-m":  # type: ignore[attr-defined]
-        pytest.skip("a --squash commit with its own message names no source commit")
     f1, f2 = make_feature(world)
     git(world.repo, "checkout", "-q", "main")
     world.git("merge", "--squash", "feature")
     args = ["-m", "squashed feature"] if message == "-m" else ["--no-edit"]
     world.git("commit", "-q", *args, env=rewrite_env(world))
+    if world.mode == "no-index" and message == "-m":  # type: ignore[attr-defined]
+        # A known limit: with its own message the squash commit names no source
+        # commit, and without transcripts there is nothing to re-derive from.
+        # Nothing is claimed rather than something guessed.
+        assert world.note("HEAD") is None
+        return
     assert claims(world, "HEAD", "shared.py") == runs(7, 9, S1)
     assert claims(world, "HEAD", "new.py") == runs(1, 4, S2)
 
@@ -198,12 +202,16 @@ def test_reset_soft_and_a_new_commit(world: World) -> None:
 
 
 def test_rewrite_with_hooks_off_then_annotate(world: World) -> None:
-    if world.mode == "no-index":  # type: ignore[attr-defined]
-        pytest.skip("re-deriving needs the transcripts")
     f1, f2 = make_feature(world)
     world.deja("hooks", "uninstall")
     world.git("rebase", "-q", "main")
     assert world.note("HEAD") is None and world.note("HEAD~1") is None
+    if world.mode == "no-index":  # type: ignore[attr-defined]
+        # Re-deriving needs the transcripts: without them annotate claims nothing.
+        no_transcripts = {**rewrite_env(world), "DEJA_ANTIGRAVITY_ROOT": str(world.tmp / "none")}
+        world.deja("annotate", "main..HEAD", env=no_transcripts)
+        assert world.note("HEAD") is None and world.note("HEAD~1") is None
+        return
     world.deja("annotate", "main..HEAD")
     assert claims(world, "HEAD~1", "shared.py") == runs(7, 9, S1)
     assert claims(world, "HEAD", "new.py") == runs(1, 4, S2)
