@@ -112,14 +112,14 @@ def index_roots(
     # Fewer, larger checkpoints while writing in bulk: each one costs two fsyncs.
     (checkpoint_pages,) = conn.execute("PRAGMA wal_autocheckpoint").fetchone()
     conn.execute(f"PRAGMA wal_autocheckpoint = {BULK_CHECKPOINT_PAGES}")
-    # One query for every session's stat: a run with nothing new does a stat per file and no more.
-    known = {
-        row[0]: row[1:]
-        for row in conn.execute(
-            "SELECT session_id, transcript, size, mtime_ns, inode FROM sessions"
-        )
-    }
     try:
+        # One query for every session's stat: with nothing new, a stat per file and no more.
+        known = {
+            row[0]: row[1:]
+            for row in conn.execute(
+                "SELECT session_id, transcript, size, mtime_ns, inode FROM sessions"
+            )
+        }
         for tf in files:
             report.transcripts += 1
             try:
