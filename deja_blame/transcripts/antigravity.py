@@ -28,6 +28,8 @@ from deja_blame.transcripts.text import (
     cap_text,
     clean_user_text,
     common_directory,
+    int64,
+    int64_text,
     is_absolute,
     normalise_path,
     normalise_time,
@@ -128,8 +130,8 @@ class SessionReader:
                 self.state.skipped += 1
                 self.chunk.skipped += 1
                 continue
-            step = record.get("step_index")
-            if isinstance(step, int) and not isinstance(step, bool):
+            step = int64(record.get("step_index"))
+            if step is not None:
                 self.state.last_step = step
             ordered.append((self.state.last_step, seq, record))
         # step_index puts steps in order when present (62 can be written before 61)
@@ -280,7 +282,10 @@ class SessionReader:
             content = args.get("CodeContent")
             truncated = False
             if not isinstance(content, str):
-                content = "" if content is None else orjson.dumps(content).decode()
+                try:
+                    content = "" if content is None else orjson.dumps(content).decode()
+                except TypeError:
+                    return  # nested past what can be written back as text: no usable content
             if P.TRUNCATED_MARK.search(content):
                 truncated = True
             st.pending_writes[path] = {
@@ -549,12 +554,12 @@ def _replacement_witness(args: dict[str, Any]) -> list[str]:
 
 
 def _exit_code(rec: dict[str, Any], body: str) -> int | None:
-    top = rec.get("exit_code")
-    if isinstance(top, int) and not isinstance(top, bool):
+    top = int64(rec.get("exit_code"))
+    if top is not None:
         return top
     m = P.EXITED_WITH_CODE.search(body) or P.FAILED_WITH_CODE.search(body)
     if m:
-        return int(m.group(1))
+        return int64_text(m.group(1))
     if P.COMPLETED_OK.search(body):
         return 0
     return None

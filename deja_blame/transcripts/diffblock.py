@@ -13,6 +13,7 @@ from unidiff.errors import UnidiffParseError
 
 from deja_blame.models import Hunk
 from deja_blame.transcripts import patterns as P
+from deja_blame.transcripts.text import int64, int64_text
 
 
 def parse_diff_block(block: str) -> list[Hunk]:
@@ -44,8 +45,8 @@ def _parse_with_unidiff(block: str) -> list[Hunk] | None:
                 Hunk(
                     removed=[ln.value.rstrip("\n") for ln in h if ln.is_removed],
                     added=[ln.value.rstrip("\n") for ln in h if ln.is_added],
-                    old_start=h.source_start,
-                    new_start=h.target_start,
+                    old_start=int64(h.source_start),
+                    new_start=int64(h.target_start),
                 )
             )
     return hunks if hunks else None
@@ -65,7 +66,10 @@ def _parse_plain(lines: list[str]) -> list[Hunk]:
             if current.removed or current.added or current.old_start is not None:
                 hunks.append(current)
             current = Hunk(
-                removed=[], added=[], old_start=int(m.group(1)), new_start=int(m.group(3))
+                removed=[],
+                added=[],
+                old_start=int64_text(m.group(1)),
+                new_start=int64_text(m.group(3)),
             )
             continue
         if line.startswith("---") and i + 1 < len(lines) and lines[i + 1].startswith("+++"):

@@ -58,12 +58,34 @@ def normalise_time(value: object) -> tuple[str | None, float | None]:
         text = f"{m.group(1)}.{frac}{m.group(3)}"
     try:
         dt = datetime.fromisoformat(text.replace(" ", "T", 1) if "T" not in text else text)
-    except ValueError:
+        if dt.tzinfo is None:
+            dt = dt.replace(tzinfo=timezone.utc)
+        # 9999-12-31T23:59:59-01:00 is past the last datetime once made UTC
+        dt = dt.astimezone(timezone.utc)
+        return format_time(dt), dt.timestamp()
+    except (ValueError, OverflowError):
         return None, None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    dt = dt.astimezone(timezone.utc)
-    return format_time(dt), dt.timestamp()
+
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def int64(value: object) -> int | None:
+    """``value`` if it is an integer the index (SQLite, orjson) can store, else None.
+
+    JSON numbers have no bound: a step index, exit code or hunk position past
+    64 bits is as good as absent.
+    """
+    if isinstance(value, int) and not isinstance(value, bool) and INT64_MIN <= value <= INT64_MAX:
+        return value
+    return None
+
+
+def int64_text(digits: str) -> int | None:
+    """An integer written in a transcript's text (``-?\\d+``), if storable (see ``int64``)."""
+    if len(digits.lstrip("-")) > 19:  # also keeps int() away from its 4,300-digit limit
+        return None
+    return int64(int(digits))
 
 
 def format_time(dt: datetime) -> str:
