@@ -151,18 +151,37 @@ class FileVersion:
         return [p[:-1] if p.endswith("\r") else p for p in parts]
 
 
+def read_worktree_bytes(root: Path, relpath: str) -> bytes:
+    """``relpath`` in the working tree at ``root`` as git sees it: never read through a symlink.
+
+    A symlink's content is the name of its target (what git stores), so a link
+    in the repository pointing outside it (``leak -> ~/.ssh/id_rsa``) shows as
+    that name; a path through a symlinked directory is refused, as git refuses
+    it ("beyond a symbolic link").
+    """
+    parts = [p for p in relpath.split("/") if p not in ("", ".")]
+    if not parts or ".." in parts:
+        raise DejaError(f"{relpath} is not a path inside the repository")
+    for i in range(1, len(parts)):
+        if (root.joinpath(*parts[:i])).is_symlink():
+            raise DejaError(f"{relpath} is beyond a symbolic link ({'/'.join(parts[:i])})")
+    full = root.joinpath(*parts)
+    try:
+        if full.is_symlink():
+            return os.fsencode(os.readlink(full))
+        if full.is_dir():
+            raise DejaError(f"{relpath} is a directory, not a file")
+        return full.read_bytes()
+    except FileNotFoundError as exc:
+        raise DejaError(f"no such file: {relpath}") from exc
+    except OSError as exc:
+        raise DejaError(f"cannot read {relpath}: {exc.strerror}") from exc
+
+
 def read_file(repo: pygit2.Repository, relpath: str, rev: str | None) -> FileVersion:
     """The file at ``rev``, or in the working tree when ``rev`` is None, with clear errors."""
     if rev is None:
-        full = workdir(repo) / relpath
-        if full.is_dir():
-            raise DejaError(f"{relpath} is a directory, not a file")
-        try:
-            data = full.read_bytes()
-        except FileNotFoundError as exc:
-            raise DejaError(f"no such file: {relpath}") from exc
-        except OSError as exc:
-            raise DejaError(f"cannot read {relpath}: {exc.strerror}") from exc
+        data = read_worktree_bytes(workdir(repo), relpath)
         return FileVersion(relpath=relpath, commit=None, data=data)
     commit = resolve_commit(repo, rev)
     try:

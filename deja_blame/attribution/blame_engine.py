@@ -21,7 +21,13 @@ from pathlib import Path
 import pygit2
 
 from deja_blame.errors import DejaError
-from deja_blame.gitutil import git_available, head_commit, no_git_env, resolve_commit
+from deja_blame.gitutil import (
+    git_available,
+    head_commit,
+    no_git_env,
+    read_worktree_bytes,
+    resolve_commit,
+)
 
 NULL_SHA = "0" * 40
 
@@ -140,7 +146,7 @@ def _blame_pygit2(
         return lines
     # Working tree: lines equal to HEAD's keep HEAD's blame, the rest are new.
     head_text = _blob_lines(repo, commit, relpath)
-    work = (root / relpath).read_bytes().decode("utf-8", "replace").splitlines()
+    work = read_worktree_bytes(root, relpath).decode("utf-8", "replace").splitlines()
     out: list[BlameLine] = []
     matcher = difflib.SequenceMatcher(a=head_text, b=work, autojunk=False)
     for tag, i1, _i2, j1, j2 in matcher.get_opcodes():
