@@ -21,6 +21,7 @@ import click
 from deja_blame import __version__
 from deja_blame.errors import DejaError
 from deja_blame.index.db import connect, corrupt, default_db_path
+from deja_blame.output import inert
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -513,9 +514,10 @@ def main(argv: list[str] | None = None) -> None:
         exc.show()
         sys.exit(exc.exit_code)
     except DejaError as exc:
-        click.echo(f"deja: error: {exc}", err=True)
+        # messages can quote session ids, projects and paths from transcripts: inert
+        click.echo(f"deja: error: {inert(str(exc))}", err=True)
         if exc.hint:
-            click.echo(f"hint: {exc.hint}", err=True)
+            click.echo(f"hint: {inert(exc.hint)}", err=True)
         sys.exit(1)
     except BrokenPipeError:
         sys.stderr.close()

@@ -10,9 +10,13 @@ from typing import IO
 import click
 
 # ANSI/VT escape sequences and other control characters from transcript text
-# must never reach the terminal as commands.
+# must never reach the terminal as commands: CSI and OSC sequences whole (in their
+# ESC and their one-character C1 forms, U+009B and U+009D), then any C0 or C1
+# control left (a lone ESC, BEL, DCS U+0090, ...), except tab and newline.
 _CONTROL = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|[\x00-\x08\x0b-\x1f\x7f\x9b]"
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
+    r"|(?:\x1b\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
 )
 
 
@@ -43,4 +47,4 @@ def shorten(text: str | None, width: int) -> str:
 
 
 def warn(message: str) -> None:
-    click.echo(f"deja: {message}", err=True)
+    click.echo(f"deja: {inert(message)}", err=True)

@@ -116,7 +116,7 @@ def print_human(result: FileBlame) -> None:
             )
             when = (ln.written_at or "")[:16].replace("T", " ")
             conf = f"{ln.confidence:.2f}" if ln.confidence is not None else "note"
-            who = f"{ln.session[:8]} {'agy':<3} {when:<16} {conf}"
+            who = f"{inert(ln.session)[:8]} {'agy':<3} {when:<16} {conf}"
             who = style(f"{who:<35}", colour, fg=fg)
         else:
             who = style(f"{'-':<35}", colour, dim=True)

@@ -8,7 +8,7 @@ import click
 
 from deja_blame.index.store import list_sessions
 from deja_blame.jsonout import print_json
-from deja_blame.output import shorten, style, use_colour
+from deja_blame.output import inert, shorten, style, use_colour
 
 
 def run_sessions(
@@ -33,7 +33,7 @@ def run_sessions(
     for r in rows:
         started = (r.started_at or "")[:16].replace("T", " ")
         click.echo(
-            f"{r.session_id[:8]:<10} {started:<17} {r.n_edits:>5} {r.n_commands:>4}  "
+            f"{inert(r.session_id)[:8]:<10} {started:<17} {r.n_edits:>5} {r.n_commands:>4}  "
             f"{shorten(r.project, 28):<28} {shorten(r.first_prompt, 60)}"
         )
     return 0

@@ -24,10 +24,11 @@ def run_show(conn: sqlite3.Connection, session: str, as_json: bool, full: bool =
 def print_session(s: Session, full: bool = False) -> None:
     c = use_colour()
     echo = click.echo
-    echo(style(f"session {s.session_id}", c, bold=True) + f"  ({s.source})")
-    echo(f"project     {s.project}")
+    # ids, projects and paths come from directory names and transcripts: inert too
+    echo(style(f"session {inert(s.session_id)}", c, bold=True) + f"  ({s.source})")
+    echo(f"project     {inert(s.project)}")
     echo(f"time        {s.started_at or '?'} -> {s.ended_at or '?'}")
-    echo(f"transcript  {s.transcript}")
+    echo(f"transcript  {inert(s.transcript)}")
     if s.skipped_lines:
         echo(style(f"skipped     {s.skipped_lines} malformed lines", c, fg="yellow"))
     width = 10_000 if full else 100

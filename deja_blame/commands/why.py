@@ -119,18 +119,18 @@ def run_why(
         return 0
     c = use_colour()
     echo = click.echo
-    echo(f"{doc['path']}:{doc['line']}  {inert(doc['text'])}")
+    echo(f"{inert(doc['path'])}:{doc['line']}  {inert(doc['text'])}")
     commit = (doc["commit"] or "not committed yet")[:12]
     if not doc["session"]:
         echo(f"commit {commit}: not written by any indexed session (a person, or unknown)")
         return 0
     conf = doc["confidence"]
     echo(
-        style(f"session {doc['session']}", c, bold=True)
+        style(f"session {inert(doc['session'])}", c, bold=True)
         + f"  commit {commit}  confidence {conf if conf is not None else '?'}  (from the {doc['via']})"
     )
     info = doc.get("session_info") or {}
-    echo(f"project {info.get('project', '-')}  started {info.get('started_at') or '?'}")
+    echo(f"project {inert(info.get('project') or '-')}  started {info.get('started_at') or '?'}")
     if doc.get("note_only"):
         echo("(the transcript is not on this machine: only the commit's note is known)")
         return 0
@@ -145,7 +145,7 @@ def run_why(
     if doc.get("edit"):
         e = doc["edit"]
         echo("\n" + style(f"The edit ({e['tool']}, {e['at'] or '?'})", c, bold=True))
-        echo(f"--- a/{doc['path']}\n+++ b/{doc['path']}")
+        echo(f"--- a/{inert(doc['path'])}\n+++ b/{inert(doc['path'])}")
         for h in e["hunks"]:
             if h.get("old_start") is not None:
                 echo(style(f"@@ -{h['old_start']} +{h['new_start']} @@", c, fg="cyan"))

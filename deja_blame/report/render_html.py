@@ -13,13 +13,15 @@ from __future__ import annotations
 
 from html import escape
 
+from deja_blame.output import inert
 from deja_blame.report.model import Counts, FileLines, Report, SessionReport, pct
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'none'"
 
 
 def e(text: object) -> str:
-    return escape("" if text is None else str(text), quote=True)
+    # control characters first: an escape sequence is no text, in a browser or a pager
+    return escape("" if text is None else inert(str(text)), quote=True)
 
 
 def _hue(i: int) -> float:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from deja_blame.output import shorten
+from deja_blame.output import inert, shorten
 from deja_blame.report.model import Report, SessionReport, pct
 
 MARKER = "<!-- deja-report -->"
@@ -35,7 +35,7 @@ def md_text(text: str | None, width: int | None = None) -> str:
     """Transcript text made inert for Markdown (and table cells), on one line."""
     if not text:
         return ""
-    one = shorten(text, width) if width else " ".join(text.split())
+    one = shorten(text, width) if width else " ".join(inert(text).split())
     one = one.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     one = _MD_PUNCT.sub(r"\\\1", one)
     return (
