@@ -20,7 +20,7 @@ import click
 
 from deja_blame import __version__
 from deja_blame.errors import DejaError
-from deja_blame.index.db import connect, corrupt, default_db_path
+from deja_blame.index.db import connect, database_error, default_db_path
 from deja_blame.output import inert
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -57,7 +57,7 @@ def with_index(f: Callable[..., int]) -> Callable[..., int]:
         try:
             return f(conn, **kwargs)
         except sqlite3.DatabaseError as exc:
-            raise corrupt(path, exc) from exc
+            raise database_error(path, exc) from exc
         finally:
             conn.close()
 

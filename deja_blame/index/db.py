@@ -146,14 +146,28 @@ def connect(path: Path, create: bool = True) -> sqlite3.Connection:
             conn.close()
         if not isinstance(exc, sqlite3.DatabaseError):
             raise
-        if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
-            raise DejaError(
-                f"the index {path} stayed locked for {BUSY_TIMEOUT_MS // 1000} s"
-            ) from exc
-        if isinstance(exc, sqlite3.OperationalError) and "unable to open" in str(exc):
-            raise DejaError(f"cannot open the index {path}: {exc}") from exc
-        raise corrupt(path, exc) from exc
+        raise database_error(path, exc) from exc
     return conn
+
+
+def database_error(path: Path, exc: sqlite3.DatabaseError) -> DejaError:
+    """An SQLite failure as a one-line error: locked, not writable, or a damaged index.
+
+    Only damage earns the "rebuild" hint: a full disk or a lock is no reason to
+    delete an index that is fine.
+    """
+    text = str(exc)
+    if isinstance(exc, sqlite3.OperationalError):
+        if "locked" in text:
+            return DejaError(f"the index {path} stayed locked for {BUSY_TIMEOUT_MS // 1000} s")
+        if "unable to open" in text:
+            return DejaError(f"cannot open the index {path}: {exc}")
+        if "full" in text or "disk I/O" in text or "readonly" in text:
+            return DejaError(
+                f"the index {path} could not be written: {exc}",
+                hint="free space on its disk (or choose another file with --db), then run it again",
+            )
+    return corrupt(path, exc)
 
 
 def schema_version(conn: sqlite3.Connection) -> int:
