@@ -493,6 +493,25 @@ def notes_push_cmd(remote: str, as_json: bool) -> int:
     return run_push(remote, as_json)
 
 
+@cli.command("doctor")
+@db_option
+@json_option
+def doctor_cmd(db: Path | None, as_json: bool) -> int:
+    """Check git, pygit2, transcript roots, the index, this repository's hooks and notes.
+
+    Changes nothing. Prints one line per check, then, for each problem, the
+    command that fixes it. Exit 0 when all is well, 1 when something needs fixing.
+
+    \b
+    Examples:
+      deja doctor
+      deja doctor --json | jq '.checks[] | select(.ok | not)'
+    """
+    from deja_blame.commands.doctor import run_doctor
+
+    return run_doctor(_db_path(db), as_json)
+
+
 # -- the edge: exit codes and one-line errors ----------------------------------------------
 
 

@@ -1,0 +1,308 @@
+"""deja doctor: is everything deja needs here, and in order? What fixes what is not.
+
+Each check gives ``{name, ok, detail, fix}``; ``fix`` is the command to run
+(empty when ok). Nothing is changed: the index is opened read-only (never
+created or migrated), the repository only read.
+
+Checks, in order: git, pygit2/libgit2, transcript roots (and sessions in each),
+the index (file, size, ``PRAGMA integrity_check``, schema version), whether it
+is up to date with the transcripts, and, in a git repository, the hooks
+(installed, chained, their python still there; ``core.hooksPath`` honoured) and
+the notes under ``refs/notes/deja``.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import click
+
+from deja_blame.errors import DejaError
+from deja_blame.index.db import BUSY_TIMEOUT_MS, SCHEMA_VERSION, schema_version
+from deja_blame.jsonout import print_json
+from deja_blame.output import inert, style, use_colour, warn
+from deja_blame.transcripts.roots import ROOT_ENV, TranscriptFile, discover_roots, find_transcripts
+
+__all__ = ("Check", "run_doctor", "diagnose")
+
+
+@dataclass
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "ok": self.ok, "detail": self.detail, "fix": self.fix}
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return f"{n} B"
+
+
+# -- the environment ----------------------------------------------------------------------
+
+
+def check_git() -> Check:
+    try:
+        proc = subprocess.run(["git", "--version"], capture_output=True, timeout=30)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return Check(
+            "git",
+            False,
+            f"git cannot be run ({exc})",
+            "install git (hooks, notes and fast blame need it): apt-get install git",
+        )
+    version = proc.stdout.decode("utf-8", "replace").strip().removeprefix("git version ")
+    if proc.returncode != 0 or not version:
+        return Check("git", False, f"git --version exited {proc.returncode}", "reinstall git")
+    return Check("git", True, version)
+
+
+def check_pygit2() -> Check:
+    try:
+        import pygit2
+    except ImportError as exc:  # the package depends on it; a broken install
+        return Check("pygit2", False, str(exc), "python -m pip install --force-reinstall pygit2")
+    return Check("pygit2", True, f"pygit2 {pygit2.__version__}, libgit2 {pygit2.LIBGIT2_VERSION}")
+
+
+def check_roots(roots: list[Path]) -> tuple[Check, list[TranscriptFile]]:
+    fix_root = f"export {ROOT_ENV}=/path/to/.gemini/antigravity  # the directory holding brain/"
+    if not roots:
+        return (
+            Check("transcript roots", False, "no ~/.gemini/antigravity* directory", fix_root),
+            [],
+        )
+    parts: list[str] = []
+    problems: list[str] = []
+    found: list[TranscriptFile] = []
+    for root in roots:
+        before = len(problems)
+        files = list(find_transcripts(root, problems))
+        found.extend(files)
+        if len(problems) == before or files:
+            parts.append(f"{root} ({len(files)} sessions)")
+    detail = "; ".join(parts + problems)
+    if problems and not found:
+        return Check("transcript roots", False, detail, fix_root), found
+    if problems:
+        return (
+            Check("transcript roots", False, detail, "check the permissions of the paths named"),
+            found,
+        )
+    return Check("transcript roots", True, detail), found
+
+
+# -- the index -------------------------------------------------------------------------------
+
+
+def _open_read_only(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(
+        f"file:{quote(str(path))}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000
+    )
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    return conn
+
+
+def check_index(db_path: Path, transcripts: list[TranscriptFile]) -> tuple[Check, Check | None]:
+    """The index file's health, and (when healthy) whether it is behind the transcripts."""
+    rebuild = "deja index --rebuild"
+    if not db_path.exists():
+        return Check("index", False, f"{db_path}: not built yet", "deja index"), None
+    size = sum(
+        Path(str(db_path) + s).stat().st_size
+        for s in ("", "-wal")
+        if Path(str(db_path) + s).exists()
+    )
+    where = f"{db_path} ({_size(size)})"
+    try:
+        conn = _open_read_only(db_path)
+    except sqlite3.Error as exc:
+        return Check("index", False, f"{where}: cannot be opened ({exc})", rebuild), None
+    try:
+        try:
+            rows = [r[0] for r in conn.execute("PRAGMA integrity_check").fetchall()]
+        except sqlite3.DatabaseError as exc:
+            return Check("index", False, f"{where}: damaged ({exc})", rebuild), None
+        if rows != ["ok"]:
+            shown = "; ".join(str(r) for r in rows[:3])
+            return Check("index", False, f"{where}: damaged ({shown})", rebuild), None
+        try:
+            version = schema_version(conn)
+            has_tables = conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone()
+        except sqlite3.DatabaseError as exc:
+            return Check("index", False, f"{where}: damaged ({exc})", rebuild), None
+        if version == 0 and has_tables:
+            return (
+                Check(
+                    "index",
+                    False,
+                    f"{where}: not a deja index (no deja schema version)",
+                    "choose another file with --db / DEJA_DB, or: " + rebuild,
+                ),
+                None,
+            )
+        if version > SCHEMA_VERSION:
+            return (
+                Check(
+                    "index",
+                    False,
+                    f"{where}: schema {version} is newer than this deja's {SCHEMA_VERSION}",
+                    "upgrade deja: python -m pip install -U deja-blame",
+                ),
+                None,
+            )
+        if version == 0:
+            return Check("index", False, f"{where}: empty", "deja index"), None
+        sessions = int(conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0])
+        stale = "" if version == SCHEMA_VERSION else f", schema {version} (migrates on next use)"
+        health = Check(
+            "index",
+            True,
+            f"{where}: integrity ok, schema {version}{stale}, {sessions} sessions",
+        )
+        return health, _check_fresh(conn, transcripts)
+    finally:
+        conn.close()
+
+
+def _check_fresh(conn: sqlite3.Connection, transcripts: list[TranscriptFile]) -> Check:
+    """New or grown transcripts since the last ``deja index`` (one stat each, as index does)."""
+    known = {
+        r[0]: (r[1], r[2], r[3], r[4])
+        for r in conn.execute("SELECT session_id, transcript, size, mtime_ns, inode FROM sessions")
+    }
+    new = changed = 0
+    for tf in transcripts:
+        row = known.get(tf.session_id)
+        if row is None:
+            new += 1
+            continue
+        try:
+            st = os.stat(tf.path)
+        except OSError:
+            continue
+        if row != (str(tf.path), st.st_size, st.st_mtime_ns, st.st_ino):
+            changed += 1
+    if new or changed:
+        return Check(
+            "index up to date",
+            False,
+            f"{new} new and {changed} changed transcripts not yet indexed",
+            "deja index",
+        )
+    return Check("index up to date", True, f"all {len(transcripts)} transcripts indexed")
+
+
+# -- the repository ---------------------------------------------------------------------------
+
+
+def check_repository(cwd: Path) -> list[Check]:
+    from deja_blame.gitutil import open_repository
+
+    try:
+        repo = open_repository(cwd)
+    except DejaError as exc:
+        return [Check("repository", True, f"{exc}: hooks and notes not checked")]
+    checks = [check_hooks(repo), check_notes(repo)]
+    return checks
+
+
+def check_hooks(repo: Any) -> Check:
+    from deja_blame.hooks import install as hooks_install
+
+    try:
+        doc = hooks_install.status(repo)
+    except (DejaError, OSError) as exc:
+        return Check("hooks", False, f"cannot read the hooks: {exc}", "deja hooks status")
+    parts = []
+    bad = []
+    for hook, info in doc["hooks"].items():
+        text = f"{hook} {info['state']}"
+        if info.get("chained"):
+            text += f", chains {Path(info['chained']).name} ({info.get('chained_kind')})"
+        if info.get("python") and not info.get("python_ok"):
+            text += f", its python {info['python']} is gone"
+            bad.append(hook)
+        if not info["state"].startswith("installed"):
+            bad.append(hook)
+        parts.append(text)
+    rewrite = "refs/notes/deja" in (doc.get("config", {}).get("notes.rewriteRef") or [])
+    if doc.get("installed") and not rewrite:
+        parts.append("notes.rewriteRef lacks refs/notes/deja (notes lost on amend/rebase)")
+        bad.append("config")
+    detail = f"{doc['hooks_dir']}: " + "; ".join(parts)
+    if doc.get("last_warning"):
+        detail += f"; last warning: {doc['last_warning']}"
+    if bad:
+        return Check("hooks", False, detail, "deja hooks install")
+    return Check("hooks", True, detail)
+
+
+def check_notes(repo: Any) -> Check:
+    from deja_blame.notes.schema import NOTES_REF
+    from deja_blame.notes.store import note_blob_map, ref_target
+
+    target = ref_target(repo)
+    if target is None:
+        return Check("notes", True, f"{NOTES_REF}: absent (no commit annotated here yet)")
+    try:
+        count = len(note_blob_map(repo, target))
+    except Exception as exc:  # noqa: BLE001 - a damaged notes tree is a finding, not a crash
+        return Check(
+            "notes",
+            False,
+            f"{NOTES_REF} -> {target[:12]}: unreadable ({type(exc).__name__}: {exc})",
+            "git fsck; then restore the notes from a remote: deja notes fetch",
+        )
+    return Check("notes", True, f"{NOTES_REF} -> {target[:12]}: {count} notes")
+
+
+# -- all of it --------------------------------------------------------------------------------
+
+
+def diagnose(
+    db_path: Path, roots: list[Path] | None = None, cwd: Path | None = None
+) -> list[Check]:
+    checks = [check_git(), check_pygit2()]
+    roots_check, transcripts = check_roots(roots if roots is not None else discover_roots())
+    checks.append(roots_check)
+    health, fresh = check_index(db_path, transcripts)
+    checks.append(health)
+    if fresh is not None:
+        checks.append(fresh)
+    checks.extend(check_repository(cwd or Path.cwd()))
+    return checks
+
+
+def run_doctor(db_path: Path, as_json: bool, cwd: Path | None = None) -> int:
+    checks = diagnose(db_path, cwd=cwd)
+    problems = [c for c in checks if not c.ok]
+    if as_json:
+        print_json({"ok": not problems, "checks": [c.to_json() for c in checks]})
+    else:
+        colour = use_colour()
+        width = max(len(c.name) for c in checks)
+        for c in checks:
+            mark = style("ok  ", colour, fg="green") if c.ok else style("FAIL", colour, fg="red")
+            click.echo(f"{mark}  {c.name:<{width}}  {inert(c.detail)}")
+        if problems:
+            click.echo("\nto fix:")
+            for c in problems:
+                click.echo(f"  {c.name}: {inert(c.fix)}")
+    if problems:
+        warn(f"{len(problems)} problem{'s' if len(problems) != 1 else ''} found")
+        return 1
+    return 0

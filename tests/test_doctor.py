@@ -1,0 +1,251 @@
+"""deja doctor in healthy and broken setups: each problem is named with the command that fixes it."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+from conftest import commit_env, deja, git
+
+from deja_blame.transcripts.writer import TranscriptWriter
+
+T0 = 1_784_278_800
+
+
+@pytest.fixture
+def setup(tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    root = tmp_path / "root"
+    w = TranscriptWriter(root, "doc-session-1", start=T0, workspace=str(repo))
+    w.user("Add a health check.")
+    w.write_file(str(repo / "app.py"), "def health():\n    return 'ok'\n")
+    (repo / "app.py").write_text("def health():\n    return 'ok'\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "health", env=commit_env(T0 + 60))
+    db = tmp_path / "index.db"
+    monkeypatch.setenv("DEJA_DB", str(db))
+    monkeypatch.setenv("DEJA_ANTIGRAVITY_ROOT", str(root))
+    monkeypatch.setenv("DEJA_HOOK_SYNC", "1")
+    return {"root": root, "repo": repo, "db": db}
+
+
+def doctor(cwd: Path, env: dict[str, str] | None = None) -> tuple[int, dict, str]:
+    proc = deja("doctor", "--json", cwd=cwd, env=env, check=False)
+    return proc.returncode, orjson.loads(proc.stdout), proc.stderr.decode()
+
+
+def by_name(doc: dict) -> dict[str, dict]:
+    return {c["name"]: c for c in doc["checks"]}
+
+
+def make_healthy(s: dict[str, Path]) -> None:
+    deja("index", "-q")
+    deja("hooks", "install", cwd=s["repo"])
+    deja("annotate", "HEAD", cwd=s["repo"])
+
+
+def test_healthy(setup: dict[str, Path]) -> None:
+    make_healthy(setup)
+    code, doc, err = doctor(setup["repo"])
+    assert code == 0, doc
+    assert err == ""
+    assert doc["ok"] is True
+    checks = by_name(doc)
+    assert list(checks) == [
+        "git",
+        "pygit2",
+        "transcript roots",
+        "index",
+        "index up to date",
+        "hooks",
+        "notes",
+    ]
+    for c in doc["checks"]:
+        assert set(c) == {"name", "ok", "detail", "fix"}
+        assert c["ok"] is True and c["fix"] == ""
+    assert "(1 sessions)" in checks["transcript roots"]["detail"]
+    assert "integrity ok" in checks["index"]["detail"] and "1 sessions" in checks["index"]["detail"]
+    assert "libgit2" in checks["pygit2"]["detail"]
+    assert "post-commit installed" in checks["hooks"]["detail"]
+    assert "1 notes" in checks["notes"]["detail"]
+    # the human form: one line per check, nothing to fix
+    human = deja("doctor", cwd=setup["repo"])
+    lines = human.stdout.decode().splitlines()
+    assert len(lines) == 7 and all(ln.startswith("ok") for ln in lines)
+    assert "to fix" not in human.stdout.decode()
+
+
+def test_no_index_yet_and_doctor_does_not_create_one(setup: dict[str, Path]) -> None:
+    code, doc, err = doctor(setup["repo"])
+    assert code == 1
+    assert by_name(doc)["index"] == {
+        "name": "index",
+        "ok": False,
+        "detail": f"{setup['db']}: not built yet",
+        "fix": "deja index",
+    }
+    assert not setup["db"].exists()
+    assert err.strip().splitlines() == ["deja: 2 problems found"]  # index, hooks
+    human = deja("doctor", cwd=setup["repo"], check=False).stdout.decode()
+    assert "  index: deja index" in human and "  hooks: deja hooks install" in human
+
+
+def test_transcripts_not_yet_indexed(setup: dict[str, Path]) -> None:
+    make_healthy(setup)
+    w = TranscriptWriter(setup["root"], "doc-session-2", start=T0 + 500)
+    w.user("Another one.")
+    code, doc, _ = doctor(setup["repo"])
+    fresh = by_name(doc)["index up to date"]
+    assert code == 1 and not fresh["ok"] and fresh["fix"] == "deja index"
+    assert fresh["detail"].startswith("1 new and 0 changed")
+    deja("index", "-q")
+    code, doc, _ = doctor(setup["repo"])
+    assert code == 0, doc
+
+
+def corrupt_pages(db: Path) -> None:
+    """Scribble over the index's pages after the header (a disk or a copy gone wrong)."""
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    data = bytearray(db.read_bytes())
+    page = int.from_bytes(data[16:18], "big") or 65536
+    for start in range(page, len(data), page):
+        data[start + 8 : start + 64] = b"\xa5" * 56  # every page's cell pointers
+    db.write_bytes(bytes(data))
+
+
+def test_corrupt_index_then_rebuild(setup: dict[str, Path]) -> None:
+    make_healthy(setup)
+    corrupt_pages(setup["db"])
+    code, doc, _ = doctor(setup["repo"])
+    index = by_name(doc)["index"]
+    assert code == 1 and not index["ok"]
+    assert "damaged" in index["detail"]
+    assert index["fix"] == "deja index --rebuild"
+    assert "index up to date" not in by_name(doc)
+    deja("index", "--rebuild", "-q")
+    code, doc, _ = doctor(setup["repo"])
+    assert code == 0, doc
+    assert "1 sessions" in by_name(doc)["index"]["detail"]
+
+
+def test_garbage_file_as_index(setup: dict[str, Path]) -> None:
+    setup["db"].write_bytes(b"this is not sqlite at all\n" * 200)
+    code, doc, _ = doctor(setup["repo"])
+    index = by_name(doc)["index"]
+    assert code == 1 and not index["ok"] and index["fix"] == "deja index --rebuild"
+
+
+def test_foreign_database(setup: dict[str, Path]) -> None:
+    conn = sqlite3.connect(setup["db"])
+    conn.execute("CREATE TABLE invoices (id INTEGER)")
+    conn.commit()
+    conn.close()
+    before = setup["db"].read_bytes()
+    _, doc, _ = doctor(setup["repo"])
+    index = by_name(doc)["index"]
+    assert not index["ok"] and "not a deja index" in index["detail"]
+    assert "--db" in index["fix"]
+    assert setup["db"].read_bytes() == before  # read-only: left exactly as it was
+
+
+def test_index_from_a_newer_deja(setup: dict[str, Path]) -> None:
+    deja("index", "-q")
+    conn = sqlite3.connect(setup["db"])
+    conn.execute("UPDATE meta SET value='99' WHERE key='schema_version'")
+    conn.commit()
+    conn.close()
+    _, doc, _ = doctor(setup["repo"])
+    index = by_name(doc)["index"]
+    assert not index["ok"] and "newer" in index["detail"] and "upgrade" in index["fix"]
+
+
+def test_no_transcript_roots(setup: dict[str, Path], tmp_path: Path) -> None:
+    deja("index", "-q")
+    code, doc, _ = doctor(setup["repo"], env={"DEJA_ANTIGRAVITY_ROOT": ""})
+    roots = by_name(doc)["transcript roots"]
+    assert code == 1 and not roots["ok"]
+    assert roots["fix"].startswith("export DEJA_ANTIGRAVITY_ROOT=")
+
+
+def test_a_root_that_is_gone(setup: dict[str, Path], tmp_path: Path) -> None:
+    make_healthy(setup)
+    gone = tmp_path / "gone"
+    _, doc, _ = doctor(setup["repo"], env={"DEJA_ANTIGRAVITY_ROOT": f"{setup['root']}:{gone}"})
+    roots = by_name(doc)["transcript roots"]
+    assert not roots["ok"] and f"transcript root not found: {gone}" in roots["detail"]
+    assert "(1 sessions)" in roots["detail"]
+
+
+def test_hooks_not_installed_and_chained(setup: dict[str, Path]) -> None:
+    deja("index", "-q")
+    _, doc, _ = doctor(setup["repo"])
+    hooks = by_name(doc)["hooks"]
+    assert not hooks["ok"] and hooks["fix"] == "deja hooks install"
+    assert "post-commit not installed" in hooks["detail"]
+    # a person's own hook: install chains it, doctor says so
+    mine = setup["repo"] / ".git" / "hooks" / "post-commit"
+    mine.parent.mkdir(exist_ok=True)
+    mine.write_text("#!/bin/sh\necho mine\n")
+    mine.chmod(0o755)
+    _, doc, _ = doctor(setup["repo"])
+    assert "not installed (foreign hook there)" in by_name(doc)["hooks"]["detail"]
+    deja("hooks", "install", cwd=setup["repo"])
+    code, doc, _ = doctor(setup["repo"])
+    hooks = by_name(doc)["hooks"]
+    assert hooks["ok"], hooks
+    assert "chains post-commit.pre-deja (foreign)" in hooks["detail"]
+
+
+def test_core_hooks_path_is_honoured(setup: dict[str, Path]) -> None:
+    deja("index", "-q")
+    git(setup["repo"], "config", "core.hooksPath", ".githooks")
+    deja("hooks", "install", cwd=setup["repo"])
+    _, doc, _ = doctor(setup["repo"])
+    hooks = by_name(doc)["hooks"]
+    assert hooks["ok"], hooks
+    assert hooks["detail"].startswith(str(setup["repo"] / ".githooks"))
+    git(setup["repo"], "config", "--unset", "core.hooksPath")
+    _, doc, _ = doctor(setup["repo"])
+    assert not by_name(doc)["hooks"]["ok"]  # git no longer looks where they are
+
+
+def test_hook_whose_python_is_gone(setup: dict[str, Path]) -> None:
+    make_healthy(setup)
+    hook = setup["repo"] / ".git" / "hooks" / "post-commit"
+    text = hook.read_text()
+    hook.write_text(
+        "\n".join(
+            "DEJA_PYTHON=/nonexistent/python3" if ln.startswith("DEJA_PYTHON=") else ln
+            for ln in text.splitlines()
+        )
+        + "\n"
+    )
+    _, doc, _ = doctor(setup["repo"])
+    hooks = by_name(doc)["hooks"]
+    assert not hooks["ok"] and "/nonexistent/python3 is gone" in hooks["detail"]
+    assert hooks["fix"] == "deja hooks install"
+
+
+def test_outside_a_repository(setup: dict[str, Path], tmp_path: Path) -> None:
+    deja("index", "-q")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    code, doc, _ = doctor(elsewhere)
+    assert code == 0, doc
+    assert "not inside a git repository" in by_name(doc)["repository"]["detail"]
+    assert "hooks" not in by_name(doc)
+
+
+def test_no_git_on_path(setup: dict[str, Path], tmp_path: Path) -> None:
+    deja("index", "-q")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    os.symlink(os.path.realpath(sys.executable), bin_dir / "python3")
+    proc = deja("doctor", "--json", cwd=tmp_path, env={"PATH": str(bin_dir)}, check=False)
+    git_check = by_name(orjson.loads(proc.stdout))["git"]
+    assert proc.returncode == 1 and not git_check["ok"] and "install git" in git_check["fix"]
