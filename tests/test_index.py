@@ -633,20 +633,35 @@ def test_missing_root_and_directory_for_a_file(tmp_path: Path) -> None:
     assert [s["session_id"] for s in deja_json("sessions", "--json")["sessions"]] == ["good"]
 
 
-def test_unreadable_transcript_is_reported_and_skipped(tmp_path: Path) -> None:
+def test_unreadable_transcript_is_reported_and_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = tmp_path / "root"
     append(transcript(root, "good"), *conversation(1))
     locked = transcript(root, "locked")
     append(locked, *conversation(1))
     locked.chmod(0)
+    real_open = open
+
+    def guarded_open(file: Any, *args: Any, **kwargs: Any) -> Any:
+        # The tests run as root here, and root reads a mode-000 file: refuse it
+        # the way the kernel refuses anyone else.
+        if Path(file) == locked:
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", guarded_open)
     try:
-        if os.access(locked, os.R_OK):
-            pytest.skip("running as a user that can read a mode-000 file (root)")
-        proc = deja("index", "--root", str(root))
-        lines = one_line_error(proc)
-        assert any(str(locked) in ln for ln in lines)
-        assert [s["session_id"] for s in deja_json("sessions", "--json")["sessions"]] == ["good"]
+        result = run_deja("index", "--root", str(root))
+        assert result.exit_code == 0, result.output
+        assert any(
+            str(locked) in ln and "Permission denied" in ln for ln in result.output.splitlines()
+        )
+        conn = sqlite3.connect(str(db_path(tmp_path)))
+        assert [r[0] for r in conn.execute("SELECT session_id FROM sessions")] == ["good"]
+        conn.close()
     finally:
+        monkeypatch.undo()
         locked.chmod(0o644)
 
 
