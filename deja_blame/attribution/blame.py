@@ -189,7 +189,11 @@ def _attribute_from_index(
     if not writes:
         return
     # Writes after the blamed revision cannot be in it (the working tree: now).
-    rev_time = float(repo[result.rev].commit_time) if result.rev is not None else None
+    rev_time = None
+    if result.rev is not None:
+        rev_commit = repo[result.rev]
+        if isinstance(rev_commit, pygit2.Commit):
+            rev_time = float(rev_commit.commit_time)
 
     def final_fps(sid: int) -> set[int]:
         return session_final_fingerprints(conn, sid, path_ids)

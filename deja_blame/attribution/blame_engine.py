@@ -168,4 +168,6 @@ def _blob_lines(repo: pygit2.Repository, commit: pygit2.Commit | None, relpath: 
         blob = repo[commit.tree[relpath].id]
     except KeyError:
         return []
+    if not isinstance(blob, pygit2.Blob):
+        return []
     return blob.data.decode("utf-8", "replace").splitlines()

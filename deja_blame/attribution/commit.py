@@ -33,7 +33,7 @@ class CommitAttribution:
 def changed_files(repo: pygit2.Repository, commit: pygit2.Commit) -> list[str]:
     """Paths added or modified by ``commit`` (renames: the new path), against its first parent."""
     if commit.parents:
-        diff = repo.diff(commit.parents[0].tree, commit.tree)
+        diff = commit.parents[0].tree.diff_to_tree(commit.tree)
     else:
         diff = commit.tree.diff_to_tree(swap=True)
     diff.find_similar()

@@ -135,11 +135,6 @@ def match_lines(
             prv = up[i - 1].get((key[0], key[1], key[2] - 1)) if i > 0 else None
             length, solid = prv if prv else (0, 0)
             up[i][key] = (length + 1, solid + (0 if trivial[i] else 1))
-    # How often each fingerprint occurs in each session's edits of the file.
-    common: Counter[tuple[int, int]] = Counter()
-    for fp in set(fps):
-        for w in writes_by_fp.get(fp, ()):
-            common[(w.sid, fp)] += 1
     # Each write is one line: it can account for one line of the file, not for
     # every line with the same text (a person's own "return None" elsewhere, or a
     # copy left behind when a block moved). Strongest evidence is served first:
