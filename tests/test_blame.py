@@ -322,3 +322,39 @@ def test_bad_input_gives_one_line_errors(
     assert proc.returncode in (1, 2), err
     assert message in err
     assert "Traceback" not in err
+
+
+def _run_on_a_terminal(args: list[str], env: dict[str, str]) -> str:
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "deja_blame", *args],
+        stdout=slave,
+        stderr=slave,
+        env={**os.environ, **env},
+    )
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait(timeout=60)
+    os.close(master)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_colour_only_on_a_terminal_and_never_with_no_color(world: dict[str, Any]) -> None:
+    target = str(world["repo"] / "cart.py")
+    coloured = _run_on_a_terminal(["blame", target], {})
+    assert "\x1b[" in coloured and "3f2a9c1e" in coloured
+    plain = _run_on_a_terminal(["blame", target], {"NO_COLOR": "1"})
+    assert "\x1b[" not in plain and "3f2a9c1e" in plain
