@@ -181,29 +181,33 @@ def refresh(conn: sqlite3.Connection, log: HookLog) -> sqlite3.Connection | None
     return conn
 
 
-def last_head_move(repo: pygit2.Repository) -> str:
-    """The message of HEAD's newest reflog entry ("commit (amend): ...", "rebase (pick): ...")."""
+def last_head_move(repo: pygit2.Repository, sha: str | None = None) -> str:
+    """The message of HEAD's reflog entry that made ``sha`` (default: the newest entry),
+    as in "commit (amend): ...", "rebase (pick): ..."."""
     try:
         for entry in repo.lookup_reference("HEAD").log():
-            return str(entry.message or "")
+            if sha is None or str(entry.oid_new) == sha:
+                return str(entry.message or "")
     except (KeyError, pygit2.GitError, ValueError, AttributeError):
         pass
     return ""
 
 
-def post_commit(repo: pygit2.Repository, log: HookLog) -> None:
+def post_commit(repo: pygit2.Repository, log: HookLog, rev: str | None = None) -> None:
+    """Annotate the commit the hook ran for: ``rev``, which the shell hook names before
+    going to the background (by then a quick next commit may have moved HEAD), or HEAD."""
     from deja_blame.notes.annotate import annotate
 
-    if last_head_move(repo).startswith(("commit (amend)", "rebase")):
+    if last_head_move(repo, rev).startswith(("commit (amend)", "rebase")):
         return  # post-rewrite gives the new commit its note, from the old one
     conn = open_index(log)
     if conn is not None:
         conn = refresh(conn, log)
     try:
-        annotate(repo, "HEAD", conn)
+        annotate(repo, rev or "HEAD", conn)
     except sqlite3.DatabaseError as exc:
         log.warn(f"the index failed while reading ({exc}); trying with carried notes only")
-        annotate(repo, "HEAD", None)
+        annotate(repo, rev or "HEAD", None)
 
 
 def post_rewrite(repo: pygit2.Repository, log: HookLog, text: str, deadline: float) -> None:
@@ -290,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
         signal.setitimer(signal.ITIMER_REAL, stop_at)
     try:
         if hook == "post-commit":
-            post_commit(repo, log)
+            post_commit(repo, log, args[0] if args else None)
         else:
             post_rewrite(repo, log, text, deadline=time.monotonic() + stop_at * 0.6)
     except HookTimeout:
