@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from deja_blame.index.db import connect, corrupt, remove_index
+from deja_blame.index.db import connect, corrupt, database_error, remove_index
 from deja_blame.index.ingest import IndexReport, collect_transcripts, index_roots
 from deja_blame.jsonout import print_json
 from deja_blame.output import warn
@@ -45,8 +45,9 @@ def run_index(
                     )
             else:
                 report = index_roots(conn, root_list, transcripts=files)
-        except sqlite3.OperationalError:
-            raise  # locked, disk full, read-only: the CLI edge words these
+        except sqlite3.OperationalError as exc:
+            # locked, disk full, read-only: the index is fine, say what stopped the run
+            raise database_error(db_path, exc) from exc
         except sqlite3.DatabaseError as exc:
             # "database disk image is malformed" met past the header: a damaged index
             raise corrupt(db_path, exc) from exc
