@@ -148,7 +148,10 @@ def locate(
 
     Looked up under the project when it still exists; otherwise (the clone
     moved, or the project is unknown) relative to ``repo_root``, trying the
-    longest trailing part of the path first. Never outside those two.
+    longest trailing part of the path first. Never outside those two, and,
+    when the project holds the repository (a project inferred from paths the
+    session touched can be as wide as their common parent), never outside
+    the repository.
     """
     clean = posixpath.normpath(path.replace("\\", "/")) if path else path
     base = posixpath.normpath(project) if project not in ("", "-") else None
@@ -157,10 +160,17 @@ def locate(
     if base and project_dir(base) is not None:
         if rel is None:
             return shown, None, None, "outside the project: not checked"
+        limit = Path(base)
+        if repo_root is not None:
+            root_text = posixpath.normpath(str(repo_root))
+            if _under(root_text, base):  # the repository lies strictly inside the project
+                if _under(clean, root_text) is None:
+                    return shown, None, None, "outside the repository: not checked"
+                limit = repo_root
         candidate = Path(base) / rel
-        lines = _read_lines(candidate, Path(base))
+        lines = _read_lines(candidate, limit)
         if lines is None:
-            return shown, None, None, _missing(candidate, Path(base))
+            return shown, None, None, _missing(candidate, limit)
         return shown, candidate, lines, None
     if repo_root is None:
         return shown, None, None, "project directory not found: not checked"
