@@ -42,6 +42,7 @@ T0 = 1_784_278_800  # 2026-07-17T09:00:00Z
 SID = "0badc0de-hostile-session"
 EVIL_SID = "e\x1b]52;c;cm0gLXJm\x07\x1b[2Jvil-session"
 EVIL_SID2 = "e\x1b[1mvil-twin"
+WIDE_SID = "w1de-project-session"
 CANARY = "CANARY-7f3e9d1c-do-not-read"
 
 # Everything a transcript can carry that must never act on a terminal or a page.
@@ -130,6 +131,12 @@ def build_world(tmp: Path) -> World:
     evil.user(f"second {OSC8}")
     evil.run_command(f"ls {OSC52}", exit_code=0, cwd=f"/work/{ESC_CLEAR}")
     TranscriptWriter(root, EVIL_SID2, start=T0 + 4000).user("third")
+    # no workspace known: the project is inferred from the paths it touched, here
+    # the common parent of the repository and outside/
+    wide = TranscriptWriter(root, WIDE_SID, start=T0 + 5000)
+    wide.user("touch both")
+    wide.write_file(str(repo / "src" / "other.py"), "other = 1\n")
+    wide.replace(str(canary), "secret", "public", current=f"{CANARY}\nsecret = 1\n")
 
     # the agent's file, committed as written; leak.py stays a symlink
     app.write_text(app_text)
@@ -188,6 +195,7 @@ COMMANDS: list[tuple[str, list[str]]] = [
     ("report-json", ["report", "HEAD~1..HEAD", "--format", "json"]),
     ("handoff-print", ["handoff", "--to", "agy", "--session", SID, "--print"]),
     ("handoff-json", ["handoff", "--to", "agy", "--session", SID, "--json"]),
+    ("handoff-wide", ["handoff", "--to", "agy", "--session", WIDE_SID, "--print"]),
     ("annotate-dry", ["annotate", "HEAD", "--dry-run", "--json"]),
 ]
 
@@ -335,6 +343,18 @@ def test_terminal_output_is_inert(outputs, name: str) -> None:
     live = LIVE.findall(text)
     assert not live, (name, live[:10], text[:2000])
     assert "]52;" not in text and "]8;;" not in text, name
+
+
+def test_handoff_of_a_project_wider_than_the_repository(outputs) -> None:
+    """The inferred project holds the repository and outside/: only the repository is read."""
+    world, results, _ = outputs
+    shown = orjson.loads(run(world, "show", WIDE_SID, "--json").stdout)
+    assert shown["project"] == str(world.tmp)
+    text = _text(results["handoff-wide"])
+    assert results["handoff-wide"].returncode == 0, text
+    assert (
+        "outside/canary.txt: +1 -1 lines in 1 edit\n  outside the repository: not checked" in text
+    )
 
 
 def test_the_hostile_text_is_still_shown(outputs) -> None:
