@@ -44,7 +44,8 @@ def main() -> int:
     for line in stats.log:
         print(line)
     print(
-        f"root {stats.root_mb:.1f} MB, full index run {stats.full_run_s:.2f} s;"
+        f"root {stats.root_mb:.1f} MB (grown to {stats.final_root_mb:.1f} MB),"
+        f" full index run {stats.full_run_s:.2f} s;"
         f" {stats.kills} kills, {stats.mid_run} while deja index was running,"
         f" {stats.partial_sessions} sessions left half read by a kill;"
         f" integrity_check ok after {stats.integrity_ok};"

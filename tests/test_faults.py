@@ -239,6 +239,7 @@ class KillStats:
     verified: int = 0  # full runs afterwards that matched a clean index
     full_run_s: float = 0.0
     root_mb: float = 0.0
+    final_root_mb: float = 0.0
     seconds: float = 0.0
     log: list[str] = field(default_factory=list)
 
@@ -307,6 +308,7 @@ def kill_loop(
             assert integrity(db) == ["ok"]
             assert_same(dump_index(db), clean_dump(root.path, work))
             stats.verified += 1
+    stats.final_root_mb = root.size() / 1e6
     stats.seconds = time.monotonic() - started
     return stats
 
