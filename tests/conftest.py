@@ -24,7 +24,11 @@ def sealed_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None
     home = tmp_path / "home"
     home.mkdir()
     for var in list(os.environ):
-        if var.startswith(("GIT_", "DEJA_")) or var in ("XDG_DATA_HOME", "XDG_STATE_HOME", "NO_COLOR"):
+        if var.startswith(("GIT_", "DEJA_")) or var in (
+            "XDG_DATA_HOME",
+            "XDG_STATE_HOME",
+            "NO_COLOR",
+        ):
             monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
@@ -48,7 +52,13 @@ def run_deja(*args: str, input: str | None = None, env: dict[str, str] | None = 
     return CliRunner().invoke(cli, list(args), input=input, env=env)
 
 
-def deja(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None, input: bytes | None = None, check: bool = True) -> subprocess.CompletedProcess[bytes]:
+def deja(
+    *args: str,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    input: bytes | None = None,
+    check: bool = True,
+) -> subprocess.CompletedProcess[bytes]:
     """Run the real ``deja`` entry point in a subprocess (what scripts and hooks see)."""
     import sys
 
