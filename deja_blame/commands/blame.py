@@ -11,7 +11,7 @@ import pygit2
 from deja_blame.attribution.blame import FileBlame, blame_file
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import open_repository, relative_path
-from deja_blame.index.ingest import IndexReport, collect_transcripts, index_roots
+from deja_blame.index.ingest import changed_transcripts, index_roots
 from deja_blame.jsonout import print_json
 from deja_blame.output import inert, style, use_colour, warn
 from deja_blame.transcripts.roots import discover_roots
@@ -42,15 +42,16 @@ def parse_range(spec: str | None) -> tuple[int, int] | None:
 def refresh_index(conn: sqlite3.Connection) -> None:
     """Read new transcript bytes first: blame right after an agent session just works.
 
-    Only files whose stat changed are opened, so this costs a stat per session.
+    Only files whose stat changed are opened, so this costs a stat per session
+    (the same check the post-commit hook makes).
     """
     roots = discover_roots()
     if not roots:
         return
-    report = IndexReport()
-    files = collect_transcripts(roots, report)
     try:
-        index_roots(conn, roots, transcripts=files)
+        files = changed_transcripts(conn, roots)
+        if files:
+            index_roots(conn, roots, transcripts=files)
     except sqlite3.OperationalError as exc:
         warn(f"could not refresh the index ({exc}); blaming with what it holds")
 

@@ -16,14 +16,12 @@ from __future__ import annotations
 import os
 import signal
 import sqlite3
-import stat
 import subprocess
 import sys
 import time
 import traceback
 from pathlib import Path
 from types import FrameType
-from typing import Any
 
 import pygit2
 
@@ -122,44 +120,6 @@ def open_index(log: HookLog) -> sqlite3.Connection | None:
     return conn
 
 
-def changed_transcripts(conn: sqlite3.Connection, roots: list[Path]) -> list[Any]:
-    """The transcripts whose stat differs from what the index recorded (plain os calls:
-    with a thousand sessions this is a few milliseconds, not the full walk's hundreds)."""
-    from deja_blame.transcripts.roots import COMPACT_NAME, FULL_NAME, TranscriptFile
-
-    known = {
-        row[0]: (row[1], row[2], row[3], row[4])
-        for row in conn.execute(
-            "SELECT session_id, transcript, size, mtime_ns, inode FROM sessions"
-        )
-    }
-    out: list[Any] = []
-    seen: set[str] = set()
-    for root in roots:
-        base = str(root)
-        try:
-            entries = sorted(os.scandir(os.path.join(base, "brain")), key=lambda e: e.name)
-        except OSError:
-            continue
-        for entry in entries:
-            if entry.name in seen:
-                continue
-            logs = os.path.join(base, "brain", entry.name, ".system_generated", "logs")
-            for name in (FULL_NAME, COMPACT_NAME):
-                path = os.path.join(logs, name)
-                try:
-                    st = os.stat(path)
-                except OSError:
-                    continue
-                if not stat.S_ISREG(st.st_mode):
-                    continue
-                seen.add(entry.name)
-                if known.get(entry.name) != (path, st.st_size, st.st_mtime_ns, st.st_ino):
-                    out.append(TranscriptFile(session_id=entry.name, path=Path(path), root=root))
-                break
-    return out
-
-
 def refresh(conn: sqlite3.Connection, log: HookLog) -> sqlite3.Connection | None:
     """Read new transcript bytes into the index; a busy index is used as it is."""
     from deja_blame.transcripts.roots import discover_roots
@@ -168,10 +128,10 @@ def refresh(conn: sqlite3.Connection, log: HookLog) -> sqlite3.Connection | None
     if not roots:
         return conn
     try:
+        from deja_blame.index.ingest import changed_transcripts, index_roots
+
         files = changed_transcripts(conn, roots)
         if files:
-            from deja_blame.index.ingest import index_roots
-
             index_roots(conn, roots, transcripts=files)
     except sqlite3.OperationalError as exc:
         log.warn(f"could not read new transcripts into the index ({exc}); using what it holds")
