@@ -21,7 +21,7 @@ import orjson
 
 from deja_blame.models import Command, Edit, FileRecord, Hunk, Message, Session
 from deja_blame.transcripts import patterns as P
-from deja_blame.transcripts.diffblock import parse_diff_block
+from deja_blame.transcripts.diffblock import find_diff_blocks, parse_diff_block
 from deja_blame.transcripts.jsonl import iter_batches
 from deja_blame.transcripts.project import ProjectHints, resolve_project
 from deja_blame.transcripts.text import (
@@ -206,9 +206,10 @@ class SessionReader:
             return
         if st.artifact_dir and (st.artifact_dir + "/" in path or path.endswith(st.artifact_dir)):
             return  # agent artifacts (plans, task lists) are not project files
-        st.touched_dir = common_directory(
-            st.touched_dir, path if directory else parent_directory(path)
-        )
+        touched = st.touched_dir
+        if touched is not None and not touched.endswith("/") and path.startswith(touched + "/"):
+            return  # already under the shared directory: it stays as it is
+        st.touched_dir = common_directory(touched, path if directory else parent_directory(path))
 
     # -- planner rows --------------------------------------------------------
 
@@ -319,7 +320,7 @@ class SessionReader:
 
     def _command_step(self, step: int, rec: dict[str, Any], at: str | None) -> None:
         body = self._tool_output(step, rec, at)
-        m = P.TASK_DESCRIPTION.search(body)
+        m = P.TASK_DESCRIPTION.search(body) if "Task Description:" in body else None
         named = m.group(1).strip() if m and m.group(1).strip() else None
         code = _exit_code(rec, body)
         target: int | None = None
@@ -386,7 +387,7 @@ class SessionReader:
             changes = [ch for ch in changes if ch.group("user") is not None]
         if not changes:
             return False
-        blocks = list(P.DIFF_BLOCK.finditer(body))
+        blocks = find_diff_blocks(body)
         for i, ch in enumerate(changes):
             path = _path_from_sentence(ch.group("rest"))
             if not path:
@@ -394,12 +395,12 @@ class SessionReader:
             by_user = ch.group("user") is not None
             tool = "user_edit" if by_user else (ch.group("tool") or "replace_file_content")
             end = changes[i + 1].start() if i + 1 < len(changes) else len(body)
-            mine = [b for b in blocks if ch.end() <= b.start() < end]
+            mine = [text for start, text in blocks if ch.end() <= start < end]
             if not by_user and self._claim("file", path, "edit") is None:
                 self._new_file(step, path, "edit", at)
             witness = [] if by_user else st.pending_witness.pop(path, [])
             for block in mine:
-                hunks = parse_diff_block(block.group(1))
+                hunks = parse_diff_block(block)
                 edit = Edit(
                     path=path,
                     tool=tool,

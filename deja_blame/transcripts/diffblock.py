@@ -15,11 +15,37 @@ from deja_blame.models import Hunk
 from deja_blame.transcripts import patterns as P
 from deja_blame.transcripts.text import int64, int64_text
 
+BLOCK_START = "[diff_block_start]"
+BLOCK_END = "[diff_block_end]"
+
+
+def find_diff_blocks(body: str) -> list[tuple[int, str]]:
+    """(start offset, text between the markers) of each block, in order.
+
+    What ``\\[diff_block_start\\]\\n?(.*?)\\n?\\[diff_block_end\\]`` finds, with
+    ``str.find``: a lazy ``.*?`` steps through a long block one character at a time.
+    """
+    blocks: list[tuple[int, str]] = []
+    pos = 0
+    while True:
+        start = body.find(BLOCK_START, pos)
+        if start < 0:
+            return blocks
+        text_start = start + len(BLOCK_START)
+        if body.startswith("\n", text_start):
+            text_start += 1
+        end = body.find(BLOCK_END, text_start)
+        if end < 0:
+            return blocks  # no end marker after this start, so none after any later one
+        text_end = end - 1 if end > text_start and body[end - 1] == "\n" else end
+        blocks.append((start, body[text_start:text_end]))
+        pos = end + len(BLOCK_END)
+
 
 def parse_diff_block(block: str) -> list[Hunk]:
     """One block's text (between the markers) -> its hunks, in order."""
     lines = block.split("\n")
-    if _has_unified_headers(lines):
+    if "\n+++ " in block and _has_unified_headers(lines):
         hunks = _parse_with_unidiff(block)
         if hunks is not None:
             return hunks
@@ -61,7 +87,7 @@ def _parse_plain(lines: list[str]) -> list[Hunk]:
             skip_next_plus = False
             continue  # second line of a unified header pair
         skip_next_plus = False
-        m = P.HUNK_HEADER.match(line)
+        m = P.HUNK_HEADER.match(line) if line.startswith("@@") else None
         if m:
             if current.removed or current.added or current.old_start is not None:
                 hunks.append(current)

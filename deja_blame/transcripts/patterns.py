@@ -43,8 +43,7 @@ CHANGES_MADE_BY = re.compile(
     r" to:[ \t]*(?P<rest>[^\n]*)"
 )
 
-# [diff_block_start] ... [diff_block_end]
-DIFF_BLOCK = re.compile(r"\[diff_block_start\]\n?(.*?)\n?\[diff_block_end\]", re.DOTALL)
+# [diff_block_start] ... [diff_block_end]: found with str.find (diffblock.find_diff_blocks)
 
 # Created file file:///home/u/shop/c.py with requested content.
 CREATED_FILE = re.compile(r"Created file[ \t]+(\S+)")

@@ -25,7 +25,9 @@ def clean_user_text(content: str) -> str:
     """USER_EXPLICIT content -> what the person typed (format section 3)."""
     # The IDE's approval lines ("Comments on artifact URI: ...") can stand before
     # the wrapper: they go first, so the wrapper is then found at a line start.
-    text = P.ARTIFACT_COMMENT.sub("", content)
+    text = (
+        P.ARTIFACT_COMMENT.sub("", content) if "Comments on artifact URI:" in content else content
+    )
     opening = P.USER_REQUEST_OPEN.match(text) or P.USER_REQUEST_LINE.search(text)
     if opening and P.USER_REQUEST_CLOSE.search(text, opening.end()):
         head, tail = text[: opening.start()], text[opening.end() :]
@@ -37,11 +39,19 @@ def clean_user_text(content: str) -> str:
 
 def strip_step_header(content: str) -> str:
     """A tool step's body: its content minus the leading Created At/Completed At lines."""
-    lines = content.split("\n")
-    i = 0
-    while i < len(lines) and (P.STEP_HEADER.match(lines[i]) or (i == 0 and not lines[i].strip())):
-        i += 1
-    return "\n".join(lines[i:]).strip()
+    # Walks line starts instead of splitting: bodies run to megabytes, headers to two lines.
+    pos = 0
+    first = True
+    while True:
+        end = content.find("\n", pos)
+        line = content[pos:] if end < 0 else content[pos:end]
+        if not (P.STEP_HEADER.match(line) or (first and not line.strip())):
+            break
+        first = False
+        if end < 0:
+            return ""
+        pos = end + 1
+    return content[pos:].strip() if pos else content.strip()
 
 
 def normalise_time(value: object) -> tuple[str | None, float | None]:

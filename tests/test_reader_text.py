@@ -1,0 +1,95 @@
+"""The reader's text helpers that replaced regular expressions for speed, held to the originals.
+
+``find_diff_blocks`` and ``strip_step_header`` walk strings with ``str.find``
+because the regular expressions they replace stepped through megabyte bodies a
+character (or a split line) at a time. These properties check that they find
+exactly what the originals found, on text built from the markers and the
+characters that decide where a block or a header ends.
+"""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from deja_blame.transcripts import patterns as P
+from deja_blame.transcripts.diffblock import find_diff_blocks
+from deja_blame.transcripts.text import strip_step_header
+
+# What the reader used before find_diff_blocks.
+DIFF_BLOCK_RE = re.compile(r"\[diff_block_start\]\n?(.*?)\n?\[diff_block_end\]", re.DOTALL)
+
+_pieces = st.sampled_from(
+    [
+        "[diff_block_start]",
+        "[diff_block_end]",
+        "\n",
+        "\n\n",
+        "+a",
+        "-b",
+        " c",
+        "@@ -1 +1 @@",
+        "[diff_block_",
+        "x",
+        " ",
+    ]
+)
+_bodies = st.lists(_pieces, max_size=24).map("".join)
+
+
+@settings(max_examples=1500)
+@given(_bodies)
+def test_find_diff_blocks_equals_the_regex(body: str) -> None:
+    expected = [(m.start(), m.group(1)) for m in DIFF_BLOCK_RE.finditer(body)]
+    assert find_diff_blocks(body) == expected
+
+
+def test_find_diff_blocks_examples() -> None:
+    body = (
+        "The following changes were made ...\n[diff_block_start]\n@@ -1 +1 @@\n-a\n+b\n"
+        "[diff_block_end]\ntext\n[diff_block_start][diff_block_end][diff_block_start]\nopen"
+    )
+    blocks = find_diff_blocks(body)
+    assert [text for _, text in blocks] == ["@@ -1 +1 @@\n-a\n+b", ""]
+    assert body[blocks[0][0] :].startswith("[diff_block_start]\n@@")
+
+
+def _strip_step_header_by_lines(content: str) -> str:
+    """What the reader used before: split every line, skip the header ones, join the rest."""
+    lines = content.split("\n")
+    i = 0
+    while i < len(lines) and (P.STEP_HEADER.match(lines[i]) or (i == 0 and not lines[i].strip())):
+        i += 1
+    return "\n".join(lines[i:]).strip()
+
+
+_header_pieces = st.sampled_from(
+    [
+        "Created At: 2026-07-17T12:00:03+03:00",
+        "Completed At: 2026-07-17T12:00:04+03:00",
+        "  Created At:",
+        "\tCompleted At: x",
+        "Created at: lower case is not a header",
+        "",
+        " ",
+        "\t",
+        "output line",
+        "Output:",
+    ]
+)
+_contents = st.lists(_header_pieces, max_size=8).map("\n".join)
+
+
+@settings(max_examples=1500)
+@given(_contents)
+def test_strip_step_header_equals_the_line_split(content: str) -> None:
+    assert strip_step_header(content) == _strip_step_header_by_lines(content)
+
+
+def test_strip_step_header_examples() -> None:
+    assert strip_step_header("Created At: a\nCompleted At: b\nhello\n") == "hello"
+    assert strip_step_header("\nCreated At: a\n\nbody") == "body"
+    assert strip_step_header("Created At: a") == ""
+    assert strip_step_header("body\nCreated At: a") == "body\nCreated At: a"
