@@ -20,6 +20,9 @@ class Message:
     text: str
     at: str | None
     seq: int = 0  # position in reading order (after step_index sort)
+    # (start, end) byte offsets of the transcript line it came from: the index keeps
+    # long tool output there, not in its own rows, and reads it back on demand
+    source_span: tuple[int, int] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"role": self.role, "text": self.text, "at": self.at}

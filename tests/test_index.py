@@ -997,3 +997,93 @@ def test_index_output_off_a_terminal(tmp_path: Path) -> None:
         "problems": [],
     }
     assert deja("index", "--root", str(root), "--quiet").stderr == b""
+
+
+# -- long tool output stays in the transcript ----------------------------------------------
+
+
+def long_output(n: int) -> str:
+    return "\n".join(f"line {k}: PASS src/module_{k}.test.js ({k % 97} ms)" for k in range(n))
+
+
+def test_long_tool_output_is_kept_in_the_transcript_and_read_back(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    path = transcript(root, "long")
+    output = long_output(600)  # ~26,000 characters
+    body = f"Task Description: npm test\n\tThe command exited with code 1.\nOutput:\n{output}"
+    append(path, user(0, "Run the tests"), planner(1, "Running.", run_call("npm test")))
+    append(path, step(2, "RUN_COMMAND", body))
+    index(root)
+
+    db = db_path(tmp_path)
+    (text, src_offset, src_len, full_chars) = query(
+        db, "SELECT text, src_offset, src_len, full_chars FROM messages WHERE role='tool'"
+    )[0]
+    expected = parse_doc(path)["messages"][2]["text"]
+    assert expected.endswith(output) and full_chars == len(expected)
+    assert len(text) < 1200 and "kept only in the transcript" in text
+    assert text.startswith(expected[:200]) and text.endswith(expected[-700:])
+    raw = path.read_bytes()
+    assert orjson.loads(raw[src_offset : src_offset + src_len])["type"] == "RUN_COMMAND"
+
+    # read back in full: after index, and while the file grows without a new index run
+    assert show("long")["messages"][2]["text"] == expected
+    append(path, *conversation(1, start=10))
+    assert show("long")["messages"][2]["text"] == expected
+    index(root)
+    assert show("long") == parse_doc(path) | {"transcript": show("long")["transcript"]}
+
+    # rewritten in place (not yet indexed again): the excerpt, never another line's text
+    path.write_bytes(raw.replace(b"PASS", b"FAIL"))
+    shown = show("long")["messages"][2]["text"]
+    assert shown == text and "FAIL" not in shown
+    # gone: the excerpt, which says where the rest was
+    path.unlink()
+    assert show("long")["messages"][2]["text"] == text
+
+
+def test_short_tool_output_is_stored_whole(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    append(transcript(root, "short"), *conversation(2))
+    index(root)
+    rows = query(db_path(tmp_path), "SELECT text, src_offset FROM messages WHERE role='tool'")
+    assert rows and all(src is None and "exited with code 0" in text for text, src in rows)
+
+
+def parse_doc(path: Path) -> dict[str, Any]:
+    doc = deja_json("parse", str(path), "--json")
+    assert isinstance(doc, dict)
+    return doc
+
+
+def test_rows_of_a_schema_2_index_read_as_before(tmp_path: Path) -> None:
+    """Rows written before 0003: full tool text, hunks with their lines. Both still read."""
+    db = db_path(tmp_path)
+    conn = sqlite3.connect(str(db), isolation_level=None)
+    for _name, sql in index_db.MIGRATIONS[:2]:
+        for statement in sql.split(";"):
+            if statement.strip():
+                conn.execute(statement)
+    conn.execute("INSERT INTO meta VALUES ('schema_version', '2')")
+    conn.execute(
+        "INSERT INTO sessions(sid, session_id, source, transcript, offset, head_hash)"
+        " VALUES (1, 'old', 'antigravity', '/nowhere/transcript.jsonl', 10, 'ht:00')"
+    )
+    conn.execute(
+        "INSERT INTO messages VALUES (1, 0, 0, 'tool', ?, '2026-07-17T09:00:00Z')",
+        ("x" * 5000,),
+    )
+    hunks = [{"old_start": 3, "new_start": 3, "removed": ["a"], "added": ["b", "c"]}]
+    conn.execute(
+        "INSERT INTO edits VALUES (1, 0, 0, '/w/a.py', 'replace_file_content', 'agent',"
+        " ?, ?, ?, NULL, 0, NULL, NULL)",
+        (orjson.dumps(["a"]), orjson.dumps(["b", "c"]), orjson.dumps(hunks)),
+    )
+    conn.close()
+
+    doc = show("old")
+    assert doc["messages"][0]["text"] == "x" * 5000
+    assert doc["edits"][0]["hunks"] == hunks
+    cols = [r[1] for r in query(db, "PRAGMA table_info(messages)")]
+    assert cols[-3:] == ["src_offset", "src_len", "full_chars"]
+    assert query(db, "SELECT value FROM meta WHERE key='schema_version'")[0][0] == "3"

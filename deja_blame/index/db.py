@@ -14,7 +14,7 @@ from pathlib import Path
 
 from deja_blame.errors import DejaError, IndexCorruptError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 DB_ENV = "DEJA_DB"
 BUSY_TIMEOUT_MS = 30_000
 
@@ -102,6 +102,37 @@ MIGRATIONS: list[tuple[str, str]] = [
             used REAL NOT NULL
         );
         CREATE INDEX blame_cache_used ON blame_cache(used);
+        """,
+    ),
+    (
+        "0003_tool_output_in_transcript",
+        """
+        -- Long tool output stays in the transcript: the row keeps an excerpt, the
+        -- byte span of the transcript line and the full text's length in characters
+        -- (NULL: the text column holds all of it, as every row before this did).
+        -- Messages and edits become rowid tables: a WITHOUT ROWID row over about
+        -- 1 KB spills into a mostly empty overflow page, which had these two tables
+        -- at 40% waste.
+        CREATE TABLE messages_v3 (
+            sid INTEGER NOT NULL, ord INTEGER NOT NULL, step INTEGER NOT NULL,
+            role TEXT NOT NULL, text TEXT NOT NULL, at TEXT,
+            src_offset INTEGER, src_len INTEGER, full_chars INTEGER,
+            UNIQUE (sid, ord)
+        );
+        INSERT INTO messages_v3(sid, ord, step, role, text, at)
+            SELECT sid, ord, step, role, text, at FROM messages ORDER BY sid, ord;
+        DROP TABLE messages;
+        ALTER TABLE messages_v3 RENAME TO messages;
+        CREATE TABLE edits_v3 (
+            sid INTEGER NOT NULL, ord INTEGER NOT NULL, step INTEGER NOT NULL,
+            path TEXT NOT NULL, tool TEXT NOT NULL, source TEXT NOT NULL,
+            removed BLOB NOT NULL, added BLOB NOT NULL, hunks BLOB, witness BLOB,
+            truncated INTEGER NOT NULL DEFAULT 0, at TEXT, at_epoch REAL,
+            UNIQUE (sid, ord)
+        );
+        INSERT INTO edits_v3 SELECT * FROM edits ORDER BY sid, ord;
+        DROP TABLE edits;
+        ALTER TABLE edits_v3 RENAME TO edits;
         """,
     ),
 ]

@@ -24,7 +24,6 @@ carries on from there.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import sqlite3
 import stat
@@ -34,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from deja_blame.index.db import transaction
+from deja_blame.index.source import read_hash, same_bytes
 from deja_blame.index.store import PathIds, clear_session_rows, write_chunk
 from deja_blame.transcripts.antigravity import ReaderState, SessionReader, artifact_dir_for
 from deja_blame.transcripts.jsonl import CHUNK_BYTES, iter_batches
@@ -46,8 +46,6 @@ from deja_blame.transcripts.roots import (
 )
 from deja_blame.transcripts.text import epoch_of
 
-HEAD_BYTES = 4096
-READ_HASH_PREFIX = "ht:"  # head_hash column: hash of the head and tail windows before offset
 MAX_RETRIES = 20
 # mtime_ns of a row whose last commit was not the file's last batch: the next
 # run (or the run still reading it) goes on from the offset
@@ -159,37 +157,6 @@ def _same_stat(tf: TranscriptFile, row: tuple[Any, ...] | None) -> bool:
     return row[1] == st.st_size and row[2] == st.st_mtime_ns and row[3] == st.st_ino
 
 
-def _head_hash(fh: Any, length: int) -> str:
-    """The first index format: a hash of the first ``length`` bytes (still accepted)."""
-    fh.seek(0)
-    return f"{length}:{hashlib.blake2b(fh.read(length), digest_size=16).hexdigest()}"
-
-
-def _read_hash(fh: Any, offset: int) -> str:
-    """A hash of the first and the last ``HEAD_BYTES`` before ``offset``.
-
-    A file that was only appended to since has the same bytes there; one that
-    was rewritten (same size or not) almost surely differs in one of them. For
-    transcripts up to 8 KB this is every byte read.
-    """
-    head_len = min(offset, HEAD_BYTES)
-    tail_start = max(head_len, offset - HEAD_BYTES)
-    h = hashlib.blake2b(digest_size=16)
-    fh.seek(0)
-    h.update(fh.read(head_len))
-    fh.seek(tail_start)
-    h.update(fh.read(offset - tail_start))
-    return f"{READ_HASH_PREFIX}{h.hexdigest()}"
-
-
-def _same_bytes(fh: Any, offset: int, stored: str) -> bool:
-    """Is the file still, up to ``offset``, what was read last time?"""
-    if stored.startswith(READ_HASH_PREFIX):
-        return _read_hash(fh, offset) == stored
-    length, _, _ = stored.partition(":")
-    return length.isdigit() and _head_hash(fh, int(length)) == stored
-
-
 def _resume_state(blob: bytes | None) -> ReaderState | None:
     """The stored reader state, or None when it cannot be used (written by another version)."""
     try:
@@ -258,7 +225,7 @@ def _index_once(
         offset = 0
         state: ReaderState | None = None
         if row and row[1] == path_text and row[6] and st.st_size >= row[5]:
-            if _same_bytes(peek, int(row[5]), str(row[6])):
+            if same_bytes(peek, int(row[5]), str(row[6])):
                 state = _resume_state(row[7])
                 if state is not None:
                     fresh, offset = False, int(row[5])
@@ -283,10 +250,13 @@ def _index_once(
                 based_on,
                 fresh,
                 offset,
-                _read_hash(peek, offset),
+                read_hash(peek, offset),
             )
         while batch is not None:
-            chunk = reader.feed([line.record for line in batch])
+            chunk = reader.feed(
+                [line.record for line in batch],
+                [(line.start_offset, line.end_offset) for line in batch],
+            )
             new_offset = batch[-1].end_offset
             upcoming = next(batches, None)
             # Only the last batch records the file's stat: a run killed between
@@ -301,7 +271,7 @@ def _index_once(
                 based_on,
                 fresh,
                 new_offset,
-                _read_hash(peek, new_offset),
+                read_hash(peek, new_offset),
             )
             report.skipped_lines += chunk.skipped
             fresh = False

@@ -15,6 +15,7 @@ import orjson
 
 from deja_blame.errors import DejaError
 from deja_blame.index.fingerprint import fingerprint
+from deja_blame.index.source import read_tool_outputs
 from deja_blame.models import Command, Edit, FileRecord, Hunk, Message, Session
 from deja_blame.transcripts.antigravity import Chunk
 from deja_blame.transcripts.text import epoch_of
@@ -82,11 +83,47 @@ def clear_session_rows(conn: sqlite3.Connection, sid: int) -> None:
         conn.execute(f"DELETE FROM {table} WHERE sid=?", (sid,))
 
 
+# Tool output longer than this stays in the transcript; the index keeps its first
+# and last characters (the end of a command's output says most) and its span.
+TOOL_TEXT_KEPT = 1024
+EXCERPT_HEAD = 256
+EXCERPT_TAIL = 768
+
+
+def tool_excerpt(text: str) -> str:
+    cut = len(text) - EXCERPT_HEAD - EXCERPT_TAIL
+    return (
+        f"{text[:EXCERPT_HEAD]}\n[... {cut} more characters, kept only in the transcript ...]\n"
+        f"{text[-EXCERPT_TAIL:]}"
+    )
+
+
+def _message_row(sid: int, step: int, m: Message) -> tuple[Any, ...]:
+    span = m.source_span
+    if span is None or m.role != "tool" or len(m.text) <= TOOL_TEXT_KEPT:
+        return (sid, m.seq, step, m.role, m.text, m.at, None, None, None)
+    start, end = span
+    return (sid, m.seq, step, m.role, tool_excerpt(m.text), m.at, start, end - start, len(m.text))
+
+
+def _hunk_spans(e: Edit) -> bytes | None:
+    """The hunks as [old_start, new_start, removed, added] counts: their lines are the
+    edit's own ``removed`` and ``added``, cut in order (stored once, not twice)."""
+    if not e.hunks:
+        return None
+    if [ln for h in e.hunks for ln in h.removed] != e.removed or [
+        ln for h in e.hunks for ln in h.added
+    ] != e.added:
+        return orjson.dumps([h.to_json() for h in e.hunks])  # not the edit's lines: all of it
+    return orjson.dumps([[h.old_start, h.new_start, len(h.removed), len(h.added)] for h in e.hunks])
+
+
 def write_chunk(conn: sqlite3.Connection, sid: int, chunk: Chunk, paths: PathIds) -> None:
     if chunk.messages:
         conn.executemany(
-            "INSERT OR REPLACE INTO messages(sid, ord, step, role, text, at) VALUES (?,?,?,?,?,?)",
-            [(sid, m.seq, step, m.role, m.text, m.at) for step, m in chunk.messages],
+            "INSERT OR REPLACE INTO messages(sid, ord, step, role, text, at, src_offset, src_len,"
+            " full_chars) VALUES (?,?,?,?,?,?,?,?,?)",
+            [_message_row(sid, step, m) for step, m in chunk.messages],
         )
     if chunk.commands:
         conn.executemany(
@@ -120,7 +157,7 @@ def write_chunk(conn: sqlite3.Connection, sid: int, chunk: Chunk, paths: PathIds
                 e.source,
                 orjson.dumps(e.removed),
                 orjson.dumps(e.added),
-                orjson.dumps([h.to_json() for h in e.hunks]) if e.hunks else None,
+                _hunk_spans(e),
                 orjson.dumps(e.witness) if e.witness else None,
                 int(e.truncated),
                 e.at,
@@ -196,8 +233,8 @@ def resolve_session_id(conn: sqlite3.Connection, prefix: str) -> str:
 
 def load_session(conn: sqlite3.Connection, session_id: str) -> Session:
     row = conn.execute(
-        "SELECT sid, session_id, source, transcript, project, started_at, ended_at, skipped_lines"
-        " FROM sessions WHERE session_id=?",
+        "SELECT sid, session_id, source, transcript, project, started_at, ended_at, skipped_lines,"
+        " offset, head_hash FROM sessions WHERE session_id=?",
         (session_id,),
     ).fetchone()
     if row is None:
@@ -212,11 +249,20 @@ def load_session(conn: sqlite3.Connection, session_id: str) -> Session:
         ended_at=row[6],
         skipped_lines=row[7],
     )
+    rows = conn.execute(
+        "SELECT role, text, at, ord, src_offset, src_len, full_chars FROM messages"
+        " WHERE sid=? ORDER BY step, ord",
+        (sid,),
+    ).fetchall()
+    spans = [(r[4], r[5], r[6]) for r in rows if r[4] is not None]
+    # Long tool output is read back from the transcript; where it cannot be (gone,
+    # rewritten), the stored excerpt stands, saying so.
+    full = read_tool_outputs(row[3], row[8], row[9], spans) if spans else {}
     session.messages = [
-        Message(role=r[0], text=r[1], at=r[2], seq=r[3])
-        for r in conn.execute(
-            "SELECT role, text, at, ord FROM messages WHERE sid=? ORDER BY step, ord", (sid,)
+        Message(
+            role=r[0], text=full.get(r[4], r[1]) if r[4] is not None else r[1], at=r[2], seq=r[3]
         )
+        for r in rows
     ]
     session.commands = [
         Command(command=r[0], cwd=r[1], exit_code=r[2], at=r[3], seq=r[4], status=r[5])
@@ -244,21 +290,38 @@ def load_session(conn: sqlite3.Connection, session_id: str) -> Session:
 
 
 def edit_from_row(r: tuple[Any, ...]) -> Edit:
-    hunks = [
-        Hunk(
-            removed=h["removed"],
-            added=h["added"],
-            old_start=h.get("old_start"),
-            new_start=h.get("new_start"),
-        )
-        for h in (orjson.loads(r[5]) if r[5] else [])
-    ]
+    removed = orjson.loads(r[3])
+    added = orjson.loads(r[4])
+    hunks: list[Hunk] = []
+    at_removed = at_added = 0
+    for h in orjson.loads(r[5]) if r[5] else []:
+        if isinstance(h, list):  # [old_start, new_start, removed, added] counts
+            old_start, new_start, n_removed, n_added = h
+            hunks.append(
+                Hunk(
+                    removed=removed[at_removed : at_removed + n_removed],
+                    added=added[at_added : at_added + n_added],
+                    old_start=old_start,
+                    new_start=new_start,
+                )
+            )
+            at_removed += n_removed
+            at_added += n_added
+        else:
+            hunks.append(
+                Hunk(
+                    removed=h["removed"],
+                    added=h["added"],
+                    old_start=h.get("old_start"),
+                    new_start=h.get("new_start"),
+                )
+            )
     return Edit(
         path=r[0],
         tool=r[1],
         source=r[2],
-        removed=orjson.loads(r[3]),
-        added=orjson.loads(r[4]),
+        removed=removed,
+        added=added,
         hunks=hunks,
         witness=orjson.loads(r[6]) if r[6] else [],
         truncated=bool(r[7]),

@@ -118,11 +118,20 @@ class SessionReader:
         self.compact = compact
         self.state = state or ReaderState()
         self.chunk = Chunk()
+        self._span: tuple[int, int] | None = None  # the record being read, in the file
 
     # -- driving -------------------------------------------------------------
 
-    def feed(self, records: list[dict[str, Any] | None]) -> Chunk:
-        """Read one batch of lines (None = malformed) and return what it added."""
+    def feed(
+        self,
+        records: list[dict[str, Any] | None],
+        spans: list[tuple[int, int]] | None = None,
+    ) -> Chunk:
+        """Read one batch of lines (None = malformed) and return what it added.
+
+        ``spans`` are the lines' (start, end) byte offsets in the transcript, when
+        known: tool output messages carry theirs (``Message.source_span``).
+        """
         self.chunk = Chunk()
         ordered: list[tuple[int, int, dict[str, Any]]] = []
         for seq, record in enumerate(records):
@@ -136,8 +145,10 @@ class SessionReader:
             ordered.append((self.state.last_step, seq, record))
         # step_index puts steps in order when present (62 can be written before 61)
         ordered.sort(key=lambda t: (t[0], t[1]))
-        for step, _, record in ordered:
+        for step, seq, record in ordered:
+            self._span = spans[seq] if spans is not None else None
             self._record(step, record)
+        self._span = None
         return self.chunk
 
     # -- one record ----------------------------------------------------------
@@ -312,10 +323,10 @@ class SessionReader:
     # -- tool steps ----------------------------------------------------------
 
     def _tool_output(self, step: int, rec: dict[str, Any], at: str | None) -> str:
-        content = rec.get("content")
-        body = strip_step_header(cap_text(content)) if isinstance(content, str) else ""
+        body = tool_output_text(rec)
         if body:
             self._message(step, "tool", body, at)
+            self.chunk.messages[-1][1].source_span = self._span
         return body
 
     def _command_step(self, step: int, rec: dict[str, Any], at: str | None) -> None:
@@ -451,6 +462,12 @@ class SessionReader:
 
 
 # -- helpers -------------------------------------------------------------------
+
+
+def tool_output_text(rec: dict[str, Any]) -> str:
+    """A tool step's output as kept: the content, capped, minus its step header."""
+    content = rec.get("content")
+    return strip_step_header(cap_text(content)) if isinstance(content, str) else ""
 
 
 # 2026-07-17T09:00:00Z   (what clients write: UTC, whole seconds, already canonical)

@@ -21,6 +21,7 @@ CHUNK_BYTES = 8 * 1024 * 1024  # lines read per batch; bounds memory on huge tra
 class RawLine:
     record: dict[str, Any] | None  # None: malformed (skip and count)
     end_offset: int  # byte offset just after this line
+    start_offset: int = 0  # byte offset of its first byte: the index reads it back from there
 
 
 def iter_batches(
@@ -44,7 +45,7 @@ def iter_batches(
         offset = end
         if record is None and not raw.strip():
             continue  # blank line: nothing, and not malformed
-        batch.append(RawLine(record=record, end_offset=end))
+        batch.append(RawLine(record=record, end_offset=end, start_offset=end - len(raw)))
         size += len(raw)
         if size >= batch_bytes:
             yield batch
