@@ -1,3 +1,6 @@
 from deja_blame.cli import main
 
-main()
+# The guard matters: ``deja index`` starts worker processes with "spawn", which
+# imports this module again in each of them.
+if __name__ == "__main__":
+    main()

@@ -106,22 +106,40 @@ def parse_cmd(path: Path, as_json: bool) -> None:
     help="Transcript root to read (repeatable); default $DEJA_ANTIGRAVITY_ROOT or ~/.gemini/antigravity*.",
 )
 @click.option("--rebuild", is_flag=True, help="Delete the index and read everything again.")
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Processes reading transcripts while one writes the index. Default: up to 4 of"
+    " the machine's cores when there are 32 MB or more to read, else 1.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No summary line.")
 @json_option
 def index_cmd(
-    db: Path | None, roots: tuple[Path, ...], rebuild: bool, quiet: bool, as_json: bool
+    db: Path | None,
+    roots: tuple[Path, ...],
+    rebuild: bool,
+    jobs: int | None,
+    quiet: bool,
+    as_json: bool,
 ) -> None:
     """Read new transcript lines into the index (only what changed since the last run).
+
+    Long tool output (files the agent viewed, command output) is not copied:
+    the index keeps its start and end and reads the rest from the transcript
+    when a session is shown.
 
     \b
     Examples:
       deja index
       DEJA_ANTIGRAVITY_ROOT=/backup/antigravity deja index --json
       deja index --rebuild          # after "the index ... is unreadable"
+      deja index --jobs 1           # read in this process only
     """
     from deja_blame.commands.index import run_index
 
-    sys.exit(run_index(_db_path(db), list(roots) or None, rebuild, as_json, quiet))
+    sys.exit(run_index(_db_path(db), list(roots) or None, rebuild, as_json, quiet, jobs))
 
 
 @cli.command("sessions")

@@ -51,7 +51,8 @@ def refresh_index(conn: sqlite3.Connection) -> None:
     try:
         files = changed_transcripts(conn, roots)
         if files:
-            index_roots(conn, roots, transcripts=files)
+            # in this process: git blame runs in a thread meanwhile
+            index_roots(conn, roots, transcripts=files, jobs=1)
     except sqlite3.OperationalError as exc:
         warn(f"could not refresh the index ({exc}); blaming with what it holds")
 

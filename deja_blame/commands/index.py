@@ -21,6 +21,7 @@ def run_index(
     rebuild: bool,
     as_json: bool,
     quiet: bool = False,
+    jobs: int | None = None,
 ) -> int:
     if rebuild:
         remove_index(db_path)
@@ -41,10 +42,14 @@ def run_index(
                     length=len(files), label="indexing transcripts", file=sys.stderr
                 ) as bar:
                     report = index_roots(
-                        conn, root_list, progress=lambda _tf: bar.update(1), transcripts=files
+                        conn,
+                        root_list,
+                        progress=lambda _tf: bar.update(1),
+                        transcripts=files,
+                        jobs=jobs,
                     )
             else:
-                report = index_roots(conn, root_list, transcripts=files)
+                report = index_roots(conn, root_list, transcripts=files, jobs=jobs)
         except sqlite3.OperationalError as exc:
             # locked, disk full, read-only: the index is fine, say what stopped the run
             raise database_error(db_path, exc) from exc

@@ -132,7 +132,8 @@ def refresh(conn: sqlite3.Connection, log: HookLog) -> sqlite3.Connection | None
 
         files = changed_transcripts(conn, roots)
         if files:
-            index_roots(conn, roots, transcripts=files)
+            # in this process: the hook's time is bounded, worker start-up is not
+            index_roots(conn, roots, transcripts=files, jobs=1)
     except sqlite3.OperationalError as exc:
         log.warn(f"could not read new transcripts into the index ({exc}); using what it holds")
     except sqlite3.DatabaseError as exc:

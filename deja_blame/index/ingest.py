@@ -24,17 +24,20 @@ carries on from there.
 from __future__ import annotations
 
 import contextlib
+import multiprocessing
 import os
 import sqlite3
 import stat
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from deja_blame.index.db import transaction
 from deja_blame.index.source import read_hash, same_bytes
-from deja_blame.index.store import PathIds, clear_session_rows, write_chunk
+from deja_blame.index.store import ChunkRows, PathIds, chunk_rows, clear_session_rows, write_rows
 from deja_blame.transcripts.antigravity import ReaderState, SessionReader, artifact_dir_for
 from deja_blame.transcripts.jsonl import CHUNK_BYTES, iter_batches
 from deja_blame.transcripts.project import ProjectHints, resolve_project
@@ -51,6 +54,9 @@ MAX_RETRIES = 20
 # run (or the run still reading it) goes on from the offset
 NO_STAT = -1
 BULK_CHECKPOINT_PAGES = 8192  # 32 MB of WAL between checkpoints while indexing (default 1000)
+MAX_DEFAULT_JOBS = 4  # past this the one writing process is the limit
+PARALLEL_MIN_BYTES = 32 * 1024 * 1024  # less to read than this: one process is quicker
+TASK_BYTES = 16 * 1024 * 1024  # of transcript per worker task (bounds what waits in memory)
 
 
 @dataclass
@@ -107,9 +113,16 @@ def index_roots(
     roots: Iterable[Path],
     progress: Callable[[TranscriptFile], None] | None = None,
     transcripts: list[TranscriptFile] | None = None,
+    jobs: int | None = None,
     batch_bytes: int = CHUNK_BYTES,
 ) -> IndexReport:
-    """Bring the index up to date with every transcript under ``roots``."""
+    """Bring the index up to date with every transcript under ``roots``.
+
+    ``jobs``: worker processes that read transcripts while this one writes. The
+    default (None) uses up to ``MAX_DEFAULT_JOBS`` of the machine's cores, and
+    only when there are at least ``PARALLEL_MIN_BYTES`` to read (starting them
+    costs more than a small run takes); 1 reads everything in this process.
+    """
     report = IndexReport()
     files = transcripts if transcripts is not None else collect_transcripts(roots, report)
     paths = PathIds(conn)
@@ -121,16 +134,39 @@ def index_roots(
         known = {
             row[0]: row[1:]
             for row in conn.execute(
-                "SELECT session_id, transcript, size, mtime_ns, inode FROM sessions"
+                "SELECT session_id, transcript, size, mtime_ns, inode, offset FROM sessions"
             )
         }
+        changed: list[TranscriptFile] = []
         for tf in files:
             report.transcripts += 1
             try:
                 if _same_stat(tf, known.get(tf.session_id)):
                     report.unchanged += 1  # not opened, not parsed
-                else:
-                    index_transcript(conn, tf, report, paths, batch_bytes)
+                    if progress is not None:
+                        progress(tf)
+                    continue
+            except OSError as exc:
+                report.problems.append(f"cannot read {tf.path}: {exc.strerror or exc}")
+                if progress is not None:
+                    progress(tf)
+                continue
+            changed.append(tf)
+        workers = default_jobs() if jobs is None else max(1, jobs)
+        if (
+            workers > 1
+            and len(changed) > 1
+            and (jobs is not None or _pending_bytes(changed, known) >= PARALLEL_MIN_BYTES)
+        ):
+            try:
+                _index_in_workers(conn, changed, report, paths, workers, batch_bytes, progress)
+            except sqlite3.Error:
+                paths.cache.clear()
+                raise
+            return report
+        for tf in changed:
+            try:
+                index_transcript(conn, tf, report, paths, batch_bytes)
             except sqlite3.Error:
                 paths.cache.clear()  # path ids of a rolled-back batch are gone
                 raise
@@ -195,6 +231,147 @@ def _read_elsewhere(conn: sqlite3.Connection, tf: TranscriptFile) -> bool:
     return row is not None and row[0] == NO_STAT
 
 
+@dataclass
+class ReadStart:
+    """What the index row says of a transcript before reading it (None: a new session)."""
+
+    transcript: str
+    offset: int
+    head_hash: str | None
+    state: bytes | None
+
+
+@dataclass
+class Batch:
+    """One batch of a transcript, read and turned into rows: one transaction's worth."""
+
+    rows: ChunkRows | None  # None: nothing new (stat recorded; old rows cleared if fresh)
+    offset: int  # where reading stopped: the byte after its last complete line
+    read_hash: str  # read_hash() of the file up to offset
+    state: bytes  # the reader's state there (ReaderState.to_bytes)
+    fresh: bool  # read from scratch: the session's old rows go first
+    stat: tuple[int, int, int] | None  # (size, mtime_ns, inode), on the file's last batch only
+
+
+def _start_of(row: tuple[Any, ...] | None) -> ReadStart | None:
+    """The ``sessions`` row (sid, transcript, size, mtime_ns, inode, offset, head_hash, state)."""
+    if row is None:
+        return None
+    return ReadStart(transcript=row[1], offset=int(row[5]), head_hash=row[6], state=row[7])
+
+
+def read_batches(
+    tf: TranscriptFile,
+    start: ReadStart | None,
+    batch_bytes: int = CHUNK_BYTES,
+    limit_bytes: int | None = None,
+) -> Iterator[Batch]:
+    """Read ``tf`` from where the index left it (or from scratch) in batches of rows.
+
+    Touches no database, so it runs in worker processes as well. With
+    ``limit_bytes`` it stops after the batch that reaches that many bytes read;
+    that last batch then has no ``stat`` and the caller goes on from its offset.
+    """
+    st = os.stat(tf.path)
+    path_text = str(tf.path)
+    # The hash windows are read through a second handle: the batches' handle
+    # must not move under the line iterator.
+    with open(tf.path, "rb") as fh, open(tf.path, "rb") as peek:
+        fresh = True
+        offset = 0
+        state: ReaderState | None = None
+        if (
+            start is not None
+            and start.transcript == path_text
+            and start.head_hash
+            and st.st_size >= start.offset
+            and same_bytes(peek, start.offset, start.head_hash)
+        ):
+            state = _resume_state(start.state)
+            if state is not None:
+                fresh, offset = False, start.offset
+        if state is None:
+            state = ReaderState()
+        if state.artifact_dir is None:
+            state.artifact_dir = artifact_dir_for(tf.path, tf.session_id)
+        reader = SessionReader(compact=tf.is_compact, state=state)
+        stat = (st.st_size, st.st_mtime_ns, st.st_ino)
+        batches = iter_batches(fh, offset, final=False, batch_bytes=batch_bytes)
+        batch = next(batches, None)
+        if batch is None:
+            yield Batch(None, offset, read_hash(peek, offset), state.to_bytes(), fresh, stat)
+            return
+        first = offset
+        while batch is not None:
+            chunk = reader.feed(
+                [line.record for line in batch],
+                [(line.start_offset, line.end_offset) for line in batch],
+            )
+            new_offset = batch[-1].end_offset
+            limited = limit_bytes is not None and new_offset - first >= limit_bytes
+            upcoming = None if limited else next(batches, None)
+            # Only the last batch records the file's stat: a run killed between
+            # batches must not leave a row that looks complete to the next run.
+            yield Batch(
+                rows=chunk_rows(chunk),
+                offset=new_offset,
+                read_hash=read_hash(peek, new_offset),
+                state=reader.state.to_bytes(),
+                fresh=fresh,
+                stat=stat if upcoming is None and not limited else None,
+            )
+            fresh = False
+            batch = upcoming
+
+
+def read_task(
+    tf: TranscriptFile, start: ReadStart | None, batch_bytes: int, limit_bytes: int
+) -> list[Batch]:
+    """A worker process's job: up to ``limit_bytes`` of one transcript, as batches."""
+    return list(read_batches(tf, start, batch_bytes, limit_bytes))
+
+
+def _session_row(conn: sqlite3.Connection, tf: TranscriptFile) -> tuple[Any, ...] | None:
+    row: tuple[Any, ...] | None = conn.execute(
+        "SELECT sid, transcript, size, mtime_ns, inode, offset, head_hash, state"
+        " FROM sessions WHERE session_id=?",
+        (tf.session_id,),
+    ).fetchone()
+    return row
+
+
+def _row_is_current(tf: TranscriptFile, row: tuple[Any, ...] | None) -> bool:
+    return row is not None and _same_stat(tf, (row[1], row[2], row[3], row[4]))
+
+
+class _Progress:
+    """How one transcript's reading went, for the report once it is done."""
+
+    def __init__(self, row: tuple[Any, ...] | None) -> None:
+        self.new = row is None
+        self.based_on: tuple[Any, Any] | None = (row[5], row[1]) if row else None
+        self.read_any = False
+        self.fresh = False
+        self.first = True
+
+    def committed(self, batch: Batch, based_on: tuple[Any, Any], report: IndexReport) -> None:
+        self.based_on = based_on
+        if self.first:
+            self.fresh = batch.fresh
+            self.first = False
+        if batch.rows is not None:
+            self.read_any = True
+            report.skipped_lines += batch.rows.skipped
+
+    def finish(self, report: IndexReport) -> None:
+        if self.new:
+            report.added += 1
+        elif self.read_any or self.fresh:
+            report.updated += 1
+        else:
+            report.unchanged += 1  # touched, or grown by a line still being written
+
+
 def _index_once(
     conn: sqlite3.Connection,
     tf: TranscriptFile,
@@ -202,101 +379,26 @@ def _index_once(
     paths: PathIds,
     batch_bytes: int,
 ) -> None:
-    st = os.stat(tf.path)
-    row = conn.execute(
-        "SELECT sid, transcript, size, mtime_ns, inode, offset, head_hash, state"
-        " FROM sessions WHERE session_id=?",
-        (tf.session_id,),
-    ).fetchone()
-    path_text = str(tf.path)
-    if (
-        row
-        and row[1] == path_text
-        and row[2] == st.st_size
-        and row[3] == st.st_mtime_ns
-        and row[4] == st.st_ino
-    ):
+    row = _session_row(conn, tf)
+    if _row_is_current(tf, row):
         report.unchanged += 1  # not opened, not parsed
         return
-    # The hash windows are read through a second handle: the batches' handle
-    # must not move under the line iterator.
-    with open(tf.path, "rb") as fh, open(tf.path, "rb") as peek:
-        fresh = True
-        offset = 0
-        state: ReaderState | None = None
-        if row and row[1] == path_text and row[6] and st.st_size >= row[5]:
-            if same_bytes(peek, int(row[5]), str(row[6])):
-                state = _resume_state(row[7])
-                if state is not None:
-                    fresh, offset = False, int(row[5])
-        if state is None:
-            state = ReaderState()
-        if state.artifact_dir is None:
-            state.artifact_dir = artifact_dir_for(tf.path, tf.session_id)
-        reader = SessionReader(compact=tf.is_compact, state=state)
-        based_on = (row[5], row[1]) if row else None
-        batches = iter_batches(fh, offset, final=False, batch_bytes=batch_bytes)
-        batch = next(batches, None)
-        read_any = batch is not None
-        if batch is None:
-            # nothing new: remember the stat (and, if fresh, clear the old rows)
-            _commit(
-                conn,
-                tf,
-                st,
-                reader.state,
-                None,
-                paths,
-                based_on,
-                fresh,
-                offset,
-                read_hash(peek, offset),
-            )
-        while batch is not None:
-            chunk = reader.feed(
-                [line.record for line in batch],
-                [(line.start_offset, line.end_offset) for line in batch],
-            )
-            new_offset = batch[-1].end_offset
-            upcoming = next(batches, None)
-            # Only the last batch records the file's stat: a run killed between
-            # batches must not leave a row that looks complete to the next run.
-            based_on = _commit(
-                conn,
-                tf,
-                st if upcoming is None else None,
-                reader.state,
-                chunk,
-                paths,
-                based_on,
-                fresh,
-                new_offset,
-                read_hash(peek, new_offset),
-            )
-            report.skipped_lines += chunk.skipped
-            fresh = False
-            batch = upcoming
-    if row is None:
-        report.added += 1
-    elif read_any or fresh:
-        report.updated += 1
-    else:
-        report.unchanged += 1  # touched, or grown by a line still being written
+    progress = _Progress(row)
+    for batch in read_batches(tf, _start_of(row), batch_bytes):
+        progress.committed(batch, _commit(conn, tf, batch, paths, progress.based_on), report)
+    progress.finish(report)
 
 
 def _commit(
     conn: sqlite3.Connection,
     tf: TranscriptFile,
-    st: os.stat_result | None,
-    state: ReaderState,
-    chunk: Any,
+    batch: Batch,
     paths: PathIds,
     based_on: tuple[Any, Any] | None,
-    fresh: bool,
-    offset: int,
-    head: str,
 ) -> tuple[Any, Any]:
     path_text = str(tf.path)
+    state = ReaderState.from_bytes(batch.state)
+    rows = batch.rows
     with transaction(conn):
         now = conn.execute(
             "SELECT sid, offset, transcript FROM sessions WHERE session_id=?", (tf.session_id,)
@@ -313,16 +415,16 @@ def _commit(
             sid = int(cur.lastrowid or 0)
         else:
             sid = int(now[0])
-            if fresh:
+            if batch.fresh:
                 clear_session_rows(conn, sid)
-        if chunk is not None:
-            write_chunk(conn, sid, chunk, paths)
+        if rows is not None:
+            write_rows(conn, sid, rows, paths)
         project = resolve_project(
             tf.session_id,
             tf.root,
             ProjectHints(touched_dir=state.touched_dir, first_cwd=state.first_cwd),
         )
-        if fresh or (chunk is not None and any(m.role == "user" for _, m in chunk.messages)):
+        if batch.fresh or (rows is not None and rows.has_user):
             # The first request in step order. Only new user rows can change it, and
             # after a re-read from scratch the old one must not survive.
             conn.execute(
@@ -330,6 +432,7 @@ def _commit(
                 " WHERE sid=? AND role='user' ORDER BY step, ord LIMIT 1) WHERE sid=?",
                 (sid, sid),
             )
+        size, mtime_ns, inode = batch.stat or (batch.offset, NO_STAT, 0)
         conn.execute(
             """UPDATE sessions SET transcript=?, root=?, project=?, started_at=?, ended_at=?,
                    started_epoch=?, skipped_lines=?, n_messages=?, n_commands=?, n_edits=?,
@@ -346,16 +449,142 @@ def _commit(
                 state.n_messages,
                 state.n_commands,
                 state.n_edits,
-                st.st_size if st else offset,
-                st.st_mtime_ns if st else NO_STAT,
-                st.st_ino if st else 0,
-                offset,
-                head,
-                state.to_bytes(),
+                size,
+                mtime_ns,
+                inode,
+                batch.offset,
+                batch.read_hash,
+                batch.state,
                 sid,
             ),
         )
-    return (offset, path_text)
+    return (batch.offset, path_text)
+
+
+# -- reading in worker processes ------------------------------------------------------------
+
+
+def default_jobs() -> int:
+    return max(1, min(os.cpu_count() or 1, MAX_DEFAULT_JOBS))
+
+
+def _pending_bytes(files: list[TranscriptFile], known: dict[str, tuple[Any, ...]]) -> int:
+    """Roughly what a run will read: each file's size past the offset the index has."""
+    total = 0
+    for tf in files:
+        try:
+            size = os.stat(tf.path).st_size
+        except OSError:
+            continue
+        row = known.get(tf.session_id)
+        offset = row[4] if row and row[0] == str(tf.path) else 0
+        total += max(0, size - offset)
+    return total
+
+
+def _index_in_workers(
+    conn: sqlite3.Connection,
+    files: list[TranscriptFile],
+    report: IndexReport,
+    paths: PathIds,
+    jobs: int,
+    batch_bytes: int,
+    progress: Callable[[TranscriptFile], None] | None,
+) -> None:
+    """Transcripts read by ``jobs`` worker processes; rows written here, batch by batch.
+
+    A transcript is read in tasks of at most ``TASK_BYTES``, one after another,
+    each going on from where the last left off: a huge transcript never sits
+    in memory whole, and no more than two tasks per worker wait to be written.
+    Transactions are the same as in one process (one per batch, offset and
+    state with it), so a kill, a rerun or a concurrent ``deja index`` behave
+    the same. A transcript another run moved under this one is read again at
+    the end, in this process.
+    """
+    # spawn: workers start clean (no copy of this process's SQLite connection or threads)
+    context = multiprocessing.get_context("spawn")
+    queue = list(reversed(files))
+    inflight: dict[Future[list[Batch]], tuple[TranscriptFile, _Progress]] = {}
+    retry: list[TranscriptFile] = []
+    finished: set[str] = set()
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context)
+    try:
+        _run_workers(
+            conn, pool, queue, inflight, retry, finished, report, paths, jobs, batch_bytes, progress
+        )
+    except BrokenProcessPool as exc:
+        # A worker died (killed, out of memory) or could not start (a script that
+        # calls this without an ``if __name__ == "__main__"`` guard). Every batch
+        # committed so far stands; the rest is read here, from where it stopped.
+        report.problems.append(f"worker processes failed ({exc}); read the rest in one process")
+        retry += [tf for tf in files if tf.session_id not in finished]
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    for tf in retry:
+        try:
+            index_transcript(conn, tf, report, paths, batch_bytes)
+        except OSError as exc:
+            report.problems.append(f"cannot read {tf.path}: {exc.strerror or exc}")
+        if progress is not None:
+            progress(tf)
+
+
+def _run_workers(
+    conn: sqlite3.Connection,
+    pool: ProcessPoolExecutor,
+    queue: list[TranscriptFile],
+    inflight: dict[Future[list[Batch]], tuple[TranscriptFile, _Progress]],
+    retry: list[TranscriptFile],
+    finished: set[str],
+    report: IndexReport,
+    paths: PathIds,
+    jobs: int,
+    batch_bytes: int,
+    progress: Callable[[TranscriptFile], None] | None,
+) -> None:
+    while queue or inflight:
+        while queue and len(inflight) < 2 * jobs:
+            tf = queue.pop()
+            row = _session_row(conn, tf)
+            if _row_is_current(tf, row):
+                report.unchanged += 1
+                finished.add(tf.session_id)
+                if progress is not None:
+                    progress(tf)
+                continue
+            future = pool.submit(read_task, tf, _start_of(row), batch_bytes, TASK_BYTES)
+            inflight[future] = (tf, _Progress(row))
+        if not inflight:
+            break
+        done, _ = wait(inflight, return_when=FIRST_COMPLETED)
+        for future in done:
+            tf, state = inflight.pop(future)
+            try:
+                batches = future.result()
+            except OSError as exc:
+                report.problems.append(f"cannot read {tf.path}: {exc.strerror or exc}")
+                finished.add(tf.session_id)
+                if progress is not None:
+                    progress(tf)
+                continue
+            try:
+                for batch in batches:
+                    state.committed(batch, _commit(conn, tf, batch, paths, state.based_on), report)
+            except _Moved:
+                paths.cache.clear()
+                retry.append(tf)
+                finished.add(tf.session_id)  # by the retry below
+                continue
+            last = batches[-1]
+            if last.stat is None:  # the task's limit: go on from there
+                start = ReadStart(str(tf.path), last.offset, last.read_hash, last.state)
+                future = pool.submit(read_task, tf, start, batch_bytes, TASK_BYTES)
+                inflight[future] = (tf, state)
+                continue
+            state.finish(report)
+            finished.add(tf.session_id)
+            if progress is not None:
+                progress(tf)
 
 
 def changed_transcripts(conn: sqlite3.Connection, roots: list[Path]) -> list[TranscriptFile]:

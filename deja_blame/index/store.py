@@ -98,12 +98,12 @@ def tool_excerpt(text: str) -> str:
     )
 
 
-def _message_row(sid: int, step: int, m: Message) -> tuple[Any, ...]:
+def _message_row(step: int, m: Message) -> tuple[Any, ...]:
     span = m.source_span
     if span is None or m.role != "tool" or len(m.text) <= TOOL_TEXT_KEPT:
-        return (sid, m.seq, step, m.role, m.text, m.at, None, None, None)
+        return (m.seq, step, m.role, m.text, m.at, None, None, None)
     start, end = span
-    return (sid, m.seq, step, m.role, tool_excerpt(m.text), m.at, start, end - start, len(m.text))
+    return (m.seq, step, m.role, tool_excerpt(m.text), m.at, start, end - start, len(m.text))
 
 
 def _hunk_spans(e: Edit) -> bytes | None:
@@ -118,38 +118,33 @@ def _hunk_spans(e: Edit) -> bytes | None:
     return orjson.dumps([[h.old_start, h.new_start, len(h.removed), len(h.added)] for h in e.hunks])
 
 
-def write_chunk(conn: sqlite3.Connection, sid: int, chunk: Chunk, paths: PathIds) -> None:
-    if chunk.messages:
-        conn.executemany(
-            "INSERT OR REPLACE INTO messages(sid, ord, step, role, text, at, src_offset, src_len,"
-            " full_chars) VALUES (?,?,?,?,?,?,?,?,?)",
-            [_message_row(sid, step, m) for step, m in chunk.messages],
-        )
-    if chunk.commands:
-        conn.executemany(
-            "INSERT OR REPLACE INTO commands(sid, ord, step, command, cwd, exit_code, status, at)"
-            " VALUES (?,?,?,?,?,?,?,?)",
-            [
-                (sid, c.seq, step, c.command, c.cwd, c.exit_code, c.status, c.at)
-                for step, c in chunk.commands
-            ],
-        )
-    for ordinal, status in chunk.status_patches.items():
-        conn.execute("UPDATE commands SET status=? WHERE sid=? AND ord=?", (status, sid, ordinal))
-    for ordinal, code in chunk.exit_patches.items():
-        conn.execute("UPDATE commands SET exit_code=? WHERE sid=? AND ord=?", (code, sid, ordinal))
-    if chunk.files:
-        conn.executemany(
-            "INSERT OR REPLACE INTO files(sid, ord, step, path, action, at) VALUES (?,?,?,?,?,?)",
-            [(sid, f.seq, step, f.path, f.action, f.at) for step, f in chunk.files],
-        )
-    line_rows: list[tuple[int, int, int, int, int, float | None, int]] = []
-    edit_rows = []
+@dataclass
+class ChunkRows:
+    """One batch of a session as the index's rows, all but the session's ``sid``.
+
+    Made where the batch was read (a worker process, when indexing in parallel):
+    it pickles small, and the writer only adds the sid and path ids.
+    """
+
+    messages: list[tuple[Any, ...]]  # (ord, step, role, text, at, src_offset, src_len, full_chars)
+    commands: list[tuple[Any, ...]]  # (ord, step, command, cwd, exit_code, status, at)
+    files: list[tuple[Any, ...]]  # (ord, step, path, action, at)
+    edits: list[tuple[Any, ...]]  # (ord, step, path, tool, source, removed, added, hunks, ...)
+    # per edit: (path, edit ord, at_epoch, by_user, fingerprints of its added lines)
+    lines: list[tuple[str, int, float | None, int, list[int]]]
+    exit_patches: dict[int, int]
+    status_patches: dict[int, str]
+    skipped: int
+    has_user: bool  # a user message is among them (the session's first prompt may change)
+
+
+def chunk_rows(chunk: Chunk) -> ChunkRows:
+    edits = []
+    lines = []
     for step, e in chunk.edits:
         at_epoch = epoch_of(e.at)
-        edit_rows.append(
+        edits.append(
             (
-                sid,
                 e.seq,
                 step,
                 e.path,
@@ -164,22 +159,70 @@ def write_chunk(conn: sqlite3.Connection, sid: int, chunk: Chunk, paths: PathIds
                 at_epoch,
             )
         )
-        pid = paths.get(e.path)
-        by_user = int(e.source == "user")
-        for idx, line in enumerate(e.added):
-            line_rows.append((pid, fingerprint(line), sid, e.seq, idx, at_epoch, by_user))
-    if edit_rows:
+        fps = [fingerprint(line) for line in e.added]
+        lines.append((e.path, e.seq, at_epoch, int(e.source == "user"), fps))
+    return ChunkRows(
+        messages=[_message_row(step, m) for step, m in chunk.messages],
+        commands=[
+            (c.seq, step, c.command, c.cwd, c.exit_code, c.status, c.at)
+            for step, c in chunk.commands
+        ],
+        files=[(f.seq, step, f.path, f.action, f.at) for step, f in chunk.files],
+        edits=edits,
+        lines=lines,
+        exit_patches=chunk.exit_patches,
+        status_patches=chunk.status_patches,
+        skipped=chunk.skipped,
+        has_user=any(m.role == "user" for _, m in chunk.messages),
+    )
+
+
+def write_rows(conn: sqlite3.Connection, sid: int, rows: ChunkRows, paths: PathIds) -> None:
+    """Append one batch of session ``sid`` inside the caller's transaction."""
+    if rows.messages:
+        conn.executemany(
+            "INSERT OR REPLACE INTO messages(sid, ord, step, role, text, at, src_offset, src_len,"
+            " full_chars) VALUES (?,?,?,?,?,?,?,?,?)",
+            [(sid, *r) for r in rows.messages],
+        )
+    if rows.commands:
+        conn.executemany(
+            "INSERT OR REPLACE INTO commands(sid, ord, step, command, cwd, exit_code, status, at)"
+            " VALUES (?,?,?,?,?,?,?,?)",
+            [(sid, *r) for r in rows.commands],
+        )
+    for ordinal, status in rows.status_patches.items():
+        conn.execute("UPDATE commands SET status=? WHERE sid=? AND ord=?", (status, sid, ordinal))
+    for ordinal, code in rows.exit_patches.items():
+        conn.execute("UPDATE commands SET exit_code=? WHERE sid=? AND ord=?", (code, sid, ordinal))
+    if rows.files:
+        conn.executemany(
+            "INSERT OR REPLACE INTO files(sid, ord, step, path, action, at) VALUES (?,?,?,?,?,?)",
+            [(sid, *r) for r in rows.files],
+        )
+    if rows.edits:
         conn.executemany(
             "INSERT OR REPLACE INTO edits(sid, ord, step, path, tool, source, removed, added,"
             " hunks, witness, truncated, at, at_epoch) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            edit_rows,
+            [(sid, *r) for r in rows.edits],
         )
+    line_rows: list[tuple[int, int, int, int, int, float | None, int]] = []
+    for path, edit_ord, at_epoch, by_user, fps in rows.lines:
+        pid = paths.get(path)
+        line_rows += [
+            (pid, fp, sid, edit_ord, idx, at_epoch, by_user) for idx, fp in enumerate(fps)
+        ]
     if line_rows:
         conn.executemany(
             "INSERT INTO lines(path_id, fp, sid, edit_ord, idx, at_epoch, by_user)"
             " VALUES (?,?,?,?,?,?,?)",
             line_rows,
         )
+
+
+def write_chunk(conn: sqlite3.Connection, sid: int, chunk: Chunk, paths: PathIds) -> None:
+    """``write_rows`` of a reader's chunk, in one process."""
+    write_rows(conn, sid, chunk_rows(chunk), paths)
 
 
 # -- reading ------------------------------------------------------------------------

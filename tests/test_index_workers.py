@@ -1,0 +1,161 @@
+"""Indexing with worker processes gives exactly the index one process gives.
+
+``deja index`` reads transcripts in worker processes (spawned, as on every
+platform) once there is enough to read; the one process that writes commits
+the same batches, with the same offsets and reader state. These tests compare
+the two row for row on realistic sessions (long tool output, edits, malformed
+lines, a session read in several tasks), then check growth after a parallel
+run, the command line, and what happens when the workers die.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import deja_json
+
+from deja_blame.index import ingest
+from deja_blame.index.db import connect
+from deja_blame.index.store import load_session
+from deja_blame.transcripts.antigravity import parse_transcript
+from deja_blame.transcripts.writer import TranscriptWriter
+
+T0 = 1_784_278_800
+
+
+def build_root(root: Path, sessions: int = 6, turns: int = 12, seed: int = 5) -> list[Path]:
+    rnd = random.Random(seed)
+    paths = []
+    for n in range(sessions):
+        ws = f"/work/proj{n % 3}"
+        w = TranscriptWriter(root, f"sess-{n:02d}", start=T0 + n * 3600, workspace=ws)
+        for t in range(turns):
+            path = f"{ws}/src/m{t % 4}.py"
+            w.user(f"session {n} turn {t}: fix {path}")
+            known = w.files.get(path)
+            if known and rnd.random() < 0.5:
+                first = known.splitlines(keepends=True)[0]
+                w.replace(path, first, f"# revised {n}.{t}\n" + first)
+            else:
+                body = "".join(f"def f_{n}_{t}_{k}(x):\n    return x + {k}\n" for k in range(8))
+                w.write_file(path, body, overwrite=bool(known))
+            # long output: kept in the transcript, read back by span
+            w.run_command(
+                "pytest -q", exit_code=rnd.choice([0, 1]), output="F." * rnd.randint(10, 2000)
+            )
+            if t % 5 == 4:
+                with open(w.path, "ab") as fh:
+                    fh.write(b'{"source": "MODEL", "content": 3}\n{not json\n')
+        paths.append(w.path)
+    return paths
+
+
+def index_with(db: Path, root: Path, jobs: int, **kwargs: Any) -> ingest.IndexReport:
+    conn = connect(db)
+    try:
+        return ingest.index_roots(conn, [root], jobs=jobs, **kwargs)
+    finally:
+        conn.close()
+
+
+SESSION_COLS = (
+    "session_id, transcript, project, started_at, ended_at, skipped_lines, first_prompt,"
+    " n_messages, n_commands, n_edits, size, mtime_ns, inode, offset, head_hash, state"
+)
+LINES = (
+    "SELECT s.session_id, p.path, l.fp, l.edit_ord, l.idx, l.at_epoch, l.by_user FROM lines l"
+    " JOIN sessions s USING (sid) JOIN paths p USING (path_id) ORDER BY 1, 2, 3, 4, 5"
+)
+MESSAGES = (
+    "SELECT s.session_id, m.ord, m.step, m.role, m.text, m.src_offset, m.src_len, m.full_chars"
+    " FROM messages m JOIN sessions s USING (sid) ORDER BY 1, 2"
+)
+
+
+def snapshot(db: Path) -> dict[str, Any]:
+    conn = sqlite3.connect(str(db))
+    try:
+        ids = [r[0] for r in conn.execute("SELECT session_id FROM sessions ORDER BY 1")]
+        return {
+            "sessions": conn.execute(f"SELECT {SESSION_COLS} FROM sessions ORDER BY 1").fetchall(),
+            "lines": conn.execute(LINES).fetchall(),
+            "messages": conn.execute(MESSAGES).fetchall(),
+            "loaded": {i: load_session(conn, i).to_json() for i in ids},
+        }
+    finally:
+        conn.close()
+
+
+def test_workers_write_the_index_one_process_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "root"
+    transcripts = build_root(root)
+    # small batches and tasks: every session is read in several tasks, one after another
+    monkeypatch.setattr(ingest, "TASK_BYTES", 20_000)
+    one = index_with(tmp_path / "one.db", root, jobs=1, batch_bytes=8_000)
+    many = index_with(tmp_path / "many.db", root, jobs=2, batch_bytes=8_000)
+    assert one.to_json() == many.to_json()
+    assert many.added == 6 and many.skipped_lines == one.skipped_lines > 0
+    a, b = snapshot(tmp_path / "one.db"), snapshot(tmp_path / "many.db")
+    assert a == b
+    assert any(row[5] is not None for row in b["messages"])  # long output left in place
+    for path in transcripts:
+        parsed = parse_transcript(path).to_json()
+        assert b["loaded"][parsed["session_id"]] == parsed | {"transcript": str(path)}
+
+
+def test_growth_after_a_run_with_workers(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    transcripts = build_root(root, sessions=4, turns=6)
+    db = tmp_path / "index.db"
+    index_with(db, root, jobs=2)
+    rnd = random.Random(9)
+    for n, path in enumerate(transcripts[:3]):
+        w = TranscriptWriter(root, path.parents[2].name, start=T0 + 90_000 + n)
+        w.step_index = 10_000
+        w.user("one more thing")
+        w.run_command("make", exit_code=0, output="ok " * rnd.randint(1, 900))
+    report = index_with(db, root, jobs=2)
+    assert (report.added, report.updated, report.unchanged) == (0, 3, 1)
+    loaded = snapshot(db)["loaded"]
+    for path in transcripts:
+        parsed = parse_transcript(path).to_json()
+        assert loaded[parsed["session_id"]] == parsed | {"transcript": str(path)}
+
+
+def test_index_jobs_option(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    build_root(root, sessions=3, turns=4)
+    report = deja_json("index", "--root", str(root), "--jobs", "2", "--json")
+    assert report["added"] == 3 and report["problems"] == []
+    shown = deja_json("show", "sess-01", "--json")
+    assert shown == parse_transcript(
+        root / "brain" / "sess-01" / ".system_generated" / "logs" / "transcript.jsonl"
+    ).to_json() | {"transcript": shown["transcript"]}
+
+
+def worker_that_dies(*args: Any) -> Any:
+    """Stands in for ``ingest.read_task`` in the workers: the process ends at once."""
+    os._exit(3)
+
+
+def test_dead_workers_leave_the_rest_to_this_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "root"
+    transcripts = build_root(root, sessions=4, turns=4)
+    monkeypatch.setattr(ingest, "read_task", worker_that_dies)
+    db = tmp_path / "index.db"
+    report = index_with(db, root, jobs=2)
+    assert report.added == 4
+    assert len(report.problems) == 1 and "worker processes failed" in report.problems[0]
+    loaded = snapshot(db)["loaded"]
+    for path in transcripts:
+        parsed = parse_transcript(path).to_json()
+        assert loaded[parsed["session_id"]] == parsed | {"transcript": str(path)}
