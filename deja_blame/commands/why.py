@@ -102,12 +102,9 @@ def explain(
 
 def _edit_writing(conn: sqlite3.Connection, sid: int, text: str) -> int | None:
     from deja_blame.index.fingerprint import fingerprint
+    from deja_blame.index.store import latest_edit_adding
 
-    row = conn.execute(
-        "SELECT edit_ord FROM lines WHERE sid=? AND fp=? ORDER BY at_epoch DESC LIMIT 1",
-        (sid, fingerprint(text)),
-    ).fetchone()
-    return int(row[0]) if row else None
+    return latest_edit_adding(conn, sid, fingerprint(text))
 
 
 def run_why(

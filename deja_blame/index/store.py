@@ -79,8 +79,39 @@ class PathIds:
 
 
 def clear_session_rows(conn: sqlite3.Connection, sid: int) -> None:
-    for table in ("messages", "commands", "files", "edits", "lines"):
+    # The lines table is keyed by path first (no index on sid: one fewer B-tree to
+    # update per added line); a session's lines are found through its edits' paths.
+    pids = conn.execute(
+        "SELECT DISTINCT p.path_id FROM edits e JOIN paths p ON p.path = e.path WHERE e.sid=?",
+        (sid,),
+    ).fetchall()
+    conn.executemany("DELETE FROM lines WHERE path_id=? AND sid=?", [(pid, sid) for (pid,) in pids])
+    for table in ("messages", "commands", "files", "edits"):
         conn.execute(f"DELETE FROM {table} WHERE sid=?", (sid,))
+
+
+def latest_edit_adding(conn: sqlite3.Connection, sid: int, fp: int) -> int | None:
+    """The ordinal of session ``sid``'s latest edit that added a line with fingerprint ``fp``."""
+    for ordinal, added in conn.execute(
+        "SELECT ord, added FROM edits WHERE sid=? ORDER BY at_epoch DESC, ord DESC", (sid,)
+    ):
+        if any(fingerprint(line) == fp for line in orjson.loads(added)):
+            return int(ordinal)
+    return None
+
+
+def line_steps_by_name(conn: sqlite3.Connection, sid: int) -> dict[str, dict[int, int]]:
+    """File name -> fingerprint -> the last step at which session ``sid`` added that line."""
+    out: dict[str, dict[int, int]] = {}
+    for step, path, added in conn.execute(
+        "SELECT step, path, added FROM edits WHERE sid=?", (sid,)
+    ):
+        steps = out.setdefault(path_basename(path), {})
+        for line in orjson.loads(added):
+            fp = fingerprint(line)
+            if steps.get(fp, -1) < step:
+                steps[fp] = int(step)
+    return out
 
 
 # Tool output longer than this stays in the transcript; the index keeps its first
@@ -214,7 +245,7 @@ def write_rows(conn: sqlite3.Connection, sid: int, rows: ChunkRows, paths: PathI
         ]
     if line_rows:
         conn.executemany(
-            "INSERT INTO lines(path_id, fp, sid, edit_ord, idx, at_epoch, by_user)"
+            "INSERT OR REPLACE INTO lines(path_id, fp, sid, edit_ord, idx, at_epoch, by_user)"
             " VALUES (?,?,?,?,?,?,?)",
             line_rows,
         )

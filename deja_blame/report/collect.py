@@ -474,27 +474,18 @@ def _request_finder(
     """(session, path, line text) -> which request of the session led to the edit that
     wrote the line (0 = the first prompt), from the index; None when unknown."""
     from deja_blame.index.fingerprint import fingerprint
+    from deja_blame.index.store import line_steps_by_name
 
-    cache: dict[tuple[str, str], dict[int, int]] = {}
+    cache: dict[str, dict[str, dict[int, int]]] = {}
 
     def find(session: str, path: str, text: str) -> int | None:
         info = indexed.get(session)
         if conn is None or info is None or not info.prompt_steps:
             return None
+        if session not in cache:
+            cache[session] = line_steps_by_name(conn, info.sid)
         name = path.rsplit("/", 1)[-1]
-        key = (session, name)
-        if key not in cache:
-            cache[key] = {
-                int(fp): int(step)
-                for fp, step in conn.execute(
-                    "SELECT l.fp, MAX(e.step) FROM lines l"
-                    " JOIN edits e ON e.sid = l.sid AND e.ord = l.edit_ord"
-                    " JOIN paths p ON p.path_id = l.path_id"
-                    " WHERE l.sid = ? AND p.name = ? GROUP BY l.fp",
-                    (info.sid, name),
-                )
-            }
-        step = cache[key].get(fingerprint(text))
+        step = cache[session].get(name, {}).get(fingerprint(text))
         if step is None:
             return None
         at = bisect.bisect_right(info.prompt_steps, step) - 1
