@@ -1087,3 +1087,33 @@ def test_rows_of_a_schema_2_index_read_as_before(tmp_path: Path) -> None:
     cols = [r[1] for r in query(db, "PRAGMA table_info(messages)")]
     assert cols[-3:] == ["src_offset", "src_len", "full_chars"]
     assert query(db, "SELECT value FROM meta WHERE key='schema_version'")[0][0] == "3"
+
+
+def test_first_build_skips_flushes_then_leaves_the_index_flushed(tmp_path: Path) -> None:
+    """A first build runs with synchronous=OFF (nothing older to lose); the run ends
+    with synchronous back to NORMAL and the WAL copied into the database."""
+    root = tmp_path / "root"
+    append(transcript(root, "first"), *conversation(3))
+    conn = index_db.connect(db_path(tmp_path))
+    try:
+        seen: list[int] = []
+        ingest.index_roots(
+            conn,
+            [root],
+            progress=lambda _tf: seen.append(conn.execute("PRAGMA synchronous").fetchone()[0]),
+        )
+        assert seen == [0]  # OFF while the first build ran
+        assert conn.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL again
+        busy, frames, copied = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        assert busy == 0 and frames == copied
+        # a later run, with sessions in the index, keeps NORMAL throughout
+        append(transcript(root, "second"), *conversation(1))
+        seen.clear()
+        ingest.index_roots(
+            conn,
+            [root],
+            progress=lambda _tf: seen.append(conn.execute("PRAGMA synchronous").fetchone()[0]),
+        )
+        assert seen == [1, 1]
+    finally:
+        conn.close()

@@ -10,13 +10,15 @@ characters that decide where a block or a header ends.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from deja_blame.models import Hunk
 from deja_blame.transcripts import patterns as P
-from deja_blame.transcripts.diffblock import find_diff_blocks
-from deja_blame.transcripts.text import strip_step_header
+from deja_blame.transcripts.diffblock import _parse_plain, find_diff_blocks
+from deja_blame.transcripts.text import int64_text, strip_step_header
 
 # What the reader used before find_diff_blocks.
 DIFF_BLOCK_RE = re.compile(r"\[diff_block_start\]\n?(.*?)\n?\[diff_block_end\]", re.DOTALL)
@@ -93,3 +95,68 @@ def test_strip_step_header_examples() -> None:
     assert strip_step_header("\nCreated At: a\n\nbody") == "body"
     assert strip_step_header("Created At: a") == ""
     assert strip_step_header("body\nCreated At: a") == "body\nCreated At: a"
+
+
+def _parse_plain_before(lines: list[str]) -> list[Any]:
+    """The plain diff reader before its one-test-per-line rewrite."""
+    hunks: list[Any] = []
+    current = Hunk(removed=[], added=[])
+    skip_next_plus = False
+    for i, line in enumerate(lines):
+        if skip_next_plus and line.startswith("+++"):
+            skip_next_plus = False
+            continue
+        skip_next_plus = False
+        m = P.HUNK_HEADER.match(line) if line.startswith("@@") else None
+        if m:
+            if current.removed or current.added or current.old_start is not None:
+                hunks.append(current)
+            current = Hunk(
+                removed=[],
+                added=[],
+                old_start=int64_text(m.group(1)),
+                new_start=int64_text(m.group(3)),
+            )
+            continue
+        if line.startswith("---") and i + 1 < len(lines) and lines[i + 1].startswith("+++"):
+            skip_next_plus = True
+            continue
+        if line.startswith("-"):
+            current.removed.append(line[1:])
+        elif line.startswith("+"):
+            current.added.append(line[1:])
+    if current.removed or current.added or current.old_start is not None:
+        hunks.append(current)
+    return hunks
+
+
+_diff_lines = st.lists(
+    st.sampled_from(
+        [
+            "@@ -1,2 +1,3 @@",
+            "@@ -7 +9 @@ def f():",
+            "@@ nope",
+            "--- a/x",
+            "+++ b/x",
+            "---",
+            "+++",
+            "-old",
+            "+new",
+            "-",
+            "+",
+            " ctx",
+            "",
+            "@",
+            "x",
+            "-- -",
+            "++ +",
+        ]
+    ),
+    max_size=20,
+)
+
+
+@settings(max_examples=2000)
+@given(_diff_lines)
+def test_plain_diff_reader_equals_the_line_by_line_original(lines: list[str]) -> None:
+    assert _parse_plain(lines) == _parse_plain_before(lines)

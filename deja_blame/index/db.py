@@ -17,6 +17,9 @@ from deja_blame.errors import DejaError, IndexCorruptError
 SCHEMA_VERSION = 3
 DB_ENV = "DEJA_DB"
 BUSY_TIMEOUT_MS = 30_000
+# WAL with NORMAL: commits are not flushed one by one, checkpoints are; a crash
+# or power loss can lose the last commits but never damages the file.
+SYNCHRONOUS = "NORMAL"
 
 # Each migration brings the schema from version i to i+1. Add, never edit.
 MIGRATIONS: list[tuple[str, str]] = [
@@ -186,7 +189,7 @@ def connect(path: Path, create: bool = True) -> sqlite3.Connection:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         _refuse_foreign(conn, path)  # before WAL: a foreign database is left exactly as it was
         conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute(f"PRAGMA synchronous = {SYNCHRONOUS}")
         conn.execute("PRAGMA foreign_keys = OFF")
         _migrate(conn, path)
     except BaseException as exc:

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from deja_blame.index.db import transaction
+from deja_blame.index.db import SYNCHRONOUS, transaction
 from deja_blame.index.source import read_hash, same_bytes
 from deja_blame.index.store import ChunkRows, PathIds, chunk_rows, clear_session_rows, write_rows
 from deja_blame.transcripts.antigravity import ReaderState, SessionReader, artifact_dir_for
@@ -129,6 +129,7 @@ def index_roots(
     # Fewer, larger checkpoints while writing in bulk: each one costs two fsyncs.
     (checkpoint_pages,) = conn.execute("PRAGMA wal_autocheckpoint").fetchone()
     conn.execute(f"PRAGMA wal_autocheckpoint = {BULK_CHECKPOINT_PAGES}")
+    unsynced = False
     try:
         # One query for every session's stat: with nothing new, a stat per file and no more.
         known = {
@@ -137,6 +138,14 @@ def index_roots(
                 "SELECT session_id, transcript, size, mtime_ns, inode, offset FROM sessions"
             )
         }
+        if not known:
+            # A first build (or --rebuild) has nothing to lose: no flush to disk at each
+            # checkpoint, which is a quarter of a big first run here. A killed run is
+            # safe either way (the data is with the OS); only an OS crash or power
+            # loss mid-run can damage this index, and rebuilding it from the same
+            # transcripts loses nothing. The end of the run flushes it all once.
+            conn.execute("PRAGMA synchronous = OFF")
+            unsynced = True
         changed: list[TranscriptFile] = []
         for tf in files:
             report.transcripts += 1
@@ -177,6 +186,10 @@ def index_roots(
     finally:
         with contextlib.suppress(sqlite3.Error):  # never mask the error that got us here
             conn.execute(f"PRAGMA wal_autocheckpoint = {int(checkpoint_pages)}")
+            if unsynced:
+                conn.execute(f"PRAGMA synchronous = {SYNCHRONOUS}")
+                # copy the WAL into the database and flush both (synchronous is back on)
+                conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
     return report
 
 
@@ -303,11 +316,8 @@ def read_batches(
             return
         first = offset
         while batch is not None:
-            chunk = reader.feed(
-                [line.record for line in batch],
-                [(line.start_offset, line.end_offset) for line in batch],
-            )
-            new_offset = batch[-1].end_offset
+            chunk = reader.feed(batch.records, batch.spans)
+            new_offset = batch.end_offset
             limited = limit_bytes is not None and new_offset - first >= limit_bytes
             upcoming = None if limited else next(batches, None)
             # Only the last batch records the file's stat: a run killed between

@@ -664,7 +664,7 @@ def parse_transcript(
     session = Session(session_id=session_id, transcript=str(resolved))
     with open(path, "rb") as fh:
         for batch in iter_batches(fh, 0, final=True):
-            chunk = reader.feed([line.record for line in batch])
+            chunk = reader.feed(batch.records)
             apply_chunk(session, chunk)
     st = reader.state
     session.started_at, session.ended_at = st.started_at, st.ended_at

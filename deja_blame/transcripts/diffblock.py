@@ -81,31 +81,35 @@ def _parse_with_unidiff(block: str) -> list[Hunk] | None:
 def _parse_plain(lines: list[str]) -> list[Hunk]:
     hunks: list[Hunk] = []
     current = Hunk(removed=[], added=[])
-    skip_next_plus = False
+    removed, added = current.removed, current.added
+    last = len(lines) - 1
+    skip = False
+    # One first-character test per line: blocks run to thousands of lines.
     for i, line in enumerate(lines):
-        if skip_next_plus and line.startswith("+++"):
-            skip_next_plus = False
-            continue  # second line of a unified header pair
-        skip_next_plus = False
-        m = P.HUNK_HEADER.match(line) if line.startswith("@@") else None
-        if m:
-            if current.removed or current.added or current.old_start is not None:
-                hunks.append(current)
-            current = Hunk(
-                removed=[],
-                added=[],
-                old_start=int64_text(m.group(1)),
-                new_start=int64_text(m.group(3)),
-            )
-            continue
-        if line.startswith("---") and i + 1 < len(lines) and lines[i + 1].startswith("+++"):
-            skip_next_plus = True
-            continue  # a unified "--- a/x" / "+++ b/x" header: not a line of the file
-        if line.startswith("-"):
-            current.removed.append(line[1:])
-        elif line.startswith("+"):
-            current.added.append(line[1:])
+        if skip:
+            skip = False
+            continue  # the "+++ b/x" of a unified header pair
+        first = line[:1]
+        if first == "-":
+            if line.startswith("---") and i < last and lines[i + 1].startswith("+++"):
+                skip = True
+                continue  # a unified "--- a/x" / "+++ b/x" header: not a line of the file
+            removed.append(line[1:])
+        elif first == "+":
+            added.append(line[1:])
+        elif first == "@" and line.startswith("@@"):
+            m = P.HUNK_HEADER.match(line)
+            if m:
+                if removed or added or current.old_start is not None:
+                    hunks.append(current)
+                current = Hunk(
+                    removed=[],
+                    added=[],
+                    old_start=int64_text(m.group(1)),
+                    new_start=int64_text(m.group(3)),
+                )
+                removed, added = current.removed, current.added
         # " " context lines and anything else belong to neither side
-    if current.removed or current.added or current.old_start is not None:
+    if removed or added or current.old_start is not None:
         hunks.append(current)
     return hunks

@@ -18,40 +18,53 @@ CHUNK_BYTES = 8 * 1024 * 1024  # lines read per batch; bounds memory on huge tra
 
 
 @dataclass
-class RawLine:
-    record: dict[str, Any] | None  # None: malformed (skip and count)
-    end_offset: int  # byte offset just after this line
-    start_offset: int = 0  # byte offset of its first byte: the index reads it back from there
+class LineBatch:
+    """Decoded lines, in file order: ``records[i]`` came from bytes ``spans[i]``."""
+
+    records: list[dict[str, Any] | None]  # None: malformed (skip and count)
+    spans: list[tuple[int, int]]  # (start, end) byte offsets of each line
+    end_offset: int  # the byte just after the last line read (blank ones included)
 
 
 def iter_batches(
     fh: IO[bytes], start: int, final: bool, batch_bytes: int = CHUNK_BYTES
-) -> Iterator[list[RawLine]]:
+) -> Iterator[LineBatch]:
     """Batches of decoded lines from ``start``.
 
     ``final`` (a one-shot parse) means an unfinished last line is malformed and
     counted; otherwise it is left for the next run unless it parses.
     """
+    # Plain lists and inlined decoding: this loop runs once per transcript line.
+    loads = orjson.loads
+    error = orjson.JSONDecodeError
     fh.seek(start)
     offset = start
-    batch: list[RawLine] = []
+    records: list[dict[str, Any] | None] = []
+    spans: list[tuple[int, int]] = []
     size = 0
     for raw in fh:
         end = offset + len(raw)
-        complete = raw.endswith(b"\n")
-        record = decode_line(raw)
-        if not complete and record is None and not final:
-            break  # half written: read again once complete
+        try:
+            record = loads(raw)
+            if type(record) is not dict:
+                record = None
+        except error:
+            record = None
+        if record is None:
+            if not final and not raw.endswith(b"\n"):
+                break  # half written: read again once complete
+            if not raw.strip():
+                offset = end
+                continue  # blank line: nothing, and not malformed
+        spans.append((offset, end))
+        records.append(record)
         offset = end
-        if record is None and not raw.strip():
-            continue  # blank line: nothing, and not malformed
-        batch.append(RawLine(record=record, end_offset=end, start_offset=end - len(raw)))
         size += len(raw)
         if size >= batch_bytes:
-            yield batch
-            batch, size = [], 0
-    if batch:
-        yield batch
+            yield LineBatch(records, spans, end)
+            records, spans, size = [], [], 0
+    if records:
+        yield LineBatch(records, spans, offset)
 
 
 def decode_line(raw: bytes) -> dict[str, Any] | None:
