@@ -35,6 +35,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -452,16 +453,57 @@ def floor_pass(root: Path) -> tuple[float, int, int]:
     return time.perf_counter() - started, total, lines
 
 
-def run_deja(args: list[str], env: dict[str, str]) -> tuple[float, float, int, dict[str, Any]]:
-    """(wall seconds, CPU seconds, peak RSS bytes, the --json report) of one `deja` subprocess."""
+class TreeMemory:
+    """Peak of the summed RSS of a process and its descendants (worker processes
+    included), sampled every 20 ms from /proc; 0 where /proc cannot tell."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.peak = 0
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _tree(self, pid: int) -> list[int]:
+        try:
+            text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+        except OSError:
+            return [pid]
+        return [pid] + [p for child in text.split() for p in self._tree(int(child))]
+
+    @staticmethod
+    def _rss(pid: int) -> int:
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+        except (OSError, ValueError):
+            pass
+        return 0
+
+    def _run(self) -> None:
+        while not self.done.wait(0.02):
+            self.peak = max(self.peak, sum(self._rss(p) for p in self._tree(self.pid)))
+
+    def stop(self) -> int:
+        self.done.set()
+        self.thread.join()
+        return self.peak
+
+
+def run_deja(args: list[str], env: dict[str, str]) -> tuple[float, float, int, dict[str, Any], int]:
+    """(wall seconds, CPU seconds, peak RSS bytes, the --json report, peak RSS of the
+    process tree) of one `deja` subprocess."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.perf_counter()
         proc = subprocess.Popen(
             [sys.executable, "-m", "deja_blame", *args], stdout=out, stderr=err, env=env
         )
+        tree = TreeMemory(proc.pid)
         # wait4 gives this child's own rusage (RUSAGE_CHILDREN would fold in earlier ones)
         _, status, usage = os.wait4(proc.pid, 0)
         elapsed = time.perf_counter() - started
+        tree_peak = tree.stop()
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
@@ -469,7 +511,9 @@ def run_deja(args: list[str], env: dict[str, str]) -> tuple[float, float, int, d
     if proc.returncode != 0:
         raise SystemExit(f"deja {' '.join(args)} exited {proc.returncode}:\n{stderr}")
     rss = usage.ru_maxrss * (1 if sys.platform == "darwin" else 1024)
-    return elapsed, usage.ru_utime + usage.ru_stime, rss, orjson.loads(stdout)
+    # its workers' CPU: wait4 counts only children this process has waited for, which
+    # the workers are by the time it exits
+    return elapsed, usage.ru_utime + usage.ru_stime, rss, orjson.loads(stdout), tree_peak
 
 
 def grow(root: Path, fraction: float, seed: int) -> int:
@@ -524,12 +568,12 @@ def main(argv: list[str] | None = None) -> int:
         floor_s, floor_bytes, floor_lines = min(
             (floor_pass(root) for _ in range(2)), key=lambda t: t[0]
         )
-        index_s, index_cpu, rss, report = run_deja(["index", "--json"], env)
+        index_s, index_cpu, rss, report, tree_rss = run_deja(["index", "--json"], env)
         if report["problems"]:
             print("problems:", *report["problems"][:5], sep="\n  ", file=sys.stderr)
-        nochange_s, _, nochange_rss, again = run_deja(["index", "--json"], env)
+        nochange_s, _, nochange_rss, again, _ = run_deja(["index", "--json"], env)
         grown_bytes = grow(root, 0.01, args.seed)
-        grow_s, _, _, grown = run_deja(["index", "--json"], env)
+        grow_s, _, _, grown, _ = run_deja(["index", "--json"], env)
         db_bytes = sum(
             Path(str(db) + s).stat().st_size for s in ("", "-wal") if Path(str(db) + s).exists()
         )
@@ -556,8 +600,8 @@ def main(argv: list[str] | None = None) -> int:
         ),
         (
             "(c) peak RSS of deja index",
-            f"{rss / MB:.0f} MB",
-            _goal(rss / MB < GOAL_RSS_MB, f"< {GOAL_RSS_MB} MB"),
+            f"{rss / MB:.0f} MB (with its workers: {tree_rss / MB:.0f} MB)",
+            _goal(max(rss, tree_rss) / MB < GOAL_RSS_MB, f"< {GOAL_RSS_MB} MB"),
         ),
         (
             "(d) re-index, nothing new",

@@ -111,8 +111,8 @@ def parse_cmd(path: Path, as_json: bool) -> None:
     "--jobs",
     type=click.IntRange(min=1),
     default=None,
-    help="Processes reading transcripts while one writes the index. Default: up to 4 of"
-    " the machine's cores when there are 32 MB or more to read, else 1.",
+    help="Processes reading transcripts while one writes the index. Default: 2 (1 on a"
+    " one-core machine) when there are 32 MB or more to read, else 1 (all in this process).",
 )
 @click.option("-q", "--quiet", is_flag=True, help="No summary line.")
 @json_option

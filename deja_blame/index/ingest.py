@@ -54,9 +54,11 @@ MAX_RETRIES = 20
 # run (or the run still reading it) goes on from the offset
 NO_STAT = -1
 BULK_CHECKPOINT_PAGES = 8192  # 32 MB of WAL between checkpoints while indexing (default 1000)
-MAX_DEFAULT_JOBS = 4  # past this the one writing process is the limit
+# Past two, the one writing process is the limit (it takes about as long as two
+# readers), and each worker holds ~50 MB: main + 2 workers stay under 200 MB.
+MAX_DEFAULT_JOBS = 2
 PARALLEL_MIN_BYTES = 32 * 1024 * 1024  # less to read than this: one process is quicker
-TASK_BYTES = 16 * 1024 * 1024  # of transcript per worker task (bounds what waits in memory)
+TASK_BYTES = 8 * 1024 * 1024  # of transcript per worker task (bounds what waits in memory)
 
 
 @dataclass
@@ -505,7 +507,7 @@ def _index_in_workers(
 
     A transcript is read in tasks of at most ``TASK_BYTES``, one after another,
     each going on from where the last left off: a huge transcript never sits
-    in memory whole, and no more than two tasks per worker wait to be written.
+    in memory whole, and no more than one task beyond the workers waits to be written.
     Transactions are the same as in one process (one per batch, offset and
     state with it), so a kill, a rerun or a concurrent ``deja index`` behave
     the same. A transcript another run moved under this one is read again at
@@ -553,7 +555,7 @@ def _run_workers(
     progress: Callable[[TranscriptFile], None] | None,
 ) -> None:
     while queue or inflight:
-        while queue and len(inflight) < 2 * jobs:
+        while queue and len(inflight) < jobs + 1:
             tf = queue.pop()
             row = _session_row(conn, tf)
             if _row_is_current(tf, row):
