@@ -11,6 +11,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -1117,3 +1118,32 @@ def test_first_build_skips_flushes_then_leaves_the_index_flushed(tmp_path: Path)
         assert seen == [1, 1]
     finally:
         conn.close()
+
+
+OPEN_AT = """
+import sys, time
+from pathlib import Path
+from deja_blame.index.db import connect
+start = float(sys.argv[2])
+while time.time() < start:
+    pass
+connect(Path(sys.argv[1])).close()
+"""
+
+
+def test_many_processes_opening_a_new_index_at_once(tmp_path: Path) -> None:
+    """Switching a new index to WAL needs an exclusive lock: of two processes that
+    both hold a shared one, SQLite turns one away at once (no busy wait). Every
+    one of them must still open it."""
+    for trial in range(10):
+        db = tmp_path / f"new{trial}.db"
+        start = f"{time.time() + 1.0}"  # all past their imports: they open together
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", OPEN_AT, str(db), start], stderr=subprocess.PIPE
+            )
+            for _ in range(8)
+        ]
+        errors = [p.communicate(timeout=60)[1].decode() for p in procs]
+        assert [p.returncode for p in procs] == [0] * 8, [e for e in errors if e][:1]
+        assert query(db, "PRAGMA journal_mode")[0][0] == "wal"

@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import os
 import random
+import signal
 import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -159,3 +163,78 @@ def test_dead_workers_leave_the_rest_to_this_process(
     for path in transcripts:
         parsed = parse_transcript(path).to_json()
         assert loaded[parsed["session_id"]] == parsed | {"transcript": str(path)}
+
+
+# ``deja index --jobs 2`` with small batches and tasks, so that a run is many
+# transactions from several tasks per transcript and a kill lands among them.
+RUNNER = """
+import sys
+from deja_blame.index import ingest
+ingest.TASK_BYTES = 24_000
+defaults = list(ingest.index_roots.__defaults__)
+defaults[-1] = 8_000
+ingest.index_roots.__defaults__ = tuple(defaults)
+from deja_blame.cli import main
+main(sys.argv[1:])
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie is gone for our purposes
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return True
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs /proc to find workers")
+def test_killed_run_with_workers_resumes_to_the_same_index(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    build_root(root, sessions=6, turns=30)
+    clean = tmp_path / "clean.db"
+    index_with(clean, root, jobs=1)
+    db = tmp_path / "killed.db"
+    env = {**os.environ, "DEJA_DB": str(db)}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", RUNNER, "index", "--root", str(root), "--jobs", "2", "--json"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    workers: set[int] = set()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+            workers.update(int(c) for c in children)
+        except OSError:
+            pass
+        if db.exists() and len(workers) >= 2:
+            conn = sqlite3.connect(str(db), timeout=30)
+            try:
+                done = conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0]
+            except sqlite3.Error:
+                done = 0
+            finally:
+                conn.close()
+            if done >= 2:
+                break
+        time.sleep(0.01)
+    assert proc.poll() is None, "the run ended before it could be killed: make the root bigger"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    # the workers notice and end: nothing is left running
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and any(_alive(w) for w in workers):
+        time.sleep(0.1)
+    assert not [w for w in workers if _alive(w)]
+
+    conn = sqlite3.connect(str(db))
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    conn.close()
+    report = deja_json("index", "--root", str(root), "--json", env=env)
+    assert report["problems"] == []
+    assert snapshot(db) == snapshot(clean)

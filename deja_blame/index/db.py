@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -188,7 +189,7 @@ def connect(path: Path, create: bool = True) -> sqlite3.Connection:
         conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         _refuse_foreign(conn, path)  # before WAL: a foreign database is left exactly as it was
-        conn.execute("PRAGMA journal_mode = WAL")
+        _enable_wal(conn)
         conn.execute(f"PRAGMA synchronous = {SYNCHRONOUS}")
         conn.execute("PRAGMA foreign_keys = OFF")
         _migrate(conn, path)
@@ -199,6 +200,27 @@ def connect(path: Path, create: bool = True) -> sqlite3.Connection:
             raise
         raise database_error(path, exc) from exc
     return conn
+
+
+def _enable_wal(conn: sqlite3.Connection) -> None:
+    """``PRAGMA journal_mode = WAL``, retried while another process switches it.
+
+    Two processes opening a new index at once both hold a shared lock and both
+    want the exclusive one the switch needs: SQLite answers one of them "database
+    is locked" at once, without its busy handler (waiting could deadlock). By the
+    time it asks again the other has switched, and the pragma has nothing to do.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    delay = 0.005
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+        time.sleep(delay)
+        delay = min(delay * 2, 0.1)
 
 
 def database_error(path: Path, exc: sqlite3.DatabaseError) -> DejaError:

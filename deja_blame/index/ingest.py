@@ -28,6 +28,8 @@ import multiprocessing
 import os
 import sqlite3
 import stat
+import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -519,7 +521,9 @@ def _index_in_workers(
     inflight: dict[Future[list[Batch]], tuple[TranscriptFile, _Progress]] = {}
     retry: list[TranscriptFile] = []
     finished: set[str] = set()
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context)
+    pool = ProcessPoolExecutor(
+        max_workers=jobs, mp_context=context, initializer=_exit_with, initargs=(os.getpid(),)
+    )
     try:
         _run_workers(
             conn, pool, queue, inflight, retry, finished, report, paths, jobs, batch_bytes, progress
@@ -539,6 +543,21 @@ def _index_in_workers(
             report.problems.append(f"cannot read {tf.path}: {exc.strerror or exc}")
         if progress is not None:
             progress(tf)
+
+
+def _exit_with(parent: int) -> None:
+    """In each worker: end when the indexing process is gone.
+
+    A ``deja index`` killed outright (SIGKILL, out of memory) cannot shut its
+    pool down, and an idle worker would wait on its task queue forever.
+    """
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="deja-parent-watch", daemon=True).start()
 
 
 def _run_workers(
