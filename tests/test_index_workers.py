@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from conftest import deja_json
 
@@ -237,4 +238,26 @@ def test_killed_run_with_workers_resumes_to_the_same_index(tmp_path: Path) -> No
     conn.close()
     report = deja_json("index", "--root", str(root), "--json", env=env)
     assert report["problems"] == []
+    assert snapshot(db) == snapshot(clean)
+
+
+def test_two_runs_with_workers_at_once(tmp_path: Path) -> None:
+    """Two `deja index --jobs 2` on one index: batches another run moved are read
+    again by the writer, and the index ends equal to a one-process one."""
+    root = tmp_path / "root"
+    build_root(root, sessions=8, turns=20)
+    clean = tmp_path / "clean.db"
+    index_with(clean, root, jobs=1)
+    db = tmp_path / "both.db"
+    env = {**os.environ, "DEJA_DB": str(db)}
+    cmd = [sys.executable, "-c", RUNNER, "index", "--root", str(root), "--jobs", "2", "--json"]
+    procs = [
+        subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for _ in range(2)
+    ]
+    outs = [p.communicate(timeout=300) for p in procs]
+    for p, (out, err) in zip(procs, outs, strict=True):
+        assert p.returncode == 0, err.decode()
+        assert orjson.loads(out)["problems"] == []
+    assert sum(orjson.loads(out)["added"] for out, _ in outs) == 8
     assert snapshot(db) == snapshot(clean)

@@ -508,41 +508,37 @@ def _index_in_workers(
     """Transcripts read by ``jobs`` worker processes; rows written here, batch by batch.
 
     A transcript is read in tasks of at most ``TASK_BYTES``, one after another,
-    each going on from where the last left off: a huge transcript never sits
-    in memory whole, and no more than one task beyond the workers waits to be written.
-    Transactions are the same as in one process (one per batch, offset and
-    state with it), so a kill, a rerun or a concurrent ``deja index`` behave
+    each going on from where the last left off: a huge transcript never sits in
+    memory whole, and no more than one task beyond the workers waits to be
+    written. Transactions are the same as in one process (one per batch, offset
+    and state with it), so a kill, a rerun or a concurrent ``deja index`` behave
     the same. A transcript another run moved under this one is read again at
     the end, in this process.
     """
+    run = _WorkerRun(conn, report, paths, batch_bytes, progress)
     # spawn: workers start clean (no copy of this process's SQLite connection or threads)
-    context = multiprocessing.get_context("spawn")
-    queue = list(reversed(files))
-    inflight: dict[Future[list[Batch]], tuple[TranscriptFile, _Progress]] = {}
-    retry: list[TranscriptFile] = []
-    finished: set[str] = set()
     pool = ProcessPoolExecutor(
-        max_workers=jobs, mp_context=context, initializer=_exit_with, initargs=(os.getpid(),)
+        max_workers=jobs,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_exit_with,
+        initargs=(os.getpid(),),
     )
     try:
-        _run_workers(
-            conn, pool, queue, inflight, retry, finished, report, paths, jobs, batch_bytes, progress
-        )
+        run.drive(pool, files, jobs)
     except BrokenProcessPool as exc:
         # A worker died (killed, out of memory) or could not start (a script that
         # calls this without an ``if __name__ == "__main__"`` guard). Every batch
         # committed so far stands; the rest is read here, from where it stopped.
         report.problems.append(f"worker processes failed ({exc}); read the rest in one process")
-        retry += [tf for tf in files if tf.session_id not in finished]
+        run.retry += [tf for tf in files if tf.session_id not in run.finished]
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
-    for tf in retry:
+    for tf in run.retry:
         try:
             index_transcript(conn, tf, report, paths, batch_bytes)
         except OSError as exc:
             report.problems.append(f"cannot read {tf.path}: {exc.strerror or exc}")
-        if progress is not None:
-            progress(tf)
+        run.done(tf)
 
 
 def _exit_with(parent: int) -> None:
@@ -560,62 +556,88 @@ def _exit_with(parent: int) -> None:
     threading.Thread(target=watch, name="deja-parent-watch", daemon=True).start()
 
 
-def _run_workers(
-    conn: sqlite3.Connection,
-    pool: ProcessPoolExecutor,
-    queue: list[TranscriptFile],
-    inflight: dict[Future[list[Batch]], tuple[TranscriptFile, _Progress]],
-    retry: list[TranscriptFile],
-    finished: set[str],
-    report: IndexReport,
-    paths: PathIds,
-    jobs: int,
-    batch_bytes: int,
-    progress: Callable[[TranscriptFile], None] | None,
-) -> None:
-    while queue or inflight:
-        while queue and len(inflight) < jobs + 1:
-            tf = queue.pop()
-            row = _session_row(conn, tf)
-            if _row_is_current(tf, row):
-                report.unchanged += 1
-                finished.add(tf.session_id)
-                if progress is not None:
-                    progress(tf)
-                continue
-            future = pool.submit(read_task, tf, _start_of(row), batch_bytes, TASK_BYTES)
-            inflight[future] = (tf, _Progress(row))
-        if not inflight:
-            break
-        done, _ = wait(inflight, return_when=FIRST_COMPLETED)
-        for future in done:
-            tf, state = inflight.pop(future)
-            try:
-                batches = future.result()
-            except OSError as exc:
-                report.problems.append(f"cannot read {tf.path}: {exc.strerror or exc}")
-                finished.add(tf.session_id)
-                if progress is not None:
-                    progress(tf)
-                continue
-            try:
-                for batch in batches:
-                    state.committed(batch, _commit(conn, tf, batch, paths, state.based_on), report)
-            except _Moved:
-                paths.cache.clear()
-                retry.append(tf)
-                finished.add(tf.session_id)  # by the retry below
-                continue
-            last = batches[-1]
-            if last.stat is None:  # the task's limit: go on from there
-                start = ReadStart(str(tf.path), last.offset, last.read_hash, last.state)
-                future = pool.submit(read_task, tf, start, batch_bytes, TASK_BYTES)
-                inflight[future] = (tf, state)
-                continue
-            state.finish(report)
-            finished.add(tf.session_id)
-            if progress is not None:
-                progress(tf)
+class _WorkerRun:
+    """The writing side of a run with workers: what is in flight, done, to retry."""
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        report: IndexReport,
+        paths: PathIds,
+        batch_bytes: int,
+        progress: Callable[[TranscriptFile], None] | None,
+    ) -> None:
+        self.conn = conn
+        self.report = report
+        self.paths = paths
+        self.batch_bytes = batch_bytes
+        self.progress = progress
+        self.inflight: dict[Future[list[Batch]], tuple[TranscriptFile, _Progress]] = {}
+        self.retry: list[TranscriptFile] = []  # moved by another run: read again here
+        self.finished: set[str] = set()  # session ids this run is done with
+
+    def done(self, tf: TranscriptFile) -> None:
+        self.finished.add(tf.session_id)
+        if self.progress is not None:
+            self.progress(tf)
+
+    def drive(self, pool: ProcessPoolExecutor, files: list[TranscriptFile], jobs: int) -> None:
+        queue = list(reversed(files))
+        while queue or self.inflight:
+            while queue and len(self.inflight) < jobs + 1:
+                tf = queue.pop()
+                row = _session_row(self.conn, tf)
+                if _row_is_current(tf, row):
+                    self.report.unchanged += 1
+                    self.done(tf)
+                    continue
+                self._submit(pool, tf, _start_of(row), _Progress(row))
+            if not self.inflight:
+                break
+            finished, _ = wait(self.inflight, return_when=FIRST_COMPLETED)
+            for future in finished:
+                tf, state = self.inflight.pop(future)
+                self._write(pool, future, tf, state)
+
+    def _submit(
+        self,
+        pool: ProcessPoolExecutor,
+        tf: TranscriptFile,
+        start: ReadStart | None,
+        state: _Progress,
+    ) -> None:
+        future = pool.submit(read_task, tf, start, self.batch_bytes, TASK_BYTES)
+        self.inflight[future] = (tf, state)
+
+    def _write(
+        self,
+        pool: ProcessPoolExecutor,
+        future: Future[list[Batch]],
+        tf: TranscriptFile,
+        state: _Progress,
+    ) -> None:
+        try:
+            batches = future.result()
+        except OSError as exc:
+            self.report.problems.append(f"cannot read {tf.path}: {exc.strerror or exc}")
+            self.done(tf)
+            return
+        try:
+            for batch in batches:
+                based_on = _commit(self.conn, tf, batch, self.paths, state.based_on)
+                state.committed(batch, based_on, self.report)
+        except _Moved:
+            self.paths.cache.clear()
+            self.retry.append(tf)
+            self.finished.add(tf.session_id)  # by the retry at the end
+            return
+        last = batches[-1]
+        if last.stat is None:  # the task's limit: go on from there
+            start = ReadStart(str(tf.path), last.offset, last.read_hash, last.state)
+            self._submit(pool, tf, start, state)
+            return
+        state.finish(self.report)
+        self.done(tf)
 
 
 def changed_transcripts(conn: sqlite3.Connection, roots: list[Path]) -> list[TranscriptFile]:
