@@ -21,7 +21,7 @@ import click
 from deja_blame import __version__
 from deja_blame.errors import DejaError
 from deja_blame.index.db import connect, database_error, default_db_path
-from deja_blame.output import inert
+from deja_blame.output import inert, warn
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -53,7 +53,7 @@ def with_index(f: Callable[..., int]) -> Callable[..., int]:
     @functools.wraps(f)
     def wrapper(db: Path | None, **kwargs: Any) -> int:
         path = _db_path(db)
-        conn = connect(path)
+        conn = connect(path, notice=warn)
         try:
             return f(conn, **kwargs)
         except sqlite3.DatabaseError as exc:

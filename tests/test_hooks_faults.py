@@ -83,6 +83,23 @@ def test_corrupt_index(world: World) -> None:
     assert logged(world)[-1].endswith(line)
 
 
+def test_index_of_an_older_schema_is_not_migrated_by_the_hook(world: World) -> None:
+    """A migration can take longer than the hook's budget: the hook leaves it to the
+    next deja command, says so once, and the commit still gets its carried notes."""
+    world.index()
+    conn = sqlite3.connect(world.db, isolation_level=None)
+    conn.execute("UPDATE meta SET value='2' WHERE key='schema_version'")
+    conn.close()
+    world.write(S1, "app.py", body("a", 3))
+    proc, _ = commit(world, "agent work")
+    (line,) = warnings(proc)
+    assert "older schema" in line and "deja index" in line
+    assert world.head() in git(world.repo, "log", "--format=%H")
+    conn = sqlite3.connect(world.db)
+    assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == ("2",)
+    conn.close()
+
+
 def test_locked_index(world: World) -> None:
     world.index()
     world.write(S1, "app.py", body("a", 3))  # new transcript bytes: the hook must write

@@ -1070,9 +1070,9 @@ def test_rows_of_a_schema_2_index_read_as_before(tmp_path: Path) -> None:
         "INSERT INTO sessions(sid, session_id, source, transcript, offset, head_hash)"
         " VALUES (1, 'old', 'antigravity', '/nowhere/transcript.jsonl', 10, 'ht:00')"
     )
-    conn.execute(
-        "INSERT INTO messages VALUES (1, 0, 0, 'tool', ?, '2026-07-17T09:00:00Z')",
-        ("x" * 5000,),
+    conn.executemany(
+        "INSERT INTO messages VALUES (1, ?, ?, 'tool', ?, '2026-07-17T09:00:00Z')",
+        [(k, k, "x" * 5000) for k in range(400)],  # 2 MB that the migration copies
     )
     hunks = [{"old_start": 3, "new_start": 3, "removed": ["a"], "added": ["b", "c"]}]
     conn.execute(
@@ -1082,7 +1082,11 @@ def test_rows_of_a_schema_2_index_read_as_before(tmp_path: Path) -> None:
     )
     conn.close()
 
-    doc = show("old")
+    proc = deja("show", "old", "--json")
+    assert "upgrading the index" in proc.stderr.decode()  # said once, before the pause
+    doc = orjson.loads(proc.stdout)
+    assert deja("show", "old", "--json").stderr == b""
+    assert query(db, "PRAGMA freelist_count")[0][0] == 0  # the copied tables' old pages
     assert doc["messages"][0]["text"] == "x" * 5000
     assert doc["edits"][0]["hunks"] == hunks
     cols = [r[1] for r in query(db, "PRAGMA table_info(messages)")]

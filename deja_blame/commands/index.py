@@ -25,7 +25,7 @@ def run_index(
 ) -> int:
     if rebuild:
         remove_index(db_path)
-    conn = connect(db_path)
+    conn = connect(db_path, notice=None if quiet else warn)
     try:
         report = IndexReport()
         root_list = roots or discover_roots()

@@ -106,12 +106,14 @@ def open_index(log: HookLog) -> sqlite3.Connection | None:
         log.warn(f"no index at {path} (run: deja index); only carried notes are used")
         return None
     try:
-        conn = connect(path, create=False)
+        # no migration here: it can take longer than the hook may (the next deja command does it)
+        conn = connect(path, create=False, upgrade=False)
     except IndexCorruptError as exc:
         log.warn(f"{exc}; only carried notes are used (run: deja index --rebuild)")
         return None
     except DejaError as exc:
-        log.warn(f"{exc}; only carried notes are used")
+        hint = f" ({exc.hint})" if exc.hint else ""
+        log.warn(f"{exc}; only carried notes are used{hint}")
         return None
     except sqlite3.Error as exc:
         log.warn(f"cannot open the index {path} ({exc}); only carried notes are used")
