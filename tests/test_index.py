@@ -1151,3 +1151,14 @@ def test_many_processes_opening_a_new_index_at_once(tmp_path: Path) -> None:
         errors = [p.communicate(timeout=60)[1].decode() for p in procs]
         assert [p.returncode for p in procs] == [0] * 8, [e for e in errors if e][:1]
         assert query(db, "PRAGMA journal_mode")[0][0] == "wal"
+
+
+def test_locked_index_error_names_the_cause_not_a_wait() -> None:
+    err = index_db.database_error(
+        Path("/x/index.db"), sqlite3.OperationalError("database is locked")
+    )
+    assert (
+        str(err)
+        == "the index /x/index.db is locked by another process (deja waits up to 30 s for it)"
+    )
+    assert err.hint and "again" in err.hint

@@ -243,7 +243,13 @@ def database_error(path: Path, exc: sqlite3.DatabaseError) -> DejaError:
     text = str(exc)
     if isinstance(exc, sqlite3.OperationalError):
         if "locked" in text:
-            return DejaError(f"the index {path} stayed locked for {BUSY_TIMEOUT_MS // 1000} s")
+            # SQLite may refuse at once (it does where waiting could deadlock), so
+            # this says what is known: another process holds it
+            return DejaError(
+                f"the index {path} is locked by another process"
+                f" (deja waits up to {BUSY_TIMEOUT_MS // 1000} s for it)",
+                hint="run it again once the other deja command has finished",
+            )
         if "unable to open" in text:
             return DejaError(f"cannot open the index {path}: {exc}")
         if "full" in text or "disk I/O" in text or "readonly" in text:
