@@ -300,7 +300,7 @@ def _migrate(
         if notice is not None:
             notice(
                 f"upgrading the index {path} (schema {found} -> {SCHEMA_VERSION}), once;"
-                " a large index takes a few seconds"
+                " about 20 s for a 700 MB index"
             )
     with transaction(conn):
         current = schema_version(conn)  # again, under the write lock
