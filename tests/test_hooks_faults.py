@@ -247,3 +247,30 @@ def test_concurrent_commits_in_two_worktrees_both_get_notes(world: World) -> Non
     assert file_claims(world.note(main_sha), "app.py") == {i: S1 for i in range(1, 5)}
     assert file_claims(world.note(side_sha), "lib.py") == {i: S2 for i in range(1, 4)}
     assert world.note(side_sha, cwd=wt) == world.note(side_sha)
+
+
+def test_background_jobs_get_the_longer_default_budget(world: World) -> None:
+    """In the background a hook job holds nothing up: unless deja.hook.timeout says
+    otherwise its budget is 30 s (a burst of jobs on two cores needs more than 2 s);
+    in the foreground it stays 2 s."""
+    seen = world.tmp / "budget.txt"
+    spy = world.tmp / "spy"
+    spy.write_text(f'#!/bin/sh\nprintf "%s\\n" "$DEJA_HOOK_TIMEOUT" >> "{seen}"\n')
+    spy.chmod(0o755)
+    install(pygit2.Repository(str(world.repo)), python=str(spy))
+    world.person("x.txt", "x\n")
+    commit(world, "foreground")  # the fixture sets deja.hook.background false
+    git(world.repo, "config", "--unset", "deja.hook.background")
+    world.person("y.txt", "y\n")
+    commit(world, "background")
+    deadline = time.monotonic() + 10
+    while len(seen.read_text().split()) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert seen.read_text().split() == ["2", "30"]
+    git(world.repo, "config", "deja.hook.timeout", "7")
+    world.person("z.txt", "z\n")
+    commit(world, "configured")
+    deadline = time.monotonic() + 10
+    while len(seen.read_text().split()) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert seen.read_text().split()[-1] == "7"

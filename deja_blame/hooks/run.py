@@ -29,7 +29,8 @@ from deja_blame.errors import DejaError, IndexCorruptError
 from deja_blame.gitutil import no_git_env, open_repository
 from deja_blame.notes.store import deja_dir
 
-DEFAULT_TIMEOUT = 2.0
+DEFAULT_TIMEOUT = 2.0  # seconds, in the foreground (git waits)
+BACKGROUND_TIMEOUT = 30.0  # in the background (git does not wait; bounds a stuck deja)
 HOOK_TYPES = ("post-commit", "post-rewrite")
 LOG_MAX_BYTES = 256 * 1024
 INDEX_BUSY_MS = 400
@@ -83,11 +84,13 @@ def hook_timeout(repo: pygit2.Repository | None) -> float:
     raw = os.environ.get("DEJA_HOOK_TIMEOUT") or (
         _config(repo, "deja.hook.timeout") if repo is not None else None
     )
+    # a background job holds nothing up: its budget only bounds a stuck deja
+    default = BACKGROUND_TIMEOUT if os.environ.get("DEJA_HOOK_CHILD") == "1" else DEFAULT_TIMEOUT
     try:
-        value = float(raw) if raw else DEFAULT_TIMEOUT
+        value = float(raw) if raw else default
     except ValueError:
-        value = DEFAULT_TIMEOUT
-    return value if value > 0 else DEFAULT_TIMEOUT
+        value = default
+    return value if value > 0 else default
 
 
 def background_wanted(repo: pygit2.Repository | None) -> bool:
