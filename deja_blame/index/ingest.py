@@ -72,6 +72,9 @@ class IndexReport:
     transcripts: int = 0
     problems: list[str] = field(default_factory=list)
 
+    def cannot_read(self, tf: TranscriptFile, exc: OSError) -> None:
+        self.problems.append(f"cannot read {tf.path}: {exc.strerror or exc}")
+
     def to_json(self) -> dict[str, Any]:
         return {
             "transcripts": self.transcripts,
@@ -160,7 +163,7 @@ def index_roots(
                         progress(tf)
                     continue
             except OSError as exc:
-                report.problems.append(f"cannot read {tf.path}: {exc.strerror or exc}")
+                report.cannot_read(tf, exc)
                 if progress is not None:
                     progress(tf)
                 continue
@@ -177,16 +180,7 @@ def index_roots(
                 paths.cache.clear()
                 raise
             return report
-        for tf in changed:
-            try:
-                index_transcript(conn, tf, report, paths, batch_bytes)
-            except sqlite3.Error:
-                paths.cache.clear()  # path ids of a rolled-back batch are gone
-                raise
-            except OSError as exc:
-                report.problems.append(f"cannot read {tf.path}: {exc.strerror or exc}")
-            if progress is not None:
-                progress(tf)
+        _index_here(conn, changed, report, paths, batch_bytes, progress)
     finally:
         with contextlib.suppress(sqlite3.Error):  # never mask the error that got us here
             conn.execute(f"PRAGMA wal_autocheckpoint = {int(checkpoint_pages)}")
@@ -197,10 +191,31 @@ def index_roots(
     return report
 
 
+def _index_here(
+    conn: sqlite3.Connection,
+    files: list[TranscriptFile],
+    report: IndexReport,
+    paths: PathIds,
+    batch_bytes: int,
+    progress: Callable[[TranscriptFile], None] | None,
+) -> None:
+    """Read and write ``files`` one after another, in this process."""
+    for tf in files:
+        try:
+            index_transcript(conn, tf, report, paths, batch_bytes)
+        except sqlite3.Error:
+            paths.cache.clear()  # path ids of a rolled-back batch are gone
+            raise
+        except OSError as exc:
+            report.cannot_read(tf, exc)
+        if progress is not None:
+            progress(tf)
+
+
 def _same_stat(tf: TranscriptFile, row: tuple[Any, ...] | None) -> bool:
     """Is ``tf`` the file the index last read, with the stat it had then?
 
-    ``row`` is (transcript, size, mtime_ns, inode) from the sessions table. A
+    ``row`` starts (transcript, size, mtime_ns, inode), from the sessions table. A
     stale row only ever says "changed" (other runs move rows forward), and then
     the file is looked at properly.
     """
@@ -358,7 +373,7 @@ def _row_is_current(tf: TranscriptFile, row: tuple[Any, ...] | None) -> bool:
     return row is not None and _same_stat(tf, (row[1], row[2], row[3], row[4]))
 
 
-class _Progress:
+class _Tally:
     """How one transcript's reading went, for the report once it is done."""
 
     def __init__(self, row: tuple[Any, ...] | None) -> None:
@@ -397,10 +412,10 @@ def _index_once(
     if _row_is_current(tf, row):
         report.unchanged += 1  # not opened, not parsed
         return
-    progress = _Progress(row)
+    tally = _Tally(row)
     for batch in read_batches(tf, _start_of(row), batch_bytes):
-        progress.committed(batch, _commit(conn, tf, batch, paths, progress.based_on), report)
-    progress.finish(report)
+        tally.committed(batch, _commit(conn, tf, batch, paths, tally.based_on), report)
+    tally.finish(report)
 
 
 def _commit(
@@ -533,12 +548,7 @@ def _index_in_workers(
         run.retry += [tf for tf in files if tf.session_id not in run.finished]
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
-    for tf in run.retry:
-        try:
-            index_transcript(conn, tf, report, paths, batch_bytes)
-        except OSError as exc:
-            report.problems.append(f"cannot read {tf.path}: {exc.strerror or exc}")
-        run.done(tf)
+    _index_here(conn, run.retry, report, paths, batch_bytes, progress)
 
 
 def _exit_with(parent: int) -> None:
@@ -572,7 +582,7 @@ class _WorkerRun:
         self.paths = paths
         self.batch_bytes = batch_bytes
         self.progress = progress
-        self.inflight: dict[Future[list[Batch]], tuple[TranscriptFile, _Progress]] = {}
+        self.inflight: dict[Future[list[Batch]], tuple[TranscriptFile, _Tally]] = {}
         self.retry: list[TranscriptFile] = []  # moved by another run: read again here
         self.finished: set[str] = set()  # session ids this run is done with
 
@@ -591,41 +601,41 @@ class _WorkerRun:
                     self.report.unchanged += 1
                     self.done(tf)
                     continue
-                self._submit(pool, tf, _start_of(row), _Progress(row))
+                self._submit(pool, tf, _start_of(row), _Tally(row))
             if not self.inflight:
                 break
             finished, _ = wait(self.inflight, return_when=FIRST_COMPLETED)
             for future in finished:
-                tf, state = self.inflight.pop(future)
-                self._write(pool, future, tf, state)
+                tf, tally = self.inflight.pop(future)
+                self._write(pool, future, tf, tally)
 
     def _submit(
         self,
         pool: ProcessPoolExecutor,
         tf: TranscriptFile,
         start: ReadStart | None,
-        state: _Progress,
+        tally: _Tally,
     ) -> None:
         future = pool.submit(read_task, tf, start, self.batch_bytes, TASK_BYTES)
-        self.inflight[future] = (tf, state)
+        self.inflight[future] = (tf, tally)
 
     def _write(
         self,
         pool: ProcessPoolExecutor,
         future: Future[list[Batch]],
         tf: TranscriptFile,
-        state: _Progress,
+        tally: _Tally,
     ) -> None:
         try:
             batches = future.result()
         except OSError as exc:
-            self.report.problems.append(f"cannot read {tf.path}: {exc.strerror or exc}")
+            self.report.cannot_read(tf, exc)
             self.done(tf)
             return
         try:
             for batch in batches:
-                based_on = _commit(self.conn, tf, batch, self.paths, state.based_on)
-                state.committed(batch, based_on, self.report)
+                based_on = _commit(self.conn, tf, batch, self.paths, tally.based_on)
+                tally.committed(batch, based_on, self.report)
         except _Moved:
             self.paths.cache.clear()
             self.retry.append(tf)
@@ -634,9 +644,9 @@ class _WorkerRun:
         last = batches[-1]
         if last.stat is None:  # the task's limit: go on from there
             start = ReadStart(str(tf.path), last.offset, last.read_hash, last.state)
-            self._submit(pool, tf, start, state)
+            self._submit(pool, tf, start, tally)
             return
-        state.finish(self.report)
+        tally.finish(self.report)
         self.done(tf)
 
 

@@ -184,10 +184,16 @@ class SessionReader:
             self._file_step(step, rec, at, FILE_TYPES[kind])
         # GREP_SEARCH, SEARCH_WEB, ASK_QUESTION, ...: nothing
 
-    def _message(self, step: int, role: str, text: str, at: str | None) -> None:
-        self.chunk.messages.append(
-            (step, Message(role=role, text=text, at=at, seq=self.state.n_messages))
-        )
+    def _message(
+        self,
+        step: int,
+        role: str,
+        text: str,
+        at: str | None,
+        span: tuple[int, int] | None = None,
+    ) -> None:
+        message = Message(role=role, text=text, at=at, seq=self.state.n_messages, source_span=span)
+        self.chunk.messages.append((step, message))
         self.state.n_messages += 1
 
     def _new_command(self, step: int, command: str, cwd: str | None, at: str | None) -> int:
@@ -325,8 +331,7 @@ class SessionReader:
     def _tool_output(self, step: int, rec: dict[str, Any], at: str | None) -> str:
         body = tool_output_text(rec)
         if body:
-            self._message(step, "tool", body, at)
-            self.chunk.messages[-1][1].source_span = self._span
+            self._message(step, "tool", body, at, self._span)
         return body
 
     def _command_step(self, step: int, rec: dict[str, Any], at: str | None) -> None:

@@ -34,9 +34,7 @@ def iter_batches(
     ``final`` (a one-shot parse) means an unfinished last line is malformed and
     counted; otherwise it is left for the next run unless it parses.
     """
-    # Plain lists and inlined decoding: this loop runs once per transcript line.
-    loads = orjson.loads
-    error = orjson.JSONDecodeError
+    # Plain lists, not an object per line: this loop runs once per transcript line.
     fh.seek(start)
     offset = start
     records: list[dict[str, Any] | None] = []
@@ -44,12 +42,7 @@ def iter_batches(
     size = 0
     for raw in fh:
         end = offset + len(raw)
-        try:
-            record = loads(raw)
-            if type(record) is not dict:
-                record = None
-        except error:
-            record = None
+        record = decode_line(raw)
         if record is None:
             if not final and not raw.endswith(b"\n"):
                 break  # half written: read again once complete
