@@ -10,7 +10,8 @@ import click
 
 from deja_blame.commands.blame import compute
 from deja_blame.errors import DejaError
-from deja_blame.index.store import edit_from_row
+from deja_blame.index.fingerprint import fingerprint
+from deja_blame.index.store import edit_from_row, latest_edit_adding
 from deja_blame.jsonout import print_json
 from deja_blame.output import inert, shorten, style, use_colour
 
@@ -50,7 +51,7 @@ def explain(
     sid = int(row[0])
     edit_ord = ln.edit_ord
     if edit_ord is None:
-        edit_ord = _edit_writing(conn, sid, ln.text)
+        edit_ord = latest_edit_adding(conn, sid, fingerprint(ln.text))
     if edit_ord is None:
         return doc
     erow = conn.execute(
@@ -98,13 +99,6 @@ def explain(
         )
     ]
     return doc
-
-
-def _edit_writing(conn: sqlite3.Connection, sid: int, text: str) -> int | None:
-    from deja_blame.index.fingerprint import fingerprint
-    from deja_blame.index.store import latest_edit_adding
-
-    return latest_edit_adding(conn, sid, fingerprint(text))
 
 
 def run_why(

@@ -333,10 +333,7 @@ def load_session(conn: sqlite3.Connection, session_id: str) -> Session:
     # rewritten), the stored excerpt stands, saying so.
     full = read_tool_outputs(row[3], row[8], row[9], spans) if spans else {}
     session.messages = [
-        Message(
-            role=r[0], text=full.get(r[4], r[1]) if r[4] is not None else r[1], at=r[2], seq=r[3]
-        )
-        for r in rows
+        Message(role=r[0], text=full.get(r[4], r[1]), at=r[2], seq=r[3]) for r in rows
     ]
     session.commands = [
         Command(command=r[0], cwd=r[1], exit_code=r[2], at=r[3], seq=r[4], status=r[5])
