@@ -812,6 +812,43 @@ def test_a_file_another_run_is_reading_is_left_to_it(
     assert counts(db, "long")["messages"] == 90
 
 
+def test_a_session_created_then_finished_by_another_run_is_added_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run A inserts a session, run B reads the rest of it, A's next batch finds its row
+    moved: A counts the session as added (its insert stood), B as updated, none twice.
+
+    The counts used to follow only the reading that finished the file, and that was a
+    retry which saw an existing row: the session was added by nobody (CI, stop 10).
+    """
+    root = tmp_path / "root"
+    append(transcript(root, "long"), *conversation(30))
+    db = db_path(tmp_path)
+    conn_a, conn_b = index_db.connect(db), index_db.connect(db)
+    real_commit = ingest._commit
+    b_reports: list[ingest.IndexReport] = []
+
+    def interleaved(conn: Any, *args: Any, **kwargs: Any) -> Any:
+        result = real_commit(conn, *args, **kwargs)
+        if conn is conn_a and not b_reports:
+            # after A's first batch is in, B indexes the same file to its end
+            b_reports.append(ingest.index_roots(conn_b, [root], batch_bytes=1 << 20))
+        return result
+
+    try:
+        with monkeypatch.context() as patched:
+            patched.setattr(ingest, "_commit", interleaved)
+            a_report = ingest.index_roots(conn_a, [root], batch_bytes=2_000)
+    finally:
+        conn_a.close()
+        conn_b.close()
+    (b_report,) = b_reports
+    assert (a_report.added, a_report.updated, a_report.unchanged) == (1, 0, 0)
+    assert (b_report.added, b_report.updated, b_report.unchanged) == (0, 1, 0)
+    assert a_report.problems == b_report.problems == []
+    assert counts(db, "long")["messages"] == 90
+
+
 # -- line fingerprints -------------------------------------------------------------------------
 
 

@@ -71,6 +71,14 @@ class IndexReport:
     skipped_lines: int = 0  # malformed lines met in this run
     transcripts: int = 0
     problems: list[str] = field(default_factory=list)
+    # Sessions whose row this run inserted. Counted as added the moment the insert
+    # commits: with a concurrent run the same transcript can be moved under this
+    # one and finished by a retry, which must not count it again (or not at all).
+    created: set[str] = field(default_factory=set, repr=False)
+
+    def count_unchanged(self, session_id: str) -> None:
+        if session_id not in self.created:
+            self.unchanged += 1
 
     def cannot_read(self, tf: TranscriptFile, exc: OSError) -> None:
         self.problems.append(f"cannot read {tf.path}: {exc.strerror or exc}")
@@ -251,7 +259,7 @@ def index_transcript(
                 # Another run is in the middle of this file (it committed a batch
                 # that is not the last): following it batch by batch would only
                 # parse everything twice. It finishes the file; this run moves on.
-                report.unchanged += 1
+                report.count_unchanged(tf.session_id)
                 return
     report.problems.append(f"gave up on {tf.path}: it kept changing under concurrent indexing")
 
@@ -376,14 +384,17 @@ def _row_is_current(tf: TranscriptFile, row: tuple[Any, ...] | None) -> bool:
 class _Tally:
     """How one transcript's reading went, for the report once it is done."""
 
-    def __init__(self, row: tuple[Any, ...] | None) -> None:
-        self.new = row is None
+    def __init__(self, session_id: str, row: tuple[Any, ...] | None) -> None:
+        self.session_id = session_id
         self.based_on: tuple[Any, Any] | None = (row[5], row[1]) if row else None
         self.read_any = False
         self.fresh = False
         self.first = True
 
     def committed(self, batch: Batch, based_on: tuple[Any, Any], report: IndexReport) -> None:
+        if self.based_on is None:  # this commit inserted the session's row
+            report.created.add(self.session_id)
+            report.added += 1
         self.based_on = based_on
         if self.first:
             self.fresh = batch.fresh
@@ -393,12 +404,12 @@ class _Tally:
             report.skipped_lines += batch.rows.skipped
 
     def finish(self, report: IndexReport) -> None:
-        if self.new:
-            report.added += 1
-        elif self.read_any or self.fresh:
+        if self.session_id in report.created:
+            return  # counted as added when its row was inserted
+        if self.read_any or self.fresh:
             report.updated += 1
         else:
-            report.unchanged += 1  # touched, or grown by a line still being written
+            report.count_unchanged(self.session_id)  # touched, or grown by a partial line
 
 
 def _index_once(
@@ -410,9 +421,9 @@ def _index_once(
 ) -> None:
     row = _session_row(conn, tf)
     if _row_is_current(tf, row):
-        report.unchanged += 1  # not opened, not parsed
+        report.count_unchanged(tf.session_id)  # not opened, not parsed
         return
-    tally = _Tally(row)
+    tally = _Tally(tf.session_id, row)
     for batch in read_batches(tf, _start_of(row), batch_bytes):
         tally.committed(batch, _commit(conn, tf, batch, paths, tally.based_on), report)
     tally.finish(report)
@@ -601,7 +612,7 @@ class _WorkerRun:
                     self.report.unchanged += 1
                     self.done(tf)
                     continue
-                self._submit(pool, tf, _start_of(row), _Tally(row))
+                self._submit(pool, tf, _start_of(row), _Tally(tf.session_id, row))
             if not self.inflight:
                 break
             finished, _ = wait(self.inflight, return_when=FIRST_COMPLETED)
