@@ -134,6 +134,71 @@ def test_growth_after_a_run_with_workers(tmp_path: Path) -> None:
         assert loaded[parsed["session_id"]] == parsed | {"transcript": str(path)}
 
 
+def test_a_transcript_moved_between_its_tasks_is_read_again_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another run indexes everything while this one is between two tasks of a
+    transcript (the next task already reading in a worker): that task's result is
+    dropped, the transcript is read again in this process, nothing is counted twice."""
+    root = tmp_path / "root"
+    build_root(root, sessions=4, turns=12)
+    clean = tmp_path / "clean.db"
+    index_with(clean, root, jobs=1)
+    monkeypatch.setattr(ingest, "TASK_BYTES", 20_000)  # every transcript: several tasks
+    db = tmp_path / "index.db"
+    conn_a, conn_b = connect(db), connect(db)
+    real_commit = ingest._commit
+    b_reports: list[ingest.IndexReport] = []
+
+    def interleaved(conn: Any, *args: Any, **kwargs: Any) -> Any:
+        result = real_commit(conn, *args, **kwargs)
+        if conn is conn_a and not b_reports:
+            b_reports.append(ingest.index_roots(conn_b, [root], jobs=1))
+        return result
+
+    try:
+        with monkeypatch.context() as patched:
+            patched.setattr(ingest, "_commit", interleaved)
+            a_report = ingest.index_roots(conn_a, [root], jobs=2, batch_bytes=8_000)
+    finally:
+        conn_a.close()
+        conn_b.close()
+    (b_report,) = b_reports
+    assert a_report.problems == b_report.problems == []
+    # A inserted the first session, B the rest; A found them all current when it read
+    # them again, and each transcript is counted once
+    assert (a_report.added, a_report.updated, a_report.unchanged) == (1, 0, 3)
+    assert (b_report.added, b_report.updated) == (3, 1)
+    assert snapshot(db) == snapshot(clean)
+
+
+def test_workers_start_with_the_largest_transcript(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A big transcript is read in tasks one after another: started last, it would
+    keep one worker busy alone at the end of the run."""
+    root = tmp_path / "root"
+    transcripts = build_root(root, sessions=5, turns=3)
+    big = TranscriptWriter(root, "sess-99", start=T0)
+    for t in range(40):
+        big.user(f"turn {t}")
+        big.run_command("make", exit_code=0, output="ok " * 400)
+    submitted: list[str] = []
+    real_submit = ingest._WorkerRun._submit
+
+    def spy(self: Any, pool: Any, tf: Any, *args: Any) -> None:
+        if tf.session_id not in submitted:
+            submitted.append(tf.session_id)
+        real_submit(self, pool, tf, *args)
+
+    monkeypatch.setattr(ingest._WorkerRun, "_submit", spy)
+    report = index_with(tmp_path / "index.db", root, jobs=2)
+    assert report.added == 6 and report.problems == []
+    sizes = {p.parents[2].name: p.stat().st_size for p in [*transcripts, big.path]}
+    assert submitted == sorted(sizes, key=lambda sid: -sizes[sid])
+    assert submitted[0] == "sess-99"
+
+
 def test_index_jobs_option(tmp_path: Path) -> None:
     root = tmp_path / "root"
     build_root(root, sessions=3, turns=4)

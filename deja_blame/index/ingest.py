@@ -61,6 +61,7 @@ BULK_CHECKPOINT_PAGES = 8192  # 32 MB of WAL between checkpoints while indexing 
 MAX_DEFAULT_JOBS = 2
 PARALLEL_MIN_BYTES = 32 * 1024 * 1024  # less to read than this: one process is quicker
 TASK_BYTES = 8 * 1024 * 1024  # of transcript per worker task (bounds what waits in memory)
+AHEAD = 3
 
 
 @dataclass
@@ -177,11 +178,15 @@ def index_roots(
                 continue
             changed.append(tf)
         workers = default_jobs() if jobs is None else max(1, jobs)
+        pending = {tf.session_id: _pending(tf, known) for tf in changed}
         if (
             workers > 1
             and len(changed) > 1
-            and (jobs is not None or _pending_bytes(changed, known) >= PARALLEL_MIN_BYTES)
+            and (jobs is not None or sum(pending.values()) >= PARALLEL_MIN_BYTES)
         ):
+            # Largest first: a big transcript is read in tasks one after another, and
+            # started last it would leave one worker busy while the other waits.
+            changed.sort(key=lambda tf: -pending[tf.session_id])
             try:
                 _index_in_workers(conn, changed, report, paths, workers, batch_bytes, progress)
             except sqlite3.Error:
@@ -508,18 +513,15 @@ def default_jobs() -> int:
     return max(1, min(os.cpu_count() or 1, MAX_DEFAULT_JOBS))
 
 
-def _pending_bytes(files: list[TranscriptFile], known: dict[str, tuple[Any, ...]]) -> int:
-    """Roughly what a run will read: each file's size past the offset the index has."""
-    total = 0
-    for tf in files:
-        try:
-            size = os.stat(tf.path).st_size
-        except OSError:
-            continue
-        row = known.get(tf.session_id)
-        offset = row[4] if row and row[0] == str(tf.path) else 0
-        total += max(0, size - offset)
-    return total
+def _pending(tf: TranscriptFile, known: dict[str, tuple[Any, ...]]) -> int:
+    """Roughly what reading ``tf`` will take: its size past the offset the index has."""
+    try:
+        size = os.stat(tf.path).st_size
+    except OSError:
+        return 0
+    row = known.get(tf.session_id)
+    offset = row[4] if row and row[0] == str(tf.path) else 0
+    return max(0, size - offset)
 
 
 def _index_in_workers(
@@ -605,7 +607,7 @@ class _WorkerRun:
     def drive(self, pool: ProcessPoolExecutor, files: list[TranscriptFile], jobs: int) -> None:
         queue = list(reversed(files))
         while queue or self.inflight:
-            while queue and len(self.inflight) < jobs + 1:
+            while queue and len(self.inflight) < jobs + AHEAD:
                 tf = queue.pop()
                 row = _session_row(self.conn, tf)
                 if _row_is_current(tf, row):
@@ -637,12 +639,22 @@ class _WorkerRun:
         tf: TranscriptFile,
         tally: _Tally,
     ) -> None:
+        if tf.session_id in self.finished:
+            return  # the rest of a transcript handed to the retry: read again there
         try:
             batches = future.result()
         except OSError as exc:
             self.report.cannot_read(tf, exc)
             self.done(tf)
             return
+        last = batches[-1]
+        going_on = last.stat is None  # the task's limit: the next task goes on from there
+        if going_on:
+            # Submitted before this task is written, so a worker reads it meanwhile:
+            # a big transcript's tasks otherwise follow one another with the write
+            # of each in between, one worker busy and the other idle.
+            start = ReadStart(str(tf.path), last.offset, last.read_hash, last.state)
+            self._submit(pool, tf, start, tally)
         try:
             for batch in batches:
                 based_on = _commit(self.conn, tf, batch, self.paths, tally.based_on)
@@ -652,13 +664,9 @@ class _WorkerRun:
             self.retry.append(tf)
             self.finished.add(tf.session_id)  # by the retry at the end
             return
-        last = batches[-1]
-        if last.stat is None:  # the task's limit: go on from there
-            start = ReadStart(str(tf.path), last.offset, last.read_hash, last.state)
-            self._submit(pool, tf, start, tally)
-            return
-        tally.finish(self.report)
-        self.done(tf)
+        if not going_on:
+            tally.finish(self.report)
+            self.done(tf)
 
 
 def changed_transcripts(conn: sqlite3.Connection, roots: list[Path]) -> list[TranscriptFile]:
