@@ -104,3 +104,39 @@ def repo(tmp_path: Path) -> Path:
     git(path, "init", "-q", "-b", "main")
     git(path, "config", "commit.gpgsign", "false")
     return path
+
+
+def index_with_a_rival(
+    db: Path,
+    root: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    jobs: int = 1,
+    batch_bytes: int = 2_000,
+) -> tuple[Any, Any]:
+    """Index ``root`` into ``db`` (run A); right after A's first commit, run B (another
+    connection, one process, default batches) indexes the same root to its end.
+
+    Returns (A's report, B's report): what a run does when another moves its rows.
+    """
+    from deja_blame.index import db as index_db
+    from deja_blame.index import ingest
+
+    conn_a, conn_b = index_db.connect(db), index_db.connect(db)
+    real_commit = ingest._commit
+    b_reports: list[ingest.IndexReport] = []
+
+    def interleaved(conn: Any, *args: Any, **kwargs: Any) -> Any:
+        result = real_commit(conn, *args, **kwargs)
+        if conn is conn_a and not b_reports:
+            b_reports.append(ingest.index_roots(conn_b, [root], jobs=1))
+        return result
+
+    try:
+        with monkeypatch.context() as patched:
+            patched.setattr(ingest, "_commit", interleaved)
+            a_report = ingest.index_roots(conn_a, [root], jobs=jobs, batch_bytes=batch_bytes)
+    finally:
+        conn_a.close()
+        conn_b.close()
+    (b_report,) = b_reports
+    return a_report, b_report

@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 import pytest
-from conftest import deja, deja_json, run_deja
+from conftest import deja, deja_json, index_with_a_rival, run_deja
 
 from deja_blame.index import db as index_db
 from deja_blame.index import ingest
@@ -824,25 +824,7 @@ def test_a_session_created_then_finished_by_another_run_is_added_once(
     root = tmp_path / "root"
     append(transcript(root, "long"), *conversation(30))
     db = db_path(tmp_path)
-    conn_a, conn_b = index_db.connect(db), index_db.connect(db)
-    real_commit = ingest._commit
-    b_reports: list[ingest.IndexReport] = []
-
-    def interleaved(conn: Any, *args: Any, **kwargs: Any) -> Any:
-        result = real_commit(conn, *args, **kwargs)
-        if conn is conn_a and not b_reports:
-            # after A's first batch is in, B indexes the same file to its end
-            b_reports.append(ingest.index_roots(conn_b, [root], batch_bytes=1 << 20))
-        return result
-
-    try:
-        with monkeypatch.context() as patched:
-            patched.setattr(ingest, "_commit", interleaved)
-            a_report = ingest.index_roots(conn_a, [root], batch_bytes=2_000)
-    finally:
-        conn_a.close()
-        conn_b.close()
-    (b_report,) = b_reports
+    a_report, b_report = index_with_a_rival(db, root, monkeypatch, batch_bytes=2_000)
     assert (a_report.added, a_report.updated, a_report.unchanged) == (1, 0, 0)
     assert (b_report.added, b_report.updated, b_report.unchanged) == (0, 1, 0)
     assert a_report.problems == b_report.problems == []

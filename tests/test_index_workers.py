@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 import pytest
-from conftest import deja_json
+from conftest import deja_json, index_with_a_rival
 
 from deja_blame.index import ingest
 from deja_blame.index.db import connect
@@ -146,24 +146,7 @@ def test_a_transcript_moved_between_its_tasks_is_read_again_here(
     index_with(clean, root, jobs=1)
     monkeypatch.setattr(ingest, "TASK_BYTES", 20_000)  # every transcript: several tasks
     db = tmp_path / "index.db"
-    conn_a, conn_b = connect(db), connect(db)
-    real_commit = ingest._commit
-    b_reports: list[ingest.IndexReport] = []
-
-    def interleaved(conn: Any, *args: Any, **kwargs: Any) -> Any:
-        result = real_commit(conn, *args, **kwargs)
-        if conn is conn_a and not b_reports:
-            b_reports.append(ingest.index_roots(conn_b, [root], jobs=1))
-        return result
-
-    try:
-        with monkeypatch.context() as patched:
-            patched.setattr(ingest, "_commit", interleaved)
-            a_report = ingest.index_roots(conn_a, [root], jobs=2, batch_bytes=8_000)
-    finally:
-        conn_a.close()
-        conn_b.close()
-    (b_report,) = b_reports
+    a_report, b_report = index_with_a_rival(db, root, monkeypatch, jobs=2, batch_bytes=8_000)
     assert a_report.problems == b_report.problems == []
     # A inserted the first session, B the rest; A found them all current when it read
     # them again, and each transcript is counted once
