@@ -1172,6 +1172,40 @@ def test_many_processes_opening_a_new_index_at_once(tmp_path: Path) -> None:
         assert query(db, "PRAGMA journal_mode")[0][0] == "wal"
 
 
+class _CreatedMidway:
+    """A connection on which another process creates the index right after the
+    first read: the moment between "no schema version" and "tables exist"."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+        self.conn, self.path, self.done = conn, path, False
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        cur = self.conn.execute(sql, *args)
+        if sql.lstrip().startswith("SELECT") and not self.done:
+            self.done = True
+            index_db.connect(self.path).close()  # "another process" creates it now
+        return cur
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.conn, name)
+
+
+def test_an_index_created_between_two_reads_is_not_called_foreign(tmp_path: Path) -> None:
+    """CI, once in six runs of the concurrency tests: a second `deja index` read "no
+    schema version", the first committed its new schema, and the second's next read
+    saw tables: "is not a deja index". Both reads now see one snapshot."""
+    db = tmp_path / "new.db"
+    conn = sqlite3.connect(str(db), isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")  # as the first process has just made it
+    racing = _CreatedMidway(conn, db)
+    try:
+        index_db._refuse_foreign(racing, db)  # type: ignore[arg-type]
+    finally:
+        conn.close()
+    assert racing.done
+    assert index_db.schema_version(sqlite3.connect(str(db))) == index_db.SCHEMA_VERSION
+
+
 def test_locked_index_error_names_the_cause_not_a_wait() -> None:
     err = index_db.database_error(
         Path("/x/index.db"), sqlite3.OperationalError("database is locked")

@@ -270,10 +270,25 @@ def schema_version(conn: sqlite3.Connection) -> int:
     return int(row[0]) if row else 0
 
 
+def _unversioned_tables(conn: sqlite3.Connection) -> bool:
+    return schema_version(conn) == 0 and bool(
+        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone()
+    )
+
+
 def _refuse_foreign(conn: sqlite3.Connection, path: Path) -> None:
     """No deja index ever lacked a schema version: tables without one are another
-    program's database (a mistyped --db) or a damaged index. Never write into it."""
-    if schema_version(conn) == 0 and conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone():
+    program's database (a mistyped --db) or a damaged index. Never write into it.
+
+    Both reads see one snapshot: another process creating a new index between
+    them (no schema version yet, then its tables) is no foreign database.
+    """
+    if conn.in_transaction:
+        foreign = _unversioned_tables(conn)
+    else:
+        with read_snapshot(conn):
+            foreign = _unversioned_tables(conn)
+    if foreign:
         raise IndexCorruptError(
             f"{path} is not a deja index (an SQLite database without a deja schema version)",
             hint="if it is a deja index, rebuild it: deja index --rebuild;"
@@ -349,6 +364,17 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         raise
     else:
         conn.execute("COMMIT")
+
+
+@contextmanager
+def read_snapshot(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """Reads that see one state of the database (a deferred transaction, no lock taken)."""
+    conn.execute("BEGIN")
+    try:
+        yield conn
+    finally:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
 
 
 def remove_index(path: Path) -> None:
