@@ -258,19 +258,21 @@ def test_background_jobs_get_the_longer_default_budget(world: World) -> None:
     spy.write_text(f'#!/bin/sh\nprintf "%s\\n" "$DEJA_HOOK_TIMEOUT" >> "{seen}"\n')
     spy.chmod(0o755)
     install(pygit2.Repository(str(world.repo)), python=str(spy))
+
+    def budgets(jobs: int) -> list[str]:
+        """The budgets the spy was given, once ``jobs`` hook jobs have run (10 s at most)."""
+        deadline = time.monotonic() + 10
+        while len(seen.read_text().split()) < jobs and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return seen.read_text().split()
+
     world.person("x.txt", "x\n")
     commit(world, "foreground")  # the fixture sets deja.hook.background false
     git(world.repo, "config", "--unset", "deja.hook.background")
     world.person("y.txt", "y\n")
     commit(world, "background")
-    deadline = time.monotonic() + 10
-    while len(seen.read_text().split()) < 2 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert seen.read_text().split() == ["2", "30"]
+    assert budgets(2) == ["2", "30"]
     git(world.repo, "config", "deja.hook.timeout", "7")
     world.person("z.txt", "z\n")
     commit(world, "configured")
-    deadline = time.monotonic() + 10
-    while len(seen.read_text().split()) < 3 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert seen.read_text().split()[-1] == "7"
+    assert budgets(3)[-1] == "7"

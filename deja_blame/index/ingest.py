@@ -61,12 +61,13 @@ BULK_CHECKPOINT_PAGES = 8192  # 32 MB of WAL between checkpoints while indexing 
 MAX_DEFAULT_JOBS = 2
 PARALLEL_MIN_BYTES = 32 * 1024 * 1024  # less to read than this: one process is quicker
 TASK_BYTES = 8 * 1024 * 1024  # of transcript per worker task (bounds what waits in memory)
+# Tasks in flight beyond one per worker: done ones wait for the writer, so a worker
+# has the next one at hand (at most this many task results sit in memory).
 AHEAD = 3
 
 
 @dataclass
 class IndexReport:
-    added: int = 0  # sessions new to the index
     updated: int = 0  # sessions that got new lines (or were re-read)
     unchanged: int = 0
     skipped_lines: int = 0  # malformed lines met in this run
@@ -76,6 +77,11 @@ class IndexReport:
     # commits: with a concurrent run the same transcript can be moved under this
     # one and finished by a retry, which must not count it again (or not at all).
     created: set[str] = field(default_factory=set, repr=False)
+
+    @property
+    def added(self) -> int:
+        """Sessions new to the index."""
+        return len(self.created)
 
     def count_unchanged(self, session_id: str) -> None:
         if session_id not in self.created:
@@ -178,12 +184,14 @@ def index_roots(
                 continue
             changed.append(tf)
         workers = default_jobs() if jobs is None else max(1, jobs)
-        pending = {tf.session_id: _pending(tf, known) for tf in changed}
-        if (
-            workers > 1
-            and len(changed) > 1
-            and (jobs is not None or sum(pending.values()) >= PARALLEL_MIN_BYTES)
-        ):
+        # sizes only where workers may read: the hook and blame's refresh (jobs=1)
+        # need no more than the stat per file above
+        pending = (
+            {tf.session_id: _pending(tf, known) for tf in changed}
+            if workers > 1 and len(changed) > 1
+            else {}
+        )
+        if pending and (jobs is not None or sum(pending.values()) >= PARALLEL_MIN_BYTES):
             # Largest first: a big transcript is read in tasks one after another, and
             # started last it would leave one worker busy while the other waits.
             changed.sort(key=lambda tf: -pending[tf.session_id])
@@ -399,7 +407,6 @@ class _Tally:
     def committed(self, batch: Batch, based_on: tuple[Any, Any], report: IndexReport) -> None:
         if self.based_on is None:  # this commit inserted the session's row
             report.created.add(self.session_id)
-            report.added += 1
         self.based_on = based_on
         if self.first:
             self.fresh = batch.fresh
@@ -537,7 +544,7 @@ def _index_in_workers(
 
     A transcript is read in tasks of at most ``TASK_BYTES``, one after another,
     each going on from where the last left off: a huge transcript never sits in
-    memory whole, and no more than one task beyond the workers waits to be
+    memory whole, and no more than ``AHEAD`` tasks beyond the workers wait to be
     written. Transactions are the same as in one process (one per batch, offset
     and state with it), so a kill, a rerun or a concurrent ``deja index`` behave
     the same. A transcript another run moved under this one is read again at
@@ -611,7 +618,7 @@ class _WorkerRun:
                 tf = queue.pop()
                 row = _session_row(self.conn, tf)
                 if _row_is_current(tf, row):
-                    self.report.unchanged += 1
+                    self.report.count_unchanged(tf.session_id)
                     self.done(tf)
                     continue
                 self._submit(pool, tf, _start_of(row), _Tally(tf.session_id, row))

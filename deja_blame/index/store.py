@@ -1,7 +1,8 @@
 """Reading and writing sessions in the index.
 
-Writers: ``write_chunk`` appends one batch of a session inside the caller's
-transaction. Readers: ``load_session`` rebuilds the session document,
+Writers: ``chunk_rows`` turns a reader's batch into rows (in a worker process,
+when indexing in parallel), ``write_rows`` appends them to a session inside the
+caller's transaction. Readers: ``load_session`` rebuilds the session document,
 ``list_sessions`` the summaries, ``resolve_session_id`` turns a prefix into an id.
 """
 
@@ -249,11 +250,6 @@ def write_rows(conn: sqlite3.Connection, sid: int, rows: ChunkRows, paths: PathI
             " VALUES (?,?,?,?,?,?,?)",
             line_rows,
         )
-
-
-def write_chunk(conn: sqlite3.Connection, sid: int, chunk: Chunk, paths: PathIds) -> None:
-    """``write_rows`` of a reader's chunk, in one process."""
-    write_rows(conn, sid, chunk_rows(chunk), paths)
 
 
 # -- reading ------------------------------------------------------------------------

@@ -474,7 +474,7 @@ def _request_finder(
     """(session, path, line text) -> which request of the session led to the edit that
     wrote the line (0 = the first prompt), from the index; None when unknown."""
     from deja_blame.index.fingerprint import fingerprint
-    from deja_blame.index.store import line_steps_by_name
+    from deja_blame.index.store import line_steps_by_name, path_basename
 
     cache: dict[str, dict[str, dict[int, int]]] = {}
 
@@ -484,8 +484,7 @@ def _request_finder(
             return None
         if session not in cache:
             cache[session] = line_steps_by_name(conn, info.sid)
-        name = path.rsplit("/", 1)[-1]
-        step = cache[session].get(name, {}).get(fingerprint(text))
+        step = cache[session].get(path_basename(path), {}).get(fingerprint(text))
         if step is None:
             return None
         at = bisect.bisect_right(info.prompt_steps, step) - 1
