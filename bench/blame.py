@@ -14,6 +14,17 @@ they are the ones the agent commits introduced).
 
     python bench/blame.py                  # 3,000 commits, 4,000 lines, 1,000 sessions
     python bench/blame.py --commits 300 --sessions 100   # a quick look
+
+Real-code mode (``--real SOURCE_REPO --file PATH``): a clone of a real
+repository, with sessions replaying the hunks of PATH's real history minutes
+before each commit (``bench/realhistory.py``), for each ``--sessions`` count:
+
+- deja blame --json, cold and warm, against git blame --porcelain
+- deja why FILE:N against git blame -L N,N --porcelain (N: lines spread over the file)
+- deja annotate --dry-run of the newest commit that changed the file
+- the peak RSS of each deja process
+
+    python bench/blame.py --real ~/src/click --file src/click/core.py --sessions 100,1000,5000
 """
 
 from __future__ import annotations
@@ -142,6 +153,121 @@ def timed(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, bytes]
     return elapsed, proc.stdout
 
 
+def _peak(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, int, bytes]:
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    chunks = []
+    assert proc.stdout is not None
+    while True:
+        b = proc.stdout.read(1 << 16)
+        if not b:
+            break
+        chunks.append(b)
+    err = proc.stderr.read() if proc.stderr else b""
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    if status != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed: {err.decode()[-500:]}")
+    return elapsed, usage.ru_maxrss, b"".join(chunks)
+
+
+def _clear_caches(db: Path) -> None:
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        for t in ("blame_cache", "attribution_cache"):
+            if t in tables:
+                conn.execute(f"DELETE FROM {t}")
+
+
+def real_mode(args: argparse.Namespace) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from realhistory import build as build_real
+
+    deja = [sys.executable, "-m", "deja_blame"]
+    rows = []
+    for n in [int(x) for x in args.sessions_list.split(",")]:
+        out = args.out.parent / f"real-{n}"
+        t = time.perf_counter()
+        meta = build_real(out, args.real, args.file, n)
+        repo, root, db = out / "repo", out / "root", out / "index.db"
+        env = {
+            **os.environ,
+            "DEJA_DB": str(db),
+            "DEJA_ANTIGRAVITY_ROOT": str(root),
+            "NO_COLOR": "1",
+        }
+        subprocess.run([*deja, "index", "-q"], env=env, check=True, cwd=repo)
+        print(
+            f"{n} sessions: {meta['commits']} commits, {meta['lines']} lines ({meta['blank']} blank),"
+            f" {meta['lines_written']} lines written, ready in {time.perf_counter() - t:.1f} s"
+        )
+        total = int(meta["lines"])
+        probe = [max(1, total * q // 8) for q in range(1, 8)]
+        newest = subprocess.run(
+            ["git", "-C", str(repo), "log", "-1", "--format=%H", "--", args.file],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        g, cold, warm, gl, why, ann = [], [], [], [], [], []
+        rss_cold = rss_warm = rss_why = rss_ann = 0
+        doc = b""
+        for _ in range(args.runs):
+            g.append(timed(["git", "blame", "--porcelain", args.file], env, repo)[0])
+            _clear_caches(db)
+            c, r, doc = _peak([*deja, "blame", args.file, "--json", "--no-refresh"], env, repo)
+            cold.append(c)
+            rss_cold = max(rss_cold, r)
+            w, r, _ = _peak([*deja, "blame", args.file, "--json", "--no-refresh"], env, repo)
+            warm.append(w)
+            rss_warm = max(rss_warm, r)
+            for ln in probe:
+                gl.append(
+                    timed(
+                        ["git", "blame", "-L", f"{ln},{ln}", "--porcelain", args.file], env, repo
+                    )[0]
+                )
+                y, r, _ = _peak([*deja, "why", f"{args.file}:{ln}"], env, repo)
+                why.append(y)
+                rss_why = max(rss_why, r)
+            a, r, _ = _peak([*deja, "annotate", newest, "--dry-run", "--no-refresh"], env, repo)
+            ann.append(a)
+            rss_ann = max(rss_ann, r)
+        lines = json.loads(doc)["lines"]
+        med = statistics.median
+        rows.append(
+            {
+                "sessions": n,
+                "git_blame": med(g),
+                "cold": med(cold),
+                "warm": med(warm),
+                "git_blame_L": med(gl),
+                "why": med(why),
+                "annotate": med(ann),
+                "rss_mb": max(rss_cold, rss_warm, rss_why, rss_ann) / 1024,
+                "attributed": sum(1 for x in lines if x["session"]),
+                "lines": len(lines),
+            }
+        )
+    print()
+    print(
+        f"{'sessions':>9}{'git s':>8}{'cold s':>8}{'x git':>7}{'warm s':>8}{'x git':>7}"
+        f"{'-L s':>7}{'why s':>7}{'x -L':>7}{'annot s':>8}{'RSS MB':>8}{'attributed':>12}"
+    )
+    for r in rows:
+        print(
+            f"{r['sessions']:>9}{r['git_blame']:>8.3f}{r['cold']:>8.3f}{r['cold'] / r['git_blame']:>7.2f}"
+            f"{r['warm']:>8.3f}{r['warm'] / r['git_blame']:>7.2f}{r['git_blame_L']:>7.3f}"
+            f"{r['why']:>7.3f}{r['why'] / r['git_blame_L']:>7.2f}{r['annotate']:>8.3f}"
+            f"{r['rss_mb']:>8.0f}{r['attributed']:>7}/{r['lines']}"
+        )
+    print("goals: cold <= 1.5x git, warm <= 0.5x, why <= 2x -L, RSS < 200 MB, annotate < 2 s")
+    if args.json_out:
+        args.json_out.write_text(json.dumps(rows, indent=1))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -151,7 +277,16 @@ def main() -> None:
     ap.add_argument("--sessions", type=int, default=1000)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "out" / "blame")
+    ap.add_argument("--real", type=Path, help="real-code mode: a git repository with history")
+    ap.add_argument("--file", default="src/click/core.py", help="real-code mode: the file")
+    ap.add_argument(
+        "--sessions-list", default="100,1000,5000", help="real-code mode: session counts"
+    )
+    ap.add_argument("--json-out", type=Path, help="real-code mode: also write the table as JSON")
     args = ap.parse_args()
+    if args.real is not None:
+        real_mode(args)
+        return
     t = time.perf_counter()
     info = build(args.out, args.commits, args.lines, args.sessions)
     print(

@@ -23,7 +23,7 @@ import orjson
 import pygit2
 
 from deja_blame.attribution.blame_engine import BlameLine, start_blame
-from deja_blame.attribution.matcher import candidate_paths, load_writes, match_lines
+from deja_blame.attribution.matcher import WriteSet, candidate_paths, load_writes, match_lines
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import FileVersion, head_commit, read_file, workdir
 from deja_blame.index.fingerprint import fingerprint
@@ -130,10 +130,11 @@ def blame_file(
     if before_match is not None:
         before_match()
     paths: dict[int, bool] = {}
-    writes: dict[int, list[Any]] = {}
+    writes = WriteSet()
+    file_fps = {fingerprint(t) for t in texts}
     if conn is not None:
         paths = candidate_paths(conn, str(root), {relpath})
-        writes = load_writes(conn, paths)
+        load_writes(conn, paths, file_fps, into=writes)
     blamed = pending()
     by_line: list[BlameLine | None] = [None] * len(texts)
     for b in blamed:
@@ -167,10 +168,9 @@ def blame_file(
             more = {
                 k: v for k, v in candidate_paths(conn, str(root), older).items() if k not in paths
             }
-            for fp, ws in load_writes(conn, more).items():
-                writes.setdefault(fp, []).extend(ws)
+            load_writes(conn, more, file_fps, into=writes, rank=1)
             paths.update(more)
-        _attribute_from_index(repo, conn, result, by_line, writes, sorted(paths))
+        _attribute_from_index(repo, conn, result, by_line, writes, paths)
     if line_range is not None:
         start, end = line_range
         result.lines = [ln for ln in result.lines if start <= ln.line <= end]
@@ -183,8 +183,8 @@ def _attribute_from_index(
     conn: sqlite3.Connection,
     result: FileBlame,
     by_line: list[BlameLine | None],
-    writes: dict[int, list[Any]],
-    path_ids: list[int],
+    writes: WriteSet,
+    paths: dict[int, bool],
 ) -> None:
     if not writes:
         return
@@ -195,11 +195,22 @@ def _attribute_from_index(
         if isinstance(rev_commit, pygit2.Commit):
             rev_time = float(rev_commit.commit_time)
 
+    path_ids = sorted(paths)
+    exact_ids = [pid for pid, exact in paths.items() if exact]
+
     def final_fps(sid: int) -> set[int]:
         return session_final_fingerprints(conn, sid, path_ids)
 
+    def has_exact(sid: int) -> bool:
+        return session_edited_paths(conn, sid, exact_ids)
+
     matches = match_lines(
-        [ln.text for ln in result.lines], by_line, writes, now=rev_time, final_fps=final_fps
+        [ln.text for ln in result.lines],
+        by_line,
+        writes,
+        now=rev_time,
+        final_fps=final_fps,
+        has_exact=has_exact,
     )
     names = _session_ids(conn, {m.sid for m in matches if m is not None})
     when: dict[float, str] = {}
@@ -234,6 +245,19 @@ def session_final_fingerprints(conn: sqlite3.Connection, sid: int, path_ids: lis
         current -= {fingerprint(x) for x in orjson.loads(removed)} - new
         current |= new
     return current
+
+
+def session_edited_paths(conn: sqlite3.Connection, sid: int, path_ids: list[int]) -> bool:
+    """Whether the session edited any of these paths (a timed edit, as the lines table has)."""
+    if not path_ids:
+        return False
+    marks = ",".join("?" * len(path_ids))
+    row = conn.execute(
+        f"SELECT 1 FROM edits e JOIN paths p ON p.path = e.path"
+        f" WHERE e.sid=? AND e.at_epoch IS NOT NULL AND p.path_id IN ({marks}) LIMIT 1",
+        [sid, *path_ids],
+    ).fetchone()
+    return row is not None
 
 
 def format_time_epoch(epoch: float) -> str:

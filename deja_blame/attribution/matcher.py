@@ -21,24 +21,19 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from deja_blame.attribution.blame_engine import BlameLine
 from deja_blame.index.fingerprint import fingerprint, is_trivial, normalise_line
 
 CLOCK_SKEW = 120.0  # seconds a transcript clock may run ahead of git's
+BLANK_FP = fingerprint("")
 
 
-@dataclass(frozen=True)
-class Write:
-    sid: int
-    edit_ord: int
-    idx: int
-    at: float
-    by_user: bool
-    exact_path: bool
+# (session row id, edit ordinal, index of the line among the edit's added lines)
+Key = tuple[int, int, int]
 
 
 @dataclass
@@ -49,6 +44,48 @@ class LineMatch:
     at: float
     confidence: float
     run: int
+
+
+@dataclass
+class WriteSet:
+    """The writes that can matter for one file: those of the fingerprints it holds.
+
+    ``info[key]`` is (fingerprint, time, by the person, exact path, order) for each
+    write; ``order`` is the lines table's order (path rank, path, fingerprint,
+    session, edit, index), which breaks ties the same way every time.
+    ``by_fp[fp]`` lists the writes of one fingerprint in that order, and
+    ``blank_by_edit[(sid, edit)]`` the blank lines each edit wrote.
+    """
+
+    info: dict[Key, tuple[int, float, bool, bool, tuple[int, ...]]] = field(default_factory=dict)
+    by_fp: dict[int, list[Key]] = field(default_factory=dict)
+    blank_by_edit: dict[tuple[int, int], list[Key]] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.info)
+
+    def add_rows(
+        self,
+        rows: Iterable[tuple[int, int, int, int, int, float | None, int]],
+        exact: dict[int, bool],
+        rank: int = 0,
+    ) -> None:
+        """Rows of the lines table: (path_id, fp, sid, edit_ord, idx, at_epoch, by_user)."""
+        info, by_fp = self.info, self.by_fp
+        for pid, fp, sid, edit_ord, idx, at, by_user in rows:
+            if at is None:
+                continue  # a write with no time cannot be placed before a commit
+            key = (sid, edit_ord, idx)
+            if key in info:
+                continue  # one edit has one path: only a path listed twice repeats a key
+            info[key] = (fp, at, bool(by_user), exact[pid], (rank, pid, fp, sid, edit_ord, idx))
+            by_fp.setdefault(fp, []).append(key)
+            if fp == BLANK_FP:
+                self.blank_by_edit.setdefault((sid, edit_ord), []).append(key)
+        for keys in by_fp.values():
+            keys.sort(key=lambda k: info[k][4])
+        for keys in self.blank_by_edit.values():
+            keys.sort(key=lambda k: info[k][4])
 
 
 def candidate_paths(conn: sqlite3.Connection, root: str, relpaths: set[str]) -> dict[int, bool]:
@@ -68,90 +105,109 @@ def candidate_paths(conn: sqlite3.Connection, root: str, relpaths: set[str]) -> 
     return out
 
 
-def load_writes(conn: sqlite3.Connection, paths: dict[int, bool]) -> dict[int, list[Write]]:
-    """fingerprint -> every write of it to these paths, from the lines table."""
-    by_fp: dict[int, list[Write]] = {}
-    if not paths:
-        return by_fp
-    ids = list(paths)
-    for start in range(0, len(ids), 500):
-        part = ids[start : start + 500]
-        marks = ",".join("?" * len(part))
-        for pid, fp, sid, edit_ord, idx, at, by_user in conn.execute(
-            f"SELECT path_id, fp, sid, edit_ord, idx, at_epoch, by_user FROM lines"
-            f" WHERE path_id IN ({marks})",
-            part,
-        ):
-            if at is None:
-                continue  # a write with no time cannot be placed before a commit
-            by_fp.setdefault(fp, []).append(
-                Write(sid, edit_ord, idx, at, bool(by_user), paths[pid])
-            )
-    return by_fp
+def load_writes(
+    conn: sqlite3.Connection,
+    paths: dict[int, bool],
+    fps: Iterable[int],
+    into: WriteSet | None = None,
+    rank: int = 0,
+) -> WriteSet:
+    """The writes of these fingerprints to these paths: one B-tree range per (path, fp).
+
+    Only fingerprints the file holds are read, so the cost follows the file and
+    the writes of its own lines, not everything ever written to the path.
+    """
+    out = into if into is not None else WriteSet()
+    wanted = sorted(set(fps))
+    if not paths or not wanted:
+        return out
+    rows: list[tuple[int, int, int, int, int, float | None, int]] = []
+    for pid in sorted(paths):
+        for start in range(0, len(wanted), 500):
+            part = wanted[start : start + 500]
+            marks = ",".join("?" * len(part))
+            rows += conn.execute(
+                "SELECT path_id, fp, sid, edit_ord, idx, at_epoch, by_user FROM lines"
+                f" WHERE path_id=? AND fp IN ({marks})",
+                [pid, *part],
+            ).fetchall()
+    out.add_rows(rows, paths, rank)
+    return out
+
+
+# A fingerprint whose writes times its lines in the file exceed this is "common":
+# each of its lines then considers only its latest writes before its commit (and
+# any write that continues a run of a rarer neighbour), so ten thousand sessions
+# writing the same line cost a bounded amount per line.
+PAIR_BUDGET = 20_000
+COMMON_KEEP = 16
 
 
 def match_lines(
     texts: list[str],
     blamed: list[BlameLine | None],
-    writes_by_fp: dict[int, list[Write]],
+    writes: WriteSet,
     now: float | None = None,
     final_fps: Callable[[int], set[int]] | None = None,
+    has_exact: Callable[[int], bool] | None = None,
 ) -> list[LineMatch | None]:
-    """One LineMatch (or None) per line of ``texts``; ``blamed[i]`` is line i's blame."""
+    """One LineMatch (or None) per line of ``texts``; ``blamed[i]`` is line i's blame.
+
+    Cost: the writes of each non-trivial line's text, plus the runs through
+    them. Trivial lines (blank, ``)``) are never matched against every write of
+    their text; they take writes only from runs that pass through a non-trivial
+    line, or from an edit anchored beside them (``_fill_gaps``).
+    """
     now = time.time() if now is None else now
     n = len(texts)
     fps = [fingerprint(t) for t in texts]
     trivial = [is_trivial(t) for t in texts]
-    # Every write of each line's text (for runs), and the candidates: the writes
-    # made before the commit that introduced the line.
-    every: list[dict[tuple[int, int, int], Write]] = []
-    cands: list[dict[tuple[int, int, int], Write]] = []
+    info, by_fp = writes.info, writes.by_fp
+    limits = [
+        (b.commit_time if b is not None and b.commit is not None and b.commit_time else now)
+        + CLOCK_SKEW
+        for b in blamed
+    ]
+    occurrences = Counter(fps)
+    # seeds[i]: the writes line i may take on its own text alone.
+    seeds: list[list[Key]] = [[] for _ in range(n)]
     for i in range(n):
-        b = blamed[i]
-        limit = (
-            b.commit_time if b is not None and b.commit is not None and b.commit_time else now
-        ) + CLOCK_SKEW
-        row: dict[tuple[int, int, int], Write] = {}
-        ok: dict[tuple[int, int, int], Write] = {}
-        for w in writes_by_fp.get(fps[i], ()):
-            key = (w.sid, w.edit_ord, w.idx)
-            row[key] = w
-            if w.at <= limit:
-                ok[key] = w
-        every.append(row)
-        cands.append(ok)
+        if trivial[i]:
+            continue
+        keys = by_fp.get(fps[i])
+        if not keys:
+            continue
+        if len(keys) * occurrences[fps[i]] <= PAIR_BUDGET:
+            seeds[i] = keys
+        else:
+            seeds[i] = _latest_before(keys, info, limits[i], COMMON_KEEP)
     # Runs: line i and i+1 matching consecutive lines (idx, idx+1) of one edit.
     # A run is evidence of place, whichever commit brought its neighbours: a
     # session that rewrote a whole file runs through lines older commits kept.
-    down: list[dict[tuple[int, int, int], tuple[int, int]]] = [dict() for _ in range(n)]
-    for i in range(n - 1, -1, -1):
-        for key in every[i]:
-            nxt = down[i + 1].get((key[0], key[1], key[2] + 1)) if i + 1 < n else None
-            length, solid = nxt if nxt else (0, 0)
-            down[i][key] = (length + 1, solid + (0 if trivial[i] else 1))
-    up: list[dict[tuple[int, int, int], tuple[int, int]]] = [dict() for _ in range(n)]
+    # Each run is walked once, from any seed on it, through trivial lines too.
+    runs: list[dict[Key, tuple[int, int]]] = [dict() for _ in range(n)]
     for i in range(n):
-        for key in every[i]:
-            prv = up[i - 1].get((key[0], key[1], key[2] - 1)) if i > 0 else None
-            length, solid = prv if prv else (0, 0)
-            up[i][key] = (length + 1, solid + (0 if trivial[i] else 1))
+        for key in seeds[i]:
+            if key not in runs[i]:
+                _walk_run(i, key, fps, trivial, info, runs)
     # Each write is one line: it can account for one line of the file, not for
     # every line with the same text (a person's own "return None" elsewhere, or a
     # copy left behind when a block moved). Strongest evidence is served first:
     # the longest run, then the latest write (the latest write before the commit
     # wins among equals).
-    proposals: list[tuple[int, float, int, tuple[int, int, int]]] = []
+    proposals: list[tuple[int, float, int, tuple[int, ...], Key]] = []
     for i in range(n):
-        for key, w in cands[i].items():
-            run = up[i][key][0] + down[i][key][0] - 1
-            solid = up[i][key][1] + down[i][key][1] - (0 if trivial[i] else 1)
+        for key, (run, solid) in runs[i].items():
+            _, at, _, _, order = info[key]
+            if at > limits[i]:
+                continue
             if trivial[i] and (run < 2 or solid < 1):
                 continue  # a lone "}" or blank line is no evidence on its own
-            proposals.append((run, w.at, i, key))
-    proposals.sort(key=lambda p: (-p[0], -p[1], p[2]))
-    chosen: list[tuple[tuple[int, int, int], int] | None] = [None] * n
-    used: set[tuple[int, int, int]] = set()
-    for run, _, i, key in proposals:
+            proposals.append((run, at, i, order, key))
+    proposals.sort(key=lambda p: (-p[0], -p[1], p[2], p[3]))
+    chosen: list[tuple[Key, int] | None] = [None] * n
+    used: set[Key] = set()
+    for run, _, i, _, key in proposals:
         if chosen[i] is None and key not in used:
             chosen[i] = (key, run)
             used.add(key)
@@ -159,47 +215,91 @@ def match_lines(
     # may say an old commit kept the "}" that a later session actually added next
     # to its own lines. So the gap rule may use any write made by the blamed
     # revision, anchored to its own edit's lines.
-    late = [
-        {k: w for k, w in every[i].items() if w.at <= now + CLOCK_SKEW} if trivial[i] else {}
-        for i in range(n)
-    ]
     blank = [not normalise_line(t) for t in texts]
-    _fill_gaps(chosen, late, trivial, used, blank)
+    _fill_gaps(chosen, fps, trivial, blank, writes, used, now + CLOCK_SKEW)
     # How often each fingerprint occurs in each session's edits of the file.
     common: Counter[tuple[int, int]] = Counter()
-    for fp in set(fps):
-        for w in writes_by_fp.get(fp, ()):
-            common[(w.sid, fp)] += 1
+    wanted = {(info[c[0]][0]) for c in chosen if c is not None}
+    for fp in wanted:
+        for key in by_fp.get(fp, ()):
+            common[(key[0], fp)] += 1
     out: list[LineMatch | None] = []
     for i in range(n):
         pick = chosen[i]
-        if pick is None or every[i][pick[0]].by_user:
+        if pick is None or info[pick[0]][2]:
             out.append(None)  # nobody, or the person wrote it last
             continue
         key, run = pick
-        w = every[i][key]
+        fp, at, _, exact, _ = info[key]
         out.append(
             LineMatch(
-                sid=w.sid,
-                edit_ord=w.edit_ord,
-                idx=w.idx,
-                at=w.at,
-                confidence=_confidence(run, common[(w.sid, fps[i])], w.exact_path, trivial[i]),
+                sid=key[0],
+                edit_ord=key[1],
+                idx=key[2],
+                at=at,
+                confidence=_confidence(run, common[(key[0], fps[i])], exact, trivial[i]),
                 run=run,
             )
         )
-    return _drop_strangers(out, fps, writes_by_fp, final_fps)
+    return _drop_strangers(out, writes, final_fps, has_exact, set(fps))
+
+
+def _latest_before(
+    keys: list[Key],
+    info: dict[Key, tuple[int, float, bool, bool, tuple[int, ...]]],
+    limit: float,
+    keep: int,
+) -> list[Key]:
+    """The ``keep`` latest writes at or before ``limit`` (a common line's own candidates)."""
+    ok = [k for k in keys if info[k][1] <= limit]
+    if len(ok) > keep:
+        ok.sort(key=lambda k: -info[k][1])
+        ok = ok[:keep]
+    return ok
+
+
+def _walk_run(
+    i: int,
+    key: Key,
+    fps: list[int],
+    trivial: list[bool],
+    info: dict[Key, tuple[int, float, bool, bool, tuple[int, ...]]],
+    runs: list[dict[Key, tuple[int, int]]],
+) -> None:
+    """The run through (line i, write key): its length and solid (non-trivial) count,
+    recorded on every line of it."""
+    sid, edit, idx = key
+    n = len(fps)
+    top = i
+    while top > 0:
+        up = info.get((sid, edit, idx - (i - top) - 1))
+        if up is None or up[0] != fps[top - 1]:
+            break
+        top -= 1
+    bottom = i
+    while bottom + 1 < n:
+        down = info.get((sid, edit, idx + (bottom - i) + 1))
+        if down is None or down[0] != fps[bottom + 1]:
+            break
+        bottom += 1
+    length = bottom - top + 1
+    solid = sum(1 for j in range(top, bottom + 1) if not trivial[j])
+    base = idx - (i - top)
+    for j in range(top, bottom + 1):
+        runs[j][(sid, edit, base + (j - top))] = (length, solid)
 
 
 GAP_WINDOW = 8  # lines; how far a trivial line may sit from its edit's other lines
 
 
 def _fill_gaps(
-    chosen: list[tuple[tuple[int, int, int], int] | None],
-    cands: list[dict[tuple[int, int, int], Write]],
+    chosen: list[tuple[Key, int] | None],
+    fps: list[int],
     trivial: list[bool],
-    used: set[tuple[int, int, int]],
     blank: list[bool],
+    writes: WriteSet,
+    used: set[Key],
+    late: float,
 ) -> None:
     """Trivial lines between lines another session rewrote.
 
@@ -208,66 +308,48 @@ def _fill_gaps(
     its own evidence (not by this rule) comes from the same edit, on the same
     side in the file as in the edit (above it with a smaller index, or below
     with a larger one), and the distance in the edit fits the distance in the file.
+    Only the writes those anchors point at are looked up, never every write of
+    the line's text.
     """
+    info = writes.info
     n = len(chosen)
-    anchors = [c for c in chosen]  # lines matched by runs or on their own
+    anchors = list(chosen)  # lines matched by runs or on their own
     for i in range(n):
-        if chosen[i] is not None or not trivial[i] or not cands[i]:
+        if chosen[i] is not None or not trivial[i] or fps[i] not in writes.by_fp:
             continue
-        best: tuple[float, tuple[int, int, int]] | None = None
-        for key, w in cands[i].items():
-            if key in used or w.by_user:
+        found: list[Key] = []
+        for step in (-1, 1):
+            seen: set[tuple[int, int]] = set()
+            j = i + step
+            while 0 <= j < n and abs(j - i) <= GAP_WINDOW:
+                a = anchors[j]
+                if a is not None and (a[0][0], a[0][1]) not in seen:
+                    sid, edit, aidx = a[0]
+                    seen.add((sid, edit))  # only the nearest anchor of an edit decides
+                    d_file = abs(j - i)
+                    # 0 < (aidx - idx) * step <= 2 * d_file + 2
+                    for d in range(1, 2 * d_file + 3):
+                        found.append((sid, edit, aidx - d * step))
+                j += step
+        if blank[i]:
+            for step in (-1, 1):
+                j = i + step
+                while 0 <= j < n and blank[j] and abs(j - i) <= 2:
+                    j += step
+                if 0 <= j < n and abs(j - i) <= 3:
+                    a = anchors[j]
+                    if a is not None and not blank[j]:
+                        found += writes.blank_by_edit.get((a[0][0], a[0][1]), ())
+        best: tuple[float, tuple[int, ...], Key] | None = None
+        for key in found:
+            w = info.get(key)
+            if w is None or w[0] != fps[i] or w[2] or w[1] > late or key in used:
                 continue
-            sid, edit, idx = key
-            near = _anchored(anchors, i, sid, edit, idx, -1) or _anchored(
-                anchors, i, sid, edit, idx, 1
-            )
-            if not near and blank[i]:
-                near = _beside(anchors, blank, i, sid, edit)
-            if near:
-                if best is None or w.at > best[0]:
-                    best = (w.at, key)
+            if best is None or w[1] > best[0] or (w[1] == best[0] and w[4] < best[1]):
+                best = (w[1], w[4], key)
         if best is not None:
-            chosen[i] = (best[1], 1)
-            used.add(best[1])
-
-
-def _beside(
-    anchors: list[tuple[tuple[int, int, int], int] | None],
-    blank: list[bool],
-    i: int,
-    sid: int,
-    edit: int,
-) -> bool:
-    """A non-blank line of this edit follows or precedes the blank run holding line i."""
-    for step in (-1, 1):
-        j = i + step
-        while 0 <= j < len(anchors) and blank[j] and abs(j - i) <= 2:
-            j += step
-        if 0 <= j < len(anchors) and abs(j - i) <= 3:
-            a = anchors[j]
-            if a is not None and a[0][0] == sid and a[0][1] == edit and not blank[j]:
-                return True
-    return False
-
-
-def _anchored(
-    anchors: list[tuple[tuple[int, int, int], int] | None],
-    i: int,
-    sid: int,
-    edit: int,
-    idx: int,
-    step: int,
-) -> bool:
-    """The nearest anchor of this edit in direction ``step`` agrees with ``idx``."""
-    j = i + step
-    while 0 <= j < len(anchors) and abs(j - i) <= GAP_WINDOW:
-        a = anchors[j]
-        if a is not None and a[0][0] == sid and a[0][1] == edit:
-            d_file, d_edit = abs(j - i), (a[0][2] - idx) * step
-            return 0 < d_edit <= 2 * d_file + 2
-        j += step
-    return False
+            chosen[i] = (best[2], 1)
+            used.add(best[2])
 
 
 SUFFIX_COVERAGE = 0.75
@@ -275,9 +357,10 @@ SUFFIX_COVERAGE = 0.75
 
 def _drop_strangers(
     out: list[LineMatch | None],
-    fps: list[int],
-    writes_by_fp: dict[int, list[Write]],
+    writes: WriteSet,
     final_fps: Callable[[int], set[int]] | None,
+    has_exact: Callable[[int], bool] | None,
+    present: set[int],
 ) -> list[LineMatch | None]:
     """Sessions matched only by path suffix must look like this project's.
 
@@ -289,19 +372,24 @@ def _drop_strangers(
     in the file: work pulled from another clone arrives whole, a coincidence of
     boilerplate does not.
     """
+    matched = {m.sid for m in out if m is not None}
+    if not matched:
+        return out
     suffix_only: dict[int, set[int]] = {}
     exact: set[int] = set()
-    for fp, ws in writes_by_fp.items():
-        for w in ws:
-            if w.exact_path:
-                exact.add(w.sid)
-            else:
-                suffix_only.setdefault(w.sid, set()).add(fp)
+    for key, (fp, _, _, is_exact, _) in writes.info.items():
+        if key[0] not in matched:
+            continue
+        if is_exact:
+            exact.add(key[0])
+        else:
+            suffix_only.setdefault(key[0], set()).add(fp)
     strangers = set()
-    present = set(fps)
     for sid, written in suffix_only.items():
         if sid in exact or not written:
             continue
+        if has_exact is not None and has_exact(sid):
+            continue  # it also wrote this repository's own copy of the file
         if final_fps is not None:
             written = final_fps(sid) or written
         if len(written & present) / len(written) < SUFFIX_COVERAGE:
