@@ -20,7 +20,8 @@ repository, with sessions replaying the hunks of PATH's real history minutes
 before each commit (``bench/realhistory.py``), for each ``--sessions`` count:
 
 - deja blame --json, cold and warm, against git blame --porcelain
-- deja why FILE:N against git blame -L N,N --porcelain (N: lines spread over the file)
+- deja why FILE:N against git blame -L N,N --porcelain (N: lines spread over the
+  file), warm (after a blame of the file) and cold (no cache: git blame -L around N)
 - deja annotate --dry-run of the newest commit that changed the file
 - the peak RSS of each deja process
 
@@ -211,7 +212,7 @@ def real_mode(args: argparse.Namespace) -> None:
             text=True,
             check=True,
         ).stdout.strip()
-        g, cold, warm, gl, why, ann = [], [], [], [], [], []
+        g, cold, warm, gl, why, why_cold, ann = [], [], [], [], [], [], []
         rss_cold = rss_warm = rss_why = rss_ann = 0
         doc = b""
         for _ in range(args.runs):
@@ -223,6 +224,12 @@ def real_mode(args: argparse.Namespace) -> None:
             w, r, _ = _peak([*deja, "blame", args.file, "--json", "--no-refresh"], env, repo)
             warm.append(w)
             rss_warm = max(rss_warm, r)
+            _clear_caches(db)
+            for ln in probe:
+                y, r, _ = _peak([*deja, "why", f"{args.file}:{ln}"], env, repo)
+                why_cold.append(y)
+                rss_why = max(rss_why, r)
+            _peak([*deja, "blame", args.file, "--json", "--no-refresh"], env, repo)
             for ln in probe:
                 gl.append(
                     timed(
@@ -245,6 +252,7 @@ def real_mode(args: argparse.Namespace) -> None:
                 "warm": med(warm),
                 "git_blame_L": med(gl),
                 "why": med(why),
+                "why_cold": med(why_cold),
                 "annotate": med(ann),
                 "rss_mb": max(rss_cold, rss_warm, rss_why, rss_ann) / 1024,
                 "attributed": sum(1 for x in lines if x["session"]),
@@ -254,13 +262,15 @@ def real_mode(args: argparse.Namespace) -> None:
     print()
     print(
         f"{'sessions':>9}{'git s':>8}{'cold s':>8}{'x git':>7}{'warm s':>8}{'x git':>7}"
-        f"{'-L s':>7}{'why s':>7}{'x -L':>7}{'annot s':>8}{'RSS MB':>8}{'attributed':>12}"
+        f"{'-L s':>7}{'why s':>7}{'x -L':>7}{'cold':>7}{'x -L':>7}{'annot s':>8}{'RSS MB':>8}"
+        f"{'attributed':>12}"
     )
     for r in rows:
         print(
             f"{r['sessions']:>9}{r['git_blame']:>8.3f}{r['cold']:>8.3f}{r['cold'] / r['git_blame']:>7.2f}"
             f"{r['warm']:>8.3f}{r['warm'] / r['git_blame']:>7.2f}{r['git_blame_L']:>7.3f}"
-            f"{r['why']:>7.3f}{r['why'] / r['git_blame_L']:>7.2f}{r['annotate']:>8.3f}"
+            f"{r['why']:>7.3f}{r['why'] / r['git_blame_L']:>7.2f}"
+            f"{r['why_cold']:>7.3f}{r['why_cold'] / r['git_blame_L']:>7.2f}{r['annotate']:>8.3f}"
             f"{r['rss_mb']:>8.0f}{r['attributed']:>7}/{r['lines']}"
         )
     print("goals: cold <= 1.5x git, warm <= 0.5x, why <= 2x -L, RSS < 200 MB, annotate < 2 s")

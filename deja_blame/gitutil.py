@@ -15,10 +15,12 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-import pygit2
+from typing import TYPE_CHECKING
 
 from deja_blame.errors import DejaError, NotARepositoryError, RevisionError
+
+if TYPE_CHECKING:
+    import pygit2
 
 _KEEP_GIT_VARS = {
     "GIT_EXEC_PATH",
@@ -81,6 +83,8 @@ def run_git(
 
 def open_repository(path: Path) -> pygit2.Repository:
     """The repository containing ``path`` (a file or directory), or NotARepositoryError."""
+    import pygit2
+
     start = path if path.is_dir() else path.parent
     try:
         found = pygit2.discover_repository(str(start))
@@ -99,6 +103,8 @@ def workdir(repo: pygit2.Repository) -> Path:
 
 
 def resolve_commit(repo: pygit2.Repository, rev: str) -> pygit2.Commit:
+    import pygit2
+
     try:
         obj = repo.revparse_single(rev)
         commit = obj.peel(pygit2.Commit)
@@ -108,6 +114,8 @@ def resolve_commit(repo: pygit2.Repository, rev: str) -> pygit2.Commit:
 
 
 def head_commit(repo: pygit2.Repository) -> pygit2.Commit | None:
+    import pygit2
+
     try:
         return repo.head.peel(pygit2.Commit)
     except (pygit2.GitError, KeyError):
@@ -180,6 +188,8 @@ def read_worktree_bytes(root: Path, relpath: str) -> bytes:
 
 def read_file(repo: pygit2.Repository, relpath: str, rev: str | None) -> FileVersion:
     """The file at ``rev``, or in the working tree when ``rev`` is None, with clear errors."""
+    import pygit2
+
     if rev is None:
         data = read_worktree_bytes(workdir(repo), relpath)
         return FileVersion(relpath=relpath, commit=None, data=data)

@@ -358,3 +358,13 @@ def test_colour_only_on_a_terminal_and_never_with_no_color(world: dict[str, Any]
     assert "\x1b[" in coloured and "3f2a9c1e" in coloured
     plain = _run_on_a_terminal(["blame", target], {"NO_COLOR": "1"})
     assert "\x1b[" not in plain and "3f2a9c1e" in plain
+
+
+def test_cache_fields_follow_line_attribution() -> None:
+    # entries are rebuilt positionally: the field list must be the dataclass order
+    from dataclasses import fields
+
+    from deja_blame.attribution import cache
+    from deja_blame.attribution.blame import LineAttribution
+
+    assert tuple(f.name for f in fields(LineAttribution))[1:] == cache._FIELDS

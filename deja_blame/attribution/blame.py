@@ -10,6 +10,7 @@ gets answers, and where a note and the index disagree the note wins.
 from __future__ import annotations
 
 import hashlib
+import os
 import sqlite3
 import time
 import zlib
@@ -17,17 +18,25 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-import pygit2
 
+from deja_blame.attribution import cache
 from deja_blame.attribution.blame_engine import BlameLine, start_blame
 from deja_blame.attribution.matcher import WriteSet, candidate_paths, load_writes, match_lines
 from deja_blame.errors import DejaError
-from deja_blame.gitutil import FileVersion, head_commit, read_file, workdir
+from deja_blame.gitutil import (
+    FileVersion,
+    head_commit,
+    read_file,
+    read_worktree_bytes,
+    workdir,
+)
 from deja_blame.index.fingerprint import fingerprint
-from deja_blame.transcripts.text import format_time
+
+if TYPE_CHECKING:
+    import pygit2
 
 CACHE_ENTRIES = 2000
 
@@ -106,6 +115,9 @@ class FileBlame:
         }
 
 
+WINDOW_CONTEXT = 40  # lines blamed and matched around a range or an uncommitted block
+
+
 def blame_file(
     repo: pygit2.Repository,
     relpath: str,
@@ -118,36 +130,156 @@ def blame_file(
 ) -> FileBlame:
     """Attribute every line of ``relpath`` at ``rev`` (None: the working tree).
 
-    ``before_match`` runs while git blame works in the background (deja blame
-    reads new transcript lines into the index there).
+    The whole file's answer at a commit is kept in the attribution cache
+    (``cache``); the working tree is HEAD's answer plus its uncommitted lines.
+    With ``line_range`` and nothing cached, only the range (and some context)
+    is blamed and matched. ``before_match`` runs while git blame works in the
+    background (deja blame reads new transcript lines into the index there).
     """
     root = workdir(repo)
-    version = read_file(repo, relpath, rev)
+    if rev is not None:
+        version = read_file(repo, relpath, rev)
+        _refuse_binary(version)
+        assert version.commit is not None
+        return _at_commit(
+            repo, conn, version, line_range, note_lookup, engine, before_match, rev=version.commit
+        )
+    work = read_file(repo, relpath, None)
+    _refuse_binary(work)
+    head = head_commit(repo)
+    at_head: FileVersion | None = None
+    if head is not None:
+        try:
+            at_head = read_file(repo, relpath, str(head.id))
+        except DejaError:
+            at_head = None  # not in HEAD: every line is new
+    if at_head is None or at_head.is_binary:
+        result = _compute(repo, conn, work, note_lookup, engine, before_match, None)
+        return _finish(conn, result, line_range)
+    if at_head.data == work.data:
+        result = _at_commit(
+            repo, conn, at_head, line_range, note_lookup, engine, before_match, rev=None
+        )
+        return result
+    head_result = _at_commit(repo, conn, at_head, None, note_lookup, engine, before_match, rev=None)
+    result = overlay(conn, head_result, work.data, str(root), relpath)
+    return _finish(conn, result, line_range)
+
+
+def _refuse_binary(version: FileVersion) -> None:
     if version.is_binary:
-        raise DejaError(f"{relpath} is a binary file: nothing to blame")
+        raise DejaError(f"{version.relpath} is a binary file: nothing to blame")
+
+
+def _notes_tip(repo: pygit2.Repository) -> str:
+    try:
+        return str(repo.references[cache.NOTES_REF].target)
+    except (KeyError, ValueError):
+        return ""
+    except Exception:  # pygit2.GitError: a damaged ref is no cache key
+        return ""
+
+
+def _at_commit(
+    repo: pygit2.Repository,
+    conn: sqlite3.Connection | None,
+    version: FileVersion,
+    line_range: tuple[int, int] | None,
+    note_lookup: NoteLookup | None,
+    engine: str,
+    before_match: Callable[[], None] | None,
+    rev: str | None,
+) -> FileBlame:
+    """The file at a commit: from the attribution cache, or computed (and cached)."""
+    assert version.commit is not None
+    root = str(workdir(repo))
+    if conn is None:
+        result = _compute(repo, conn, version, note_lookup, engine, before_match, None)
+        result.rev = rev
+        return _finish(conn, result, line_range)
+    notes = _notes_tip(repo)
+    key = cache.entry_key(root, version.commit, version.relpath, engine)
+    entry = cache.load(conn, key, notes, root)
+    if entry is not None and entry.data_hash == cache.content_hash(version.data):
+        return _finish(conn, from_entry(entry, version.relpath, rev, root), line_range)
+    if line_range is not None:
+        # one line or a few: blame and match only around them; nothing cached
+        result = _compute(repo, conn, version, note_lookup, engine, before_match, line_range)
+        result.rev = rev
+        return _finish(conn, result, line_range)
+    result = _compute(repo, conn, version, note_lookup, engine, before_match, None)
+    entry = cache.entry_from(result, version.commit, version.data, version.relpath)
+    cache.store(conn, key, entry, notes, root)
+    result.rev = rev
+    return _finish(conn, result, None)
+
+
+def from_entry(entry: cache.Entry, relpath: str, rev: str | None, root: str) -> FileBlame:
+    return FileBlame(path=relpath, rev=rev, root=root, lines=cache.entry_lines(entry))
+
+
+def _finish(
+    conn: sqlite3.Connection | None, result: FileBlame, line_range: tuple[int, int] | None
+) -> FileBlame:
+    if conn is not None:
+        result.indexed_sessions = int(conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0])
+    if line_range is not None:
+        start, end = line_range
+        result.lines = [ln for ln in result.lines if start <= ln.line <= end]
+    _fill_sessions(conn, result)
+    return result
+
+
+def _compute(
+    repo: pygit2.Repository,
+    conn: sqlite3.Connection | None,
+    version: FileVersion,
+    note_lookup: NoteLookup | None,
+    engine: str,
+    before_match: Callable[[], None] | None,
+    window: tuple[int, int] | None,
+) -> FileBlame:
+    """git's blame, the notes, then the matcher: the whole file or a window of it.
+
+    With a window, the result holds the lines of the window and its context only.
+    """
+    root = workdir(repo)
+    relpath = version.relpath
     texts = version.lines()
-    pending = _start_blame_cached(conn, root, repo, version, engine)
+    lo, hi = 1, len(texts)
+    if window is not None:
+        lo = max(1, window[0] - WINDOW_CONTEXT)
+        hi = min(len(texts), window[1] + WINDOW_CONTEXT)
+        if lo > hi:
+            return FileBlame(path=relpath, rev=version.commit, root=str(root), lines=[])
+    span = None if window is None else (lo, hi)
+    if window is None:
+        pending = _start_blame_cached(conn, root, repo, version, engine)
+    else:
+        started = start_blame(root, repo, relpath, version.commit, engine=engine, span=span)
+        pending = started.result
     if before_match is not None:
         before_match()
+    part = texts[lo - 1 : hi]
     paths: dict[int, bool] = {}
     writes = WriteSet()
-    file_fps = {fingerprint(t) for t in texts}
+    file_fps = {fingerprint(t) for t in part}
     if conn is not None:
         paths = candidate_paths(conn, str(root), {relpath})
         load_writes(conn, paths, file_fps, into=writes)
     blamed = pending()
-    by_line: list[BlameLine | None] = [None] * len(texts)
+    by_line: list[BlameLine | None] = [None] * len(part)
     for b in blamed:
-        if 1 <= b.line <= len(texts):
-            by_line[b.line - 1] = b
+        if lo <= b.line <= hi:
+            by_line[b.line - lo] = b
     lines = [
         LineAttribution(
-            line=i + 1,
-            text=texts[i],
+            line=lo + i,
+            text=part[i],
             commit=b.commit if b else None,
             commit_time=b.commit_time if b and b.commit else None,
             orig_path=b.orig_path if b else relpath,
-            orig_line=b.orig_line if b else i + 1,
+            orig_line=b.orig_line if b else lo + i,
         )
         for i, b in enumerate(by_line)
     ]
@@ -161,7 +293,6 @@ def blame_file(
                 ln.session, ln.confidence, ln.via = hit[0], hit[1], "note"
                 ln.source = "antigravity"
     if conn is not None:
-        result.indexed_sessions = int(conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0])
         # Renamed files: their older lines were written under the old path.
         older = {b.orig_path for b in by_line if b is not None and b.orig_path} - {relpath}
         if older:
@@ -170,31 +301,94 @@ def blame_file(
             }
             load_writes(conn, more, file_fps, into=writes, rank=1)
             paths.update(more)
-        _attribute_from_index(repo, conn, result, by_line, writes, paths)
-    if line_range is not None:
-        start, end = line_range
-        result.lines = [ln for ln in result.lines if start <= ln.line <= end]
-    _fill_sessions(conn, result)
+        rev_time = None
+        if version.commit is not None:
+            rev_time = float(repo[version.commit].commit_time)  # type: ignore[attr-defined]
+        _attribute_from_index(conn, lines, by_line, writes, paths, rev_time)
+    return result
+
+
+def overlay(
+    conn: sqlite3.Connection | None, head: FileBlame, work_data: bytes, root: str, relpath: str
+) -> FileBlame:
+    """The working file: HEAD's attribution for the lines it kept, the matcher for
+    the uncommitted lines only (with their neighbours as context)."""
+    work_texts = FileVersion(relpath, None, work_data).lines()
+    head_texts = [ln.text for ln in head.lines]
+    mapping = cache.git_changed_lines(root, relpath, len(work_texts))
+    if mapping is None or any(
+        m is not None and (m >= len(head_texts) or head_texts[m] != work_texts[i])
+        for i, m in enumerate(mapping)
+    ):
+        mapping = cache.changed_lines(head_texts, work_texts)
+    lines: list[LineAttribution] = []
+    for i, src in enumerate(mapping):
+        if src is None:
+            lines.append(
+                LineAttribution(
+                    line=i + 1, text=work_texts[i], commit=None, orig_path=relpath, orig_line=i + 1
+                )
+            )
+        else:
+            old = head.lines[src]
+            lines.append(
+                LineAttribution(
+                    line=i + 1,
+                    text=work_texts[i],
+                    commit=old.commit,
+                    session=old.session,
+                    source=old.source,
+                    confidence=old.confidence,
+                    written_at=old.written_at,
+                    commit_time=old.commit_time,
+                    orig_path=old.orig_path,
+                    orig_line=old.orig_line,
+                    edit_ord=old.edit_ord,
+                    via=old.via,
+                )
+            )
+    result = FileBlame(path=relpath, rev=None, root=root, lines=lines)
+    new = [i for i, m in enumerate(mapping) if m is None]
+    if conn is None or not new:
+        return result
+    # windows around the uncommitted blocks, merged where they overlap
+    windows: list[list[int]] = []
+    for i in new:
+        a, b = max(0, i - WINDOW_CONTEXT), min(len(lines), i + WINDOW_CONTEXT + 1)
+        if windows and a <= windows[-1][1]:
+            windows[-1][1] = b
+        else:
+            windows.append([a, b])
+    for a, b in windows:
+        part = lines[a:b]
+        by_line: list[BlameLine | None] = [
+            BlameLine(
+                ln.line, ln.commit, ln.commit_time, ln.orig_path or relpath, ln.orig_line or ln.line
+            )
+            for ln in part
+        ]
+        fps = {fingerprint(ln.text) for ln in part}
+        relpaths = {relpath} | {ln.orig_path for ln in part if ln.orig_path}
+        paths = candidate_paths(conn, root, relpaths)
+        writes = load_writes(conn, paths, fps)
+        fresh = [ln.commit is None for ln in part]
+        _attribute_from_index(conn, part, by_line, writes, paths, None, only=fresh)
     return result
 
 
 def _attribute_from_index(
-    repo: pygit2.Repository,
     conn: sqlite3.Connection,
-    result: FileBlame,
+    lines: list[LineAttribution],
     by_line: list[BlameLine | None],
     writes: WriteSet,
     paths: dict[int, bool],
+    rev_time: float | None,
+    only: list[bool] | None = None,
 ) -> None:
+    """Match ``lines`` against the index; writes after the blamed revision cannot be
+    in it (``rev_time``; the working tree: now). ``only`` marks the lines to set."""
     if not writes:
         return
-    # Writes after the blamed revision cannot be in it (the working tree: now).
-    rev_time = None
-    if result.rev is not None:
-        rev_commit = repo[result.rev]
-        if isinstance(rev_commit, pygit2.Commit):
-            rev_time = float(rev_commit.commit_time)
-
     path_ids = sorted(paths)
     exact_ids = [pid for pid, exact in paths.items() if exact]
 
@@ -205,7 +399,7 @@ def _attribute_from_index(
         return session_edited_paths(conn, sid, exact_ids)
 
     matches = match_lines(
-        [ln.text for ln in result.lines],
+        [ln.text for ln in lines],
         by_line,
         writes,
         now=rev_time,
@@ -214,8 +408,8 @@ def _attribute_from_index(
     )
     names = _session_ids(conn, {m.sid for m in matches if m is not None})
     when: dict[float, str] = {}
-    for ln, m in zip(result.lines, matches):
-        if m is None or ln.via == "note":
+    for k, (ln, m) in enumerate(zip(lines, matches)):
+        if m is None or ln.via == "note" or (only is not None and not only[k]):
             continue  # the commit's note wins over the index
         ln.session = names.get(m.sid)
         ln.source = "antigravity"
@@ -261,6 +455,8 @@ def session_edited_paths(conn: sqlite3.Connection, sid: int, path_ids: list[int]
 
 
 def format_time_epoch(epoch: float) -> str:
+    from deja_blame.transcripts.text import format_time
+
     return format_time(datetime.fromtimestamp(epoch, tz=timezone.utc))
 
 
@@ -291,15 +487,61 @@ def _fill_sessions(conn: sqlite3.Connection | None, result: FileBlame) -> None:
             result.sessions[name] = SessionInfo(name, "antigravity", "-", None, None)
 
 
+def cached_blame(
+    conn: sqlite3.Connection,
+    file: Path,
+    rev: str | None,
+    line_range: tuple[int, int] | None,
+) -> FileBlame | None:
+    """The answer from the attribution cache alone, through the ``git`` program:
+    no pygit2, no git blame. None when anything is missing (the caller computes)."""
+    if not cache.fast_path_enabled():
+        return None
+    start = file.parent if not file.is_dir() else file
+    if not start.is_dir():
+        return None
+    state = cache.repo_state(start)
+    if state is None:
+        return None
+    absolute = Path(os.path.abspath(file))
+    try:
+        relpath = absolute.parent.resolve().relative_to(state.root).joinpath(absolute.name)
+    except ValueError:
+        return None
+    rel = relpath.as_posix()
+    commit = state.head if rev is None else cache.resolve_rev_cli(state.root, rev)
+    if commit is None:
+        return None
+    entry = cache.load(
+        conn, cache.entry_key(state.root, commit, rel, "auto"), state.notes, state.root
+    )
+    if entry is None:
+        return None
+    result = from_entry(entry, rel, commit if rev is not None else None, state.root)
+    if rev is None:
+        try:
+            data = read_worktree_bytes(Path(state.root), rel)
+        except DejaError:
+            return None
+        if b"\0" in data[:8000]:
+            return None
+        if cache.content_hash(data) != entry.data_hash:
+            result = overlay(conn, result, data, state.root, rel)
+    return _finish(conn, result, line_range)
+
+
 # -- the blame cache ------------------------------------------------------------------
 
 
 def _cache_key(repo: pygit2.Repository, version: FileVersion) -> str:
+    # the repository is part of the key: a shallow clone's blame of a commit (its
+    # boundary) is not the full clone's
+    root = workdir(repo)
     if version.commit is not None:
-        return f"rev:{version.commit}:{version.relpath}"
+        return f"rev:{root}:{version.commit}:{version.relpath}"
     head = head_commit(repo)
     digest = hashlib.blake2b(version.data, digest_size=16).hexdigest()
-    return f"wt:{head.id if head else '-'}:{version.relpath}:{digest}"
+    return f"wt:{root}:{head.id if head else '-'}:{version.relpath}:{digest}"
 
 
 def _start_blame_cached(

@@ -17,8 +17,7 @@ import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-
-import pygit2
+from typing import TYPE_CHECKING
 
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import (
@@ -28,6 +27,9 @@ from deja_blame.gitutil import (
     read_worktree_bytes,
     resolve_commit,
 )
+
+if TYPE_CHECKING:
+    import pygit2
 
 NULL_SHA = "0" * 40
 
@@ -52,11 +54,24 @@ class PendingBlame:
 
 
 def start_blame(
-    root: Path, repo: pygit2.Repository, relpath: str, rev: str | None, engine: str = "auto"
+    root: Path,
+    repo: pygit2.Repository,
+    relpath: str,
+    rev: str | None,
+    engine: str = "auto",
+    span: tuple[int, int] | None = None,
 ) -> PendingBlame:
+    """Start blaming ``relpath`` at ``rev``; ``span`` (first, last line) limits it
+    to those lines, as ``git blame -L`` does (git follows only them)."""
     if engine == "git" or (engine == "auto" and git_available()):
-        return _start_git(root, relpath, rev)
-    return PendingBlame(lambda: _blame_pygit2(root, repo, relpath, rev))
+        return _start_git(root, relpath, rev, span)
+    return PendingBlame(lambda: _span(_blame_pygit2(root, repo, relpath, rev), span))
+
+
+def _span(lines: list[BlameLine], span: tuple[int, int] | None) -> list[BlameLine]:
+    if span is None:
+        return lines
+    return [b for b in lines if span[0] <= b.line <= span[1]]
 
 
 def blame(
@@ -65,8 +80,12 @@ def blame(
     return start_blame(root, repo, relpath, rev, engine).result()
 
 
-def _start_git(root: Path, relpath: str, rev: str | None) -> PendingBlame:
+def _start_git(
+    root: Path, relpath: str, rev: str | None, span: tuple[int, int] | None = None
+) -> PendingBlame:
     args = ["git", "-C", str(root), "blame", "--porcelain"]
+    if span is not None:
+        args.append(f"-L{span[0]},{span[1]}")
     if rev is not None:
         args.append(rev)
     args += ["--", relpath]
@@ -122,6 +141,8 @@ def parse_porcelain(data: bytes) -> list[BlameLine]:
 def _blame_pygit2(
     root: Path, repo: pygit2.Repository, relpath: str, rev: str | None
 ) -> list[BlameLine]:
+    import pygit2
+
     commit = resolve_commit(repo, rev) if rev is not None else head_commit(repo)
     lines: list[BlameLine] = []
     if commit is not None:
@@ -162,6 +183,8 @@ def _blame_pygit2(
 
 
 def _blob_lines(repo: pygit2.Repository, commit: pygit2.Commit | None, relpath: str) -> list[str]:
+    import pygit2
+
     if commit is None:
         return []
     try:

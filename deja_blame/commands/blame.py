@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-import pygit2
 
-from deja_blame.attribution.blame import FileBlame, blame_file
+from deja_blame.attribution.blame import FileBlame, blame_file, cached_blame
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import open_repository, relative_path
-from deja_blame.index.ingest import changed_transcripts, index_roots
 from deja_blame.jsonout import print_json
 from deja_blame.output import inert, style, use_colour, warn
 from deja_blame.transcripts.roots import discover_roots
+
+if TYPE_CHECKING:
+    import pygit2
 
 SESSION_COLOURS = ["cyan", "magenta", "green", "yellow", "blue", "bright_cyan", "bright_magenta"]
 
@@ -48,9 +50,13 @@ def refresh_index(conn: sqlite3.Connection) -> None:
     roots = discover_roots()
     if not roots:
         return
+    from deja_blame.index.changes import changed_transcripts
+
     try:
         files = changed_transcripts(conn, roots)
         if files:
+            from deja_blame.index.ingest import index_roots
+
             # in this process: git blame runs in a thread meanwhile
             index_roots(conn, roots, transcripts=files, jobs=1)
     except sqlite3.OperationalError as exc:
@@ -74,9 +80,13 @@ def compute(
 ) -> FileBlame:
     if file.is_dir():
         raise DejaError(f"{file} is a directory; deja blame takes a file")
-    repo, rel = locate(file)
     if conn is not None and refresh:
         refresh_index(conn)
+    if conn is not None:
+        hit = cached_blame(conn, file, rev, line_range)
+        if hit is not None:
+            return hit
+    repo, rel = locate(file)
     from deja_blame.notes.lookup import note_lookup_for
 
     return blame_file(
@@ -130,6 +140,8 @@ def print_human(result: FileBlame) -> None:
 
 def print_porcelain(result: FileBlame) -> None:
     """git blame --porcelain, plus ``deja-session`` / ``deja-confidence`` header lines."""
+    import pygit2
+
     repo = pygit2.Repository(result.root)
     seen: set[str] = set()
     out: list[str] = []
@@ -151,6 +163,8 @@ def print_porcelain(result: FileBlame) -> None:
 
 
 def _commit_details(repo: pygit2.Repository, sha: str | None) -> list[str]:
+    import pygit2
+
     if sha is None:
         import time
 

@@ -133,7 +133,8 @@ def refresh(conn: sqlite3.Connection, log: HookLog) -> sqlite3.Connection | None
     if not roots:
         return conn
     try:
-        from deja_blame.index.ingest import changed_transcripts, index_roots
+        from deja_blame.index.changes import changed_transcripts
+        from deja_blame.index.ingest import index_roots
 
         files = changed_transcripts(conn, roots)
         if files:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from deja_blame.errors import DejaError, IndexCorruptError
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 DB_ENV = "DEJA_DB"
 BUSY_TIMEOUT_MS = 30_000
 # WAL with NORMAL: commits are not flushed one by one, checkpoints are; a crash
@@ -155,6 +155,27 @@ MIGRATIONS: list[tuple[str, str]] = [
             SELECT path_id, fp, sid, edit_ord, idx, at_epoch, by_user FROM lines;
         DROP TABLE lines;
         ALTER TABLE lines_v3 RENAME TO lines;
+        """,
+    ),
+    (
+        "0004_attribution_cache",
+        """
+        -- A generation per path, bumped whenever lines are written to or removed
+        -- from it: the attribution of a file is valid while its paths' generations
+        -- stay what they were when it was computed.
+        CREATE TABLE path_gen (
+            path_id INTEGER PRIMARY KEY,
+            gen INTEGER NOT NULL
+        );
+        -- The attribution of one file at one commit (or HEAD for a working file
+        -- equal to it): blame, sessions, confidences, so a warm blame reads one row.
+        CREATE TABLE attribution_cache (
+            key TEXT PRIMARY KEY,
+            token TEXT NOT NULL,
+            data BLOB NOT NULL,
+            used REAL NOT NULL
+        );
+        CREATE INDEX attribution_cache_used ON attribution_cache(used)
         """,
     ),
 ]

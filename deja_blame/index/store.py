@@ -9,17 +9,19 @@ caller's transaction. Readers: ``load_session`` rebuilds the session document,
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from deja_blame.errors import DejaError
 from deja_blame.index.fingerprint import fingerprint
-from deja_blame.index.source import read_tool_outputs
 from deja_blame.models import Command, Edit, FileRecord, Hunk, Message, Session
-from deja_blame.transcripts.antigravity import Chunk
 from deja_blame.transcripts.text import epoch_of
+
+if TYPE_CHECKING:
+    from deja_blame.transcripts.antigravity import Chunk
 
 
 @dataclass
@@ -87,6 +89,7 @@ def clear_session_rows(conn: sqlite3.Connection, sid: int) -> None:
         (sid,),
     ).fetchall()
     conn.executemany("DELETE FROM lines WHERE path_id=? AND sid=?", [(pid, sid) for (pid,) in pids])
+    bump_paths(conn, [pid for (pid,) in pids])
     for table in ("messages", "commands", "files", "edits"):
         conn.execute(f"DELETE FROM {table} WHERE sid=?", (sid,))
 
@@ -250,6 +253,16 @@ def write_rows(conn: sqlite3.Connection, sid: int, rows: ChunkRows, paths: PathI
             " VALUES (?,?,?,?,?,?,?)",
             line_rows,
         )
+        bump_paths(conn, {r[0] for r in line_rows})
+
+
+def bump_paths(conn: sqlite3.Connection, path_ids: Iterable[int]) -> None:
+    """New or removed writes to these paths: cached attributions of them are stale."""
+    conn.executemany(
+        "INSERT INTO path_gen(path_id, gen) VALUES (?, 1)"
+        " ON CONFLICT(path_id) DO UPDATE SET gen = gen + 1",
+        [(pid,) for pid in sorted(set(path_ids))],
+    )
 
 
 # -- reading ------------------------------------------------------------------------
@@ -327,7 +340,12 @@ def load_session(conn: sqlite3.Connection, session_id: str) -> Session:
     spans = [(r[4], r[5], r[6]) for r in rows if r[4] is not None]
     # Long tool output is read back from the transcript; where it cannot be (gone,
     # rewritten), the stored excerpt stands, saying so.
-    full = read_tool_outputs(row[3], row[8], row[9], spans) if spans else {}
+    full: dict[Any, Any] = {}
+    if spans:
+        # the reader is imported only where long tool output is read back
+        from deja_blame.index.source import read_tool_outputs
+
+        full = read_tool_outputs(row[3], row[8], row[9], spans)
     session.messages = [
         Message(role=r[0], text=full.get(r[4], r[1]), at=r[2], seq=r[3]) for r in rows
     ]

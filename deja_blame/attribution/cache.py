@@ -1,0 +1,281 @@
+"""The attribution cache: a file's whole answer at one commit, read back in one row.
+
+What ``blame_file`` computes for the committed lines of a file depends on the
+commit (git's blame), the index's writes to the file's paths, and the notes.
+So an entry is keyed by (repository, commit, path) and carries a token: the
+generation of every candidate path of the file (``path_gen``, bumped whenever
+the index writes or removes lines of a path) and the tip of ``refs/notes/deja``.
+A new session that edits another file leaves the entry valid; one that edits
+this file, or a fetched note, makes it stale.
+
+The working tree is HEAD's entry plus the lines that differ from HEAD: a file
+saved in an editor re-matches only its uncommitted lines (``overlay``).
+
+This module reaches git through the ``git`` program only, and never imports
+pygit2: a warm ``deja blame`` or ``deja why`` is a ``git rev-parse``, a file
+read and one row.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import subprocess
+import time
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from deja_blame.attribution.matcher import candidate_paths
+
+if TYPE_CHECKING:
+    from deja_blame.attribution.blame import FileBlame, LineAttribution
+
+CACHE_VERSION = 2
+CACHE_ENTRIES = 500
+NOTES_REF = "refs/notes/deja"
+
+
+@dataclass(frozen=True)
+class RepoState:
+    """What a cache lookup needs of the repository: its root, HEAD and notes tip."""
+
+    root: str
+    head: str | None  # None: no commit yet
+    notes: str  # the tip of refs/notes/deja, "" when there are no notes
+
+
+def _git(cwd: str, *args: str) -> subprocess.CompletedProcess[bytes] | None:
+    from deja_blame.gitutil import no_git_env
+
+    try:
+        return subprocess.run(
+            ["git", "-C", cwd, *args], capture_output=True, env=no_git_env(), timeout=30
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None  # no git on PATH: the slow path works with pygit2
+
+
+def repo_state(start: Path) -> RepoState | None:
+    """The state of the repository holding ``start`` (a directory), via ``git``."""
+    proc = _git(str(start), "rev-parse", "--show-toplevel", "--verify", "-q", "HEAD")
+    if proc is None or not proc.stdout:
+        return None
+    out = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
+    root = str(Path(out[0]).resolve())
+    head = out[1].strip() if len(out) > 1 else None
+    return RepoState(root=root, head=head, notes=notes_tip_cli(root))
+
+
+def notes_tip_cli(root: str) -> str:
+    proc = _git(root, "for-each-ref", "--format=%(objectname)", NOTES_REF)
+    if proc is None or proc.returncode != 0:
+        return ""
+    return proc.stdout.decode().strip()
+
+
+def resolve_rev_cli(root: str, rev: str) -> str | None:
+    proc = _git(root, "rev-parse", "--verify", "-q", "--end-of-options", f"{rev}^{{commit}}")
+    if proc is None or proc.returncode != 0:
+        return None
+    return proc.stdout.decode().strip() or None
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def entry_key(root: str, commit: str, relpath: str, engine: str) -> str:
+    return f"{CACHE_VERSION}\0{root}\0{commit}\0{relpath}\0{engine}"
+
+
+def token(conn: sqlite3.Connection, root: str, relpaths: set[str], notes: str) -> str:
+    """The state of the index and notes an entry was computed from."""
+    paths = candidate_paths(conn, root, relpaths)
+    gens: dict[int, int] = {}
+    ids = sorted(paths)
+    for start in range(0, len(ids), 500):
+        part = ids[start : start + 500]
+        marks = ",".join("?" * len(part))
+        for pid, gen in conn.execute(
+            f"SELECT path_id, gen FROM path_gen WHERE path_id IN ({marks})", part
+        ):
+            gens[int(pid)] = int(gen)
+    return orjson.dumps([notes, [[pid, paths[pid], gens.get(pid, 0)] for pid in ids]]).decode()
+
+
+@dataclass
+class Entry:
+    """A cached attribution: the file's text at the commit and each line's answer."""
+
+    commit: str
+    data_hash: str  # of the file's bytes at the commit
+    orig_paths: list[str]  # paths blame followed the lines to (renames)
+    lines: list[list[Any]]  # LineAttribution fields, in _FIELDS order
+
+
+# LineAttribution's fields after ``line``, in its order (entries are built positionally)
+_FIELDS = (
+    "text",
+    "commit",
+    "session",
+    "source",
+    "confidence",
+    "written_at",
+    "commit_time",
+    "orig_path",
+    "orig_line",
+    "edit_ord",
+    "via",
+)
+
+
+def entry_from(result: FileBlame, commit: str, data: bytes, relpath: str) -> Entry:
+    orig = sorted({ln.orig_path for ln in result.lines if ln.orig_path} | {relpath})
+    return Entry(
+        commit=commit,
+        data_hash=content_hash(data),
+        orig_paths=orig,
+        lines=[[getattr(ln, f) for f in _FIELDS] for ln in result.lines],
+    )
+
+
+def entry_lines(entry: Entry) -> list[LineAttribution]:
+    from deja_blame.attribution.blame import LineAttribution
+
+    return [LineAttribution(i + 1, *row) for i, row in enumerate(entry.lines)]
+
+
+def load(conn: sqlite3.Connection, key: str, notes: str, root: str) -> Entry | None:
+    """The entry under ``key`` if it is still valid for the index and the notes."""
+    try:
+        row = conn.execute(
+            "SELECT token, data FROM attribution_cache WHERE key=?", (key,)
+        ).fetchone()
+    except sqlite3.OperationalError:
+        return None  # an index without the table (older schema, read-only): no cache
+    if row is None:
+        return None
+    try:
+        doc = orjson.loads(zlib.decompress(row[1]))
+        entry = Entry(doc["commit"], doc["hash"], doc["orig"], doc["lines"])
+    except (zlib.error, orjson.JSONDecodeError, KeyError, TypeError):
+        return None  # a damaged entry: compute again
+    if row[0] != token(conn, root, set(entry.orig_paths), notes):
+        return None
+    with _quiet():
+        conn.execute("UPDATE attribution_cache SET used=? WHERE key=?", (time.time(), key))
+    return entry
+
+
+def store(conn: sqlite3.Connection, key: str, entry: Entry, notes: str, root: str) -> None:
+    data = zlib.compress(
+        orjson.dumps(
+            {
+                "commit": entry.commit,
+                "hash": entry.data_hash,
+                "orig": entry.orig_paths,
+                "lines": entry.lines,
+            }
+        ),
+        1,
+    )
+    with _quiet():
+        conn.execute(
+            "INSERT OR REPLACE INTO attribution_cache(key, token, data, used) VALUES (?,?,?,?)",
+            (key, token(conn, root, set(entry.orig_paths), notes), data, time.time()),
+        )
+        conn.execute(
+            "DELETE FROM attribution_cache WHERE key IN (SELECT key FROM attribution_cache"
+            " ORDER BY used DESC LIMIT -1 OFFSET ?)",
+            (CACHE_ENTRIES,),
+        )
+
+
+class _quiet:
+    """A busy or read-only index only costs the cache."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: object, exc: object, tb: object) -> bool:
+        return isinstance(exc, sqlite3.OperationalError)
+
+
+# -- the working tree: HEAD's entry plus what changed ------------------------------
+
+
+def changed_lines(head_lines: list[str], work_lines: list[str]) -> list[int | None]:
+    """For each working line, the HEAD line (0-based) it is, or None where it is new.
+
+    Common head and tail are matched first, so an edit in a long file diffs only
+    the part that changed.
+    """
+    import difflib
+
+    n, m = len(head_lines), len(work_lines)
+    lo = 0
+    while lo < n and lo < m and head_lines[lo] == work_lines[lo]:
+        lo += 1
+    hi = 0
+    while hi < n - lo and hi < m - lo and head_lines[n - 1 - hi] == work_lines[m - 1 - hi]:
+        hi += 1
+    out: list[int | None] = list(range(lo)) + [None] * (m - lo - hi)
+    out += list(range(n - hi, n))
+    middle = difflib.SequenceMatcher(
+        a=head_lines[lo : n - hi], b=work_lines[lo : m - hi], autojunk=False
+    )
+    for a, b, size in middle.get_matching_blocks():
+        for k in range(size):
+            out[lo + b + k] = lo + a + k
+    return out
+
+
+def git_changed_lines(root: str, relpath: str, n_work: int) -> list[int | None] | None:
+    """``changed_lines`` as git's own diff of HEAD and the working file aligns them
+    (what ``git blame`` of the working tree would say is not committed yet)."""
+    proc = _git(
+        root,
+        "diff",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-renames",
+        "-U0",
+        "HEAD",
+        "--",
+        relpath,
+    )
+    if proc is None or proc.returncode != 0:
+        return None
+    out: list[int | None] = []
+    head_at = 0  # next HEAD line (0-based) not yet placed
+    for raw in proc.stdout.split(b"\n"):
+        if not raw.startswith(b"@@ "):
+            continue
+        try:
+            old, new = raw.split(b" ")[1:3]
+            o_start, _, o_len = old[1:].partition(b",")
+            n_start, _, n_len = new[1:].partition(b",")
+            os_, ol = int(o_start), int(o_len or b"1")
+            ns, nl = int(n_start), int(n_len or b"1")
+        except ValueError:
+            return None
+        # unchanged lines before this hunk, then the hunk's new lines
+        first_new = ns - 1 if nl else ns
+        while len(out) < first_new:
+            out.append(head_at)
+            head_at += 1
+        out += [None] * nl
+        head_at = (os_ - 1 + ol) if ol else os_
+    while len(out) < n_work:
+        out.append(head_at)
+        head_at += 1
+    return out if len(out) == n_work else None
+
+
+def fast_path_enabled() -> bool:
+    return os.environ.get("DEJA_NO_CACHE", "") == ""

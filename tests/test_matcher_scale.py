@@ -1,0 +1,251 @@
+"""The matcher at scale: the same answers as the reference, bounded work, and the
+attribution cache (warm reads, invalidation, the working tree, single lines)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import reference_matcher as ref
+from conftest import deja_json, git
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_blame import AGENT_BLOCK, T0, Session, commit_all
+
+from deja_blame.attribution import matcher
+from deja_blame.attribution.blame_engine import BlameLine
+from deja_blame.index.fingerprint import fingerprint
+
+# Lines real code repeats: blank, brackets, short keywords, and a few real ones.
+VOCAB = [
+    "",
+    "",
+    "",
+    ")",
+    "}",
+    "]",
+    '"""',
+    "else:",
+    "pass",
+    "return None",
+    "x = 1",
+    "y = 2",
+    "def f(a, b):",
+    "    return a + b",
+    "import os",
+    "print('hi')",
+]
+
+
+def _both(texts: list[str], blamed: list[BlameLine | None], rows: list[tuple], now: float):
+    """The reference and the fast matcher on the same writes."""
+    by_fp: dict[int, list[ref.Write]] = {}
+    # the lines table's order: (path, fingerprint, session, edit, index)
+    rows = sorted(rows, key=lambda r: r[:5])
+    for _pid, fp, sid, edit, idx, at, by_user in rows:
+        by_fp.setdefault(fp, []).append(ref.Write(sid, edit, idx, at, bool(by_user), True))
+    fps = {fingerprint(t) for t in texts}
+    ws = matcher.WriteSet()
+    ws.add_rows([r for r in rows if r[1] in fps], {1: True})
+    old = ref.match_lines(texts, blamed, by_fp, now=now)
+    new = matcher.match_lines(texts, blamed, ws, now=now)
+    key = lambda m: None if m is None else (m.sid, m.edit_ord, m.idx, m.confidence, m.run)  # noqa: E731
+    return [key(m) for m in old], [key(m) for m in new]
+
+
+@st.composite
+def scenes(draw: Any) -> tuple[list[str], list[BlameLine | None], list[tuple], float]:
+    n = draw(st.integers(1, 40))
+    texts = [draw(st.sampled_from(VOCAB)) for _ in range(n)]
+    blamed: list[BlameLine | None] = []
+    for i in range(n):
+        t = draw(st.sampled_from([None, 1000.0, 2000.0, 3000.0]))
+        blamed.append(
+            None if t is None else BlameLine(i + 1, f"{int(t):040d}", int(t), "a.py", i + 1)
+        )
+    rows: list[tuple] = []
+    for edit in range(draw(st.integers(0, 8))):
+        sid = draw(st.integers(1, 4))
+        at = draw(st.sampled_from([500.0, 1500.0, 2500.0, 3500.0]))
+        by_user = draw(st.sampled_from([0, 0, 0, 1]))
+        # an edit copies a stretch of the file (maybe altered) or writes vocabulary
+        start = draw(st.integers(0, n - 1))
+        length = draw(st.integers(1, 12))
+        added = texts[start : start + length]
+        added = [
+            draw(st.sampled_from(VOCAB)) if draw(st.booleans()) and draw(st.booleans()) else t
+            for t in added
+        ]
+        for idx, t in enumerate(added):
+            rows.append((1, fingerprint(t), sid, edit, idx, at, by_user))
+    return texts, blamed, rows, 4000.0
+
+
+@settings(max_examples=300, deadline=None)
+@given(scenes())
+def test_fast_matcher_gives_the_references_answers(scene: Any) -> None:
+    texts, blamed, rows, now = scene
+    old, new = _both(texts, blamed, rows, now)
+    assert new == old
+
+
+def test_ten_thousand_writes_of_one_line_cost_a_bounded_amount(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A file of 2,000 identical lines, 10,000 sessions that each wrote that line,
+    # and every line blank or "}" around: work per line must not grow with either.
+    texts = ["value = compute()", "", "}"] * 700
+    rows = [
+        (1, fingerprint("value = compute()"), sid, 0, 0, 100.0 + sid, 0) for sid in range(10_000)
+    ]
+    rows += [(1, fingerprint(""), sid, 0, 1, 100.0 + sid, 0) for sid in range(10_000)]
+    ws = matcher.WriteSet()
+    ws.add_rows(rows, {1: True})
+    walks = 0
+    real_walk = matcher._walk_run
+
+    def counting(*args: Any) -> None:
+        nonlocal walks
+        walks += 1
+        real_walk(*args)
+
+    monkeypatch.setattr(matcher, "_walk_run", counting)
+    blamed = [BlameLine(i + 1, "c" * 40, 50_000, "a.py", i + 1) for i in range(len(texts))]
+    out = matcher.match_lines(texts, blamed, ws, now=60_000.0)
+    non_trivial = texts.count("value = compute()")
+    assert walks <= non_trivial * matcher.COMMON_KEEP
+    # each write accounts for one line at most, and the latest writes are taken first
+    taken = [m.sid for m in out if m is not None and texts[out.index(m)] == "value = compute()"]
+    assert len(taken) == len(set(taken))
+    assert max(m.sid for m in out if m is not None) == 9_999
+
+
+def test_a_file_of_only_blank_and_brace_lines_matches_nothing_and_finishes() -> None:
+    texts = ["", "}", ""] * 30_000
+    rows = [
+        (1, fingerprint(t), sid, 0, i, 10.0, 0)
+        for sid in range(50)
+        for i, t in enumerate(["", "}"] * 20)
+    ]
+    ws = matcher.WriteSet()
+    ws.add_rows(rows, {1: True})
+    out = matcher.match_lines(texts, [None] * len(texts), ws, now=100.0)
+    assert out == [None] * len(texts)  # trivial lines are never evidence alone
+
+
+# -- the attribution cache, end to end ------------------------------------------------
+
+
+@pytest.fixture
+def committed(tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """cart.py with an agent's block, committed; the session's transcript not yet written."""
+    root = tmp_path / "agroot"
+    root.mkdir()
+    monkeypatch.setenv("DEJA_ANTIGRAVITY_ROOT", str(root))
+    (repo / "cart.py").write_text("TAX_RATE = 0.2\n\n\nclass Cart:\n    pass\n")
+    commit_all(repo, "person starts", T0 - 3600)
+    (repo / "cart.py").write_text(
+        "TAX_RATE = 0.2\n\n\nclass Cart:\n    pass\n" + "\n".join(AGENT_BLOCK) + "\n"
+    )
+    commit_all(repo, "agent work", T0 + 600)
+    return {"repo": repo, "root": root}
+
+
+def _sessions(doc: dict[str, Any]) -> list[str | None]:
+    return [ln["session"] for ln in doc["lines"]]
+
+
+def test_a_cached_answer_goes_stale_when_the_index_learns_of_a_write(
+    committed: dict[str, Any],
+) -> None:
+    repo, root = committed["repo"], committed["root"]
+    first = deja_json("blame", str(repo / "cart.py"), "--json")
+    assert not any(_sessions(first))  # nothing indexed yet, and this answer is cached
+    s = Session(root, "3f2a9c1e-aaaa-4bbb-8ccc-0000000000c1")
+    s.user("Add a total() helper to cart.py", T0)
+    s.replace(repo / "cart.py", [], AGENT_BLOCK, T0 + 60, start=6)
+    second = deja_json("blame", str(repo / "cart.py"), "--json")  # refresh reads the session
+    assert _sessions(second)[5] == "3f2a9c1e-aaaa-4bbb-8ccc-0000000000c1"
+    third = deja_json("blame", str(repo / "cart.py"), "--json", "--no-refresh")
+    assert third == second
+
+
+def test_the_cache_gives_what_a_fresh_computation_gives(committed: dict[str, Any]) -> None:
+    repo, root = committed["repo"], committed["root"]
+    s = Session(root, "3f2a9c1e-aaaa-4bbb-8ccc-0000000000c2")
+    s.user("Add a total() helper to cart.py", T0)
+    s.replace(repo / "cart.py", [], AGENT_BLOCK, T0 + 60, start=6)
+    cold = deja_json("blame", str(repo / "cart.py"), "--json")
+    warm = deja_json("blame", str(repo / "cart.py"), "--json")
+    fresh = deja_json("blame", str(repo / "cart.py"), "--json", env={"DEJA_NO_CACHE": "1"})
+    assert cold == warm == fresh
+    assert sum(1 for x in _sessions(warm) if x) >= 5
+    # one line, from the cache and computed alone around it (git blame -L)
+    for line in (6, 10, 12):
+        one = deja_json("why", f"{repo / 'cart.py'}:{line}", "--json")
+        alone = deja_json("why", f"{repo / 'cart.py'}:{line}", "--json", env={"DEJA_NO_CACHE": "1"})
+        assert one["session"] == alone["session"] == warm["lines"][line - 1]["session"]
+        assert one["confidence"] == alone["confidence"]
+
+
+def test_a_saved_working_file_rematches_only_its_new_lines(committed: dict[str, Any]) -> None:
+    repo, root = committed["repo"], committed["root"]
+    s = Session(root, "3f2a9c1e-aaaa-4bbb-8ccc-0000000000c3")
+    s.user("Add a total() helper to cart.py", T0)
+    s.replace(repo / "cart.py", [], AGENT_BLOCK, T0 + 60, start=6)
+    head = deja_json("blame", str(repo / "cart.py"), "--json")
+    more = ["def refund(order):", "    return order.total * -1"]
+    s.replace(repo / "cart.py", [], more, T0 + 7200, start=13)
+    text = (repo / "cart.py").read_text().splitlines()
+    text[1:1] = ["# a person's comment"]  # a person's uncommitted line, near the top
+    (repo / "cart.py").write_text("\n".join(text + more) + "\n")
+    work = deja_json("blame", str(repo / "cart.py"), "--json")
+    fresh = deja_json("blame", str(repo / "cart.py"), "--json", env={"DEJA_NO_CACHE": "1"})
+    assert work == fresh
+    lines = work["lines"]
+    assert lines[1]["commit"] is None and lines[1]["session"] is None
+    assert [ln["session"] for ln in lines[-2:]] == ["3f2a9c1e-aaaa-4bbb-8ccc-0000000000c3"] * 2
+    assert all(ln["commit"] is None for ln in lines[-2:])
+    # the committed lines keep HEAD's answer, moved down by one
+    assert [ln["session"] for ln in lines[2:-2]] == [ln["session"] for ln in head["lines"][1:]]
+
+
+def test_the_cache_is_per_repository(committed: dict[str, Any], tmp_path: Path) -> None:
+    repo = committed["repo"]
+    deja_json("blame", str(repo / "cart.py"), "--json")
+    shallow = tmp_path / "shallow"
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "1", f"file://{repo}", str(shallow)], check=True
+    )
+    git(repo, "log", "-1")
+    theirs = deja_json("blame", str(shallow / "cart.py"), "--json")
+    ours = deja_json("blame", str(repo / "cart.py"), "--json")
+    # the full clone sees two commits; the shallow one only its boundary
+    assert len({ln["commit"] for ln in ours["lines"]}) == 2
+    assert len({ln["commit"] for ln in theirs["lines"]}) == 1
+
+
+def test_a_warm_why_imports_neither_pygit2_nor_multiprocessing(committed: dict[str, Any]) -> None:
+    repo, root = committed["repo"], committed["root"]
+    s = Session(root, "3f2a9c1e-aaaa-4bbb-8ccc-0000000000c4")
+    s.user("Add a total() helper to cart.py", T0)
+    s.replace(repo / "cart.py", [], AGENT_BLOCK, T0 + 60, start=6)
+    deja_json("blame", str(repo / "cart.py"), "--json")
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "deja_blame", "why", f"{repo / 'cart.py'}:7"],
+        capture_output=True,
+        env=os.environ.copy(),
+        cwd=repo,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()[-500:]
+    imported = {
+        line.split("|")[-1].strip() for line in proc.stderr.decode().splitlines() if "|" in line
+    }
+    assert "deja_blame.attribution.blame" in imported  # the measurement saw deja's imports
+    assert "pygit2" not in imported
+    assert "multiprocessing" not in imported
+    assert "3f2a9c1e-aaaa-4bbb-8ccc-0000000000c4" in proc.stdout.decode()
