@@ -1110,7 +1110,9 @@ def test_rows_of_a_schema_2_index_read_as_before(tmp_path: Path) -> None:
     assert doc["edits"][0]["hunks"] == hunks
     cols = [r[1] for r in query(db, "PRAGMA table_info(messages)")]
     assert cols[-3:] == ["src_offset", "src_len", "full_chars"]
-    assert query(db, "SELECT value FROM meta WHERE key='schema_version'")[0][0] == str(index_db.SCHEMA_VERSION)
+    assert query(db, "SELECT value FROM meta WHERE key='schema_version'")[0][0] == str(
+        index_db.SCHEMA_VERSION
+    )
 
 
 def test_first_build_skips_flushes_then_leaves_the_index_flushed(tmp_path: Path) -> None:
