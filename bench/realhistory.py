@@ -38,7 +38,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from deja_blame.transcripts.writer import TranscriptWriter  # noqa: E402
 
-WORKSPACE = "/home/dev/work/proj"  # where the sessions say they worked
 
 
 def _git(cwd: Path, *args: str) -> bytes:
@@ -105,7 +104,7 @@ def build(
     """The repository (``out/repo``, a clone of ``source``) and transcript root
     (``out/root``); reused when built with the same arguments."""
     meta_path = out / "meta.json"
-    args = [str(source), path, sessions, limit, split]
+    args = [str(source), path, sessions, limit, split, "exact"]
     if meta_path.exists():
         meta = json.loads(meta_path.read_text())
         if meta.get("args") == args:
@@ -115,6 +114,8 @@ def build(
     out.mkdir(parents=True)
     subprocess.run(["git", "clone", "-q", str(source), str(repo)], check=True)
     history = file_history(repo, path, limit)
+    # the sessions worked in this clone: their paths are under its root
+    workspace = str(repo.resolve())
     # Sessions spread evenly over the commits that changed the file.
     per_commit: dict[int, list[int]] = {}
     for s in range(sessions):
@@ -132,13 +133,13 @@ def build(
         hunks = _hunks(_parent_version(repo, sha, name, renamed_from), after)
         if not hunks:
             continue
-        target = f"{WORKSPACE}/{name}"
+        target = f"{workspace}/{name}"
         m = len(members)
         for j, s in enumerate(members):
             mine = (hunks[j::m] or [hunks[j % len(hunks)]]) if split else hunks
             sid = f"real{s:05d}-0000-4000-8000-{k:012d}"
             start = when - 60 * (m - j) - 120
-            w = TranscriptWriter(root, sid, start, workspace=WORKSPACE, tick=2)
+            w = TranscriptWriter(root, sid, start, workspace=workspace, tick=2)
             w.user(f"Work on {name} as in {sha[:10]} (part {j + 1} of {m}).")
             for h in mine:
                 w.record(
@@ -176,7 +177,7 @@ def build(
         "sessions": len(session_commit),
         "lines_written": written,
         "path": path,
-        "workspace": WORKSPACE,
+        "workspace": workspace,
         "session_commit": session_commit,
     }
     meta_path.write_text(json.dumps(meta))

@@ -82,10 +82,18 @@ def scenes(draw: Any) -> tuple[list[str], list[BlameLine | None], list[tuple], f
         ]
         for idx, t in enumerate(added):
             rows.append((1, fingerprint(t), sid, edit, idx, at, by_user))
+        # retries: the same edit again, by the same or another session, earlier or later
+        for retry in range(draw(st.integers(0, 3))):
+            again = draw(st.sampled_from([500.0, 1500.0, 2500.0, 3500.0, at]))
+            other = draw(st.integers(1, 4))
+            for idx, t in enumerate(added):
+                rows.append(
+                    (1, fingerprint(t), other, 100 + edit * 10 + retry, idx, again, by_user)
+                )
     return texts, blamed, rows, 4000.0
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(scenes())
 def test_fast_matcher_gives_the_references_answers(scene: Any) -> None:
     texts, blamed, rows, now = scene
@@ -104,7 +112,7 @@ def test_ten_thousand_writes_of_one_line_cost_a_bounded_amount(
     ]
     rows += [(1, fingerprint(""), sid, 0, 1, 100.0 + sid, 0) for sid in range(10_000)]
     ws = matcher.WriteSet()
-    ws.add_rows(rows, {1: True})
+    ws.add_rows(sorted(rows, key=lambda r: r[:5]), {1: True})
     walks = 0
     real_walk = matcher._walk_run
 
@@ -132,7 +140,7 @@ def test_a_file_of_only_blank_and_brace_lines_matches_nothing_and_finishes() -> 
         for i, t in enumerate(["", "}"] * 20)
     ]
     ws = matcher.WriteSet()
-    ws.add_rows(rows, {1: True})
+    ws.add_rows(sorted(rows, key=lambda r: r[:5]), {1: True})
     out = matcher.match_lines(texts, [None] * len(texts), ws, now=100.0)
     assert out == [None] * len(texts)  # trivial lines are never evidence alone
 

@@ -299,7 +299,7 @@ def _compute(
             more = {
                 k: v for k, v in candidate_paths(conn, str(root), older).items() if k not in paths
             }
-            load_writes(conn, more, file_fps, into=writes, rank=1)
+            load_writes(conn, more, file_fps, into=writes)
             paths.update(more)
         rev_time = None
         if version.commit is not None:

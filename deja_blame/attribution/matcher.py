@@ -50,15 +50,17 @@ class LineMatch:
 class WriteSet:
     """The writes that can matter for one file: those of the fingerprints it holds.
 
-    ``info[key]`` is (fingerprint, time, by the person, exact path, order) for each
-    write; ``order`` is the lines table's order (path rank, path, fingerprint,
-    session, edit, index), which breaks ties the same way every time.
-    ``by_fp[fp]`` lists the writes of one fingerprint in that order, and
+    ``info[key]`` is (fingerprint, time, by the person, exact path, seq) for each
+    write; ``seq`` numbers the writes in the lines table's order (path rank, path,
+    fingerprint, session, edit, index), which breaks ties the same way every time.
+    ``by_fp[fp]`` lists the writes of one fingerprint in that order,
+    ``by_edit[(sid, edit)]`` the (index, fingerprint) pairs of each edit, and
     ``blank_by_edit[(sid, edit)]`` the blank lines each edit wrote.
     """
 
-    info: dict[Key, tuple[int, float, bool, bool, tuple[int, ...]]] = field(default_factory=dict)
+    info: dict[Key, tuple[int, float, bool, bool, int]] = field(default_factory=dict)
     by_fp: dict[int, list[Key]] = field(default_factory=dict)
+    by_edit: dict[tuple[int, int], list[tuple[int, int]]] = field(default_factory=dict)
     blank_by_edit: dict[tuple[int, int], list[Key]] = field(default_factory=dict)
 
     def __len__(self) -> int:
@@ -68,24 +70,46 @@ class WriteSet:
         self,
         rows: Iterable[tuple[int, int, int, int, int, float | None, int]],
         exact: dict[int, bool],
-        rank: int = 0,
     ) -> None:
-        """Rows of the lines table: (path_id, fp, sid, edit_ord, idx, at_epoch, by_user)."""
-        info, by_fp = self.info, self.by_fp
+        """Rows of the lines table, (path_id, fp, sid, edit_ord, idx, at_epoch, by_user),
+        in its order (path, fp, sid, edit_ord, idx); a later call's rows come after."""
+        info, by_fp, by_edit = self.info, self.by_fp, self.by_edit
+        seq = len(info)
         for pid, fp, sid, edit_ord, idx, at, by_user in rows:
             if at is None:
                 continue  # a write with no time cannot be placed before a commit
             key = (sid, edit_ord, idx)
             if key in info:
                 continue  # one edit has one path: only a path listed twice repeats a key
-            info[key] = (fp, at, bool(by_user), exact[pid], (rank, pid, fp, sid, edit_ord, idx))
+            info[key] = (fp, at, bool(by_user), exact[pid], seq)
+            seq += 1
             by_fp.setdefault(fp, []).append(key)
+            by_edit.setdefault((sid, edit_ord), []).append((idx, fp))
             if fp == BLANK_FP:
                 self.blank_by_edit.setdefault((sid, edit_ord), []).append(key)
-        for keys in by_fp.values():
-            keys.sort(key=lambda k: info[k][4])
-        for keys in self.blank_by_edit.values():
-            keys.sort(key=lambda k: info[k][4])
+
+    def twins(self) -> dict[tuple[int, int], list[tuple[int, int]]]:
+        """Each edit -> the edits identical to it here (itself included), latest first.
+
+        Edits that wrote the same lines of the file at the same places (a retried
+        edit, a replayed hunk) have the same runs at every line: the matcher walks
+        the runs of the first of them only and offers the others in its place.
+        """
+        groups: dict[tuple[object, ...], list[tuple[int, int]]] = {}
+        info = self.info
+        for edit, pairs in self.by_edit.items():
+            first = info[(edit[0], edit[1], pairs[0][0])]
+            groups.setdefault((first[2], first[3], tuple(pairs)), []).append(edit)
+        out: dict[tuple[int, int], list[tuple[int, int]]] = {}
+        for members in groups.values():
+            if len(members) > 1:
+                idx0 = self.by_edit[members[0]][0][0]
+                members.sort(
+                    key=lambda e: (-info[(e[0], e[1], idx0)][1], info[(e[0], e[1], idx0)][4])
+                )
+            for e in members:
+                out[e] = members
+        return out
 
 
 def candidate_paths(conn: sqlite3.Connection, root: str, relpaths: set[str]) -> dict[int, bool]:
@@ -110,7 +134,6 @@ def load_writes(
     paths: dict[int, bool],
     fps: Iterable[int],
     into: WriteSet | None = None,
-    rank: int = 0,
 ) -> WriteSet:
     """The writes of these fingerprints to these paths: one B-tree range per (path, fp).
 
@@ -128,10 +151,10 @@ def load_writes(
             marks = ",".join("?" * len(part))
             rows += conn.execute(
                 "SELECT path_id, fp, sid, edit_ord, idx, at_epoch, by_user FROM lines"
-                f" WHERE path_id=? AND fp IN ({marks})",
+                f" WHERE path_id=? AND fp IN ({marks}) ORDER BY fp, sid, edit_ord, idx",
                 [pid, *part],
             ).fetchall()
-    out.add_rows(rows, paths, rank)
+    out.add_rows(rows, paths)
     return out
 
 
@@ -153,10 +176,11 @@ def match_lines(
 ) -> list[LineMatch | None]:
     """One LineMatch (or None) per line of ``texts``; ``blamed[i]`` is line i's blame.
 
-    Cost: the writes of each non-trivial line's text, plus the runs through
-    them. Trivial lines (blank, ``)``) are never matched against every write of
-    their text; they take writes only from runs that pass through a non-trivial
-    line, or from an edit anchored beside them (``_fill_gaps``).
+    Cost: the writes of each non-trivial line's text (one per group of identical
+    edits), plus the runs through them. Trivial lines (blank, ``)``) are never
+    matched against every write of their text; they take writes only from runs
+    that pass through a non-trivial line, or from an edit anchored beside them
+    (``_fill_gaps``).
     """
     now = time.time() if now is None else now
     n = len(texts)
@@ -169,15 +193,22 @@ def match_lines(
         for b in blamed
     ]
     occurrences = Counter(fps)
-    # seeds[i]: the writes line i may take on its own text alone.
+    twins = writes.twins()
+    # seeds[i]: the writes line i may take on its own text alone (first twins only).
     seeds: list[list[Key]] = [[] for _ in range(n)]
+    firsts: dict[int, list[Key]] = {}
     for i in range(n):
         if trivial[i]:
             continue
-        keys = by_fp.get(fps[i])
+        fp = fps[i]
+        keys = firsts.get(fp)
+        if keys is None:
+            keys = firsts[fp] = [
+                k for k in by_fp.get(fp, ()) if twins[(k[0], k[1])][0] == (k[0], k[1])
+            ]
         if not keys:
             continue
-        if len(keys) * occurrences[fps[i]] <= PAIR_BUDGET:
+        if len(keys) * occurrences[fp] <= PAIR_BUDGET:
             seeds[i] = keys
         else:
             seeds[i] = _latest_before(keys, info, limits[i], COMMON_KEEP)
@@ -185,25 +216,37 @@ def match_lines(
     # A run is evidence of place, whichever commit brought its neighbours: a
     # session that rewrote a whole file runs through lines older commits kept.
     # Each run is walked once, from any seed on it, through trivial lines too.
+    solid_before = [0] * (n + 1)
+    for i in range(n):
+        solid_before[i + 1] = solid_before[i] + (0 if trivial[i] else 1)
     runs: list[dict[Key, tuple[int, int]]] = [dict() for _ in range(n)]
     for i in range(n):
         for key in seeds[i]:
             if key not in runs[i]:
-                _walk_run(i, key, fps, trivial, info, runs)
+                _walk_run(i, key, fps, solid_before, info, runs)
     # Each write is one line: it can account for one line of the file, not for
     # every line with the same text (a person's own "return None" elsewhere, or a
     # copy left behind when a block moved). Strongest evidence is served first:
     # the longest run, then the latest write (the latest write before the commit
-    # wins among equals).
-    proposals: list[tuple[int, float, int, tuple[int, ...], Key]] = []
+    # wins among equals). Of a group of identical edits a line is offered only as
+    # many as there are lines with its text: the others could never reach it.
+    proposals: list[tuple[int, float, int, int, Key]] = []
     for i in range(n):
+        limit = limits[i]
+        keep = occurrences[fps[i]]
         for key, (run, solid) in runs[i].items():
-            _, at, _, _, order = info[key]
-            if at > limits[i]:
-                continue
             if trivial[i] and (run < 2 or solid < 1):
                 continue  # a lone "}" or blank line is no evidence on its own
-            proposals.append((run, at, i, order, key))
+            taken = 0
+            for sid, edit in twins[(key[0], key[1])]:
+                twin = (sid, edit, key[2])
+                _, at, _, _, seq = info[twin]
+                if at > limit:
+                    continue
+                proposals.append((run, at, i, seq, twin))
+                taken += 1
+                if taken >= keep:
+                    break
     proposals.sort(key=lambda p: (-p[0], -p[1], p[2], p[3]))
     chosen: list[tuple[Key, int] | None] = [None] * n
     used: set[Key] = set()
@@ -246,7 +289,7 @@ def match_lines(
 
 def _latest_before(
     keys: list[Key],
-    info: dict[Key, tuple[int, float, bool, bool, tuple[int, ...]]],
+    info: dict[Key, tuple[int, float, bool, bool, int]],
     limit: float,
     keep: int,
 ) -> list[Key]:
@@ -262,31 +305,31 @@ def _walk_run(
     i: int,
     key: Key,
     fps: list[int],
-    trivial: list[bool],
-    info: dict[Key, tuple[int, float, bool, bool, tuple[int, ...]]],
+    solid_before: list[int],
+    info: dict[Key, tuple[int, float, bool, bool, int]],
     runs: list[dict[Key, tuple[int, int]]],
 ) -> None:
     """The run through (line i, write key): its length and solid (non-trivial) count,
     recorded on every line of it."""
     sid, edit, idx = key
     n = len(fps)
+    get = info.get
     top = i
     while top > 0:
-        up = info.get((sid, edit, idx - (i - top) - 1))
+        up = get((sid, edit, idx - (i - top) - 1))
         if up is None or up[0] != fps[top - 1]:
             break
         top -= 1
     bottom = i
     while bottom + 1 < n:
-        down = info.get((sid, edit, idx + (bottom - i) + 1))
+        down = get((sid, edit, idx + (bottom - i) + 1))
         if down is None or down[0] != fps[bottom + 1]:
             break
         bottom += 1
-    length = bottom - top + 1
-    solid = sum(1 for j in range(top, bottom + 1) if not trivial[j])
+    value = (bottom - top + 1, solid_before[bottom + 1] - solid_before[top])
     base = idx - (i - top)
     for j in range(top, bottom + 1):
-        runs[j][(sid, edit, base + (j - top))] = (length, solid)
+        runs[j][(sid, edit, base + (j - top))] = value
 
 
 GAP_WINDOW = 8  # lines; how far a trivial line may sit from its edit's other lines
@@ -340,7 +383,7 @@ def _fill_gaps(
                     a = anchors[j]
                     if a is not None and not blank[j]:
                         found += writes.blank_by_edit.get((a[0][0], a[0][1]), ())
-        best: tuple[float, tuple[int, ...], Key] | None = None
+        best: tuple[float, int, Key] | None = None
         for key in found:
             w = info.get(key)
             if w is None or w[0] != fps[i] or w[2] or w[1] > late or key in used:
