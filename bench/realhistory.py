@@ -39,7 +39,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from deja_blame.transcripts.writer import TranscriptWriter  # noqa: E402
 
 
-
 def _git(cwd: Path, *args: str) -> bytes:
     return subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True).stdout
 

@@ -18,11 +18,14 @@ is common in the session's edits of the file or the path matched by suffix.
 
 from __future__ import annotations
 
+import heapq
 import sqlite3
 import time
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import PurePosixPath
 
 from deja_blame.attribution.blame_engine import BlameLine
@@ -47,6 +50,14 @@ class LineMatch:
 
 
 @dataclass
+class Twins:
+    """Identical edits, latest first, and their times negated (ascending, for bisect)."""
+
+    members: list[tuple[int, int]]
+    neg_at: list[float]
+
+
+@dataclass
 class WriteSet:
     """The writes that can matter for one file: those of the fingerprints it holds.
 
@@ -62,6 +73,7 @@ class WriteSet:
     by_fp: dict[int, list[Key]] = field(default_factory=dict)
     by_edit: dict[tuple[int, int], list[tuple[int, int]]] = field(default_factory=dict)
     blank_by_edit: dict[tuple[int, int], list[Key]] = field(default_factory=dict)
+    any_suffix: bool = False  # some write was matched by path suffix only
 
     def __len__(self) -> int:
         return len(self.info)
@@ -74,21 +86,33 @@ class WriteSet:
         """Rows of the lines table, (path_id, fp, sid, edit_ord, idx, at_epoch, by_user),
         in its order (path, fp, sid, edit_ord, idx); a later call's rows come after."""
         info, by_fp, by_edit = self.info, self.by_fp, self.by_edit
+        blank_by_edit = self.blank_by_edit
         seq = len(info)
+        if not all(exact.values()):
+            self.any_suffix = True
         for pid, fp, sid, edit_ord, idx, at, by_user in rows:
             if at is None:
                 continue  # a write with no time cannot be placed before a commit
             key = (sid, edit_ord, idx)
             if key in info:
                 continue  # one edit has one path: only a path listed twice repeats a key
-            info[key] = (fp, at, bool(by_user), exact[pid], seq)
+            info[key] = (fp, at, by_user != 0, exact[pid], seq)
             seq += 1
-            by_fp.setdefault(fp, []).append(key)
-            by_edit.setdefault((sid, edit_ord), []).append((idx, fp))
+            keys = by_fp.get(fp)
+            if keys is None:
+                by_fp[fp] = [key]
+            else:
+                keys.append(key)
+            edit = (sid, edit_ord)
+            pairs = by_edit.get(edit)
+            if pairs is None:
+                by_edit[edit] = [(idx, fp)]
+            else:
+                pairs.append((idx, fp))
             if fp == BLANK_FP:
-                self.blank_by_edit.setdefault((sid, edit_ord), []).append(key)
+                blank_by_edit.setdefault(edit, []).append(key)
 
-    def twins(self) -> dict[tuple[int, int], list[tuple[int, int]]]:
+    def twins(self) -> dict[tuple[int, int], Twins]:
         """Each edit -> the edits identical to it here (itself included), latest first.
 
         Edits that wrote the same lines of the file at the same places (a retried
@@ -100,15 +124,16 @@ class WriteSet:
         for edit, pairs in self.by_edit.items():
             first = info[(edit[0], edit[1], pairs[0][0])]
             groups.setdefault((first[2], first[3], tuple(pairs)), []).append(edit)
-        out: dict[tuple[int, int], list[tuple[int, int]]] = {}
+        out: dict[tuple[int, int], Twins] = {}
         for members in groups.values():
+            idx0 = self.by_edit[members[0]][0][0]
             if len(members) > 1:
-                idx0 = self.by_edit[members[0]][0][0]
                 members.sort(
                     key=lambda e: (-info[(e[0], e[1], idx0)][1], info[(e[0], e[1], idx0)][4])
                 )
+            twins = Twins(members, [-info[(e[0], e[1], idx0)][1] for e in members])
             for e in members:
-                out[e] = members
+                out[e] = twins
         return out
 
 
@@ -204,7 +229,7 @@ def match_lines(
         keys = firsts.get(fp)
         if keys is None:
             keys = firsts[fp] = [
-                k for k in by_fp.get(fp, ()) if twins[(k[0], k[1])][0] == (k[0], k[1])
+                k for k in by_fp.get(fp, ()) if twins[(k[0], k[1])].members[0] == (k[0], k[1])
             ]
         if not keys:
             continue
@@ -230,30 +255,35 @@ def match_lines(
     # the longest run, then the latest write (the latest write before the commit
     # wins among equals). Of a group of identical edits a line is offered only as
     # many as there are lines with its text: the others could never reach it.
-    proposals: list[tuple[int, float, int, int, Key]] = []
+    # Served from a heap: one entry per (line, run), holding the best twin still
+    # free; a twin another line took gives way to the next one, which sorts after
+    # it, so the order is the same as sorting every (line, twin) pair up front.
+    heap: list[tuple[int, float, int, int, Key, Twins, int]] = []
     for i in range(n):
         limit = limits[i]
-        keep = occurrences[fps[i]]
         for key, (run, solid) in runs[i].items():
             if trivial[i] and (run < 2 or solid < 1):
                 continue  # a lone "}" or blank line is no evidence on its own
-            taken = 0
-            for sid, edit in twins[(key[0], key[1])]:
-                twin = (sid, edit, key[2])
-                _, at, _, _, seq = info[twin]
-                if at > limit:
-                    continue
-                proposals.append((run, at, i, seq, twin))
-                taken += 1
-                if taken >= keep:
-                    break
-    proposals.sort(key=lambda p: (-p[0], -p[1], p[2], p[3]))
+            group = twins[(key[0], key[1])]
+            nxt = _next_twin(group, 0, key[2], info, limit)
+            if nxt is not None:
+                pos, twin, at, seq = nxt
+                heap.append((-run, -at, i, seq, twin, group, pos))
+    heapq.heapify(heap)
     chosen: list[tuple[Key, int] | None] = [None] * n
     used: set[Key] = set()
-    for run, _, i, _, key in proposals:
-        if chosen[i] is None and key not in used:
-            chosen[i] = (key, run)
+    while heap:
+        neg_run, _, i, _, key, group, pos = heapq.heappop(heap)
+        if chosen[i] is not None:
+            continue
+        if key not in used:
+            chosen[i] = (key, -neg_run)
             used.add(key)
+            continue
+        nxt = _next_twin(group, pos + 1, key[2], info, limits[i])
+        if nxt is not None:
+            pos, twin, at, seq = nxt
+            heapq.heappush(heap, (neg_run, -at, i, seq, twin, group, pos))
     # Identical trivial lines ("}", blank) are interchangeable to git's diff: blame
     # may say an old commit kept the "}" that a later session actually added next
     # to its own lines. So the gap rule may use any write made by the blamed
@@ -261,11 +291,12 @@ def match_lines(
     blank = [not normalise_line(t) for t in texts]
     _fill_gaps(chosen, fps, trivial, blank, writes, used, now + CLOCK_SKEW)
     # How often each fingerprint occurs in each session's edits of the file.
-    common: Counter[tuple[int, int]] = Counter()
-    wanted = {(info[c[0]][0]) for c in chosen if c is not None}
-    for fp in wanted:
-        for key in by_fp.get(fp, ()):
-            common[(key[0], fp)] += 1
+    common: dict[int, Counter[int]] = {}
+    for c in chosen:
+        if c is not None:
+            fp = info[c[0]][0]
+            if fp not in common:
+                common[fp] = Counter(map(itemgetter(0), by_fp.get(fp, ())))
     out: list[LineMatch | None] = []
     for i in range(n):
         pick = chosen[i]
@@ -280,11 +311,28 @@ def match_lines(
                 edit_ord=key[1],
                 idx=key[2],
                 at=at,
-                confidence=_confidence(run, common[(key[0], fps[i])], exact, trivial[i]),
+                confidence=_confidence(run, common[fp][key[0]], exact, trivial[i]),
                 run=run,
             )
         )
     return _drop_strangers(out, writes, final_fps, has_exact, set(fps))
+
+
+def _next_twin(
+    group: Twins,
+    start: int,
+    idx: int,
+    info: dict[Key, tuple[int, float, bool, bool, int]],
+    limit: float,
+) -> tuple[int, Key, float, int] | None:
+    """The first twin from ``start`` on (latest first) written at or before ``limit``."""
+    pos = max(start, bisect_left(group.neg_at, -limit))
+    if pos >= len(group.members):
+        return None
+    sid, edit = group.members[pos]
+    twin = (sid, edit, idx)
+    w = info[twin]
+    return pos, twin, w[1], w[4]
 
 
 def _latest_before(
@@ -416,7 +464,7 @@ def _drop_strangers(
     boilerplate does not.
     """
     matched = {m.sid for m in out if m is not None}
-    if not matched:
+    if not matched or not writes.any_suffix:
         return out
     suffix_only: dict[int, set[int]] = {}
     exact: set[int] = set()

@@ -27,26 +27,29 @@ def changed_transcripts(conn: sqlite3.Connection, roots: list[Path]) -> list[Tra
     }
     out: list[TranscriptFile] = []
     seen: set[str] = set()
+    stat_ = os.stat
+    is_reg = stat.S_ISREG
     for root in roots:
         base = str(root)
+        brain = os.path.join(base, "brain")
         try:
-            entries = sorted(os.scandir(os.path.join(base, "brain")), key=lambda e: e.name)
+            names = sorted(os.listdir(brain))
         except OSError:
             continue
-        for entry in entries:
-            if entry.name in seen:
+        for name in names:
+            if name in seen:
                 continue
-            logs = os.path.join(base, "brain", entry.name, ".system_generated", "logs")
-            for name in (FULL_NAME, COMPACT_NAME):
-                path = os.path.join(logs, name)
+            logs = f"{brain}/{name}/.system_generated/logs/"
+            # the full transcript wins where both exist (format section 9)
+            for path in (logs + FULL_NAME, logs + COMPACT_NAME):
                 try:
-                    st = os.stat(path)
+                    st = stat_(path)
                 except OSError:
                     continue
-                if not stat.S_ISREG(st.st_mode):
+                if not is_reg(st.st_mode):
                     continue
-                seen.add(entry.name)
-                if known.get(entry.name) != (path, st.st_size, st.st_mtime_ns, st.st_ino):
-                    out.append(TranscriptFile(session_id=entry.name, path=Path(path), root=root))
+                seen.add(name)
+                if known.get(name) != (path, st.st_size, st.st_mtime_ns, st.st_ino):
+                    out.append(TranscriptFile(session_id=name, path=Path(path), root=root))
                 break
     return out
