@@ -92,6 +92,50 @@ def _hunks(before: list[str], after: list[str]) -> list[str]:
     return out
 
 
+def write_session(
+    root: Path,
+    sid: str,
+    start: float,
+    workspace: str,
+    target: str,
+    label: str,
+    hunks: list[str],
+    request: str,
+) -> int:
+    """One session: a request, a replace_file_content step per hunk (its CODE_ACTION
+    carrying the diff block), a test run. Returns the lines it added."""
+    w = TranscriptWriter(root, sid, start, workspace=workspace, tick=2)
+    w.user(request)
+    added = 0
+    for h in hunks:
+        w.record(
+            "MODEL",
+            "PLANNER_RESPONSE",
+            content="Editing.",
+            tool_calls=[
+                {
+                    "name": "replace_file_content",
+                    "args": {
+                        "TargetFile": json.dumps(target),
+                        "Instruction": json.dumps("Apply the change."),
+                    },
+                }
+            ],
+        )
+        body = (
+            f"The following changes were made by the replace_file_content tool to:"
+            f" {target}. If relevant, proactively run terminal commands to verify"
+            f" these changes (e.g. run tests or linters).\n[diff_block_start]\n"
+            f"--- a/{label}\n+++ b/{label}\n{h}\n[diff_block_end]\n"
+            "The above diff shows only the modified lines and a few lines of context"
+            " around them, not the whole file."
+        )
+        w.record("MODEL", "CODE_ACTION", content=w._header(w.now, 1.0) + body)
+        added += sum(1 for x in h.splitlines()[1:] if x.startswith("+"))
+    w.run_command("pytest -q", exit_code=0)
+    return added
+
+
 def build(
     out: Path,
     source: Path,
@@ -138,34 +182,16 @@ def build(
             mine = (hunks[j::m] or [hunks[j % len(hunks)]]) if split else hunks
             sid = f"real{s:05d}-0000-4000-8000-{k:012d}"
             start = when - 60 * (m - j) - 120
-            w = TranscriptWriter(root, sid, start, workspace=workspace, tick=2)
-            w.user(f"Work on {name} as in {sha[:10]} (part {j + 1} of {m}).")
-            for h in mine:
-                w.record(
-                    "MODEL",
-                    "PLANNER_RESPONSE",
-                    content="Editing.",
-                    tool_calls=[
-                        {
-                            "name": "replace_file_content",
-                            "args": {
-                                "TargetFile": json.dumps(target),
-                                "Instruction": json.dumps("Apply the change."),
-                            },
-                        }
-                    ],
-                )
-                body = (
-                    f"The following changes were made by the replace_file_content tool to:"
-                    f" {target}. If relevant, proactively run terminal commands to verify"
-                    f" these changes (e.g. run tests or linters).\n[diff_block_start]\n"
-                    f"--- a/{name}\n+++ b/{name}\n{h}\n[diff_block_end]\n"
-                    "The above diff shows only the modified lines and a few lines of context"
-                    " around them, not the whole file."
-                )
-                w.record("MODEL", "CODE_ACTION", content=w._header(w.now, 1.0) + body)
-                written += sum(1 for x in h.splitlines()[1:] if x.startswith("+"))
-            w.run_command("pytest -q", exit_code=0)
+            written += write_session(
+                root,
+                sid,
+                start,
+                workspace,
+                target,
+                name,
+                mine,
+                f"Work on {name} as in {sha[:10]} (part {j + 1} of {m}).",
+            )
             session_commit[sid] = sha
     final = (repo / path).read_text(encoding="utf-8", errors="replace").splitlines()
     meta = {
