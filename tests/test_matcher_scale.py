@@ -116,10 +116,10 @@ def test_ten_thousand_writes_of_one_line_cost_a_bounded_amount(
     walks = 0
     real_walk = matcher._walk_run
 
-    def counting(*args: Any) -> None:
+    def counting(*args: Any) -> int:
         nonlocal walks
         walks += 1
-        real_walk(*args)
+        return real_walk(*args)
 
     monkeypatch.setattr(matcher, "_walk_run", counting)
     blamed = [BlameLine(i + 1, "c" * 40, 50_000, "a.py", i + 1) for i in range(len(texts))]
@@ -257,3 +257,36 @@ def test_a_warm_why_imports_neither_pygit2_nor_multiprocessing(committed: dict[s
     assert "pygit2" not in imported
     assert "multiprocessing" not in imported
     assert "3f2a9c1e-aaaa-4bbb-8ccc-0000000000c4" in proc.stdout.decode()
+
+
+def test_a_block_pasted_hundreds_of_times_is_walked_within_a_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # 40 real-looking lines pasted 500 times (20,000 lines); 200 sessions each
+    # wrote the block once: 200 x 500 places where every write would fit.
+    block = [f"    value_{k} = compute({k}, options)" for k in range(40)]
+    texts = block * 500
+    # each session's block ends with a line of its own: no two edits are twins
+    rows = [
+        (1, fingerprint(t), sid, 0, idx, 100.0 + sid, 0)
+        for sid in range(200)
+        for idx, t in enumerate([*block, f"mark({sid})"])
+    ]
+    ws = matcher.WriteSet()
+    ws.add_rows(sorted(rows, key=lambda r: r[:5]), {1: True})
+    entries = 0
+    real_walk = matcher._walk_run
+
+    def counting(*args: Any) -> int:
+        nonlocal entries
+        length = real_walk(*args)
+        entries += length
+        return length
+
+    monkeypatch.setattr(matcher, "_walk_run", counting)
+    blamed = [BlameLine(i + 1, "c" * 40, 50_000, "a.py", i + 1) for i in range(len(texts))]
+    out = matcher.match_lines(texts, blamed, ws, now=60_000.0)
+    # 200 edits x 500 places: each edit is walked within its budget
+    assert entries <= 200 * (matcher.EDIT_RUN_BUDGET + 4 * (len(block) + 1) + len(block))
+    # still evidence where it was walked: the first copy goes to the latest session
+    assert [m.sid if m else None for m in out[:40]] == [199] * 40

@@ -189,6 +189,23 @@ def load_writes(
 # writing the same line cost a bounded amount per line.
 PAIR_BUDGET = 20_000
 COMMON_KEEP = 16
+# When a file's (line, write) pairs exceed SEED_BUDGET + SEED_BUDGET_PER_LINE
+# per line (a block pasted hundreds of times, each copy written by many
+# sessions), the matcher bounds its work: a text the file holds more than
+# REPEATED times seeds each of its lines with its REPEATED_KEEP latest writes
+# only (its other writes still reach it through runs from rarer lines), and the
+# runs of one edit are walked within a budget, rarest lines first (where an
+# edit really landed is found from its unique lines before the copies of its
+# common ones). Below that, every write is considered, as the rules say.
+SEED_BUDGET = 50_000
+SEED_BUDGET_PER_LINE = 4
+REPEATED = 8
+REPEATED_KEEP = 4
+EDIT_RUN_BUDGET = 64  # run entries per edit, plus 4 per line it wrote
+# A line tries at most this many twins of one group that other lines took first
+# (lines holding the same text at the same place of identical edits; only a
+# file with that text pasted hundreds of times gets near it).
+TWIN_RETRIES = 64
 
 
 def match_lines(
@@ -222,18 +239,22 @@ def match_lines(
     # seeds[i]: the writes line i may take on its own text alone (first twins only).
     seeds: list[list[Key]] = [[] for _ in range(n)]
     firsts: dict[int, list[Key]] = {}
+    for fp in occurrences:
+        firsts[fp] = [
+            k for k in by_fp.get(fp, ()) if twins[(k[0], k[1])].members[0] == (k[0], k[1])
+        ]
+    pairs = sum(len(firsts[fps[i]]) for i in range(n) if not trivial[i])
+    bounded = pairs > SEED_BUDGET + SEED_BUDGET_PER_LINE * n
     for i in range(n):
         if trivial[i]:
             continue
         fp = fps[i]
-        keys = firsts.get(fp)
-        if keys is None:
-            keys = firsts[fp] = [
-                k for k in by_fp.get(fp, ()) if twins[(k[0], k[1])].members[0] == (k[0], k[1])
-            ]
+        keys = firsts[fp]
         if not keys:
             continue
-        if len(keys) * occurrences[fp] <= PAIR_BUDGET:
+        if bounded and occurrences[fp] > REPEATED:
+            seeds[i] = _latest_before(keys, info, limits[i], REPEATED_KEEP)
+        elif len(keys) * occurrences[fp] <= PAIR_BUDGET:
             seeds[i] = keys
         else:
             seeds[i] = _latest_before(keys, info, limits[i], COMMON_KEEP)
@@ -245,10 +266,22 @@ def match_lines(
     for i in range(n):
         solid_before[i + 1] = solid_before[i] + (0 if trivial[i] else 1)
     runs: list[dict[Key, tuple[int, int]]] = [dict() for _ in range(n)]
-    for i in range(n):
+    spent: dict[tuple[int, int], int] = {}
+    by_edit = writes.by_edit
+    order = sorted(range(n), key=lambda j: occurrences[fps[j]]) if bounded else range(n)
+    for i in order:  # bounded: rarest lines first
         for key in seeds[i]:
-            if key not in runs[i]:
+            if key in runs[i]:
+                continue
+            if not bounded:
                 _walk_run(i, key, fps, solid_before, info, runs)
+                continue
+            edit = (key[0], key[1])
+            budget = EDIT_RUN_BUDGET + 4 * len(by_edit[edit])
+            used_up = spent.get(edit, 0)
+            if used_up >= budget:
+                continue
+            spent[edit] = used_up + _walk_run(i, key, fps, solid_before, info, runs)
     # Each write is one line: it can account for one line of the file, not for
     # every line with the same text (a person's own "return None" elsewhere, or a
     # copy left behind when a block moved). Strongest evidence is served first:
@@ -258,7 +291,7 @@ def match_lines(
     # Served from a heap: one entry per (line, run), holding the best twin still
     # free; a twin another line took gives way to the next one, which sorts after
     # it, so the order is the same as sorting every (line, twin) pair up front.
-    heap: list[tuple[int, float, int, int, Key, Twins, int]] = []
+    heap: list[tuple[int, float, int, int, Key, Twins, int, int]] = []
     for i in range(n):
         limit = limits[i]
         for key, (run, solid) in runs[i].items():
@@ -268,22 +301,29 @@ def match_lines(
             nxt = _next_twin(group, 0, key[2], info, limit)
             if nxt is not None:
                 pos, twin, at, seq = nxt
-                heap.append((-run, -at, i, seq, twin, group, pos))
+                heap.append((-run, -at, i, seq, twin, group, pos, 0))
     heapq.heapify(heap)
     chosen: list[tuple[Key, int] | None] = [None] * n
     used: set[Key] = set()
+    # per (group of twins, index): taken position -> a later one to try (union-find),
+    # so a thousand lines sharing one group do not each step over every taken twin
+    taken: dict[tuple[int, int], dict[int, int]] = {}
     while heap:
-        neg_run, _, i, _, key, group, pos = heapq.heappop(heap)
+        neg_run, _, i, _, key, group, pos, tries = heapq.heappop(heap)
         if chosen[i] is not None:
             continue
+        skips = taken.setdefault((id(group), key[2]), {})
         if key not in used:
             chosen[i] = (key, -neg_run)
             used.add(key)
+            skips[pos] = pos + 1
             continue
-        nxt = _next_twin(group, pos + 1, key[2], info, limits[i])
+        if tries >= TWIN_RETRIES:
+            continue  # a thousand copies of one line: the rest are ambiguous anyway
+        nxt = _next_twin(group, _free_from(skips, pos), key[2], info, limits[i], skips)
         if nxt is not None:
             pos, twin, at, seq = nxt
-            heapq.heappush(heap, (neg_run, -at, i, seq, twin, group, pos))
+            heapq.heappush(heap, (neg_run, -at, i, seq, twin, group, pos, tries + 1))
     # Identical trivial lines ("}", blank) are interchangeable to git's diff: blame
     # may say an old commit kept the "}" that a later session actually added next
     # to its own lines. So the gap rule may use any write made by the blamed
@@ -318,15 +358,28 @@ def match_lines(
     return _drop_strangers(out, writes, final_fps, has_exact, set(fps))
 
 
+def _free_from(skips: dict[int, int], pos: int) -> int:
+    """The first position from ``pos`` on that no line has taken (path-compressed)."""
+    root = pos
+    while root in skips:
+        root = skips[root]
+    while pos in skips and skips[pos] != root:
+        skips[pos], pos = root, skips[pos]
+    return root
+
+
 def _next_twin(
     group: Twins,
     start: int,
     idx: int,
     info: dict[Key, tuple[int, float, bool, bool, int]],
     limit: float,
+    skips: dict[int, int] | None = None,
 ) -> tuple[int, Key, float, int] | None:
-    """The first twin from ``start`` on (latest first) written at or before ``limit``."""
+    """The first free twin from ``start`` on (latest first) written at or before ``limit``."""
     pos = max(start, bisect_left(group.neg_at, -limit))
+    if skips is not None:
+        pos = _free_from(skips, pos)
     if pos >= len(group.members):
         return None
     sid, edit = group.members[pos]
@@ -356,9 +409,9 @@ def _walk_run(
     solid_before: list[int],
     info: dict[Key, tuple[int, float, bool, bool, int]],
     runs: list[dict[Key, tuple[int, int]]],
-) -> None:
+) -> int:
     """The run through (line i, write key): its length and solid (non-trivial) count,
-    recorded on every line of it."""
+    recorded on every line of it. Returns its length."""
     sid, edit, idx = key
     n = len(fps)
     get = info.get
@@ -378,6 +431,7 @@ def _walk_run(
     base = idx - (i - top)
     for j in range(top, bottom + 1):
         runs[j][(sid, edit, base + (j - top))] = value
+    return value[0]
 
 
 GAP_WINDOW = 8  # lines; how far a trivial line may sit from its edit's other lines
