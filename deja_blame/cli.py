@@ -30,7 +30,7 @@ def db_option(f: F) -> F:
     return click.option(
         "--db",
         "db",
-        type=click.Path(dir_okay=False, path_type=Path),
+        type=click.Path(path_type=Path),  # a directory gets deja's own one-line error
         default=None,
         envvar="DEJA_DB",
         help="Index file (default $XDG_DATA_HOME/deja/index.db; env DEJA_DB).",

@@ -24,7 +24,7 @@ from urllib.parse import quote
 import click
 
 from deja_blame.errors import DejaError
-from deja_blame.index.db import BUSY_TIMEOUT_MS, SCHEMA_VERSION, schema_version
+from deja_blame.index.db import BUSY_TIMEOUT_MS, SCHEMA_VERSION, refuse_not_ours, schema_version
 from deja_blame.jsonout import print_json
 from deja_blame.output import inert, style, use_colour, warn
 from deja_blame.transcripts.roots import ROOT_ENV, TranscriptFile, discover_roots, find_transcripts
@@ -121,6 +121,10 @@ def check_index(db_path: Path, transcripts: list[TranscriptFile]) -> tuple[Check
     rebuild = "deja index --rebuild"
     if not db_path.exists():
         return Check("index", False, f"{db_path}: not built yet", "deja index"), None
+    try:
+        refuse_not_ours(db_path)
+    except DejaError as exc:
+        return Check("index", False, str(exc), exc.hint or ""), None
     size = sum(
         Path(str(db_path) + s).stat().st_size
         for s in ("", "-wal")
@@ -150,7 +154,7 @@ def check_index(db_path: Path, transcripts: list[TranscriptFile]) -> tuple[Check
                     "index",
                     False,
                     f"{where}: not a deja index (no deja schema version)",
-                    "choose another file with --db / DEJA_DB, or: " + rebuild,
+                    "name another file with --db or DEJA_DB (deja leaves this one as it is)",
                 ),
                 None,
             )

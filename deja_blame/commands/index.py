@@ -8,7 +8,17 @@ from pathlib import Path
 
 import click
 
-from deja_blame.index.db import connect, corrupt, database_error, remove_index
+from deja_blame.index.db import (
+    NotAnIndexError,
+    connect,
+    corrupt,
+    database_error,
+    is_foreign_database,
+    rebuild_path,
+    refuse_not_ours,
+    remove_index,
+    swap_in,
+)
 from deja_blame.index.ingest import IndexReport, collect_transcripts, index_roots
 from deja_blame.jsonout import print_json
 from deja_blame.output import warn
@@ -23,8 +33,19 @@ def run_index(
     quiet: bool = False,
     jobs: int | None = None,
 ) -> int:
+    target = db_path
     if rebuild:
-        remove_index(db_path)
+        # Never destroy what is not ours; build beside the old index and swap it in
+        # at the end, so a killed rebuild leaves the old index as it was.
+        refuse_not_ours(db_path)
+        if db_path.exists() and is_foreign_database(db_path):
+            raise NotAnIndexError(
+                f"{db_path} is not a deja index (an SQLite database without a deja"
+                " schema version); deja leaves it as it is",
+                hint="name another file with --db or DEJA_DB",
+            )
+        db_path = rebuild_path(target)
+        remove_index(db_path)  # what a killed rebuild left
     conn = connect(db_path, notice=None if quiet else warn)
     try:
         report = IndexReport()
@@ -58,7 +79,12 @@ def run_index(
             raise corrupt(db_path, exc) from exc
         report.problems = problems + report.problems
     finally:
-        conn.close()
+        if rebuild:
+            _close_for_swap(conn)
+        else:
+            conn.close()
+    if rebuild:
+        swap_in(db_path, target)
     for problem in report.problems:
         warn(problem)
     if as_json:
@@ -66,3 +92,12 @@ def run_index(
     elif not quiet:
         click.echo(report.summary(), err=True)
     return 0
+
+
+def _close_for_swap(conn: sqlite3.Connection) -> None:
+    """Fold the WAL into the file and leave WAL mode, so the file alone is the index."""
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        conn.execute("PRAGMA journal_mode = DELETE")
+    finally:
+        conn.close()

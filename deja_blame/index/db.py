@@ -191,6 +191,56 @@ def default_db_path(env: Mapping[str, str] | None = None) -> Path:
     return Path(data) / "deja" / "index.db"
 
 
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+class NotAnIndexError(DejaError):
+    """The file named as the index is something else: deja never writes to it."""
+
+
+def refuse_not_ours(path: Path) -> None:
+    """Refuse, before anything is opened or written, a file deja did not make.
+
+    A missing or empty file is deja's to create (an empty one is an interrupted
+    creation). Anything that is not an SQLite database (a text file, a mistyped
+    --db) is refused with its name; an SQLite database of another program is
+    refused by ``connect`` once its tables are read.
+    """
+    try:
+        if path.is_dir():
+            raise NotAnIndexError(
+                f"{path} is a directory, not a deja index",
+                hint="name a file with --db or DEJA_DB (the default: ~/.local/share/deja/index.db)",
+            )
+        with open(path, "rb") as fh:
+            head = fh.read(len(SQLITE_MAGIC))
+    except FileNotFoundError:
+        return
+    except PermissionError as exc:
+        raise DejaError(f"cannot read the index {path}: {exc.strerror}") from exc
+    if head and head != SQLITE_MAGIC:
+        raise NotAnIndexError(
+            f"{path} is not a deja index (not an SQLite database); deja leaves it as it is",
+            hint="name another file with --db or DEJA_DB",
+        )
+
+
+def is_foreign_database(path: Path) -> bool:
+    """An SQLite database with tables and no deja schema version (read-only look)."""
+    from urllib.parse import quote
+
+    try:
+        conn = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return False
+    try:
+        return _unversioned_tables(conn)
+    except sqlite3.DatabaseError:
+        return False  # damaged: a deja index past its header, rebuilding it is safe
+    finally:
+        conn.close()
+
+
 def corrupt(path: Path, exc: Exception) -> IndexCorruptError:
     return IndexCorruptError(
         f"the index {path} is unreadable ({exc})",
@@ -210,6 +260,7 @@ def connect(
     it (a git hook has two seconds; a migration of a big index takes longer).
     ``notice`` hears, once, that an existing index is being upgraded.
     """
+    refuse_not_ours(path)
     if not create and not path.exists():
         raise DejaError(f"no index at {path}", hint="build it: deja index")
     try:
@@ -312,8 +363,7 @@ def _refuse_foreign(conn: sqlite3.Connection, path: Path) -> None:
     if foreign:
         raise IndexCorruptError(
             f"{path} is not a deja index (an SQLite database without a deja schema version)",
-            hint="if it is a deja index, rebuild it: deja index --rebuild;"
-            " otherwise choose another file with --db",
+            hint="name another file with --db or DEJA_DB; deja leaves this one as it is",
         )
 
 
@@ -396,6 +446,25 @@ def read_snapshot(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     finally:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
+
+
+def rebuild_path(path: Path) -> Path:
+    """Where ``deja index --rebuild`` builds the new index before swapping it in."""
+    return path.with_name(path.name + ".rebuild")
+
+
+def swap_in(new: Path, path: Path) -> None:
+    """Replace the index at ``path`` by the finished index at ``new``, atomically.
+
+    ``new`` must be closed and checkpointed (no WAL of its own). The old index's
+    WAL goes first: left beside the new file, SQLite would replay it into it.
+    """
+    for suffix in ("-wal", "-shm", "-journal"):
+        try:
+            os.unlink(str(path) + suffix)
+        except FileNotFoundError:
+            pass
+    os.replace(new, path)
 
 
 def remove_index(path: Path) -> None:

@@ -1,0 +1,117 @@
+"""Never destroy what is not ours: a text file or another program's database named
+as the index stays byte for byte what it was, through every command; a rebuild
+is built beside the old index and swapped in, so a killed one loses nothing."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES, commit_env, deja, git
+
+COMMANDS = [
+    ("sessions",),
+    ("sessions", "--json"),
+    ("show", "3f2a"),
+    ("index",),
+    ("index", "--rebuild"),
+    ("index", "--rebuild", "--json"),
+    ("doctor",),
+    ("blame", "a.py"),
+    ("why", "a.py:1"),
+    ("annotate", "HEAD"),
+    ("report", "HEAD~1..HEAD", "--format", "json"),
+    ("notes", "push"),
+]
+
+
+def _foreign_sqlite(path: Path) -> None:
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE contacts (name TEXT, phone TEXT)")
+    conn.execute("INSERT INTO contacts VALUES ('Ada', '555-0100')")
+    conn.commit()
+    conn.close()
+
+
+@pytest.fixture
+def small_repo(repo: Path) -> Path:
+    (repo / "a.py").write_text("x = 1\n")
+    git(repo, "add", "a.py")
+    git(repo, "commit", "-q", "-m", "one", env=commit_env(1_784_278_800))
+    (repo / "a.py").write_text("x = 1\ny = 2\n")
+    git(repo, "commit", "-qam", "two", env=commit_env(1_784_278_900))
+    return repo
+
+
+@pytest.mark.parametrize("kind", ["text", "sqlite", "empty-dir"])
+def test_a_file_that_is_not_an_index_is_left_exactly_as_it_was(
+    tmp_path: Path, small_repo: Path, kind: str
+) -> None:
+    target = tmp_path / "mine.db"
+    if kind == "text":
+        target.write_text("my notes, not an index\n")
+    elif kind == "sqlite":
+        _foreign_sqlite(target)
+    else:
+        target.mkdir()
+    before = target.read_bytes() if target.is_file() else None
+    listing = sorted(os.listdir(tmp_path))
+    env = {"DEJA_DB": str(target), "DEJA_ANTIGRAVITY_ROOT": str(FIXTURES / "demo")}
+    for args in COMMANDS:
+        proc = deja(*args, env=env, cwd=small_repo, check=False)
+        err = proc.stderr.decode()
+        said = proc.stdout.decode() + err
+        if args[0] in ("sessions", "show", "index", "doctor"):
+            assert proc.returncode == 1, (args, said)
+            assert "not a deja index" in said or "is a directory" in said, (args, said)
+            assert "--rebuild" not in said, (args, said)  # the hint that destroyed files
+        assert "Traceback" not in err, (args, err)
+        if target.is_file():
+            assert target.read_bytes() == before, args
+        else:
+            assert target.is_dir() and not os.listdir(target), args
+        # no -wal, -shm or .rebuild left beside it
+        assert sorted(os.listdir(tmp_path)) == listing, args
+
+
+def test_a_rebuild_that_is_killed_leaves_the_old_index(tmp_path: Path) -> None:
+    db = tmp_path / "index.db"
+    env = {"DEJA_DB": str(db), "DEJA_ANTIGRAVITY_ROOT": str(FIXTURES / "demo")}
+    deja("index", "-q", env=env)
+    sessions = deja("sessions", "--json", env=env).stdout
+    # a root so large that the rebuild is still reading when it is killed
+    big = tmp_path / "big"
+    logs = big / "brain" / "0f0f0f0f-0000-4000-8000-000000000001" / ".system_generated" / "logs"
+    logs.mkdir(parents=True)
+    line = (
+        b'{"step_index": 0, "source": "USER_EXPLICIT", "type": "USER_INPUT",'
+        b' "created_at": "2026-07-17T09:00:00Z", "content": "<USER_REQUEST>'
+        + b"x" * 2000
+        + b'</USER_REQUEST>"}\n'
+    )
+    (logs / "transcript.jsonl").write_bytes(line * 60_000)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "deja_blame", "index", "--rebuild", "-q", "--jobs", "1"],
+        env={**os.environ, **env, "DEJA_ANTIGRAVITY_ROOT": str(big)},
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 60
+    rebuilding = Path(str(db) + ".rebuild")
+    while not rebuilding.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.3)
+    assert proc.poll() is None, "the rebuild ended before it could be killed"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert deja("sessions", "--json", env=env).stdout == sessions
+    # and a rebuild that finishes replaces it
+    deja("index", "--rebuild", "-q", env=env)
+    assert deja("sessions", "--json", env=env).stdout == sessions
+    assert not rebuilding.exists()
+    assert not Path(str(db) + ".rebuild-wal").exists()
