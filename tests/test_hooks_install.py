@@ -313,3 +313,17 @@ def test_hooks_run_in_the_background_by_itself(
     while world.note(sha) is None and time.monotonic() < deadline:
         time.sleep(0.1)
     assert file_claims(world.note(sha), "app.py") == {1: S1, 2: S1, 3: S1}
+
+
+def test_status_reports_the_budget_in_force(world: World) -> None:
+    world.deja("hooks", "install")
+    doc = orjson.loads(world.deja("hooks", "status", "--json").stdout)
+    assert doc["budget_seconds"] == 30  # in the background by default
+    assert "time budget: 30 s (default)" in world.deja("hooks", "status").stdout.decode()
+    git(world.repo, "config", "deja.hook.background", "false")
+    assert orjson.loads(world.deja("hooks", "status", "--json").stdout)["budget_seconds"] == 2
+    git(world.repo, "config", "deja.hook.timeout", "7.5")
+    text = world.deja("hooks", "status").stdout.decode()
+    assert "time budget: 7.5 s (deja.hook.timeout)" in text
+    git(world.repo, "config", "deja.hook.timeout", "soon")  # the script ignores it too
+    assert orjson.loads(world.deja("hooks", "status", "--json").stdout)["budget_seconds"] == 2

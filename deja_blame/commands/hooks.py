@@ -57,8 +57,10 @@ def run_status(as_json: bool, cwd: Path | None = None) -> int:
     cfg = doc["config"]
     ref_ok = "yes" if "refs/notes/deja" in cfg["notes.rewriteRef"] else "no"
     click.echo(f"notes follow amend/rebase (notes.rewriteRef): {ref_ok}")
+    source = "deja.hook.timeout" if cfg["deja.hook.timeout"] else "default"
     click.echo(
-        f"background: {cfg['deja.hook.background']}, time budget: {cfg['deja.hook.timeout']} s"
+        f"background: {cfg['deja.hook.background']},"
+        f" time budget: {doc['budget_seconds']:g} s ({source})"
     )
     if doc["last_warning"]:
         click.echo(f"last warning: {doc['last_warning']}")

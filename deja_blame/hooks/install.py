@@ -52,6 +52,22 @@ REWRITE_REF = "notes.rewriteRef"
 REWRITE_MODE = "notes.rewriteMode"
 
 
+def budget_in_force(timeout: list[str], background: list[str]) -> float:
+    """The time budget the hook script applies, as the script works it out: the
+    configured deja.hook.timeout when it is a plain positive number, else 30 s in
+    the background (the default) and 2 s in the foreground."""
+    from deja_blame.hooks.run import BACKGROUND_TIMEOUT, DEFAULT_TIMEOUT
+
+    in_background = (background or ["true"])[0].strip().lower() not in ("false", "no", "off", "0")
+    default = BACKGROUND_TIMEOUT if in_background else DEFAULT_TIMEOUT
+    raw = (timeout or [""])[0].strip()
+    try:
+        value = float(raw) if raw and not raw.startswith(".") else default
+    except ValueError:
+        value = default
+    return value if value > 0 else default
+
+
 def template() -> str:
     """The hook script template, read from the installed package."""
     return (
@@ -279,11 +295,15 @@ def status(repo: pygit2.Repository) -> dict[str, Any]:
             "python_ok": bool(python and os.access(python, os.X_OK)),
         }
     doc["installed"] = installed
+    doc["budget_seconds"] = budget_in_force(
+        _config_values(root, "deja.hook.timeout"),
+        _config_values(root, "deja.hook.background"),
+    )
     doc["config"] = {
         REWRITE_REF: _config_values(root, REWRITE_REF),
         REWRITE_MODE: next(iter(_config_values(root, REWRITE_MODE)), None),
         "deja.hook.background": (_config_values(root, "deja.hook.background") or ["true"])[0],
-        "deja.hook.timeout": (_config_values(root, "deja.hook.timeout") or ["2"])[0],
+        "deja.hook.timeout": next(iter(_config_values(root, "deja.hook.timeout")), None),
         "deja.notes.prompts": (_config_values(root, "deja.notes.prompts") or ["false"])[0],
     }
     log = deja_dir(repo) / "hook.log"
