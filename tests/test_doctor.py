@@ -134,10 +134,12 @@ def test_corrupt_index_then_rebuild(setup: dict[str, Path]) -> None:
 
 
 def test_garbage_file_as_index(setup: dict[str, Path]) -> None:
+    # not deja's: never offer to rebuild (that replaced the file), name it instead
     setup["db"].write_bytes(b"this is not sqlite at all\n" * 200)
     code, doc, _ = doctor(setup["repo"])
     index = by_name(doc)["index"]
-    assert code == 1 and not index["ok"] and index["fix"] == "deja index --rebuild"
+    assert code == 1 and not index["ok"] and "not a deja index" in index["detail"]
+    assert "--rebuild" not in index["fix"] and "--db" in index["fix"]
 
 
 def test_foreign_database(setup: dict[str, Path]) -> None:

@@ -64,17 +64,22 @@ def logged(world: World) -> list[str]:
     return [ln for ln in log.read_text().splitlines() if " deja: " in ln] if log.exists() else []
 
 
-def test_no_index(world: World) -> None:
+def test_no_index_is_created_by_the_hook_and_the_commit_gets_its_note(world: World) -> None:
+    # the first commit after `deja hooks install`, before anyone ran `deja index`
     world.write(S1, "app.py", body("a", 3))
-    proc, _ = commit(world, "agent work", env={"DEJA_DB": str(world.tmp / "missing.db")})
-    (line,) = warnings(proc)
-    assert line.startswith("deja: post-commit hook: no index at ") and "deja index" in line
-    assert logged(world)[-1].endswith(line)
-    assert not (world.tmp / "missing.db").exists()  # a hook does not create an index
+    missing = world.tmp / "fresh" / "index.db"
+    proc, _ = commit(world, "agent work", env={"DEJA_DB": str(missing)})
+    assert warnings(proc) == []
+    assert missing.exists()
+    note = git(world.repo, "notes", "--ref", "deja", "show", "HEAD")
+    assert S1 in note
 
 
 def test_corrupt_index(world: World) -> None:
-    world.db.write_bytes(b"this is not a database, it was damaged" * 100)
+    # damaged past its header: still an SQLite file, no longer readable
+    world.index()
+    data = world.db.read_bytes()
+    world.db.write_bytes(data[:100] + b"this page was damaged" * (len(data) // 21))
     world.write(S1, "app.py", body("a", 3))
     proc, _ = commit(world, "agent work")
     (line,) = warnings(proc)
@@ -276,3 +281,12 @@ def test_background_jobs_get_the_longer_default_budget(world: World) -> None:
     world.person("z.txt", "z\n")
     commit(world, "configured")
     assert budgets(3)[-1] == "7"
+
+
+def test_a_text_file_named_as_the_index_is_left_alone(world: World) -> None:
+    world.db.write_bytes(b"my own notes, not an index\n")
+    world.write(S1, "app.py", body("a", 3))
+    proc, _ = commit(world, "agent work")
+    (line,) = warnings(proc)
+    assert "not a deja index" in line and "--rebuild" not in line
+    assert world.db.read_bytes() == b"my own notes, not an index\n"

@@ -44,12 +44,14 @@ def test_annotate_writes_the_note(world: World) -> None:
     out = orjson.loads(world.deja("annotate", "--json").stdout)
     stored = world.note()
     assert stored == out
-    assert stored["schema"] == 1 and stored["commit"] == sha
+    assert stored["schema"] == 2 and stored["commit"] == sha
     assert stored["tool"].startswith("deja-blame ")
-    assert stored["files"] == {
-        "src/app.py": {S1: [[1, 6, 0.97]]},
-        "lib/util.py": {S2: [[1, 3, 0.97]]},
-    }
+    # [start, end, confidence, written at (epoch seconds)]
+    [[a1, b1, c1, w1]] = stored["files"]["src/app.py"][S1]
+    [[a2, b2, c2, w2]] = stored["files"]["lib/util.py"][S2]
+    assert (a1, b1, c1, a2, b2, c2) == (1, 6, 0.97, 1, 3, 0.97)
+    assert set(stored["files"]) == {"src/app.py", "lib/util.py"}
+    assert 0 < w1 < w2 < world.clock  # S1 wrote first
     assert set(stored["sessions"]) == {S1, S2}
     info = stored["sessions"][S1]
     assert info["agent"] == "antigravity" and info["started_at"].endswith("Z")

@@ -37,12 +37,12 @@ def test_concatenated_notes_are_merged_first_document_winning() -> None:
     merged = parse_note(text)
     assert merged is not None
     assert merged.line_map("a.py") == {
-        1: ("s1", 0.97),
-        2: ("s1", 0.97),
-        3: ("s1", 0.97),
-        4: ("s1", 0.97),
-        5: ("s2", 0.9),
-        6: ("s2", 0.9),
+        1: ("s1", 0.97, None),
+        2: ("s1", 0.97, None),
+        3: ("s1", 0.97, None),
+        4: ("s1", 0.97, None),
+        5: ("s2", 0.9, None),
+        6: ("s2", 0.9, None),
     }
     assert merged.files["b.py"] == {"s2": [[1, 1, 0.75]]}
     assert set(merged.sessions) == {"s1", "s2"}
@@ -79,7 +79,12 @@ def test_merge_union_and_priority() -> None:
     )
     carried = note("c", {"a.py": {"s4": [[3, 4, 0.75]]}})
     m = merge_notes([index, stored, carried], commit="c")
-    assert m.line_map("a.py") == {1: ("s1", 0.97), 2: ("s1", 0.97), 3: ("s2", 0.8), 4: ("s4", 0.75)}
+    assert m.line_map("a.py") == {
+        1: ("s1", 0.97, None),
+        2: ("s1", 0.97, None),
+        3: ("s2", 0.8, None),
+        4: ("s4", 0.75, None),
+    }
     assert m.files["b.py"] == {"s3": [[1, 2, 0.9]]}
     assert m.sessions["s2"]["project"] == "/p"
     assert set(m.sessions) == {"s1", "s2", "s3", "s4"}

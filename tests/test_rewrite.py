@@ -3,8 +3,8 @@ merge --squash, reset --soft and a new commit, on real repositories with the
 hooks installed (run in the foreground for determinism).
 
 Each runs twice: with the transcripts indexed (the new commit's note is
-re-derived from the index) and with no index at all (the old notes are carried
-over by line text).
+re-derived from the index) and with no index and no transcripts (the old notes
+are carried over by line text).
 """
 
 from __future__ import annotations
@@ -36,9 +36,15 @@ def world(
 
 
 def rewrite_env(world: World) -> dict[str, str]:
-    """The environment of the rewriting git command: without an index in no-index mode."""
+    """The environment of the rewriting git command: in no-index mode, no index and no
+    transcripts (a teammate rewriting history: the hook creates an empty index)."""
     if world.mode == "no-index":  # type: ignore[attr-defined]
-        return {"DEJA_DB": str(world.tmp / "no-such-index.db")}
+        empty = world.tmp / "no-transcripts-here"
+        empty.mkdir(exist_ok=True)
+        return {
+            "DEJA_DB": str(world.tmp / "no-such-index.db"),
+            "DEJA_ANTIGRAVITY_ROOT": str(empty),
+        }
     return {}
 
 

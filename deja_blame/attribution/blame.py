@@ -40,8 +40,9 @@ if TYPE_CHECKING:
 
 CACHE_ENTRIES = 2000
 
-# (commit sha, original path, original line) -> (session id, confidence) or None
-NoteLookup = Callable[[str, str, int], "tuple[str, float] | None"]
+# (commit sha, original path, original line) -> (session id, confidence, written
+# at in epoch seconds or None) or None
+NoteLookup = Callable[[str, str, int], "tuple[str, float, int | None] | None"]
 
 
 @dataclass
@@ -99,6 +100,8 @@ class FileBlame:
     lines: list[LineAttribution]
     sessions: dict[str, SessionInfo] = field(default_factory=dict)
     indexed_sessions: int = 0
+    # what the notes say of sessions the index does not know (a reviewer's clone)
+    note_sessions: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_json(self, include_prompts: bool = True) -> dict[str, Any]:
         sessions = {}
@@ -215,7 +218,13 @@ def _at_commit(
 
 
 def from_entry(entry: cache.Entry, relpath: str, rev: str | None, root: str) -> FileBlame:
-    return FileBlame(path=relpath, rev=rev, root=root, lines=cache.entry_lines(entry))
+    return FileBlame(
+        path=relpath,
+        rev=rev,
+        root=root,
+        lines=cache.entry_lines(entry),
+        note_sessions=dict(entry.note_sessions),
+    )
 
 
 def _finish(
@@ -292,6 +301,14 @@ def _compute(
             if hit is not None:
                 ln.session, ln.confidence, ln.via = hit[0], hit[1], "note"
                 ln.source = "antigravity"
+                if hit[2] is not None:
+                    ln.written_at = format_time_epoch(hit[2])
+        info_of = getattr(note_lookup, "session_info", None)
+        if info_of is not None:
+            for sid in {ln.session for ln in lines if ln.via == "note" and ln.session}:
+                info = info_of(sid)
+                if isinstance(info, dict):
+                    result.note_sessions[sid] = info
     if conn is not None:
         # Renamed files: their older lines were written under the old path.
         older = {b.orig_path for b in by_line if b is not None and b.orig_path} - {relpath}
@@ -347,7 +364,9 @@ def overlay(
                     via=old.via,
                 )
             )
-    result = FileBlame(path=relpath, rev=None, root=root, lines=lines)
+    result = FileBlame(
+        path=relpath, rev=None, root=root, lines=lines, note_sessions=dict(head.note_sessions)
+    )
     new = [i for i, m in enumerate(mapping) if m is None]
     if conn is None or not new:
         return result
@@ -483,8 +502,19 @@ def _fill_sessions(conn: sqlite3.Connection | None, result: FileBlame) -> None:
             ).fetchone()
         if row:
             result.sessions[name] = SessionInfo(name, row[0], row[1], row[2], row[3])
-        else:
-            result.sessions[name] = SessionInfo(name, "antigravity", "-", None, None)
+            continue
+        noted = result.note_sessions.get(name) or {}
+        result.sessions[name] = SessionInfo(
+            name,
+            _text(noted.get("agent")) or "antigravity",
+            _text(noted.get("project")) or "-",
+            _text(noted.get("started_at")),
+            _text(noted.get("first_prompt")),
+        )
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 def cached_blame(

@@ -24,7 +24,7 @@ import sqlite3
 import subprocess
 import time
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +35,7 @@ from deja_blame.attribution.matcher import candidate_paths
 if TYPE_CHECKING:
     from deja_blame.attribution.blame import FileBlame, LineAttribution
 
-CACHE_VERSION = 2
+CACHE_VERSION = 3
 CACHE_ENTRIES = 500
 NOTES_REF = "refs/notes/deja"
 
@@ -116,6 +116,7 @@ class Entry:
     data_hash: str  # of the file's bytes at the commit
     orig_paths: list[str]  # paths blame followed the lines to (renames)
     lines: list[list[Any]]  # LineAttribution fields, in _FIELDS order
+    note_sessions: dict[str, Any] = field(default_factory=dict)
 
 
 # LineAttribution's fields after ``line``, in its order (entries are built positionally)
@@ -141,6 +142,7 @@ def entry_from(result: FileBlame, commit: str, data: bytes, relpath: str) -> Ent
         data_hash=content_hash(data),
         orig_paths=orig,
         lines=[[getattr(ln, f) for f in _FIELDS] for ln in result.lines],
+        note_sessions=dict(result.note_sessions),
     )
 
 
@@ -162,7 +164,9 @@ def load(conn: sqlite3.Connection, key: str, notes: str, root: str) -> Entry | N
         return None
     try:
         doc = orjson.loads(zlib.decompress(row[1]))
-        entry = Entry(doc["commit"], doc["hash"], doc["orig"], doc["lines"])
+        entry = Entry(
+            doc["commit"], doc["hash"], doc["orig"], doc["lines"], doc.get("sessions") or {}
+        )
     except (zlib.error, orjson.JSONDecodeError, KeyError, TypeError):
         return None  # a damaged entry: compute again
     if row[0] != token(conn, root, set(entry.orig_paths), notes):
@@ -180,6 +184,7 @@ def store(conn: sqlite3.Connection, key: str, entry: Entry, notes: str, root: st
                 "hash": entry.data_hash,
                 "orig": entry.orig_paths,
                 "lines": entry.lines,
+                "sessions": entry.note_sessions,
             }
         ),
         1,

@@ -17,6 +17,7 @@ from deja_blame.attribution.blame import FileBlame, NoteLookup, blame_file
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import resolve_commit
 from deja_blame.notes.schema import Note, ranges_of
+from deja_blame.transcripts.text import epoch_of
 
 
 @dataclass
@@ -68,10 +69,13 @@ def attribute_commit(
         except DejaError:
             continue  # binary files and the like: nothing to attribute
         mine = [ln for ln in fb.lines if ln.commit == sha]
-        per_session: dict[str, list[tuple[int, float]]] = {}
+        per_session: dict[str, list[tuple[int, float, int | None]]] = {}
         for ln in mine:
             if ln.session:
-                per_session.setdefault(ln.session, []).append((ln.line, ln.confidence or 0.0))
+                written = epoch_of(ln.written_at) if ln.written_at else None
+                per_session.setdefault(ln.session, []).append(
+                    (ln.line, ln.confidence or 0.0, int(written) if written is not None else None)
+                )
         result.counts[path] = (len(mine), sum(len(v) for v in per_session.values()))
         if keep_blames:
             result.blames[path] = fb

@@ -44,6 +44,10 @@ def run_annotate(
 ) -> int:
     repo = open_repository(cwd or Path.cwd())
     shas = commits_of(repo, rev)
+    if not dry_run:
+        from deja_blame.commands.notes import wait_for_hooks
+
+        wait_for_hooks(repo)  # one writer of a note at a time
     if conn is not None and refresh_first:
         refresh(conn)
     results = [annotate(repo, sha, conn, write=not dry_run) for sha in shas]

@@ -50,6 +50,9 @@ def run_report(
     if fmt not in FORMATS:
         raise DejaError(f"unknown format {fmt!r} (one of {', '.join(FORMATS)})")
     repo = open_repository(cwd or Path.cwd())
+    from deja_blame.commands.notes import wait_for_hooks
+
+    wait_for_hooks(repo)  # the notes of the newest commits may still be being written
     if refresh:
         from deja_blame.commands.blame import refresh_index
 

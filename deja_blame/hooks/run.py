@@ -22,6 +22,7 @@ import time
 import traceback
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 import pygit2
 
@@ -101,16 +102,20 @@ def background_wanted(repo: pygit2.Repository | None) -> bool:
 
 
 def open_index(log: HookLog) -> sqlite3.Connection | None:
-    """The index, or None with a warning when it is missing, damaged or unusable."""
+    """The index, or None with a warning when it is damaged or unusable.
+
+    A missing index is created here: the first commit after ``deja hooks
+    install`` gets its note with no ``deja index`` run by hand. A background
+    job (git does not wait for it) also upgrades an index of an older schema;
+    the foreground leaves that to the next deja command.
+    """
     from deja_blame.index.db import connect, default_db_path
 
     path = default_db_path()
-    if not path.exists():
-        log.warn(f"no index at {path} (run: deja index); only carried notes are used")
-        return None
+    # the shell hook says whether git waits for this job
+    in_background = os.environ.get("DEJA_HOOK_BACKGROUND") == "true"
     try:
-        # no migration here: it can take longer than the hook may (the next deja command does it)
-        conn = connect(path, create=False, upgrade=False)
+        conn = connect(path, create=True, upgrade=in_background)
     except IndexCorruptError as exc:
         log.warn(f"{exc}; only carried notes are used (run: deja index --rebuild)")
         return None
@@ -125,8 +130,24 @@ def open_index(log: HookLog) -> sqlite3.Connection | None:
     return conn
 
 
-def refresh(conn: sqlite3.Connection, log: HookLog) -> sqlite3.Connection | None:
-    """Read new transcript bytes into the index; a busy index is used as it is."""
+# Of the hook's budget, the share that reading transcripts may take: the rest is
+# for computing and writing the note.
+REFRESH_SHARE = 0.6
+PROBE_BYTES = 64 * 1024
+
+
+def refresh(
+    conn: sqlite3.Connection,
+    log: HookLog,
+    repo: pygit2.Repository | None = None,
+    deadline: float | None = None,
+) -> sqlite3.Connection | None:
+    """Read new transcript bytes into the index; a busy index is used as it is.
+
+    The transcripts of this repository's sessions go first (their first 64 KB
+    name its directory), then the newest; reading stops at ``deadline`` (a
+    first build of a big root goes on at the next commit).
+    """
     from deja_blame.transcripts.roots import discover_roots
 
     roots = discover_roots()
@@ -137,15 +158,43 @@ def refresh(conn: sqlite3.Connection, log: HookLog) -> sqlite3.Connection | None
         from deja_blame.index.ingest import index_roots
 
         files = changed_transcripts(conn, roots)
-        if files:
+        if files and repo is not None:
+            files = ours_first(files, str(Path(repo.workdir or ".").resolve()))
+        done = 0
+        while done < len(files):
+            if deadline is not None and time.monotonic() > deadline:
+                log.warn(
+                    f"read {done} of {len(files)} new transcripts in the time budget;"
+                    " the rest is read at the next commit (or now: deja index)"
+                )
+                break
             # in this process: the hook's time is bounded, worker start-up is not
-            index_roots(conn, roots, transcripts=files, jobs=1)
+            group = files[done : done + 16]
+            index_roots(conn, roots, transcripts=group, jobs=1)
+            done += len(group)
     except sqlite3.OperationalError as exc:
         log.warn(f"could not read new transcripts into the index ({exc}); using what it holds")
     except sqlite3.DatabaseError as exc:
         log.warn(f"the index is unreadable ({exc}); only carried notes are used")
         return None
     return conn
+
+
+def ours_first(files: list[Any], root: str) -> list[Any]:
+    """This repository's transcripts first (those naming its directory near their
+    start), then the most recently written."""
+    needle = root.encode("utf-8", "surrogateescape")
+
+    def key(tf: Any) -> tuple[int, float]:
+        try:
+            with open(tf.path, "rb") as fh:
+                head = fh.read(PROBE_BYTES)
+            mtime = os.stat(tf.path).st_mtime
+        except OSError:
+            return (1, 0.0)
+        return (0 if needle in head else 1, -mtime)
+
+    return sorted(files, key=key)
 
 
 def last_head_move(repo: pygit2.Repository, sha: str | None = None) -> str:
@@ -160,7 +209,9 @@ def last_head_move(repo: pygit2.Repository, sha: str | None = None) -> str:
     return ""
 
 
-def post_commit(repo: pygit2.Repository, log: HookLog, rev: str | None = None) -> None:
+def post_commit(
+    repo: pygit2.Repository, log: HookLog, rev: str | None = None, deadline: float | None = None
+) -> None:
     """Annotate the commit the hook ran for: ``rev``, which the shell hook names before
     going to the background (by then a quick next commit may have moved HEAD), or HEAD."""
     from deja_blame.notes.annotate import annotate
@@ -169,7 +220,7 @@ def post_commit(repo: pygit2.Repository, log: HookLog, rev: str | None = None) -
         return  # post-rewrite gives the new commit its note, from the old one
     conn = open_index(log)
     if conn is not None:
-        conn = refresh(conn, log)
+        conn = refresh(conn, log, repo, deadline)
     try:
         annotate(repo, rev or "HEAD", conn)
     except sqlite3.DatabaseError as exc:
@@ -185,7 +236,7 @@ def post_rewrite(repo: pygit2.Repository, log: HookLog, text: str, deadline: flo
         return
     conn = open_index(log)
     if conn is not None:
-        conn = refresh(conn, log)
+        conn = refresh(conn, log, repo, time.monotonic() + (deadline - time.monotonic()) / 2)
     result = rewrite_notes(repo, pairs, conn, deadline=deadline)
     if result.unfinished:
         first, last = result.unfinished[0], result.unfinished[-1]
@@ -261,7 +312,9 @@ def main(argv: list[str] | None = None) -> int:
         signal.setitimer(signal.ITIMER_REAL, stop_at)
     try:
         if hook == "post-commit":
-            post_commit(repo, log, args[0] if args else None)
+            post_commit(
+                repo, log, args[0] if args else None, time.monotonic() + stop_at * REFRESH_SHARE
+            )
         else:
             post_rewrite(repo, log, text, deadline=time.monotonic() + stop_at * 0.6)
     except HookTimeout:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import Any
 
 import pygit2
 
@@ -24,22 +24,35 @@ def has_notes(repo: pygit2.Repository) -> bool:
     return True
 
 
-def note_lookup_for(
-    repo: pygit2.Repository,
-) -> Callable[[str, str, int], tuple[str, float] | None] | None:
-    """A lookup function over this repository's notes, or None when it has none."""
+class NotesLookup:
+    """(commit, path, line) -> (session, confidence, written) over this repository's
+    notes, reading each commit's note once; ``session_info`` gives what the notes
+    read so far say of a session (agent, project, start time)."""
+
+    def __init__(self, repo: pygit2.Repository) -> None:
+        self.repo = repo
+        self.notes: dict[str, Note | None] = {}
+        self.lines: dict[tuple[str, str], LineMap] = {}
+        self.sessions: dict[str, dict[str, Any]] = {}
+
+    def __call__(self, commit: str, path: str, line: int) -> tuple[str, float, int | None] | None:
+        key = (commit, path)
+        if key not in self.lines:
+            if commit not in self.notes:
+                note = self.notes[commit] = read_note(self.repo, commit)
+                if note is not None:
+                    for sid, info in note.sessions.items():
+                        self.sessions.setdefault(sid, info)
+            note = self.notes[commit]
+            self.lines[key] = note.line_map(path) if note is not None else {}
+        return self.lines[key].get(line)
+
+    def session_info(self, sid: str) -> dict[str, Any] | None:
+        return self.sessions.get(sid)
+
+
+def note_lookup_for(repo: pygit2.Repository) -> NotesLookup | None:
+    """A lookup over this repository's notes, or None when it has none."""
     if not has_notes(repo):
         return None
-    notes: dict[str, Note | None] = {}
-    lines: dict[tuple[str, str], LineMap] = {}
-
-    def lookup(commit: str, path: str, line: int) -> tuple[str, float] | None:
-        key = (commit, path)
-        if key not in lines:
-            if commit not in notes:
-                notes[commit] = read_note(repo, commit)
-            note = notes[commit]
-            lines[key] = note.line_map(path) if note is not None else {}
-        return lines[key].get(line)
-
-    return lookup
+    return NotesLookup(repo)

@@ -1,13 +1,13 @@
 """The note: one JSON document per commit under ``refs/notes/deja``.
 
-Schema 1::
+Schema 2 (schema 1 is read as well: the same without the written time)::
 
     {
-      "schema": 1,
+      "schema": 2,
       "tool": "deja-blame 0.1.0",
       "commit": "<sha>",
       "files": {
-        "src/app.py": {"<session id>": [[10, 12, 0.97], [20, 20, 0.75]]}
+        "src/app.py": {"<session id>": [[10, 12, 0.97, 1784278860], [20, 20, 0.75, 1784279000]]}
       },
       "sessions": {
         "<session id>": {"agent": "antigravity", "project": "/work/api",
@@ -15,8 +15,10 @@ Schema 1::
       }
     }
 
-Ranges are 1-based, inclusive, in that commit's version of the file, each with
-the lowest line confidence inside it. Paths are repository-relative. Prompt
+Ranges are 1-based, inclusive, in that commit's version of the file: [start,
+end, confidence, written] where every line of the range has that confidence and
+was written by the session at that time (epoch seconds; absent when unknown), so
+blame read from a note gives the same fields as blame from the index. Paths are repository-relative. Prompt
 text (``sessions.<id>.first_prompt``) only when the user opted in
 (``git config deja.notes.prompts true``). ``commit`` names the commit the
 ranges were computed for: a note git copied to another commit on a rewrite
@@ -38,12 +40,12 @@ from typing import Any
 import orjson
 
 NOTES_REF = "refs/notes/deja"
-SCHEMA = 1
+SCHEMA = 2
 
 # path -> session id -> [[start, end, confidence], ...]
-Files = dict[str, dict[str, list[list[float]]]]
-# line -> (session id, confidence), for one file
-LineMap = dict[int, tuple[str, float]]
+Files = dict[str, dict[str, list[list[Any]]]]
+# line -> (session id, confidence, written at (epoch seconds) or None), for one file
+LineMap = dict[int, tuple[str, float, "int | None"]]
 
 
 @dataclass
@@ -90,21 +92,22 @@ class Note:
     def is_empty(self) -> bool:
         return not any(self.files.values())
 
-    def session_at(self, path: str, line: int) -> tuple[str, float] | None:
+    def session_at(self, path: str, line: int) -> tuple[str, float, int | None] | None:
         for sid, ranges in self.files.get(path, {}).items():
             for r in ranges:
                 if int(r[0]) <= line <= int(r[1]):
-                    return sid, float(r[2]) if len(r) > 2 else 1.0
+                    return sid, float(r[2]) if len(r) > 2 else 1.0, _written(r)
         return None
 
     def line_map(self, path: str) -> LineMap:
-        """Every attributed line of ``path``: line -> (session, confidence)."""
+        """Every attributed line of ``path``: line -> (session, confidence, written)."""
         out: LineMap = {}
         for sid, ranges in sorted(self.files.get(path, {}).items()):
             for r in ranges:
                 conf = float(r[2]) if len(r) > 2 else 1.0
+                written = _written(r)
                 for line in range(int(r[0]), int(r[1]) + 1):
-                    out.setdefault(line, (sid, conf))
+                    out.setdefault(line, (sid, conf, written))
         return out
 
     def line_count(self) -> int:
@@ -123,9 +126,9 @@ class Note:
 
 def set_lines(note: Note, path: str, lines: LineMap) -> None:
     """Replace ``path``'s ranges in ``note`` by ``lines`` (dropping the file when empty)."""
-    per: dict[str, list[tuple[int, float]]] = {}
-    for line, (sid, conf) in lines.items():
-        per.setdefault(sid, []).append((line, conf))
+    per: dict[str, list[tuple[int, float, int | None]]] = {}
+    for line, (sid, conf, written) in lines.items():
+        per.setdefault(sid, []).append((line, conf, written))
     if per:
         note.files[path] = {sid: ranges_of(v) for sid, v in sorted(per.items())}
     else:
@@ -264,13 +267,32 @@ def _note_of(doc: Any) -> Note | None:
     )
 
 
-def ranges_of(lines: list[tuple[int, float]]) -> list[list[float]]:
-    """Sorted (line, confidence) pairs -> [[start, end, min confidence], ...] of consecutive lines."""
-    out: list[list[float]] = []
-    for line, conf in sorted(lines):
-        if out and out[-1][1] == line - 1:
-            out[-1][1] = line
-            out[-1][2] = min(out[-1][2], conf)
-        else:
-            out.append([line, line, conf])
-    return [[int(a), int(b), round(float(c), 2)] for a, b, c in out]
+def _written(r: list[Any]) -> int | None:
+    """A range's written time (schema 2), or None."""
+    if len(r) > 3 and isinstance(r[3], (int, float)) and not isinstance(r[3], bool):
+        return int(r[3])
+    return None
+
+
+def _line_of(item: tuple[Any, ...]) -> int:
+    return int(item[0])
+
+
+def ranges_of(lines: Iterable[tuple[Any, ...]]) -> list[list[Any]]:
+    """Sorted (line, confidence[, written]) -> [[start, end, confidence(, written)], ...]:
+    runs of consecutive lines with the same confidence and written time."""
+    out: list[list[Any]] = []
+    for item in sorted(lines, key=_line_of):
+        line, conf = int(item[0]), round(float(item[1] or 0.0), 2)
+        written = item[2] if len(item) > 2 else None
+        last = out[-1] if out else None
+        if (
+            last is not None
+            and last[1] == line - 1
+            and last[2] == conf
+            and (last[3] if len(last) > 3 else None) == written
+        ):
+            last[1] = line
+            continue
+        out.append([int(line), int(line), conf] + ([int(written)] if written is not None else []))
+    return out

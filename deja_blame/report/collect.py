@@ -272,7 +272,7 @@ class NoteStore:
             self.cache[sha] = read_note(self.repo, sha)
         return self.cache[sha]
 
-    def lookup(self, commit: str, path: str, line: int) -> tuple[str, float] | None:
+    def lookup(self, commit: str, path: str, line: int) -> tuple[str, float, int | None] | None:
         """The ``NoteLookup`` of ``blame_file``/``attribute_commit`` over these notes."""
         note = self.get(commit)
         return note.session_at(path, line) if note is not None else None
