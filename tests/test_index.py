@@ -673,13 +673,20 @@ def test_corrupt_index_is_a_one_line_error_with_a_hint(
     tmp_path: Path, command: tuple[str, ...]
 ) -> None:
     db = db_path(tmp_path)
-    db.write_bytes(b"this is not an index\x00\xff" * 400)
+    # an SQLite file damaged past its magic: deja's to rebuild
+    db.write_bytes(b"SQLite format 3\x00" + b"this is not an index\x00\xff" * 400)
     proc = deja(*command, check=False)
     assert proc.returncode == 1 and proc.stdout == b""
     lines = one_line_error(proc)
     assert len(lines) == 2
     assert lines[0].startswith("deja: error:") and str(db) in lines[0]
     assert lines[1].startswith("hint:") and "deja index --rebuild" in lines[1]
+    # not an SQLite file at all: not deja's, named, never offered to --rebuild
+    db.write_bytes(b"this is not an index\x00\xff" * 400)
+    proc = deja(*command, check=False)
+    lines = one_line_error(proc)
+    assert proc.returncode == 1 and "not a deja index" in lines[0] and str(db) in lines[0]
+    assert "--rebuild" not in lines[1] and "--db" in lines[1]
 
 
 def test_damaged_pages_in_a_real_index(tmp_path: Path) -> None:
@@ -709,7 +716,7 @@ def test_rebuild_recovers_a_corrupt_index(tmp_path: Path) -> None:
     root = tmp_path / "root"
     append(transcript(root, "s1"), *conversation(2))
     db = db_path(tmp_path)
-    db.write_bytes(b"\x00garbage" * 100)
+    db.write_bytes(b"SQLite format 3\x00" + b"\x00garbage" * 100)
     report = index(root, "--rebuild")
     assert report["added"] == 1
     assert counts(db, "s1")["messages"] == 6
