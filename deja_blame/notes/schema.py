@@ -33,6 +33,7 @@ git may hand us several documents in one note: ``notes.rewriteMode=concatenate``
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -189,6 +190,52 @@ def merge_notes(
     return merged
 
 
+# Notes arrive from teammates and forks: input from strangers. A range, a session
+# id or a string that no deja writes is dropped, never trusted to size a loop.
+MAX_LINE = 10_000_000  # no source file has more lines
+MAX_NOTE_LINES = 2_000_000  # lines one note may claim in all
+MAX_RANGES = 100_000
+MAX_PATH = 4096
+MAX_TEXT = 4096
+_SESSION_ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:")
+
+
+def _good_session_id(sid: Any) -> bool:
+    return isinstance(sid, str) and 0 < len(sid) <= 128 and set(sid) <= _SESSION_ID_CHARS
+
+
+def _number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _good_range(r: Any) -> list[Any] | None:
+    """[start, end, confidence(, written)] with sane values, or None."""
+    if not isinstance(r, list) or len(r) < 2 or not all(_number(x) for x in r[:4]):
+        return None
+    start, end = int(r[0]), int(r[1])
+    if not 1 <= start <= end <= MAX_LINE:
+        return None
+    out: list[Any] = [start, end]
+    if len(r) > 2:
+        out.append(min(1.0, max(0.0, float(r[2]))))
+    if len(r) > 3 and 0 < r[3] < 32_503_680_000:  # before the year 3000
+        out.append(int(r[3]))
+    return out
+
+
+def _clean_info(info: dict[Any, Any]) -> dict[str, Any]:
+    """A session's details: plain strings (capped, no control characters) and nulls."""
+    out: dict[str, Any] = {}
+    for key, value in list(info.items())[:32]:
+        if not isinstance(key, str) or len(key) > 64:
+            continue
+        if isinstance(value, str):
+            out[key] = "".join(ch for ch in value[:MAX_TEXT] if ch.isprintable() or ch in "\n\t")
+        elif value is None or isinstance(value, bool) or _number(value):
+            out[key] = value
+    return out
+
+
 def _split_docs(text: str) -> list[Any]:
     """Successive JSON documents in ``text`` (git's concatenated notes), or [] if any is bad."""
     decoder = json.JSONDecoder()
@@ -201,8 +248,9 @@ def _split_docs(text: str) -> list[Any]:
             return docs
         try:
             doc, pos = decoder.raw_decode(text, pos)
-        except ValueError:
-            return docs  # keep what parsed: the rest is not ours (or was mangled)
+        except (ValueError, RecursionError):
+            return docs  # keep what parsed: the rest is not ours (or was mangled, or nested
+            # deeper than any note: 100,000 brackets)
         docs.append(doc)
 
 
@@ -242,26 +290,33 @@ def _note_of(doc: Any) -> Note | None:
         return None  # written by a newer deja: leave it alone
     files = doc.get("files") if isinstance(doc.get("files"), dict) else {}
     clean: Files = {}
+    budget = MAX_NOTE_LINES
     for path, per in (files or {}).items():
-        if not isinstance(per, dict):
+        if not isinstance(per, dict) or not isinstance(path, str) or len(path) > MAX_PATH:
             continue
         for sid, ranges in per.items():
-            if isinstance(ranges, list):
-                good = [
-                    list(r)
-                    for r in ranges
-                    if isinstance(r, list)
-                    and len(r) >= 2
-                    and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in r)
-                    and 1 <= int(r[0]) <= int(r[1])
-                ]
-                if good:
-                    clean.setdefault(str(path), {})[str(sid)] = good
+            if not isinstance(ranges, list) or not _good_session_id(sid):
+                continue
+            good = []
+            for r in ranges[:MAX_RANGES]:
+                r = _good_range(r)
+                if r is None:
+                    continue
+                budget -= r[1] - r[0] + 1
+                if budget < 0:
+                    break  # a note naming more lines than any commit has: the rest is noise
+                good.append(r)
+            if good:
+                clean.setdefault(path, {})[sid] = good
     sessions = doc.get("sessions") if isinstance(doc.get("sessions"), dict) else {}
     return Note(
-        commit=str(doc.get("commit", "")),
+        commit=str(doc.get("commit", ""))[:80],
         files=clean,
-        sessions={str(k): v for k, v in (sessions or {}).items() if isinstance(v, dict)},
+        sessions={
+            k: _clean_info(v)
+            for k, v in list((sessions or {}).items())[:MAX_RANGES]
+            if _good_session_id(k) and isinstance(v, dict)
+        },
         tool=str(doc.get("tool", "")),
         schema=int(doc["schema"]),
     )

@@ -1,0 +1,92 @@
+"""Notes from strangers (a fork's pull request, a teammate's push) are input: each
+hostile note below goes through blame, why and the three report formats under a
+memory and a time limit, and is dropped or cleaned, never trusted."""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+from conftest import commit_env, git
+
+SID = "11111111-aaaa-4000-8000-000000000001"
+MEMORY_LIMIT = 1536 * 1024 * 1024
+TIME_LIMIT = 60
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+HOSTILE = {
+    "huge range": {"files": {"a.py": {SID: [[2, 1_000_000_000_000, 0.9]]}}},
+    "1e18 range": '{"schema": 1, "commit": "C", "files": {"a.py": {"S": [[2, 1e18, 0.9]]}}}',
+    "NaN confidence": '{"schema": 1, "commit": "C", "files": {"a.py": {"S": [[1, 2, NaN]]}}}',
+    "Infinity": '{"schema": 1, "commit": "C", "files": {"a.py": {"S": [[1, Infinity, 0.9]]}}}',
+    "1e309 confidence": '{"schema": 1, "commit": "C", "files": {"a.py": {"S": [[1, 2, 1e309]]}}}',
+    "negative confidence": {"files": {"a.py": {SID: [[1, 2, -7]]}}},
+    "deep nesting": DEEP,
+    "newline in session id": {"files": {"a.py": {"evil\ndeja: forged line": [[1, 2, 0.9]]}}},
+    "bidi controls": {
+        "files": {"a.py": {SID: [[1, 2, 0.9]]}},
+        "sessions": {SID: {"agent": "antigravity", "project": "/w/\u202eyrt\u202c\x1b[31m"}},
+    },
+    "a huge string": {
+        "files": {"a.py": {SID: [[1, 2, 0.9]]}},
+        "sessions": {SID: {"agent": "antigravity", "project": "x" * 5_000_000}},
+    },
+}
+
+
+def _limits() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+
+
+def _deja(*args: str, cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "deja_blame", *args],
+        cwd=cwd,
+        capture_output=True,
+        timeout=TIME_LIMIT,
+        preexec_fn=_limits,
+        env=os.environ.copy(),
+    )
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_a_hostile_note_is_cleaned_or_dropped(repo: Path, case: str) -> None:
+    (repo / "a.py").write_text("x = 1\ny = 2\nz = 3\n")
+    git(repo, "add", "a.py")
+    git(repo, "commit", "-q", "-m", "one", env=commit_env(1_784_278_800))
+    sha = git(repo, "rev-parse", "HEAD").strip()
+    doc = HOSTILE[case]
+    if isinstance(doc, dict):
+        text = orjson.dumps({"schema": 2, "commit": sha, **doc}).decode()
+    else:
+        text = doc.replace('"C"', f'"{sha}"').replace('"S"', f'"{SID}"')
+    note_file = repo.parent / "note.txt"
+    note_file.write_text(text)
+    git(repo, "notes", "--ref", "refs/notes/deja", "add", "-f", "-F", str(note_file), sha)
+    runs = [
+        ("blame", "a.py"),
+        ("blame", "a.py", "--json"),
+        ("why", "a.py:1"),
+        ("report", "HEAD", "--format", "markdown"),
+        ("report", "HEAD", "--format", "json"),
+        ("report", "HEAD", "--format", "html", "-o", str(repo.parent / "r.html")),
+    ]
+    for args in runs:
+        proc = _deja(*args, cwd=repo)
+        out = proc.stdout.decode("utf-8", "replace")
+        assert proc.returncode == 0, (case, args, proc.stderr.decode()[-400:])
+        assert "Traceback" not in proc.stderr.decode()
+        assert "forged line" not in out  # a session id cannot print lines of its own
+        assert "\u202e" not in out and "\x1b[31m" not in out
+        if "--json" in args:
+            for ln in orjson.loads(proc.stdout)["lines"]:
+                conf = ln["confidence"]
+                assert conf is None or 0.0 <= conf <= 1.0
+    html = (repo.parent / "r.html").read_bytes()
+    assert len(html) < 2_000_000  # a 5 MB string in a note does not make a 157 MB page
