@@ -86,6 +86,11 @@ def test_first_commit_after_install_gets_its_note_and_travels(author: World) -> 
     assert info["project"].startswith(str(w.repo)) and info["started_at"]
     why = deja("why", "src/cart.py:2", cwd=clone, env=env).stdout.decode()
     assert S1[:8] in why and str(w.repo) in why and "started ?" not in why
+    show = deja("show", S1[:8], cwd=clone, env=env).stdout.decode()
+    assert "from this repository's notes" in show and "src/cart.py  6 lines (1-6)" in show
+    shown = orjson.loads(deja("show", S1[:8], "--json", cwd=clone, env=env).stdout)
+    assert shown["from_notes"] and shown["session_id"] == S1 and shown["started_at"]
+    assert shown["commits"][0]["files"]["src/cart.py"]["lines"] == 6
     doctor = deja("doctor", cwd=clone, env=env, check=False)
     assert doctor.returncode == 0, doctor.stdout.decode()
     assert "reviewer's clone" in doctor.stdout.decode()

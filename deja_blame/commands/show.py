@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
+from typing import Any
 
 import click
 
+from deja_blame.errors import DejaError
 from deja_blame.index.store import load_session, resolve_session_id
 from deja_blame.jsonout import print_json
 from deja_blame.models import Session
@@ -13,12 +16,81 @@ from deja_blame.output import inert, shorten, style, use_colour
 
 
 def run_show(conn: sqlite3.Connection, session: str, as_json: bool, full: bool = False) -> int:
-    loaded = load_session(conn, resolve_session_id(conn, session))
+    try:
+        session_id = resolve_session_id(conn, session)
+    except DejaError as exc:
+        # not indexed here: a reviewer's clone may know it from the notes
+        noted = _from_notes(session)
+        if noted is None:
+            raise exc from None
+        if as_json:
+            print_json(noted)
+        else:
+            _print_noted(noted)
+        return 0
+    loaded = load_session(conn, session_id)
     if as_json:
         print_json(loaded.to_json())
     else:
         print_session(loaded, full=full)
     return 0
+
+
+def _from_notes(prefix: str) -> dict[str, Any] | None:
+    """What this repository's notes say of the one session matching ``prefix``."""
+    if not prefix:
+        return None
+    from deja_blame.gitutil import open_repository
+    from deja_blame.notes.lookup import read_note
+    from deja_blame.notes.store import note_blob_map, ref_target
+
+    try:
+        repo = open_repository(Path.cwd())
+    except DejaError:
+        return None
+    found: dict[str, dict[str, Any]] = {}
+    for commit in sorted(note_blob_map(repo, ref_target(repo))):
+        note = read_note(repo, commit)
+        if note is None:
+            continue
+        for path, per in note.files.items():
+            for sid, ranges in per.items():
+                if not sid.startswith(prefix):
+                    continue
+                doc = found.setdefault(
+                    sid, {"session_id": sid, **note.sessions.get(sid, {}), "commits": {}}
+                )
+                lines = sum(int(r[1]) - int(r[0]) + 1 for r in ranges)
+                doc["commits"].setdefault(commit, {})[path] = {"ranges": ranges, "lines": lines}
+    if len(found) > 1:
+        raise DejaError(f"session id {prefix!r} is ambiguous: {', '.join(sorted(found))}")
+    if not found:
+        return None
+    (doc,) = found.values()
+    doc["from_notes"] = True
+    doc["commits"] = [{"commit": c, "files": f} for c, f in sorted(doc["commits"].items())]
+    return doc
+
+
+def _print_noted(doc: dict[str, Any]) -> None:
+    c = use_colour()
+    echo = click.echo
+    echo(
+        style(f"session {inert(doc['session_id'])}", c, bold=True)
+        + f"  ({inert(str(doc.get('agent') or 'antigravity'))}, from this repository's notes:"
+        " its transcript is not on this machine)"
+    )
+    echo(f"project     {inert(str(doc.get('project') or '-'))}")
+    echo(f"started     {doc.get('started_at') or '?'}")
+    if doc.get("first_prompt"):
+        echo(f"request     {shorten(str(doc['first_prompt']), 100)}")
+    echo("\n" + style("Lines it wrote, by commit", c, bold=True))
+    for item in doc["commits"]:
+        for path, info in sorted(item["files"].items()):
+            spans = ", ".join(
+                f"{r[0]}-{r[1]}" if r[0] != r[1] else f"{r[0]}" for r in info["ranges"][:8]
+            )
+            echo(f"  {item['commit'][:8]}  {inert(path)}  {info['lines']} lines ({spans})")
 
 
 def print_session(s: Session, full: bool = False) -> None:
