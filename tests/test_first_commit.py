@@ -98,3 +98,29 @@ def test_first_commit_after_install_gets_its_note_and_travels(author: World) -> 
         deja("report", "HEAD~1..HEAD", "--format", "json", cwd=clone, env=env).stdout
     )
     assert report["totals"]["by_sessions"] == 6, report["totals"]
+
+
+def test_a_busy_index_at_commit_time_is_waited_for(author: World) -> None:
+    import sqlite3
+    import threading
+    import time
+
+    w = author
+    w.deja("hooks", "install")
+    w.deja("index", "-q")  # the index exists; another deja will hold it
+    w.write(S1, "src/cart.py", body("cart", 4))
+    holder = sqlite3.connect(w.db, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")  # a long write by another process
+
+    def release() -> None:
+        time.sleep(3)
+        holder.execute("ROLLBACK")
+        holder.close()
+
+    threading.Thread(target=release).start()
+    started = time.monotonic()
+    sha = w.commit("agent work")
+    assert time.monotonic() - started < 3  # git did not wait
+    w.deja("notes", "push")  # waits for the background job
+    note = remote_note(w, sha)
+    assert note is not None and S1 in note["files"]["src/cart.py"]  # type: ignore[index]

@@ -90,3 +90,26 @@ def test_a_hostile_note_is_cleaned_or_dropped(repo: Path, case: str) -> None:
                 assert conf is None or 0.0 <= conf <= 1.0
     html = (repo.parent / "r.html").read_bytes()
     assert len(html) < 2_000_000  # a 5 MB string in a note does not make a 157 MB page
+
+
+@pytest.mark.parametrize("name", ["caf\u00e9.py", 'say "hi".py', "tab\there.py"])
+def test_file_names_git_quotes_keep_their_sessions(tmp_path: Path, repo: Path, name: str) -> None:
+    from test_notes_world import S1, World, body
+
+    w = World(tmp_path, repo)
+    w.person("README.md", "# x\n")
+    w.commit("init")
+    w.write(S1, name, body("q", 4))
+    w.commit("agent work")
+    w.deja("index", "-q")
+    w.deja("annotate")
+    assert set((w.note() or {})["files"]) == {name}
+    fresh = tmp_path / "fresh.db"
+    by_index = w.sessions_by_line(name)
+    # from the note alone (another index, no transcripts)
+    by_note = w.sessions_by_line(
+        name, env={"DEJA_DB": str(fresh), "DEJA_ANTIGRAVITY_ROOT": str(tmp_path / "none")}
+    )
+    assert by_index == by_note == [S1] * 4
+    report = orjson.loads(w.deja("report", "HEAD~1..HEAD", "--format", "json").stdout)
+    assert report["totals"]["by_sessions"] == 4

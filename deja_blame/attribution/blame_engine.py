@@ -134,8 +134,45 @@ def parse_porcelain(data: bytes) -> list[BlameLine]:
         elif head == b"committer-time":
             times[sha] = int(rest)
         elif head == b"filename":
-            names[sha] = rest.decode("utf-8", "surrogateescape")
+            names[sha] = unquote_path(rest)
     return out
+
+
+_C_ESCAPES = {
+    ord("a"): 7,
+    ord("b"): 8,
+    ord("t"): 9,
+    ord("n"): 10,
+    ord("v"): 11,
+    ord("f"): 12,
+    ord("r"): 13,
+    ord('"'): 34,
+    ord("\\"): 92,
+}
+
+
+def unquote_path(raw: bytes) -> str:
+    """A path as git prints it: C-quoted (``"a\\tb.py"``, octal bytes for non-ASCII)
+    when it holds a quote, a backslash, a control character or, with
+    core.quotePath (the default), a byte above 0x7f."""
+    if len(raw) < 2 or raw[:1] != b'"' or raw[-1:] != b'"':
+        return raw.decode("utf-8", "surrogateescape")
+    body, out, i = raw[1:-1], bytearray(), 0
+    while i < len(body):
+        c = body[i]
+        if c == 92 and i + 1 < len(body):  # backslash
+            nxt = body[i + 1]
+            octal = body[i + 1 : i + 4]
+            if len(octal) == 3 and all(48 <= x <= 55 for x in octal):
+                out.append(int(octal, 8))
+                i += 4
+                continue
+            out.append(_C_ESCAPES.get(nxt, nxt))
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+    return bytes(out).decode("utf-8", "surrogateescape")
 
 
 def _blame_pygit2(

@@ -34,7 +34,10 @@ DEFAULT_TIMEOUT = 2.0  # seconds, in the foreground (git waits)
 BACKGROUND_TIMEOUT = 30.0  # in the background (git does not wait; bounds a stuck deja)
 HOOK_TYPES = ("post-commit", "post-rewrite")
 LOG_MAX_BYTES = 256 * 1024
-INDEX_BUSY_MS = 400
+INDEX_BUSY_MS = 400  # in the foreground, where git waits
+# In the background a busy index (another deja writing) is waited for, up to this
+# share of the budget: giving up after 400 ms left commits without notes.
+BACKGROUND_BUSY_SHARE = 0.4
 
 
 class HookTimeout(Exception):
@@ -126,7 +129,10 @@ def open_index(log: HookLog) -> sqlite3.Connection | None:
     except sqlite3.Error as exc:
         log.warn(f"cannot open the index {path} ({exc}); only carried notes are used")
         return None
-    conn.execute(f"PRAGMA busy_timeout = {INDEX_BUSY_MS}")
+    busy_ms = INDEX_BUSY_MS
+    if in_background:
+        busy_ms = max(INDEX_BUSY_MS, int(hook_timeout(None) * BACKGROUND_BUSY_SHARE * 1000))
+    conn.execute(f"PRAGMA busy_timeout = {busy_ms}")
     return conn
 
 
