@@ -131,7 +131,7 @@ def test_both_sides_noted_the_same_commit_the_json_is_merged(
     assert file_claims(bob_note, "extra.py") == {1: S2, 2: S2, 3: S2}
     bob.deja("notes", "push")
     out = orjson.loads(alice.deja("notes", "fetch", "--json").stdout)
-    assert out["merge"] == {"kind": "merge", "taken": 0, "merged": 1, "kept": 0}
+    assert out["merge"] == {"kind": "merge", "taken": 0, "merged": 1, "kept": 0, "skipped": 0}
     merged = alice.note(sha)
     assert file_claims(merged, "app.py") == {i: S1 for i in range(1, 5)}  # alice's lines stay
     assert file_claims(merged, "extra.py") == {1: S2, 2: S2, 3: S2}  # bob's are added
@@ -157,3 +157,29 @@ def test_fetch_keeps_local_notes_the_remote_never_had(two: tuple[World, World, P
     out = orjson.loads(bob.deja("notes", "fetch", "--json").stdout)
     assert out["merge"]["kind"] == "merge" and out["merge"]["taken"] == 1
     assert bob.note(a_sha) is not None and bob.note(b_sha) is not None
+
+
+def test_notes_of_commits_this_clone_lacks_are_skipped_not_fatal(
+    two: tuple[World, World, Path],
+) -> None:
+    # Alice annotates a commit she has not pushed (normal use) and pushes her notes;
+    # Bob, with notes of his own, fetches and pushes: both work, nothing crashes
+    alice, bob, bare = two
+    alice.write(S1, "app.py", body("a", 3))
+    unpushed = alice.commit("alice's local work")
+    alice.deja("annotate")
+    alice.deja("notes", "push")
+    bob.write(S2, "lib.py", body("l", 2))
+    b_sha = bob.commit("bob's agent")
+    bob.deja("annotate")
+    out = orjson.loads(bob.deja("notes", "fetch", "--json").stdout)
+    assert out["merge"]["kind"] == "merge" and out["merge"]["skipped"] == 1
+    said = bob.deja("notes", "fetch").stderr.decode()
+    assert "deja:" in said
+    bob.deja("notes", "push")
+    assert file_claims(remote_note(bare, b_sha), "lib.py") == {1: S2, 2: S2}
+    assert not list((bob.repo / ".git").glob("fast_import_crash_*"))
+    # once Bob has the commit, its note arrives with the next fetch
+    git(alice.repo, "push", "-q", "origin", "main")
+    git(bob.repo, "pull", "-q", "--no-rebase")
+    assert remote_note(bare, unpushed) is not None

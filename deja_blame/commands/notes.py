@@ -37,6 +37,11 @@ def run_fetch(remote: str, as_json: bool, cwd: Path | None = None) -> int:
         }[m.kind]
         if m.kept:
             what += f", {m.kept} unreadable kept as they were here"
+        if m.skipped:
+            what += (
+                f", {m.skipped} skipped: notes of commits this clone does not have"
+                " (fetch those commits, then deja notes fetch again)"
+            )
         click.echo(f"deja: fetched the notes of {remote} ({result.ref}): {what}", err=True)
     return 0
 

@@ -30,6 +30,7 @@ from deja_blame.notes.store import (
     _fast_import,
     _fast_import_stream,
     note_blob_map,
+    note_path,
     ref_target,
     writer_lock,
 )
@@ -50,9 +51,16 @@ class MergeResult:
     taken: int = 0  # notes taken from the remote side
     merged: int = 0  # notes both sides changed, merged as JSON
     kept: int = 0  # notes both sides changed that could not be read: the local one kept
+    skipped: int = 0  # their notes for objects this clone lacks (or that are no commits)
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "taken": self.taken, "merged": self.merged, "kept": self.kept}
+        return {
+            "kind": self.kind,
+            "taken": self.taken,
+            "merged": self.merged,
+            "kept": self.kept,
+            "skipped": self.skipped,
+        }
 
 
 @dataclass
@@ -84,6 +92,13 @@ def _blob_text(repo: pygit2.Repository, blob: str) -> str:
     return obj.data.decode("utf-8", "replace")
 
 
+def _is_commit_here(repo: pygit2.Repository, sha: str) -> bool:
+    try:
+        return isinstance(repo[sha], pygit2.Commit)
+    except (KeyError, ValueError):
+        return False
+
+
 def merge_notes_ref(repo: pygit2.Repository, theirs: str, label: str) -> MergeResult:
     """Merge the notes commit ``theirs`` into the local ``refs/notes/deja``."""
     result = MergeResult()
@@ -109,8 +124,19 @@ def merge_notes_ref(repo: pygit2.Repository, theirs: str, label: str) -> MergeRe
             mine = note_blob_map(repo, tip)
             other = note_blob_map(repo, theirs)
             changes: dict[str, str | None] = {}
+            carried: dict[str, str] = {}  # tree path -> blob, for notes of absent objects
             for sha in sorted(set(mine) | set(other)):
                 b, lo, th = base.get(sha), mine.get(sha), other.get(sha)
+                if lo != th and th != b and not _is_commit_here(repo, sha):
+                    # A teammate's note for a commit this clone does not have (yet):
+                    # not read or merged here, but carried as it is, so pushing the
+                    # merge loses nothing of theirs.
+                    result.skipped += 1
+                    if th is not None and lo is None:
+                        path = note_path(repo, theirs, sha)
+                        if path is not None:
+                            carried[path] = th
+                    continue
                 if lo == th or th == b:
                     continue  # same, or only we changed it
                 if lo == b:
@@ -132,7 +158,13 @@ def merge_notes_ref(repo: pygit2.Repository, theirs: str, label: str) -> MergeRe
                 changes[sha] = merged.dumps()
                 result.merged += 1
             stream = _fast_import_stream(
-                repo, NOTES_REF, tip, changes, f"notes: merge deja notes from {label}", merge=theirs
+                repo,
+                NOTES_REF,
+                tip,
+                changes,
+                f"notes: merge deja notes from {label}",
+                merge=theirs,
+                blobs=carried,
             )
             ok, last_err = _fast_import(repo, stream)
             if ok:

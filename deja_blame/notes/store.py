@@ -52,6 +52,9 @@ def ref_target(repo: pygit2.Repository, ref: str = NOTES_REF) -> str | None:
         return None
 
 
+_HEX = frozenset("0123456789abcdef")
+
+
 def note_blob_map(repo: pygit2.Repository, commit: str | None) -> dict[str, str]:
     """annotated commit sha -> note blob sha, for the notes commit ``commit`` (any fan-out)."""
     out: dict[str, str] = {}
@@ -67,11 +70,24 @@ def note_blob_map(repo: pygit2.Repository, commit: str | None) -> dict[str, str]
                 sub = repo[entry.id]
                 assert isinstance(sub, pygit2.Tree)
                 walk(sub, name)
-            elif entry.type_str == "blob" and len(name) == 40:
-                out[name] = str(entry.id)
+            elif entry.type_str == "blob" and len(name) == 40 and _HEX.issuperset(name):
+                out[name] = str(entry.id)  # (a non-hex name annotates nothing git knows)
 
     walk(tree, "")
     return out
+
+
+def note_path(repo: pygit2.Repository, commit: str, sha: str) -> str | None:
+    """Where the notes commit ``commit`` keeps the note of ``sha`` (any fan-out)."""
+    tree = repo[commit].peel(pygit2.Tree)
+    for depth in range(0, 20):
+        path = "/".join([sha[2 * i : 2 * i + 2] for i in range(depth)] + [sha[2 * depth :]])
+        try:
+            tree[path]
+        except KeyError:
+            continue
+        return path
+    return None
 
 
 def read_note_text(repo: pygit2.Repository, commit: str, ref: str = NOTES_REF) -> str | None:
@@ -143,7 +159,11 @@ def _fast_import_stream(
     changes: Mapping[str, str | None],
     message: str,
     merge: str | None = None,
+    blobs: Mapping[str, str] | None = None,
 ) -> bytes:
+    """A fast-import commit of ``ref``: notes set (``N``, the object must be here) and,
+    in ``blobs``, existing blobs put at tree paths as they are (``M``: notes of
+    objects this clone lacks, carried without being read)."""
     msg = message.encode()
     parts = [
         f"commit {ref}\n".encode(),
@@ -160,18 +180,26 @@ def _fast_import_stream(
         else:
             body = text.encode()
             parts.append(f"N inline {sha}\ndata {len(body)}\n".encode() + body + b"\n")
+    for path, blob in sorted((blobs or {}).items()):
+        parts.append(f"M 100644 {blob} {path}\n".encode())
     parts.append(b"\n")
     return b"".join(parts)
 
 
 def _fast_import(repo: pygit2.Repository, stream: bytes) -> tuple[bool, str]:
-    proc = subprocess.run(
+    proc = subprocess.Popen(
         ["git", "-C", str(workdir(repo)), "fast-import", "--quiet", "--date-format=raw"],
-        input=stream,
-        capture_output=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         env=no_git_env(),
     )
-    err = proc.stderr.decode("utf-8", "replace").strip()
+    _, err_bytes = proc.communicate(stream)
+    err = err_bytes.decode("utf-8", "replace").strip()
+    if proc.returncode != 0:
+        # fast-import leaves a crash report for every failed run: ours, not the user's
+        for crash in Path(repo.path).glob(f"fast_import_crash_{proc.pid}"):
+            crash.unlink(missing_ok=True)
     return proc.returncode == 0, err
 
 
