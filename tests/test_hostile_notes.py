@@ -113,3 +113,17 @@ def test_file_names_git_quotes_keep_their_sessions(tmp_path: Path, repo: Path, n
     assert by_index == by_note == [S1] * 4
     report = orjson.loads(w.deja("report", "HEAD~1..HEAD", "--format", "json").stdout)
     assert report["totals"]["by_sessions"] == 4
+
+
+def test_parse_refuses_what_is_not_a_regular_file(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    for target in (str(fifo), "/dev/zero"):
+        proc = subprocess.run(
+            [sys.executable, "-m", "deja_blame", "parse", target],
+            capture_output=True,
+            timeout=30,
+            preexec_fn=_limits,
+        )
+        assert proc.returncode == 1
+        assert "not a regular file" in proc.stderr.decode()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -160,3 +161,36 @@ _diff_lines = st.lists(
 @given(_diff_lines)
 def test_plain_diff_reader_equals_the_line_by_line_original(lines: list[str]) -> None:
     assert _parse_plain(lines) == _parse_plain_before(lines)
+
+
+def test_an_oversized_line_is_skipped_counted_and_never_held_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import io
+
+    from deja_blame.transcripts import jsonl
+
+    monkeypatch.setattr(jsonl, "MAX_LINE_BYTES", 1024)
+    good = b'{"step_index": 0, "type": "USER_INPUT"}\n'
+    huge = b'{"content": "' + b"x" * 5000 + b'"}\n'
+    data = good + huge + good
+    reads: list[int] = []
+
+    class Watched(io.BytesIO):
+        def readline(self, size: int | None = -1) -> bytes:  # type: ignore[override]
+            line = super().readline(size)
+            reads.append(len(line))
+            return line
+
+    (batch,) = list(jsonl.iter_batches(Watched(data), 0, final=False))
+    assert [r is None for r in batch.records] == [False, True, False]
+    assert batch.spans == [
+        (0, len(good)),
+        (len(good), len(good) + len(huge)),
+        (len(good) + len(huge), len(data)),
+    ]
+    assert batch.end_offset == len(data)
+    assert max(reads) <= 1024  # read in pieces, never the whole line at once
+    # the same line still being written (no newline yet) waits for its end
+    (batch,) = list(jsonl.iter_batches(Watched(good + huge[:-1]), 0, final=False))
+    assert batch.end_offset == len(good) and len(batch.records) == 1

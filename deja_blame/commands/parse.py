@@ -23,6 +23,9 @@ def run_parse(path: Path, as_json: bool) -> int:
         path = found
     if not path.exists():
         raise DejaError(f"no such transcript: {path}")
+    if not path.is_file():
+        # a FIFO would block, /dev/zero never ends: transcripts are regular files
+        raise DejaError(f"{path} is not a regular file (a transcript is a .jsonl file)")
     try:
         session = parse_transcript(path)
     except OSError as exc:

@@ -15,6 +15,10 @@ from typing import IO, Any
 import orjson
 
 CHUNK_BYTES = 8 * 1024 * 1024  # lines read per batch; bounds memory on huge transcripts
+# A line longer than this is skipped and counted as malformed, read past in pieces
+# and never held whole: no client writes one (messages are capped at 1 MiB), and
+# a 2 GB line would take gigabytes to decode.
+MAX_LINE_BYTES = 64 * 1024 * 1024
 
 
 @dataclass
@@ -40,7 +44,19 @@ def iter_batches(
     records: list[dict[str, Any] | None] = []
     spans: list[tuple[int, int]] = []
     size = 0
-    for raw in fh:
+    limit = MAX_LINE_BYTES
+    while True:
+        raw = fh.readline(limit)
+        if not raw:
+            break
+        if len(raw) >= limit and not raw.endswith(b"\n"):
+            length, done = _skip_rest_of_line(fh, len(raw), limit)
+            if not done and not final:
+                break  # an oversized line still being written: its end decides later
+            spans.append((offset, offset + length))
+            records.append(None)  # too long: malformed, counted by the reader
+            offset += length
+            continue
         end = offset + len(raw)
         record = decode_line(raw)
         if record is None:
@@ -58,6 +74,17 @@ def iter_batches(
             records, spans, size = [], [], 0
     if records:
         yield LineBatch(records, spans, offset)
+
+
+def _skip_rest_of_line(fh: IO[bytes], length: int, limit: int) -> tuple[int, bool]:
+    """Read past the rest of an oversized line; its whole length, and whether it ended."""
+    while True:
+        more = fh.readline(limit)
+        length += len(more)
+        if not more:
+            return length, False
+        if more.endswith(b"\n"):
+            return length, True
 
 
 def decode_line(raw: bytes) -> dict[str, Any] | None:
