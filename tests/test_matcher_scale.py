@@ -290,3 +290,20 @@ def test_a_block_pasted_hundreds_of_times_is_walked_within_a_budget(
     assert entries <= 200 * (matcher.EDIT_RUN_BUDGET + 4 * (len(block) + 1) + len(block))
     # still evidence where it was walked: the first copy goes to the latest session
     assert [m.sid if m else None for m in out[:40]] == [199] * 40
+
+
+def test_a_range_past_the_end_is_an_error_in_git_blames_words(committed: dict[str, Any]) -> None:
+    from conftest import deja
+
+    repo = committed["repo"]
+    n = len((repo / "cart.py").read_text().splitlines())
+    for env in ({}, {"DEJA_NO_CACHE": "1"}):  # from the cache, and blamed around the range
+        proc = deja("blame", str(repo / "cart.py"), "-L", f"{n + 5},{n + 9}", env=env, check=False)
+        assert proc.returncode == 1
+        assert f"file cart.py has only {n} lines" in proc.stderr.decode()
+        why = deja("why", f"{repo / 'cart.py'}:{n + 1}", env=env, check=False)
+        assert why.returncode == 1 and f"has only {n} lines" in why.stderr.decode()
+    git_says = subprocess.run(
+        ["git", "blame", "-L", f"{n + 5},{n + 9}", "cart.py"], cwd=repo, capture_output=True
+    )
+    assert f"has only {n} lines" in git_says.stderr.decode()

@@ -102,6 +102,7 @@ class FileBlame:
     indexed_sessions: int = 0
     # what the notes say of sessions the index does not know (a reviewer's clone)
     note_sessions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    total_lines: int | None = None  # the file's length, where ``lines`` is a window of it
 
     def to_json(self, include_prompts: bool = True) -> dict[str, Any]:
         sessions = {}
@@ -234,6 +235,12 @@ def _finish(
         result.indexed_sessions = int(conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0])
     if line_range is not None:
         start, end = line_range
+        total = result.total_lines
+        if total is None:
+            total = result.lines[-1].line if result.lines else 0
+        if start > total and not (start == 1 and total == 0):
+            # git blame's own words for the same mistake
+            raise DejaError(f"file {result.path} has only {total} line{'s' if total != 1 else ''}")
         result.lines = [ln for ln in result.lines if start <= ln.line <= end]
     _fill_sessions(conn, result)
     return result
@@ -260,8 +267,11 @@ def _compute(
         lo = max(1, window[0] - WINDOW_CONTEXT)
         hi = min(len(texts), window[1] + WINDOW_CONTEXT)
         if lo > hi:
-            return FileBlame(path=relpath, rev=version.commit, root=str(root), lines=[])
+            return FileBlame(
+                path=relpath, rev=version.commit, root=str(root), lines=[], total_lines=len(texts)
+            )
     span = None if window is None else (lo, hi)
+    total_lines = len(texts)
     if window is None:
         pending = _start_blame_cached(conn, root, repo, version, engine)
     else:
@@ -292,7 +302,9 @@ def _compute(
         )
         for i, b in enumerate(by_line)
     ]
-    result = FileBlame(path=relpath, rev=version.commit, root=str(root), lines=lines)
+    result = FileBlame(
+        path=relpath, rev=version.commit, root=str(root), lines=lines, total_lines=total_lines
+    )
     if note_lookup is not None:
         for ln in lines:
             if ln.commit is None:

@@ -111,7 +111,7 @@ def run_why(
     c = use_colour()
     echo = click.echo
     echo(f"{inert(doc['path'])}:{doc['line']}  {inert(doc['text'])}")
-    commit = (doc["commit"] or "not committed yet")[:12]
+    commit = doc["commit"][:12] if doc["commit"] else "(not committed yet)"
     if not doc["session"]:
         echo(f"commit {commit}: not written by any indexed session (a person, or unknown)")
         return 0
