@@ -19,12 +19,18 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import click
 
 from deja_blame.errors import DejaError
-from deja_blame.index.db import BUSY_TIMEOUT_MS, SCHEMA_VERSION, refuse_not_ours, schema_version
+from deja_blame.index.db import (
+    BUSY_TIMEOUT_MS,
+    SCHEMA_VERSION,
+    open_read_only,
+    refuse_not_ours,
+    schema_version,
+    writable_place,
+)
 from deja_blame.jsonout import print_json
 from deja_blame.output import inert, style, use_colour, warn
 from deja_blame.transcripts.roots import ROOT_ENV, TranscriptFile, discover_roots, find_transcripts
@@ -109,9 +115,7 @@ def check_roots(roots: list[Path]) -> tuple[Check, list[TranscriptFile]]:
 
 
 def _open_read_only(path: Path) -> sqlite3.Connection:
-    conn = sqlite3.connect(
-        f"file:{quote(str(path))}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000
-    )
+    conn = open_read_only(path)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     return conn
 
@@ -172,6 +176,9 @@ def check_index(db_path: Path, transcripts: list[TranscriptFile]) -> tuple[Check
             return Check("index", False, f"{where}: empty", "deja index"), None
         sessions = int(conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0])
         stale = "" if version == SCHEMA_VERSION else f", schema {version} (migrates on next use)"
+        if not writable_place(db_path):
+            # a read-only file system, or a directory deja may not write: not damage
+            stale += "; read-only here (blame, why, show work; deja index cannot add to it)"
         health = Check(
             "index",
             True,

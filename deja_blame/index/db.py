@@ -263,6 +263,8 @@ def connect(
     refuse_not_ours(path)
     if not create and not path.exists():
         raise DejaError(f"no index at {path}", hint="build it: deja index")
+    if path.exists() and not writable_place(path):
+        return open_unwritable(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -282,6 +284,47 @@ def connect(
         if not isinstance(exc, sqlite3.DatabaseError):
             raise
         raise database_error(path, exc) from exc
+    return conn
+
+
+def writable_place(path: Path) -> bool:
+    """Whether the index and its directory can be written (access() says no on a
+    read-only file system, for root too)."""
+    return os.access(path.parent, os.W_OK) and os.access(path, os.W_OK)
+
+
+def open_read_only(path: Path) -> sqlite3.Connection:
+    """A read-only connection; on a read-only medium, where SQLite cannot make the WAL
+    index (-shm) it needs, the file is opened as immutable: nothing can change it there."""
+    from urllib.parse import quote
+
+    uri = f"file:{quote(str(path))}?mode=ro"
+    try:
+        conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+        return conn
+    except sqlite3.OperationalError:
+        if writable_place(path):
+            raise
+    return sqlite3.connect(uri + "&immutable=1", uri=True, isolation_level=None)
+
+
+def open_unwritable(path: Path) -> sqlite3.Connection:
+    """The index on a read-only file system or in a directory deja may not write:
+    read-only commands work; nothing is created, migrated or cached."""
+    try:
+        conn = open_read_only(path)
+        _refuse_foreign(conn, path)
+        found = schema_version(conn)
+    except sqlite3.DatabaseError as exc:
+        raise database_error(path, exc) from exc
+    if found != SCHEMA_VERSION:
+        conn.close()
+        raise DejaError(
+            f"the index {path} is read-only and of schema {found} (this deja uses"
+            f" {SCHEMA_VERSION}): it cannot be upgraded where it is",
+            hint="copy it somewhere writable and name it with --db",
+        )
     return conn
 
 
