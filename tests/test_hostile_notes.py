@@ -127,3 +127,25 @@ def test_parse_refuses_what_is_not_a_regular_file(tmp_path: Path) -> None:
         )
         assert proc.returncode == 1
         assert "not a regular file" in proc.stderr.decode()
+
+
+def test_a_write_past_the_content_cap_says_it_was_cut(tmp_path: Path) -> None:
+    from deja_blame.transcripts.writer import TranscriptWriter
+
+    root = tmp_path / "root"
+    w = TranscriptWriter(root, "5e5e5e5e-0000-4000-8000-000000000001", start=1_784_278_800)
+    w.user("Generate the table.")
+    body = "".join(f"ROW_{i} = {i}\n" for i in range(100_000))  # about 1.4 MB
+    w.write_file("/w/table.py", body)
+    proc = subprocess.run(
+        [sys.executable, "-m", "deja_blame", "parse", str(w.path), "--json"],
+        capture_output=True,
+        timeout=60,
+    )
+    (edit,) = orjson.loads(proc.stdout)["edits"]
+    assert edit["truncated"] is True
+    assert 0 < len(edit["added"]) < 100_000  # what fits the 1 MiB cap, and no more
+    text = subprocess.run(
+        [sys.executable, "-m", "deja_blame", "parse", str(w.path)], capture_output=True, timeout=60
+    ).stdout.decode()
+    assert "cut: the transcript holds only part of it" in text

@@ -119,6 +119,12 @@ def print_session(s: Session, full: bool = False) -> None:
         echo("\n" + style("Edits", c, bold=True))
         for e in s.edits:
             who = "" if e.source == "agent" else "  (by the person)"
+            if e.truncated:
+                who += style(
+                    "  (cut: the transcript holds only part of it; later lines are not attributed)",
+                    c,
+                    fg="yellow",
+                )
             echo(
                 f"  {_time(e.at)}  {inert(e.path)}  +{len(e.added)} -{len(e.removed)}  [{e.tool}]{who}"
             )

@@ -299,13 +299,16 @@ def open_read_only(path: Path) -> sqlite3.Connection:
     from urllib.parse import quote
 
     uri = f"file:{quote(str(path))}?mode=ro"
+    conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    if writable_place(path):
+        return conn  # damage, if any, is for the caller's first query to report
     try:
-        conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
         return conn
-    except sqlite3.OperationalError:
-        if writable_place(path):
-            raise
+    except sqlite3.OperationalError as exc:
+        if "unable to open" not in str(exc):
+            return conn
+        conn.close()
     return sqlite3.connect(uri + "&immutable=1", uri=True, isolation_level=None)
 
 

@@ -306,8 +306,11 @@ class SessionReader:
                     return  # nested past what can be written back as text: no usable content
             if P.TRUNCATED_MARK.search(content):
                 truncated = True
+            kept = cap_text(content)
+            if len(kept) < len(content):
+                truncated = True  # past the 1 MiB cap: said in show and parse, not silent
             st.pending_writes[path] = {
-                "content": cap_text(content),
+                "content": kept,
                 "truncated": truncated or bool(args.get(TRUNCATED_KEY)),
                 "step": step,
                 "at": at,  # the file record takes the call's time, the edit the step's
