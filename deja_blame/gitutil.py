@@ -124,7 +124,11 @@ def head_commit(repo: pygit2.Repository) -> pygit2.Commit | None:
 
 def relative_path(repo: pygit2.Repository, path: Path) -> str:
     """``path`` (absolute or relative to the cwd) as a repository-relative POSIX path."""
-    root = workdir(repo)
+    return relative_to_root(workdir(repo), path)
+
+
+def relative_to_root(root: Path, path: Path) -> str:
+    """``path`` relative to the work tree at ``root`` (resolved), or NotARepositoryError."""
     absolute = Path(os.path.abspath(path))
     try:
         rel = absolute.relative_to(root)

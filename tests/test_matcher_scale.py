@@ -101,6 +101,20 @@ def test_fast_matcher_gives_the_references_answers(scene: Any) -> None:
     assert new == old
 
 
+def _record_walks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The length of every run the matcher walks, from now on."""
+    lengths: list[int] = []
+    real_walk = matcher._walk_run
+
+    def recording(*args: Any) -> int:
+        length = real_walk(*args)
+        lengths.append(length)
+        return length
+
+    monkeypatch.setattr(matcher, "_walk_run", recording)
+    return lengths
+
+
 def test_ten_thousand_writes_of_one_line_cost_a_bounded_amount(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -113,19 +127,11 @@ def test_ten_thousand_writes_of_one_line_cost_a_bounded_amount(
     rows += [(1, fingerprint(""), sid, 0, 1, 100.0 + sid, 0) for sid in range(10_000)]
     ws = matcher.WriteSet()
     ws.add_rows(sorted(rows, key=lambda r: r[:5]), {1: True})
-    walks = 0
-    real_walk = matcher._walk_run
-
-    def counting(*args: Any) -> int:
-        nonlocal walks
-        walks += 1
-        return real_walk(*args)
-
-    monkeypatch.setattr(matcher, "_walk_run", counting)
+    walks = _record_walks(monkeypatch)
     blamed = [BlameLine(i + 1, "c" * 40, 50_000, "a.py", i + 1) for i in range(len(texts))]
     out = matcher.match_lines(texts, blamed, ws, now=60_000.0)
     non_trivial = texts.count("value = compute()")
-    assert walks <= non_trivial * matcher.COMMON_KEEP
+    assert len(walks) <= non_trivial * matcher.COMMON_KEEP
     # each write accounts for one line at most, and the latest writes are taken first
     taken = [m.sid for m in out if m is not None and texts[out.index(m)] == "value = compute()"]
     assert len(taken) == len(set(taken))
@@ -274,20 +280,11 @@ def test_a_block_pasted_hundreds_of_times_is_walked_within_a_budget(
     ]
     ws = matcher.WriteSet()
     ws.add_rows(sorted(rows, key=lambda r: r[:5]), {1: True})
-    entries = 0
-    real_walk = matcher._walk_run
-
-    def counting(*args: Any) -> int:
-        nonlocal entries
-        length = real_walk(*args)
-        entries += length
-        return length
-
-    monkeypatch.setattr(matcher, "_walk_run", counting)
+    walks = _record_walks(monkeypatch)
     blamed = [BlameLine(i + 1, "c" * 40, 50_000, "a.py", i + 1) for i in range(len(texts))]
     out = matcher.match_lines(texts, blamed, ws, now=60_000.0)
     # 200 edits x 500 places: each edit is walked within its budget
-    assert entries <= 200 * (matcher.EDIT_RUN_BUDGET + 4 * (len(block) + 1) + len(block))
+    assert sum(walks) <= 200 * (matcher.EDIT_RUN_BUDGET + 4 * (len(block) + 1) + len(block))
     # still evidence where it was walked: the first copy goes to the latest session
     assert [m.sid if m else None for m in out[:40]] == [199] * 40
 

@@ -10,7 +10,6 @@ gets answers, and where a note and the index disagree the note wins.
 from __future__ import annotations
 
 import hashlib
-import os
 import sqlite3
 import time
 import zlib
@@ -31,8 +30,10 @@ from deja_blame.gitutil import (
     head_commit,
     read_file,
     read_worktree_bytes,
+    relative_to_root,
     workdir,
 )
+from deja_blame.index.db import in_chunks
 from deja_blame.index.fingerprint import fingerprint
 
 if TYPE_CHECKING:
@@ -145,9 +146,10 @@ def blame_file(
         version = read_file(repo, relpath, rev)
         _refuse_binary(version)
         assert version.commit is not None
-        return _at_commit(
+        result = _at_commit(
             repo, conn, version, line_range, note_lookup, engine, before_match, rev=version.commit
         )
+        return _finish(conn, result, line_range)
     work = read_file(repo, relpath, None)
     _refuse_binary(work)
     head = head_commit(repo)
@@ -164,7 +166,7 @@ def blame_file(
         result = _at_commit(
             repo, conn, at_head, line_range, note_lookup, engine, before_match, rev=None
         )
-        return result
+        return _finish(conn, result, line_range)
     head_result = _at_commit(repo, conn, at_head, None, note_lookup, engine, before_match, rev=None)
     result = overlay(conn, head_result, work.data, str(root), relpath)
     return _finish(conn, result, line_range)
@@ -176,12 +178,9 @@ def _refuse_binary(version: FileVersion) -> None:
 
 
 def _notes_tip(repo: pygit2.Repository) -> str:
-    try:
-        return str(repo.references[cache.NOTES_REF].target)
-    except (KeyError, ValueError):
-        return ""
-    except Exception:  # pygit2.GitError: a damaged ref is no cache key
-        return ""
+    from deja_blame.notes.store import ref_target
+
+    return ref_target(repo) or ""
 
 
 def _at_commit(
@@ -194,28 +193,32 @@ def _at_commit(
     before_match: Callable[[], None] | None,
     rev: str | None,
 ) -> FileBlame:
-    """The file at a commit: from the attribution cache, or computed (and cached)."""
+    """The file at a commit: from the attribution cache, or computed (and cached).
+
+    With ``line_range`` and nothing cached, only a window around the range; the
+    caller filters to the range (``_finish``).
+    """
     assert version.commit is not None
     root = str(workdir(repo))
     if conn is None:
         result = _compute(repo, conn, version, note_lookup, engine, before_match, None)
         result.rev = rev
-        return _finish(conn, result, line_range)
+        return result
     notes = _notes_tip(repo)
     key = cache.entry_key(root, version.commit, version.relpath, engine)
     entry = cache.load(conn, key, notes, root)
     if entry is not None and entry.data_hash == cache.content_hash(version.data):
-        return _finish(conn, from_entry(entry, version.relpath, rev, root), line_range)
+        return from_entry(entry, version.relpath, rev, root)
     if line_range is not None:
         # one line or a few: blame and match only around them; nothing cached
         result = _compute(repo, conn, version, note_lookup, engine, before_match, line_range)
         result.rev = rev
-        return _finish(conn, result, line_range)
+        return result
     result = _compute(repo, conn, version, note_lookup, engine, before_match, None)
     entry = cache.entry_from(result, version.commit, version.data, version.relpath)
     cache.store(conn, key, entry, notes, root)
     result.rev = rev
-    return _finish(conn, result, None)
+    return result
 
 
 def from_entry(entry: cache.Entry, relpath: str, rev: str | None, root: str) -> FileBlame:
@@ -493,10 +496,7 @@ def format_time_epoch(epoch: float) -> str:
 
 def _session_ids(conn: sqlite3.Connection, sids: set[int]) -> dict[int, str]:
     out: dict[int, str] = {}
-    ids = list(sids)
-    for start in range(0, len(ids), 500):
-        part = ids[start : start + 500]
-        marks = ",".join("?" * len(part))
+    for part, marks in in_chunks(sids):
         for sid, name in conn.execute(
             f"SELECT sid, session_id FROM sessions WHERE sid IN ({marks})", part
         ):
@@ -545,12 +545,10 @@ def cached_blame(
     state = cache.repo_state(start)
     if state is None:
         return None
-    absolute = Path(os.path.abspath(file))
     try:
-        relpath = absolute.parent.resolve().relative_to(state.root).joinpath(absolute.name)
-    except ValueError:
-        return None
-    rel = relpath.as_posix()
+        rel = relative_to_root(Path(state.root), file)
+    except DejaError:
+        return None  # outside the repository: the slow path says so
     commit = state.head if rev is None else cache.resolve_rev_cli(state.root, rev)
     if commit is None:
         return None

@@ -31,13 +31,14 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from deja_blame.attribution.matcher import candidate_paths
+from deja_blame.index.db import in_chunks
+from deja_blame.notes.schema import NOTES_REF
 
 if TYPE_CHECKING:
     from deja_blame.attribution.blame import FileBlame, LineAttribution
 
 CACHE_VERSION = 3
 CACHE_ENTRIES = 500
-NOTES_REF = "refs/notes/deja"
 
 
 @dataclass(frozen=True)
@@ -98,9 +99,7 @@ def token(conn: sqlite3.Connection, root: str, relpaths: set[str], notes: str) -
     paths = candidate_paths(conn, root, relpaths)
     gens: dict[int, int] = {}
     ids = sorted(paths)
-    for start in range(0, len(ids), 500):
-        part = ids[start : start + 500]
-        marks = ",".join("?" * len(part))
+    for part, marks in in_chunks(ids):
         for pid, gen in conn.execute(
             f"SELECT path_id, gen FROM path_gen WHERE path_id IN ({marks})", part
         ):

@@ -29,6 +29,7 @@ from operator import itemgetter
 from pathlib import PurePosixPath
 
 from deja_blame.attribution.blame_engine import BlameLine
+from deja_blame.index.db import in_chunks
 from deja_blame.index.fingerprint import fingerprint, is_trivial, normalise_line
 
 CLOCK_SKEW = 120.0  # seconds a transcript clock may run ahead of git's
@@ -171,9 +172,7 @@ def load_writes(
         return out
     rows: list[tuple[int, int, int, int, int, float | None, int]] = []
     for pid in sorted(paths):
-        for start in range(0, len(wanted), 500):
-            part = wanted[start : start + 500]
-            marks = ",".join("?" * len(part))
+        for part, marks in in_chunks(wanted):
             rows += conn.execute(
                 "SELECT path_id, fp, sid, edit_ord, idx, at_epoch, by_user FROM lines"
                 f" WHERE path_id=? AND fp IN ({marks}) ORDER BY fp, sid, edit_ord, idx",

@@ -10,9 +10,10 @@ import contextlib
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from deja_blame.errors import DejaError, IndexCorruptError
 
@@ -179,6 +180,17 @@ MIGRATIONS: list[tuple[str, str]] = [
         """,
     ),
 ]
+
+
+SQL_IN_CHUNK = 500  # ids per "IN (?, ...)": well under SQLite's variable limit
+
+
+def in_chunks(ids: Iterable[Any]) -> Iterator[tuple[list[Any], str]]:
+    """``ids`` in parts small enough for one ``IN (...)``, each with its ``?`` marks."""
+    items = list(ids)
+    for start in range(0, len(items), SQL_IN_CHUNK):
+        part = items[start : start + SQL_IN_CHUNK]
+        yield part, ",".join("?" * len(part))
 
 
 def default_db_path(env: Mapping[str, str] | None = None) -> Path:
