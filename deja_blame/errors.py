@@ -22,5 +22,9 @@ class NotARepositoryError(DejaError):
     pass
 
 
+class UnsupportedRepositoryError(DejaError):
+    """A repository deja cannot read (SHA-256 object names: libgit2 cannot open them)."""
+
+
 class RevisionError(DejaError):
     pass

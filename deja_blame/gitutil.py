@@ -17,7 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from deja_blame.errors import DejaError, NotARepositoryError, RevisionError
+from deja_blame.errors import (
+    DejaError,
+    NotARepositoryError,
+    RevisionError,
+    UnsupportedRepositoryError,
+)
 
 if TYPE_CHECKING:
     import pygit2
@@ -92,7 +97,16 @@ def open_repository(path: Path) -> pygit2.Repository:
         found = None
     if not found:
         raise NotARepositoryError(f"{path} is not inside a git repository")
-    repo = pygit2.Repository(found)
+    try:
+        repo = pygit2.Repository(found)
+    except pygit2.GitError as exc:
+        if "object format" in str(exc):
+            raise UnsupportedRepositoryError(
+                f"{path} is in a repository of SHA-256 object names, which libgit2"
+                f" {pygit2.LIBGIT2_VERSION} (deja's git library) cannot read",
+                hint="deja works in SHA-1 repositories (git's default) only, for now",
+            ) from exc
+        raise NotARepositoryError(f"{path}: cannot open its repository: {exc}") from exc
     if repo.is_bare:
         raise NotARepositoryError(f"{path} is in a bare repository (no working tree)")
     return repo

@@ -92,7 +92,9 @@ def test_a_hostile_note_is_cleaned_or_dropped(repo: Path, case: str) -> None:
     assert len(html) < 2_000_000  # a 5 MB string in a note does not make a 157 MB page
 
 
-@pytest.mark.parametrize("name", ["caf\u00e9.py", 'say "hi".py', "tab\there.py"])
+@pytest.mark.parametrize(
+    "name", ["caf\u00e9.py", 'say "hi".py', "tab\there.py", "back\\slash.py", "new\nline.py"]
+)
 def test_file_names_git_quotes_keep_their_sessions(tmp_path: Path, repo: Path, name: str) -> None:
     from test_notes_world import S1, World, body
 
@@ -149,3 +151,36 @@ def test_a_write_past_the_content_cap_says_it_was_cut(tmp_path: Path) -> None:
         [sys.executable, "-m", "deja_blame", "parse", str(w.path)], capture_output=True, timeout=60
     ).stdout.decode()
     assert "cut: the transcript holds only part of it" in text
+
+
+def test_a_sha256_repository_gets_a_one_line_error_not_a_crash(tmp_path: Path) -> None:
+    repo = tmp_path / "sha256"
+    subprocess.run(["git", "init", "-q", "--object-format=sha256", str(repo)], check=True)
+    (repo / "a.py").write_text("x = 1\n")
+    git(repo, "add", "a.py")
+    git(repo, "commit", "-q", "-m", "one", env=commit_env(1_784_278_800))
+    for args in (("blame", "a.py"), ("why", "a.py:1"), ("report", "HEAD"), ("hooks", "install")):
+        proc = _deja(*args, cwd=repo)
+        err = proc.stderr.decode()
+        assert proc.returncode == 1, (args, err)
+        assert "SHA-256" in err.splitlines()[0] and "Traceback" not in err, err
+        assert "unexpected error" not in err
+    doctor = _deja("doctor", cwd=repo).stdout.decode()
+    assert any(ln.startswith("FAIL  repository") and "SHA-256" in ln for ln in doctor.splitlines())
+
+
+def test_a_note_too_large_to_be_deja_s_is_skipped_with_one_warning(repo: Path) -> None:
+    (repo / "a.py").write_text("x = 1\ny = 2\n")
+    git(repo, "add", "a.py")
+    git(repo, "commit", "-q", "-m", "one", env=commit_env(1_784_278_800))
+    sha = git(repo, "rev-parse", "HEAD").strip()
+    doc = {"schema": 2, "commit": sha, "files": {"a.py": {SID: [[1, 2, 0.9]]}}}
+    doc["sessions"] = {SID: {"agent": "antigravity", "project": "p" * 20_000_000}}
+    note_file = repo.parent / "note.txt"
+    note_file.write_bytes(orjson.dumps(doc))
+    git(repo, "notes", "--ref", "refs/notes/deja", "add", "-f", "-F", str(note_file), sha)
+    proc = _deja("blame", "a.py", "--json", cwd=repo)
+    err = proc.stderr.decode()
+    assert proc.returncode == 0, err
+    assert err.count("skipped the note of commit") == 1 and "too large" in err, err
+    assert all(ln["session"] is None for ln in orjson.loads(proc.stdout)["lines"])

@@ -149,3 +149,38 @@ def test_read_only_commands_work_on_an_index_on_a_read_only_file_system(
     assert '"3f2a9c1e-7b4d-4e8a-9c61-2d5f8a0b7e13"' in docs
     assert "read-only here" in docs  # doctor tells read-only from damage
     assert db.read_bytes() == before
+
+
+def test_read_only_commands_work_on_an_index_on_a_full_disk(
+    tmp_path: Path, small_repo: Path
+) -> None:
+    # a 3 MB tmpfs in a private mount namespace, filled up after the index is copied in
+    db_dir = tmp_path / "full"
+    db_dir.mkdir()
+    built = tmp_path / "built.db"
+    env = {"DEJA_DB": str(built), "DEJA_ANTIGRAVITY_ROOT": str(FIXTURES / "demo")}
+    deja("index", "-q", env=env)
+    db = db_dir / "index.db"
+    unshare = ["unshare", "-m"] if os.geteuid() == 0 else ["unshare", "-rm"]
+    py = f'"{sys.executable}" -m deja_blame'
+    script = (
+        f'mount -t tmpfs -o size=3m tmpfs "{db_dir}" && cp "{built}" "{db}" && '
+        f'(dd if=/dev/zero of="{db_dir}/fill" bs=64k 2>/dev/null; true) && '
+        f"{py} sessions --json && {py} show 3f2a --json && {py} blame a.py --json && "
+        f"({py} doctor --json; true) && ({py} index -q --rebuild; echo index-rc=$?)"
+    )
+    proc = subprocess.run(
+        [*unshare, "sh", "-c", script],
+        cwd=small_repo,
+        env={**os.environ, "DEJA_DB": str(db), "DEJA_ANTIGRAVITY_ROOT": str(FIXTURES / "demo")},
+        capture_output=True,
+        timeout=120,
+    )
+    err = proc.stderr.decode()
+    out = proc.stdout.decode()
+    assert proc.returncode == 0, err
+    assert "disk I/O" not in err and "damaged" not in out, err + out
+    assert '"3f2a9c1e-7b4d-4e8a-9c61-2d5f8a0b7e13"' in out
+    assert "its disk is full" in out  # doctor tells a full disk from damage
+    assert "index-rc=1" in out  # a write fails, with a one-line error
+    assert "--rebuild" not in err  # and never recommends deleting a healthy index

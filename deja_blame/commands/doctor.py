@@ -26,6 +26,7 @@ from deja_blame.errors import DejaError
 from deja_blame.index.db import (
     BUSY_TIMEOUT_MS,
     SCHEMA_VERSION,
+    disk_full,
     open_read_only,
     refuse_not_ours,
     schema_version,
@@ -135,6 +136,10 @@ def check_index(db_path: Path, transcripts: list[TranscriptFile]) -> tuple[Check
         if Path(str(db_path) + s).exists()
     )
     where = f"{db_path} ({_size(size)})"
+    if disk_full(db_path):
+        # SQLite's errors on a full disk look like damage; a rebuild would make it worse
+        where += "; its disk is full"
+        rebuild = f"free space on the disk of {db_path.parent}"
     try:
         conn = _open_read_only(db_path)
     except sqlite3.Error as exc:
@@ -176,7 +181,9 @@ def check_index(db_path: Path, transcripts: list[TranscriptFile]) -> tuple[Check
             return Check("index", False, f"{where}: empty", "deja index"), None
         sessions = int(conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0])
         stale = "" if version == SCHEMA_VERSION else f", schema {version} (migrates on next use)"
-        if not writable_place(db_path):
+        if disk_full(db_path):
+            stale += ": read-only until space is freed (blame, why, show work; deja index cannot add to it)"
+        elif not writable_place(db_path):
             # a read-only file system, or a directory deja may not write: not damage
             stale += "; read-only here (blame, why, show work; deja index cannot add to it)"
         health = Check(
@@ -221,10 +228,13 @@ def _check_fresh(conn: sqlite3.Connection, transcripts: list[TranscriptFile]) ->
 
 
 def check_repository(cwd: Path) -> list[Check]:
+    from deja_blame.errors import UnsupportedRepositoryError
     from deja_blame.gitutil import open_repository
 
     try:
         repo = open_repository(cwd)
+    except UnsupportedRepositoryError as exc:
+        return [Check("repository", False, str(exc), exc.hint or "")]
     except DejaError as exc:
         return [Check("repository", True, f"{exc}: hooks and notes not checked")]
     checks = [check_hooks(repo), check_notes(repo)]

@@ -20,6 +20,8 @@ from deja_blame.errors import DejaError, IndexCorruptError
 SCHEMA_VERSION = 4
 DB_ENV = "DEJA_DB"
 BUSY_TIMEOUT_MS = 30_000
+# below this much free space SQLite cannot make its -shm (32 KB) and WAL pages
+FULL_DISK_BYTES = 256 * 1024
 # WAL with NORMAL: commits are not flushed one by one, checkpoints are; a crash
 # or power loss can lose the last commits but never damages the file.
 SYNCHRONOUS = "NORMAL"
@@ -275,7 +277,7 @@ def connect(
     refuse_not_ours(path)
     if not create and not path.exists():
         raise DejaError(f"no index at {path}", hint="build it: deja index")
-    if path.exists() and not writable_place(path):
+    if path.exists() and (not writable_place(path) or disk_full(path)):
         return open_unwritable(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -295,8 +297,27 @@ def connect(
             conn.close()
         if not isinstance(exc, sqlite3.DatabaseError):
             raise
+        if _no_room(exc) and path.exists():
+            # the disk filled between the check and the open (SQLite could not
+            # make its -shm): read what is there; writes will say the disk is full
+            return open_unwritable(path)
         raise database_error(path, exc) from exc
     return conn
+
+
+def _no_room(exc: sqlite3.DatabaseError) -> bool:
+    text = str(exc)
+    return isinstance(exc, sqlite3.OperationalError) and ("full" in text or "disk I/O" in text)
+
+
+def disk_full(path: Path) -> bool:
+    """Whether the index's file system has no room left for SQLite's -shm and journal
+    (a full disk makes even a read fail with "disk I/O error" in WAL mode)."""
+    try:
+        st = os.statvfs(path.parent)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < FULL_DISK_BYTES
 
 
 def writable_place(path: Path) -> bool:
@@ -312,13 +333,13 @@ def open_read_only(path: Path) -> sqlite3.Connection:
 
     uri = f"file:{quote(str(path))}?mode=ro"
     conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-    if writable_place(path):
+    if writable_place(path) and not disk_full(path):
         return conn  # damage, if any, is for the caller's first query to report
     try:
         conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
         return conn
     except sqlite3.OperationalError as exc:
-        if "unable to open" not in str(exc):
+        if "unable to open" not in str(exc) and not _no_room(exc):
             return conn
         conn.close()
     return sqlite3.connect(uri + "&immutable=1", uri=True, isolation_level=None)

@@ -197,6 +197,7 @@ MAX_NOTE_LINES = 2_000_000  # lines one note may claim in all
 MAX_RANGES = 100_000
 MAX_PATH = 4096
 MAX_TEXT = 4096
+MAX_NOTE_BYTES = 16 * 1024 * 1024  # deja's largest notes are a few hundred KB
 _SESSION_ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:")
 
 
@@ -256,6 +257,8 @@ def _split_docs(text: str) -> list[Any]:
 
 def parse_note_docs(text: str | bytes) -> list[Note]:
     """Each deja document in a note's text (usually one), in order."""
+    if len(text) > MAX_NOTE_BYTES:
+        return []  # not one deja wrote: decoding it would cost memory, not give lines
     try:
         docs = [orjson.loads(text)]
     except orjson.JSONDecodeError:

@@ -23,7 +23,13 @@ import pygit2
 
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import no_git_env, workdir
-from deja_blame.notes.schema import NOTES_REF, Note, parse_note, parse_note_docs
+from deja_blame.notes.schema import (
+    MAX_NOTE_BYTES,
+    NOTES_REF,
+    Note,
+    parse_note,
+    parse_note_docs,
+)
 
 NULL_SHA = "0" * 40
 MAX_ATTEMPTS = 12
@@ -79,28 +85,78 @@ def note_blob_map(repo: pygit2.Repository, commit: str | None) -> dict[str, str]
 
 def note_path(repo: pygit2.Repository, commit: str, sha: str) -> str | None:
     """Where the notes commit ``commit`` keeps the note of ``sha`` (any fan-out)."""
-    tree = repo[commit].peel(pygit2.Tree)
-    for depth in range(0, 20):
+    found = _find_note(repo[commit].peel(pygit2.Tree), sha)
+    return found[0] if found else None
+
+
+def _find_note(tree: pygit2.Tree, sha: str) -> tuple[str, pygit2.Oid] | None:
+    """(path, blob id) of ``sha``'s note in a notes tree, at whatever fan-out git chose."""
+    for depth in range(0, len(sha) // 2):
+        if depth and not _has_dir(tree, sha, depth):
+            return None  # no fan-out directory this deep: no note deeper either
         path = "/".join([sha[2 * i : 2 * i + 2] for i in range(depth)] + [sha[2 * depth :]])
         try:
-            tree[path]
+            return path, tree[path].id
         except KeyError:
             continue
-        return path
     return None
 
 
-def read_note_text(repo: pygit2.Repository, commit: str, ref: str = NOTES_REF) -> str | None:
+def _has_dir(tree: pygit2.Tree, sha: str, depth: int) -> bool:
     try:
-        note = repo.lookup_note(commit, ref)
+        tree["/".join(sha[2 * i : 2 * i + 2] for i in range(depth))]
+        return True
+    except KeyError:
+        return False
+
+
+def read_note_text(repo: pygit2.Repository, commit: str, ref: str = NOTES_REF) -> str | None:
+    """The text of ``commit``'s note under ``ref``, or None. Its size is read first
+    (libgit2's note lookup loads the whole blob): a 1 GB note costs a header read."""
+    try:
+        tip = repo.lookup_reference(ref).target
+        found = _find_note(repo[tip].peel(pygit2.Tree), commit)
+        if found is None:
+            return None
+        blob_id = found[1]
+        size = repo.odb.read_header(blob_id)[1]
     except (KeyError, pygit2.GitError, ValueError):
         return None
-    return note.message
+    if size > MAX_NOTE_BYTES:
+        _skipped_note(commit, size)
+        return None
+    blob = repo[blob_id]
+    if not isinstance(blob, pygit2.Blob):
+        return None
+    return blob.data.decode("utf-8", "replace")
 
 
 def read_note(repo: pygit2.Repository, commit: str, ref: str = NOTES_REF) -> Note | None:
     text = read_note_text(repo, commit, ref)
-    return parse_note(text) if text is not None else None
+    if text is None:
+        return None
+    note = parse_note(text)
+    if note is None:
+        _skipped_note(commit, len(text.encode("utf-8", "replace")))
+    return note
+
+
+_SKIPPED: set[str] = set()
+SKIPPED_SHOWN = 3
+
+
+def _skipped_note(commit: str, size: int) -> None:
+    """One warning per unreadable note (a few per process): a fork's note is input."""
+    from deja_blame.output import warn
+
+    if commit in _SKIPPED:
+        return
+    _SKIPPED.add(commit)
+    if len(_SKIPPED) <= SKIPPED_SHOWN:
+        why = "too large" if size > MAX_NOTE_BYTES else "not a deja note this version reads"
+        warn(f"skipped the note of commit {commit[:12]} in {NOTES_REF} ({why}, {size:,} bytes)")
+    elif len(_SKIPPED) == SKIPPED_SHOWN + 1:
+        warn(f"skipping more unreadable notes in {NOTES_REF} without saying so")
 
 
 def read_note_docs(repo: pygit2.Repository, commit: str, ref: str = NOTES_REF) -> list[Note]:

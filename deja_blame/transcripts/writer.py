@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -112,7 +113,8 @@ def unified_diff_text(path_label: str, before: str, after: str, context: int = 3
 
 def _file_uri(path: str) -> str:
     """``file://`` URI of a path, percent-encoded as clients write it (a space is %20)."""
-    path = path.replace("\\", "/")
+    if re.match(r"^[A-Za-z]:[\\/]", path):
+        path = path.replace("\\", "/")  # a Windows path; on POSIX a backslash is a name's
     if not path.startswith("/"):
         path = "/" + path  # C:/Users/u -> /C:/Users/u
     return "file://" + quote(path, safe="/:")
