@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import Any
 
@@ -10,8 +11,19 @@ import orjson
 _OPTS = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
 
 
+# C1 controls and the bidirectional controls, as UTF-8: orjson writes them raw, and a
+# terminal or a viewer acts on them. In JSON they can only be inside strings, where
+# a \uXXXX escape is the same text to any parser.
+# (U+0080-009F, U+061C, U+200E-200F, U+2028-202E, U+2066-2069)
+_UNSAFE = re.compile(rb"\xc2[\x80-\x9f]|\xd8\x9c|\xe2\x80[\x8e\x8f\xa8-\xae]|\xe2\x81[\xa6-\xa9]")
+
+
+def _escape(m: re.Match[bytes]) -> bytes:
+    return b"\\u%04x" % ord(m.group().decode())
+
+
 def dumps(doc: Any) -> bytes:
-    return orjson.dumps(doc, option=_OPTS) + b"\n"
+    return _UNSAFE.sub(_escape, orjson.dumps(doc, option=_OPTS)) + b"\n"
 
 
 def print_json(doc: Any) -> None:

@@ -115,3 +115,14 @@ def test_a_generated_note_reads_as_a_sane_note_or_none(doc: dict, shape: str) ->
     for path in note.files:
         for line, (sid, conf, _written) in note.line_map(path).items():
             assert 1 <= line <= MAX_LINE and 0.0 <= conf <= 1.0 and sid in note.files[path]
+
+
+def test_json_output_escapes_c1_and_bidirectional_controls() -> None:
+    from deja_blame.jsonout import dumps
+
+    text = "a\x85b\u202ec\u2066d\u061ce\u200ff\u2028g caf\u00e9 \u20ac"
+    out = dumps({"k" + text: [text]})
+    assert json.loads(out) == {"k" + text: [text]}  # the same text to a parser
+    for ch in "\x85\u202e\u2066\u061c\u200f\u2028":
+        assert ch.encode() not in out
+    assert "caf\u00e9 \u20ac".encode() in out  # other text stays as it is

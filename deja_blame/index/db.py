@@ -277,7 +277,7 @@ def connect(
     refuse_not_ours(path)
     if not create and not path.exists():
         raise DejaError(f"no index at {path}", hint="build it: deja index")
-    if path.exists() and (not writable_place(path) or disk_full(path)):
+    if _has_content(path) and (not writable_place(path) or disk_full(path)):
         return open_unwritable(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -297,12 +297,21 @@ def connect(
             conn.close()
         if not isinstance(exc, sqlite3.DatabaseError):
             raise
-        if _no_room(exc) and path.exists():
+        if _no_room(exc) and _has_content(path):
             # the disk filled between the check and the open (SQLite could not
             # make its -shm): read what is there; writes will say the disk is full
             return open_unwritable(path)
         raise database_error(path, exc) from exc
     return conn
+
+
+def _has_content(path: Path) -> bool:
+    """An index worth reading where it cannot be written (not the empty file a failed
+    first write leaves)."""
+    try:
+        return path.stat().st_size > 0
+    except OSError:
+        return False
 
 
 def _no_room(exc: sqlite3.DatabaseError) -> bool:
