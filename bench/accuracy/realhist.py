@@ -1,0 +1,463 @@
+"""Real-history mode: consecutive releases of a real package replayed as agent
+sessions and a person, in eight variants, scored line by line.
+
+The releases are sdists (``pip download --no-deps --no-binary :all:
+NAME==VERSION``) in one directory. Each release after the first is turned into
+edits of the one before: every hunk of ``difflib``'s line diff goes to an agent
+session (a ``replace_file_content`` or ``multi_replace_file_content`` step
+whose diff block the transcript records, after a ``view_file``; new files are
+``write_to_file``) or is typed by the person, and the person commits each
+release. The simulator (``sim.py``) tracks who last wrote each line's text.
+
+Variants (each alone, then ``all`` of them at once):
+
+- ``plain``: the above;
+- ``formatter``: the person adopts a formatter (``ruff format`` at a short line
+  length) half way, and every later release is formatted the same way; lines
+  it reflows keep their writer when their text, white space aside, is the same;
+- ``renames``: the project's real layout change (``pkg/`` -> ``src/pkg/``) by
+  ``git mv``, and one module renamed;
+- ``squash``: the person commits every third release only;
+- ``tweaks``: the person edits a few lines of each session's work before
+  committing (a comment added, a name changed);
+- ``reverts``: an agent's hunk is reverted by the person and typed back by the
+  person in the next release (the text the session wrote is now the person's);
+- ``moves``: the person moves functions an agent wrote to another file;
+- ``all``: every one of them.
+
+Ambiguous lines: where two adjacent lines have the same text (white space
+aside) and different writers, either writer is right; their number is printed.
+Blank lines trade writers as in the scripted scenarios.
+
+    python bench/accuracy/realhist.py --sdists DIR [--package packaging] [-k VARIANT] [-v]
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+from sim import PERSON, Line, Score, Session, Sim, normalise, required_count  # noqa: E402
+
+VARIANTS = ("plain", "formatter", "renames", "squash", "tweaks", "reverts", "moves", "all")
+MINUTE = 60
+HOUR = 3600
+
+Release = tuple[str, dict[str, str]]  # version, {path in the real layout: text}
+
+
+# -- releases --------------------------------------------------------------------------
+
+
+def _version_key(v: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", v))
+
+
+def load_releases(sdists: Path, package: str) -> list[Release]:
+    """Each sdist's Python modules of ``package``, oldest release first."""
+    out: list[Release] = []
+    for tar in sdists.glob(f"{package}-*.tar.gz"):
+        version = tar.name[len(package) + 1 : -len(".tar.gz")]
+        files: dict[str, str] = {}
+        with tarfile.open(tar) as tf:
+            for m in tf.getmembers():
+                parts = m.name.split("/")[1:]
+                if not m.isfile() or not m.name.endswith(".py"):
+                    continue
+                if parts[:2] == ["src", package] or parts[:1] == [package]:
+                    data = tf.extractfile(m)
+                    if data is not None:
+                        text = data.read().decode("utf-8")
+                        files["/".join(parts)] = text if text.endswith("\n") or not text else text + "\n"
+        if files:
+            out.append((version, files))
+    out.sort(key=lambda r: _version_key(r[0]))
+    return out
+
+
+def flat_layout(files: dict[str, str], package: str) -> dict[str, str]:
+    """Every release in one layout (``pkg/...``): the plain variants have no rename."""
+    return {p.removeprefix("src/"): t for p, t in files.items()}
+
+
+# -- the formatter ---------------------------------------------------------------------
+
+
+def formatter(line_length: int) -> Callable[[str], str]:
+    """``ruff format`` at ``line_length``, as a person's formatter run; the text
+    unchanged where ruff cannot parse it."""
+
+    def run(text: str) -> str:
+        proc = subprocess.run(
+            [sys.executable, "-m", "ruff", "format", f"--line-length={line_length}", "-"],
+            input=text,
+            capture_output=True,
+            text=True,
+        )
+        return proc.stdout if proc.returncode == 0 else text
+
+    return run
+
+
+# -- the replay ------------------------------------------------------------------------
+
+
+class Replay:
+    def __init__(self, sim: Sim, variant: str, seed: int) -> None:
+        self.sim = sim
+        self.variant = variant
+        self.rng = random.Random(f"{seed}/{variant}")
+        self.on = {variant} if variant != "all" else set(VARIANTS)
+        self.sessions = 0
+        self.fmt: Callable[[str], str] | None = None
+        self.pending_retype: list[tuple[str, str, str]] = []  # (path, old, new) to type back
+
+    # sessions
+
+    def session(self, what: str) -> Session:
+        self.sessions += 1
+        s = self.sim.session(f"s{self.sessions:02d}", what)
+        s.say("I'll look at the code first.")
+        return s
+
+    def finish(self, s: Session) -> None:
+        ok = self.rng.random() < 0.8
+        s.run("python -m pytest -q", 0 if ok else 1, "12 passed" if ok else "1 failed, 11 passed")
+        if not ok:
+            s.run("python -m pytest -q", 0, "12 passed")
+        s.say("Done: the change is in place and the tests pass.")
+        self.sim.advance(5 * MINUTE)
+
+    # edits
+
+    def _unique_block(self, lines: list[str], i1: int, i2: int) -> tuple[int, int]:
+        """The smallest [a, b) around [i1, i2) whose text occurs once in the file, at a."""
+        text = "".join(lines)
+        offsets = [0]
+        for ln in lines:
+            offsets.append(offsets[-1] + len(ln))
+        before, after = 0, 0
+        if i1 == i2:
+            before = 1 if i1 > 0 else 0
+            after = 0 if i1 > 0 else 1
+        while True:
+            a, b = max(0, i1 - before), min(len(lines), i2 + after)
+            block = text[offsets[a] : offsets[b]]
+            if block and text.count(block) == 1 and text.find(block) == offsets[a]:
+                return a, b
+            if a == 0 and b == len(lines):
+                return a, b
+            if before <= after:
+                before += 1
+            else:
+                after += 1
+
+    def apply_version(self, path: str, new_text: str, owners: Callable[[], str | None]) -> None:
+        """Turn the file into ``new_text`` hunk by hunk, from the end; ``owners()`` says
+        for each hunk which session writes it (None: the person types it)."""
+        cur = self.sim.read(path)
+        old_lines = cur.splitlines(keepends=True)
+        new_lines = new_text.splitlines(keepends=True)
+        ops = [
+            op
+            for op in difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False).get_opcodes()
+            if op[0] != "equal"
+        ]
+        by_session: dict[str, list[tuple[str, str]]] = {}
+        for _tag, i1, i2, j1, j2 in reversed(ops):
+            lines = self.sim.read(path).splitlines(keepends=True)
+            a, b = self._unique_block(lines, i1, i2)
+            old = "".join(lines[a:b])
+            new = "".join(lines[a:i1]) + "".join(new_lines[j1:j2]) + "".join(lines[i2:b])
+            owner = owners()
+            if owner is None or old == "":
+                self.sim._set(path, "".join(lines[:a]) + new + "".join(lines[b:]), PERSON, True)
+                continue
+            s = self._by_label[owner]
+            s.replace(path, old, new)
+            by_session.setdefault(owner, []).append((old, new))
+            if "reverts" in self.on and j2 - j1 >= 3 and self.rng.random() < 0.08:
+                self.pending_retype.append((path, old, new))
+
+    # the whole history
+
+    def run(self, releases: list[Release], package: str) -> None:
+        sim = self.sim
+        layout_change = "renames" in self.on
+        half = len(releases) // 2
+        first_version, first_files = releases[0]
+        files = first_files if layout_change else flat_layout(first_files, package)
+        s = self.session(f"Start the {package} package: write its first modules")
+        for path in sorted(files):
+            if self.rng.random() < 0.5:
+                sim.person_write(path, files[path])
+            else:
+                s.write_file(path, files[path])
+        self.finish(s)
+        sim.commit(f"{package} {first_version}")
+        squash = "squash" in self.on
+        for k, (version, raw) in enumerate(releases[1:], start=1):
+            sim.advance(3 * HOUR)
+            if layout_change:
+                self._follow_layout(raw)
+            want = raw if layout_change else flat_layout(raw, package)
+            if "formatter" in self.on and k == half:
+                self.fmt = formatter(72)
+                for path in sorted(sim.files):
+                    sim.person_rewrite(path, self.fmt)
+                sim.commit("Adopt ruff format (line length 72)")
+            if self.fmt is not None:
+                want = {p: self.fmt(t) for p, t in want.items()}
+            self._retype()
+            self._release(version, want)
+            if "tweaks" in self.on:
+                self._tweak()
+            if not squash or k % 3 == 0 or k == len(releases) - 1:
+                sim.commit(f"Release {version}")
+            if "reverts" in self.on and self.pending_retype:
+                self._revert()
+        if "moves" in self.on:
+            self._moves()
+        for path in sorted(sim.files):
+            sim.expect(path)
+
+    def _follow_layout(self, raw: dict[str, str]) -> None:
+        """The real layout change (``pkg/`` -> ``src/pkg/``) by ``git mv``."""
+        sim = self.sim
+        for path in sorted(sim.files):
+            moved = f"src/{path}"
+            if path not in raw and moved in raw:
+                sim.git_mv(path, moved)
+        if not getattr(self, "_renamed", False) and any(p.startswith("src/") for p in sim.files):
+            candidates = sorted(p for p in sim.files if p.endswith(".py") and "__init__" not in p)
+            if candidates:
+                src = candidates[len(candidates) // 2]
+                sim.commit("Move to the src layout")
+                # one module renamed, as the person does it: git mv, the later releases follow
+                self._rename = (src, src.replace(".py", "_impl.py"))
+                sim.git_mv(*self._rename)
+                sim.commit(f"Rename {src}")
+            self._renamed = True
+
+    def _release(self, version: str, want: dict[str, str]) -> None:
+        sim = self.sim
+        rename = getattr(self, "_rename", None)
+        if rename is not None:
+            want = {(rename[1] if p == rename[0] else p): t for p, t in want.items()}
+        changed = sorted(p for p in want if sim.files.get(p) is None or sim.read(p) != want[p])
+        gone = sorted(p for p in sim.files if p not in want)
+        for path in gone:
+            sim.git("rm", "-q", "-f", path)
+            del sim.files[path]
+        if not changed:
+            return
+        n = min(len(changed), self.rng.choice([1, 2, 2, 3]))
+        labels: list[str] = []
+        self._by_label: dict[str, Session] = {}
+        for i in range(n):
+            s = self.session(f"Work towards {version}: part {i + 1}")
+            labels.append(s.label)
+            self._by_label[s.label] = s
+        for path in changed:
+            label = self.rng.choice(labels)
+            s = self._by_label[label]
+            if path not in sim.files:
+                if self.rng.random() < 0.75:
+                    s.write_file(path, want[path])
+                else:
+                    sim.person_write(path, want[path])
+                continue
+            s.view(path)
+            typed_share = 0.3
+
+            def owner(label: str = label, typed: float = typed_share) -> str | None:
+                return None if self.rng.random() < typed else label
+
+            self.apply_version(path, want[path], owner)
+        for label in labels:
+            self.finish(self._by_label[label])
+
+    def _tweak(self) -> None:
+        """The person edits a few lines sessions wrote in this release before committing."""
+        sim = self.sim
+        ids = {s.id for s in self._by_label.values()} if hasattr(self, "_by_label") else set()
+        for path in sorted(sim.files):
+            lines = sim.files[path]
+            mine = [
+                i
+                for i, x in enumerate(lines)
+                if x.owner in ids and x.text.strip() and not x.text.strip().startswith(("#", '"'))
+            ]
+            for i in self.rng.sample(mine, min(len(mine), max(0, len(mine) // 40))):
+                text = sim.read(path).splitlines(keepends=True)
+                text[i] = text[i].rstrip("\n") + "  # reviewed\n"
+                sim._set(path, "".join(text), PERSON, True)
+
+    def _revert(self) -> None:
+        """The person reverts a session's hunk (commit), to type it back next release."""
+        sim = self.sim
+        kept = []
+        for path, old, new in self.pending_retype:
+            if path in sim.files and sim.read(path).count(new) == 1:
+                sim._set(path, sim.read(path).replace(new, old, 1), PERSON, True)
+                kept.append((path, old, new))
+        self.pending_retype = kept
+        if kept:
+            sim.commit("Revert part of the last release")
+
+    def _retype(self) -> None:
+        sim = self.sim
+        typed = 0
+        for path, old, new in self.pending_retype:
+            if path in sim.files and sim.read(path).count(old) == 1:
+                sim._set(path, sim.read(path).replace(old, new, 1), PERSON, True)
+                typed += 1
+        if typed:
+            sim.commit("Bring the reverted change back")
+        self.pending_retype = []
+
+    def _moves(self) -> None:
+        """The person moves top-level functions a session wrote to another file."""
+        sim = self.sim
+        paths = sorted(p for p in sim.files if len(sim.files[p]) > 40)
+        moved = 0
+        for path in self.rng.sample(paths, len(paths)):
+            if moved >= 4:
+                break
+            lines = sim.files[path]
+            block = _agent_function(lines)
+            if block is None:
+                continue
+            a, b = block
+            others = [p for p in paths if p != path]
+            if not others:
+                break
+            dest = self.rng.choice(others)
+            taken = lines[a:b]
+            sim.files[path] = lines[:a] + lines[b:]
+            sim.files[dest] = sim.files[dest] + [Line("", PERSON), Line("", PERSON)] + taken
+            for p in (path, dest):
+                (sim.repo / p).write_text(sim.read(p), encoding="utf-8")
+            moved += 1
+        if moved:
+            sim.commit("Move helpers to where they are used")
+
+
+def _agent_function(lines: list[Line]) -> tuple[int, int] | None:
+    """A top-level ``def`` whose lines a session wrote, 4-30 lines long: [a, b)."""
+    for i, x in enumerate(lines):
+        if not x.text.startswith("def ") or x.owner == PERSON:
+            continue
+        j = i + 1
+        while j < len(lines) and (not lines[j].text.strip() or lines[j].text.startswith((" ", "\t"))):
+            j += 1
+        while j > i + 1 and not lines[j - 1].text.strip():
+            j -= 1
+        body = lines[i:j]
+        if 4 <= len(body) <= 30 and all(y.owner == x.owner for y in body if y.text.strip()):
+            return i, j
+    return None
+
+
+# -- ambiguity -------------------------------------------------------------------------
+
+
+def mark_ambiguous(sim: Sim) -> int:
+    """Adjacent lines of the same text (white space aside) and different writers:
+    either writer is right for both. Returns how many lines that made ambiguous."""
+    n = 0
+    for t in sim.targets:
+        lines = t.truth
+        for i in range(1, len(lines)):
+            a, b = lines[i - 1], lines[i]
+            if not a.text.strip() or normalise(a.text) != normalise(b.text) or a.owner == b.owner:
+                continue
+            a.alt = (*a.alt, b.owner)
+            b.alt = (*b.alt, a.owner)
+            n += 2
+    return n
+
+
+# -- the command line ------------------------------------------------------------------
+
+
+def build(variant: str, releases: list[Release], package: str, workdir: Path, seed: int) -> tuple[Sim, int]:
+    sim = Sim(workdir, f"{package}-{variant}")
+    Replay(sim, variant, seed).run(releases, package)
+    return sim, mark_ambiguous(sim)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from run import details, table
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sdists", type=Path, required=True, help="directory of NAME-VERSION.tar.gz")
+    ap.add_argument("--package", default="packaging")
+    ap.add_argument("-k", dest="only", action="append", default=[], help="variants to run")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("-v", "--verbose", action="store_true", help="list every wrong line")
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    args = ap.parse_args(argv)
+    releases = load_releases(args.sdists, args.package)
+    if len(releases) < 2:
+        print(f"need two or more {args.package} sdists in {args.sdists}", file=sys.stderr)
+        return 2
+    names = [v for v in VARIANTS if not args.only or v in args.only]
+    base = Path(tempfile.mkdtemp(prefix="deja-realhist-"))
+    scores: list[Score] = []
+    extra: dict[str, dict[str, int]] = {}
+    try:
+        for v in names:
+            sim, ambiguous = build(v, releases, args.package, base / v, args.seed)
+            score = sim.run_deja()
+            scores.append(score)
+            extra[v] = {
+                "sessions": len(sim.sessions),
+                "commits": len(sim.commits),
+                "ambiguous": ambiguous,
+                "files": len(sim.targets),
+            }
+            print(
+                f"{v}: {len(sim.sessions)} sessions, {len(sim.commits)} commits, "
+                f"{score.lines} lines, {required_count([x for t in sim.targets for x in t.truth])}"
+                f" agent lines, {ambiguous} ambiguous",
+                file=sys.stderr,
+            )
+    finally:
+        if args.keep:
+            print(f"kept {base}", file=sys.stderr)
+        else:
+            shutil.rmtree(base, ignore_errors=True)
+    if args.json:
+        doc = {
+            "package": args.package,
+            "releases": [r[0] for r in releases],
+            "variants": [{**s.to_json(), **extra.get(s.scenario.split("-", 1)[1], {})} for s in scores],
+        }
+        print(json.dumps(doc, indent=2))
+    else:
+        print(f"{args.package} {releases[0][0]} .. {releases[-1][0]} ({len(releases)} releases)")
+        print(table(scores))
+        text = details(scores, limit=10**6 if args.verbose else 8)
+        if text:
+            print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
