@@ -24,6 +24,7 @@ import orjson
 from deja_blame.attribution import cache
 from deja_blame.attribution.blame_engine import BlameLine, start_blame
 from deja_blame.attribution.matcher import WriteSet, candidate_paths, load_writes, match_lines
+from deja_blame.attribution.window import FileHistory, stale_rule
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import (
     FileVersion,
@@ -34,7 +35,7 @@ from deja_blame.gitutil import (
     workdir,
 )
 from deja_blame.index.db import in_chunks
-from deja_blame.index.fingerprint import fingerprint
+from deja_blame.index.fingerprint import fingerprint, is_trivial
 
 if TYPE_CHECKING:
     import pygit2
@@ -336,7 +337,9 @@ def _compute(
         rev_time = None
         if version.commit is not None:
             rev_time = float(repo[version.commit].commit_time)  # type: ignore[attr-defined]
-        _attribute_from_index(conn, lines, by_line, writes, paths, rev_time)
+        _attribute_from_index(
+            conn, lines, by_line, writes, paths, rev_time, str(root), version.commit
+        )
     return result
 
 
@@ -406,7 +409,7 @@ def overlay(
         paths = candidate_paths(conn, root, relpaths)
         writes = load_writes(conn, paths, fps)
         fresh = [ln.commit is None for ln in part]
-        _attribute_from_index(conn, part, by_line, writes, paths, None, only=fresh)
+        _attribute_from_index(conn, part, by_line, writes, paths, None, root, None, only=fresh)
     return result
 
 
@@ -417,10 +420,14 @@ def _attribute_from_index(
     writes: WriteSet,
     paths: dict[int, bool],
     rev_time: float | None,
+    root: str,
+    rev: str | None,
     only: list[bool] | None = None,
 ) -> None:
-    """Match ``lines`` against the index; writes after the blamed revision cannot be
-    in it (``rev_time``; the working tree: now). ``only`` marks the lines to set."""
+    """Match ``lines`` (of the file at ``rev``, None: the working tree) against the
+    index; writes after the blamed revision cannot be in it (``rev_time``; the
+    working tree: now), nor writes older than their line's commit window
+    (``window.py``). ``only`` marks the lines to set."""
     if not writes:
         return
     path_ids = sorted(paths)
@@ -432,14 +439,23 @@ def _attribute_from_index(
     def has_exact(sid: int) -> bool:
         return session_edited_paths(conn, sid, exact_ids)
 
-    matches = match_lines(
-        [ln.text for ln in lines],
-        by_line,
-        writes,
-        now=rev_time,
-        final_fps=final_fps,
-        has_exact=has_exact,
-    )
+    texts = [ln.text for ln in lines]
+    history = FileHistory(root, {ln.orig_path or "" for ln in lines}, rev)
+    try:
+        stale = stale_rule(
+            history, by_line, texts, [fingerprint(t) for t in texts], [is_trivial(t) for t in texts]
+        )
+        matches = match_lines(
+            texts,
+            by_line,
+            writes,
+            now=rev_time,
+            final_fps=final_fps,
+            has_exact=has_exact,
+            stale=stale,
+        )
+    finally:
+        history.close()
     names = _session_ids(conn, {m.sid for m in matches if m is not None})
     when: dict[float, str] = {}
     for k, (ln, m) in enumerate(zip(lines, matches)):

@@ -214,8 +214,12 @@ def match_lines(
     now: float | None = None,
     final_fps: Callable[[int], set[int]] | None = None,
     has_exact: Callable[[int], bool] | None = None,
+    stale: Callable[[int, float], bool] | None = None,
 ) -> list[LineMatch | None]:
     """One LineMatch (or None) per line of ``texts``; ``blamed[i]`` is line i's blame.
+
+    ``stale(i, at)`` says a write made at ``at`` cannot be line i's source (commit-window
+    evidence, ``window.py``): such writes are never given to the line.
 
     Cost: the writes of each non-trivial line's text (one per group of identical
     edits), plus the runs through them. Trivial lines (blank, ``)``) are never
@@ -300,6 +304,8 @@ def match_lines(
             nxt = _next_twin(group, 0, key[2], info, limit)
             if nxt is not None:
                 pos, twin, at, seq = nxt
+                if stale is not None and stale(i, at):
+                    continue  # its older twins are older still
                 heap.append((-run, -at, i, seq, twin, group, pos, 0))
     heapq.heapify(heap)
     chosen: list[tuple[Key, int] | None] = [None] * n
@@ -322,13 +328,15 @@ def match_lines(
         nxt = _next_twin(group, _free_from(skips, pos), key[2], info, limits[i], skips)
         if nxt is not None:
             pos, twin, at, seq = nxt
+            if stale is not None and stale(i, at):
+                continue
             heapq.heappush(heap, (neg_run, -at, i, seq, twin, group, pos, tries + 1))
     # Identical trivial lines ("}", blank) are interchangeable to git's diff: blame
     # may say an old commit kept the "}" that a later session actually added next
     # to its own lines. So the gap rule may use any write made by the blamed
     # revision, anchored to its own edit's lines.
     blank = [not normalise_line(t) for t in texts]
-    _fill_gaps(chosen, fps, trivial, blank, writes, used, now + CLOCK_SKEW)
+    _fill_gaps(chosen, fps, trivial, blank, writes, used, now + CLOCK_SKEW, stale)
     # How often each fingerprint occurs in each session's edits of the file.
     common: dict[int, Counter[int]] = {}
     for c in chosen:
@@ -444,6 +452,7 @@ def _fill_gaps(
     writes: WriteSet,
     used: set[Key],
     late: float,
+    stale: Callable[[int, float], bool] | None = None,
 ) -> None:
     """Trivial lines between lines another session rewrote.
 
@@ -488,6 +497,8 @@ def _fill_gaps(
         for key in found:
             w = info.get(key)
             if w is None or w[0] != fps[i] or w[2] or w[1] > late or key in used:
+                continue
+            if stale is not None and stale(i, w[1]):
                 continue
             if best is None or w[1] > best[0] or (w[1] == best[0] and w[4] < best[1]):
                 best = (w[1], w[4], key)

@@ -1,0 +1,209 @@
+"""Commit-window evidence: was a write still the source of the line its commit brought?
+
+git blame names the commit C that brought each line. A session's write of the
+line's text is evidence for it when the write was made for C: after the commit
+that last touched the file before C (its "floor"). A write older than that is
+*stale* when what it wrote was already committed and gone again:
+
+- its text was in the first commit that touched the file after the write (the
+  session's work was committed), and
+- its text is not in the file's version just before C (it had been removed);
+
+so C brought the text back, and whoever typed it then (a person, another
+session) wrote it, not the old session. A write older than the floor whose text
+was never committed (the person staged other hunks first) stays evidence, and
+so does one whose text C only re-indented (it was in the version before C with
+other white space; the same exact line there means C moved or re-added it), and
+every write of a file C restored byte for byte from an older commit.
+Trivial lines (blank, a lone bracket) carry no text to tell these apart: for
+them any write older than the floor is stale.
+
+The file's history is one ``git log`` of the paths blame reported; versions are
+read (one ``git cat-file --batch``) only for the lines that need the check.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from bisect import bisect_right
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from deja_blame.index.fingerprint import fingerprint
+
+if TYPE_CHECKING:
+    from deja_blame.attribution.blame_engine import BlameLine
+
+CLOCK_SKEW = 120.0  # the matcher's: transcript clocks may run ahead of git's
+
+
+class FileHistory:
+    """The commits that touched a file (under any of its names), newest first, and
+    the file's line fingerprints at any of them (read through one ``git cat-file``)."""
+
+    def __init__(self, root: Path | str, paths: set[str], rev: str | None) -> None:
+        self.root = str(root)
+        self.paths = sorted(p for p in paths if p)
+        self.commits: list[str] = []
+        self.times: list[int] = []
+        self.position: dict[str, int] = {}
+        self.restores: set[str] = set()
+        self._fps: dict[str, tuple[frozenset[int], frozenset[str]]] = {}
+        self._batch: subprocess.Popen[bytes] | None = None
+        self._rev = rev
+        self._loaded = False
+
+    def load(self) -> None:
+        """Read the file's log (once, on first need: most lines need no check)."""
+        if self._loaded:
+            return
+        self._loaded = True
+        args = ["log", "--format=>%H %ct", "--raw", "--no-abbrev", "--no-renames"]
+        proc = _git(self.root, [*args, self._rev or "HEAD", "--", *self.paths])
+        if proc is None or proc.returncode != 0:
+            return
+        blobs: list[set[str]] = []
+        for row in proc.stdout.decode("utf-8", "replace").splitlines():
+            if row.startswith(">"):
+                sha, _, ct = row[1:].partition(" ")
+                if ct.isdigit():
+                    self.position[sha] = len(self.commits)
+                    self.commits.append(sha)
+                    self.times.append(int(ct))
+                    blobs.append(set())
+            elif row.startswith(":") and blobs:
+                fields = row.split()
+                if len(fields) >= 4 and fields[3].strip("0"):
+                    blobs[-1].add(fields[3])  # the file's content after the commit
+        # a commit whose file is, byte for byte, one an older commit had: a restore
+        # (git checkout OLD -- FILE); older writes of its lines are still their source
+        seen: set[str] = set()
+        for k in range(len(blobs) - 1, -1, -1):
+            if blobs[k] and blobs[k] <= seen:
+                self.restores.add(self.commits[k])
+            seen |= blobs[k]
+
+    def fingerprints(self, sha: str) -> frozenset[int]:
+        """The line fingerprints of the file at ``sha`` (under whichever name it had)."""
+        return self._version(sha)[0]
+
+    def texts(self, sha: str) -> frozenset[str]:
+        """The exact lines of the file at ``sha``."""
+        return self._version(sha)[1]
+
+    def _version(self, sha: str) -> tuple[frozenset[int], frozenset[str]]:
+        got = self._fps.get(sha)
+        if got is None:
+            texts: set[str] = set()
+            for path in self.paths:
+                data = self._read(f"{sha}:{path}")
+                if data is not None:
+                    texts.update(
+                        t.rstrip("\r") for t in data.decode("utf-8", "replace").split("\n")
+                    )
+            got = self._fps[sha] = (frozenset(fingerprint(t) for t in texts), frozenset(texts))
+        return got
+
+    def _read(self, spec: str) -> bytes | None:
+        if "\n" in spec:
+            return None
+        if self._batch is None:
+            from deja_blame.gitutil import no_git_env
+
+            try:
+                self._batch = subprocess.Popen(
+                    ["git", "-C", self.root, "cat-file", "--batch"],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                    env=no_git_env(),
+                )
+            except OSError:
+                return None
+        batch = self._batch
+        assert batch.stdin is not None and batch.stdout is not None
+        try:
+            batch.stdin.write(spec.encode() + b"\n")
+            batch.stdin.flush()
+            head = batch.stdout.readline().split()
+            if len(head) != 3 or head[1] != b"blob":
+                return None
+            data = batch.stdout.read(int(head[2]) + 1)[:-1]
+        except (OSError, ValueError):
+            return None
+        return data
+
+    def close(self) -> None:
+        if self._batch is not None:
+            try:
+                if self._batch.stdin is not None:
+                    self._batch.stdin.close()
+                self._batch.wait(timeout=5)
+            except (OSError, subprocess.SubprocessError):
+                self._batch.kill()
+            self._batch = None
+
+
+def _git(root: str, args: list[str]) -> subprocess.CompletedProcess[bytes] | None:
+    from deja_blame.gitutil import no_git_env
+
+    try:
+        return subprocess.run(
+            ["git", "-C", root, *args], capture_output=True, env=no_git_env(), timeout=60
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def stale_rule(
+    history: FileHistory,
+    blamed: list[BlameLine | None],
+    texts: list[str],
+    fps: list[int],
+    trivial: list[bool],
+) -> Callable[[int, float], bool]:
+    """``stale(i, at)``: whether a write at ``at`` of line i's text is stale for it."""
+    commits, times = history.commits, history.times
+    # the commit before each blamed commit in the file's history (the floor), as an
+    # index into commits; the working tree's is the newest commit
+    before: dict[str | None, int | None] = {}
+    # times oldest first, to find the first commit after a write (a running maximum:
+    # a rebase or a merge can put an older time after a newer one in the log)
+    ascending: list[int] = []
+
+    def prepare() -> None:
+        history.load()
+        before[None] = 0 if commits else None
+        for b in blamed:
+            if b is None or b.commit in before:
+                continue
+            k = history.position.get(b.commit or "")
+            before[b.commit] = None if k is None or k + 1 >= len(commits) else k + 1
+        for t in reversed(times):
+            ascending.append(max(t, ascending[-1]) if ascending else t)
+
+    def stale(i: int, at: float) -> bool:
+        if not before:
+            prepare()
+        b = blamed[i]
+        commit = b.commit if b is not None else None
+        prev = before.get(commit)
+        if prev is None or at >= times[prev] - CLOCK_SKEW:
+            return False  # no earlier version, or written after it: in the window
+        if commit in history.restores:
+            return False
+        if trivial[i]:
+            return True
+        fp = fps[i]
+        if fp in history.fingerprints(commits[prev]) and texts[i] not in history.texts(
+            commits[prev]
+        ):
+            return False  # there before with other white space: the commit re-indented it
+        # the first commit after the write, no later than the one before the line's
+        first = len(commits) - bisect_right(ascending, int(at + CLOCK_SKEW)) - 1
+        if first < prev:
+            return False
+        return fp in history.fingerprints(commits[first])
+
+    return stale
