@@ -125,6 +125,7 @@ class Replay:
         self.sessions = 0
         self.fmt: Callable[[str], str] | None = None
         self.pending_retype: list[tuple[str, str, str]] = []  # (path, old, new) to type back
+        self._left_from: dict[str, set[str]] = {}
 
     # sessions
 
@@ -226,10 +227,13 @@ class Replay:
             self._release(version, want)
             if "tweaks" in self.on:
                 self._tweak()
-            if not squash or k % 3 == 0 or k == len(releases) - 1:
+            committed = not squash or k % 3 == 0 or k == len(releases) - 1
+            if committed:
                 sim.commit(f"Release {version}")
-            if "reverts" in self.on and self.pending_retype:
-                self._revert()
+            if "reverts" in self.on and self.pending_retype and committed:
+                self._revert()  # a committed hunk, reverted and later typed back
+            elif not committed:
+                self.pending_retype = []
         if "moves" in self.on:
             self._moves()
         for path in sorted(sim.files):
@@ -254,6 +258,37 @@ class Replay:
             self._renamed = True
 
     def _release(self, version: str, want: dict[str, str]) -> None:
+        before = {p: [(x.text, x.owner) for x in ls] for p, ls in self.sim.files.items()}
+        self._release_edits(version, want)
+        self._keep_moved(before)
+
+    def _keep_moved(self, before: dict[str, list[tuple[str, str]]]) -> None:
+        """Code that left one file and arrived, typed by the person, in another in the
+        same release was moved, not rewritten: it keeps its writer (the issue's rule)."""
+        from collections import Counter
+
+        sim = self.sim
+        left: dict[str, list[str]] = {}  # text -> owners, by file it left
+        for path, old in before.items():
+            now = Counter((x.text, x.owner) for x in sim.files.get(path, []))
+            for (text, owner), n in (Counter(old) - now).items():
+                if owner != PERSON and text.strip() and len(normalise(text)) > 3:
+                    left.setdefault(text, []).extend([owner] * n)
+                    self._left_from.setdefault(text, set()).add(path)
+        if not left:
+            return
+        for path, lines in sim.files.items():
+            old_texts = Counter(t for t, _ in before.get(path, []))
+            for x in lines:
+                owners = left.get(x.text)
+                if x.owner != PERSON or not owners or old_texts[x.text] > 0:
+                    continue
+                if path in self._left_from.get(x.text, set()):
+                    continue  # within one file: a move there is the person's retyping
+                x.owner = owners.pop()
+        self._left_from.clear()
+
+    def _release_edits(self, version: str, want: dict[str, str]) -> None:
         sim = self.sim
         rename = getattr(self, "_rename", None)
         if rename is not None:

@@ -104,6 +104,23 @@ def _start_git(
     return PendingBlame(finish)
 
 
+def blame_copies(
+    root: Path, relpath: str, rev: str | None, ranges: list[tuple[int, int]]
+) -> list[BlameLine]:
+    """``git blame -C`` of some line ranges: where lines a commit moved from another
+    file (changed in the same commit) came from. [] when git cannot say."""
+    args = ["git", "-C", str(root), "blame", "--porcelain", "-C"]
+    args += [f"-L{a},{b}" for a, b in ranges]
+    if rev is not None:
+        args.append(rev)
+    args += ["--", relpath]
+    try:
+        proc = subprocess.run(args, capture_output=True, env=no_git_env(), timeout=120)
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return parse_porcelain(proc.stdout) if proc.returncode == 0 else []
+
+
 def parse_porcelain(data: bytes) -> list[BlameLine]:
     """Parse ``git blame --porcelain``: commit details come once per commit."""
     out: list[BlameLine] = []
