@@ -242,6 +242,7 @@ class Replay:
     def _follow_layout(self, raw: dict[str, str]) -> None:
         """The real layout change (``pkg/`` -> ``src/pkg/``) by ``git mv``."""
         sim = self.sim
+        sim.git("add", "-A")  # files of a release not committed yet (squash) move too
         for path in sorted(sim.files):
             moved = f"src/{path}"
             if path not in raw and moved in raw:

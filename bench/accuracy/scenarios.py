@@ -474,3 +474,58 @@ def unrelated_project_same_path(sim: Sim, small: bool) -> None:
     sim.advance(10 * MINUTE)
     sim.commit("env_float")
     sim.expect("app/config.py")
+
+
+@scenario("the person deletes an agent's function, then types it back elsewhere later")
+def person_retypes_deleted_code(sim: Sim, small: bool) -> None:
+    # commit-window evidence: the session's write was committed and gone before
+    # the commit that brought the text back, so that commit's author wrote it
+    _service_base(sim)
+    s = sim.session("refunds", "Add refund().")
+    s.replace(SERVICE, "    return 0", "    return 0" + C.REFUND_FUNC)
+    sim.advance(10 * MINUTE)
+    sim.commit("Refunds")
+    sim.advance(HOUR)
+    sim.person_edit(SERVICE, C.REFUND_FUNC, "")
+    sim.commit("Drop refund()")
+    sim.advance(HOUR)
+    sim.person_edit(SERVICE, C.VALIDATE_STUB, C.VALIDATE_STUB + "\n" + C.REFUND_FUNC.rstrip("\n"))
+    sim.commit("refund() is back, next to validate()")
+    sim.expect(SERVICE)
+
+
+@scenario("the person moves an agent's function to another file")
+def moved_to_another_file(sim: Sim, small: bool) -> None:
+    _service_base(sim)
+    sim.person_write("orders/refunds.py", '"""Refunds."""\n')
+    sim.commit("A module for refunds")
+    s = sim.session("refunds", "Add refund() to the service.")
+    s.replace(SERVICE, "    return 0", "    return 0" + C.REFUND_FUNC)
+    sim.advance(10 * MINUTE)
+    sim.commit("Refunds")
+    sim.advance(HOUR)
+    lines = sim.files[SERVICE]
+    start, end = sim._find_lines(SERVICE, C.REFUND_FUNC[1:])  # with its blank lines
+    moved = lines[start:end]
+    sim.files[SERVICE] = lines[:start] + lines[end:]
+    sim.files["orders/refunds.py"] = sim.files["orders/refunds.py"] + moved
+    for path in (SERVICE, "orders/refunds.py"):
+        (sim.repo / path).write_text(sim.read(path), encoding="utf-8")
+    sim.commit("Move refund() to its module")
+    sim.expect("orders/refunds.py")
+    sim.expect(SERVICE)
+
+
+@scenario("the person adds blank lines and brackets next to an agent's code later")
+def late_trivial_lines(sim: Sim, small: bool) -> None:
+    _service_base(sim)
+    s = sim.session("pricing", "Implement total().")
+    s.replace(SERVICE, C.TOTAL_STUB, C.TOTAL_FUNC)
+    sim.advance(10 * MINUTE)
+    sim.commit("Pricing")
+    sim.advance(HOUR)
+    first = C.TOTAL_FUNC.split("\n")[0]
+    sim.person_edit(SERVICE, first, "\n" + first)
+    sim.person_edit(SERVICE, "def total(order):", "def total(\n    order,\n):")
+    sim.commit("Spacing")
+    sim.expect(SERVICE)

@@ -386,12 +386,20 @@ def _follow_moves(
     if not ranges:
         return
     first = lines[0].line
+    last = lines[-1].line
+    # the blank lines and brackets at a moved block's edges moved with it
+    ranges = [[max(first, a - 2), min(last, b + 2)] for a, b in ranges]
     found = blame_copies(root, version.relpath, version.commit, [(a, b) for a, b in ranges])
     moved = [False] * len(lines)
     evidence = list(by_line)
     for b in found:
         k = b.line - first
-        if 0 <= k < len(lines) and b.orig_path and b.orig_path != lines[k].orig_path:
+        if (
+            0 <= k < len(lines)
+            and lines[k].session is None
+            and b.orig_path
+            and (b.orig_path != lines[k].orig_path)
+        ):
             evidence[k] = b
             moved[k] = True
     if not any(moved):
