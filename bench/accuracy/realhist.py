@@ -82,7 +82,9 @@ def load_releases(sdists: Path, package: str) -> list[Release]:
                     data = tf.extractfile(m)
                     if data is not None:
                         text = data.read().decode("utf-8")
-                        files["/".join(parts)] = text if text.endswith("\n") or not text else text + "\n"
+                        files["/".join(parts)] = (
+                            text if text.endswith("\n") or not text else text + "\n"
+                        )
         if files:
             out.append((version, files))
     out.sort(key=lambda r: _version_key(r[0]))
@@ -175,7 +177,9 @@ class Replay:
         new_lines = new_text.splitlines(keepends=True)
         ops = [
             op
-            for op in difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False).get_opcodes()
+            for op in difflib.SequenceMatcher(
+                None, old_lines, new_lines, autojunk=False
+            ).get_opcodes()
             if op[0] != "equal"
         ]
         by_session: dict[str, list[tuple[str, str]]] = {}
@@ -399,7 +403,9 @@ def _agent_function(lines: list[Line]) -> tuple[int, int] | None:
         if not x.text.startswith("def ") or x.owner == PERSON:
             continue
         j = i + 1
-        while j < len(lines) and (not lines[j].text.strip() or lines[j].text.startswith((" ", "\t"))):
+        while j < len(lines) and (
+            not lines[j].text.strip() or lines[j].text.startswith((" ", "\t"))
+        ):
             j += 1
         while j > i + 1 and not lines[j - 1].text.strip():
             j -= 1
@@ -431,7 +437,9 @@ def mark_ambiguous(sim: Sim) -> int:
 # -- the command line ------------------------------------------------------------------
 
 
-def build(variant: str, releases: list[Release], package: str, workdir: Path, seed: int) -> tuple[Sim, int]:
+def build(
+    variant: str, releases: list[Release], package: str, workdir: Path, seed: int
+) -> tuple[Sim, int]:
     sim = Sim(workdir, f"{package}-{variant}")
     Replay(sim, variant, seed).run(releases, package)
     return sim, mark_ambiguous(sim)
@@ -483,7 +491,9 @@ def main(argv: list[str] | None = None) -> int:
         doc = {
             "package": args.package,
             "releases": [r[0] for r in releases],
-            "variants": [{**s.to_json(), **extra.get(s.scenario.split("-", 1)[1], {})} for s in scores],
+            "variants": [
+                {**s.to_json(), **extra.get(s.scenario.split("-", 1)[1], {})} for s in scores
+            ],
         }
         print(json.dumps(doc, indent=2))
     else:
