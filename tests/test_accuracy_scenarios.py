@@ -68,7 +68,11 @@ def test_every_scenario_has_agent_lines_and_a_description(tmp_path: Path) -> Non
         assert sc.about
         score = accuracy.truth_only(name, tmp_path / name, small=True)
         assert score.lines > 0
-        assert score.agent_lines > 0 or name == "agent_edit_reverted"
+        # in these the person has the last word on every line the sessions wrote
+        assert score.agent_lines > 0 or name in (
+            "agent_edit_reverted",
+            "person_retypes_deleted_code",
+        )
 
 
 def test_retrack_agent_context_keeps_owner_and_written_side_is_the_sessions() -> None:

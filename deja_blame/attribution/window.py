@@ -16,7 +16,8 @@ so does one whose text C only re-indented (it was in the version before C with
 other white space; the same exact line there means C moved or re-added it), and
 every write of a file C restored byte for byte from an older commit.
 Trivial lines (blank, a lone bracket) carry no text to tell these apart: for
-them any write older than the floor is stale.
+them a write older than the floor is stale unless a line beside them, brought
+by the same commit, is one that commit moved (its exact text was there before).
 
 The file's history is one ``git log`` of the paths blame reported; versions are
 read (one ``git cat-file --batch``) only for the lines that need the check.
@@ -194,7 +195,7 @@ def stale_rule(
         if commit in history.restores:
             return False
         if trivial[i]:
-            return True
+            return not _moved_beside(i, commit, commits[prev])
         fp = fps[i]
         if fp in history.fingerprints(commits[prev]) and texts[i] not in history.texts(
             commits[prev]
@@ -205,5 +206,20 @@ def stale_rule(
         if first < prev:
             return False
         return fp in history.fingerprints(commits[first])
+
+    def _moved_beside(i: int, commit: str | None, prev_sha: str) -> bool:
+        """A blank line or bracket beside a line its commit moved (the same text was
+        in the version before): it moved with its block."""
+        for step in (-1, 1):
+            j = i + step
+            while 0 <= j < len(texts) and abs(j - i) <= 3:
+                if not trivial[j]:
+                    b = blamed[j]
+                    same = (b.commit if b is not None else None) == commit
+                    if same and texts[j] in history.texts(prev_sha):
+                        return True
+                    break
+                j += step
+        return False
 
     return stale
