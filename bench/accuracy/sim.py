@@ -150,8 +150,30 @@ def retrack(old: list[Line], new_texts: list[str], owner: str, by_person: bool) 
             for k in range(i2 - i1):
                 kept = old[i1 + k]
                 out.append(Line(new_texts[j1 + k], kept.owner, kept.alt))
+        elif by_person and tag == "replace":
+            out.extend(_reflowed(old[i1:i2], a[i1:i2], new_texts[j1:j2], b[j1:j2], owner))
         else:
             out.extend(Line(t, owner) for t in new_texts[j1:j2])
+    return out
+
+
+def _reflowed(
+    old: list[Line], old_norm: list[str], new_texts: list[str], new_norm: list[str], owner: str
+) -> list[Line]:
+    """Lines a person (a formatter) changed. Where the changed block is, white space
+    aside, the same text (lines joined or split), each new line keeps the writer of
+    the old line its first character came from; otherwise the person wrote them."""
+    if "".join(old_norm) != "".join(new_norm):
+        return [Line(t, owner) for t in new_texts]
+    owner_at: list[Line] = []
+    for line, norm in zip(old, old_norm):
+        owner_at.extend([line] * len(norm))
+    out: list[Line] = []
+    pos = 0
+    for text, norm in zip(new_texts, new_norm):
+        src = owner_at[pos] if pos < len(owner_at) else old[-1]
+        out.append(Line(text, src.owner, src.alt))
+        pos += len(norm)
     return out
 
 

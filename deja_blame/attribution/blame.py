@@ -24,7 +24,8 @@ import orjson
 from deja_blame.attribution import cache
 from deja_blame.attribution.blame_engine import BlameLine, blame_copies, start_blame
 from deja_blame.attribution.matcher import WriteSet, candidate_paths, load_writes, match_lines
-from deja_blame.attribution.window import FileHistory, stale_rule
+from deja_blame.attribution.reflow import reflow_matches
+from deja_blame.attribution.window import CommitWindow, FileHistory
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import (
     FileVersion,
@@ -551,7 +552,7 @@ def _attribute_from_index(
     texts = [ln.text for ln in lines]
     history = FileHistory(root, {ln.orig_path or "" for ln in lines}, rev)
     try:
-        stale = stale_rule(
+        window = CommitWindow(
             history, by_line, texts, [fingerprint(t) for t in texts], [is_trivial(t) for t in texts]
         )
         matches = match_lines(
@@ -561,7 +562,16 @@ def _attribute_from_index(
             now=rev_time,
             final_fps=final_fps,
             has_exact=has_exact,
-            stale=stale,
+            stale=window.stale,
+        )
+        matches = reflow_matches(
+            conn,
+            texts,
+            by_line,
+            matches,
+            paths,
+            time.time() if rev_time is None else rev_time,
+            window.existed,
         )
     finally:
         history.close()

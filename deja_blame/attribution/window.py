@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import subprocess
 from bisect import bisect_right
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -157,69 +156,88 @@ def _git(root: str, args: list[str]) -> subprocess.CompletedProcess[bytes] | Non
         return None
 
 
-def stale_rule(
-    history: FileHistory,
-    blamed: list[BlameLine | None],
-    texts: list[str],
-    fps: list[int],
-    trivial: list[bool],
-) -> Callable[[int, float], bool]:
-    """``stale(i, at)``: whether a write at ``at`` of line i's text is stale for it."""
-    commits, times = history.commits, history.times
-    # the commit before each blamed commit in the file's history (the floor), as an
-    # index into commits; the working tree's is the newest commit
-    before: dict[str | None, int | None] = {}
-    # times oldest first, to find the first commit after a write (a running maximum:
-    # a rebase or a merge can put an older time after a newer one in the log)
-    ascending: list[int] = []
+class CommitWindow:
+    """The commit-window rules over one file's lines (``stale``, ``existed``)."""
 
-    def prepare() -> None:
+    def __init__(
+        self,
+        history: FileHistory,
+        blamed: list[BlameLine | None],
+        texts: list[str],
+        fps: list[int],
+        trivial: list[bool],
+    ) -> None:
+        self.history = history
+        self.blamed = blamed
+        self.texts = texts
+        self.fps = fps
+        self.trivial = trivial
+        # the commit before each blamed commit in the file's history (the floor), as
+        # an index into commits; the working tree's is the newest commit
+        self.before: dict[str | None, int | None] = {}
+        # times oldest first, to find the first commit after a write (a running
+        # maximum: a rebase or a merge can put an older time after a newer one)
+        self.ascending: list[int] = []
+
+    def _prepare(self) -> None:
+        history = self.history
         history.load()
-        before[None] = 0 if commits else None
-        for b in blamed:
-            if b is None or b.commit in before:
+        commits = history.commits
+        self.before[None] = 0 if commits else None
+        for b in self.blamed:
+            if b is None or b.commit in self.before:
                 continue
             k = history.position.get(b.commit or "")
-            before[b.commit] = None if k is None or k + 1 >= len(commits) else k + 1
-        for t in reversed(times):
-            ascending.append(max(t, ascending[-1]) if ascending else t)
+            self.before[b.commit] = None if k is None or k + 1 >= len(commits) else k + 1
+        for t in reversed(history.times):
+            self.ascending.append(max(t, self.ascending[-1]) if self.ascending else t)
 
-    def stale(i: int, at: float) -> bool:
-        if not before:
-            prepare()
-        b = blamed[i]
+    def _prev(self, i: int) -> tuple[str | None, int | None]:
+        if not self.before:
+            self._prepare()
+        b = self.blamed[i]
         commit = b.commit if b is not None else None
-        prev = before.get(commit)
+        return commit, self.before.get(commit)
+
+    def existed(self, i: int, fp: int) -> bool:
+        """Whether text of fingerprint ``fp`` was in the file before line i's commit."""
+        _, prev = self._prev(i)
+        return prev is not None and fp in self.history.fingerprints(self.history.commits[prev])
+
+    def stale(self, i: int, at: float) -> bool:
+        """Whether a write made at ``at`` of line i's text cannot be its source."""
+        commit, prev = self._prev(i)
+        history = self.history
+        commits, times = history.commits, history.times
         if prev is None or at >= times[prev] - CLOCK_SKEW:
             return False  # no earlier version, or written after it: in the window
         if commit in history.restores:
             return False
-        if trivial[i]:
-            return not _moved_beside(i, commit, commits[prev])
-        fp = fps[i]
-        if fp in history.fingerprints(commits[prev]) and texts[i] not in history.texts(
+        if self.trivial[i]:
+            return not self._moved_beside(i, commit, commits[prev])
+        fp = self.fps[i]
+        if fp in history.fingerprints(commits[prev]) and self.texts[i] not in history.texts(
             commits[prev]
         ):
             return False  # there before with other white space: the commit re-indented it
         # the first commit after the write, no later than the one before the line's
-        first = len(commits) - bisect_right(ascending, int(at + CLOCK_SKEW)) - 1
+        first = len(commits) - bisect_right(self.ascending, int(at + CLOCK_SKEW)) - 1
         if first < prev:
             return False
         return fp in history.fingerprints(commits[first])
 
-    def _moved_beside(i: int, commit: str | None, prev_sha: str) -> bool:
+    def _moved_beside(self, i: int, commit: str | None, prev_sha: str) -> bool:
         """A blank line or bracket beside a line its commit moved (the same text was
         in the version before): it moved with its block."""
+        texts, trivial = self.texts, self.trivial
         for step in (-1, 1):
             j = i + step
             while 0 <= j < len(texts) and abs(j - i) <= 3:
                 if not trivial[j]:
-                    b = blamed[j]
+                    b = self.blamed[j]
                     same = (b.commit if b is not None else None) == commit
-                    if same and texts[j] in history.texts(prev_sha):
+                    if same and texts[j] in self.history.texts(prev_sha):
                         return True
                     break
                 j += step
         return False
-
-    return stale
