@@ -33,6 +33,7 @@ from deja_blame.gitutil import (
     read_file,
     read_worktree_bytes,
     relative_to_root,
+    run_git,
     workdir,
 )
 from deja_blame.index.db import in_chunks
@@ -372,10 +373,12 @@ def _follow_moves(
     ]
     if not todo:
         return
-    elsewhere = _written_elsewhere(
+    elsewhere, names = _written_elsewhere(
         conn, str(root), set(paths), {fingerprint(lines[k].text) for k in todo}
     )
     todo = [k for k in todo if fingerprint(lines[k].text) in elsewhere]
+    if not todo:
+        return
     ranges: list[list[int]] = []
     for k in todo:
         n = lines[k].line
@@ -403,8 +406,6 @@ def _follow_moves(
         ):
             evidence[k] = b
             moved[k] = True
-    if not any(moved):
-        return
     more = {
         pid: exact
         for pid, exact in candidate_paths(
@@ -412,6 +413,18 @@ def _follow_moves(
         ).items()
         if pid not in paths
     }
+    # A file a session wrote that the person renamed before the first commit: git
+    # never had the session's path, so neither blame nor -C can point at it.
+    wrote = {pid for pids in elsewhere.values() for pid in pids} - set(more)
+    gone = _paths_git_lacks(root, version.commit, {pid: names[pid] for pid in wrote})
+    if gone:
+        for start, end in ranges:
+            for k in range(start - first, end - first + 1):
+                if not moved[k] and lines[k].session is None and lines[k].commit is not None:
+                    moved[k] = True
+        more.update(dict.fromkeys(gone, True))
+    if not any(moved):
+        return
     load_writes(conn, more, {fingerprint(ln.text) for ln in lines}, into=writes)
     _attribute_from_index(
         conn,
@@ -431,26 +444,42 @@ def _follow_moves(
 
 def _written_elsewhere(
     conn: sqlite3.Connection, root: str, skip: set[int], fps: set[int]
-) -> set[int]:
-    """Which of ``fps`` some session wrote to another file under ``root``."""
-    found: set[int] = set()
+) -> tuple[dict[int, set[int]], dict[int, str]]:
+    """Which of ``fps`` some session wrote to another file under ``root``: fp -> path
+    ids, and those paths relative to ``root``."""
+    found: dict[int, set[int]] = {}
     rows = conn.execute(
-        "SELECT path_id FROM paths WHERE path >= ? AND path < ?", (root + "/", root + "0")
+        "SELECT path_id, path FROM paths WHERE path >= ? AND path < ?", (root + "/", root + "0")
     ).fetchall()
-    for (pid,) in rows:
+    names: dict[int, str] = {}
+    for pid, path in rows:
         if pid in skip:
             continue
-        for part, marks in in_chunks(sorted(fps - found)):
-            if not part:
-                break
-            found.update(
-                r[0]
-                for r in conn.execute(
-                    f"SELECT DISTINCT fp FROM lines WHERE path_id=? AND fp IN ({marks})",
-                    [pid, *part],
-                )
-            )
-    return found
+        names[pid] = path[len(root) + 1 :]
+        for part, marks in in_chunks(sorted(fps)):
+            for (fp,) in conn.execute(
+                f"SELECT DISTINCT fp FROM lines WHERE path_id=? AND fp IN ({marks})",
+                [pid, *part],
+            ):
+                found.setdefault(fp, set()).add(pid)
+    return found, names
+
+
+def _paths_git_lacks(root: Path, commit: str | None, names: dict[int, str]) -> set[int]:
+    """Of these paths (relative to ``root``), those no commit up to ``commit`` (HEAD
+    for the working tree) ever had: written by a session, renamed before git saw it."""
+    rel = {path: pid for pid, path in names.items()}
+    if not rel:
+        return set()
+    proc = run_git(
+        root,
+        ["log", "--format=", "--name-only", "-z", "--no-renames", commit or "HEAD", "--", *rel],
+        check=False,
+    )
+    if proc.returncode != 0:
+        return set()
+    had = {p.decode("utf-8", "surrogateescape").strip("\n") for p in proc.stdout.split(b"\0")}
+    return {pid for path, pid in rel.items() if path not in had}
 
 
 def overlay(
