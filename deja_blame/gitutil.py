@@ -222,3 +222,39 @@ def read_file(repo: pygit2.Repository, relpath: str, rev: str | None) -> FileVer
     if not isinstance(obj, pygit2.Blob):
         raise DejaError(f"{relpath} is not a regular file in revision {rev}")
     return FileVersion(relpath=relpath, commit=str(commit.id), data=obj.data)
+
+
+_ROOTS: dict[str, frozenset[str] | None] = {}
+
+
+def root_commits(directory: str) -> frozenset[str] | None:
+    """The root commits of the repository at ``directory`` (cached), or None when it is
+    not a git repository here (gone, never on this machine, or without a commit)."""
+    if directory in _ROOTS:
+        return _ROOTS[directory]
+    found: frozenset[str] | None = None
+    if directory.startswith("/") and Path(directory).is_dir():
+        try:
+            proc = run_git(
+                Path(directory), ["rev-list", "--max-parents=0", "HEAD"], check=False, timeout=10
+            )
+        except (OSError, subprocess.SubprocessError):
+            proc = None
+        if proc is not None and proc.returncode == 0 and proc.stdout.strip():
+            found = frozenset(proc.stdout.decode("ascii", "replace").split())
+    _ROOTS[directory] = found
+    return found
+
+
+def same_repository(root: str | Path, other: str | None) -> bool | None:
+    """Whether directory ``other`` is a clone of the repository at ``root`` (they share a
+    root commit); None when that cannot be told (``other`` is no repository here)."""
+    if not other:
+        return None
+    theirs = root_commits(other)
+    if theirs is None:
+        return None
+    ours = root_commits(str(root))
+    if ours is None:
+        return None
+    return bool(ours & theirs)

@@ -6,6 +6,7 @@ pytest version), never the kind of change it makes.
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -529,3 +530,50 @@ def late_trivial_lines(sim: Sim, small: bool) -> None:
     sim.person_edit(SERVICE, "def total(order):", "def total(\n    order,\n):")
     sim.commit("Spacing")
     sim.expect(SERVICE)
+
+
+HELPER = "def clamp(value, low, high):\n    return max(low, min(value, high))\n"
+
+
+@scenario("an agent in another project wrote a two-line helper a person also wrote here")
+def unrelated_project_small_helper(sim: Sim, small: bool) -> None:
+    # the other project exists on this machine as its own git repository
+    other = sim.workdir / "elsewhere"
+    other.mkdir()
+    subprocess.run(["git", "init", "-q", str(other)], check=True)
+    (other / "README").write_text("another project\n")
+    subprocess.run(["git", "-C", str(other), "add", "README"], check=True, env=sim.env())
+    subprocess.run(["git", "-C", str(other), "commit", "-qm", "x"], check=True, env=sim.env())
+    for label, where in (("other-repo", str(other)), ("gone-project", "/home/u/old-tool")):
+        s = sim.session(label, "Add a clamp helper to app/util.py.", where)
+        s.register("cli")
+        s.write_file("app/util.py", HELPER)
+        sim.files.pop("app/util.py")  # that file lives in the other project, not here
+        (sim.repo / "app/util.py").unlink()
+        sim.advance(HOUR)
+    sim.person_write("app/util.py", '"""Small helpers."""\n\n\n' + HELPER + "\n\nLIMIT = 10\n")
+    sim.commit("Helpers")
+    s = sim.session("here", "Add a percent helper.")
+    s.replace(
+        "app/util.py",
+        "LIMIT = 10",
+        "LIMIT = 10\n\n\ndef percent(part, whole):\n"
+        "    return 100.0 * part / whole if whole else 0.0",
+    )
+    sim.advance(10 * MINUTE)
+    sim.commit("percent()")
+    sim.expect("app/util.py")
+
+
+@scenario("a session writes a new module; the person renames it before the first commit")
+def renamed_before_commit(sim: Sim, small: bool) -> None:
+    sim.person_write("README.md", "# shop\n")
+    sim.commit("Readme")
+    s = sim.session("retry", "Write a retry helper module.")
+    s.write_file("orders/retry_helpers.py", C.RETRY_PY_SMALL if small else C.RETRY_PY)
+    sim.advance(10 * MINUTE)
+    (sim.repo / "orders/retry.py").write_text(sim.read("orders/retry_helpers.py"))
+    (sim.repo / "orders/retry_helpers.py").unlink()
+    sim.files["orders/retry.py"] = sim.files.pop("orders/retry_helpers.py")
+    sim.commit("Retry helpers")
+    sim.expect("orders/retry.py")

@@ -34,6 +34,7 @@ from deja_blame.gitutil import (
     read_worktree_bytes,
     relative_to_root,
     run_git,
+    same_repository,
     workdir,
 )
 from deja_blame.index.db import in_chunks
@@ -578,6 +579,10 @@ def _attribute_from_index(
     def has_exact(sid: int) -> bool:
         return session_edited_paths(conn, sid, exact_ids)
 
+    def same_project(sid: int) -> bool | None:
+        row = conn.execute("SELECT project FROM sessions WHERE sid=?", (sid,)).fetchone()
+        return same_repository(root, row[0]) if row is not None else None
+
     texts = [ln.text for ln in lines]
     history = FileHistory(root, {ln.orig_path or "" for ln in lines}, rev)
     try:
@@ -592,6 +597,7 @@ def _attribute_from_index(
             final_fps=final_fps,
             has_exact=has_exact,
             stale=window.stale,
+            same_project=same_project,
         )
         matches = reflow_matches(
             conn,

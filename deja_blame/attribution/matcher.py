@@ -215,6 +215,7 @@ def match_lines(
     final_fps: Callable[[int], set[int]] | None = None,
     has_exact: Callable[[int], bool] | None = None,
     stale: Callable[[int, float], bool] | None = None,
+    same_project: Callable[[int], bool | None] | None = None,
 ) -> list[LineMatch | None]:
     """One LineMatch (or None) per line of ``texts``; ``blamed[i]`` is line i's blame.
 
@@ -362,7 +363,7 @@ def match_lines(
                 run=run,
             )
         )
-    return _drop_strangers(out, writes, final_fps, has_exact, set(fps))
+    return _drop_strangers(out, writes, final_fps, has_exact, set(fps), same_project)
 
 
 def _free_from(skips: dict[int, int], pos: int) -> int:
@@ -508,6 +509,7 @@ def _fill_gaps(
 
 
 SUFFIX_COVERAGE = 0.75
+STRANGER_MIN_LINES = 3  # distinct lines a suffix-only session must have left in the file
 
 
 def _drop_strangers(
@@ -516,16 +518,20 @@ def _drop_strangers(
     final_fps: Callable[[int], set[int]] | None,
     has_exact: Callable[[int], bool] | None,
     present: set[int],
+    same_project: Callable[[int], bool | None] | None = None,
 ) -> list[LineMatch | None]:
-    """Sessions matched only by path suffix must look like this project's.
+    """Sessions matched only by path suffix must show they worked on this project.
 
     A suffix match (``…/app/config.py``) is how a session in another clone of
     the project is found, but an unrelated project can have the same relative
     path and the same boilerplate (imports, a logger, ``raw = os.environ.get``).
-    Such a session keeps its lines only when most of the distinct lines it left
-    in the file (``final_fps``: what it wrote minus what it replaced itself) are
-    in the file: work pulled from another clone arrives whole, a coincidence of
-    boilerplate does not.
+    Where the session's directory is a git repository on this machine,
+    ``same_project`` says whether it is a clone of this one (same root commit).
+    Otherwise the session keeps its lines only when it left at least
+    ``STRANGER_MIN_LINES`` distinct lines in the file and most of them
+    (``final_fps``: what it wrote minus what it replaced itself) are in the file:
+    work pulled from another clone arrives whole, a coincidence of boilerplate
+    (a two-line helper both wrote) does not.
     """
     matched = {m.sid for m in out if m is not None}
     if not matched or not writes.any_suffix:
@@ -545,9 +551,17 @@ def _drop_strangers(
             continue
         if has_exact is not None and has_exact(sid):
             continue  # it also wrote this repository's own copy of the file
+        known = same_project(sid) if same_project is not None else None
+        if known is not None:
+            if not known:
+                strangers.add(sid)
+            continue
         if final_fps is not None:
             written = final_fps(sid) or written
-        if len(written & present) / len(written) < SUFFIX_COVERAGE:
+        if (
+            len(written) < STRANGER_MIN_LINES
+            or len(written & present) / len(written) < SUFFIX_COVERAGE
+        ):
             strangers.add(sid)
     if not strangers:
         return out
