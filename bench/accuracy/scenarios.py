@@ -577,3 +577,42 @@ def renamed_before_commit(sim: Sim, small: bool) -> None:
     sim.files["orders/retry.py"] = sim.files.pop("orders/retry_helpers.py")
     sim.commit("Retry helpers")
     sim.expect("orders/retry.py")
+
+
+@scenario("the person types a session's five lines again at another indent, same commit")
+def same_lines_other_indent(sim: Sim, small: bool) -> None:
+    block = (
+        "total = 0\n"
+        "for item in order.items:\n"
+        "    total += item.price * item.qty\n"
+        "total = round(total, 2)\n"
+        "log.info('order %s: %s', order.id, total)\n"
+    )
+
+    def indent(n: int) -> str:
+        return "".join(" " * n + ln + "\n" for ln in block.splitlines())
+
+    # the person's copy comes first in the file: line order cannot decide
+    sim.person_write(
+        "orders/settle.py",
+        "def audit(batches, log):\n    for batch in batches:\n"
+        "        for order in batch:\n            if order.flagged:\n                pass\n"
+        "\n\ndef settle(orders, log):\n    for order in orders:\n        if order.open:\n"
+        "            pass\n",
+    )
+    sim.commit("Skeletons")
+    sim.advance(HOUR)
+    s = sim.session("settle", "Fill in settle().")
+    s.replace(
+        "orders/settle.py",
+        "        if order.open:\n            pass\n",
+        "        if order.open:\n" + indent(12),
+    )
+    sim.advance(5 * MINUTE)
+    sim.person_edit(
+        "orders/settle.py",
+        "            if order.flagged:\n                pass\n",
+        "            if order.flagged:\n" + indent(16) + "                    pass\n",
+    )
+    sim.commit("settle() and audit()")
+    sim.expect("orders/settle.py")

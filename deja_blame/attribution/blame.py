@@ -579,6 +579,20 @@ def _attribute_from_index(
     def has_exact(sid: int) -> bool:
         return session_edited_paths(conn, sid, exact_ids)
 
+    added: dict[tuple[int, int], list[str]] = {}
+
+    def written_text(key: tuple[int, int, int]) -> str | None:
+        edit = (key[0], key[1])
+        if edit not in added:
+            row = conn.execute("SELECT added FROM edits WHERE sid=? AND ord=?", edit).fetchone()
+            try:
+                got = orjson.loads(row[0]) if row is not None else []
+            except orjson.JSONDecodeError:
+                got = []
+            added[edit] = got if isinstance(got, list) else []
+        lines = added[edit]
+        return lines[key[2]] if 0 <= key[2] < len(lines) else None
+
     def same_project(sid: int) -> bool | None:
         row = conn.execute("SELECT project FROM sessions WHERE sid=?", (sid,)).fetchone()
         return same_repository(root, row[0]) if row is not None else None
@@ -598,6 +612,7 @@ def _attribute_from_index(
             has_exact=has_exact,
             stale=window.stale,
             same_project=same_project,
+            written_text=written_text,
         )
         matches = reflow_matches(
             conn,

@@ -216,11 +216,14 @@ def match_lines(
     has_exact: Callable[[int], bool] | None = None,
     stale: Callable[[int, float], bool] | None = None,
     same_project: Callable[[int], bool | None] | None = None,
+    written_text: Callable[[Key], str | None] | None = None,
 ) -> list[LineMatch | None]:
     """One LineMatch (or None) per line of ``texts``; ``blamed[i]`` is line i's blame.
 
     ``stale(i, at)`` says a write made at ``at`` cannot be line i's source (commit-window
     evidence, ``window.py``): such writes are never given to the line.
+    ``written_text(key)`` is a write's exact text: where the file holds one text at
+    several indents, a write goes first to the copy it matches exactly.
 
     Cost: the writes of each non-trivial line's text (one per group of identical
     edits), plus the runs through them. Trivial lines (blank, ``)``) are never
@@ -295,7 +298,20 @@ def match_lines(
     # Served from a heap: one entry per (line, run), holding the best twin still
     # free; a twin another line took gives way to the next one, which sorts after
     # it, so the order is the same as sorting every (line, twin) pair up front.
-    heap: list[tuple[int, float, int, int, Key, Twins, int, int]] = []
+    # Texts the file holds at more than one indent: for their lines a write that
+    # matches exactly goes before one that matches only without white space.
+    shapes: dict[int, set[str]] = {}
+    for i in range(n):
+        if not trivial[i]:
+            shapes.setdefault(fps[i], set()).add(texts[i])
+    indented = {fp for fp, seen in shapes.items() if len(seen) > 1}
+
+    def mismatch(i: int, key: Key) -> int:
+        if written_text is None or fps[i] not in indented:
+            return 0
+        return 0 if written_text(key) == texts[i] else 1
+
+    heap: list[tuple[int, int, float, int, int, Key, Twins, int, int]] = []
     for i in range(n):
         limit = limits[i]
         for key, (run, solid) in runs[i].items():
@@ -307,7 +323,7 @@ def match_lines(
                 pos, twin, at, seq = nxt
                 if stale is not None and stale(i, at):
                     continue  # its older twins are older still
-                heap.append((-run, -at, i, seq, twin, group, pos, 0))
+                heap.append((-run, mismatch(i, twin), -at, i, seq, twin, group, pos, 0))
     heapq.heapify(heap)
     chosen: list[tuple[Key, int] | None] = [None] * n
     used: set[Key] = set()
@@ -315,7 +331,7 @@ def match_lines(
     # so a thousand lines sharing one group do not each step over every taken twin
     taken: dict[tuple[int, int], dict[int, int]] = {}
     while heap:
-        neg_run, _, i, _, key, group, pos, tries = heapq.heappop(heap)
+        neg_run, miss, _, i, _, key, group, pos, tries = heapq.heappop(heap)
         if chosen[i] is not None:
             continue
         skips = taken.setdefault((id(group), key[2]), {})
@@ -331,7 +347,7 @@ def match_lines(
             pos, twin, at, seq = nxt
             if stale is not None and stale(i, at):
                 continue
-            heapq.heappush(heap, (neg_run, -at, i, seq, twin, group, pos, tries + 1))
+            heapq.heappush(heap, (neg_run, miss, -at, i, seq, twin, group, pos, tries + 1))
     # Identical trivial lines ("}", blank) are interchangeable to git's diff: blame
     # may say an old commit kept the "}" that a later session actually added next
     # to its own lines. So the gap rule may use any write made by the blamed
