@@ -60,7 +60,12 @@ def test_truth_matches_files_and_transcripts(name: str, tmp_path: Path) -> None:
     for t in sim.targets:
         for line in t.truth:
             if line.owner != PERSON:
-                assert normalise(line.text) in written[line.owner], (t.path, line.text)
+                text = normalise(line.text)
+                # a formatter's split keeps the writer: a piece of a line it wrote
+                assert text in written[line.owner] or any(text in w for w in written[line.owner]), (
+                    t.path,
+                    line.text,
+                )
 
 
 def test_every_scenario_has_agent_lines_and_a_description(tmp_path: Path) -> None:

@@ -529,6 +529,23 @@ def late_trivial_lines(sim: Sim, small: bool) -> None:
     sim.person_edit(SERVICE, first, "\n" + first)
     sim.person_edit(SERVICE, "def total(order):", "def total(\n    order,\n):")
     sim.commit("Spacing")
+    sim.advance(HOUR)
+    s = sim.session("pricing-2", "Round through a helper.")
+    s.replace(
+        SERVICE,
+        "    return round(subtotal + tax, 2)",
+        "    result = round_money(\n        subtotal + tax,\n        places=2,\n    )\n    return result",
+    )
+    sim.advance(10 * MINUTE)
+    sim.commit("round_money")
+    sim.advance(HOUR)
+    # the person's own call beside the session's, closed by the same ")" line
+    sim.person_edit(
+        SERVICE,
+        "    return result",
+        "    audit_total(\n        order.id,\n        result,\n    )\n    return result",
+    )
+    sim.commit("Audit totals")
     sim.expect(SERVICE)
 
 
@@ -616,3 +633,40 @@ def same_lines_other_indent(sim: Sim, small: bool) -> None:
     )
     sim.commit("settle() and audit()")
     sim.expect("orders/settle.py")
+
+
+@scenario("a formatter splits a session's long calls over several lines")
+def formatter_splits_calls(sim: Sim, small: bool) -> None:
+    sim.person_write("app/report.py", '"""Reports."""\n\n\ndef build(rows):\n    return None\n')
+    sim.commit("Report skeleton")
+    sim.advance(HOUR)
+    s = sim.session("report", "Build the report from the rows.")
+    body = (
+        "def build(rows):\n"
+        "    totals = summarise(rows, keys=('region', 'product'), value='amount', skip_empty=True)\n"
+        "    table = render_table(totals, columns=['region', 'product', 'amount'], width=80)\n"
+        "    return table\n"
+    )
+    s.replace("app/report.py", "def build(rows):\n    return None\n", body)
+    sim.advance(10 * MINUTE)
+    sim.commit("Report")
+    sim.advance(HOUR)
+    split = (
+        "def build(rows):\n"
+        "    totals = summarise(\n"
+        "        rows,\n"
+        "        keys=('region', 'product'),\n"
+        "        value='amount',\n"
+        "        skip_empty=True,\n"
+        "    )\n"
+    )
+    sim.person_rewrite(
+        "app/report.py",
+        lambda text: text.replace(
+            "def build(rows):\n"
+            "    totals = summarise(rows, keys=('region', 'product'), value='amount', skip_empty=True)\n",
+            split.replace("skip_empty=True,\n", "skip_empty=True\n"),
+        ),
+    )
+    sim.commit("Format")
+    sim.expect("app/report.py")

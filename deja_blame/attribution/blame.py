@@ -595,7 +595,12 @@ def _attribute_from_index(
 
     def same_project(sid: int) -> bool | None:
         row = conn.execute("SELECT project FROM sessions WHERE sid=?", (sid,)).fetchone()
-        return same_repository(root, row[0]) if row is not None else None
+        if row is None:
+            return None
+        known = same_repository(root, row[0])
+        if known is not None:
+            return known
+        return session_work_is_here(conn, sid, row[0], Path(root))
 
     texts = [ln.text for ln in lines]
     history = FileHistory(root, {ln.orig_path or "" for ln in lines}, rev)
@@ -658,6 +663,38 @@ def session_final_fingerprints(conn: sqlite3.Connection, sid: int, path_ids: lis
         current -= {fingerprint(x) for x in orjson.loads(removed)} - new
         current |= new
     return current
+
+
+def session_work_is_here(conn: sqlite3.Connection, sid: int, project: str, root: Path) -> bool:
+    """Whether most of what a session left in the files of its project is in the same
+    files here (3 distinct lines at least): work pulled from another clone is here
+    whole, a helper an unrelated project happens to share is not."""
+    from deja_blame.attribution.matcher import STRANGER_MIN_LINES, SUFFIX_COVERAGE
+
+    prefix = project.rstrip("/") + "/"
+    final: dict[str, set[int]] = {}
+    for path, tool, removed, added in conn.execute(
+        "SELECT path, tool, removed, added FROM edits WHERE sid=? AND source='agent'"
+        " ORDER BY step, ord",
+        (sid,),
+    ):
+        if not path.startswith(prefix):
+            continue
+        current = final.setdefault(path[len(prefix) :], set())
+        new = {fingerprint(x) for x in orjson.loads(added) if not is_trivial(x)}
+        if tool == "write_to_file":
+            current.clear()
+        current -= {fingerprint(x) for x in orjson.loads(removed)} - new
+        current |= new
+    present = total = 0
+    for rel, fps in final.items():
+        total += len(fps)
+        try:
+            here = read_worktree_bytes(root, rel).decode("utf-8", "replace")
+        except (DejaError, OSError):
+            continue
+        present += len(fps & {fingerprint(t) for t in here.split("\n")})
+    return total >= STRANGER_MIN_LINES and present >= SUFFIX_COVERAGE * total
 
 
 def session_edited_paths(conn: sqlite3.Connection, sid: int, path_ids: list[int]) -> bool:

@@ -525,7 +525,7 @@ def _fill_gaps(
 
 
 SUFFIX_COVERAGE = 0.75
-STRANGER_MIN_LINES = 3  # distinct lines a suffix-only session must have left in the file
+STRANGER_MIN_LINES = 3  # distinct lines a suffix-only session must have left here
 
 
 def _drop_strangers(
@@ -541,13 +541,14 @@ def _drop_strangers(
     A suffix match (``…/app/config.py``) is how a session in another clone of
     the project is found, but an unrelated project can have the same relative
     path and the same boilerplate (imports, a logger, ``raw = os.environ.get``).
-    Where the session's directory is a git repository on this machine,
-    ``same_project`` says whether it is a clone of this one (same root commit).
-    Otherwise the session keeps its lines only when it left at least
-    ``STRANGER_MIN_LINES`` distinct lines in the file and most of them
-    (``final_fps``: what it wrote minus what it replaced itself) are in the file:
-    work pulled from another clone arrives whole, a coincidence of boilerplate
-    (a two-line helper both wrote) does not.
+    ``same_project(sid)`` says whether the session worked on this project: where
+    its directory is a git repository on this machine, whether that is a clone of
+    this one (same root commit); otherwise whether most of the distinct lines it
+    left in its files (at least ``STRANGER_MIN_LINES``) are in the same files
+    here. Without it, the session keeps its lines only when most of the distinct
+    lines it left in this file (``final_fps``: what it wrote minus what it
+    replaced itself) are here: work pulled from another clone arrives whole, a
+    coincidence of boilerplate (a two-line helper both wrote) does not.
     """
     matched = {m.sid for m in out if m is not None}
     if not matched or not writes.any_suffix:
@@ -574,10 +575,7 @@ def _drop_strangers(
             continue
         if final_fps is not None:
             written = final_fps(sid) or written
-        if (
-            len(written) < STRANGER_MIN_LINES
-            or len(written & present) / len(written) < SUFFIX_COVERAGE
-        ):
+        if len(written & present) / len(written) < SUFFIX_COVERAGE:
             strangers.add(sid)
     if not strangers:
         return out
