@@ -321,8 +321,6 @@ def match_lines(
             nxt = _next_twin(group, 0, key[2], info, limit)
             if nxt is not None:
                 pos, twin, at, seq = nxt
-                if stale is not None and stale(i, at):
-                    continue  # its older twins are older still
                 heap.append((-run, mismatch(i, twin), -at, i, seq, twin, group, pos, 0))
     heapq.heapify(heap)
     chosen: list[tuple[Key, int] | None] = [None] * n
@@ -331,9 +329,11 @@ def match_lines(
     # so a thousand lines sharing one group do not each step over every taken twin
     taken: dict[tuple[int, int], dict[int, int]] = {}
     while heap:
-        neg_run, miss, _, i, _, key, group, pos, tries = heapq.heappop(heap)
+        neg_run, miss, neg_at, i, _, key, group, pos, tries = heapq.heappop(heap)
         if chosen[i] is not None:
             continue
+        if stale is not None and stale(i, -neg_at):
+            continue  # checked only for the write about to be given; older twins are older
         skips = taken.setdefault((id(group), key[2]), {})
         if key not in used:
             chosen[i] = (key, -neg_run)
@@ -345,8 +345,6 @@ def match_lines(
         nxt = _next_twin(group, _free_from(skips, pos), key[2], info, limits[i], skips)
         if nxt is not None:
             pos, twin, at, seq = nxt
-            if stale is not None and stale(i, at):
-                continue
             heapq.heappush(heap, (neg_run, miss, -at, i, seq, twin, group, pos, tries + 1))
     # Identical trivial lines ("}", blank) are interchangeable to git's diff: blame
     # may say an old commit kept the "}" that a later session actually added next
@@ -510,18 +508,17 @@ def _fill_gaps(
                     a = anchors[j]
                     if a is not None and not blank[j]:
                         found += writes.blank_by_edit.get((a[0][0], a[0][1]), ())
-        best: tuple[float, int, Key] | None = None
+        options: list[tuple[float, int, Key]] = []
         for key in found:
             w = info.get(key)
             if w is None or w[0] != fps[i] or w[2] or w[1] > late or key in used:
                 continue
-            if stale is not None and stale(i, w[1]):
-                continue
-            if best is None or w[1] > best[0] or (w[1] == best[0] and w[4] < best[1]):
-                best = (w[1], w[4], key)
-        if best is not None:
-            chosen[i] = (best[2], 1)
-            used.add(best[2])
+            options.append((-w[1], w[4], key))  # the latest write first
+        for neg_at, _, key in sorted(set(options)):
+            if stale is None or not stale(i, -neg_at):
+                chosen[i] = (key, 1)
+                used.add(key)
+                break
 
 
 SUFFIX_COVERAGE = 0.75

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from deja_blame.attribution.blame_engine import BlameLine
 
 CLOCK_SKEW = 120.0  # the matcher's: transcript clocks may run ahead of git's
+MAX_VERSIONS = 40  # versions of one file read for one answer
 
 
 class FileHistory:
@@ -48,8 +49,11 @@ class FileHistory:
         self.commits: list[str] = []
         self.times: list[int] = []
         self.position: dict[str, int] = {}
+        self.parent: dict[str, str | None] = {}  # the commit before, for this file
         self.restores: set[str] = set()
-        self._fps: dict[str, tuple[frozenset[int], frozenset[str]]] = {}
+        self._fps: dict[str, frozenset[int]] = {}
+        self._texts: dict[str, frozenset[str]] = {}
+        self._stripped: dict[str, frozenset[str]] = {}
         self._batch: subprocess.Popen[bytes] | None = None
         self._rev = rev
         self._loaded = False
@@ -59,18 +63,22 @@ class FileHistory:
         if self._loaded:
             return
         self._loaded = True
-        args = ["log", "--format=>%H %ct", "--raw", "--no-abbrev", "--no-renames"]
+        # --parents rewrites each commit's parents to the nearest ancestors that touched
+        # the file: the version before a commit is its parent's, not whatever the log
+        # (ordered by date) shows next, which on a merged branch is another branch's
+        args = ["log", "--parents", "--format=>%H %ct %P", "--raw", "--no-abbrev", "--no-renames"]
         proc = _git(self.root, [*args, self._rev or "HEAD", "--", *self.paths])
         if proc is None or proc.returncode != 0:
             return
         blobs: list[set[str]] = []
         for row in proc.stdout.decode("utf-8", "replace").splitlines():
             if row.startswith(">"):
-                sha, _, ct = row[1:].partition(" ")
-                if ct.isdigit():
-                    self.position[sha] = len(self.commits)
-                    self.commits.append(sha)
-                    self.times.append(int(ct))
+                fields = row[1:].split()
+                if len(fields) >= 2 and fields[1].isdigit():
+                    self.position[fields[0]] = len(self.commits)
+                    self.commits.append(fields[0])
+                    self.times.append(int(fields[1]))
+                    self.parent[fields[0]] = fields[2] if len(fields) > 2 else None
                     blobs.append(set())
             elif row.startswith(":") and blobs:
                 fields = row.split()
@@ -86,14 +94,32 @@ class FileHistory:
 
     def fingerprints(self, sha: str) -> frozenset[int]:
         """The line fingerprints of the file at ``sha`` (under whichever name it had)."""
-        return self._version(sha)[0]
+        got = self._fps.get(sha)
+        if got is None:
+            got = self._fps[sha] = frozenset(fingerprint(t) for t in self.texts(sha))
+        return got
+
+    def has_text(self, sha: str, text: str) -> bool:
+        """Whether the file at ``sha`` has a line of exactly ``text``."""
+        return text in self.texts(sha)
+
+    def has_stripped(self, sha: str, stripped: str) -> bool:
+        """Whether the file at ``sha`` has a line of this text at any indent (what a
+        reindent changes; a cheaper test than the white-space-free fingerprint)."""
+        got = self._stripped.get(sha)
+        if got is None:
+            got = self._stripped[sha] = frozenset(t.strip() for t in self.texts(sha))
+        return stripped in got
+
+    def readable(self, sha: str) -> bool:
+        """Whether the file at ``sha`` is read already or may still be (MAX_VERSIONS:
+        a file with a thousand commits costs a bounded time and memory; past the
+        budget the rules fall back to what the matcher says without them)."""
+        return sha in self._texts or len(self._texts) < MAX_VERSIONS
 
     def texts(self, sha: str) -> frozenset[str]:
         """The exact lines of the file at ``sha``."""
-        return self._version(sha)[1]
-
-    def _version(self, sha: str) -> tuple[frozenset[int], frozenset[str]]:
-        got = self._fps.get(sha)
+        got = self._texts.get(sha)
         if got is None:
             texts: set[str] = set()
             for path in self.paths:
@@ -102,7 +128,7 @@ class FileHistory:
                     texts.update(
                         t.rstrip("\r") for t in data.decode("utf-8", "replace").split("\n")
                     )
-            got = self._fps[sha] = (frozenset(fingerprint(t) for t in texts), frozenset(texts))
+            got = self._texts[sha] = frozenset(texts)
         return got
 
     def _read(self, spec: str) -> bytes | None:
@@ -178,6 +204,7 @@ class CommitWindow:
         # times oldest first, to find the first commit after a write (a running
         # maximum: a rebase or a merge can put an older time after a newer one)
         self.ascending: list[int] = []
+        self._stale: dict[tuple[int, tuple[str | None, float]], bool] = {}
 
     def _prepare(self) -> None:
         history = self.history
@@ -187,8 +214,8 @@ class CommitWindow:
         for b in self.blamed:
             if b is None or b.commit in self.before:
                 continue
-            k = history.position.get(b.commit or "")
-            self.before[b.commit] = None if k is None or k + 1 >= len(commits) else k + 1
+            parent = history.parent.get(b.commit or "")
+            self.before[b.commit] = history.position.get(parent) if parent else None
         for t in reversed(history.times):
             self.ascending.append(max(t, self.ascending[-1]) if self.ascending else t)
 
@@ -202,7 +229,9 @@ class CommitWindow:
     def existed(self, i: int, fp: int) -> bool:
         """Whether text of fingerprint ``fp`` was in the file before line i's commit."""
         _, prev = self._prev(i)
-        return prev is not None and fp in self.history.fingerprints(self.history.commits[prev])
+        if prev is None or not self.history.readable(self.history.commits[prev]):
+            return False
+        return fp in self.history.fingerprints(self.history.commits[prev])
 
     def stale(self, i: int, at: float) -> bool:
         """Whether a write made at ``at`` of line i's text cannot be its source."""
@@ -211,20 +240,30 @@ class CommitWindow:
         commits, times = history.commits, history.times
         if prev is None or at >= times[prev] - CLOCK_SKEW:
             return False  # no earlier version, or written after it: in the window
-        if commit in history.restores:
+        if commit in history.restores or not history.readable(commits[prev]):
             return False
         if self.trivial[i]:
             return not self._moved_beside(i, commit, commits[prev])
-        fp = self.fps[i]
-        if fp in history.fingerprints(commits[prev]) and self.texts[i] not in history.texts(
-            commits[prev]
+        key = (commit, at)
+        known = self._stale.get((i, key))
+        if known is not None:
+            return known
+        text = self.texts[i]
+        stripped = text.strip()
+        if history.has_stripped(commits[prev], stripped) and not history.has_text(
+            commits[prev], text
         ):
-            return False  # there before with other white space: the commit re-indented it
-        # the first commit after the write, no later than the one before the line's
-        first = len(commits) - bisect_right(self.ascending, int(at + CLOCK_SKEW)) - 1
-        if first < prev:
-            return False
-        return fp in history.fingerprints(commits[first])
+            result = False  # there before with other white space: the commit re-indented it
+        else:
+            # the first commit after the write, no later than the one before the line's
+            first = len(commits) - bisect_right(self.ascending, int(at + CLOCK_SKEW)) - 1
+            result = (
+                first >= prev
+                and history.readable(commits[first])
+                and history.has_stripped(commits[first], stripped)
+            )
+        self._stale[(i, key)] = result
+        return result
 
     def _moved_beside(self, i: int, commit: str | None, prev_sha: str) -> bool:
         """A blank line or bracket beside a line its commit moved (the same text was
