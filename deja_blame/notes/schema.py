@@ -219,7 +219,7 @@ def _good_range(r: Any) -> list[Any] | None:
     out: list[Any] = [start, end]
     if len(r) > 2:
         out.append(min(1.0, max(0.0, float(r[2]))))
-    if len(r) > 3 and 0 < r[3] < 32_503_680_000:  # before the year 3000
+    if len(r) > 3 and 0 < int(r[3]) < 32_503_680_000:  # 1970 .. 3000, whole seconds
         out.append(int(r[3]))
     return out
 
