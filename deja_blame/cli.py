@@ -145,7 +145,9 @@ def index_cmd(
 @cli.command("sessions")
 @db_option
 @click.option("--project", help="Only sessions of this project directory (or under it).")
-@click.option("-n", "--limit", type=int, default=None, help="Show at most N sessions.")
+@click.option(
+    "-n", "--limit", type=click.IntRange(min=1), default=None, help="Show at most N sessions."
+)
 @json_option
 @with_index
 def sessions_cmd(
@@ -204,8 +206,14 @@ def demo_cmd(root: Path | None) -> int:
 
 
 @cli.command("blame")
-@click.argument("file", type=click.Path(path_type=Path))
-@click.option("-L", "line_range", metavar="START,END", help="Only these lines (git's -L forms).")
+@click.argument("args", nargs=-1, required=True, metavar="[REV] [--] FILE")
+@click.option(
+    "-L",
+    "line_ranges",
+    metavar="START,END",
+    multiple=True,
+    help="Only these lines (git's -L forms: START,END  START,+COUNT  START); repeatable.",
+)
 @click.option("--rev", help="Blame FILE as of this revision (default: the working tree).")
 @click.option(
     "--porcelain",
@@ -220,8 +228,8 @@ def demo_cmd(root: Path | None) -> int:
 @with_index
 def blame_cmd(
     conn: sqlite3.Connection,
-    file: Path,
-    line_range: str | None,
+    args: tuple[str, ...],
+    line_ranges: tuple[str, ...],
     rev: str | None,
     porcelain: bool,
     no_refresh: bool,
@@ -229,19 +237,28 @@ def blame_cmd(
 ) -> int:
     """Show, for each line of FILE, the commit and the agent session that wrote it.
 
-    Lines not yet committed are matched too (without --rev). A line is given
-    to a session only on evidence: the session wrote that line to that file
-    before the commit that introduced it.
+    Lines not yet committed are matched too (without a revision). A line is
+    given to a session only on evidence: the session wrote that line to that
+    file before the commit that introduced it. As with git blame, a revision
+    may come before the file (or use --rev).
 
     \b
     Examples:
       deja blame src/app.py
-      deja blame src/app.py -L 40,60 --rev v1.2
+      deja blame v1.2 src/app.py -L 40,60 -L 90,+5
       deja blame src/app.py --json | jq '.lines[] | select(.session)'
     """
     from deja_blame.commands.blame import run_blame
 
-    return run_blame(conn, file, rev, line_range, as_json, porcelain, refresh=not no_refresh)
+    if len(args) > 2:
+        raise click.UsageError("too many arguments: deja blame [REV] [--] FILE")
+    if len(args) == 2:
+        if rev is not None:
+            raise click.UsageError("a revision twice: give REV or --rev, not both")
+        rev = args[0]
+    return run_blame(
+        conn, Path(args[-1]), rev, line_ranges, as_json, porcelain, refresh=not no_refresh
+    )
 
 
 @cli.command("why")

@@ -48,3 +48,8 @@ def shorten(text: str | None, width: int) -> str:
 
 def warn(message: str) -> None:
     click.echo(f"deja: {inert(message)}", err=True)
+
+
+def counted(n: int, word: str, many: str | None = None) -> str:
+    """``1 session``, ``2 sessions`` (``many``: the plural where it is not word + s)."""
+    return f"{n:,} {word if n == 1 else (many or word + 's')}"

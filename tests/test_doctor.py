@@ -66,11 +66,11 @@ def test_healthy(setup: dict[str, Path]) -> None:
     for c in doc["checks"]:
         assert set(c) == {"name", "ok", "detail", "fix"}
         assert c["ok"] is True and c["fix"] == ""
-    assert "(1 sessions)" in checks["transcript roots"]["detail"]
-    assert "integrity ok" in checks["index"]["detail"] and "1 sessions" in checks["index"]["detail"]
+    assert "(1 session)" in checks["transcript roots"]["detail"]
+    assert "integrity ok" in checks["index"]["detail"] and "1 session" in checks["index"]["detail"]
     assert "libgit2" in checks["pygit2"]["detail"]
     assert "post-commit installed" in checks["hooks"]["detail"]
-    assert "1 notes" in checks["notes"]["detail"]
+    assert "1 note" in checks["notes"]["detail"]
     # the human form: one line per check, nothing to fix
     human = deja("doctor", cwd=setup["repo"])
     lines = human.stdout.decode().splitlines()
@@ -130,7 +130,7 @@ def test_corrupt_index_then_rebuild(setup: dict[str, Path]) -> None:
     deja("index", "--rebuild", "-q")
     code, doc, _ = doctor(setup["repo"])
     assert code == 0, doc
-    assert "1 sessions" in by_name(doc)["index"]["detail"]
+    assert "1 session" in by_name(doc)["index"]["detail"]
 
 
 def test_garbage_file_as_index(setup: dict[str, Path]) -> None:
@@ -180,7 +180,7 @@ def test_a_root_that_is_gone(setup: dict[str, Path], tmp_path: Path) -> None:
     _, doc, _ = doctor(setup["repo"], env={"DEJA_ANTIGRAVITY_ROOT": f"{setup['root']}:{gone}"})
     roots = by_name(doc)["transcript roots"]
     assert not roots["ok"] and f"transcript root not found: {gone}" in roots["detail"]
-    assert "(1 sessions)" in roots["detail"]
+    assert "(1 session)" in roots["detail"]
 
 
 def test_hooks_not_installed_and_chained(setup: dict[str, Path]) -> None:

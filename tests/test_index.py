@@ -1010,7 +1010,7 @@ def test_index_output_off_a_terminal(tmp_path: Path) -> None:
     proc = deja("index", "--root", str(root))
     assert proc.stdout == b""
     assert proc.stderr.decode().splitlines() == [
-        "indexed 1 transcripts: 1 sessions added, 0 updated, 0 unchanged; 0 malformed lines skipped"
+        "indexed 1 transcript: 1 session added, 0 updated, 0 unchanged; 0 malformed lines skipped"
     ]
     proc = deja("index", "--root", str(root), "--json")
     assert proc.stderr == b""

@@ -98,12 +98,25 @@ def run_blame(
     conn: sqlite3.Connection,
     file: Path,
     rev: str | None,
-    line_range: str | None,
+    line_range: str | tuple[str, ...] | None,
     as_json: bool,
     porcelain: bool,
     refresh: bool = True,
 ) -> int:
-    result = compute(conn, file, rev, parse_range(line_range), refresh)
+    specs = (line_range,) if isinstance(line_range, str) else tuple(line_range or ())
+    ranges = [r for r in (parse_range(x) for x in specs) if r is not None]
+    if len(ranges) <= 1:
+        result = compute(conn, file, rev, ranges[0] if ranges else None, refresh)
+    else:
+        # several -L: one blame of the span they cover, then their lines, in order
+        hull = (min(a for a, _ in ranges), max(b for _, b in ranges))
+        result = compute(conn, file, rev, hull, refresh)
+        # the span's last line is the file's when the span reaches past it
+        total = result.total_lines or (result.lines[-1].line if result.lines else 0)
+        for a, _ in ranges:
+            if a > total:
+                raise DejaError(f"file {result.path} has only {total} line{'s' * (total != 1)}")
+        result.lines = [ln for ln in result.lines if any(a <= ln.line <= b for a, b in ranges)]
     if result.indexed_sessions == 0 and not any(ln.session for ln in result.lines):
         warn("no sessions are indexed: every line is unattributed (run: deja index)")
     if as_json:

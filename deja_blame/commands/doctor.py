@@ -33,7 +33,7 @@ from deja_blame.index.db import (
     writable_place,
 )
 from deja_blame.jsonout import print_json
-from deja_blame.output import inert, style, use_colour, warn
+from deja_blame.output import counted, inert, style, use_colour, warn
 from deja_blame.transcripts.roots import ROOT_ENV, TranscriptFile, discover_roots, find_transcripts
 
 __all__ = ("Check", "run_doctor", "diagnose")
@@ -100,7 +100,7 @@ def check_roots(roots: list[Path]) -> tuple[Check, list[TranscriptFile]]:
         files = list(find_transcripts(root, problems))
         found.extend(files)
         if len(problems) == before or files:
-            parts.append(f"{root} ({len(files)} sessions)")
+            parts.append(f"{root} ({counted(len(files), 'session')})")
     detail = "; ".join(parts + problems)
     if problems and not found:
         return Check("transcript roots", False, detail, fix_root), found
@@ -189,7 +189,7 @@ def check_index(db_path: Path, transcripts: list[TranscriptFile]) -> tuple[Check
         health = Check(
             "index",
             True,
-            f"{where}: integrity ok, schema {version}{stale}, {sessions} sessions",
+            f"{where}: integrity ok, schema {version}{stale}, {counted(sessions, 'session')}",
         )
         return health, _check_fresh(conn, transcripts)
     finally:
@@ -221,7 +221,7 @@ def _check_fresh(conn: sqlite3.Connection, transcripts: list[TranscriptFile]) ->
             f"{new} new and {changed} changed transcripts not yet indexed",
             "deja index",
         )
-    return Check("index up to date", True, f"all {len(transcripts)} transcripts indexed")
+    return Check("index up to date", True, f"all {counted(len(transcripts), 'transcript')} indexed")
 
 
 # -- the repository ---------------------------------------------------------------------------
@@ -288,7 +288,7 @@ def check_notes(repo: Any) -> Check:
             f"{NOTES_REF} -> {target[:12]}: unreadable ({type(exc).__name__}: {exc})",
             "git fsck; then restore the notes from a remote: deja notes fetch",
         )
-    return Check("notes", True, f"{NOTES_REF} -> {target[:12]}: {count} notes")
+    return Check("notes", True, f"{NOTES_REF} -> {target[:12]}: {counted(count, 'note')}")
 
 
 # -- all of it --------------------------------------------------------------------------------
@@ -358,6 +358,6 @@ def run_doctor(db_path: Path, as_json: bool, cwd: Path | None = None) -> int:
             for c in problems:
                 click.echo(f"  {c.name}: {inert(c.fix)}")
     if problems:
-        warn(f"{len(problems)} problem{'s' if len(problems) != 1 else ''} found")
+        warn(f"{counted(len(problems), 'problem')} found")
         return 1
     return 0

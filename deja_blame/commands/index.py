@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from deja_blame.errors import DejaError
 from deja_blame.index.db import (
     NotAnIndexError,
     connect,
@@ -34,6 +35,10 @@ def run_index(
     jobs: int | None = None,
 ) -> int:
     target = db_path
+    for root in roots or ():
+        if not root.is_dir():
+            # a root named on the command line that is not there is a mistake, not a finding
+            raise DejaError(f"transcript root not found: {root}")
     if rebuild:
         # Never destroy what is not ours; build beside the old index and swap it in
         # at the end, so a killed rebuild leaves the old index as it was.

@@ -30,6 +30,13 @@ def run_parse(path: Path, as_json: bool) -> int:
         session = parse_transcript(path)
     except OSError as exc:
         raise DejaError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    if session.skipped_lines and not (
+        session.messages or session.commands or session.files or session.edits
+    ):
+        raise DejaError(
+            f"{path} is not an Antigravity transcript: none of its"
+            f" {session.skipped_lines:,} lines is a transcript record"
+        )
     if as_json:
         print_json(session.to_json())
     else:

@@ -12,7 +12,7 @@ from deja_blame.errors import DejaError
 from deja_blame.index.store import load_session, resolve_session_id
 from deja_blame.jsonout import print_json
 from deja_blame.models import Session
-from deja_blame.output import inert, shorten, style, use_colour
+from deja_blame.output import counted, inert, shorten, style, use_colour
 
 
 def run_show(conn: sqlite3.Connection, session: str, as_json: bool, full: bool = False) -> int:
@@ -90,7 +90,9 @@ def _print_noted(doc: dict[str, Any]) -> None:
             spans = ", ".join(
                 f"{r[0]}-{r[1]}" if r[0] != r[1] else f"{r[0]}" for r in info["ranges"][:8]
             )
-            echo(f"  {item['commit'][:8]}  {inert(path)}  {info['lines']} lines ({spans})")
+            echo(
+                f"  {item['commit'][:8]}  {inert(path)}  {counted(info['lines'], 'line')} ({spans})"
+            )
 
 
 def print_session(s: Session, full: bool = False) -> None:
@@ -102,7 +104,7 @@ def print_session(s: Session, full: bool = False) -> None:
     echo(f"time        {s.started_at or '?'} -> {s.ended_at or '?'}")
     echo(f"transcript  {inert(s.transcript)}")
     if s.skipped_lines:
-        echo(style(f"skipped     {s.skipped_lines} malformed lines", c, fg="yellow"))
+        echo(style(f"skipped     {counted(s.skipped_lines, 'malformed line')}", c, fg="yellow"))
     width = 10_000 if full else 100
     prompts = [m for m in s.messages if m.role == "user"]
     if prompts:

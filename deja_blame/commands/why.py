@@ -18,7 +18,7 @@ from deja_blame.output import inert, shorten, style, use_colour
 
 def split_target(target: str) -> tuple[Path, int]:
     path, sep, line = target.rpartition(":")
-    if not sep or not line.isdigit() or int(line) < 1:
+    if not sep or not path or not line.isdigit() or int(line) < 1:
         raise click.BadParameter(f"{target!r} is not FILE:LINE (for example src/app.py:42)")
     return Path(path), int(line)
 

@@ -98,13 +98,16 @@ class IndexReport:
         }
 
     def summary(self) -> str:
+        from deja_blame.output import counted
+
         text = (
-            f"indexed {self.transcripts} transcripts: {self.added} sessions added,"
+            f"indexed {counted(self.transcripts, 'transcript')}:"
+            f" {counted(self.added, 'session')} added,"
             f" {self.updated} updated, {self.unchanged} unchanged;"
-            f" {self.skipped_lines} malformed lines skipped"
+            f" {counted(self.skipped_lines, 'malformed line')} skipped"
         )
         if self.problems:
-            text += f"; {len(self.problems)} problems"
+            text += f"; {counted(len(self.problems), 'problem')}"
         return text
 
 

@@ -296,6 +296,10 @@ def list_sessions(
 
 def resolve_session_id(conn: sqlite3.Connection, prefix: str) -> str:
     """A full id, or a unique prefix of one; otherwise a DejaError listing candidates."""
+    if not prefix.strip():
+        raise DejaError(
+            "no session id given", hint="give one, or its first characters (see: deja sessions)"
+        )
     row = conn.execute("SELECT session_id FROM sessions WHERE session_id=?", (prefix,)).fetchone()
     if row:
         return str(row[0])

@@ -1,0 +1,87 @@
+"""git blame's habits and the everyday answers: a revision before the file, several
+-L ranges (checked against git blame on the same repository), one-line errors
+with a non-zero exit for the mistakes people make, counts in good English."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+from conftest import FIXTURES, commit_env, deja, git
+
+
+@pytest.fixture
+def history(repo: Path) -> Path:
+    (repo / "a.py").write_text("".join(f"line_{i} = {i}\n" for i in range(1, 31)))
+    git(repo, "add", "a.py")
+    git(repo, "commit", "-q", "-m", "one", env=commit_env(1_784_278_800))
+    text = (repo / "a.py").read_text().replace("line_5 = 5", "line_5 = 50")
+    (repo / "a.py").write_text(text.replace("line_25 = 25", "line_25 = 250"))
+    git(repo, "commit", "-qam", "two", env=commit_env(1_784_278_900))
+    return repo
+
+
+def _lines(doc: dict) -> list[tuple[int, str, str]]:
+    return [(ln["line"], ln["commit"], ln["text"]) for ln in doc["lines"]]
+
+
+def test_a_revision_before_the_file_is_git_blame_s_rev(history: Path) -> None:
+    by_arg = orjson.loads(deja("blame", "HEAD~1", "a.py", "--json", cwd=history).stdout)
+    by_opt = orjson.loads(deja("blame", "a.py", "--rev", "HEAD~1", "--json", cwd=history).stdout)
+    assert _lines(by_arg) == _lines(by_opt)
+    first = git(history, "rev-parse", "HEAD~1").strip()
+    assert {c for _, c, _ in _lines(by_arg)} == {first}
+    assert deja("blame", "HEAD", "--", "a.py", cwd=history).returncode == 0
+    twice = deja("blame", "HEAD", "a.py", "--rev", "HEAD", cwd=history, check=False)
+    assert twice.returncode == 2 and b"a revision twice" in twice.stderr
+    many = deja("blame", "HEAD", "a.py", "b.py", cwd=history, check=False)
+    assert many.returncode == 2 and b"too many arguments" in many.stderr
+
+
+def test_several_ranges_give_git_blame_s_lines(history: Path) -> None:
+    args = ["-L", "3,6", "-L", "24,+3"]
+    doc = orjson.loads(deja("blame", "a.py", *args, "--json", cwd=history).stdout)
+    porcelain = git(history, "blame", "--line-porcelain", *args, "a.py")
+    want = [
+        (int(head.split()[2]), head.split()[0])
+        for head in porcelain.splitlines()
+        if len(head.split()) >= 3 and len(head.split()[0]) == 40 and head.split()[1].isdigit()
+    ]
+    assert [(n, c) for n, c, _ in _lines(doc)] == want
+    assert [n for n, _, _ in _lines(doc)] == [3, 4, 5, 6, 24, 25, 26]
+
+
+def test_a_range_past_the_end_is_git_s_error(history: Path) -> None:
+    proc = deja("blame", "a.py", "-L", "1,2", "-L", "40", cwd=history, check=False)
+    assert proc.returncode == 1
+    assert proc.stderr.decode().strip() == "deja: error: file a.py has only 30 lines"
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "words"),
+    [
+        (("index", "--root", "/nonexistent/agy"), 1, "transcript root not found"),
+        (("show", ""), 1, "no session id given"),
+        (("why", ":3"), 2, "is not FILE:LINE"),
+        (("sessions", "--limit", "0"), 2, "is not in the range"),
+        (("sessions", "--limit", "-1"), 2, "is not in the range"),
+        (("parse", "/etc/passwd"), 1, "is not an Antigravity transcript"),
+    ],
+)
+def test_mistakes_get_one_line_and_a_non_zero_exit(
+    history: Path, args: tuple[str, ...], code: int, words: str
+) -> None:
+    proc = deja(*args, cwd=history, check=False)
+    assert proc.returncode == code, proc.stderr.decode()
+    assert words in proc.stderr.decode()
+    assert "Traceback" not in proc.stderr.decode()
+
+
+def test_counts_are_in_good_english(tmp_path: Path) -> None:
+    root = tmp_path / "one"
+    (root / "brain").mkdir(parents=True)
+    demo = next((FIXTURES / "demo" / "brain").iterdir())
+    (root / "brain" / demo.name).symlink_to(demo)
+    proc = deja("index", "--root", str(root), cwd=tmp_path)
+    assert "indexed 1 transcript: 1 session added" in proc.stderr.decode()
