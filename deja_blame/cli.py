@@ -66,7 +66,21 @@ def with_index(f: Callable[..., int]) -> Callable[..., int]:
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="deja")
-def cli() -> None:
+@click.option(
+    "-C",
+    "chdir",
+    metavar="DIR",
+    type=click.Path(path_type=Path, exists=True, file_okay=False),
+    help="Run as if deja was started in DIR (like git -C).",
+)
+@click.option(
+    "--db",
+    "global_db",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Index file for any command (like each command's --db; env DEJA_DB).",
+)
+def cli(chdir: Path | None, global_db: Path | None) -> None:
     """Which AI agent session wrote this line, and why?
 
     deja reads Antigravity / agy transcripts after the fact, indexes them, and
@@ -79,6 +93,11 @@ def cli() -> None:
       deja show 3f2a             # one session (an id prefix is enough)
       deja demo                  # try it all on the bundled fixtures
     """
+    if global_db is not None:
+        # before the command's own --db reads DEJA_DB: its --db, if given, still wins
+        os.environ["DEJA_DB"] = str(global_db.absolute())
+    if chdir is not None:
+        os.chdir(chdir)
 
 
 @cli.command("parse")

@@ -85,3 +85,21 @@ def test_counts_are_in_good_english(tmp_path: Path) -> None:
     (root / "brain" / demo.name).symlink_to(demo)
     proc = deja("index", "--root", str(root), cwd=tmp_path)
     assert "indexed 1 transcript: 1 session added" in proc.stderr.decode()
+
+
+def test_global_options_before_the_command_like_git(tmp_path: Path, history: Path) -> None:
+    db = tmp_path / "elsewhere.db"
+    env = {"DEJA_ANTIGRAVITY_ROOT": str(FIXTURES / "demo")}
+    deja("--db", str(db), "index", "-q", cwd=tmp_path, env=env)
+    assert db.exists()
+    listed = orjson.loads(deja("--db", str(db), "sessions", "--json", cwd=tmp_path).stdout)
+    assert len(listed["sessions"]) == 2
+    # -C: as if started in the repository
+    doc = orjson.loads(deja("-C", str(history), "blame", "a.py", "--json", cwd=tmp_path).stdout)
+    assert doc["path"] == "a.py" and len(doc["lines"]) == 30
+    # the command's own --db still wins over the global one
+    other = tmp_path / "other.db"
+    deja("--db", str(db), "index", "-q", "--db", str(other), cwd=tmp_path, env=env)
+    assert other.exists()
+    gone = deja("-C", str(tmp_path / "nope"), "sessions", cwd=tmp_path, check=False)
+    assert gone.returncode == 2 and b"does not exist" in gone.stderr
