@@ -194,3 +194,48 @@ def test_an_oversized_line_is_skipped_counted_and_never_held_whole(
     # the same line still being written (no newline yet) waits for its end
     (batch,) = list(jsonl.iter_batches(Watched(good + huge[:-1]), 0, final=False))
     assert batch.end_offset == len(good) and len(batch.records) == 1
+
+
+def test_the_ide_s_notice_of_the_person_s_change_is_not_a_request(tmp_path: Any) -> None:
+    import orjson
+
+    from deja_blame.transcripts import parse_transcript
+
+    notice = (
+        "The following changes were made by the USER to: /home/u/shop/a.py. If relevant,"
+        " proactively run terminal commands to execute this code for the USER. Don't ask for"
+        " permission.\n[diff_block_start]\n@@ -1,1 +1,1 @@\n-x = 1\n+x = 2\n[diff_block_end]"
+    )
+    records = [
+        {
+            "step_index": 0,
+            "source": "USER_EXPLICIT",
+            "type": "USER_INPUT",
+            "status": "DONE",
+            "created_at": "2026-07-23T08:00:00Z",
+            "content": "Fix the cart.",
+        },
+        {
+            "step_index": 1,
+            "source": "USER_EXPLICIT",
+            "type": "USER_INPUT",
+            "status": "DONE",
+            "created_at": "2026-07-23T08:01:00Z",
+            "content": notice,
+        },
+        {
+            "step_index": 2,
+            "source": "USER_EXPLICIT",
+            "type": "USER_INPUT",
+            "status": "DONE",
+            "created_at": "2026-07-23T08:02:00Z",
+            "content": notice + "\n\nNow round it to cents.",
+        },
+    ]
+    path = tmp_path / "transcript.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+    session = parse_transcript(path)
+    requests = [m.text for m in session.messages if m.role == "user"]
+    assert requests == ["Fix the cart.", "Now round it to cents."]
+    # the change itself is still read: the person's edit of a.py, twice
+    assert [(e.path, e.source) for e in session.edits] == [("/home/u/shop/a.py", "user")] * 2

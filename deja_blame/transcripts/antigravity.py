@@ -166,6 +166,8 @@ class SessionReader:
         if source == "USER_EXPLICIT":
             content = cap_text(rec.get("content") or "")
             text = clean_user_text(content)
+            if "made by the USER" in text:
+                text = P.USER_CHANGE_NOTICE.sub("", text).strip()
             if text:
                 self._message(step, "user", text, at)
             if "made by the USER" in content:

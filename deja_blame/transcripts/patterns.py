@@ -45,6 +45,16 @@ CHANGES_MADE_BY = re.compile(
 
 # [diff_block_start] ... [diff_block_end]: found with str.find (diffblock.find_diff_blocks)
 
+# The IDE's notice of the person's own change, in a USER_EXPLICIT record: the
+# notice line, its diff block, and the "Please note ... not shown." that may follow.
+# Not a request of the person (the change itself is read as the person's edit).
+USER_CHANGE_NOTICE = re.compile(
+    r"The following changes were made by the USER to:[^\n]*"
+    r"(?:\s*\[diff_block_start\].*?\[diff_block_end\])?"
+    r"(?:\s*Please note that the above snippet only shows[^\n]*)?",
+    re.DOTALL,
+)
+
 # Created file file:///home/u/shop/c.py with requested content.
 CREATED_FILE = re.compile(r"Created file[ \t]+(\S+)")
 
