@@ -103,3 +103,18 @@ def test_global_options_before_the_command_like_git(tmp_path: Path, history: Pat
     assert other.exists()
     gone = deja("-C", str(tmp_path / "nope"), "sessions", cwd=tmp_path, check=False)
     assert gone.returncode == 2 and b"does not exist" in gone.stderr
+
+
+def test_project_takes_any_spelling_of_a_directory(tmp_path: Path, history: Path) -> None:
+    from test_notes_world import S1, World, body
+
+    w = World(tmp_path, history)
+    (history / "src").mkdir()
+    w.write(S1, "src/new.py", body("q", 3))
+    w.deja("index", "-q")
+    want = [S1]
+    for spelling in (".", "./", "src", "src/", str(history), str(history) + "/"):
+        doc = orjson.loads(w.deja("sessions", "--project", spelling, "--json").stdout)
+        assert [s["session_id"] for s in doc["sessions"]] == want, spelling
+    # the session touched only src/: its project is the work tree that holds it
+    assert doc["sessions"][0]["project"] == str(history)

@@ -624,13 +624,13 @@ def test_missing_root_and_directory_for_a_file(tmp_path: Path) -> None:
     bad.mkdir()  # a directory where transcript.jsonl should be
     missing = tmp_path / "nowhere"
 
-    proc = deja("index", "--root", str(missing), "--root", str(root))
-    assert proc.returncode == 0 and proc.stdout == b""
+    proc = deja("index", "--root", str(missing), "--root", str(root), check=False)
+    assert proc.returncode == 1 and proc.stdout == b""  # the root named that is not there
     lines = one_line_error(proc)
     assert any(str(missing) in ln for ln in lines)
     assert any(str(bad) in ln for ln in lines)
     assert len(lines) == 3  # one line per problem, then the summary
-    assert lines[-1].startswith("indexed 1 transcripts")
+    assert lines[-1].startswith("indexed 1 transcript:")
     assert [s["session_id"] for s in deja_json("sessions", "--json")["sessions"]] == ["good"]
 
 
@@ -903,6 +903,7 @@ def test_fingerprint_values_are_stable() -> None:
 
 
 def test_schema_version_is_stored(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
     deja("index", "--root", str(tmp_path / "empty"))
     meta = dict(query(db_path(tmp_path), "SELECT key, value FROM meta"))
     assert meta["schema_version"] == str(index_db.SCHEMA_VERSION)
@@ -961,6 +962,7 @@ def test_newer_schema_is_refused_and_rebuild_recovers(tmp_path: Path) -> None:
 def test_database_that_is_not_a_deja_index_is_left_alone(tmp_path: Path, what: str) -> None:
     """Version 0 with tables in it is no older deja index (none existed): refuse, touch nothing."""
     db = db_path(tmp_path)
+    (tmp_path / "empty").mkdir()
     if what == "foreign-database":
         conn = sqlite3.connect(str(db))
         conn.execute("CREATE TABLE bookmarks (url TEXT)")

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import click
 
-from deja_blame.errors import DejaError
 from deja_blame.index.db import (
     NotAnIndexError,
     connect,
@@ -35,10 +34,9 @@ def run_index(
     jobs: int | None = None,
 ) -> int:
     target = db_path
-    for root in roots or ():
-        if not root.is_dir():
-            # a root named on the command line that is not there is a mistake, not a finding
-            raise DejaError(f"transcript root not found: {root}")
+    # a root named on the command line that is not there is a mistake: the others
+    # are still read, and the exit status says something was wrong
+    named_missing = [root for root in roots or () if not root.is_dir()]
     if rebuild:
         # Never destroy what is not ours; build beside the old index and swap it in
         # at the end, so a killed rebuild leaves the old index as it was.
@@ -96,7 +94,7 @@ def run_index(
         print_json(report.to_json())
     elif not quiet:
         click.echo(report.summary(), err=True)
-    return 0
+    return 1 if named_missing else 0
 
 
 def _close_for_swap(conn: sqlite3.Connection) -> None:

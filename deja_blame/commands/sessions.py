@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
+from pathlib import Path
 
 import click
 
@@ -14,9 +16,18 @@ from deja_blame.output import inert, shorten, style, use_colour
 def run_sessions(
     conn: sqlite3.Connection, as_json: bool, project: str | None = None, limit: int | None = None
 ) -> int:
-    rows = list_sessions(conn, project=project, limit=limit)
+    spellings = project_spellings(project) if project else [None]
+    rows = []
+    for spelling in spellings:
+        rows = list_sessions(conn, project=spelling, limit=limit)
+        if rows:
+            break
     if as_json:
         print_json({"sessions": [r.to_json() for r in rows]})
+        return 0
+    if not rows and project:
+        click.echo(f"no indexed session worked in {inert(spellings[0] or project)}", err=True)
+        click.echo("hint: deja sessions lists them all", err=True)
         return 0
     if not rows:
         click.echo("no sessions indexed", err=True)
@@ -37,3 +48,16 @@ def run_sessions(
             f"{shorten(r.project, 28):<28} {shorten(r.first_prompt, 60)}"
         )
     return 0
+
+
+def project_spellings(project: str) -> list[str]:
+    """``--project`` as people type it (``.``, ``src``, ``~/shop/``) -> the absolute
+    paths sessions record: as given from here, then with links resolved."""
+    expanded = os.path.expanduser(project)
+    if len(expanded) > 1:
+        expanded = expanded.rstrip("/")
+    if not os.path.isabs(expanded) and not Path(expanded).exists():
+        return [expanded]  # not a path here: as recorded (another machine's, say)
+    absolute = os.path.abspath(expanded)
+    resolved = str(Path(absolute).resolve())
+    return [absolute] if resolved == absolute else [absolute, resolved]

@@ -2,7 +2,10 @@
 
 In order: the IDE's ``cache/conversation_metadata.json``, the CLI's
 ``cache/last_conversations.json``, the deepest directory shared by the paths
-the session touched, the ``Cwd`` of a run_command, else ``-``.
+the session touched, the ``Cwd`` of a run_command, else ``-``. A guessed
+directory (touched paths, a cwd) inside a git work tree on this machine is
+lifted to that work tree's top: a session that only touched ``src/`` worked on
+the repository, and ``deja handoff`` starts the agent there.
 """
 
 from __future__ import annotations
@@ -33,10 +36,30 @@ def resolve_project(session_id: str, root: Path | None, hints: ProjectHints) -> 
         if session_id in cli:
             return cli[session_id]
     if hints.touched_dir and hints.touched_dir not in ("/", ""):
-        return hints.touched_dir
+        return work_tree_of(hints.touched_dir)
     if hints.first_cwd:
-        return hints.first_cwd
+        return work_tree_of(hints.first_cwd)
     return UNKNOWN
+
+
+def work_tree_of(directory: str) -> str:
+    """The top of the git work tree holding ``directory`` (a ``.git`` beside it or
+    above, at most 32 levels up), or ``directory`` when there is none here."""
+    return _work_tree(directory)
+
+
+@lru_cache(maxsize=4096)
+def _work_tree(directory: str) -> str:
+    if not directory.startswith("/"):
+        return directory
+    path = Path(directory)
+    try:
+        for parent in [path, *path.parents][:32]:
+            if (parent / ".git").exists():
+                return str(parent)
+    except OSError:
+        pass
+    return directory
 
 
 def _mtimes(root: Path) -> tuple[int, int]:
