@@ -258,3 +258,34 @@ def same_repository(root: str | Path, other: str | None) -> bool | None:
     if ours is None:
         return None
     return bool(ours & theirs)
+
+
+@dataclass(frozen=True)
+class Author:
+    name: str
+    mail: str
+    time: int  # epoch seconds
+
+
+def commit_authors(root: str | Path, commits: set[str]) -> dict[str, Author]:
+    """Each commit's author, from one ``git log --no-walk --stdin`` (what git blame
+    shows on a person's line); commits git does not know are left out."""
+    wanted = sorted(c for c in commits if c)
+    if not wanted:
+        return {}
+    try:
+        proc = run_git(
+            Path(root),
+            ["log", "--no-walk=unsorted", "--stdin", "--format=%H%x00%an%x00%ae%x00%at"],
+            input=("\n".join(wanted) + "\n").encode(),
+            check=False,
+            timeout=60,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    out: dict[str, Author] = {}
+    for row in proc.stdout.decode("utf-8", "replace").splitlines():
+        parts = row.split("\0")
+        if len(parts) == 4 and parts[3].isdigit():
+            out[parts[0]] = Author(parts[1], parts[2], int(parts[3]))
+    return out

@@ -118,3 +118,19 @@ def test_project_takes_any_spelling_of_a_directory(tmp_path: Path, history: Path
         assert [s["session_id"] for s in doc["sessions"]] == want, spelling
     # the session touched only src/: its project is the work tree that holds it
     assert doc["sessions"][0]["project"] == str(history)
+
+
+def test_every_line_carries_git_s_author_and_people_s_lines_show_it(history: Path) -> None:
+    doc = orjson.loads(deja("blame", "a.py", "--json", cwd=history).stdout)
+    porcelain = git(history, "blame", "--line-porcelain", "a.py").splitlines()
+    authors = [ln[len("author ") :] for ln in porcelain if ln.startswith("author ")]
+    mails = [ln[len("author-mail ") :] for ln in porcelain if ln.startswith("author-mail ")]
+    times = [int(ln.split()[1]) for ln in porcelain if ln.startswith("author-time ")]
+    assert [ln["author"] for ln in doc["lines"]] == authors
+    assert [ln["author_mail"] for ln in doc["lines"]] == mails
+    assert [ln["author_time"] for ln in doc["lines"]] == times
+    human = deja("blame", "a.py", cwd=history).stdout.decode().splitlines()
+    assert all("(Test Person" in ln for ln in human)  # the person's name, as git blame shows
+    (history / "a.py").write_text((history / "a.py").read_text() + "new = 1\n")
+    last = deja("blame", "a.py", cwd=history).stdout.decode().splitlines()[-1]
+    assert "(not committed yet)" in last

@@ -10,9 +10,9 @@ import click
 
 from deja_blame.attribution.blame import FileBlame, blame_file, cached_blame
 from deja_blame.errors import DejaError
-from deja_blame.gitutil import open_repository, relative_path
+from deja_blame.gitutil import commit_authors, open_repository, relative_path
 from deja_blame.jsonout import print_json
-from deja_blame.output import inert, style, use_colour, warn
+from deja_blame.output import inert, shorten, style, use_colour, warn
 from deja_blame.transcripts.roots import discover_roots
 
 if TYPE_CHECKING:
@@ -120,7 +120,14 @@ def run_blame(
     if result.indexed_sessions == 0 and not any(ln.session for ln in result.lines):
         warn("no sessions are indexed: every line is unattributed (run: deja index)")
     if as_json:
-        print_json(result.to_json())
+        doc = result.to_json()
+        authors = commit_authors(result.root, {ln.commit for ln in result.lines if ln.commit})
+        for line in doc["lines"]:
+            author = authors.get(line.get("commit") or "")
+            line["author"] = author.name if author else None
+            line["author_mail"] = f"<{author.mail}>" if author else None
+            line["author_time"] = author.time if author else None
+        print_json(doc)
     elif porcelain:
         print_porcelain(result)
     else:
@@ -128,8 +135,15 @@ def run_blame(
     return 0
 
 
+def _day(epoch: int) -> str:
+    from datetime import datetime, timezone
+
+    return datetime.fromtimestamp(epoch, tz=timezone.utc).strftime("%Y-%m-%d")
+
+
 def print_human(result: FileBlame) -> None:
     colour = use_colour()
+    authors = commit_authors(result.root, {ln.commit for ln in result.lines if ln.commit})
     palette: dict[str, str] = {}
     width = len(str(result.lines[-1].line)) if result.lines else 1
     out = []
@@ -143,8 +157,14 @@ def print_human(result: FileBlame) -> None:
             conf = f"{ln.confidence:.2f}" if ln.confidence is not None else "note"
             who = f"{inert(ln.session)[:8]} {'agy':<3} {when:<16} {conf}"
             who = style(f"{who:<35}", colour, fg=fg)
+        elif ln.commit is None:
+            who = style(f"{'(not committed yet)':<35}", colour, dim=True)
         else:
-            who = style(f"{'-':<35}", colour, dim=True)
+            # a person's line: git blame's author and date
+            author = authors.get(ln.commit)
+            name = inert(author.name) if author else "-"
+            day = _day(author.time) if author else ""
+            who = style(f"({shorten(name, 22):<22} {day:<10})", colour, dim=True)
         text = inert(ln.text)
         out.append(f"{style(sha, colour, fg='yellow')} {who} {ln.line:>{width}}) {text}")
     if out:
