@@ -21,7 +21,7 @@ import click
 from deja_blame import __version__
 from deja_blame.errors import DejaError
 from deja_blame.index.db import connect, database_error, default_db_path
-from deja_blame.output import inert, warn
+from deja_blame.output import COLOR_ENV, NO_PAGER_ENV, inert, warn
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -80,7 +80,19 @@ def with_index(f: Callable[..., int]) -> Callable[..., int]:
     default=None,
     help="Index file for any command (like each command's --db; env DEJA_DB).",
 )
-def cli(chdir: Path | None, global_db: Path | None) -> None:
+@click.option(
+    "--color",
+    "color",
+    type=click.Choice(["auto", "always", "never"]),
+    default=None,
+    help="Colour: on a terminal (auto, the default; NO_COLOR turns it off), always, never.",
+)
+@click.option(
+    "--no-pager",
+    is_flag=True,
+    help="Do not page long output (the pager: DEJA_PAGER, git's core.pager, PAGER, less).",
+)
+def cli(chdir: Path | None, global_db: Path | None, color: str | None, no_pager: bool) -> None:
     """Which AI agent session wrote this line, and why?
 
     deja reads Antigravity / agy transcripts after the fact, indexes them, and
@@ -93,6 +105,12 @@ def cli(chdir: Path | None, global_db: Path | None) -> None:
       deja show 3f2a             # one session (an id prefix is enough)
       deja demo                  # try it all on the bundled fixtures
     """
+    if color is not None:
+        os.environ[COLOR_ENV] = color
+        # click.echo strips styles off a pipe unless its context says otherwise
+        click.get_current_context().color = {"always": True, "never": False}.get(color)
+    if no_pager:
+        os.environ[NO_PAGER_ENV] = "1"
     if global_db is not None:
         # before the command's own --db reads DEJA_DB: its --db, if given, still wins
         os.environ["DEJA_DB"] = str(global_db.absolute())

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
+import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import IO
 
 import click
@@ -13,10 +17,12 @@ import click
 # must never reach the terminal as commands: CSI and OSC sequences whole (in their
 # ESC and their one-character C1 forms, U+009B and U+009D), then any C0 or C1
 # control left (a lone ESC, BEL, DCS U+0090, ...), except tab and newline.
+# The bidirectional controls go too: U+202E reverses what follows on screen, so
+# text could show other code than it holds ("Trojan Source").
 _CONTROL = re.compile(
     r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
     r"|(?:\x1b\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
-    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
 )
 
 
@@ -25,8 +31,14 @@ def inert(text: str) -> str:
     return _CONTROL.sub("", text)
 
 
+COLOR_ENV = "DEJA_COLOR"  # auto | always | never (set by --color)
+
+
 def use_colour(stream: IO[str] | None = None) -> bool:
-    if os.environ.get("NO_COLOR"):
+    choice = os.environ.get(COLOR_ENV, "auto")
+    if choice == "always":
+        return True
+    if choice == "never" or os.environ.get("NO_COLOR"):
         return False
     stream = stream or sys.stdout
     try:
@@ -53,3 +65,77 @@ def warn(message: str) -> None:
 def counted(n: int, word: str, many: str | None = None) -> str:
     """``1 session``, ``2 sessions`` (``many``: the plural where it is not word + s)."""
     return f"{n:,} {word if n == 1 else (many or word + 's')}"
+
+
+PAGER_ENV = "DEJA_PAGER"
+NO_PAGER_ENV = "DEJA_NO_PAGER"  # set by --no-pager
+
+
+def pager_command() -> list[str] | None:
+    """The pager, as git finds one: DEJA_PAGER, git's core.pager, PAGER, then
+    ``less``; None where there is none to run (or it is ``cat``)."""
+    from deja_blame.gitutil import no_git_env
+
+    command = os.environ.get(PAGER_ENV)
+    if command is None:
+        try:
+            proc = subprocess.run(
+                ["git", "config", "core.pager"],
+                capture_output=True,
+                text=True,
+                timeout=5,
+                env=no_git_env(),
+            )
+            command = proc.stdout.strip() or None if proc.returncode == 0 else None
+        except (OSError, subprocess.SubprocessError):
+            command = None
+    if command is None:
+        command = os.environ.get("PAGER") or "less"
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        return None
+    if not argv or argv[0] == "cat":
+        return None
+    return argv
+
+
+@contextmanager
+def paged() -> Iterator[None]:
+    """Send stdout through the pager when it is a terminal (like git): ``less`` gets
+    FRX so a short output prints and exits, and colours pass."""
+    if os.environ.get(NO_PAGER_ENV) or not _is_tty(sys.stdout):
+        yield
+        return
+    argv = pager_command()
+    if argv is None:
+        yield
+        return
+    env = dict(os.environ)
+    env.setdefault("LESS", "FRX")
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, env=env, text=True)
+    except OSError:
+        yield
+        return
+    saved = sys.stdout
+    assert proc.stdin is not None
+    sys.stdout = proc.stdin
+    try:
+        yield
+    except BrokenPipeError:
+        pass  # the reader quit the pager early
+    finally:
+        sys.stdout = saved
+        try:
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass
+        proc.wait()
+
+
+def _is_tty(stream: IO[str]) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False

@@ -134,3 +134,53 @@ def test_every_line_carries_git_s_author_and_people_s_lines_show_it(history: Pat
     (history / "a.py").write_text((history / "a.py").read_text() + "new = 1\n")
     last = deja("blame", "a.py", cwd=history).stdout.decode().splitlines()[-1]
     assert "(not committed yet)" in last
+
+
+def _on_a_terminal(args: list[str], cwd: Path, env: dict[str, str]) -> int:
+    """Run deja with its stdout on a pseudo-terminal (where the pager starts)."""
+    import os
+    import subprocess
+    import sys
+
+    leader, follower = os.openpty()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "deja_blame", *args],
+            cwd=cwd,
+            env={**os.environ, **env},
+            stdout=follower,
+            stderr=subprocess.PIPE,
+            timeout=60,
+        )
+    finally:
+        os.close(follower)
+        os.close(leader)
+    return proc.returncode
+
+
+def test_a_pager_on_a_terminal_and_never_in_a_pipe(tmp_path: Path, history: Path) -> None:
+    paged = tmp_path / "paged.txt"
+    pager = {"DEJA_PAGER": f"tee {paged}"}
+    assert _on_a_terminal(["blame", "a.py"], history, pager) == 0
+    assert "line_30 = 30" in paged.read_text()  # the whole blame went through the pager
+    paged.unlink()
+    assert _on_a_terminal(["--no-pager", "blame", "a.py"], history, pager) == 0
+    assert not paged.exists()
+    piped = deja("blame", "a.py", cwd=history, env=pager)  # not a terminal: no pager
+    assert b"line_30" in piped.stdout and not paged.exists()
+
+
+def test_colour_auto_always_never(history: Path) -> None:
+    assert b"\x1b[" not in deja("blame", "a.py", cwd=history).stdout  # a pipe: auto is off
+    assert b"\x1b[" in deja("--color", "always", "blame", "a.py", cwd=history).stdout
+    never = deja("--color", "never", "blame", "a.py", cwd=history, env={"NO_COLOR": ""})
+    assert b"\x1b[" not in never.stdout
+
+
+def test_bidirectional_controls_never_reach_the_terminal() -> None:
+    from deja_blame.output import inert
+
+    trojan = "access = 'user' \u202e } \u2066if admin\u2069 \u2066 \u061c\u200f"
+    shown = inert(trojan)
+    assert not any(ch in shown for ch in "\u202e\u2066\u2069\u061c\u200f")
+    assert "access = 'user'" in shown and "if admin" in shown  # the words stay

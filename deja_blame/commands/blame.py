@@ -12,7 +12,7 @@ from deja_blame.attribution.blame import FileBlame, blame_file, cached_blame
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import commit_authors, open_repository, relative_path
 from deja_blame.jsonout import print_json
-from deja_blame.output import inert, shorten, style, use_colour, warn
+from deja_blame.output import inert, paged, shorten, style, use_colour, warn
 from deja_blame.transcripts.roots import discover_roots
 
 if TYPE_CHECKING:
@@ -168,7 +168,8 @@ def print_human(result: FileBlame) -> None:
         text = inert(ln.text)
         out.append(f"{style(sha, colour, fg='yellow')} {who} {ln.line:>{width}}) {text}")
     if out:
-        click.echo("\n".join(out))
+        with paged():
+            click.echo("\n".join(out))
 
 
 def print_porcelain(result: FileBlame) -> None:
