@@ -354,9 +354,10 @@ def _run_on_a_terminal(args: list[str], env: dict[str, str]) -> str:
 
 def test_colour_only_on_a_terminal_and_never_with_no_color(world: dict[str, Any]) -> None:
     target = str(world["repo"] / "cart.py")
-    coloured = _run_on_a_terminal(["blame", target], {})
+    # no pager here (less writes terminal modes of its own); the pager: test_cli_everyday
+    coloured = _run_on_a_terminal(["blame", target], {"DEJA_PAGER": "cat"})
     assert "\x1b[" in coloured and "3f2a9c1e" in coloured
-    plain = _run_on_a_terminal(["blame", target], {"NO_COLOR": "1"})
+    plain = _run_on_a_terminal(["blame", target], {"NO_COLOR": "1", "DEJA_PAGER": "cat"})
     assert "\x1b[" not in plain and "3f2a9c1e" in plain
 
 

@@ -169,7 +169,8 @@ def print_human(result: FileBlame) -> None:
         out.append(f"{style(sha, colour, fg='yellow')} {who} {ln.line:>{width}}) {text}")
     if out:
         with paged():
-            click.echo("\n".join(out))
+            # the pager's pipe is no terminal: say whether the styles stay
+            click.echo("\n".join(out), color=colour)
 
 
 def print_porcelain(result: FileBlame) -> None:
