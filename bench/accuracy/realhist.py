@@ -446,7 +446,7 @@ def build(
 
 
 def main(argv: list[str] | None = None) -> int:
-    from run import details, table
+    from run import print_scores
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sdists", type=Path, required=True, help="directory of NAME-VERSION.tar.gz")
@@ -498,10 +498,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(doc, indent=2))
     else:
         print(f"{args.package} {releases[0][0]} .. {releases[-1][0]} ({len(releases)} releases)")
-        print(table(scores))
-        text = details(scores, limit=10**6 if args.verbose else 8)
-        if text:
-            print(text)
+        print_scores(scores, args.verbose)
     return 0
 
 

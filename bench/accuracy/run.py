@@ -163,11 +163,16 @@ def main(argv: list[str] | None = None) -> int:
         }
         print(json.dumps(doc, indent=2))
     else:
-        print(table(scores))
-        text = details(scores, limit=10**6 if args.verbose else 8)
-        if text:
-            print(text)
+        print_scores(scores, args.verbose)
     return 0
+
+
+def print_scores(scores: list[Score], verbose: bool) -> None:
+    """The table, then the wrong lines (the first 8 of each, or all with ``verbose``)."""
+    print(table(scores))
+    text = details(scores, limit=10**6 if verbose else 8)
+    if text:
+        print(text)
 
 
 if __name__ == "__main__":
