@@ -123,6 +123,7 @@ class Session:
     started_at: str | None = None
     ended_at: str | None = None
     skipped_lines: int = 0
+    model: str | None = None  # the model the person chose, where the transcript says
     messages: list[Message] = field(default_factory=list)
     commands: list[Command] = field(default_factory=list)
     files: list[FileRecord] = field(default_factory=list)
@@ -144,6 +145,7 @@ class Session:
             "started_at": self.started_at,
             "ended_at": self.ended_at,
             "skipped_lines": self.skipped_lines,
+            "model": self.model,
             "messages": [m.to_json() for m in self.messages],
             "commands": [c.to_json() for c in self.commands],
             "files": [f.to_json() for f in self.files],

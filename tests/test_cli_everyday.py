@@ -184,3 +184,45 @@ def test_bidirectional_controls_never_reach_the_terminal() -> None:
     shown = inert(trojan)
     assert not any(ch in shown for ch in "\u202e\u2066\u2069\u061c\u200f")
     assert "access = 'user'" in shown and "if admin" in shown  # the words stay
+
+
+def test_the_model_the_person_chose_is_read_and_shown(tmp_path: Path) -> None:
+    env = {"DEJA_ANTIGRAVITY_ROOT": str(FIXTURES / "basic-rules")}
+    deja("index", "-q", cwd=tmp_path, env=env)
+    doc = orjson.loads(deja("sessions", "--json", cwd=tmp_path, env=env).stdout)
+    models = {s["session_id"][:8]: s["model"] for s in doc["sessions"]}
+    assert models["c7e0a4d2"] == "Gemini 3.5 Flash (Medium)"
+    shown = deja("show", "c7e0a4d2", cwd=tmp_path, env=env).stdout.decode()
+    assert "model       Gemini 3.5 Flash (Medium)" in shown
+    # and the block itself is still not part of the request
+    assert "Model Selection" not in shown
+
+
+def test_the_latest_model_choice_wins(tmp_path: Path) -> None:
+    from deja_blame.transcripts import parse_transcript
+
+    def change(old: str, new: str) -> str:
+        return (
+            "<USER_REQUEST>\nGo on.\n</USER_REQUEST>\n<USER_SETTINGS_CHANGE>\nThe user changed"
+            f" setting `Model Selection` from {old} to {new}. No need to comment on this"
+            " change.\n</USER_SETTINGS_CHANGE>"
+        )
+
+    records = [
+        {
+            "step_index": i,
+            "source": "USER_EXPLICIT",
+            "type": "USER_INPUT",
+            "status": "DONE",
+            "created_at": f"2026-07-23T08:0{i}:00Z",
+            "content": c,
+        }
+        for i, c in enumerate(
+            [change("None", "Gemini 2.5 Pro"), change("Gemini 2.5 Pro", "Claude Sonnet 4.5")]
+        )
+    ]
+    path = tmp_path / "transcript.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+    session = parse_transcript(path)
+    assert session.model == "Claude Sonnet 4.5"
+    assert [m.text for m in session.messages] == ["Go on.", "Go on."]

@@ -87,10 +87,12 @@ class SessionInfo:
     project: str
     started_at: str | None
     first_prompt: str | None
+    model: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
             "source": self.source,
+            "model": self.model,
             "project": self.project,
             "started_at": self.started_at,
             "first_prompt": self.first_prompt,
@@ -731,11 +733,12 @@ def _fill_sessions(conn: sqlite3.Connection | None, result: FileBlame) -> None:
         row = None
         if conn is not None:
             row = conn.execute(
-                "SELECT source, project, started_at, first_prompt FROM sessions WHERE session_id=?",
+                "SELECT source, project, started_at, first_prompt, model FROM sessions"
+                " WHERE session_id=?",
                 (name,),
             ).fetchone()
         if row:
-            result.sessions[name] = SessionInfo(name, row[0], row[1], row[2], row[3])
+            result.sessions[name] = SessionInfo(name, row[0], row[1], row[2], row[3], row[4])
             continue
         noted = result.note_sessions.get(name) or {}
         result.sessions[name] = SessionInfo(
@@ -744,6 +747,7 @@ def _fill_sessions(conn: sqlite3.Connection | None, result: FileBlame) -> None:
             _text(noted.get("project")) or "-",
             _text(noted.get("started_at")),
             _text(noted.get("first_prompt")),
+            _text(noted.get("model")),
         )
 
 

@@ -88,6 +88,8 @@ def attribute_commit(
                     "project": info.project if info else "-",
                     "started_at": info.started_at if info else None,
                 }
+                if info and info.model:
+                    entry["model"] = info.model
                 if include_prompts and info and info.first_prompt:
                     entry["first_prompt"] = info.first_prompt
                 note.sessions.setdefault(sid, entry)

@@ -101,6 +101,8 @@ def print_session(s: Session, full: bool = False) -> None:
     # ids, projects and paths come from directory names and transcripts: inert too
     echo(style(f"session {inert(s.session_id)}", c, bold=True) + f"  ({s.source})")
     echo(f"project     {inert(s.project)}")
+    if s.model:
+        echo(f"model       {inert(s.model)}")
     echo(f"time        {s.started_at or '?'} -> {s.ended_at or '?'}")
     echo(f"transcript  {inert(s.transcript)}")
     if s.skipped_lines:

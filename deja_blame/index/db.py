@@ -17,7 +17,7 @@ from typing import Any
 
 from deja_blame.errors import DejaError, IndexCorruptError
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 DB_ENV = "DEJA_DB"
 BUSY_TIMEOUT_MS = 30_000
 # below this much free space SQLite cannot make its -shm (32 KB) and WAL pages
@@ -179,6 +179,14 @@ MIGRATIONS: list[tuple[str, str]] = [
             used REAL NOT NULL
         );
         CREATE INDEX attribution_cache_used ON attribution_cache(used)
+        """,
+    ),
+    (
+        "0005_session_model",
+        """
+        -- The model the person chose for the session (the latest "Model Selection"
+        -- setting in its transcript), or NULL where the transcript does not say.
+        ALTER TABLE sessions ADD COLUMN model TEXT;
         """,
     ),
 ]

@@ -488,7 +488,7 @@ def _commit(
         conn.execute(
             """UPDATE sessions SET transcript=?, root=?, project=?, started_at=?, ended_at=?,
                    started_epoch=?, skipped_lines=?, n_messages=?, n_commands=?, n_edits=?,
-                   size=?, mtime_ns=?, inode=?, offset=?, head_hash=?, state=?
+                   size=?, mtime_ns=?, inode=?, offset=?, head_hash=?, state=?, model=?
                WHERE sid=?""",
             (
                 path_text,
@@ -507,6 +507,7 @@ def _commit(
                 batch.offset,
                 batch.read_hash,
                 batch.state,
+                state.model,
                 sid,
             ),
         )

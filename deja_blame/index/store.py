@@ -37,11 +37,13 @@ class SessionSummary:
     skipped_lines: int
     first_prompt: str | None
     transcript: str
+    model: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
             "session_id": self.session_id,
             "source": self.source,
+            "model": self.model,
             "project": self.project,
             "started_at": self.started_at,
             "ended_at": self.ended_at,
@@ -269,7 +271,7 @@ def bump_paths(conn: sqlite3.Connection, path_ids: Iterable[int]) -> None:
 
 _SUMMARY_COLS = (
     "session_id, source, project, started_at, ended_at, n_messages, n_commands, n_edits,"
-    " skipped_lines, first_prompt, transcript"
+    " skipped_lines, first_prompt, transcript, model"
 )
 
 
@@ -321,7 +323,7 @@ def resolve_session_id(conn: sqlite3.Connection, prefix: str) -> str:
 def load_session(conn: sqlite3.Connection, session_id: str) -> Session:
     row = conn.execute(
         "SELECT sid, session_id, source, transcript, project, started_at, ended_at, skipped_lines,"
-        " offset, head_hash FROM sessions WHERE session_id=?",
+        " offset, head_hash, model FROM sessions WHERE session_id=?",
         (session_id,),
     ).fetchone()
     if row is None:
@@ -335,6 +337,7 @@ def load_session(conn: sqlite3.Connection, session_id: str) -> Session:
         started_at=row[5],
         ended_at=row[6],
         skipped_lines=row[7],
+        model=row[10],
     )
     rows = conn.execute(
         "SELECT role, text, at, ord, src_offset, src_len, full_chars FROM messages"

@@ -85,6 +85,8 @@ class ReaderState:
     # task lists), never the project, whatever root precedes it (the transcript
     # may have been recorded on another machine or copied elsewhere)
     artifact_dir: str | None = None
+    # the latest "Model Selection" the person made (read before the block is stripped)
+    model: str | None = None
 
     def to_bytes(self) -> bytes:
         return orjson.dumps(asdict(self))
@@ -165,6 +167,10 @@ class SessionReader:
         source = rec.get("source")
         if source == "USER_EXPLICIT":
             content = cap_text(rec.get("content") or "")
+            if "Model Selection" in content:
+                for chosen in P.MODEL_SELECTION.finditer(content):
+                    if chosen.group("new").strip() not in ("", "None"):
+                        st.model = chosen.group("new").strip()[:200]
             text = clean_user_text(content)
             if "made by the USER" in text:
                 text = P.USER_CHANGE_NOTICE.sub("", text).strip()
@@ -679,6 +685,7 @@ def parse_transcript(
     st = reader.state
     session.started_at, session.ended_at = st.started_at, st.ended_at
     session.skipped_lines = st.skipped
+    session.model = st.model
     session.project = resolve_project(
         session_id, root, ProjectHints(touched_dir=st.touched_dir, first_cwd=st.first_cwd)
     )

@@ -45,6 +45,12 @@ CHANGES_MADE_BY = re.compile(
 
 # [diff_block_start] ... [diff_block_end]: found with str.find (diffblock.find_diff_blocks)
 
+# In a <USER_SETTINGS_CHANGE> block: The user changed setting `Model Selection` from
+# None to Gemini 3.5 Flash (Medium). No need to comment ...
+MODEL_SELECTION = re.compile(
+    r"The user changed setting `Model Selection` from (?P<old>.*?) to (?P<new>.+?)\.(?=\s|$)"
+)
+
 # The IDE's notice of the person's own change, in a USER_EXPLICIT record: the
 # notice line, its diff block, and the "Please note ... not shown." that may follow.
 # Not a request of the person (the change itself is read as the person's edit).
