@@ -249,7 +249,8 @@ def demo_cmd(root: Path | None) -> int:
     "line_ranges",
     metavar="START,END",
     multiple=True,
-    help="Only these lines (git's -L forms: START,END  START,+COUNT  START); repeatable.",
+    help="Only these lines, in git's -L forms (START,END  START,+COUNT  :FUNCNAME"
+    "  /REGEX/,+N); repeatable.",
 )
 @click.option("--rev", help="Blame FILE as of this revision (default: the working tree).")
 @click.option(

@@ -226,3 +226,28 @@ def test_the_latest_model_choice_wins(tmp_path: Path) -> None:
     session = parse_transcript(path)
     assert session.model == "Claude Sonnet 4.5"
     assert [m.text for m in session.messages] == ["Go on.", "Go on."]
+
+
+@pytest.mark.parametrize("spec", [":handle", "/^def handle/,+2", "2,/^    return/"])
+def test_function_and_regex_ranges_are_git_s(repo: Path, spec: str) -> None:
+    (repo / "m.py").write_text(
+        "import os\n\n\ndef handle(x):\n    y = x + 1\n    return y\n\n\ndef other():\n    pass\n"
+    )
+    git(repo, "add", "m.py")
+    git(repo, "commit", "-q", "-m", "m", env=commit_env(1_784_278_800))
+    doc = orjson.loads(deja("blame", "m.py", "-L", spec, "--json", cwd=repo).stdout)
+    want = [
+        int(head.split()[2])
+        for head in git(repo, "blame", "--porcelain", "-L", spec, "m.py").splitlines()
+        if len(head.split()) >= 3 and len(head.split()[0]) == 40 and head.split()[1].isdigit()
+    ]
+    assert [ln["line"] for ln in doc["lines"]] == want and want
+
+
+def test_a_function_that_is_not_there_is_git_s_error(repo: Path) -> None:
+    (repo / "m.py").write_text("x = 1\n")
+    git(repo, "add", "m.py")
+    git(repo, "commit", "-q", "-m", "m", env=commit_env(1_784_278_800))
+    proc = deja("blame", "m.py", "-L", ":nosuch", cwd=repo, check=False)
+    assert proc.returncode == 1
+    assert "no match" in proc.stderr.decode() and "Traceback" not in proc.stderr.decode()

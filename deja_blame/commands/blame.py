@@ -41,6 +41,29 @@ def parse_range(spec: str | None) -> tuple[int, int] | None:
     return start, end
 
 
+def _needs_git(spec: str) -> bool:
+    """``-L :funcname`` and ``-L /regex/`` forms (git finds those lines)."""
+    return spec.startswith((":", "/")) or ",/" in spec or ",-" in spec
+
+
+def _git_range(file: Path, rev: str | None, spec: str) -> tuple[int, int]:
+    """The lines git's own ``-L`` finds for ``spec``, as a START,END range."""
+    from deja_blame.attribution.blame_engine import parse_porcelain
+    from deja_blame.gitutil import run_git
+
+    where = file.parent if str(file.parent) else Path(".")
+    args = ["blame", "--porcelain", "-L", spec, *([rev] if rev else []), "--", file.name]
+    proc = run_git(where, args, check=False, timeout=120)
+    if proc.returncode != 0:
+        msg = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        text = msg[-1] if msg else f"git blame -L {spec} failed"
+        raise DejaError(text.removeprefix("fatal: "))
+    lines = [b.line for b in parse_porcelain(proc.stdout)]
+    if not lines:
+        raise DejaError(f"-L {spec}: no lines")
+    return min(lines), max(lines)
+
+
 def refresh_index(conn: sqlite3.Connection) -> None:
     """Read new transcript bytes first: blame right after an agent session just works.
 
@@ -104,7 +127,11 @@ def run_blame(
     refresh: bool = True,
 ) -> int:
     specs = (line_range,) if isinstance(line_range, str) else tuple(line_range or ())
-    ranges = [r for r in (parse_range(x) for x in specs) if r is not None]
+    ranges = [
+        r
+        for r in (_git_range(file, rev, x) if _needs_git(x) else parse_range(x) for x in specs)
+        if r is not None
+    ]
     if len(ranges) <= 1:
         result = compute(conn, file, rev, ranges[0] if ranges else None, refresh)
     else:
