@@ -86,6 +86,17 @@ def run_git(
     return proc
 
 
+def try_git(
+    root: str | Path, args: Sequence[str], input: bytes | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[bytes] | None:
+    """``run_git`` for optional answers: never raises, None when git cannot run at all
+    (not on PATH, timed out); the caller reads the exit status."""
+    try:
+        return run_git(Path(root), args, input=input, check=False, timeout=timeout)
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
 def open_repository(path: Path) -> pygit2.Repository:
     """The repository containing ``path`` (a file or directory), or NotARepositoryError."""
     import pygit2
@@ -234,12 +245,7 @@ def root_commits(directory: str) -> frozenset[str] | None:
         return _ROOTS[directory]
     found: frozenset[str] | None = None
     if directory.startswith("/") and Path(directory).is_dir():
-        try:
-            proc = run_git(
-                Path(directory), ["rev-list", "--max-parents=0", "HEAD"], check=False, timeout=10
-            )
-        except (OSError, subprocess.SubprocessError):
-            proc = None
+        proc = try_git(directory, ["rev-list", "--max-parents=0", "HEAD"], timeout=10)
         if proc is not None and proc.returncode == 0 and proc.stdout.strip():
             found = frozenset(proc.stdout.decode("ascii", "replace").split())
     _ROOTS[directory] = found
@@ -273,15 +279,12 @@ def commit_authors(root: str | Path, commits: set[str]) -> dict[str, Author]:
     wanted = sorted(c for c in commits if c)
     if not wanted:
         return {}
-    try:
-        proc = run_git(
-            Path(root),
-            ["log", "--no-walk=unsorted", "--stdin", "--format=%H%x00%an%x00%ae%x00%at"],
-            input=("\n".join(wanted) + "\n").encode(),
-            check=False,
-            timeout=60,
-        )
-    except (OSError, subprocess.SubprocessError):
+    proc = try_git(
+        root,
+        ["log", "--no-walk=unsorted", "--stdin", "--format=%H%x00%an%x00%ae%x00%at"],
+        input=("\n".join(wanted) + "\n").encode(),
+    )
+    if proc is None:
         return {}
     out: dict[str, Author] = {}
     for row in proc.stdout.decode("utf-8", "replace").splitlines():

@@ -248,11 +248,15 @@ def _finish(
         if total is None:
             total = result.lines[-1].line if result.lines else 0
         if start > total and not (start == 1 and total == 0):
-            # git blame's own words for the same mistake
-            raise DejaError(f"file {result.path} has only {total} line{'s' if total != 1 else ''}")
+            raise too_short(result.path, total)
         result.lines = [ln for ln in result.lines if start <= ln.line <= end]
     _fill_sessions(conn, result)
     return result
+
+
+def too_short(path: str, total: int) -> DejaError:
+    """git blame's own words for a line range past the end of the file."""
+    return DejaError(f"file {path} has only {total} line{'s' if total != 1 else ''}")
 
 
 def _compute(
@@ -659,12 +663,20 @@ def session_final_fingerprints(conn: sqlite3.Connection, sid: int, path_ids: lis
         f" WHERE e.sid=? AND e.source='agent' AND p.path_id IN ({marks}) ORDER BY e.step, e.ord",
         [sid, *path_ids],
     ):
-        new = {fingerprint(x) for x in orjson.loads(added)}
-        if tool == "write_to_file":
-            current = set()
-        current -= {fingerprint(x) for x in orjson.loads(removed)} - new
-        current |= new
+        _replay(current, tool, removed, added, trivial_too=True)
     return current
+
+
+def _replay(
+    current: set[int], tool: str, removed: bytes | str, added: bytes | str, trivial_too: bool
+) -> None:
+    """Apply one of a session's edits of a file to the fingerprints it left there:
+    what it added, minus what it removed itself (a write_to_file starts afresh)."""
+    new = {fingerprint(x) for x in orjson.loads(added) if trivial_too or not is_trivial(x)}
+    if tool == "write_to_file":
+        current.clear()
+    current -= {fingerprint(x) for x in orjson.loads(removed)} - new
+    current |= new
 
 
 def session_work_is_here(conn: sqlite3.Connection, sid: int, project: str, root: Path) -> bool:
@@ -682,12 +694,7 @@ def session_work_is_here(conn: sqlite3.Connection, sid: int, project: str, root:
     ):
         if not path.startswith(prefix):
             continue
-        current = final.setdefault(path[len(prefix) :], set())
-        new = {fingerprint(x) for x in orjson.loads(added) if not is_trivial(x)}
-        if tool == "write_to_file":
-            current.clear()
-        current -= {fingerprint(x) for x in orjson.loads(removed)} - new
-        current |= new
+        _replay(final.setdefault(path[len(prefix) :], set()), tool, removed, added, False)
     present = total = 0
     for rel, fps in final.items():
         total += len(fps)

@@ -51,14 +51,9 @@ class RepoState:
 
 
 def _git(cwd: str, *args: str) -> subprocess.CompletedProcess[bytes] | None:
-    from deja_blame.gitutil import no_git_env
+    from deja_blame.gitutil import try_git
 
-    try:
-        return subprocess.run(
-            ["git", "-C", cwd, *args], capture_output=True, env=no_git_env(), timeout=30
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None  # no git on PATH: the slow path works with pygit2
+    return try_git(cwd, args, timeout=30)  # None (no git on PATH): the slow path uses pygit2
 
 
 def repo_state(start: Path) -> RepoState | None:

@@ -67,7 +67,9 @@ class FileHistory:
         # the file: the version before a commit is its parent's, not whatever the log
         # (ordered by date) shows next, which on a merged branch is another branch's
         args = ["log", "--parents", "--format=>%H %ct %P", "--raw", "--no-abbrev", "--no-renames"]
-        proc = _git(self.root, [*args, self._rev or "HEAD", "--", *self.paths])
+        from deja_blame.gitutil import try_git
+
+        proc = try_git(self.root, [*args, self._rev or "HEAD", "--", *self.paths])
         if proc is None or proc.returncode != 0:
             return
         blobs: list[set[str]] = []
@@ -169,17 +171,6 @@ class FileHistory:
             except (OSError, subprocess.SubprocessError):
                 self._batch.kill()
             self._batch = None
-
-
-def _git(root: str, args: list[str]) -> subprocess.CompletedProcess[bytes] | None:
-    from deja_blame.gitutil import no_git_env
-
-    try:
-        return subprocess.run(
-            ["git", "-C", root, *args], capture_output=True, env=no_git_env(), timeout=60
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
 
 
 class CommitWindow:

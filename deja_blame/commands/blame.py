@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from deja_blame.attribution.blame import FileBlame, blame_file, cached_blame
+from deja_blame.attribution.blame import FileBlame, blame_file, cached_blame, too_short
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import commit_authors, open_repository, relative_path
 from deja_blame.jsonout import print_json
@@ -142,7 +142,7 @@ def run_blame(
         total = result.total_lines or (result.lines[-1].line if result.lines else 0)
         for a, _ in ranges:
             if a > total:
-                raise DejaError(f"file {result.path} has only {total} line{'s' * (total != 1)}")
+                raise too_short(result.path, total)
         result.lines = [ln for ln in result.lines if any(a <= ln.line <= b for a, b in ranges)]
     if result.indexed_sessions == 0 and not any(ln.session for ln in result.lines):
         warn("no sessions are indexed: every line is unattributed (run: deja index)")
