@@ -1,26 +1,23 @@
 """Commit-window evidence: was a write still the source of the line its commit brought?
 
 git blame names the commit C that brought each line. A session's write of the
-line's text is evidence for it when the write was made for C: after the commit
-that last touched the file before C (its "floor"). A write older than that is
-*stale* when what it wrote was already committed and gone again:
-
-- its text was in the first commit that touched the file after the write (the
-  session's work was committed), and
-- its text is not in the file's version just before C (it had been removed);
-
-so C brought the text back, and whoever typed it then (a person, another
-session) wrote it, not the old session. A write older than the floor whose text
-was never committed (the person staged other hunks first) stays evidence, and
-so does one whose text C only re-indented (it was in the version before C with
-other white space; the same exact line there means C moved or re-added it), and
-every write of a file C restored byte for byte from an older commit.
-Trivial lines (blank, a lone bracket) carry no text to tell these apart: for
-them a write older than the floor is stale unless a line beside them, brought
-by the same commit, is one that commit moved (its exact text was there before).
+line's text is evidence for it when the write was made for C: after the
+version of the file C was made from (C's parent for this file, its "floor").
+A write older than that is *stale* when its text (indent aside) was in the
+first commit that touched the file after the write: the session's work was
+committed, and C brought the text again, so whoever did that (a person moving
+or retyping it, another session) wrote it, not the old session. It stays
+evidence when its text was never committed before C (the person staged other
+hunks first), when C only re-indented the line (the version before C had it
+with other white space and not as it is now), and for every line of a file C
+restored byte for byte from an older commit. Trivial lines (blank, a lone
+bracket) carry no text to tell these apart: for them a write older than the
+floor is stale unless a line beside them, brought by the same commit, is one
+that commit moved (its exact text was there before).
 
 The file's history is one ``git log`` of the paths blame reported; versions are
-read (one ``git cat-file --batch``) only for the lines that need the check.
+read (one ``git cat-file --batch``) only for the lines that need the check, at
+most MAX_VERSIONS of them (past that the rules give way to the matcher alone).
 """
 
 from __future__ import annotations
@@ -195,7 +192,7 @@ class CommitWindow:
         # times oldest first, to find the first commit after a write (a running
         # maximum: a rebase or a merge can put an older time after a newer one)
         self.ascending: list[int] = []
-        self._stale: dict[tuple[int, tuple[str | None, float]], bool] = {}
+        self._stale: dict[tuple[int, float], bool] = {}  # (line, write time) -> answer
 
     def _prepare(self) -> None:
         history = self.history
@@ -235,8 +232,7 @@ class CommitWindow:
             return False
         if self.trivial[i]:
             return not self._moved_beside(i, commit, commits[prev])
-        key = (commit, at)
-        known = self._stale.get((i, key))
+        known = self._stale.get((i, at))
         if known is not None:
             return known
         text = self.texts[i]
@@ -253,7 +249,7 @@ class CommitWindow:
                 and history.readable(commits[first])
                 and history.has_stripped(commits[first], stripped)
             )
-        self._stale[(i, key)] = result
+        self._stale[(i, at)] = result
         return result
 
     def _moved_beside(self, i: int, commit: str | None, prev_sha: str) -> bool:
