@@ -40,11 +40,7 @@ def use_colour(stream: IO[str] | None = None) -> bool:
         return True
     if choice == "never" or os.environ.get("NO_COLOR"):
         return False
-    stream = stream or sys.stdout
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):
-        return False
+    return _is_tty(stream or sys.stdout)
 
 
 def style(text: str, colour: bool, **kwargs: object) -> str:
@@ -74,21 +70,13 @@ NO_PAGER_ENV = "DEJA_NO_PAGER"  # set by --no-pager
 def pager_command() -> list[str] | None:
     """The pager, as git finds one: DEJA_PAGER, git's core.pager, PAGER, then
     ``less``; None where there is none to run (or it is ``cat``)."""
-    from deja_blame.gitutil import no_git_env
+    from deja_blame.gitutil import try_git
 
     command = os.environ.get(PAGER_ENV)
     if command is None:
-        try:
-            proc = subprocess.run(
-                ["git", "config", "core.pager"],
-                capture_output=True,
-                text=True,
-                timeout=5,
-                env=no_git_env(),
-            )
-            command = proc.stdout.strip() or None if proc.returncode == 0 else None
-        except (OSError, subprocess.SubprocessError):
-            command = None
+        proc = try_git(".", ["config", "core.pager"], timeout=5)
+        if proc is not None and proc.returncode == 0:
+            command = proc.stdout.decode("utf-8", "replace").strip() or None
     if command is None:
         command = os.environ.get("PAGER") or "less"
     try:
