@@ -136,7 +136,8 @@ def check_index(db_path: Path, transcripts: list[TranscriptFile]) -> tuple[Check
         if Path(str(db_path) + s).exists()
     )
     where = f"{db_path} ({_size(size)})"
-    if disk_full(db_path):
+    full = disk_full(db_path)
+    if full:
         # SQLite's errors on a full disk look like damage; a rebuild would make it worse
         where += "; its disk is full"
         rebuild = f"free space on the disk of {db_path.parent}"
@@ -181,7 +182,7 @@ def check_index(db_path: Path, transcripts: list[TranscriptFile]) -> tuple[Check
             return Check("index", False, f"{where}: empty", "deja index"), None
         sessions = int(conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0])
         stale = "" if version == SCHEMA_VERSION else f", schema {version} (migrates on next use)"
-        if disk_full(db_path):
+        if full:
             stale += ": read-only until space is freed (blame, why, show work; deja index cannot add to it)"
         elif not writable_place(db_path):
             # a read-only file system, or a directory deja may not write: not damage

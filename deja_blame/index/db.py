@@ -420,7 +420,7 @@ def database_error(path: Path, exc: sqlite3.DatabaseError) -> DejaError:
             )
         if "unable to open" in text:
             return DejaError(f"cannot open the index {path}: {exc}")
-        if "full" in text or "disk I/O" in text or "readonly" in text:
+        if _no_room(exc) or "readonly" in text:
             return DejaError(
                 f"the index {path} could not be written: {exc}",
                 hint="free space on its disk (or choose another file with --db), then run it again",
