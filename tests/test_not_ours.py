@@ -117,6 +117,24 @@ def test_a_rebuild_that_is_killed_leaves_the_old_index(tmp_path: Path) -> None:
     assert not Path(str(db) + ".rebuild-wal").exists()
 
 
+PY = f'"{sys.executable}" -m deja_blame'
+
+
+def _in_own_mounts(
+    script: str, cwd: Path, env: dict[str, str]
+) -> subprocess.CompletedProcess[bytes]:
+    """``sh -c script`` in a private mount namespace (root: CI runs as root; else a
+    user namespace), so its mounts vanish with it."""
+    unshare = ["unshare", "-m"] if os.geteuid() == 0 else ["unshare", "-rm"]
+    return subprocess.run(
+        [*unshare, "sh", "-c", script],
+        cwd=cwd,
+        env={**os.environ, **env},
+        capture_output=True,
+        timeout=120,
+    )
+
+
 def test_read_only_commands_work_on_an_index_on_a_read_only_file_system(
     tmp_path: Path, small_repo: Path
 ) -> None:
@@ -127,21 +145,12 @@ def test_read_only_commands_work_on_an_index_on_a_read_only_file_system(
     env = {"DEJA_DB": str(db), "DEJA_ANTIGRAVITY_ROOT": str(FIXTURES / "demo")}
     deja("index", "-q", env=env)
     before = db.read_bytes()
-    unshare = ["unshare", "-m"] if os.geteuid() == 0 else ["unshare", "-rm"]
     script = (
         f'mount --bind "{db_dir}" "{db_dir}" && mount -o remount,ro,bind "{db_dir}" && '
-        f'"{sys.executable}" -m deja_blame sessions --json && '
-        f'"{sys.executable}" -m deja_blame show 3f2a --json && '
-        f'"{sys.executable}" -m deja_blame blame a.py --json && '
-        f'"{sys.executable}" -m deja_blame doctor --json'
+        f"{PY} sessions --json && {PY} show 3f2a --json && {PY} blame a.py --json && "
+        f"{PY} doctor --json"
     )
-    proc = subprocess.run(
-        [*unshare, "sh", "-c", script],
-        cwd=small_repo,
-        env={**os.environ, **env},
-        capture_output=True,
-        timeout=120,
-    )
+    proc = _in_own_mounts(script, small_repo, env)
     err = proc.stderr.decode()
     assert "unable to open" not in err and "damaged" not in err, err
     docs = proc.stdout.decode()
@@ -161,20 +170,14 @@ def test_read_only_commands_work_on_an_index_on_a_full_disk(
     env = {"DEJA_DB": str(built), "DEJA_ANTIGRAVITY_ROOT": str(FIXTURES / "demo")}
     deja("index", "-q", env=env)
     db = db_dir / "index.db"
-    unshare = ["unshare", "-m"] if os.geteuid() == 0 else ["unshare", "-rm"]
-    py = f'"{sys.executable}" -m deja_blame'
     script = (
         f'mount -t tmpfs -o size=3m tmpfs "{db_dir}" && cp "{built}" "{db}" && '
         f'(dd if=/dev/zero of="{db_dir}/fill" bs=64k 2>/dev/null; true) && '
-        f"{py} sessions --json && {py} show 3f2a --json && {py} blame a.py --json && "
-        f"({py} doctor --json; true) && ({py} index -q --rebuild; echo index-rc=$?)"
+        f"{PY} sessions --json && {PY} show 3f2a --json && {PY} blame a.py --json && "
+        f"({PY} doctor --json; true) && ({PY} index -q --rebuild; echo index-rc=$?)"
     )
-    proc = subprocess.run(
-        [*unshare, "sh", "-c", script],
-        cwd=small_repo,
-        env={**os.environ, "DEJA_DB": str(db), "DEJA_ANTIGRAVITY_ROOT": str(FIXTURES / "demo")},
-        capture_output=True,
-        timeout=120,
+    proc = _in_own_mounts(
+        script, small_repo, {"DEJA_DB": str(db), "DEJA_ANTIGRAVITY_ROOT": str(FIXTURES / "demo")}
     )
     err = proc.stderr.decode()
     out = proc.stdout.decode()
