@@ -118,19 +118,35 @@ def cli(chdir: Path | None, global_db: Path | None, color: str | None, no_pager:
         os.chdir(chdir)
 
 
+def _agent_choice() -> click.Choice:
+    from deja_blame.transcripts.harnesses import ALL_NAMES
+
+    return click.Choice(ALL_NAMES, case_sensitive=False)
+
+
 @cli.command("parse")
 @click.argument("path", type=click.Path(path_type=Path))
+@click.option(
+    "--agent",
+    type=_agent_choice(),
+    default=None,
+    help="The agent that wrote the transcript (default: told from its name and first lines).",
+)
 @json_option
-def parse_cmd(path: Path, as_json: bool) -> None:
+def parse_cmd(path: Path, agent: str | None, as_json: bool) -> None:
     """Parse one transcript file (no index) and print the session.
 
+    Reads Antigravity, Claude Code, Codex CLI and Gemini CLI transcripts.
+
     \b
-    Example:
+    Examples:
       deja parse ~/.gemini/antigravity/brain/3f2a.../.system_generated/logs/transcript.jsonl --json
+      deja parse ~/.claude/projects/-home-me-shop/0b7c....jsonl
+      deja parse ~/.codex/sessions/2026/12/01/rollout-....jsonl --json
     """
     from deja_blame.commands.parse import run_parse
 
-    sys.exit(run_parse(path, as_json))
+    sys.exit(run_parse(path, as_json, agent))
 
 
 @cli.command("index")
@@ -140,7 +156,15 @@ def parse_cmd(path: Path, as_json: bool) -> None:
     "roots",
     multiple=True,
     type=click.Path(path_type=Path),
-    help="Transcript root to read (repeatable); default $DEJA_ANTIGRAVITY_ROOT or ~/.gemini/antigravity*.",
+    help="Antigravity transcript root to read (repeatable; only these are read);"
+    " default: every agent's transcripts where it keeps them.",
+)
+@click.option(
+    "--agent",
+    "agents",
+    multiple=True,
+    type=_agent_choice(),
+    help="Only this agent's transcripts (repeatable): antigravity, claude-code, codex, gemini-cli.",
 )
 @click.option("--rebuild", is_flag=True, help="Delete the index and read everything again.")
 @click.option(
@@ -156,12 +180,20 @@ def parse_cmd(path: Path, as_json: bool) -> None:
 def index_cmd(
     db: Path | None,
     roots: tuple[Path, ...],
+    agents: tuple[str, ...],
     rebuild: bool,
     jobs: int | None,
     quiet: bool,
     as_json: bool,
 ) -> None:
     """Read new transcript lines into the index (only what changed since the last run).
+
+    \b
+    Where each agent keeps its transcripts (a variable replaces each):
+      Antigravity   ~/.gemini/antigravity*/brain            DEJA_ANTIGRAVITY_ROOT
+      Claude Code   ${CLAUDE_CONFIG_DIR:-~/.claude}/projects DEJA_CLAUDE_ROOT
+      Codex CLI     ${CODEX_HOME:-~/.codex}/sessions         DEJA_CODEX_ROOT
+      Gemini CLI    ~/.gemini/tmp/*/chats                    DEJA_GEMINI_ROOT
 
     Long tool output (files the agent viewed, command output) is not copied:
     the index keeps its start and end and reads the rest from the transcript
@@ -173,22 +205,38 @@ def index_cmd(
       DEJA_ANTIGRAVITY_ROOT=/backup/antigravity deja index --json
       deja index --rebuild          # after "the index ... is unreadable"
       deja index --jobs 1           # read in this process only
+      deja index --agent claude-code --agent codex
     """
     from deja_blame.commands.index import run_index
 
-    sys.exit(run_index(_db_path(db), list(roots) or None, rebuild, as_json, quiet, jobs))
+    sys.exit(
+        run_index(
+            _db_path(db),
+            list(roots) or None,
+            rebuild,
+            as_json,
+            quiet,
+            jobs,
+            agents=list(agents) or None,
+        )
+    )
 
 
 @cli.command("sessions")
 @db_option
 @click.option("--project", help="Only sessions of this project directory (or under it).")
+@click.option("--agent", type=_agent_choice(), default=None, help="Only this agent's sessions.")
 @click.option(
     "-n", "--limit", type=click.IntRange(min=1), default=None, help="Show at most N sessions."
 )
 @json_option
 @with_index
 def sessions_cmd(
-    conn: sqlite3.Connection, project: str | None, limit: int | None, as_json: bool
+    conn: sqlite3.Connection,
+    project: str | None,
+    agent: str | None,
+    limit: int | None,
+    as_json: bool,
 ) -> int:
     """List indexed sessions, newest first.
 
@@ -196,10 +244,11 @@ def sessions_cmd(
     Examples:
       deja sessions
       deja sessions --project ~/src/shop --json
+      deja sessions --agent claude-code
     """
     from deja_blame.commands.sessions import run_sessions
 
-    return run_sessions(conn, as_json, project=project, limit=limit)
+    return run_sessions(conn, as_json, project=project, limit=limit, agent=agent)
 
 
 @cli.command("show")
@@ -323,14 +372,16 @@ def why_cmd(conn: sqlite3.Connection, target: str, rev: str | None, as_json: boo
     "--to",
     "target",
     required=True,
-    type=click.Choice(["agy", "antigravity"]),
-    help="Agent to hand over to (antigravity is the same target as agy).",
+    type=click.Choice(
+        ["agy", "antigravity", "claude", "claude-code", "codex", "gemini", "gemini-cli"]
+    ),
+    help="Agent to hand over to: agy (Antigravity), claude (Claude Code), codex, gemini.",
 )
 @click.option(
     "--session", default=None, help="Session id or unique prefix (default: the newest one here)."
 )
 @click.option(
-    "--print", "print_only", is_flag=True, help="Print the prompt instead of starting agy."
+    "--print", "print_only", is_flag=True, help="Print the prompt instead of starting the agent."
 )
 @click.option(
     "--max-chars",
@@ -350,17 +401,20 @@ def handoff_cmd(
     max_chars: int,
     as_json: bool,
 ) -> int:
-    """Start agy on a session's context: goal, edits, commands, what is left open.
+    """Start an agent on a session's context: goal, edits, commands, what is left open.
 
     Without --session, the newest indexed session of the repository (or
-    directory) you stand in. The prompt is redacted and passed to `agy -i` as
-    one argument (never through a shell); agy starts in the session's project.
+    directory) you stand in, whichever agent wrote it. The prompt is redacted
+    and passed as one argument (never through a shell): `agy -i PROMPT`,
+    `claude PROMPT`, `codex PROMPT`, `gemini -i PROMPT`; the agent starts in
+    the session's project.
 
     \b
     Examples:
       deja handoff --to agy
       deja handoff --to antigravity --session 3f2a
       deja handoff --to agy --print > prompt.txt
+      deja handoff --to claude --session 0b7c     # a Codex session, continued in Claude Code
     """
     from deja_blame.commands.handoff import run_handoff
 

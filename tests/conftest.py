@@ -28,6 +28,9 @@ def sealed_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None
             "XDG_DATA_HOME",
             "XDG_STATE_HOME",
             "NO_COLOR",
+            "CLAUDE_CONFIG_DIR",
+            "CODEX_HOME",
+            "GEMINI_CLI_HOME",
         ):
             monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("HOME", str(home))

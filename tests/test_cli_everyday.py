@@ -66,7 +66,7 @@ def test_a_range_past_the_end_is_git_s_error(history: Path) -> None:
         (("why", ":3"), 2, "is not FILE:LINE"),
         (("sessions", "--limit", "0"), 2, "is not in the range"),
         (("sessions", "--limit", "-1"), 2, "is not in the range"),
-        (("parse", "/etc/passwd"), 1, "is not an Antigravity transcript"),
+        (("parse", "/etc/passwd"), 1, "is not an agent transcript"),
     ],
 )
 def test_mistakes_get_one_line_and_a_non_zero_exit(

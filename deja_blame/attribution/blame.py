@@ -75,6 +75,7 @@ class LineAttribution:
             "confidence": self.confidence,
         }
         if self.session is not None:
+            doc["agent"] = self.source
             doc["written_at"] = self.written_at
             doc["via"] = self.via
         return doc
@@ -92,6 +93,7 @@ class SessionInfo:
     def to_json(self) -> dict[str, Any]:
         return {
             "source": self.source,
+            "agent": self.source,
             "model": self.model,
             "project": self.project,
             "started_at": self.started_at,
@@ -325,7 +327,6 @@ def _compute(
             hit = note_lookup(ln.commit, ln.orig_path or relpath, ln.orig_line or ln.line)
             if hit is not None:
                 ln.session, ln.confidence, ln.via = hit[0], hit[1], "note"
-                ln.source = "antigravity"
                 if hit[2] is not None:
                     ln.written_at = format_time_epoch(hit[2])
         info_of = getattr(note_lookup, "session_info", None)
@@ -334,6 +335,10 @@ def _compute(
                 info = info_of(sid)
                 if isinstance(info, dict):
                     result.note_sessions[sid] = info
+        for ln in lines:
+            if ln.via == "note" and ln.session:
+                noted = result.note_sessions.get(ln.session) or {}
+                ln.source = _text(noted.get("agent")) or "antigravity"
     if conn is not None:
         # Renamed files: their older lines were written under the old path.
         older = {b.orig_path for b in by_line if b is not None and b.orig_path} - {relpath}
@@ -641,8 +646,7 @@ def _attribute_from_index(
     for k, (ln, m) in enumerate(zip(lines, matches)):
         if m is None or ln.via == "note" or (only is not None and not only[k]):
             continue  # the commit's note wins over the index
-        ln.session = names.get(m.sid)
-        ln.source = "antigravity"
+        ln.session, ln.source = names.get(m.sid, (None, None))
         ln.confidence = m.confidence
         if m.at not in when:
             when[m.at] = format_time_epoch(m.at)
@@ -725,13 +729,14 @@ def format_time_epoch(epoch: float) -> str:
     return format_time(datetime.fromtimestamp(epoch, tz=timezone.utc))
 
 
-def _session_ids(conn: sqlite3.Connection, sids: set[int]) -> dict[int, str]:
-    out: dict[int, str] = {}
+def _session_ids(conn: sqlite3.Connection, sids: set[int]) -> dict[int, tuple[str, str]]:
+    """sid -> (session id, agent)."""
+    out: dict[int, tuple[str, str]] = {}
     for part, marks in in_chunks(sids):
-        for sid, name in conn.execute(
-            f"SELECT sid, session_id FROM sessions WHERE sid IN ({marks})", part
+        for sid, name, source in conn.execute(
+            f"SELECT sid, session_id, source FROM sessions WHERE sid IN ({marks})", part
         ):
-            out[int(sid)] = name
+            out[int(sid)] = (name, source or "antigravity")
     return out
 
 

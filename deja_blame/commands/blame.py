@@ -64,6 +64,15 @@ def _git_range(file: Path, rev: str | None, spec: str) -> tuple[int, int]:
     return min(lines), max(lines)
 
 
+# the agent on a blame line, as short as its command
+AGENT_LABELS = {
+    "antigravity": "agy",
+    "claude-code": "claude",
+    "codex": "codex",
+    "gemini-cli": "gemini",
+}
+
+
 def refresh_index(conn: sqlite3.Connection) -> None:
     """Read new transcript bytes first: blame right after an agent session just works.
 
@@ -71,8 +80,6 @@ def refresh_index(conn: sqlite3.Connection) -> None:
     (the same check the post-commit hook makes).
     """
     roots = discover_roots()
-    if not roots:
-        return
     from deja_blame.index.changes import changed_transcripts
 
     try:
@@ -182,16 +189,17 @@ def print_human(result: FileBlame) -> None:
             )
             when = (ln.written_at or "")[:16].replace("T", " ")
             conf = f"{ln.confidence:.2f}" if ln.confidence is not None else "note"
-            who = f"{inert(ln.session)[:8]} {'agy':<3} {when:<16} {conf}"
-            who = style(f"{who:<35}", colour, fg=fg)
+            agent = AGENT_LABELS.get(ln.source or "", inert(ln.source or "?")[:6])
+            who = f"{inert(ln.session)[:8]} {agent:<6} {when:<16} {conf}"
+            who = style(f"{who:<38}", colour, fg=fg)
         elif ln.commit is None:
-            who = style(f"{'(not committed yet)':<35}", colour, dim=True)
+            who = style(f"{'(not committed yet)':<38}", colour, dim=True)
         else:
             # a person's line: git blame's author and date
             author = authors.get(ln.commit)
             name = inert(author.name) if author else "-"
             day = _day(author.time) if author else ""
-            who = style(f"({shorten(name, 22):<22} {day:<10})", colour, dim=True)
+            who = style(f"({shorten(name, 25):<25} {day:<10})", colour, dim=True)
         text = inert(ln.text)
         out.append(f"{style(sha, colour, fg='yellow')} {who} {ln.line:>{width}}) {text}")
     if out:

@@ -1,7 +1,8 @@
-"""deja handoff --to agy: start a new agent session on an indexed session's context.
+"""deja handoff --to agy|claude|codex|gemini: start an agent on an indexed session's context.
 
-The prompt (``outputs.handoff_prompt``) goes to ``agy -i <prompt>`` as one
-argument of an argument vector: no shell ever sees transcript text. On POSIX
+The prompt (``outputs.handoff_prompt``) goes to ``agy -i <prompt>``, ``claude
+<prompt>``, ``codex <prompt>`` or ``gemini -i <prompt>`` as one argument of an
+argument vector: no shell ever sees transcript text. On POSIX
 deja replaces itself with agy (``os.execvp`` after ``chdir``), so the terminal
 and the exit status belong to agy.
 """
@@ -22,14 +23,25 @@ from deja_blame.index.store import SessionSummary, list_sessions, load_session, 
 from deja_blame.jsonout import print_json
 from deja_blame.outputs.handoff_prompt import DEFAULT_LIMIT, build_prompt, project_dir
 
-# --to values, each to the program it starts: Antigravity's terminal client is agy.
-TARGETS = {"agy": "agy", "antigravity": "agy"}
+# --to values, each to the program it starts and the options before the prompt:
+# an interactive session that begins with the prompt, in each agent's own words.
+TARGETS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "agy": ("agy", ("-i",)),
+    "antigravity": ("agy", ("-i",)),
+    "claude": ("claude", ()),
+    "claude-code": ("claude", ()),
+    "codex": ("codex", ()),
+    "gemini": ("gemini", ("-i",)),
+    "gemini-cli": ("gemini", ("-i",)),
+}
 
-INSTALL_HINT = (
-    "install the Antigravity CLI: curl -fsSL https://antigravity.google/cli/install.sh | bash"
-    " (Windows: winget install Google.AntigravityCLI), or print the prompt instead:"
-    " deja handoff --to agy --print"
-)
+INSTALL = {
+    "agy": "install the Antigravity CLI: curl -fsSL https://antigravity.google/cli/install.sh"
+    " | bash (Windows: winget install Google.AntigravityCLI)",
+    "claude": "install Claude Code: npm install -g @anthropic-ai/claude-code",
+    "codex": "install Codex CLI: npm install -g @openai/codex",
+    "gemini": "install Gemini CLI: npm install -g @google/gemini-cli",
+}
 
 
 def find_repo_root(start: Path) -> Path | None:
@@ -96,16 +108,18 @@ def run_handoff(
     max_chars: int = DEFAULT_LIMIT,
     cwd: Path | None = None,
 ) -> int:
-    program = TARGETS.get(target)
-    if program is None:
-        raise DejaError(f"unknown handoff target {target!r}", hint="use: --to agy")
+    if target not in TARGETS:
+        raise DejaError(
+            f"unknown handoff target {target!r}", hint="use: --to agy, claude, codex or gemini"
+        )
+    program, options = TARGETS[target]
     here = cwd if cwd is not None else Path(os.getcwd())
     repo_root = find_repo_root(here)
     session_id = choose_session(conn, session, here, repo_root)
     loaded = load_session(conn, session_id)
     prompt = build_prompt(loaded, repo_root=repo_root, limit=max_chars)
     workdir = project_dir(loaded.project) or here
-    argv = [program, "-i", prompt]
+    argv = [program, *options, prompt]
     if as_json:
         print_json({"session_id": session_id, "target": program, "cwd": str(workdir), "argv": argv})
         return 0
@@ -114,7 +128,11 @@ def run_handoff(
         return 0
     found = shutil.which(program)
     if found is None:
-        raise DejaError(f"{program} is not on PATH: cannot start the handoff", hint=INSTALL_HINT)
+        raise DejaError(
+            f"{program} is not on PATH: cannot start the handoff",
+            hint=f"{INSTALL[program]}, or print the prompt instead:"
+            f" deja handoff --to {target} --print",
+        )
     executable = os.path.abspath(found)  # before chdir: a relative PATH entry would move
     conn.close()
     return _start(executable, argv, workdir)

@@ -22,6 +22,7 @@ from deja_blame.index.db import (
 from deja_blame.index.ingest import IndexReport, collect_transcripts, index_roots
 from deja_blame.jsonout import print_json
 from deja_blame.output import warn
+from deja_blame.transcripts.harnesses import HARNESSES, Harness, discover, harness
 from deja_blame.transcripts.roots import discover_roots
 
 
@@ -32,6 +33,7 @@ def run_index(
     as_json: bool,
     quiet: bool = False,
     jobs: int | None = None,
+    agents: list[str] | None = None,
 ) -> int:
     target = db_path
     # a root named on the command line that is not there is a mistake: the others
@@ -53,12 +55,18 @@ def run_index(
     try:
         report = IndexReport()
         root_list = roots or discover_roots()
-        if not root_list:
-            report.problems.append(
-                "no transcript roots found (looked for ~/.gemini/antigravity*);"
-                " set DEJA_ANTIGRAVITY_ROOT"
-            )
-        files = collect_transcripts(root_list, report)
+        if roots:
+            # roots named on the command line are Antigravity's, and only they are read
+            files = collect_transcripts(root_list, report)
+        else:
+            files = discover(agents, problems=report.problems)
+            if not files and not _any_root(agents):
+                report.problems.append(
+                    "no transcripts found (looked in "
+                    + ", ".join(h.where for h in _chosen(agents))
+                    + "); set DEJA_ANTIGRAVITY_ROOT, DEJA_CLAUDE_ROOT, DEJA_CODEX_ROOT"
+                    " or DEJA_GEMINI_ROOT"
+                )
         problems = list(report.problems)
         try:
             if sys.stderr.isatty() and not as_json and not quiet and files:
@@ -95,6 +103,14 @@ def run_index(
     elif not quiet:
         click.echo(report.summary(), err=True)
     return 1 if named_missing else 0
+
+
+def _chosen(agents: list[str] | None) -> list[Harness]:
+    return [harness(a) for a in agents] if agents else list(HARNESSES)
+
+
+def _any_root(agents: list[str] | None) -> bool:
+    return any(root.is_dir() for h in _chosen(agents) for root in h.roots())
 
 
 def _close_for_swap(conn: sqlite3.Connection) -> None:

@@ -7,10 +7,10 @@ from pathlib import Path
 from deja_blame.commands.show import print_session
 from deja_blame.errors import DejaError
 from deja_blame.jsonout import print_json
-from deja_blame.transcripts import parse_transcript
+from deja_blame.transcripts.harnesses import parse_any
 
 
-def run_parse(path: Path, as_json: bool) -> int:
+def run_parse(path: Path, as_json: bool, agent: str | None = None) -> int:
     if path.is_dir():
         candidates = [path / n for n in ("transcript_full.jsonl", "transcript.jsonl")]
         candidates += [
@@ -27,14 +27,14 @@ def run_parse(path: Path, as_json: bool) -> int:
         # a FIFO would block, /dev/zero never ends: transcripts are regular files
         raise DejaError(f"{path} is not a regular file (a transcript is a .jsonl file)")
     try:
-        session = parse_transcript(path)
+        session = parse_any(path, agent)
     except OSError as exc:
         raise DejaError(f"cannot read {path}: {exc.strerror or exc}") from exc
     if session.skipped_lines and not (
         session.messages or session.commands or session.files or session.edits
     ):
         raise DejaError(
-            f"{path} is not an Antigravity transcript: none of its"
+            f"{path} is not an agent transcript: none of its"
             f" {session.skipped_lines:,} lines is a transcript record"
         )
     if as_json:

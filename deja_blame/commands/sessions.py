@@ -14,12 +14,20 @@ from deja_blame.output import inert, shorten, style, use_colour
 
 
 def run_sessions(
-    conn: sqlite3.Connection, as_json: bool, project: str | None = None, limit: int | None = None
+    conn: sqlite3.Connection,
+    as_json: bool,
+    project: str | None = None,
+    limit: int | None = None,
+    agent: str | None = None,
 ) -> int:
+    if agent:
+        from deja_blame.transcripts.harnesses import harness
+
+        agent = harness(agent).name
     spellings = project_spellings(project) if project else [None]
     rows = []
     for spelling in spellings:
-        rows = list_sessions(conn, project=spelling, limit=limit)
+        rows = list_sessions(conn, project=spelling, limit=limit, agent=agent)
         if rows:
             break
     if as_json:
@@ -29,6 +37,9 @@ def run_sessions(
         click.echo(f"no indexed session worked in {inert(spellings[0] or project)}", err=True)
         click.echo("hint: deja sessions lists them all", err=True)
         return 0
+    if not rows and agent:
+        click.echo(f"no indexed session of {agent}", err=True)
+        return 0
     if not rows:
         click.echo("no sessions indexed", err=True)
         click.echo("hint: read your transcripts with: deja index", err=True)
@@ -36,7 +47,8 @@ def run_sessions(
     c = use_colour()
     click.echo(
         style(
-            f"{'SESSION':<10} {'STARTED':<17} {'EDITS':>5} {'CMDS':>4}  {'PROJECT':<28} FIRST PROMPT",
+            f"{'SESSION':<10} {'AGENT':<11} {'STARTED':<17} {'EDITS':>5} {'CMDS':>4}"
+            f"  {'PROJECT':<28} FIRST PROMPT",
             c,
             bold=True,
         )
@@ -44,7 +56,8 @@ def run_sessions(
     for r in rows:
         started = (r.started_at or "")[:16].replace("T", " ")
         click.echo(
-            f"{inert(r.session_id)[:8]:<10} {started:<17} {r.n_edits:>5} {r.n_commands:>4}  "
+            f"{inert(r.session_id)[:8]:<10} {inert(r.source)[:11]:<11} {started:<17}"
+            f" {r.n_edits:>5} {r.n_commands:>4}  "
             f"{shorten(r.project, 28):<28} {shorten(r.first_prompt, 60)}"
         )
     return 0

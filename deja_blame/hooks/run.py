@@ -157,8 +157,6 @@ def refresh(
     from deja_blame.transcripts.roots import discover_roots
 
     roots = discover_roots()
-    if not roots:
-        return conn
     try:
         from deja_blame.index.changes import changed_transcripts
         from deja_blame.index.ingest import index_roots

@@ -10,15 +10,22 @@ import os
 import sqlite3
 import stat
 from pathlib import Path
+from typing import Any
 
 from deja_blame.transcripts.roots import COMPACT_NAME, FULL_NAME, TranscriptFile
 
 __all__ = ["changed_transcripts"]
 
 
-def changed_transcripts(conn: sqlite3.Connection, roots: list[Path]) -> list[TranscriptFile]:
+def changed_transcripts(
+    conn: sqlite3.Connection, roots: list[Path], others: bool = True
+) -> list[TranscriptFile]:
     """The transcripts whose stat differs from what the index recorded (plain os calls:
-    with a thousand sessions this is a few milliseconds, not the full walk's hundreds)."""
+    with a thousand sessions this is a few milliseconds, not the full walk's hundreds).
+
+    ``roots`` are Antigravity's; with ``others``, the other agents' transcripts
+    (found where they keep them) are checked too.
+    """
     known = {
         row[0]: (row[1], row[2], row[3], row[4])
         for row in conn.execute(
@@ -52,4 +59,22 @@ def changed_transcripts(conn: sqlite3.Connection, roots: list[Path]) -> list[Tra
                 if known.get(name) != (path, st.st_size, st.st_mtime_ns, st.st_ino):
                     out.append(TranscriptFile(session_id=name, path=Path(path), root=root))
                 break
+    if others:
+        out += _changed_others(known)
+    return out
+
+
+def _changed_others(known: dict[str, tuple[Any, ...]]) -> list[TranscriptFile]:
+    from deja_blame.models import SOURCE_ANTIGRAVITY
+    from deja_blame.transcripts.harnesses import HARNESSES, discover
+
+    out = []
+    names = [h.name for h in HARNESSES if h.name != SOURCE_ANTIGRAVITY]
+    for tf in discover(names):
+        try:
+            key = (str(tf.path), *tf.stat_key())
+        except OSError:
+            continue
+        if known.get(tf.session_id) != key:
+            out.append(tf)
     return out

@@ -242,8 +242,7 @@ def _same_stat(tf: TranscriptFile, row: tuple[Any, ...] | None) -> bool:
     """
     if row is None or row[0] != str(tf.path):
         return False
-    st = os.stat(tf.path)
-    return row[1] == st.st_size and row[2] == st.st_mtime_ns and row[3] == st.st_ino
+    return tuple(row[1:4]) == tf.stat_key()
 
 
 def _resume_state(blob: bytes | None) -> ReaderState | None:
@@ -325,6 +324,9 @@ def read_batches(
     ``limit_bytes`` it stops after the batch that reaches that many bytes read;
     that last batch then has no ``stat`` and the caller goes on from its offset.
     """
+    if tf.whole:
+        yield _read_whole(tf)
+        return
     st = os.stat(tf.path)
     path_text = str(tf.path)
     # The hash windows are read through a second handle: the batches' handle
@@ -372,6 +374,27 @@ def read_batches(
             )
             fresh = False
             batch = upcoming
+
+
+def _read_whole(tf: TranscriptFile) -> Batch:
+    """Another agent's transcript, read from its start as one batch (its reader
+    keeps no state between runs: the index replaces the session's rows)."""
+    from deja_blame.transcripts.builder import as_batch
+    from deja_blame.transcripts.harnesses import read_session
+
+    stat = tf.stat_key()
+    session = read_session(tf)
+    chunk, state = as_batch(session)
+    if session.project != "-":
+        state.first_cwd = session.project
+    return Batch(
+        rows=chunk_rows(chunk),
+        offset=stat[0],
+        read_hash="",
+        state=state.to_bytes(),
+        fresh=True,
+        stat=stat,
+    )
 
 
 def read_task(
@@ -460,9 +483,8 @@ def _commit(
             raise _Moved()
         if now is None:
             cur = conn.execute(
-                "INSERT INTO sessions(session_id, source, transcript, root)"
-                " VALUES (?, 'antigravity', ?, ?)",
-                (tf.session_id, path_text, str(tf.root)),
+                "INSERT INTO sessions(session_id, source, transcript, root) VALUES (?, ?, ?, ?)",
+                (tf.session_id, tf.agent, path_text, str(tf.root)),
             )
             sid = int(cur.lastrowid or 0)
         else:
@@ -473,7 +495,7 @@ def _commit(
             write_rows(conn, sid, rows, paths)
         project = resolve_project(
             tf.session_id,
-            tf.root,
+            None if tf.whole else tf.root,
             ProjectHints(touched_dir=state.touched_dir, first_cwd=state.first_cwd),
         )
         if batch.fresh or (rows is not None and rows.has_user):
@@ -527,6 +549,8 @@ def _pending(tf: TranscriptFile, known: dict[str, tuple[Any, ...]]) -> int:
         size = os.stat(tf.path).st_size
     except OSError:
         return 0
+    if tf.whole:
+        return size  # read from its start
     row = known.get(tf.session_id)
     offset = row[4] if row and row[0] == str(tf.path) else 0
     return max(0, size - offset)

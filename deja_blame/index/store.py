@@ -43,6 +43,7 @@ class SessionSummary:
         return {
             "session_id": self.session_id,
             "source": self.source,
+            "agent": self.source,
             "model": self.model,
             "project": self.project,
             "started_at": self.started_at,
@@ -280,15 +281,25 @@ def _summary(row: tuple[Any, ...]) -> SessionSummary:
 
 
 def list_sessions(
-    conn: sqlite3.Connection, project: str | None = None, limit: int | None = None
+    conn: sqlite3.Connection,
+    project: str | None = None,
+    limit: int | None = None,
+    agent: str | None = None,
 ) -> list[SessionSummary]:
-    """Newest first. ``project`` keeps sessions whose project is it or lies under/above it."""
+    """Newest first. ``project`` keeps sessions whose project is it or lies under/above it;
+    ``agent`` those of one agent."""
     sql = f"SELECT {_SUMMARY_COLS} FROM sessions"
     params: list[Any] = []
+    where: list[str] = []
     if project:
-        sql += " WHERE project = ? OR project LIKE ? ESCAPE '\\' OR ? LIKE project || '/%'"
+        where.append("(project = ? OR project LIKE ? ESCAPE '\\' OR ? LIKE project || '/%')")
         like = project.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%"
         params += [project, like, project]
+    if agent:
+        where.append("source = ?")
+        params.append(agent)
+    if where:
+        sql += " WHERE " + " AND ".join(where)
     sql += " ORDER BY COALESCE(started_at, '') DESC, session_id"
     if limit:
         sql += " LIMIT ?"

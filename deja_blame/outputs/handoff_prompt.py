@@ -411,10 +411,19 @@ def _open_items(session: Session, files: list[FileState], background: set[str]) 
     return out
 
 
+AGENT_NAMES = {
+    "antigravity": "Antigravity",
+    "claude-code": "Claude Code",
+    "codex": "Codex CLI",
+    "gemini-cli": "Gemini CLI",
+}
+
+
 def _render(session: Session, files: list[FileState], caps: _Caps) -> str:
     background = _background_commands(session)
     lines: list[str] = [
-        "You are taking over from an earlier Antigravity agent session. Carry on where it"
+        f"You are taking over from an earlier {AGENT_NAMES.get(session.source, session.source)}"
+        " agent session. Carry on where it"
         " left off: check the current state of the files and the tests first, then continue"
         " with what is left open.",
         "",

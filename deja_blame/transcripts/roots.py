@@ -7,6 +7,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from deja_blame.models import SOURCE_ANTIGRAVITY
+
 ROOT_ENV = "DEJA_ANTIGRAVITY_ROOT"
 FULL_NAME = "transcript_full.jsonl"  # nothing truncated: preferred
 COMPACT_NAME = "transcript.jsonl"
@@ -14,14 +16,38 @@ COMPACT_NAME = "transcript.jsonl"
 
 @dataclass(frozen=True)
 class TranscriptFile:
+    """One session's transcript: ``path``, plus ``parts`` read with it (another
+    agent's sub-agent files, which belong to the session that started them)."""
+
     session_id: str
     path: Path
     root: Path
+    agent: str = SOURCE_ANTIGRAVITY
+    parts: tuple[Path, ...] = ()
 
     @property
     def is_compact(self) -> bool:
         """Compact transcripts JSON-encode each tool argument value; full ones do not."""
         return self.path.name != FULL_NAME
+
+    @property
+    def whole(self) -> bool:
+        """Read from the start whenever it changed (every agent but Antigravity)."""
+        return self.agent != SOURCE_ANTIGRAVITY
+
+    def stat_key(self) -> tuple[int, int, int]:
+        """(size, mtime_ns, inode) of the transcript; with parts, their total size
+        and latest mtime (any part that grows or changes changes the key)."""
+        st = os.stat(self.path)
+        size, mtime = st.st_size, st.st_mtime_ns
+        for part in self.parts:
+            try:
+                pst = os.stat(part)
+            except OSError:
+                continue
+            size += pst.st_size
+            mtime = max(mtime, pst.st_mtime_ns)
+        return size, mtime, st.st_ino
 
 
 def discover_roots(env: Mapping[str, str] | None = None, home: Path | None = None) -> list[Path]:

@@ -1,0 +1,89 @@
+"""Where Claude Code keeps its sessions.
+
+``<config>/projects/<dir>/<session uuid>.jsonl``, ``<config>`` being
+``$CLAUDE_CONFIG_DIR`` or ``~/.claude`` (``$DEJA_CLAUDE_ROOT`` replaces both).
+Sub-agents (the Task tool) write their own files, which belong to the session
+that started them: ``<dir>/<session uuid>/subagents/agent-*.jsonl`` in current
+versions, ``<dir>/agent-*.jsonl`` naming their session in each record in older ones.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from deja_blame.transcripts.jsonl import decode_line
+from deja_blame.transcripts.roots import TranscriptFile
+
+ROOT_ENV = "DEJA_CLAUDE_ROOT"
+AGENT = "claude-code"
+_SESSION_FILE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._-]*\.jsonl$")
+_PEEK_BYTES = 256 * 1024  # where an old sub-agent file names its session: its first records
+
+
+def default_roots(env: Mapping[str, str], home: Path) -> list[Path]:
+    override = env.get(ROOT_ENV)
+    if override:
+        return [Path(p).expanduser() for p in override.split(os.pathsep) if p]
+    config = env.get("CLAUDE_CONFIG_DIR")
+    return [Path(config).expanduser() if config else home / ".claude"]
+
+
+def _projects_dir(root: Path) -> Path:
+    projects = root / "projects"
+    return projects if projects.is_dir() else root
+
+
+def find_transcripts(root: Path, problems: list[str] | None = None) -> Iterator[TranscriptFile]:
+    base = _projects_dir(root)
+    try:
+        dirs = sorted((e for e in os.scandir(base) if e.is_dir()), key=lambda e: e.name)
+    except OSError:
+        return
+    for d in dirs:
+        try:
+            entries = sorted(os.scandir(d.path), key=lambda e: e.name)
+        except OSError as exc:
+            if problems is not None:
+                problems.append(f"cannot read {d.path}: {exc.strerror or exc}")
+            continue
+        sessions: dict[str, Path] = {}
+        parts: dict[str, list[Path]] = {}
+        for e in entries:
+            if not _SESSION_FILE.match(e.name) or not e.is_file():
+                continue
+            if e.name.startswith("agent-"):
+                parent = _session_named_in(Path(e.path))
+                if parent:
+                    parts.setdefault(parent, []).append(Path(e.path))
+                continue
+            sessions[e.name[: -len(".jsonl")]] = Path(e.path)
+        for sid, path in sessions.items():
+            found = parts.get(sid, []) + subagent_files(path)
+            yield TranscriptFile(
+                session_id=sid, path=path, root=root, agent=AGENT, parts=tuple(found)
+            )
+
+
+def subagent_files(path: Path) -> list[Path]:
+    """The sub-agent files current versions keep beside a session: ``<id>/subagents/``."""
+    sub = path.with_suffix("") / "subagents"
+    try:
+        return sorted(p for p in sub.glob("*.jsonl") if p.is_file()) if sub.is_dir() else []
+    except OSError:
+        return []
+
+
+def _session_named_in(path: Path) -> str | None:
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(_PEEK_BYTES)
+    except OSError:
+        return None
+    for raw in head.split(b"\n"):
+        record = decode_line(raw)
+        if record is not None and isinstance(record.get("sessionId"), str):
+            return str(record["sessionId"])
+    return None

@@ -1,0 +1,244 @@
+"""The Claude Code transcript reader: JSON Lines of ``user``/``assistant`` records.
+
+- ``assistant`` records carry ``message.content`` parts: ``text`` (the answer),
+  ``tool_use`` (``id``, ``name``, ``input``) and ``message.model``.
+- ``user`` records carry the person's request (a string, or ``text`` parts) or
+  ``tool_result`` parts answering a ``tool_use`` by id, with the record's
+  ``toolUseResult``: for ``Edit``/``MultiEdit``/``Write`` its ``structuredPatch``
+  (unified hunks with line numbers) and ``userModified`` (the person changed the
+  proposal before accepting it).
+- An edit counts once its result says it was applied (not ``is_error``, not a
+  rejection); its lines are the patch's ``+`` lines; with ``userModified``, those
+  not in the model's proposal are the person's.
+- ``Bash`` commands: exit code 0 when the result is no error, else the
+  ``Exit code N`` it starts with.
+- ``isSidechain`` records (sub-agents, also in their own files) are the
+  session's work; their requests come from the agent, not the person.
+- ``cwd`` of the records: the session's working directory.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from deja_blame.models import Command, Edit, Hunk, Session
+from deja_blame.transcripts.builder import SessionBuilder, record_time
+from deja_blame.transcripts.edits import (
+    edit_from_hunks,
+    patch_hunks,
+    replacement_edit,
+    split_by_proposal,
+    split_lines,
+    whole_file_edit,
+)
+from deja_blame.transcripts.jsonl import iter_batches
+
+AGENT = "claude-code"
+EDIT_TOOLS = {"Edit", "MultiEdit", "Write"}
+VIEW_TOOLS = {"Read": "view", "NotebookRead": "view", "LS": "list", "Glob": "list"}
+_EXIT_CODE = re.compile(r"^\s*Exit code:?\s*(-?\d+)", re.IGNORECASE)
+_REJECTED = re.compile(r"user (?:rejected|denied|doesn't want)", re.IGNORECASE)
+# What Claude Code puts in user records that the person did not type
+_NOT_TYPED = (
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "Caveat: ",
+    "[Request interrupted",
+)
+
+
+def parse_transcript(
+    path: Path | str, session_id: str | None = None, parts: tuple[Path, ...] = ()
+) -> Session:
+    path = Path(path)
+    records: list[tuple[str, int, dict[str, Any]]] = []
+    skipped = 0
+    for file in (path, *parts):
+        last = ""
+        with open(file, "rb") as fh:
+            # a half-written last line is left for the next read (the file is read
+            # again from its start once it changed)
+            for batch in iter_batches(fh, 0, final=False):
+                for record in batch.records:
+                    if record is None:
+                        skipped += 1
+                        continue
+                    at = record.get("timestamp")
+                    last = at if isinstance(at, str) else last
+                    # sub-agent files interleave with the main one by time
+                    records.append((last, len(records), record))
+    if parts:
+        records.sort(key=lambda r: (r[0], r[1]))
+    reader = _Reader(session_id or path.stem, str(path.resolve()))
+    for _, _, record in records:
+        reader.record(record)
+    session = reader.builder.finish()
+    session.skipped_lines = skipped
+    return session
+
+
+class _Reader:
+    def __init__(self, session_id: str, transcript: str) -> None:
+        self.builder = SessionBuilder(session_id, transcript, AGENT)
+        self.calls: dict[str, tuple[str, dict[str, Any], str | None, Command | None]] = {}
+
+    def record(self, rec: dict[str, Any]) -> None:
+        kind = rec.get("type")
+        if kind not in ("user", "assistant"):
+            return
+        b = self.builder
+        at = record_time(rec.get("timestamp"))
+        b.seen_time(at)
+        cwd = rec.get("cwd")
+        if isinstance(cwd, str) and cwd and b.cwd is None:
+            b.cwd = b.absolute(cwd, "/")
+        message = rec.get("message")
+        if not isinstance(message, dict):
+            return
+        content = message.get("content")
+        side = bool(rec.get("isSidechain"))
+        if kind == "assistant":
+            model = message.get("model")
+            # the model the person chose: a sub-agent may run on another
+            if isinstance(model, str) and model and not model.startswith("<") and not side:
+                b.session.model = model
+            for part in content if isinstance(content, list) else []:
+                if not isinstance(part, dict):
+                    continue
+                if part.get("type") == "text" and isinstance(part.get("text"), str):
+                    b.message("assistant", part["text"].strip(), at)
+                elif part.get("type") == "tool_use":
+                    self._tool_use(part, at, cwd if isinstance(cwd, str) else None)
+            return
+        if isinstance(content, str):
+            self._request(content, at, side, rec)
+            return
+        for part in content if isinstance(content, list) else []:
+            if not isinstance(part, dict):
+                continue
+            if part.get("type") == "text" and isinstance(part.get("text"), str):
+                self._request(part["text"], at, side, rec)
+            elif part.get("type") == "tool_result":
+                self._tool_result(part, rec.get("toolUseResult"), at)
+
+    def _request(self, text: str, at: str | None, side: bool, rec: dict[str, Any]) -> None:
+        text = text.strip()
+        if not text or rec.get("isMeta") or rec.get("isCompactSummary"):
+            return
+        if text.startswith(_NOT_TYPED):
+            return
+        # a sub-agent's prompt is written by the agent that started it
+        self.builder.message("assistant" if side else "user", text, at)
+
+    def _tool_use(self, part: dict[str, Any], at: str | None, cwd: str | None) -> None:
+        name, args, call_id = part.get("name"), part.get("input"), part.get("id")
+        if not isinstance(name, str) or not isinstance(args, dict) or not isinstance(call_id, str):
+            return
+        b = self.builder
+        command = None
+        if name == "Bash" and isinstance(args.get("command"), str):
+            command = b.command(args["command"], b.absolute(cwd, "/") if cwd else b.cwd, at)
+        elif name in VIEW_TOOLS:
+            target = b.absolute(
+                args.get("file_path") or args.get("path") or args.get("notebook_path")
+            )
+            if target:
+                b.file(target, VIEW_TOOLS[name], at)
+        self.calls[call_id] = (name, args, at, command)
+
+    def _tool_result(self, part: dict[str, Any], result: object, at: str | None) -> None:
+        call = self.calls.pop(str(part.get("tool_use_id")), None)
+        text = _result_text(part.get("content"))
+        if text:
+            self.builder.message("tool", text, at)
+        if call is None:
+            return
+        name, args, called_at, command = call
+        failed = bool(part.get("is_error")) or (
+            isinstance(result, str) and _REJECTED.search(result)
+        )
+        if command is not None:
+            m = _EXIT_CODE.match(text)
+            command.exit_code = int(m.group(1)) if m else (None if failed else 0)
+            return
+        if name not in EDIT_TOOLS or failed:
+            return
+        for edit in _edits(
+            self.builder, name, args, result if isinstance(result, dict) else {}, at or called_at
+        ):
+            self.builder.edit(edit)
+
+
+def _result_text(content: object) -> str:
+    if isinstance(content, str):
+        return content.strip()
+    if isinstance(content, list):
+        return "\n".join(
+            str(p.get("text")) for p in content if isinstance(p, dict) and p.get("type") == "text"
+        ).strip()
+    return ""
+
+
+def _edits(
+    b: SessionBuilder, name: str, args: dict[str, Any], result: dict[str, Any], at: str | None
+) -> list[Edit]:
+    path = b.absolute(result.get("filePath") or args.get("file_path"))
+    if path is None:
+        return []
+    edit: Edit | None = None
+    patch = result.get("structuredPatch")
+    if isinstance(patch, list) and patch:
+        hunks: list[Hunk] = []
+        for h in patch:
+            if isinstance(h, dict) and isinstance(h.get("lines"), list):
+                hunks += patch_hunks(
+                    [x for x in h["lines"] if isinstance(x, str)],
+                    _int(h.get("oldStart")),
+                    _int(h.get("newStart")),
+                )
+        edit = edit_from_hunks(path, name, hunks, at)
+    elif name == "Write":
+        content = result.get("content", args.get("content"))
+        original = result.get("originalFile")
+        if isinstance(content, str) and isinstance(original, str):
+            edit = replacement_edit(path, name, original, content, at)
+        elif isinstance(content, str):
+            edit = whole_file_edit(path, name, content, at)
+    elif name == "Edit":
+        old, new = args.get("old_string"), args.get("new_string")
+        if isinstance(old, str) and isinstance(new, str):
+            edit = replacement_edit(path, name, old, new, at)
+    elif name == "MultiEdit":
+        parts = [
+            replacement_edit(
+                path, name, str(e.get("old_string", "")), str(e.get("new_string", "")), at
+            )
+            for e in args.get("edits") or []
+            if isinstance(e, dict)
+        ]
+        edit = edit_from_hunks(path, name, [h for p in parts if p for h in p.hunks], at)
+    if edit is None:
+        return []
+    if result.get("userModified"):
+        return split_by_proposal(edit, _proposal(name, args))
+    return [edit]
+
+
+def _proposal(name: str, args: dict[str, Any]) -> list[str]:
+    """The model's own new text, before the person changed it."""
+    if name == "Write":
+        return split_lines(str(args.get("content") or ""))
+    if name == "MultiEdit":
+        return [
+            ln
+            for e in args.get("edits") or []
+            if isinstance(e, dict)
+            for ln in split_lines(str(e.get("new_string") or ""))
+        ]
+    return split_lines(str(args.get("new_string") or ""))
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None

@@ -1,0 +1,54 @@
+"""Where Codex CLI keeps its sessions: ``<home>/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl``.
+
+``<home>`` is ``$CODEX_HOME`` or ``~/.codex`` (``$DEJA_CODEX_ROOT`` replaces
+both). Older versions wrote ``sessions/rollout-*.jsonl`` with no date folders;
+both are found. The session id is the UUID that ends the file name.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from deja_blame.transcripts.roots import TranscriptFile
+
+ROOT_ENV = "DEJA_CODEX_ROOT"
+AGENT = "codex"
+_UUID_TAIL = re.compile(
+    r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$", re.IGNORECASE
+)
+
+
+def default_roots(env: Mapping[str, str], home: Path) -> list[Path]:
+    override = env.get(ROOT_ENV)
+    if override:
+        return [Path(p).expanduser() for p in override.split(os.pathsep) if p]
+    codex_home = env.get("CODEX_HOME")
+    return [Path(codex_home).expanduser() if codex_home else home / ".codex"]
+
+
+def session_id_of(path: Path) -> str:
+    m = _UUID_TAIL.search(path.name)
+    return m.group(1).lower() if m else path.stem
+
+
+def find_transcripts(root: Path, problems: list[str] | None = None) -> Iterator[TranscriptFile]:
+    sessions = root / "sessions"
+    base = sessions if sessions.is_dir() else root
+    found: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(base, onerror=None):
+        dirnames.sort()
+        found += [
+            Path(dirpath) / f
+            for f in sorted(filenames)
+            if f.startswith("rollout-") and f.endswith(".jsonl")
+        ]
+    for path in found:
+        try:
+            if not path.is_file():
+                continue
+        except OSError:
+            continue
+        yield TranscriptFile(session_id=session_id_of(path), path=path, root=root, agent=AGENT)

@@ -1,0 +1,93 @@
+"""Where Gemini CLI keeps its sessions: ``<gemini>/tmp/<project>/chats/session-*.json[l]``.
+
+``<gemini>`` is ``$GEMINI_CLI_HOME/.gemini`` or ``~/.gemini`` (``$DEJA_GEMINI_ROOT``
+replaces both). ``<project>`` is a SHA-256 of the project's path in older
+versions and a short project name in current ones (with the path in its
+``.project_root`` file): any folder is taken. A session resumed by a newer
+version is copied from ``session-X.json`` to ``session-X.jsonl``; the copy is
+read. A sub-agent's file ``chats/<session id>/<agent>.jsonl`` belongs to that session.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from deja_blame.transcripts.roots import TranscriptFile
+
+ROOT_ENV = "DEJA_GEMINI_ROOT"
+AGENT = "gemini-cli"
+_SESSION_ID = re.compile(rb'"sessionId"\s*:\s*"([^"\\]{1,200})"')
+_PEEK_BYTES = 64 * 1024
+
+
+def default_roots(env: Mapping[str, str], home: Path) -> list[Path]:
+    override = env.get(ROOT_ENV)
+    if override:
+        return [Path(p).expanduser() for p in override.split(os.pathsep) if p]
+    cli_home = env.get("GEMINI_CLI_HOME")
+    return [(Path(cli_home).expanduser() if cli_home else home) / ".gemini"]
+
+
+def session_id_in(path: Path) -> str | None:
+    """The ``sessionId`` a session file names first (its metadata comes first)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(_PEEK_BYTES)
+    except OSError:
+        return None
+    m = _SESSION_ID.search(head)
+    return m.group(1).decode("utf-8", "replace") if m else None
+
+
+def find_transcripts(root: Path, problems: list[str] | None = None) -> Iterator[TranscriptFile]:
+    tmp = root / "tmp"
+    base = tmp if tmp.is_dir() else root
+    try:
+        projects = sorted((e for e in os.scandir(base) if e.is_dir()), key=lambda e: e.name)
+    except OSError:
+        return
+    for project in projects:
+        chats = Path(project.path) / "chats"
+        try:
+            entries = sorted(os.scandir(chats), key=lambda e: e.name)
+        except OSError:
+            continue
+        chosen: dict[str, Path] = {}
+        for e in entries:
+            if not e.name.startswith("session-") or not e.is_file():
+                continue
+            if not e.name.endswith((".json", ".jsonl")):
+                continue
+            path = Path(e.path)
+            sid = session_id_in(path) or path.stem
+            # the .jsonl a resumed session was copied to holds all of the .json
+            if sid not in chosen or path.suffix == ".jsonl":
+                chosen[sid] = path
+        for sid, path in chosen.items():
+            sub = chats / sid
+            parts = (
+                tuple(sorted(p for p in sub.glob("*.jsonl") if p.is_file())) if sub.is_dir() else ()
+            )
+            yield TranscriptFile(session_id=sid, path=path, root=root, agent=AGENT, parts=parts)
+
+
+def subagent_files(path: Path, session_id: str | None = None) -> tuple[Path, ...]:
+    """A session's sub-agent files: ``chats/<session id>/*.jsonl``."""
+    sub = path.parent / (session_id or session_id_in(path) or path.stem)
+    try:
+        return tuple(sorted(p for p in sub.glob("*.jsonl") if p.is_file())) if sub.is_dir() else ()
+    except OSError:
+        return ()
+
+
+def project_root_of(transcript: Path) -> str | None:
+    """The project a chats folder belongs to, where Gemini CLI wrote it down."""
+    marker = transcript.parent.parent / ".project_root"
+    try:
+        text = marker.read_text("utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text or None
