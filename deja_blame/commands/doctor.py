@@ -13,7 +13,6 @@ the notes under ``refs/notes/deja``.
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import subprocess
 from dataclasses import dataclass
@@ -87,14 +86,33 @@ def check_pygit2() -> Check:
 
 def check_roots(roots: list[Path]) -> tuple[Check, list[TranscriptFile]]:
     fix_root = f"export {ROOT_ENV}=/path/to/.gemini/antigravity  # the directory holding brain/"
-    if not roots:
-        return (
-            Check("transcript roots", False, "no ~/.gemini/antigravity* directory", fix_root),
-            [],
-        )
     parts: list[str] = []
     problems: list[str] = []
     found: list[TranscriptFile] = []
+    # the other agents' transcripts, where they keep them (none is a problem only
+    # when there is nothing at all)
+    from deja_blame.models import SOURCE_ANTIGRAVITY
+    from deja_blame.transcripts.harnesses import HARNESSES
+
+    for h in HARNESSES:
+        if h.name == SOURCE_ANTIGRAVITY:
+            continue
+        for root in h.roots():
+            if root.is_dir():
+                files = list(h.find(root, None))
+                found.extend(files)
+                parts.append(f"{h.name}: {root} ({counted(len(files), 'session')})")
+    if not roots and not found:
+        return (
+            Check(
+                "transcript roots",
+                False,
+                "no ~/.gemini/antigravity* directory, and no Claude Code, Codex or Gemini CLI"
+                " transcripts",
+                fix_root,
+            ),
+            [],
+        )
     for root in roots:
         before = len(problems)
         files = list(find_transcripts(root, problems))
@@ -210,10 +228,10 @@ def _check_fresh(conn: sqlite3.Connection, transcripts: list[TranscriptFile]) ->
             new += 1
             continue
         try:
-            st = os.stat(tf.path)
+            key = tf.stat_key()
         except OSError:
             continue
-        if row != (str(tf.path), st.st_size, st.st_mtime_ns, st.st_ino):
+        if row != (str(tf.path), *key):
             changed += 1
     if new or changed:
         return Check(
