@@ -416,3 +416,31 @@ def test_handoff_to_each_agent(
     assert out["session_id"] == sid and out["target"] == program
     assert out["argv"][:-1] == [program, *options]
     assert "earlier Codex CLI agent session" in out["argv"][-1]
+
+
+def test_hook_note_carries_the_agent(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """hooks install, a commit after a Claude Code session: the note names the agent,
+    and a clone with no transcripts and no index blames from the note alone."""
+    monkeypatch.setenv("DEJA_HOOK_SYNC", "1")  # the hook in the foreground: its note is there
+    (repo / "pricing.py").write_text(BEFORE)
+    git(repo, "add", "pricing.py")
+    git(repo, "commit", "-qm", "prices", env=commit_env(T0))
+    deja("hooks", "install", cwd=repo)
+    sid = _claude(tmp_path / "home", repo, T0 + 3600)
+    (repo / "pricing.py").write_text(AFTER)
+    git(repo, "commit", "-qam", "discount", env=commit_env(T0 + 7200))
+    note = json.loads(git(repo, "notes", "--ref", "deja", "show", "HEAD"))
+    assert note["sessions"][sid]["agent"] == "claude-code"
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    git(clone, "fetch", "-q", "origin", "refs/notes/deja:refs/notes/deja")
+    env = {
+        "HOME": str(tmp_path / "reviewer"),
+        "DEJA_DB": str(tmp_path / "reviewer.db"),
+        "DEJA_ANTIGRAVITY_ROOT": "",
+    }
+    doc = deja_json("blame", str(clone / "pricing.py"), "--json", env=env)
+    got = {ln["line"]: (ln["session"], ln["source"]) for ln in doc["lines"] if ln["session"]}
+    assert got == dict.fromkeys(NEW_LINES, (sid, "claude-code"))

@@ -204,7 +204,13 @@ class Session:
         self.label = label
         self.id = str(uuid.uuid5(_NAMESPACE, f"{sim.name}/{label}"))
         self.workspace = workspace
-        self.writer = TranscriptWriter(sim.root, self.id, start=sim.clock, workspace=workspace)
+        self.writer: Any
+        if sim.agent == "claude-code":
+            from claude_writer import ClaudeWriter
+
+            self.writer = ClaudeWriter(sim.claude_root, self.id, sim.clock, workspace=workspace)
+        else:
+            self.writer = TranscriptWriter(sim.root, self.id, start=sim.clock, workspace=workspace)
 
     def abs(self, path: str) -> str:
         return f"{self.workspace}/{path}"
@@ -311,6 +317,10 @@ class Sim:
         self.workdir = workdir.resolve()
         self.repo = self.workdir / "repo"
         self.root = self.workdir / "antigravity"
+        # DEJA_BENCH_AGENT=claude-code: the sessions write Claude Code transcripts
+        self.agent = os.environ.get("DEJA_BENCH_AGENT", "antigravity")
+        self.claude_root = self.workdir / "claude"
+        self.claude_root.mkdir(parents=True, exist_ok=True)
         self.db = self.workdir / "index.db"
         self.home = self.workdir / "home"
         self.clock = float(start)
@@ -347,6 +357,7 @@ class Sim:
             GIT_EDITOR="false",
             DEJA_DB=str(self.db),
             DEJA_ANTIGRAVITY_ROOT=str(self.root),
+            DEJA_CLAUDE_ROOT=str(self.claude_root),
         )
         if "DEJA_BENCH_CMD" in os.environ:
             env["DEJA_BENCH_CMD"] = os.environ["DEJA_BENCH_CMD"]
