@@ -92,7 +92,9 @@ class ClaudeWriter:
         with open(self.path, "a", encoding="utf-8") as fh:
             fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
 
-    def _tool(self, name: str, args: dict[str, Any], output: str, result: Any, error: bool = False) -> datetime:
+    def _tool(
+        self, name: str, args: dict[str, Any], output: str, result: Any, error: bool = False
+    ) -> datetime:
         tid = "toolu_" + uuid.uuid4().hex[:24]
         self._record(
             "assistant",
@@ -117,7 +119,11 @@ class ClaudeWriter:
     def assistant(self, text: str, at: Any = None) -> None:
         self._record(
             "assistant",
-            {"role": "assistant", "model": "claude-sonnet-4-5-20250929", "content": [{"type": "text", "text": text}]},
+            {
+                "role": "assistant",
+                "model": "claude-sonnet-4-5-20250929",
+                "content": [{"type": "text", "text": text}],
+            },
         )
 
     def run_command(
@@ -135,9 +141,13 @@ class ClaudeWriter:
     def view(self, path: str, content: str | None = None, **_: Any) -> None:
         if content is not None:
             self.files[path] = content
-        self._tool("Read", {"file_path": path}, content or "", {"type": "text", "file": {"filePath": path}})
+        self._tool(
+            "Read", {"file_path": path}, content or "", {"type": "text", "file": {"filePath": path}}
+        )
 
-    def _edit(self, name: str, path: str, args: dict[str, Any], before: str, after: str) -> EditResult:
+    def _edit(
+        self, name: str, path: str, args: dict[str, Any], before: str, after: str
+    ) -> EditResult:
         result = {
             "filePath": path,
             "originalFile": before,
@@ -184,7 +194,9 @@ class ClaudeWriter:
         }
         return self._edit("MultiEdit", path, args, before, after)
 
-    def write_file(self, path: str, content: str, *, overwrite: bool = False, **_: Any) -> EditResult:
+    def write_file(
+        self, path: str, content: str, *, overwrite: bool = False, **_: Any
+    ) -> EditResult:
         before = self.files.get(path, "")
         kind = "update" if overwrite and before else "create"
         result = {
@@ -195,7 +207,10 @@ class ClaudeWriter:
             "originalFile": before if kind == "update" else None,
         }
         stamp = self._tool(
-            "Write", {"file_path": path, "content": content}, f"File created successfully at: {path}", result
+            "Write",
+            {"file_path": path, "content": content},
+            f"File created successfully at: {path}",
+            result,
         )
         self.files[path] = content
         return EditResult(path=path, before=before, after=content, at=stamp)
