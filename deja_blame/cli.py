@@ -95,14 +95,16 @@ def with_index(f: Callable[..., int]) -> Callable[..., int]:
 def cli(chdir: Path | None, global_db: Path | None, color: str | None, no_pager: bool) -> None:
     """Which AI agent session wrote this line, and why?
 
-    deja reads Antigravity / agy transcripts after the fact, indexes them, and
-    matches each line of your repository to the session that wrote it.
+    deja reads the transcripts of Antigravity / agy, Claude Code, Codex CLI and
+    Gemini CLI after the fact, indexes them, and matches each line of your
+    repository to the session that wrote it.
 
     \b
     Start here:
-      deja index                 # read ~/.gemini/antigravity*/ transcripts
+      deja index                 # read every agent's transcripts where it keeps them
       deja sessions              # what was indexed
       deja show 3f2a             # one session (an id prefix is enough)
+      deja stats                 # how much of this repository agents wrote
       deja demo                  # try it all on the bundled fixtures
     """
     if color is not None:
@@ -346,6 +348,31 @@ def blame_cmd(
     return run_blame(
         conn, Path(args[-1]), rev, line_ranges, as_json, porcelain, refresh=not no_refresh
     )
+
+
+@cli.command("stats")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path), metavar="[PATH]...")
+@click.option("--rev", help="The tree of this revision (default: the working tree).")
+@db_option
+@json_option
+@with_index
+def stats_cmd(
+    conn: sqlite3.Connection, paths: tuple[Path, ...], rev: str | None, as_json: bool
+) -> int:
+    """How much of this repository agents wrote: lines, share, by agent, model, session, person.
+
+    The numbers are deja blame's, summed over the tracked files (under PATHs);
+    binary files are skipped.
+
+    \b
+    Examples:
+      deja stats
+      deja stats src/ --rev v1.2
+      deja stats --json | jq '.by_agent'
+    """
+    from deja_blame.commands.stats import run_stats
+
+    return run_stats(conn, paths, rev, as_json)
 
 
 @cli.command("why")

@@ -444,3 +444,36 @@ def test_hook_note_carries_the_agent(
     doc = deja_json("blame", str(clone / "pricing.py"), "--json", env=env)
     got = {ln["line"]: (ln["session"], ln["source"]) for ln in doc["lines"] if ln["session"]}
     assert got == dict.fromkeys(NEW_LINES, (sid, "claude-code"))
+
+
+def test_stats_sums_blame(repo: Path, tmp_path: Path) -> None:
+    (repo / "pricing.py").write_text(BEFORE)
+    (repo / "README.md").write_text("# Shop\n\nPrices.\n")
+    (repo / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "prices", env=commit_env(T0))
+    sid = _claude(tmp_path / "home", repo, T0 + 3600)
+    (repo / "pricing.py").write_text(AFTER)
+    git(repo, "commit", "-qam", "discount", env=commit_env(T0 + 7200))
+    env = {"DEJA_ANTIGRAVITY_ROOT": ""}
+    doc = deja_json("stats", "--json", cwd=repo, env=env)
+    blamed = [
+        deja_json("blame", str(repo / name), "--json", env=env)["lines"]
+        for name in ("README.md", "pricing.py")
+    ]
+    assert doc["rev"] is None and doc["files"] == 2
+    assert doc["lines"] == sum(len(b) for b in blamed)
+    assert doc["attributed_lines"] == sum(1 for b in blamed for ln in b if ln["session"]) == 4
+    assert doc["by_agent"] == [{"agent": "claude-code", "lines": 4}]
+    assert doc["by_session"] == [
+        {"session": sid, "agent": "claude-code", "model": "claude-opus-4-1", "lines": 4}
+    ]
+    assert doc["by_person"] == [{"author": "Test Person", "lines": doc["lines"] - 4}]
+    assert doc["skipped"] == [{"path": "logo.png", "reason": "binary"}]
+    assert doc["share"] == round(4 / doc["lines"], 4)
+    old = deja_json("stats", "--rev", "HEAD~1", "--json", cwd=repo, env=env)
+    assert old["attributed_lines"] == 0 and len(old["rev"]) == 40
+    only = deja_json("stats", "README.md", "--json", cwd=repo, env=env)
+    assert (only["files"], only["attributed_lines"]) == (1, 0)
+    human = deja("stats", cwd=repo, env=env).stdout.decode()
+    assert "4 of" in human and "claude-code" in human

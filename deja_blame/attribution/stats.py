@@ -1,0 +1,127 @@
+"""How much of a tree agents wrote: ``deja blame`` of every file, summed.
+
+The numbers are the sum of ``deja blame --json`` over the same files (the same
+``blame_file``, the same attribution cache), so a file's share in ``stats``
+and its blame never disagree. Binary files are skipped and listed.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from deja_blame.errors import DejaError
+from deja_blame.gitutil import commit_authors, try_git
+
+NOT_COMMITTED = "(not committed yet)"
+BINARY_PROBE = 8000  # bytes, as git looks for a NUL to call a file binary
+
+
+@dataclass
+class Stats:
+    rev: str | None
+    files: int = 0
+    lines: int = 0
+    attributed: int = 0
+    by_agent: Counter[str] = field(default_factory=Counter)
+    by_model: Counter[str] = field(default_factory=Counter)
+    by_session: Counter[str] = field(default_factory=Counter)
+    session_agent: dict[str, str] = field(default_factory=dict)
+    session_model: dict[str, str | None] = field(default_factory=dict)
+    by_person: Counter[str] = field(default_factory=Counter)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def share(self) -> float:
+        return round(self.attributed / self.lines, 4) if self.lines else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rev": self.rev,
+            "files": self.files,
+            "lines": self.lines,
+            "attributed_lines": self.attributed,
+            "share": self.share,
+            "by_agent": [{"agent": a, "lines": n} for a, n in self.by_agent.most_common()],
+            "by_model": [{"model": m, "lines": n} for m, n in self.by_model.most_common()],
+            "by_session": [
+                {
+                    "session": s,
+                    "agent": self.session_agent.get(s),
+                    "model": self.session_model.get(s),
+                    "lines": n,
+                }
+                for s, n in self.by_session.most_common()
+            ],
+            "by_person": [{"author": p, "lines": n} for p, n in self.by_person.most_common()],
+            "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
+        }
+
+
+def tree_files(root: Path, rev: str | None, pathspecs: list[str]) -> list[str]:
+    """The tracked files under ``pathspecs`` (all when none): in the working tree's
+    index, or in the tree of ``rev``."""
+    args = ["ls-files", "-z"] if rev is None else ["ls-tree", "-r", "-z", "--name-only", rev]
+    proc = try_git(root, [*args, "--", *pathspecs])
+    if proc is None:
+        raise DejaError(f"cannot list the files of {rev or 'the working tree'}")
+    return [p for p in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if p]
+
+
+def collect_stats(
+    conn: sqlite3.Connection,
+    root: Path,
+    files: list[str],
+    rev: str | None,
+    blame: Callable[[Path], Any],
+    progress: Callable[[str], None] | None = None,
+) -> Stats:
+    """Sum ``blame(path)`` (a ``FileBlame``) over ``files`` (repository-relative)."""
+    stats = Stats(rev=rev)
+    for rel in files:
+        path = root / rel
+        try:
+            if rev is None and _looks_binary(path):
+                stats.skipped.append((rel, "binary"))
+                continue
+            result = blame(path)
+        except DejaError as exc:
+            stats.skipped.append((rel, str(exc)))
+            continue
+        except OSError as exc:
+            stats.skipped.append((rel, exc.strerror or str(exc)))
+            continue
+        finally:
+            if progress is not None:
+                progress(rel)
+        stats.files += 1
+        people: Counter[str | None] = Counter()
+        for ln in result.lines:
+            stats.lines += 1
+            if ln.session:
+                stats.attributed += 1
+                stats.by_session[ln.session] += 1
+                info = result.sessions.get(ln.session)
+                agent = ln.source or (info.source if info else None) or "antigravity"
+                model = info.model if info else None
+                stats.by_agent[agent] += 1
+                stats.by_model[model or "(unknown)"] += 1
+                stats.session_agent[ln.session] = agent
+                stats.session_model[ln.session] = model
+            else:
+                people[ln.commit] += 1
+        authors = commit_authors(result.root, {c for c in people if c})
+        for commit, n in people.items():
+            author = authors.get(commit or "")
+            name = author.name if author else NOT_COMMITTED if commit is None else "-"
+            stats.by_person[name] += n
+    return stats
+
+
+def _looks_binary(path: Path) -> bool:
+    with open(path, "rb") as fh:
+        return b"\0" in fh.read(BINARY_PROBE)

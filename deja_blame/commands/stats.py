@@ -1,0 +1,89 @@
+"""deja stats: how much of the tree (or of PATHs) agents wrote, by agent, model, session, person."""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+from pathlib import Path
+
+import click
+
+from deja_blame.attribution.stats import Stats, collect_stats, tree_files
+from deja_blame.commands.blame import compute, refresh_index
+from deja_blame.errors import DejaError
+from deja_blame.gitutil import open_repository, workdir
+from deja_blame.jsonout import print_json
+from deja_blame.output import inert, shorten, style, use_colour
+
+
+def run_stats(
+    conn: sqlite3.Connection, paths: tuple[Path, ...], rev: str | None, as_json: bool
+) -> int:
+    start = Path.cwd()
+    repo = open_repository(start)
+    root = workdir(repo)
+    specs = [_pathspec(root, p) for p in paths]
+    commit = None
+    if rev is not None:
+        try:
+            commit = str(repo.revparse_single(rev).peel(None).id)  # type: ignore[attr-defined]
+        except (KeyError, ValueError) as exc:
+            raise DejaError(f"unknown revision {rev!r}") from exc
+    files = tree_files(root, commit, specs)
+    if not files:
+        raise DejaError("no tracked files" + (f" under {', '.join(specs)}" if specs else ""))
+    refresh_index(conn)
+
+    def blame(path: Path):  # type: ignore[no-untyped-def]
+        return compute(conn, path, commit, None, refresh=False)
+
+    if sys.stderr.isatty() and not as_json:
+        with click.progressbar(length=len(files), label="blaming files", file=sys.stderr) as bar:
+            stats = collect_stats(conn, root, files, commit, blame, lambda _p: bar.update(1))
+    else:
+        stats = collect_stats(conn, root, files, commit, blame)
+    if as_json:
+        print_json(stats.to_json())
+    else:
+        _print(stats)
+    return 0
+
+
+def _pathspec(root: Path, path: Path) -> str:
+    absolute = path if path.is_absolute() else Path.cwd() / path
+    try:
+        rel = absolute.resolve().relative_to(root.resolve())
+    except ValueError as exc:
+        raise DejaError(f"{path} is outside the repository {root}") from exc
+    return str(rel) if str(rel) != "." else "."
+
+
+def _pct(n: int, total: int) -> str:
+    return f"{100 * n / total:5.1f}%" if total else "    -"
+
+
+def _print(s: Stats) -> None:
+    c = use_colour()
+    where = f"at {s.rev[:12]}" if s.rev else "in the working tree"
+    click.echo(
+        style(f"{s.attributed:,} of {s.lines:,} lines ({_pct(s.attributed, s.lines).strip()})"
+              f" in {s.files:,} files {where} were written by agent sessions", c, bold=True)
+    )  # fmt: skip
+    sections = [
+        ("agent", s.by_agent.most_common()),
+        ("model", s.by_model.most_common()),
+        ("session", [(f"{k[:8]} {s.session_agent.get(k, '')}", n) for k, n in s.by_session.most_common(10)]),
+        ("person", s.by_person.most_common(10)),
+    ]  # fmt: skip
+    for title, rows in sections:
+        if not rows:
+            continue
+        click.echo("")
+        click.echo(style(f"by {title}", c, bold=True))
+        for name, n in rows:
+            click.echo(f"  {shorten(inert(str(name)), 40):<40} {n:>8,} {_pct(n, s.lines)}")
+    if s.skipped:
+        click.echo("")
+        click.echo(f"skipped {len(s.skipped)} file(s): " + ", ".join(
+            f"{inert(p)} ({r})" for p, r in s.skipped[:5]) + (" ..." if len(s.skipped) > 5 else ""),
+            err=True)  # fmt: skip
