@@ -483,15 +483,26 @@ def _paths_git_lacks(root: Path, commit: str | None, names: dict[int, str]) -> s
     rel = {path: pid for pid, path in names.items()}
     if not rel:
         return set()
-    proc = run_git(
-        root,
-        ["log", "--format=", "--name-only", "-z", "--no-renames", commit or "HEAD", "--", *rel],
-        check=False,
-    )
-    if proc.returncode != 0:
-        return set()
-    had = {p.decode("utf-8", "surrogateescape").strip("\n") for p in proc.stdout.split(b"\0")}
-    return {pid for path, pid in rel.items() if path not in had}
+    key = (str(root), commit or "HEAD", frozenset(rel))
+    gone = _LACKS.get(key)
+    if gone is None:
+        proc = run_git(
+            root,
+            ["log", "--format=", "--name-only", "-z", "--no-renames", commit or "HEAD", "--", *rel],
+            check=False,
+        )
+        if proc.returncode != 0:
+            return set()
+        had = {p.decode("utf-8", "surrogateescape").strip("\n") for p in proc.stdout.split(b"\0")}
+        gone = frozenset(path for path in rel if path not in had)
+        if commit is not None:  # HEAD moves; a commit's history does not
+            _LACKS[key] = gone
+    return {rel[path] for path in gone}
+
+
+# (root, commit, paths) -> the paths no commit up to it had: ``deja stats`` asks
+# the same of every file of a tree
+_LACKS: dict[tuple[str, str, frozenset[str]], frozenset[str]] = {}
 
 
 def overlay(

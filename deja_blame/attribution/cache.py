@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from deja_blame import __version__
 from deja_blame.attribution.matcher import candidate_paths
 from deja_blame.index.db import in_chunks
 from deja_blame.notes.schema import NOTES_REF
@@ -37,7 +38,9 @@ from deja_blame.notes.schema import NOTES_REF
 if TYPE_CHECKING:
     from deja_blame.attribution.blame import FileBlame, LineAttribution
 
-CACHE_VERSION = 3
+# Part of every key, with deja's version: an answer computed by other rules (an
+# upgrade, or a change of the matcher during development: bump this) is never read.
+CACHE_VERSION = 4
 CACHE_ENTRIES = 500
 
 
@@ -86,7 +89,7 @@ def content_hash(data: bytes) -> str:
 
 
 def entry_key(root: str, commit: str, relpath: str, engine: str) -> str:
-    return f"{CACHE_VERSION}\0{root}\0{commit}\0{relpath}\0{engine}"
+    return f"{CACHE_VERSION}/{__version__}\0{root}\0{commit}\0{relpath}\0{engine}"
 
 
 def token(conn: sqlite3.Connection, root: str, relpaths: set[str], notes: str) -> str:

@@ -7,9 +7,9 @@ and its blame never disagree. Binary files are skipped and listed.
 
 from __future__ import annotations
 
-import sqlite3
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -73,53 +73,71 @@ def tree_files(root: Path, rev: str | None, pathspecs: list[str]) -> list[str]:
 
 
 def collect_stats(
-    conn: sqlite3.Connection,
     root: Path,
     files: list[str],
     rev: str | None,
     blame: Callable[[Path], Any],
     progress: Callable[[str], None] | None = None,
+    jobs: int = 1,
 ) -> Stats:
-    """Sum ``blame(path)`` (a ``FileBlame``) over ``files`` (repository-relative)."""
+    """Sum ``blame(path)`` (a ``FileBlame``) over ``files`` (repository-relative).
+
+    With ``jobs`` > 1 the files are blamed in that many threads (the work is
+    mostly waiting on git); ``blame`` must then be safe to call from each.
+    """
     stats = Stats(rev=rev)
-    for rel in files:
+
+    def one(rel: str) -> tuple[str, Any, str | None]:
         path = root / rel
         try:
             if rev is None and _looks_binary(path):
-                stats.skipped.append((rel, "binary"))
-                continue
-            result = blame(path)
+                return rel, None, "binary"
+            return rel, blame(path), None
         except DejaError as exc:
-            stats.skipped.append((rel, str(exc)))
-            continue
+            return rel, None, str(exc)
         except OSError as exc:
-            stats.skipped.append((rel, exc.strerror or str(exc)))
-            continue
-        finally:
+            return rel, None, exc.strerror or str(exc)
+
+    if jobs > 1 and len(files) > 1:
+        with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="deja-stats") as pool:
+            results = pool.map(one, files)
+            for rel, result, problem in results:
+                _add(stats, rel, result, problem)
+                if progress is not None:
+                    progress(rel)
+    else:
+        for rel in files:
+            _add(stats, *one(rel))
             if progress is not None:
                 progress(rel)
-        stats.files += 1
-        people: Counter[str | None] = Counter()
-        for ln in result.lines:
-            stats.lines += 1
-            if ln.session:
-                stats.attributed += 1
-                stats.by_session[ln.session] += 1
-                info = result.sessions.get(ln.session)
-                agent = ln.source or (info.source if info else None) or "antigravity"
-                model = info.model if info else None
-                stats.by_agent[agent] += 1
-                stats.by_model[model or "(unknown)"] += 1
-                stats.session_agent[ln.session] = agent
-                stats.session_model[ln.session] = model
-            else:
-                people[ln.commit] += 1
-        authors = commit_authors(result.root, {c for c in people if c})
-        for commit, n in people.items():
-            author = authors.get(commit or "")
-            name = author.name if author else NOT_COMMITTED if commit is None else "-"
-            stats.by_person[name] += n
     return stats
+
+
+def _add(stats: Stats, rel: str, result: Any, problem: str | None) -> None:
+    if result is None:
+        stats.skipped.append((rel, problem or "not blamed"))
+        return
+    stats.files += 1
+    people: Counter[str | None] = Counter()
+    for ln in result.lines:
+        stats.lines += 1
+        if ln.session:
+            stats.attributed += 1
+            stats.by_session[ln.session] += 1
+            info = result.sessions.get(ln.session)
+            agent = ln.source or (info.source if info else None) or "antigravity"
+            model = info.model if info else None
+            stats.by_agent[agent] += 1
+            stats.by_model[model or "(unknown)"] += 1
+            stats.session_agent[ln.session] = agent
+            stats.session_model[ln.session] = model
+        else:
+            people[ln.commit] += 1
+    authors = commit_authors(result.root, {c for c in people if c})
+    for commit, n in people.items():
+        author = authors.get(commit or "")
+        name = author.name if author else NOT_COMMITTED if commit is None else "-"
+        stats.by_person[name] += n
 
 
 def _looks_binary(path: Path) -> bool:

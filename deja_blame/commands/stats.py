@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import sys
+import threading
 from pathlib import Path
 
 import click
 
+from deja_blame.attribution.blame import FileBlame
 from deja_blame.attribution.stats import Stats, collect_stats, tree_files
 from deja_blame.commands.blame import compute, refresh_index
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import open_repository, workdir
+from deja_blame.index.db import connect
 from deja_blame.jsonout import print_json
 from deja_blame.output import inert, shorten, style, use_colour
 
@@ -33,20 +37,33 @@ def run_stats(
     if not files:
         raise DejaError("no tracked files" + (f" under {', '.join(specs)}" if specs else ""))
     refresh_index(conn)
+    db_path = Path(conn.execute("PRAGMA database_list").fetchone()[2])
+    local = threading.local()
 
-    def blame(path: Path):  # type: ignore[no-untyped-def]
-        return compute(conn, path, commit, None, refresh=False)
+    def blame(path: Path) -> FileBlame:
+        # one connection per thread (an sqlite3 connection stays in its thread; it
+        # is closed when its thread ends)
+        mine = getattr(local, "conn", None)
+        if mine is None:
+            mine = local.conn = connect(db_path, upgrade=False)
+        return compute(mine, path, commit, None, refresh=False)
 
+    jobs = max(1, min(MAX_JOBS, 2 * (os.cpu_count() or 1)))
     if sys.stderr.isatty() and not as_json:
         with click.progressbar(length=len(files), label="blaming files", file=sys.stderr) as bar:
-            stats = collect_stats(conn, root, files, commit, blame, lambda _p: bar.update(1))
+            stats = collect_stats(root, files, commit, blame, lambda _p: bar.update(1), jobs)
     else:
-        stats = collect_stats(conn, root, files, commit, blame)
+        stats = collect_stats(root, files, commit, blame, jobs=jobs)
     if as_json:
         print_json(stats.to_json())
     else:
         _print(stats)
     return 0
+
+
+# threads blaming files at once: each mostly waits on git, so twice the cores,
+# but no more than this (each holds a file's blame and a connection)
+MAX_JOBS = 8
 
 
 def _pathspec(root: Path, path: Path) -> str:
