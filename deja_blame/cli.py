@@ -351,27 +351,44 @@ def blame_cmd(
 
 
 @cli.command("stats")
-@click.argument("paths", nargs=-1, type=click.Path(path_type=Path), metavar="[PATH]...")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path), metavar="[PATH]... | RANGE")
 @click.option("--rev", help="The tree of this revision (default: the working tree).")
+@click.option(
+    "--by",
+    type=click.Choice(["week", "month"]),
+    default=None,
+    help="Instead: lines added by agents and by people in the commits of each period of RANGE.",
+)
 @db_option
 @json_option
 @with_index
 def stats_cmd(
-    conn: sqlite3.Connection, paths: tuple[Path, ...], rev: str | None, as_json: bool
+    conn: sqlite3.Connection,
+    paths: tuple[Path, ...],
+    rev: str | None,
+    by: str | None,
+    as_json: bool,
 ) -> int:
     """How much of this repository agents wrote: lines, share, by agent, model, session, person.
 
     The numbers are deja blame's, summed over the tracked files (under PATHs);
-    binary files are skipped.
+    binary files are skipped. With --by, the history of the share instead: per
+    week or month, the lines the commits of RANGE added, by agents and by
+    people (RANGE as in deja report; default: all of HEAD's history).
 
     \b
     Examples:
       deja stats
       deja stats src/ --rev v1.2
       deja stats --json | jq '.by_agent'
+      deja stats --by month v1.0..HEAD
     """
-    from deja_blame.commands.stats import run_stats
+    from deja_blame.commands.stats import run_history, run_stats
 
+    if by is not None:
+        if rev is not None or len(paths) > 1:
+            raise click.UsageError("with --by: one RANGE (deja stats --by week v1.0..HEAD)")
+        return run_history(conn, str(paths[0]) if paths else None, by, as_json)
     return run_stats(conn, paths, rev, as_json)
 
 

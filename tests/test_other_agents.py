@@ -477,3 +477,27 @@ def test_stats_sums_blame(repo: Path, tmp_path: Path) -> None:
     assert (only["files"], only["attributed_lines"]) == (1, 0)
     human = deja("stats", cwd=repo, env=env).stdout.decode()
     assert "4 of" in human and "claude-code" in human
+
+
+def test_share_history_by_week_and_the_report_chart(repo: Path, tmp_path: Path) -> None:
+    (repo / "pricing.py").write_text(BEFORE)
+    git(repo, "add", "pricing.py")
+    git(repo, "commit", "-qm", "prices", env=commit_env(T0 - 14 * 86400))  # two weeks before
+    sid = _claude(tmp_path / "home", repo, T0 + 3600)
+    (repo / "pricing.py").write_text(AFTER)
+    git(repo, "commit", "-qam", "discount", env=commit_env(T0 + 7200))
+    env = {"DEJA_ANTIGRAVITY_ROOT": ""}
+    doc = deja_json("stats", "--by", "week", "--json", cwd=repo, env=env)
+    assert doc["by"] == "week"
+    first, second = doc["periods"]
+    assert (first["period"], first["lines_added"], first["by_agents"]) == ("2026-W46", 6, 0)
+    assert second["period"] == "2026-W48" and second["start"] == "2026-11-23"
+    assert second["by_agents"] == 4 and second["by_agent"] == [{"agent": "claude-code", "lines": 4}]
+    assert second["by_people"] == second["lines_added"] - 4
+    months = deja_json("stats", "--by", "month", "HEAD~1..HEAD", "--json", cwd=repo, env=env)
+    assert [p["period"] for p in months["periods"]] == ["2026-11"]
+    html = deja("report", "HEAD~1..HEAD", "--format", "html", cwd=repo, env=env).stdout.decode()
+    assert '<section id="history">' in html and "<svg" in html
+    assert "2026-W48: " in html and "4 by agents" in html
+    assert "<script" not in html.lower()
+    assert sid[:8] in html

@@ -203,6 +203,10 @@ def test_rendered_page_shows_the_totals(html_file: Path, tmp_path: Path) -> None
     assert any(t.startswith("not written by an indexed session") for t in titles)
     classes = [a["class"] for a in rows]
     assert classes.count("s0") == 5 and classes.count("s1") == 4  # A's 5 lines left, B's 4
+    # the share over time: an inline SVG chart the browser kept, a bar pair per period
+    bars = [a for t, a in page.tags if t == "rect" and a.get("class") in ("agents", "people")]
+    assert bars and len(bars) % 2 == 0
+    assert "Lines added per week" in text
 
 
 def test_prompt_with_script_shows_as_text(html_file: Path, tmp_path: Path) -> None:

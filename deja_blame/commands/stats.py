@@ -104,3 +104,38 @@ def _print(s: Stats) -> None:
         click.echo(f"skipped {len(s.skipped)} file(s): " + ", ".join(
             f"{inert(p)} ({r})" for p, r in s.skipped[:5]) + (" ..." if len(s.skipped) > 5 else ""),
             err=True)  # fmt: skip
+
+
+def run_history(conn: sqlite3.Connection, spec: str | None, by: str, as_json: bool) -> int:
+    from deja_blame.report.collect import build_report
+    from deja_blame.report.history import share_history
+
+    repo = open_repository(Path.cwd())
+    refresh_index(conn)
+    report = build_report(repo, spec, conn, include_prompts=False, whole_history=True)
+    periods = share_history(report, by)
+    if as_json:
+        print_json(
+            {
+                "range": report.spec,
+                "tip": report.tip,
+                "by": by,
+                "periods": [p.to_json() for p in periods],
+            }
+        )
+        return 0
+    if not periods:
+        click.echo(f"no commits in {report.spec}", err=True)
+        return 0
+    c = use_colour()
+    click.echo(
+        style(f"{by.upper():<10} {'COMMITS':>7} {'ADDED':>8} {'AGENTS':>8} {'SHARE':>6}  BY AGENT", c,
+              bold=True)
+    )  # fmt: skip
+    for p in periods:
+        agents = ", ".join(f"{a} {n}" for a, n in sorted(p.by_agent.items(), key=lambda x: -x[1]))
+        click.echo(
+            f"{p.key:<10} {p.commits:>7} {p.added:>8,} {p.by_agents:>8,}"
+            f" {_pct(p.by_agents, p.added)}  {inert(agents)}"
+        )
+    return 0

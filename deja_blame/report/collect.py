@@ -503,11 +503,18 @@ def build_report(
     *,
     include_prompts: bool = True,
     want_lines: bool = False,
+    whole_history: bool = False,
 ) -> Report:
     """The report for ``spec`` (a git revision range; None: upstream..HEAD or the last
     commit). ``want_lines`` also collects the changed lines at the tip (the HTML view)."""
     root = workdir(repo)
-    rng = resolve_range(repo, root, spec)
+    if spec is None and whole_history:
+        head = head_commit(repo)
+        if head is None:
+            raise DejaError("this repository has no commits yet: nothing to report")
+        rng = Range("HEAD", str(head.id), [str(head.id)], [])  # and all of its history
+    else:
+        rng = resolve_range(repo, root, spec)
     commits = range_commits(repo, rng)
     notes = NoteStore(repo)
     indexed_sessions = 0

@@ -14,6 +14,7 @@ from __future__ import annotations
 from html import escape
 
 from deja_blame.output import inert
+from deja_blame.report.history import choose_period, share_history, svg_chart
 from deja_blame.report.model import Counts, FileLines, Report, SessionReport, pct
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'none'"
@@ -58,6 +59,8 @@ min-width:120px}
 .bar.big{height:20px;margin:8px 0 4px}
 .bar span{display:block;height:100%}
 .people{background:var(--people)}
+.agents{background:#6d5dfc}
+svg.history{max-width:100%;height:auto}
 table{border-collapse:collapse;width:100%}
 th,td{text-align:left;padding:4px 8px;border-bottom:1px solid var(--line);vertical-align:top}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
@@ -249,6 +252,17 @@ def render_html(report: Report) -> str:
             f'<p class="fail">Last test run failed in {len(failed)} session(s): {names}</p>'
         )
     body.append("</section>")
+
+    if report.commits:
+        by = choose_period(report)
+        periods = share_history(report, by)
+        body.append(
+            f'<section id="history"><h2>Lines added per {by}</h2><p class="muted">'
+            '<span class="sw agents"></span> by agent sessions · <span class="sw people">'
+            "</span> by people or unknown</p>"
+        )
+        body.append(svg_chart(periods))
+        body.append("</section>")
 
     if report.sessions:
         body.append(f'<section id="sessions"><h2>Sessions ({len(report.sessions)})</h2>')
