@@ -392,6 +392,35 @@ def stats_cmd(
     return run_stats(conn, paths, rev, as_json)
 
 
+@cli.command("export")
+@click.argument("range_spec", metavar="[RANGE]", required=False)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["agent-trace"]),
+    required=True,
+    help="agent-trace: one Agent Trace 0.1.0 record per commit, as JSON Lines.",
+)
+@db_option
+@with_index
+def export_cmd(conn: sqlite3.Connection, range_spec: str | None, fmt: str) -> int:
+    """Write the attribution of a range's commits in an interchange format, on stdout.
+
+    One Agent Trace 0.1.0 record per commit with attributed lines (JSON Lines):
+    the files, one conversation per session with its contributor (the model
+    where known) and line ranges in that commit's version. RANGE as in deja
+    report; default: all of HEAD's history. From the commits' notes, else the index.
+
+    \b
+    Examples:
+      deja export --format agent-trace > traces.jsonl
+      deja export --format agent-trace origin/main..HEAD
+    """
+    from deja_blame.commands.export import run_export
+
+    return run_export(conn, range_spec, fmt)
+
+
 @cli.command("why")
 @click.argument("target", metavar="FILE:LINE")
 @click.option("--rev", help="Look at FILE as of this revision (default: the working tree).")

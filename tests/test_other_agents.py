@@ -501,3 +501,49 @@ def test_share_history_by_week_and_the_report_chart(repo: Path, tmp_path: Path) 
     assert "2026-W48: " in html and "4 by agents" in html
     assert "<script" not in html.lower()
     assert sid[:8] in html
+
+
+def test_agent_trace_export_validates_against_the_spec(repo: Path, tmp_path: Path) -> None:
+    import datetime as dt
+    import hashlib
+
+    import jsonschema
+
+    (repo / "pricing.py").write_text(BEFORE)
+    git(repo, "add", "pricing.py")
+    git(repo, "commit", "-qm", "prices", env=commit_env(T0))
+    sid = _claude(tmp_path / "home", repo, T0 + 3600)
+    (repo / "pricing.py").write_text(AFTER)
+    git(repo, "commit", "-qam", "discount", env=commit_env(T0 + 7200))
+    env = {"DEJA_ANTIGRAVITY_ROOT": ""}
+    out = deja("export", "--format", "agent-trace", cwd=repo, env=env).stdout.decode()
+    records = [json.loads(line) for line in out.splitlines()]
+    assert len(records) == 1  # the first commit has no attributed line: no record
+    (record,) = records
+    schema = json.loads(
+        (REPO_ROOT / "tests" / "data" / "agent-trace-0.1.0.schema.json").read_text()
+    )
+    jsonschema.Draft202012Validator(
+        schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
+    ).validate(record)
+    assert record["version"] == "0.1.0"
+    dt.datetime.fromisoformat(record["timestamp"].replace("Z", "+00:00"))
+    head = git(repo, "rev-parse", "HEAD").strip()
+    assert record["vcs"] == {"type": "git", "revision": head}
+    assert record["tool"]["name"] == "deja-blame"
+    (file,) = record["files"]
+    assert file["path"] == "pricing.py"
+    (conv,) = file["conversations"]
+    assert conv["contributor"] == {"type": "ai", "model_id": "anthropic/claude-opus-4-1"}
+    assert conv["ranges"][0]["start_line"] == 6 and conv["ranges"][0]["end_line"] == 9
+    lines = AFTER.splitlines()[5:9]
+    digest = hashlib.sha256("\n".join(lines).encode()).hexdigest()[:16]
+    assert conv["ranges"][0]["content_hash"] == f"sha256:{digest}"
+    assert conv["metadata"]["dev.deja-blame"]["session"] == sid
+    assert conv["metadata"]["dev.deja-blame"]["agent"] == "claude-code"
+    again = deja("export", "--format", "agent-trace", "HEAD~1..HEAD", cwd=repo, env=env)
+    assert json.loads(again.stdout)["id"] == record["id"]  # the same commit, the same id
+    # a record that breaks the schema is refused by the same validator
+    bad = dict(record, version="0.1")
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft202012Validator(schema).validate(bad)

@@ -1,0 +1,23 @@
+"""deja export --format agent-trace: the range's attribution as Agent Trace records."""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+from pathlib import Path
+
+import orjson
+
+from deja_blame.commands.blame import refresh_index
+from deja_blame.gitutil import open_repository
+from deja_blame.outputs.agent_trace import trace_records
+
+
+def run_export(conn: sqlite3.Connection, spec: str | None, fmt: str) -> int:
+    repo = open_repository(Path.cwd())
+    refresh_index(conn)
+    out = sys.stdout.buffer
+    for record in trace_records(repo, spec, conn):
+        out.write(orjson.dumps(record) + b"\n")  # one record a line: JSON Lines
+    out.flush()
+    return 0
