@@ -665,17 +665,25 @@ def notes_group() -> None:
 
 @notes_group.command("fetch")
 @click.argument("remote", default="origin", metavar="[REMOTE]")
+@click.option(
+    "--git-ai",
+    "git_ai",
+    is_flag=True,
+    help="Also fetch git-ai's authorship notes (refs/notes/ai; fast-forward only):"
+    " blame, why, stats and report read them for lines deja's own do not explain.",
+)
 @json_option
-def notes_fetch_cmd(remote: str, as_json: bool) -> int:
+def notes_fetch_cmd(remote: str, git_ai: bool, as_json: bool) -> int:
     """Fetch REMOTE's notes (default origin) into refs/notes/deja-remote/REMOTE and merge them.
 
     \b
-    Example:
+    Examples:
       deja notes fetch && deja blame src/app.py
+      deja notes fetch --git-ai     # a repository whose people use git-ai too
     """
     from deja_blame.commands.notes import run_fetch
 
-    return run_fetch(remote, as_json)
+    return run_fetch(remote, as_json, git_ai=git_ai)
 
 
 @notes_group.command("push")

@@ -186,9 +186,20 @@ def _refuse_binary(version: FileVersion) -> None:
 
 
 def _notes_tip(repo: pygit2.Repository) -> str:
+    """The notes an answer depends on: deja's, and git-ai's where there are some
+    (as ``cache.notes_tip_cli`` spells it: the tips, one a line)."""
+    from pygit2 import GitError
+
+    from deja_blame.notes.gitai import GITAI_REF
     from deja_blame.notes.store import ref_target
 
-    return ref_target(repo) or ""
+    tips = []
+    try:  # for-each-ref's order: by ref name, refs/notes/ai before refs/notes/deja
+        tips.append(str(repo.references[GITAI_REF].target))
+    except (KeyError, GitError):
+        pass
+    tips.append(ref_target(repo) or "")
+    return "\n".join(t for t in tips if t)
 
 
 def _at_commit(
@@ -355,7 +366,27 @@ def _compute(
             conn, lines, by_line, writes, paths, rev_time, str(root), version.commit
         )
         _follow_moves(conn, root, version, lines, by_line, writes, paths, rev_time)
+    _from_git_ai(repo, lines, result)
     return result
+
+
+def _from_git_ai(repo: pygit2.Repository, lines: list[LineAttribution], result: FileBlame) -> None:
+    """Lines deja's notes and index leave unexplained, from git-ai's notes: its
+    sessions' lines (``via: "git-ai"``); lines it says a person wrote stay people's."""
+    from deja_blame.notes.gitai import CONFIDENCE, gitai_lookup_for
+
+    lookup = gitai_lookup_for(repo)
+    if lookup is None:
+        return
+    for ln in lines:
+        if ln.session is not None or ln.commit is None:
+            continue
+        who = lookup(ln.commit, ln.orig_path or result.path, ln.orig_line or ln.line)
+        if who is None or who.human:
+            continue
+        ln.session, ln.source, ln.via = who.key, who.agent or "unknown", "git-ai"
+        ln.confidence = CONFIDENCE
+        result.note_sessions.setdefault(who.key, who.info())
 
 
 MOVED_BLOCK = 2  # lines: a block moved between files, not a line that happens to recur

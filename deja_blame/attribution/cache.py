@@ -33,6 +33,7 @@ import orjson
 from deja_blame import __version__
 from deja_blame.attribution.matcher import candidate_paths
 from deja_blame.index.db import in_chunks
+from deja_blame.notes.gitai import GITAI_REF
 from deja_blame.notes.schema import NOTES_REF
 
 if TYPE_CHECKING:
@@ -71,7 +72,9 @@ def repo_state(start: Path) -> RepoState | None:
 
 
 def notes_tip_cli(root: str) -> str:
-    proc = _git(root, "for-each-ref", "--format=%(objectname)", NOTES_REF)
+    """The tips of deja's notes and git-ai's (``refs/notes/ai``), one a line: an
+    answer computed with other notes is not this one."""
+    proc = _git(root, "for-each-ref", "--format=%(objectname)", NOTES_REF, GITAI_REF)
     if proc is None or proc.returncode != 0:
         return ""
     return proc.stdout.decode().strip()

@@ -20,11 +20,17 @@ def wait_for_hooks(repo: pygit2.Repository) -> None:
     wait_for_hook_jobs(deja_dir(repo), say=lambda text: click.echo(f"deja: {text}", err=True))
 
 
-def run_fetch(remote: str, as_json: bool, cwd: Path | None = None) -> int:
+def run_fetch(remote: str, as_json: bool, cwd: Path | None = None, git_ai: bool = False) -> int:
     repo = open_repository(cwd or Path.cwd())
     result = share.fetch(repo, remote)
+    ai = share.fetch_git_ai(repo, remote) if git_ai else None
+    if ai is not None and not as_json:
+        click.echo(f"deja: git-ai notes (refs/notes/ai) of {remote}: {ai}", err=True)
     if as_json:
-        print_json(result.to_json())
+        doc = result.to_json()
+        if ai is not None:
+            doc["git_ai"] = ai
+        print_json(doc)
     elif result.fetched is None:
         click.echo(f"deja: {remote} has no deja notes yet", err=True)
     else:

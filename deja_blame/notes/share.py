@@ -255,3 +255,32 @@ def push(repo: pygit2.Repository, remote: str = "origin") -> PushResult:
         f"the notes on {remote} kept moving; gave up after {PUSH_ATTEMPTS} attempts",
         hint="run it again: deja notes push",
     )
+
+
+def fetch_git_ai(repo: pygit2.Repository, remote: str) -> str:
+    """Fetch git-ai's notes (``refs/notes/ai``) from ``remote``, fast-forward only:
+    git-ai merges its own notes, and deja never rewrites another tool's ref.
+    Returns what happened, in words."""
+    from deja_blame.notes.gitai import GITAI_REF
+
+    root = workdir(repo)
+    probe = run_git(root, ["ls-remote", remote, GITAI_REF], check=False)
+    if probe.returncode != 0:
+        raise DejaError(f"cannot reach {remote}: " + _first_line(probe.stderr))
+    if not probe.stdout.strip():
+        return "none there"
+    proc = run_git(
+        root, ["fetch", "--no-tags", "--no-write-fetch-head", remote, f"{GITAI_REF}:{GITAI_REF}"],
+        check=False,
+    )  # fmt: skip
+    if proc.returncode != 0:
+        return (
+            "not fetched: they diverged from the local ones (merge them with git-ai's own"
+            " fetch); " + _first_line(proc.stderr)
+        )
+    return "fetched"
+
+
+def _first_line(data: bytes) -> str:
+    text = data.decode("utf-8", "replace").strip().splitlines()
+    return text[0].removeprefix("fatal: ") if text else "git failed"

@@ -254,10 +254,12 @@ class NoteStore:
     (which carries notes git copied on a rewrite over to the commit they now sit on)."""
 
     def __init__(self, repo: pygit2.Repository) -> None:
+        from deja_blame.notes.gitai import gitai_lookup_for
         from deja_blame.notes.store import note_blob_map, ref_target
 
         self.repo = repo
         self.cache: dict[str, Note | None] = {}
+        self.gitai = gitai_lookup_for(repo)
         try:
             self.present = set(note_blob_map(repo, ref_target(repo)))
         except (KeyError, ValueError, pygit2.GitError):
@@ -356,8 +358,29 @@ def attribute(
         result.source = "note"
     if note is not None:
         result.session_of = _from_note(note, introduced)
-        result.session_meta = note.sessions
+        result.session_meta = dict(note.sessions)
+    if notes.gitai is not None:
+        _from_git_ai(notes.gitai, sha, introduced, result)
     return result
+
+
+def _from_git_ai(gitai: Any, sha: str, introduced: dict[str, set[int]], cl: CommitLines) -> None:
+    """Introduced lines deja's note and index leave unexplained, from git-ai's note."""
+    note = gitai.note(sha)
+    if note is None:
+        return
+    added = False
+    for path, lines in introduced.items():
+        known = cl.session_of.get(path, {})
+        for line in sorted(lines - set(known)):
+            who = note.author_of(path, line)
+            if who is None or who.human:
+                continue
+            cl.session_of.setdefault(path, {})[line] = who.key
+            cl.session_meta.setdefault(who.key, who.info())
+            added = True
+    if added and cl.source == "none":
+        cl.source = "git-ai"
 
 
 def _counts(cl: CommitLines, path: str) -> Counts:
