@@ -140,6 +140,7 @@ class Session:
         return {
             "session_id": self.session_id,
             "source": self.source,
+            "agent": self.source,
             "transcript": self.transcript,
             "project": self.project,
             "started_at": self.started_at,
