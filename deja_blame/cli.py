@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import sqlite3
 import sys
 import traceback
@@ -293,7 +294,25 @@ def demo_cmd(root: Path | None) -> int:
     return run_demo(root)
 
 
-@cli.command("blame")
+class _BlameCommand(click.Command):
+    """git blame's ``-M[<num>]`` and ``-C[<num>]``: a number only when attached
+    (``-C50``); ``-C file.py`` is -C and a file, as in git."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        out: list[str] = []
+        for i, arg in enumerate(args):
+            if arg == "--":
+                out += args[i:]
+                break
+            m = _MOVE_COPY.match(arg)
+            out.append(f"--git-{m.group(1)}={m.group(2)}" if m else arg)
+        return super().parse_args(ctx, out)
+
+
+_MOVE_COPY = re.compile(r"^-([MC])(\d*)$")
+
+
+@cli.command("blame", cls=_BlameCommand)
 @click.argument("args", nargs=-1, required=True, metavar="[REV] [--] FILE")
 @click.option(
     "-L",
@@ -304,11 +323,41 @@ def demo_cmd(root: Path | None) -> int:
     "  /REGEX/,+N); repeatable.",
 )
 @click.option("--rev", help="Blame FILE as of this revision (default: the working tree).")
+@click.option("-w", "ignore_whitespace", is_flag=True, help="Ignore white space (git blame -w).")
+@click.option(
+    "--git-M", "moves", multiple=True, hidden=True, help="-M[<num>]: lines moved within the file."
+)
+@click.option(
+    "--git-C", "copies", multiple=True, hidden=True, help="-C[<num>]: lines moved from other files."
+)
+@click.option("--since", help="Blame no further back than this date (git blame --since).")
+@click.option("--ignore-rev", "ignore_revs", multiple=True, metavar="REV", help="Skip REV.")
+@click.option(
+    "--ignore-revs-file",
+    "ignore_revs_files",
+    multiple=True,
+    metavar="FILE",
+    help="Skip the revisions in FILE (default: git's blame.ignoreRevsFile).",
+)
 @click.option(
     "--porcelain",
     is_flag=True,
     help="git blame --porcelain plus deja-session/deja-confidence lines.",
 )
+@click.option(
+    "--line-porcelain",
+    is_flag=True,
+    help="As --porcelain, with the commit's details on every line.",
+)
+@click.option(
+    "--date",
+    "date_format",
+    metavar="FORMAT",
+    default=None,
+    help="Dates as git shows them: short (default), iso, iso-strict, relative, unix, raw.",
+)
+@click.option("-e", "--show-email", is_flag=True, help="The author's email instead of the name.")
+@click.option("-s", "suppress", is_flag=True, help="No author name and date.")
 @click.option(
     "--no-refresh", is_flag=True, help="Do not read new transcript lines into the index first."
 )
@@ -320,7 +369,17 @@ def blame_cmd(
     args: tuple[str, ...],
     line_ranges: tuple[str, ...],
     rev: str | None,
+    ignore_whitespace: bool,
+    moves: tuple[str, ...],
+    copies: tuple[str, ...],
+    since: str | None,
+    ignore_revs: tuple[str, ...],
+    ignore_revs_files: tuple[str, ...],
     porcelain: bool,
+    line_porcelain: bool,
+    date_format: str | None,
+    show_email: bool,
+    suppress: bool,
     no_refresh: bool,
     as_json: bool,
 ) -> int:
@@ -329,15 +388,19 @@ def blame_cmd(
     Lines not yet committed are matched too (without a revision). A line is
     given to a session only on evidence: the session wrote that line to that
     file before the commit that introduced it. As with git blame, a revision
-    may come before the file (or use --rev).
+    may come before the file (or use --rev); -w, -M, -C, --since and
+    --ignore-rev(s-file) go to git blame, and attribution follows the commit
+    and file git names for each line.
 
     \b
     Examples:
       deja blame src/app.py
       deja blame v1.2 src/app.py -L 40,60 -L 90,+5
+      deja blame -w -C src/app.py        # through reformatting and moves
       deja blame src/app.py --json | jq '.lines[] | select(.session)'
     """
-    from deja_blame.commands.blame import run_blame
+    from deja_blame.attribution.blame_options import GitBlameOptions
+    from deja_blame.commands.blame import BlameLook, run_blame
 
     if len(args) > 2:
         raise click.UsageError("too many arguments: deja blame [REV] [--] FILE")
@@ -345,8 +408,28 @@ def blame_cmd(
         if rev is not None:
             raise click.UsageError("a revision twice: give REV or --rev, not both")
         rev = args[0]
+    if porcelain and line_porcelain:
+        raise click.UsageError("--porcelain or --line-porcelain, not both")
+    options = GitBlameOptions(
+        ignore_whitespace=ignore_whitespace,
+        moves=moves,
+        copies=copies,
+        since=since,
+        ignore_revs=ignore_revs,
+        ignore_revs_files=ignore_revs_files,
+    )
+    look = BlameLook(date_format=date_format, show_email=show_email, suppress=suppress)
     return run_blame(
-        conn, Path(args[-1]), rev, line_ranges, as_json, porcelain, refresh=not no_refresh
+        conn,
+        Path(args[-1]),
+        rev,
+        line_ranges,
+        as_json,
+        porcelain or line_porcelain,
+        refresh=not no_refresh,
+        options=options,
+        look=look,
+        line_porcelain=line_porcelain,
     )
 
 

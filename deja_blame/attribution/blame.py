@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from deja_blame.attribution import cache
+from deja_blame.attribution import blame_options, cache
 from deja_blame.attribution.blame_engine import BlameLine, blame_copies, start_blame
 from deja_blame.attribution.matcher import WriteSet, candidate_paths, load_writes, match_lines
 from deja_blame.attribution.reflow import reflow_matches
@@ -857,11 +857,12 @@ def _cache_key(repo: pygit2.Repository, version: FileVersion) -> str:
     # the repository is part of the key: a shallow clone's blame of a commit (its
     # boundary) is not the full clone's
     root = workdir(repo)
+    options = blame_options.current().signature()
     if version.commit is not None:
-        return f"rev:{root}:{version.commit}:{version.relpath}"
+        return f"rev:{root}:{version.commit}:{version.relpath}{options}"
     head = head_commit(repo)
     digest = hashlib.blake2b(version.data, digest_size=16).hexdigest()
-    return f"wt:{root}:{head.id if head else '-'}:{version.relpath}:{digest}"
+    return f"wt:{root}:{head.id if head else '-'}:{version.relpath}:{digest}{options}"
 
 
 def _start_blame_cached(

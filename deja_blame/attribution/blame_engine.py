@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from deja_blame.attribution import blame_options
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import (
     git_available,
@@ -65,6 +66,8 @@ def start_blame(
     to those lines, as ``git blame -L`` does (git follows only them)."""
     if engine == "git" or (engine == "auto" and git_available()):
         return _start_git(root, relpath, rev, span)
+    if not blame_options.current().default:
+        raise DejaError("git blame's options (-w, -M, -C, --since, --ignore-rev) need git on PATH")
     return PendingBlame(lambda: _span(_blame_pygit2(root, repo, relpath, rev), span))
 
 
@@ -83,7 +86,7 @@ def blame(
 def _start_git(
     root: Path, relpath: str, rev: str | None, span: tuple[int, int] | None = None
 ) -> PendingBlame:
-    args = ["git", "-C", str(root), "blame", "--porcelain"]
+    args = ["git", "-C", str(root), "blame", "--porcelain", *blame_options.current().args()]
     if span is not None:
         args.append(f"-L{span[0]},{span[1]}")
     if rev is not None:

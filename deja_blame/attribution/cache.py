@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from deja_blame import __version__
+from deja_blame.attribution import blame_options
 from deja_blame.attribution.matcher import candidate_paths
 from deja_blame.index.db import in_chunks
 from deja_blame.notes.gitai import GITAI_REF
@@ -92,7 +93,8 @@ def content_hash(data: bytes) -> str:
 
 
 def entry_key(root: str, commit: str, relpath: str, engine: str) -> str:
-    return f"{CACHE_VERSION}/{__version__}\0{root}\0{commit}\0{relpath}\0{engine}"
+    options = blame_options.current().signature()  # -w, -M...: another answer
+    return f"{CACHE_VERSION}/{__version__}\0{root}\0{commit}\0{relpath}\0{engine}{options}"
 
 
 def token(conn: sqlite3.Connection, root: str, relpaths: set[str], notes: str) -> str:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
+from deja_blame.attribution import blame_options
 from deja_blame.attribution.blame import FileBlame, blame_file, cached_blame, too_short
+from deja_blame.attribution.blame_options import GitBlameOptions
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import commit_authors, open_repository, relative_path
 from deja_blame.jsonout import print_json
@@ -132,6 +135,50 @@ def run_blame(
     as_json: bool,
     porcelain: bool,
     refresh: bool = True,
+    options: GitBlameOptions | None = None,
+    look: BlameLook | None = None,
+    line_porcelain: bool = False,
+) -> int:
+    if look is not None and look.date_format:
+        format_date(0, look.date_format)  # an unknown format fails before any work
+    options = with_configured_ignore_revs(file, options or GitBlameOptions())
+    with blame_options.using(options):
+        return _run_blame(
+            conn, file, rev, line_range, as_json, porcelain, refresh, look, line_porcelain
+        )
+
+
+def with_configured_ignore_revs(file: Path, options: GitBlameOptions) -> GitBlameOptions:
+    """git blame's own default: ``blame.ignoreRevsFile`` when no --ignore-revs-file is given
+    (a path relative to the repository's top, as git reads it)."""
+    if options.ignore_revs_files:
+        return options
+    from deja_blame.gitutil import try_git
+
+    where = file.parent if file.parent.is_dir() else Path.cwd()
+    proc = try_git(where, ["config", "--get", "blame.ignoreRevsFile"])
+    value = proc.stdout.decode("utf-8", "replace").strip() if proc is not None else ""
+    if not value:
+        return options
+    top = try_git(where, ["rev-parse", "--show-toplevel"])
+    root = Path(top.stdout.decode().strip()) if top is not None and top.stdout else where
+    path = Path(value).expanduser()
+    path = path if path.is_absolute() else root / path
+    if not path.is_file():
+        return options  # git itself fails on a missing file; blame without it
+    return replace(options, ignore_revs_files=(str(path),))
+
+
+def _run_blame(
+    conn: sqlite3.Connection,
+    file: Path,
+    rev: str | None,
+    line_range: str | tuple[str, ...] | None,
+    as_json: bool,
+    porcelain: bool,
+    refresh: bool,
+    look: BlameLook | None,
+    line_porcelain: bool,
 ) -> int:
     specs = (line_range,) if isinstance(line_range, str) else tuple(line_range or ())
     ranges = [
@@ -163,23 +210,93 @@ def run_blame(
             line["author_time"] = author.time if author else None
         print_json(doc)
     elif porcelain:
-        print_porcelain(result)
+        print_porcelain(result, every_line=line_porcelain)
     else:
-        print_human(result)
+        print_human(result, look)
     return 0
 
 
-def _day(epoch: int) -> str:
+@dataclass(frozen=True)
+class BlameLook:
+    """How the human output shows people's lines: git blame's --date, -e, -s."""
+
+    date_format: str | None = None  # None: short (YYYY-MM-DD)
+    show_email: bool = False
+    suppress: bool = False
+
+
+DATE_FORMATS = (
+    "short", "iso", "iso8601", "iso-strict", "iso8601-strict", "relative", "unix", "raw",
+    "default", "rfc", "rfc2822", "human", "local",
+)  # fmt: skip
+
+
+def format_date(epoch: int, fmt: str | None, now: float | None = None) -> str:
+    """An author time as git's ``--date=FMT`` shows it (in UTC; ``local``: this zone)."""
     from datetime import datetime, timezone
 
-    return datetime.fromtimestamp(epoch, tz=timezone.utc).strftime("%Y-%m-%d")
+    fmt = fmt or "short"
+    if fmt.startswith("format:"):
+        return datetime.fromtimestamp(epoch, tz=timezone.utc).strftime(fmt[7:])
+    if fmt not in DATE_FORMATS:
+        raise DejaError(
+            f"unknown date format {fmt!r}", hint="one of: " + ", ".join(DATE_FORMATS[:8])
+        )
+    when = datetime.fromtimestamp(epoch, tz=timezone.utc)
+    if fmt == "local":
+        when = datetime.fromtimestamp(epoch).astimezone()
+        return when.strftime("%a %b %-d %H:%M:%S %Y")
+    if fmt == "short":
+        return when.strftime("%Y-%m-%d")
+    if fmt in ("iso", "iso8601", "human"):
+        return when.strftime("%Y-%m-%d %H:%M:%S +0000")
+    if fmt in ("iso-strict", "iso8601-strict"):
+        return when.strftime("%Y-%m-%dT%H:%M:%S+00:00")
+    if fmt == "unix":
+        return str(epoch)
+    if fmt == "raw":
+        return f"{epoch} +0000"
+    if fmt in ("rfc", "rfc2822"):
+        return when.strftime("%a, %-d %b %Y %H:%M:%S +0000")
+    if fmt == "relative":
+        return _relative(epoch, now)
+    return when.strftime("%a %b %-d %H:%M:%S %Y +0000")  # default
 
 
-def print_human(result: FileBlame) -> None:
+def _relative(epoch: int, now: float | None) -> str:
+    import time
+
+    ago = int((now if now is not None else time.time()) - epoch)
+    if ago < 0:
+        return "in the future"
+    for size, unit in ((365 * 86400, "year"), (30 * 86400, "month"), (7 * 86400, "week"),
+                       (86400, "day"), (3600, "hour"), (60, "minute")):  # fmt: skip
+        if ago >= size:
+            n = ago // size
+            return f"{n} {unit}{'s' if n != 1 else ''} ago"
+    return f"{ago} seconds ago"
+
+
+def print_human(result: FileBlame, look: BlameLook | None = None) -> None:
+    look = look or BlameLook()
     colour = use_colour()
     authors = commit_authors(result.root, {ln.commit for ln in result.lines if ln.commit})
     palette: dict[str, str] = {}
     width = len(str(result.lines[-1].line)) if result.lines else 1
+    # people's column: the name (or <email>) and the date, as wide as the widest
+    people: dict[str, str] = {}
+    for ln in result.lines:
+        if ln.session or ln.commit is None or ln.commit in people or look.suppress:
+            continue
+        author = authors.get(ln.commit)
+        name = ("<" + author.mail + ">" if look.show_email else author.name) if author else "-"
+        day = format_date(author.time, look.date_format) if author else ""
+        people[ln.commit] = f"{shorten(inert(name), 25)}\0{day}"
+    name_w = max((len(v.split("\0")[0]) for v in people.values()), default=0)
+    day_w = max((len(v.split("\0")[1]) for v in people.values()), default=0)
+    person_w = name_w + day_w + 3 if people else 0
+    agent_w = 8 + 1 + 6 + (0 if look.suppress else 17) + 5
+    who_w = max(person_w, agent_w, 0 if look.suppress else 19)
     out = []
     for ln in result.lines:
         sha = (ln.commit or "0" * 40)[:8]
@@ -187,19 +304,21 @@ def print_human(result: FileBlame) -> None:
             fg = palette.setdefault(
                 ln.session, SESSION_COLOURS[len(palette) % len(SESSION_COLOURS)]
             )
-            when = (ln.written_at or "")[:16].replace("T", " ")
+            when = "" if look.suppress else (ln.written_at or "")[:16].replace("T", " ")
             conf = f"{ln.confidence:.2f}" if ln.confidence is not None else "note"
             agent = AGENT_LABELS.get(ln.source or "", inert(ln.source or "?")[:6])
-            who = f"{inert(ln.session)[:8]} {agent:<6} {when:<16} {conf}"
-            who = style(f"{who:<38}", colour, fg=fg)
+            who = f"{inert(ln.session)[:8]} {agent:<6} "
+            who += f"{when:<16} {conf}" if not look.suppress else conf
+            who = style(f"{who:<{who_w}}", colour, fg=fg)
         elif ln.commit is None:
-            who = style(f"{'(not committed yet)':<38}", colour, dim=True)
+            text = "" if look.suppress else "(not committed yet)"
+            who = style(f"{text:<{who_w}}", colour, dim=True)
+        elif look.suppress:
+            who = " " * who_w
         else:
             # a person's line: git blame's author and date
-            author = authors.get(ln.commit)
-            name = inert(author.name) if author else "-"
-            day = _day(author.time) if author else ""
-            who = style(f"({shorten(name, 25):<25} {day:<10})", colour, dim=True)
+            name, _, day = people[ln.commit].partition("\0")
+            who = style(f"{f'({name:<{name_w}} {day:<{day_w}})':<{who_w}}", colour, dim=True)
         text = inert(ln.text)
         out.append(f"{style(sha, colour, fg='yellow')} {who} {ln.line:>{width}}) {text}")
     if out:
@@ -208,19 +327,23 @@ def print_human(result: FileBlame) -> None:
             click.echo("\n".join(out), color=colour)
 
 
-def print_porcelain(result: FileBlame) -> None:
-    """git blame --porcelain, plus ``deja-session`` / ``deja-confidence`` header lines."""
+def print_porcelain(result: FileBlame, every_line: bool = False) -> None:
+    """git blame --porcelain (``every_line``: --line-porcelain, the commit's details on
+    each line), plus ``deja-session`` / ``deja-confidence`` header lines."""
     import pygit2
 
     repo = pygit2.Repository(result.root)
     seen: set[str] = set()
+    details: dict[str, list[str]] = {}
     out: list[str] = []
     for ln in result.lines:
         sha = ln.commit or "0" * 40
         out.append(f"{sha} {ln.orig_line or ln.line} {ln.line} 1")
-        if sha not in seen:
+        if sha not in seen or every_line:
             seen.add(sha)
-            out.extend(_commit_details(repo, ln.commit))
+            if sha not in details:
+                details[sha] = _commit_details(repo, ln.commit)
+            out.extend(details[sha])
             out.append(f"filename {ln.orig_path or result.path}")
         out.append(f"deja-session {ln.session or '-'}")
         if ln.session:
