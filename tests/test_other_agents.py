@@ -547,3 +547,43 @@ def test_agent_trace_export_validates_against_the_spec(repo: Path, tmp_path: Pat
     bad = dict(record, version="0.1")
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.Draft202012Validator(schema).validate(bad)
+
+
+def test_why_tells_the_line_s_history(repo: Path, tmp_path: Path) -> None:
+    """An agent's line a person later changed: why names the session that wrote it
+    first, and the history lists each version, oldest first."""
+    (repo / "pricing.py").write_text(BEFORE)
+    git(repo, "add", "pricing.py")
+    git(repo, "commit", "-qm", "prices", env=commit_env(T0))
+    sid = _claude(tmp_path / "home", repo, T0 + 3600)
+    (repo / "pricing.py").write_text(AFTER)
+    git(repo, "commit", "-qam", "discount", env=commit_env(T0 + 7200))
+    agent_commit = git(repo, "rev-parse", "HEAD").strip()
+    (repo / "pricing.py").write_text(AFTER.replace("subtotal > 100", "subtotal > 200"))
+    git(repo, "commit", "-qam", "threshold", env=commit_env(T0 + 9000))
+    person_commit = git(repo, "rev-parse", "HEAD").strip()
+    env = {"DEJA_ANTIGRAVITY_ROOT": ""}
+    doc = deja_json("why", f"{repo / 'pricing.py'}:7", "--json", env=env)
+    assert doc["session"] is None and doc["commit"] == person_commit
+    first, second = doc["history"]
+    assert (first["commit"], first["session"], first["agent"]) == (agent_commit, sid, "claude-code")
+    assert first["text"] == "    if subtotal > 100:" and first["line"] == 7
+    assert (second["commit"], second["session"], second["author"]) == (
+        person_commit,
+        None,
+        "Test Person",
+    )
+    assert second["text"] == "    if subtotal > 200:" and second["at"] == "2026-11-28T10:30:00Z"
+    out = deja("why", f"{repo / 'pricing.py'}:7", env=env).stdout.decode()
+    assert f"an earlier version was written by session {sid}" in out
+    assert "History (oldest first)" in out
+    # the session rewrote the person's return line: two versions, the person's first
+    rewritten = deja_json("why", f"{repo / 'pricing.py'}:6", "--json", env=env)
+    assert [(v["session"], v["text"]) for v in rewritten["history"]] == [
+        (None, "    return sum(price(i) for i in items)"),
+        (sid, "    subtotal = sum(price(item) for item in items)"),
+    ]
+    # a line that was new in its commit: git's range goes back through the block it
+    # replaced, the history does not
+    new = deja_json("why", f"{repo / 'pricing.py'}:8", "--json", env=env)
+    assert [v["commit"] for v in new["history"]] == [agent_commit]

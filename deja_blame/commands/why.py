@@ -40,6 +40,7 @@ def explain(
         "confidence": ln.confidence,
         "via": ln.via,
     }
+    doc["history"] = _history(conn, result, ln)
     if ln.session is None:
         return doc
     info = result.sessions.get(ln.session)
@@ -101,6 +102,41 @@ def explain(
     return doc
 
 
+def _history(conn: sqlite3.Connection, result: Any, ln: Any) -> list[dict[str, Any]]:
+    """The line's versions, oldest first (nothing for a line not committed yet)."""
+    if ln.commit is None:
+        return []
+    from deja_blame.attribution.line_history import line_history
+    from deja_blame.gitutil import open_repository
+
+    repo = open_repository(Path(result.root))
+    found = line_history(
+        repo,
+        conn,
+        Path(result.root),
+        ln.orig_path or result.path,
+        ln.commit,
+        ln.orig_line or ln.line,
+        ln.text,
+    )
+    return [v.to_json() for v in found]
+
+
+def _print_history(history: list[dict[str, Any]], c: bool) -> None:
+    if len(history) < 2 and not any(v["session"] for v in history):
+        return
+    click.echo("\n" + style("History (oldest first)", c, bold=True))
+    for v in history:
+        when = (v["at"] or "")[:16].replace("T", " ")
+        if v["session"]:
+            who = f"{inert(v['session'])[:8]} {inert(v['agent'] or '?')}"
+        else:
+            who = inert(v["author"] or "-")
+        click.echo(
+            f"  {v['commit'][:8]} {when:<16} {shorten(who, 28):<28} {shorten(inert(v['text']), 70)}"
+        )
+
+
 def run_why(
     conn: sqlite3.Connection, target: str, rev: str | None, as_json: bool, refresh: bool = True
 ) -> int:
@@ -114,6 +150,13 @@ def run_why(
     commit = doc["commit"][:12] if doc["commit"] else "(not committed yet)"
     if not doc["session"]:
         echo(f"commit {commit}: not written by any indexed session (a person, or unknown)")
+        first = next((v for v in doc["history"] if v["session"]), None)
+        if first is not None:
+            echo(
+                f"an earlier version was written by session {inert(first['session'])}"
+                f" ({inert(first['agent'] or '?')}) in commit {first['commit'][:12]}"
+            )
+        _print_history(doc["history"], c)
         return 0
     conf = doc["confidence"]
     echo(
@@ -124,6 +167,7 @@ def run_why(
     echo(f"project {inert(info.get('project') or '-')}  started {info.get('started_at') or '?'}")
     if doc.get("note_only"):
         echo("(the transcript is not on this machine: only the commit's note is known)")
+        _print_history(doc["history"], c)
         return 0
     if doc.get("prompt"):
         echo("\n" + style("Asked", c, bold=True) + f"  ({doc['prompt']['at'] or '?'})")
@@ -151,4 +195,5 @@ def run_why(
             mark = "exit ?" if code is None else f"exit {code}"
             fg = None if code is None else ("green" if code == 0 else "red")
             echo(f"  $ {shorten(cmd['command'], 80)}  " + style(mark, c, fg=fg))
+    _print_history(doc["history"], c)
     return 0

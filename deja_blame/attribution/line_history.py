@@ -1,0 +1,139 @@
+"""A line's history: the commits that changed it, oldest first, and who wrote each version.
+
+``git log -L N,N:FILE COMMIT`` lists the commits that touched the line, each
+with the diff of the range it tracks. In each commit the version of our line is
+the added line most like the version after it (the text as it is now, to begin
+with): a rename of a variable, a reflow, a person's tweak of an agent's line.
+Who wrote each version is deja's answer for that line at that commit: its
+note, the index, git-ai's notes, else the commit's author.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from deja_blame.gitutil import commit_authors, run_git
+
+if TYPE_CHECKING:
+    import pygit2
+
+MAX_COMMITS = 12  # the most recent commits that changed the line
+# An older version must be at least this like the next one: below it, the line was
+# new in that commit (git's range goes on back through the block it replaced).
+SAME_LINE = 0.5
+_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+
+
+@dataclass
+class Version:
+    commit: str
+    path: str
+    line: int  # in that commit's version of the file
+    text: str
+    author: str | None = None
+    at: int | None = None  # author time
+    session: str | None = None
+    agent: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        from deja_blame.attribution.blame import format_time_epoch
+
+        return {
+            "commit": self.commit,
+            "path": self.path,
+            "line": self.line,
+            "session": self.session,
+            "agent": self.agent,
+            "author": self.author,
+            "at": format_time_epoch(self.at) if self.at is not None else None,
+            "text": self.text,
+        }
+
+
+def _similarity(a: str, b: str) -> float:
+    return SequenceMatcher(None, a.strip(), b.strip(), autojunk=False).ratio()
+
+
+def versions(root: Path, path: str, commit: str, line: int, text: str) -> list[Version]:
+    """The line's versions, oldest first, from ``git log -L`` (newest first there)."""
+    proc = run_git(
+        root,
+        ["log", f"-L{line},{line}:{path}", "--format=%x01%H", f"-n{MAX_COMMITS}", commit, "--"],
+        check=False,
+        timeout=60,
+    )
+    if proc.returncode != 0:
+        return []
+    out: list[Version] = []
+    current = text
+    for chunk in proc.stdout.decode("utf-8", "surrogateescape").split("\x01")[1:]:
+        head, _, diff = chunk.partition("\n")
+        sha = head.strip()
+        file_path = path
+        added: list[tuple[int, str]] = []
+        new_no = 0
+        in_hunk = False
+        for row in diff.split("\n"):
+            if row.startswith("+++ "):
+                target = row[4:]
+                file_path = target[2:] if target.startswith("b/") else file_path
+                in_hunk = False
+                continue
+            m = _HUNK.match(row)
+            if m:
+                new_no, in_hunk = int(m.group(1)), True
+                continue
+            if not in_hunk:
+                continue
+            if row.startswith("+"):
+                added.append((new_no, row[1:]))
+                new_no += 1
+            elif row.startswith(" "):
+                new_no += 1
+        if not added:
+            continue  # the commit moved the range, not the line
+        n, version = max(added, key=lambda a: _similarity(a[1], current))
+        if out and _similarity(version, current) < SAME_LINE:
+            break  # the newer version was a new line, not this one changed
+        out.append(Version(commit=sha, path=file_path, line=n, text=version))
+        current = version
+    out.reverse()
+    return out
+
+
+def line_history(
+    repo: pygit2.Repository,
+    conn: sqlite3.Connection | None,
+    root: Path,
+    path: str,
+    commit: str,
+    line: int,
+    text: str,
+) -> list[Version]:
+    """Each version of the line with who wrote it, oldest first."""
+    from deja_blame.attribution.blame import blame_file
+    from deja_blame.errors import DejaError
+    from deja_blame.notes.lookup import note_lookup_for
+
+    found = versions(root, path, commit, line, text)
+    authors = commit_authors(root, {v.commit for v in found})
+    lookup = note_lookup_for(repo)
+    for v in found:
+        author = authors.get(v.commit)
+        if author is not None:
+            v.author, v.at = author.name, author.time
+        try:
+            fb = blame_file(
+                repo, v.path, v.commit, conn, line_range=(v.line, v.line), note_lookup=lookup
+            )
+        except DejaError:
+            continue
+        for ln in fb.lines:
+            if ln.line == v.line and ln.commit == v.commit and ln.session:
+                v.session, v.agent = ln.session, ln.source
+    return found
