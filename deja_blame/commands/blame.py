@@ -295,7 +295,12 @@ def print_human(result: FileBlame, look: BlameLook | None = None) -> None:
     name_w = max((len(v.split("\0")[0]) for v in people.values()), default=0)
     day_w = max((len(v.split("\0")[1]) for v in people.values()), default=0)
     person_w = name_w + day_w + 3 if people else 0
-    agent_w = 8 + 1 + 6 + (0 if look.suppress else 17) + 5
+    # the model behind each session, where known: a column of its own when any is
+    models = {
+        sid: shorten(inert(info.model), 16) for sid, info in result.sessions.items() if info.model
+    }
+    model_w = max((len(m) for m in models.values()), default=0)
+    agent_w = 8 + 1 + 6 + (model_w + 1 if model_w else 0) + (0 if look.suppress else 17) + 5
     who_w = max(person_w, agent_w, 0 if look.suppress else 19)
     out = []
     for ln in result.lines:
@@ -308,6 +313,8 @@ def print_human(result: FileBlame, look: BlameLook | None = None) -> None:
             conf = f"{ln.confidence:.2f}" if ln.confidence is not None else "note"
             agent = AGENT_LABELS.get(ln.source or "", inert(ln.source or "?")[:6])
             who = f"{inert(ln.session)[:8]} {agent:<6} "
+            if model_w:
+                who += f"{models.get(ln.session, ''):<{model_w}} "
             who += f"{when:<16} {conf}" if not look.suppress else conf
             who = style(f"{who:<{who_w}}", colour, fg=fg)
         elif ln.commit is None:
