@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
+import sys
 from pathlib import Path
 
 import click
@@ -53,12 +55,16 @@ def run_sessions(
             bold=True,
         )
     )
+    # the first prompt takes what the terminal has left (a pipe: up to 60 characters)
+    prompt_w = 60
+    if sys.stdout.isatty():
+        prompt_w = max(20, shutil.get_terminal_size().columns - 82)
     for r in rows:
         started = (r.started_at or "")[:16].replace("T", " ")
         click.echo(
             f"{inert(r.session_id)[:8]:<10} {inert(r.source)[:11]:<11} {started:<17}"
             f" {r.n_edits:>5} {r.n_commands:>4}  "
-            f"{shorten(r.project, 28):<28} {shorten(r.first_prompt, 60)}"
+            f"{shorten(r.project, 28):<28} {shorten(r.first_prompt, prompt_w)}"
         )
     return 0
 
