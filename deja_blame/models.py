@@ -95,8 +95,11 @@ class Edit:
     witness: list[str] = field(default_factory=list)
     truncated: bool = False
     seq: int = 0
+    model: str | None = None  # the model chosen when the edit was made, where known
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, session_model: str | None = None) -> dict[str, Any]:
+        """The edit's document; its model only where it differs from the session's
+        (the person changed the model during the session)."""
         doc: dict[str, Any] = {
             "path": self.path,
             "tool": self.tool,
@@ -111,6 +114,8 @@ class Edit:
             doc["witness"] = self.witness
         if self.truncated:
             doc["truncated"] = True
+        if self.model and self.model != session_model:
+            doc["model"] = self.model
         return doc
 
 
@@ -150,5 +155,5 @@ class Session:
             "messages": [m.to_json() for m in self.messages],
             "commands": [c.to_json() for c in self.commands],
             "files": [f.to_json() for f in self.files],
-            "edits": [e.to_json() for e in self.edits],
+            "edits": [e.to_json(self.model) for e in self.edits],
         }

@@ -251,3 +251,31 @@ def test_a_function_that_is_not_there_is_git_s_error(repo: Path) -> None:
     proc = deja("blame", "m.py", "-L", ":nosuch", cwd=repo, check=False)
     assert proc.returncode == 1
     assert "no match" in proc.stderr.decode() and "Traceback" not in proc.stderr.decode()
+
+
+def test_an_edit_made_under_an_earlier_model_says_which(tmp_path: Path) -> None:
+    """The person switched models mid-session: the edit made before says its model."""
+    from deja_blame.transcripts.writer import TranscriptWriter
+
+    root = tmp_path / "root"
+    w = TranscriptWriter(root, "5e5e5e5e-0000-4000-8000-00000000abcd", 1_795_852_800)
+    target = str(tmp_path / "p" / "a.py")
+
+    def choose(old: str, new: str) -> None:
+        w.user(
+            f"Go on.\n</USER_REQUEST>\n<USER_SETTINGS_CHANGE>\nThe user changed setting"
+            f" `Model Selection` from {old} to {new}. No need to comment on this"
+            " change.\n</USER_SETTINGS_CHANGE>\n<USER_REQUEST>"
+        )
+
+    choose("None", "Gemini 2.5 Pro")
+    w.write_file(target, "x = 1\n")
+    choose("Gemini 2.5 Pro", "Claude Sonnet 4.5")
+    w.replace(target, "x = 1\n", "x = 2\n", current="x = 1\n")
+    doc = orjson.loads(deja("parse", str(w.path), "--json").stdout)
+    assert doc["model"] == "Claude Sonnet 4.5"
+    assert [e.get("model") for e in doc["edits"]] == ["Gemini 2.5 Pro", None]
+    env = {"DEJA_ANTIGRAVITY_ROOT": str(root)}
+    deja("index", "-q", env=env)
+    shown = orjson.loads(deja("show", "5e5e5e5e", "--json", env=env).stdout)
+    assert shown["edits"] == doc["edits"]

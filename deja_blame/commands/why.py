@@ -56,17 +56,18 @@ def explain(
     if edit_ord is None:
         return doc
     erow = conn.execute(
-        "SELECT path, tool, source, removed, added, hunks, witness, truncated, at, ord, step"
-        " FROM edits WHERE sid=? AND ord=?",
+        "SELECT path, tool, source, removed, added, hunks, witness, truncated, at, ord, model,"
+        " step FROM edits WHERE sid=? AND ord=?",
         (sid, edit_ord),
     ).fetchone()
     if erow is None:
         return doc
-    edit = edit_from_row(erow[:10])
-    step = erow[10]
+    edit = edit_from_row(erow[:11])
+    step = erow[11]
     doc["edit"] = {
         "path": edit.path,
         "tool": edit.tool,
+        "model": edit.model,
         "at": edit.at,
         "hunks": [h.to_json() for h in edit.hunks],
     }
@@ -179,7 +180,8 @@ def run_why(
             echo(f"  {shorten(m['text'], 200)}")
     if doc.get("edit"):
         e = doc["edit"]
-        echo("\n" + style(f"The edit ({e['tool']}, {e['at'] or '?'})", c, bold=True))
+        by = f", {inert(e['model'])}" if e.get("model") else ""
+        echo("\n" + style(f"The edit ({e['tool']}{by}, {e['at'] or '?'})", c, bold=True))
         echo(f"--- a/{inert(doc['path'])}\n+++ b/{inert(doc['path'])}")
         for h in e["hunks"]:
             if h.get("old_start") is not None:

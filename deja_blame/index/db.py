@@ -17,7 +17,7 @@ from typing import Any
 
 from deja_blame.errors import DejaError, IndexCorruptError
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 DB_ENV = "DEJA_DB"
 BUSY_TIMEOUT_MS = 30_000
 # below this much free space SQLite cannot make its -shm (32 KB) and WAL pages
@@ -187,6 +187,13 @@ MIGRATIONS: list[tuple[str, str]] = [
         -- The model the person chose for the session (the latest "Model Selection"
         -- setting in its transcript), or NULL where the transcript does not say.
         ALTER TABLE sessions ADD COLUMN model TEXT;
+        """,
+    ),
+    (
+        "0006_edit_model",
+        """
+        -- The model the person had chosen when the edit was made (NULL: not known).
+        ALTER TABLE edits ADD COLUMN model TEXT;
         """,
     ),
 ]

@@ -195,6 +195,7 @@ def chunk_rows(chunk: Chunk) -> ChunkRows:
                 int(e.truncated),
                 e.at,
                 at_epoch,
+                e.model,
             )
         )
         fps = [fingerprint(line) for line in e.added]
@@ -241,7 +242,7 @@ def write_rows(conn: sqlite3.Connection, sid: int, rows: ChunkRows, paths: PathI
     if rows.edits:
         conn.executemany(
             "INSERT OR REPLACE INTO edits(sid, ord, step, path, tool, source, removed, added,"
-            " hunks, witness, truncated, at, at_epoch) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " hunks, witness, truncated, at, at_epoch, model) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             [(sid, *r) for r in rows.edits],
         )
     line_rows: list[tuple[int, int, int, int, int, float | None, int]] = []
@@ -384,7 +385,7 @@ def load_session(conn: sqlite3.Connection, session_id: str) -> Session:
     session.edits = [
         edit_from_row(r)
         for r in conn.execute(
-            "SELECT path, tool, source, removed, added, hunks, witness, truncated, at, ord"
+            "SELECT path, tool, source, removed, added, hunks, witness, truncated, at, ord, model"
             " FROM edits WHERE sid=? ORDER BY step, ord",
             (sid,),
         )
@@ -430,6 +431,7 @@ def edit_from_row(r: tuple[Any, ...]) -> Edit:
         truncated=bool(r[7]),
         at=r[8],
         seq=r[9],
+        model=r[10] if len(r) > 10 else None,
     )
 
 

@@ -221,6 +221,7 @@ class SessionReader:
 
     def _new_edit(self, step: int, edit: Edit) -> None:
         edit.seq = self.state.n_edits
+        edit.model = edit.model or self.state.model
         self.chunk.edits.append((step, edit))
         self.state.n_edits += 1
         self._touch(edit.path, directory=False)

@@ -80,6 +80,7 @@ class SessionBuilder:
 
     def edit(self, edit: Edit) -> None:
         edit.seq = len(self.session.edits)
+        edit.model = edit.model or self.session.model  # the model when it was made
         self.session.edits.append(edit)
         self.touch(edit.path)
 
