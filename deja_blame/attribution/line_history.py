@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from pathlib import Path
@@ -107,30 +108,40 @@ def versions(root: Path, path: str, commit: str, line: int, text: str) -> list[V
 
 
 def line_history(
-    repo: pygit2.Repository,
+    open_repo: Callable[[], pygit2.Repository],
     conn: sqlite3.Connection | None,
     root: Path,
     path: str,
     commit: str,
     line: int,
     text: str,
+    newest: tuple[str | None, str | None] = (None, None),
 ) -> list[Version]:
-    """Each version of the line with who wrote it, oldest first."""
+    """Each version of the line with who wrote it, oldest first. ``newest`` is what
+    the caller's blame found for the version that stands, (session, agent): only the
+    older versions are blamed again (and only then is the repository opened)."""
     from deja_blame.attribution.blame import blame_file
     from deja_blame.errors import DejaError
-    from deja_blame.notes.lookup import note_lookup_for
 
     found = versions(root, path, commit, line, text)
     authors = commit_authors(root, {v.commit for v in found})
-    lookup = note_lookup_for(repo)
+    repo: pygit2.Repository | None = None
     for v in found:
         author = authors.get(v.commit)
         if author is not None:
             v.author, v.at = author.name, author.time
+        if v.commit == commit:
+            v.session, v.agent = newest
+            continue
+        if repo is None:
+            from deja_blame.notes.lookup import note_lookup_for  # pygit2: only now
+
+            repo = open_repo()
         try:
             fb = blame_file(
-                repo, v.path, v.commit, conn, line_range=(v.line, v.line), note_lookup=lookup
-            )
+                repo, v.path, v.commit, conn, line_range=(v.line, v.line),
+                note_lookup=note_lookup_for(repo),
+            )  # fmt: skip
         except DejaError:
             continue
         for ln in fb.lines:

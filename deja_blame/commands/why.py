@@ -110,15 +110,15 @@ def _history(conn: sqlite3.Connection, result: Any, ln: Any) -> list[dict[str, A
     from deja_blame.attribution.line_history import line_history
     from deja_blame.gitutil import open_repository
 
-    repo = open_repository(Path(result.root))
     found = line_history(
-        repo,
+        lambda: open_repository(Path(result.root)),
         conn,
         Path(result.root),
         ln.orig_path or result.path,
         ln.commit,
         ln.orig_line or ln.line,
         ln.text,
+        newest=(ln.session, ln.source),
     )
     return [v.to_json() for v in found]
 
