@@ -587,3 +587,28 @@ def test_why_tells_the_line_s_history(repo: Path, tmp_path: Path) -> None:
     # replaced, the history does not
     new = deja_json("why", f"{repo / 'pricing.py'}:8", "--json", env=env)
     assert [v["commit"] for v in new["history"]] == [agent_commit]
+
+
+def test_codex_archived_sessions_and_claude_slash_commands(tmp_path: Path) -> None:
+    home = tmp_path / "codex"
+    archived = home / "archived_sessions"
+    archived.mkdir(parents=True)
+    sid = "a1a1a1a1-0000-4000-8000-000000000001"
+    (archived / f"rollout-2026-10-01T08-00-00-{sid}.jsonl").write_text(
+        json.dumps({"timestamp": "2026-10-01T08:00:00Z", "type": "session_meta",
+                    "payload": {"id": sid, "cwd": "/w"}}) + "\n"
+    )  # fmt: skip
+    assert [tf.session_id for tf in discover(["codex"], env={"DEJA_CODEX_ROOT": str(home)})] == [
+        sid
+    ]
+    project = tmp_path / "claude" / "projects" / "-w"
+    project.mkdir(parents=True)
+    records = [
+        {"type": "user", "sessionId": "s", "cwd": "/w", "timestamp": "2026-10-01T08:00:00Z",
+         "message": {"role": "user", "content": "<command-name>/compact</command-name>"}},
+        {"type": "user", "sessionId": "s", "cwd": "/w", "timestamp": "2026-10-01T08:00:01Z",
+         "message": {"role": "user", "content": "Real request."}},
+    ]  # fmt: skip
+    (project / "s.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    (tf,) = discover(["claude-code"], env={"DEJA_CLAUDE_ROOT": str(tmp_path / "claude")})
+    assert [m.text for m in read_session(tf).messages if m.role == "user"] == ["Real request."]

@@ -44,6 +44,8 @@ _REJECTED = re.compile(r"user (?:rejected|denied|doesn't want)", re.IGNORECASE)
 _NOT_TYPED = (
     "<local-command-stdout>",
     "<local-command-stderr>",
+    "<command-name>",  # a slash command (/clear, /compact): not a request
+    "<command-message>",
     "Caveat: ",
     "[Request interrupted",
 )

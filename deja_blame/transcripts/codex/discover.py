@@ -2,7 +2,7 @@
 
 ``<home>`` is ``$CODEX_HOME`` or ``~/.codex`` (``$DEJA_CODEX_ROOT`` replaces
 both). Older versions wrote ``sessions/rollout-*.jsonl`` with no date folders;
-both are found. The session id is the UUID that ends the file name.
+both are found, and archived sessions (``archived_sessions/``) too. The session id is the UUID that ends the file name.
 """
 
 from __future__ import annotations
@@ -35,16 +35,17 @@ def session_id_of(path: Path) -> str:
 
 
 def find_transcripts(root: Path, problems: list[str] | None = None) -> Iterator[TranscriptFile]:
-    sessions = root / "sessions"
-    base = sessions if sessions.is_dir() else root
+    # sessions/, and archived_sessions/ (what `codex` archives is history all the same)
+    bases = [root / d for d in ("sessions", "archived_sessions") if (root / d).is_dir()]
     found: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(base, onerror=None):
-        dirnames.sort()
-        found += [
-            Path(dirpath) / f
-            for f in sorted(filenames)
-            if f.startswith("rollout-") and f.endswith(".jsonl")
-        ]
+    for base in bases or [root]:
+        for dirpath, dirnames, filenames in os.walk(base, onerror=None):
+            dirnames.sort()
+            found += [
+                Path(dirpath) / f
+                for f in sorted(filenames)
+                if f.startswith("rollout-") and f.endswith(".jsonl")
+            ]
     for path in found:
         try:
             if not path.is_file():
