@@ -37,7 +37,7 @@ from deja_blame.gitutil import (
     same_repository,
     workdir,
 )
-from deja_blame.index.db import in_chunks
+from deja_blame.index import queries as Q
 from deja_blame.index.fingerprint import fingerprint, is_trivial
 
 if TYPE_CHECKING:
@@ -254,7 +254,7 @@ def _finish(
     conn: sqlite3.Connection | None, result: FileBlame, line_range: tuple[int, int] | None
 ) -> FileBlame:
     if conn is not None:
-        result.indexed_sessions = int(conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0])
+        result.indexed_sessions = Q.count_sessions(conn)
     if line_range is not None:
         start, end = line_range
         total = result.total_lines
@@ -491,20 +491,13 @@ def _written_elsewhere(
     """Which of ``fps`` some session wrote to another file under ``root``: fp -> path
     ids, and those paths relative to ``root``."""
     found: dict[int, set[int]] = {}
-    rows = conn.execute(
-        "SELECT path_id, path FROM paths WHERE path >= ? AND path < ?", (root + "/", root + "0")
-    ).fetchall()
     names: dict[int, str] = {}
-    for pid, path in rows:
+    for pid, path in Q.paths_under(conn, root):
         if pid in skip:
             continue
         names[pid] = path[len(root) + 1 :]
-        for part, marks in in_chunks(sorted(fps)):
-            for (fp,) in conn.execute(
-                f"SELECT DISTINCT fp FROM lines WHERE path_id=? AND fp IN ({marks})",
-                [pid, *part],
-            ):
-                found.setdefault(fp, set()).add(pid)
+        for fp in Q.fingerprints_written(conn, pid, fps):
+            found.setdefault(fp, set()).add(pid)
     return found, names
 
 
@@ -637,23 +630,18 @@ def _attribute_from_index(
     def written_text(key: tuple[int, int, int]) -> str | None:
         edit = (key[0], key[1])
         if edit not in added:
-            row = conn.execute("SELECT added FROM edits WHERE sid=? AND ord=?", edit).fetchone()
-            try:
-                got = orjson.loads(row[0]) if row is not None else []
-            except orjson.JSONDecodeError:
-                got = []
-            added[edit] = got if isinstance(got, list) else []
+            added[edit] = Q.edit_added_lines(conn, *edit)
         lines = added[edit]
         return lines[key[2]] if 0 <= key[2] < len(lines) else None
 
     def same_project(sid: int) -> bool | None:
-        row = conn.execute("SELECT project FROM sessions WHERE sid=?", (sid,)).fetchone()
-        if row is None:
+        project = Q.session_project(conn, sid)
+        if project is None:
             return None
-        known = same_repository(root, row[0])
+        known = same_repository(root, project)
         if known is not None:
             return known
-        return session_work_is_here(conn, sid, row[0], Path(root))
+        return session_work_is_here(conn, sid, project, Path(root))
 
     texts = [ln.text for ln in lines]
     history = FileHistory(root, {ln.orig_path or "" for ln in lines}, rev)
@@ -683,7 +671,7 @@ def _attribute_from_index(
         )
     finally:
         history.close()
-    names = _session_ids(conn, {m.sid for m in matches if m is not None})
+    names = Q.session_names(conn, {m.sid for m in matches if m is not None})
     when: dict[float, str] = {}
     for k, (ln, m) in enumerate(zip(lines, matches)):
         if m is None or ln.via == "note" or (only is not None and not only[k]):
@@ -700,15 +688,8 @@ def _attribute_from_index(
 def session_final_fingerprints(conn: sqlite3.Connection, sid: int, path_ids: list[int]) -> set[int]:
     """Fingerprints of the lines a session left in a file: what it wrote, minus what
     it replaced itself afterwards (a write_to_file starts the file afresh)."""
-    if not path_ids:
-        return set()
-    marks = ",".join("?" * len(path_ids))
     current: set[int] = set()
-    for tool, removed, added in conn.execute(
-        f"SELECT e.tool, e.removed, e.added FROM edits e JOIN paths p ON p.path = e.path"
-        f" WHERE e.sid=? AND e.source='agent' AND p.path_id IN ({marks}) ORDER BY e.step, e.ord",
-        [sid, *path_ids],
-    ):
+    for tool, removed, added in Q.agent_edits_of_paths(conn, sid, path_ids):
         _replay(current, tool, removed, added, trivial_too=True)
     return current
 
@@ -733,11 +714,7 @@ def session_work_is_here(conn: sqlite3.Connection, sid: int, project: str, root:
 
     prefix = project.rstrip("/") + "/"
     final: dict[str, set[int]] = {}
-    for path, tool, removed, added in conn.execute(
-        "SELECT path, tool, removed, added FROM edits WHERE sid=? AND source='agent'"
-        " ORDER BY step, ord",
-        (sid,),
-    ):
+    for path, tool, removed, added in Q.agent_edits(conn, sid):
         if not path.startswith(prefix):
             continue
         _replay(final.setdefault(path[len(prefix) :], set()), tool, removed, added, False)
@@ -754,15 +731,7 @@ def session_work_is_here(conn: sqlite3.Connection, sid: int, project: str, root:
 
 def session_edited_paths(conn: sqlite3.Connection, sid: int, path_ids: list[int]) -> bool:
     """Whether the session edited any of these paths (a timed edit, as the lines table has)."""
-    if not path_ids:
-        return False
-    marks = ",".join("?" * len(path_ids))
-    row = conn.execute(
-        f"SELECT 1 FROM edits e JOIN paths p ON p.path = e.path"
-        f" WHERE e.sid=? AND e.at_epoch IS NOT NULL AND p.path_id IN ({marks}) LIMIT 1",
-        [sid, *path_ids],
-    ).fetchone()
-    return row is not None
+    return Q.edited_any_path(conn, sid, path_ids)
 
 
 def format_time_epoch(epoch: float) -> str:
@@ -771,28 +740,13 @@ def format_time_epoch(epoch: float) -> str:
     return format_time(datetime.fromtimestamp(epoch, tz=timezone.utc))
 
 
-def _session_ids(conn: sqlite3.Connection, sids: set[int]) -> dict[int, tuple[str, str]]:
-    """sid -> (session id, agent)."""
-    out: dict[int, tuple[str, str]] = {}
-    for part, marks in in_chunks(sids):
-        for sid, name, source in conn.execute(
-            f"SELECT sid, session_id, source FROM sessions WHERE sid IN ({marks})", part
-        ):
-            out[int(sid)] = (name, source or "antigravity")
-    return out
-
-
 def _fill_sessions(conn: sqlite3.Connection | None, result: FileBlame) -> None:
     for name in sorted({ln.session for ln in result.lines if ln.session}):
-        row = None
-        if conn is not None:
-            row = conn.execute(
-                "SELECT source, project, started_at, first_prompt, model FROM sessions"
-                " WHERE session_id=?",
-                (name,),
-            ).fetchone()
-        if row:
-            result.sessions[name] = SessionInfo(name, row[0], row[1], row[2], row[3], row[4])
+        row = Q.session_by_id(conn, name) if conn is not None else None
+        if row is not None:
+            result.sessions[name] = SessionInfo(
+                name, row.source, row.project, row.started_at, row.first_prompt, row.model
+            )
             continue
         noted = result.note_sessions.get(name) or {}
         result.sessions[name] = SessionInfo(
@@ -875,7 +829,7 @@ def _start_blame_cached(
     """The blame of ``version``: from the cache, or started now and cached when done."""
     key = _cache_key(repo, version) + f":{engine}"
     if conn is not None:
-        row = conn.execute("SELECT data FROM blame_cache WHERE key=?", (key,)).fetchone()
+        row = Q.cache_get(conn, "blame_cache", key)
         if row is not None:
             try:
                 cached = [BlameLine(*item) for item in orjson.loads(zlib.decompress(row[0]))]
@@ -899,14 +853,6 @@ def _store(conn: sqlite3.Connection, key: str, lines: list[BlameLine]) -> None:
         1,
     )
     try:
-        conn.execute(
-            "INSERT OR REPLACE INTO blame_cache(key, data, used) VALUES (?, ?, ?)",
-            (key, data, time.time()),
-        )
-        conn.execute(
-            "DELETE FROM blame_cache WHERE key IN (SELECT key FROM blame_cache"
-            " ORDER BY used DESC LIMIT -1 OFFSET ?)",
-            (CACHE_ENTRIES,),
-        )
+        Q.cache_put(conn, "blame_cache", key, data, CACHE_ENTRIES)
     except sqlite3.OperationalError:
         pass  # a busy or read-only index only costs the cache

@@ -22,7 +22,6 @@ import hashlib
 import os
 import sqlite3
 import subprocess
-import time
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +32,7 @@ import orjson
 from deja_blame import __version__
 from deja_blame.attribution import blame_options
 from deja_blame.attribution.matcher import candidate_paths
-from deja_blame.index.db import in_chunks
+from deja_blame.index import queries as Q
 from deja_blame.notes.gitai import GITAI_REF
 from deja_blame.notes.schema import NOTES_REF
 
@@ -100,13 +99,8 @@ def entry_key(root: str, commit: str, relpath: str, engine: str) -> str:
 def token(conn: sqlite3.Connection, root: str, relpaths: set[str], notes: str) -> str:
     """The state of the index and notes an entry was computed from."""
     paths = candidate_paths(conn, root, relpaths)
-    gens: dict[int, int] = {}
     ids = sorted(paths)
-    for part, marks in in_chunks(ids):
-        for pid, gen in conn.execute(
-            f"SELECT path_id, gen FROM path_gen WHERE path_id IN ({marks})", part
-        ):
-            gens[int(pid)] = int(gen)
+    gens = Q.path_generations(conn, ids)
     return orjson.dumps([notes, [[pid, paths[pid], gens.get(pid, 0)] for pid in ids]]).decode()
 
 
@@ -157,9 +151,7 @@ def entry_lines(entry: Entry) -> list[LineAttribution]:
 def load(conn: sqlite3.Connection, key: str, notes: str, root: str) -> Entry | None:
     """The entry under ``key`` if it is still valid for the index and the notes."""
     try:
-        row = conn.execute(
-            "SELECT token, data FROM attribution_cache WHERE key=?", (key,)
-        ).fetchone()
+        row = Q.cache_get(conn, "attribution_cache", key)
     except sqlite3.OperationalError:
         return None  # an index without the table (older schema, read-only): no cache
     if row is None:
@@ -174,7 +166,7 @@ def load(conn: sqlite3.Connection, key: str, notes: str, root: str) -> Entry | N
     if row[0] != token(conn, root, set(entry.orig_paths), notes):
         return None
     with _quiet():
-        conn.execute("UPDATE attribution_cache SET used=? WHERE key=?", (time.time(), key))
+        Q.cache_touch(conn, "attribution_cache", key)
     return entry
 
 
@@ -192,14 +184,13 @@ def store(conn: sqlite3.Connection, key: str, entry: Entry, notes: str, root: st
         1,
     )
     with _quiet():
-        conn.execute(
-            "INSERT OR REPLACE INTO attribution_cache(key, token, data, used) VALUES (?,?,?,?)",
-            (key, token(conn, root, set(entry.orig_paths), notes), data, time.time()),
-        )
-        conn.execute(
-            "DELETE FROM attribution_cache WHERE key IN (SELECT key FROM attribution_cache"
-            " ORDER BY used DESC LIMIT -1 OFFSET ?)",
-            (CACHE_ENTRIES,),
+        Q.cache_put(
+            conn,
+            "attribution_cache",
+            key,
+            data,
+            CACHE_ENTRIES,
+            token=token(conn, root, set(entry.orig_paths), notes),
         )
 
 

@@ -29,7 +29,7 @@ from operator import itemgetter
 from pathlib import PurePosixPath
 
 from deja_blame.attribution.blame_engine import BlameLine
-from deja_blame.index.db import in_chunks
+from deja_blame.index import queries as Q
 from deja_blame.index.fingerprint import fingerprint, is_trivial, normalise_line
 
 CLOCK_SKEW = 120.0  # seconds a transcript clock may run ahead of git's
@@ -147,7 +147,7 @@ def candidate_paths(conn: sqlite3.Connection, root: str, relpaths: set[str]) -> 
             continue
         name = PurePosixPath(rel).name
         suffix = "/" + rel
-        for pid, path in conn.execute("SELECT path_id, path FROM paths WHERE name=?", (name,)):
+        for pid, path in Q.paths_named(conn, name):
             if path == root + suffix:
                 out[pid] = True
             elif path.endswith(suffix) and pid not in out:
@@ -172,12 +172,7 @@ def load_writes(
         return out
     rows: list[tuple[int, int, int, int, int, float | None, int]] = []
     for pid in sorted(paths):
-        for part, marks in in_chunks(wanted):
-            rows += conn.execute(
-                "SELECT path_id, fp, sid, edit_ord, idx, at_epoch, by_user FROM lines"
-                f" WHERE path_id=? AND fp IN ({marks}) ORDER BY fp, sid, edit_ord, idx",
-                [pid, *part],
-            ).fetchall()
+        rows += Q.line_writes(conn, pid, wanted)
     out.add_rows(rows, paths)
     return out
 

@@ -22,6 +22,7 @@ from typing import Any
 import click
 
 from deja_blame.errors import DejaError
+from deja_blame.index import queries as Q
 from deja_blame.index.db import (
     BUSY_TIMEOUT_MS,
     SCHEMA_VERSION,
@@ -173,7 +174,7 @@ def check_index(db_path: Path, transcripts: list[TranscriptFile]) -> tuple[Check
             return Check("index", False, f"{where}: damaged ({shown})", rebuild), None
         try:
             version = schema_version(conn)
-            has_tables = conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone()
+            has_tables = Q.has_any_table(conn)
         except sqlite3.DatabaseError as exc:
             return Check("index", False, f"{where}: damaged ({exc})", rebuild), None
         if version == 0 and has_tables:
@@ -198,7 +199,7 @@ def check_index(db_path: Path, transcripts: list[TranscriptFile]) -> tuple[Check
             )
         if version == 0:
             return Check("index", False, f"{where}: empty", "deja index"), None
-        sessions = int(conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0])
+        sessions = Q.count_sessions(conn)
         stale = "" if version == SCHEMA_VERSION else f", schema {version} (migrates on next use)"
         if full:
             stale += ": read-only until space is freed (blame, why, show work; deja index cannot add to it)"
@@ -217,10 +218,7 @@ def check_index(db_path: Path, transcripts: list[TranscriptFile]) -> tuple[Check
 
 def _check_fresh(conn: sqlite3.Connection, transcripts: list[TranscriptFile]) -> Check:
     """New or grown transcripts since the last ``deja index`` (one stat each, as index does)."""
-    known = {
-        r[0]: (r[1], r[2], r[3], r[4])
-        for r in conn.execute("SELECT session_id, transcript, size, mtime_ns, inode FROM sessions")
-    }
+    known = Q.transcript_stats(conn)
     new = changed = 0
     for tf in transcripts:
         row = known.get(tf.session_id)
@@ -350,7 +348,7 @@ def _no_sessions(db_path: Path) -> bool:
     try:
         conn = _open_read_only(db_path)
         try:
-            return int(conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0]) == 0
+            return Q.count_sessions(conn) == 0
         finally:
             conn.close()
     except sqlite3.Error:

@@ -15,6 +15,7 @@ from deja_blame.attribution.stats import Stats, collect_stats, tree_files
 from deja_blame.commands.blame import compute, refresh_index
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import open_repository, workdir
+from deja_blame.index import queries as Q
 from deja_blame.index.db import connect
 from deja_blame.jsonout import print_json
 from deja_blame.output import inert, shorten, style, use_colour
@@ -37,7 +38,7 @@ def run_stats(
     if not files:
         raise DejaError("no tracked files" + (f" under {', '.join(specs)}" if specs else ""))
     refresh_index(conn)
-    db_path = Path(conn.execute("PRAGMA database_list").fetchone()[2])
+    db_path = Path(Q.database_path(conn))
     local = threading.local()
 
     def blame(path: Path) -> FileBlame:

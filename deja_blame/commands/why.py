@@ -10,8 +10,9 @@ import click
 
 from deja_blame.commands.blame import compute
 from deja_blame.errors import DejaError
+from deja_blame.index import queries as Q
 from deja_blame.index.fingerprint import fingerprint
-from deja_blame.index.store import edit_from_row, latest_edit_adding
+from deja_blame.index.store import latest_edit_adding
 from deja_blame.jsonout import print_json
 from deja_blame.output import inert, shorten, style, use_colour
 
@@ -45,25 +46,20 @@ def explain(
         return doc
     info = result.sessions.get(ln.session)
     doc["session_info"] = info.to_json() if info else None
-    row = conn.execute("SELECT sid FROM sessions WHERE session_id=?", (ln.session,)).fetchone()
+    row = Q.session_by_id(conn, ln.session)
     if row is None:
         doc["note_only"] = True  # known from the commit's note; transcripts not here
         return doc
-    sid = int(row[0])
+    sid = row.sid
     edit_ord = ln.edit_ord
     if edit_ord is None:
         edit_ord = latest_edit_adding(conn, sid, fingerprint(ln.text))
     if edit_ord is None:
         return doc
-    erow = conn.execute(
-        "SELECT path, tool, source, removed, added, hunks, witness, truncated, at, ord, model,"
-        " step FROM edits WHERE sid=? AND ord=?",
-        (sid, edit_ord),
-    ).fetchone()
-    if erow is None:
+    found = Q.edit_with_step(conn, sid, edit_ord)
+    if found is None:
         return doc
-    edit = edit_from_row(erow[:11])
-    step = erow[11]
+    edit, step = found.edit, found.step
     doc["edit"] = {
         "path": edit.path,
         "tool": edit.tool,
@@ -75,30 +71,11 @@ def explain(
         doc["edit"]["hunks"] = [
             {"old_start": None, "new_start": None, "removed": edit.removed, "added": edit.added}
         ]
-    prompt = conn.execute(
-        "SELECT text, at FROM messages WHERE sid=? AND role='user' AND step<=? ORDER BY step DESC, ord DESC LIMIT 1",
-        (sid, step),
-    ).fetchone()
+    prompt = Q.last_request_before(conn, sid, step)
     doc["prompt"] = {"text": prompt[0], "at": prompt[1]} if prompt else None
-    before = conn.execute(
-        "SELECT text, at FROM messages WHERE sid=? AND role='assistant' AND step<=?"
-        " ORDER BY step DESC, ord DESC LIMIT 2",
-        (sid, step),
-    ).fetchall()
-    after = conn.execute(
-        "SELECT text, at FROM messages WHERE sid=? AND role='assistant' AND step>?"
-        " ORDER BY step, ord LIMIT 1",
-        (sid, step),
-    ).fetchall()
-    doc["assistant"] = [{"text": t, "at": a} for t, a in reversed(before)] + [
-        {"text": t, "at": a} for t, a in after
-    ]
+    doc["assistant"] = [{"text": t, "at": a} for t, a in Q.agent_words_around(conn, sid, step)]
     doc["commands_after"] = [
-        {"command": c, "exit_code": x, "at": a}
-        for c, x, a in conn.execute(
-            "SELECT command, exit_code, at FROM commands WHERE sid=? AND step>=? ORDER BY step, ord LIMIT 10",
-            (sid, step),
-        )
+        {"command": c, "exit_code": x, "at": a} for c, x, a in Q.commands_from(conn, sid, step)
     ]
     return doc
 

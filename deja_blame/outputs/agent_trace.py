@@ -25,6 +25,7 @@ import pygit2
 from deja_blame import __version__
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import read_file, workdir
+from deja_blame.index import queries as Q
 from deja_blame.transcripts.text import format_time
 
 SPEC_VERSION = "0.1.0"
@@ -95,7 +96,7 @@ def trace_records(
     else:
         rng = resolve_range(repo, root, spec)
     notes = NoteStore(repo)
-    use_index = conn is not None and bool(conn.execute("SELECT 1 FROM sessions LIMIT 1").fetchone())
+    use_index = conn is not None and Q.has_sessions(conn)
     for commit in reversed(range_commits(repo, rng)):
         lines = attribute(repo, commit, notes, conn, use_index)
         if not any(lines.session_of.values()):
@@ -155,9 +156,7 @@ def _session(sid: str, meta: Any, conn: sqlite3.Connection | None) -> tuple[str,
         model = meta.get("model")
         return str(meta["agent"]), model if isinstance(model, str) else None
     if conn is not None:
-        row = conn.execute(
-            "SELECT source, model FROM sessions WHERE session_id=?", (sid,)
-        ).fetchone()
-        if row:
-            return str(row[0] or "antigravity"), row[1]
+        found = Q.session_agent_model(conn, sid)
+        if found is not None:
+            return found
     return "antigravity", None

@@ -40,6 +40,7 @@ from deja_blame import __version__
 from deja_blame.attribution.blame_engine import BlameLine, blame
 from deja_blame.errors import DejaError, RevisionError
 from deja_blame.gitutil import git_available, head_commit, read_file, run_git, workdir
+from deja_blame.index import queries as Q
 from deja_blame.notes.schema import Note
 from deja_blame.output import shorten
 from deja_blame.outputs.redact import redact
@@ -446,12 +447,7 @@ def _fill_session(
     meta: dict[str, Any],
     include_prompts: bool,
 ) -> _IndexedSession | None:
-    row = None
-    if conn is not None:
-        row = conn.execute(
-            "SELECT sid, source, project, started_at, ended_at FROM sessions WHERE session_id=?",
-            (s.session_id,),
-        ).fetchone()
+    row = Q.session_by_id(conn, s.session_id) if conn is not None else None
     if row is None:
         s.agent = str(meta.get("agent") or "antigravity")
         s.project = str(meta.get("project") or "-")
@@ -461,25 +457,25 @@ def _fill_session(
             s.first_prompt = shorten(redact(prompt), FIRST_PROMPT_CHARS)
         return None
     assert conn is not None
-    sid = int(row[0])
+    sid = row.sid
     s.indexed = True
-    s.agent, s.project, s.started_at, s.ended_at = row[1], row[2], row[3], row[4]
+    s.agent, s.project, s.started_at, s.ended_at = (
+        row.source,
+        row.project,
+        row.started_at,
+        row.ended_at,
+    )
     steps: list[int] = []
     if include_prompts:
         texts: list[str] = []
-        for step, text in conn.execute(
-            "SELECT step, text FROM messages WHERE sid=? AND role='user' ORDER BY step, ord",
-            (sid,),
-        ):
+        for step, text in Q.requests_of(conn, sid):
             if text and text.strip():
                 steps.append(int(step))
                 texts.append(text)
         if texts:
             s.first_prompt = shorten(redact(texts[0]), FIRST_PROMPT_CHARS)
             s.requests = [shorten(redact(t), REQUEST_CHARS) for t in texts[1:]]
-    for command, exit_code, at in conn.execute(
-        "SELECT command, exit_code, at FROM commands WHERE sid=? ORDER BY step, ord", (sid,)
-    ):
+    for command, exit_code, at in Q.commands_of(conn, sid):
         s.commands.append(
             CommandRun(
                 command=shorten(redact(command), COMMAND_CHARS),
@@ -542,7 +538,7 @@ def build_report(
     notes = NoteStore(repo)
     indexed_sessions = 0
     if conn is not None:
-        indexed_sessions = int(conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0])
+        indexed_sessions = Q.count_sessions(conn)
 
     per_commit: dict[str, CommitLines] = {}
     commit_reports: list[CommitReport] = []

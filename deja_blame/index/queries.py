@@ -1,0 +1,339 @@
+"""What the rest of deja asks of the index: every read (and the caches' writes) outside it.
+
+The schema lives in ``index/``: attribution, the commands, the hooks and the
+reports call these functions, which return plain values or the data classes
+of ``models.py``, so a change of schema touches this package only. Rows of
+sessions are addressed by ``sid`` (the table's integer key) where a caller
+already holds one, else by the session id.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from deja_blame.index.db import in_chunks
+from deja_blame.index.store import edit_from_row
+from deja_blame.models import Edit
+
+# -- sessions --------------------------------------------------------------------------------
+
+
+@dataclass
+class SessionRow:
+    """One session as attribution and the outputs show it."""
+
+    sid: int
+    session_id: str
+    source: str
+    project: str
+    started_at: str | None
+    ended_at: str | None
+    first_prompt: str | None
+    model: str | None
+
+
+_SESSION_COLS = "sid, session_id, source, project, started_at, ended_at, first_prompt, model"
+
+
+def _session_row(row: tuple[Any, ...] | None) -> SessionRow | None:
+    if row is None:
+        return None
+    return SessionRow(
+        int(row[0]), row[1], row[2] or "antigravity", row[3], row[4], row[5], row[6], row[7]
+    )
+
+
+def session_by_id(conn: sqlite3.Connection, session_id: str) -> SessionRow | None:
+    return _session_row(
+        conn.execute(
+            f"SELECT {_SESSION_COLS} FROM sessions WHERE session_id=?", (session_id,)
+        ).fetchone()
+    )
+
+
+def session_project(conn: sqlite3.Connection, sid: int) -> str | None:
+    row = conn.execute("SELECT project FROM sessions WHERE sid=?", (sid,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def session_names(conn: sqlite3.Connection, sids: Iterable[int]) -> dict[int, tuple[str, str]]:
+    """sid -> (session id, agent)."""
+    out: dict[int, tuple[str, str]] = {}
+    for part, marks in in_chunks(set(sids)):
+        for sid, name, source in conn.execute(
+            f"SELECT sid, session_id, source FROM sessions WHERE sid IN ({marks})", part
+        ):
+            out[int(sid)] = (name, source or "antigravity")
+    return out
+
+
+def session_agent_model(conn: sqlite3.Connection, session_id: str) -> tuple[str, str | None] | None:
+    row = conn.execute(
+        "SELECT source, model FROM sessions WHERE session_id=?", (session_id,)
+    ).fetchone()
+    return None if row is None else (str(row[0] or "antigravity"), row[1])
+
+
+def has_sessions(conn: sqlite3.Connection) -> bool:
+    return conn.execute("SELECT 1 FROM sessions LIMIT 1").fetchone() is not None
+
+
+def count_sessions(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0])
+
+
+# -- a session's edits -----------------------------------------------------------------------
+
+
+def edit_added_lines(conn: sqlite3.Connection, sid: int, edit_ord: int) -> list[str]:
+    """The lines one edit added ([] when it is gone or unreadable)."""
+    row = conn.execute("SELECT added FROM edits WHERE sid=? AND ord=?", (sid, edit_ord)).fetchone()
+    try:
+        got = orjson.loads(row[0]) if row is not None else []
+    except orjson.JSONDecodeError:
+        return []
+    return got if isinstance(got, list) else []
+
+
+def agent_edits_of_paths(
+    conn: sqlite3.Connection, sid: int, path_ids: list[int]
+) -> Iterator[tuple[str, bytes, bytes]]:
+    """(tool, removed, added) of the session's own edits of these paths, in order."""
+    if not path_ids:
+        return
+    marks = ",".join("?" * len(path_ids))
+    yield from conn.execute(
+        f"SELECT e.tool, e.removed, e.added FROM edits e JOIN paths p ON p.path = e.path"
+        f" WHERE e.sid=? AND e.source='agent' AND p.path_id IN ({marks}) ORDER BY e.step, e.ord",
+        [sid, *path_ids],
+    )
+
+
+def agent_edits(conn: sqlite3.Connection, sid: int) -> Iterator[tuple[str, str, bytes, bytes]]:
+    """(path, tool, removed, added) of every edit the session's agent made, in order."""
+    yield from conn.execute(
+        "SELECT path, tool, removed, added FROM edits WHERE sid=? AND source='agent'"
+        " ORDER BY step, ord",
+        (sid,),
+    )
+
+
+def edited_any_path(conn: sqlite3.Connection, sid: int, path_ids: list[int]) -> bool:
+    """Whether the session made a timed edit of any of these paths."""
+    if not path_ids:
+        return False
+    marks = ",".join("?" * len(path_ids))
+    row = conn.execute(
+        f"SELECT 1 FROM edits e JOIN paths p ON p.path = e.path"
+        f" WHERE e.sid=? AND e.at_epoch IS NOT NULL AND p.path_id IN ({marks}) LIMIT 1",
+        [sid, *path_ids],
+    ).fetchone()
+    return row is not None
+
+
+@dataclass
+class EditAt:
+    """An edit, and where it stands in its session (the step its messages are ordered by)."""
+
+    edit: Edit
+    step: int
+
+
+def edit_with_step(conn: sqlite3.Connection, sid: int, edit_ord: int) -> EditAt | None:
+    row = conn.execute(
+        "SELECT path, tool, source, removed, added, hunks, witness, truncated, at, ord, model,"
+        " step FROM edits WHERE sid=? AND ord=?",
+        (sid, edit_ord),
+    ).fetchone()
+    return None if row is None else EditAt(edit_from_row(row[:11]), int(row[11]))
+
+
+def last_request_before(
+    conn: sqlite3.Connection, sid: int, step: int
+) -> tuple[str, str | None] | None:
+    """(text, at) of the person's latest request at or before ``step``."""
+    row = conn.execute(
+        "SELECT text, at FROM messages WHERE sid=? AND role='user' AND step<=?"
+        " ORDER BY step DESC, ord DESC LIMIT 1",
+        (sid, step),
+    ).fetchone()
+    return None if row is None else (row[0], row[1])
+
+
+def agent_words_around(
+    conn: sqlite3.Connection, sid: int, step: int
+) -> list[tuple[str, str | None]]:
+    """(text, at) of the agent's last two messages up to ``step`` and its next one."""
+    before = conn.execute(
+        "SELECT text, at FROM messages WHERE sid=? AND role='assistant' AND step<=?"
+        " ORDER BY step DESC, ord DESC LIMIT 2",
+        (sid, step),
+    ).fetchall()
+    after = conn.execute(
+        "SELECT text, at FROM messages WHERE sid=? AND role='assistant' AND step>?"
+        " ORDER BY step, ord LIMIT 1",
+        (sid, step),
+    ).fetchall()
+    return [(t, a) for t, a in reversed(before)] + [(t, a) for t, a in after]
+
+
+def commands_from(
+    conn: sqlite3.Connection, sid: int, step: int, limit: int = 10
+) -> list[tuple[str, int | None, str | None]]:
+    """(command, exit code, at) of the session's commands from ``step`` on."""
+    return [
+        (c, x, a)
+        for c, x, a in conn.execute(
+            "SELECT command, exit_code, at FROM commands WHERE sid=? AND step>=?"
+            " ORDER BY step, ord LIMIT ?",
+            (sid, step, limit),
+        )
+    ]
+
+
+# -- paths and the lines written to them -----------------------------------------------------
+
+
+def paths_named(conn: sqlite3.Connection, name: str) -> list[tuple[int, str]]:
+    """(path id, path) of every written path whose file name is ``name``."""
+    return [(int(p), str(path)) for p, path in conn.execute(
+        "SELECT path_id, path FROM paths WHERE name=?", (name,)
+    )]  # fmt: skip
+
+
+def paths_under(conn: sqlite3.Connection, root: str) -> list[tuple[int, str]]:
+    """(path id, path) of every written path under the directory ``root``."""
+    return [
+        (int(p), str(path))
+        for p, path in conn.execute(
+            "SELECT path_id, path FROM paths WHERE path >= ? AND path < ?",
+            (root + "/", root + "0"),
+        )
+    ]
+
+
+def fingerprints_written(conn: sqlite3.Connection, path_id: int, fps: Iterable[int]) -> set[int]:
+    """Which of ``fps`` some session wrote to the path."""
+    found: set[int] = set()
+    for part, marks in in_chunks(sorted(set(fps))):
+        for (fp,) in conn.execute(
+            f"SELECT DISTINCT fp FROM lines WHERE path_id=? AND fp IN ({marks})", [path_id, *part]
+        ):
+            found.add(int(fp))
+    return found
+
+
+def line_writes(
+    conn: sqlite3.Connection, path_id: int, fps: list[int]
+) -> list[tuple[int, int, int, int, int, float | None, int]]:
+    """(path_id, fp, sid, edit_ord, idx, at_epoch, by_user) of the writes of ``fps`` to
+    the path: one B-tree range per (path, fingerprint)."""
+    rows: list[tuple[int, int, int, int, int, float | None, int]] = []
+    for part, marks in in_chunks(fps):
+        rows += conn.execute(
+            "SELECT path_id, fp, sid, edit_ord, idx, at_epoch, by_user FROM lines"
+            f" WHERE path_id=? AND fp IN ({marks}) ORDER BY fp, sid, edit_ord, idx",
+            [path_id, *part],
+        ).fetchall()
+    return rows
+
+
+def path_generations(conn: sqlite3.Connection, path_ids: list[int]) -> dict[int, int]:
+    """path id -> how many times writes to it changed (what cached answers depend on)."""
+    gens: dict[int, int] = {}
+    for part, marks in in_chunks(path_ids):
+        for pid, gen in conn.execute(
+            f"SELECT path_id, gen FROM path_gen WHERE path_id IN ({marks})", part
+        ):
+            gens[int(pid)] = int(gen)
+    return gens
+
+
+# -- the caches ------------------------------------------------------------------------------
+
+
+def cache_get(conn: sqlite3.Connection, table: str, key: str) -> tuple[Any, ...] | None:
+    """A cached row (``blame_cache``: (data,), ``attribution_cache``: (token, data))."""
+    cols = "data" if table == "blame_cache" else "token, data"
+    row: tuple[Any, ...] | None = conn.execute(
+        f"SELECT {cols} FROM {_cache_table(table)} WHERE key=?", (key,)
+    ).fetchone()
+    return row
+
+
+def cache_touch(conn: sqlite3.Connection, table: str, key: str) -> None:
+    conn.execute(f"UPDATE {_cache_table(table)} SET used=? WHERE key=?", (time.time(), key))
+
+
+def cache_put(
+    conn: sqlite3.Connection, table: str, key: str, data: bytes, keep: int, token: str | None = None
+) -> None:
+    """Store one entry and keep the ``keep`` most recently used."""
+    name = _cache_table(table)
+    if name == "blame_cache":
+        conn.execute(
+            "INSERT OR REPLACE INTO blame_cache(key, data, used) VALUES (?, ?, ?)",
+            (key, data, time.time()),
+        )
+    else:
+        conn.execute(
+            "INSERT OR REPLACE INTO attribution_cache(key, token, data, used) VALUES (?,?,?,?)",
+            (key, token, data, time.time()),
+        )
+    conn.execute(
+        f"DELETE FROM {name} WHERE key IN (SELECT key FROM {name}"
+        " ORDER BY used DESC LIMIT -1 OFFSET ?)",
+        (keep,),
+    )
+
+
+def _cache_table(table: str) -> str:
+    if table not in ("blame_cache", "attribution_cache"):
+        raise ValueError(f"not a cache: {table}")
+    return table
+
+
+# -- for the outputs and the doctor ----------------------------------------------------------
+
+
+def requests_of(conn: sqlite3.Connection, sid: int) -> list[tuple[int, str]]:
+    """(step, text) of the person's requests in the session, in order."""
+    return [
+        (int(step), text)
+        for step, text in conn.execute(
+            "SELECT step, text FROM messages WHERE sid=? AND role='user' ORDER BY step, ord", (sid,)
+        )
+    ]
+
+
+def commands_of(conn: sqlite3.Connection, sid: int) -> list[tuple[str, int | None, str | None]]:
+    """(command, exit code, at) of the session's commands, in order."""
+    return [
+        (c, x, a)
+        for c, x, a in conn.execute(
+            "SELECT command, exit_code, at FROM commands WHERE sid=? ORDER BY step, ord", (sid,)
+        )
+    ]
+
+
+def transcript_stats(conn: sqlite3.Connection) -> dict[str, tuple[Any, ...]]:
+    """session id -> (transcript, size, mtime_ns, inode) as the index last read it."""
+    return {
+        r[0]: (r[1], r[2], r[3], r[4])
+        for r in conn.execute("SELECT session_id, transcript, size, mtime_ns, inode FROM sessions")
+    }
+
+
+def has_any_table(conn: sqlite3.Connection) -> bool:
+    return conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone() is not None
+
+
+def database_path(conn: sqlite3.Connection) -> str:
+    """The file the connection has open (its main database)."""
+    return str(conn.execute("PRAGMA database_list").fetchone()[2])
