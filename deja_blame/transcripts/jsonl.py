@@ -8,6 +8,7 @@ a whole JSON object (a writer that never ends its last line).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Any
@@ -94,3 +95,24 @@ def decode_line(raw: bytes) -> dict[str, Any] | None:
     except orjson.JSONDecodeError:
         return None
     return value if isinstance(value, dict) else None
+
+
+class WholeFile:
+    """Every complete record of a JSON Lines file, from its start; malformed lines are
+    counted in ``skipped``, a half-written last line is left for the next read.
+
+    What the readers of whole transcripts (Claude Code, Codex, Gemini CLI) iterate.
+    """
+
+    def __init__(self, path: str | bytes | os.PathLike[str]) -> None:
+        self.path = path
+        self.skipped = 0
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        with open(self.path, "rb") as fh:
+            for batch in iter_batches(fh, 0, final=False):
+                for record in batch.records:
+                    if record is None:
+                        self.skipped += 1
+                    else:
+                        yield record

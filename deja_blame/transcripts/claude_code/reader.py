@@ -33,7 +33,7 @@ from deja_blame.transcripts.edits import (
     split_lines,
     whole_file_edit,
 )
-from deja_blame.transcripts.jsonl import iter_batches
+from deja_blame.transcripts.jsonl import WholeFile
 
 AGENT = "claude-code"
 EDIT_TOOLS = {"Edit", "MultiEdit", "Write"}
@@ -59,18 +59,13 @@ def parse_transcript(
     skipped = 0
     for file in (path, *parts):
         last = ""
-        with open(file, "rb") as fh:
-            # a half-written last line is left for the next read (the file is read
-            # again from its start once it changed)
-            for batch in iter_batches(fh, 0, final=False):
-                for record in batch.records:
-                    if record is None:
-                        skipped += 1
-                        continue
-                    at = record.get("timestamp")
-                    last = at if isinstance(at, str) else last
-                    # sub-agent files interleave with the main one by time
-                    records.append((last, len(records), record))
+        lines = WholeFile(file)
+        for record in lines:
+            at = record.get("timestamp")
+            last = at if isinstance(at, str) else last
+            # sub-agent files interleave with the main one by time
+            records.append((last, len(records), record))
+        skipped += lines.skipped
     if parts:
         records.sort(key=lambda r: (r[0], r[1]))
     reader = _Reader(session_id or path.stem, str(path.resolve()))

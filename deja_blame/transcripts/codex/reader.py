@@ -33,7 +33,7 @@ from deja_blame.transcripts.builder import SessionBuilder, record_time
 from deja_blame.transcripts.codex.discover import session_id_of
 from deja_blame.transcripts.codex.patch import FileOp, find_patches, parse_patch
 from deja_blame.transcripts.edits import edit_from_hunks, patch_hunks
-from deja_blame.transcripts.jsonl import iter_batches
+from deja_blame.transcripts.jsonl import WholeFile
 
 AGENT = "codex"
 ITEM_TYPES = {
@@ -62,16 +62,11 @@ _FAILED = re.compile(r"verification failed|^error|failed to apply|patch rejected
 def parse_transcript(path: Path | str, session_id: str | None = None) -> Session:
     path = Path(path)
     reader = _Reader(session_id or session_id_of(path), str(path.resolve()))
-    skipped = 0
-    with open(path, "rb") as fh:
-        for batch in iter_batches(fh, 0, final=False):
-            for record in batch.records:
-                if record is None:
-                    skipped += 1
-                    continue
-                reader.record(record)
+    lines = WholeFile(path)
+    for record in lines:
+        reader.record(record)
     session = reader.finish()
-    session.skipped_lines = skipped
+    session.skipped_lines = lines.skipped
     return session
 
 

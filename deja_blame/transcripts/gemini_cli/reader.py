@@ -40,7 +40,7 @@ from deja_blame.transcripts.edits import (
     whole_file_edit,
 )
 from deja_blame.transcripts.gemini_cli.discover import project_root_of
-from deja_blame.transcripts.jsonl import iter_batches
+from deja_blame.transcripts.jsonl import WholeFile
 
 AGENT = "gemini-cli"
 EDIT_TOOLS = {"replace", "write_file", "edit"}
@@ -86,26 +86,24 @@ def _load(path: Path) -> tuple[list[dict[str, Any]], dict[str, Any], int]:
     meta: dict[str, Any] = {}
     by_id: dict[str, dict[str, Any]] = {}
     skipped = 0
-    with open(path, "rb") as fh:
-        for batch in iter_batches(fh, 0, final=False):
-            for rec in batch.records:
-                if rec is None:
-                    skipped += 1
-                elif isinstance(rec.get("$rewindTo"), str):
-                    ids = list(by_id)
-                    if rec["$rewindTo"] in by_id:
-                        for gone in ids[ids.index(rec["$rewindTo"]) :]:
-                            del by_id[gone]
-                    else:
-                        by_id.clear()
-                elif isinstance(rec.get("$set"), dict):
-                    meta.update(rec["$set"])
-                elif isinstance(rec.get("id"), str):
-                    by_id[rec["id"]] = rec  # a re-written id keeps its place
-                elif isinstance(rec.get("sessionId"), str):
-                    meta.update(rec)
-                else:
-                    skipped += 1
+    lines = WholeFile(path)
+    for rec in lines:
+        if isinstance(rec.get("$rewindTo"), str):
+            ids = list(by_id)
+            if rec["$rewindTo"] in by_id:
+                for gone in ids[ids.index(rec["$rewindTo"]) :]:
+                    del by_id[gone]
+            else:
+                by_id.clear()
+        elif isinstance(rec.get("$set"), dict):
+            meta.update(rec["$set"])
+        elif isinstance(rec.get("id"), str):
+            by_id[rec["id"]] = rec  # a re-written id keeps its place
+        elif isinstance(rec.get("sessionId"), str):
+            meta.update(rec)
+        else:
+            skipped += 1
+    skipped += lines.skipped
     if isinstance(meta.get("messages"), list):  # a $set of the whole list (a migration)
         listed = [m for m in meta["messages"] if isinstance(m, dict)]
         return listed + list(by_id.values()), meta, skipped
