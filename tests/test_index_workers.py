@@ -309,3 +309,30 @@ def test_two_runs_with_workers_at_once(tmp_path: Path) -> None:
         assert orjson.loads(out)["problems"] == []
     assert sum(orjson.loads(out)["added"] for out, _ in outs) == 8
     assert snapshot(db) == snapshot(clean)
+
+
+@pytest.mark.parametrize(
+    ("cores", "load", "jobs"), [(2, 0.0, 2), (2, 1.2, 1), (2, 2.5, 1), (8, 1.0, 2), (1, 0.0, 1)]
+)
+def test_workers_only_with_idle_cores(
+    monkeypatch: pytest.MonkeyPatch, cores: int, load: float, jobs: int
+) -> None:
+    monkeypatch.setattr(ingest.os, "cpu_count", lambda: cores)
+    monkeypatch.setattr(ingest.os, "getloadavg", lambda: (load, load, load))
+    assert ingest.default_jobs() == jobs
+
+
+def test_packed_columns_read_back_and_old_rows_too(tmp_path: Path) -> None:
+    """Edits' lines and long agent messages are stored compressed; rows written before
+    (plain JSON and text) read the same."""
+    from deja_blame.index import store
+
+    lines = [f"line {i}: " + "x" * 40 for i in range(50)]
+    packed = store.pack(orjson.dumps(lines))
+    assert packed[:1] == b"x" and len(packed) < len(orjson.dumps(lines))
+    assert store.load_json(packed) == lines
+    assert store.load_json(orjson.dumps(["short"])) == ["short"]  # an old row: plain JSON
+    assert store.message_text("plain text") == "plain text"
+    text = "The agent said: " + "é" * 300
+    assert store.message_text(store._pack_text("assistant", text)) == text
+    assert store._pack_text("user", text) == text  # requests stay TEXT: SQL reads them

@@ -39,6 +39,7 @@ from deja_blame.gitutil import (
 )
 from deja_blame.index import queries as Q
 from deja_blame.index.fingerprint import fingerprint, is_trivial
+from deja_blame.index.store import load_json
 
 if TYPE_CHECKING:
     import pygit2
@@ -699,10 +700,10 @@ def _replay(
 ) -> None:
     """Apply one of a session's edits of a file to the fingerprints it left there:
     what it added, minus what it removed itself (a write_to_file starts afresh)."""
-    new = {fingerprint(x) for x in orjson.loads(added) if trivial_too or not is_trivial(x)}
+    new = {fingerprint(x) for x in load_json(added) if trivial_too or not is_trivial(x)}
     if tool == "write_to_file":
         current.clear()
-    current -= {fingerprint(x) for x in orjson.loads(removed)} - new
+    current -= {fingerprint(x) for x in load_json(removed)} - new
     current |= new
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -18,7 +19,7 @@ from typing import Any
 import orjson
 
 from deja_blame.index.db import in_chunks
-from deja_blame.index.store import edit_from_row
+from deja_blame.index.store import edit_from_row, load_json, message_text
 from deja_blame.models import Edit
 
 # -- sessions --------------------------------------------------------------------------------
@@ -95,8 +96,8 @@ def edit_added_lines(conn: sqlite3.Connection, sid: int, edit_ord: int) -> list[
     """The lines one edit added ([] when it is gone or unreadable)."""
     row = conn.execute("SELECT added FROM edits WHERE sid=? AND ord=?", (sid, edit_ord)).fetchone()
     try:
-        got = orjson.loads(row[0]) if row is not None else []
-    except orjson.JSONDecodeError:
+        got = load_json(row[0]) if row is not None else []
+    except (orjson.JSONDecodeError, zlib.error):
         return []
     return got if isinstance(got, list) else []
 
@@ -180,7 +181,9 @@ def agent_words_around(
         " ORDER BY step, ord LIMIT 1",
         (sid, step),
     ).fetchall()
-    return [(t, a) for t, a in reversed(before)] + [(t, a) for t, a in after]
+    return [(message_text(t), a) for t, a in reversed(before)] + [
+        (message_text(t), a) for t, a in after
+    ]
 
 
 def commands_from(

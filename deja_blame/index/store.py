@@ -9,6 +9,7 @@ caller's transaction. Readers: ``load_session`` rebuilds the session document,
 from __future__ import annotations
 
 import sqlite3
+import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -97,12 +98,58 @@ def clear_session_rows(conn: sqlite3.Connection, sid: int) -> None:
         conn.execute(f"DELETE FROM {table} WHERE sid=?", (sid,))
 
 
+# -- packed columns ----------------------------------------------------------------------
+#
+# The bulk of an index is the text of edits (their removed and added lines, as
+# JSON) and of the agent's messages and tool output. Longer values are stored
+# zlib-compressed (level 1: ~300 MB/s); a compressed value starts with zlib's
+# 0x78 byte, which no JSON list ("[") and no text stored as TEXT can be taken
+# for, so rows written before are read as they are: no migration.
+
+PACK_MIN_BYTES = 128
+
+
+def pack(data: bytes) -> bytes:
+    if len(data) < PACK_MIN_BYTES:
+        return data
+    packed = zlib.compress(data, 1)
+    return packed if len(packed) < len(data) else data
+
+
+def unpack(value: bytes | str) -> bytes | str:
+    if isinstance(value, bytes) and value[:1] == b"x":
+        return zlib.decompress(value)
+    return value
+
+
+def load_json(value: bytes | str) -> Any:
+    """A packed JSON column (removed, added, hunks, witness) -> its value."""
+    return orjson.loads(unpack(value))
+
+
+def message_text(value: bytes | str | None) -> str:
+    """A messages.text value: text, or packed UTF-8 (the agent's and tools' long ones)."""
+    if value is None:
+        return ""
+    data = unpack(value)
+    return data.decode("utf-8", "surrogatepass") if isinstance(data, bytes) else data
+
+
+def _pack_text(role: str, text: str) -> str | bytes:
+    # The person's requests stay TEXT: SQL reads them (a session's first prompt).
+    if role == "user" or len(text) < PACK_MIN_BYTES:
+        return text
+    data = text.encode("utf-8", "surrogatepass")
+    packed = pack(data)
+    return packed if packed is not data else text
+
+
 def latest_edit_adding(conn: sqlite3.Connection, sid: int, fp: int) -> int | None:
     """The ordinal of session ``sid``'s latest edit that added a line with fingerprint ``fp``."""
     for ordinal, added in conn.execute(
         "SELECT ord, added FROM edits WHERE sid=? ORDER BY at_epoch DESC, ord DESC", (sid,)
     ):
-        if any(fingerprint(line) == fp for line in orjson.loads(added)):
+        if any(fingerprint(line) == fp for line in load_json(added)):
             return int(ordinal)
     return None
 
@@ -114,7 +161,7 @@ def line_steps_by_name(conn: sqlite3.Connection, sid: int) -> dict[str, dict[int
         "SELECT step, path, added FROM edits WHERE sid=?", (sid,)
     ):
         steps = out.setdefault(path_basename(path), {})
-        for line in orjson.loads(added):
+        for line in load_json(added):
             fp = fingerprint(line)
             if steps.get(fp, -1) < step:
                 steps[fp] = int(step)
@@ -123,9 +170,9 @@ def line_steps_by_name(conn: sqlite3.Connection, sid: int) -> dict[str, dict[int
 
 # Tool output longer than this stays in the transcript; the index keeps its first
 # and last characters (the end of a command's output says most) and its span.
-TOOL_TEXT_KEPT = 1024
-EXCERPT_HEAD = 256
-EXCERPT_TAIL = 768
+TOOL_TEXT_KEPT = 512
+EXCERPT_HEAD = 128
+EXCERPT_TAIL = 384
 
 
 def tool_excerpt(text: str) -> str:
@@ -139,9 +186,10 @@ def tool_excerpt(text: str) -> str:
 def _message_row(step: int, m: Message) -> tuple[Any, ...]:
     span = m.source_span
     if span is None or m.role != "tool" or len(m.text) <= TOOL_TEXT_KEPT:
-        return (m.seq, step, m.role, m.text, m.at, None, None, None)
+        return (m.seq, step, m.role, _pack_text(m.role, m.text), m.at, None, None, None)
     start, end = span
-    return (m.seq, step, m.role, tool_excerpt(m.text), m.at, start, end - start, len(m.text))
+    excerpt = _pack_text(m.role, tool_excerpt(m.text))
+    return (m.seq, step, m.role, excerpt, m.at, start, end - start, len(m.text))
 
 
 def _hunk_spans(e: Edit) -> bytes | None:
@@ -152,8 +200,10 @@ def _hunk_spans(e: Edit) -> bytes | None:
     if [ln for h in e.hunks for ln in h.removed] != e.removed or [
         ln for h in e.hunks for ln in h.added
     ] != e.added:
-        return orjson.dumps([h.to_json() for h in e.hunks])  # not the edit's lines: all of it
-    return orjson.dumps([[h.old_start, h.new_start, len(h.removed), len(h.added)] for h in e.hunks])
+        return pack(orjson.dumps([h.to_json() for h in e.hunks]))  # not the edit's lines: all
+    return pack(
+        orjson.dumps([[h.old_start, h.new_start, len(h.removed), len(h.added)] for h in e.hunks])
+    )
 
 
 @dataclass
@@ -188,10 +238,10 @@ def chunk_rows(chunk: Chunk) -> ChunkRows:
                 e.path,
                 e.tool,
                 e.source,
-                orjson.dumps(e.removed),
-                orjson.dumps(e.added),
+                pack(orjson.dumps(e.removed)),
+                pack(orjson.dumps(e.added)),
                 _hunk_spans(e),
-                orjson.dumps(e.witness) if e.witness else None,
+                pack(orjson.dumps(e.witness)) if e.witness else None,
                 int(e.truncated),
                 e.at,
                 at_epoch,
@@ -366,7 +416,8 @@ def load_session(conn: sqlite3.Connection, session_id: str) -> Session:
 
         full = read_tool_outputs(row[3], row[8], row[9], spans)
     session.messages = [
-        Message(role=r[0], text=full.get(r[4], r[1]), at=r[2], seq=r[3]) for r in rows
+        Message(role=r[0], text=full.get(r[4]) or message_text(r[1]), at=r[2], seq=r[3])
+        for r in rows
     ]
     session.commands = [
         Command(command=r[0], cwd=r[1], exit_code=r[2], at=r[3], seq=r[4], status=r[5])
@@ -394,11 +445,11 @@ def load_session(conn: sqlite3.Connection, session_id: str) -> Session:
 
 
 def edit_from_row(r: tuple[Any, ...]) -> Edit:
-    removed = orjson.loads(r[3])
-    added = orjson.loads(r[4])
+    removed = load_json(r[3])
+    added = load_json(r[4])
     hunks: list[Hunk] = []
     at_removed = at_added = 0
-    for h in orjson.loads(r[5]) if r[5] else []:
+    for h in load_json(r[5]) if r[5] else []:
         if isinstance(h, list):  # [old_start, new_start, removed, added] counts
             old_start, new_start, n_removed, n_added = h
             hunks.append(
@@ -427,7 +478,7 @@ def edit_from_row(r: tuple[Any, ...]) -> Edit:
         removed=removed,
         added=added,
         hunks=hunks,
-        witness=orjson.loads(r[6]) if r[6] else [],
+        witness=load_json(r[6]) if r[6] else [],
         truncated=bool(r[7]),
         at=r[8],
         seq=r[9],
