@@ -55,22 +55,29 @@ def parse_transcript(
     path: Path | str, session_id: str | None = None, parts: tuple[Path, ...] = ()
 ) -> Session:
     path = Path(path)
+    reader = _Reader(session_id or path.stem, str(path.resolve()))
+    main = WholeFile(path)
+    if not parts:  # one file: its records streamed, never all held at once
+        for record in main:
+            reader.record(record)
+        return _finish(reader, main.skipped)
     records: list[tuple[str, int, dict[str, Any]]] = []
     skipped = 0
-    for file in (path, *parts):
+    for lines in (main, *(WholeFile(p) for p in parts)):
         last = ""
-        lines = WholeFile(file)
         for record in lines:
             at = record.get("timestamp")
             last = at if isinstance(at, str) else last
             # sub-agent files interleave with the main one by time
             records.append((last, len(records), record))
         skipped += lines.skipped
-    if parts:
-        records.sort(key=lambda r: (r[0], r[1]))
-    reader = _Reader(session_id or path.stem, str(path.resolve()))
+    records.sort(key=lambda r: (r[0], r[1]))
     for _, _, record in records:
         reader.record(record)
+    return _finish(reader, skipped)
+
+
+def _finish(reader: _Reader, skipped: int) -> Session:
     session = reader.builder.finish()
     session.skipped_lines = skipped
     return session
