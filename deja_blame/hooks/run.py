@@ -172,8 +172,12 @@ def refresh(
                     " the rest is read at the next commit (or now: deja index)"
                 )
                 break
-            # in this process: the hook's time is bounded, worker start-up is not
+            # in this process: the hook's time is bounded, worker start-up is not.
+            # Another agent's transcript is read whole when it changed: one at a time,
+            # so the deadline is checked between them.
             group = files[done : done + 16]
+            if any(tf.whole for tf in group):
+                group = [group[0]]
             index_roots(conn, roots, transcripts=group, jobs=1)
             done += len(group)
     except sqlite3.OperationalError as exc:
