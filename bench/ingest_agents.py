@@ -8,7 +8,7 @@ of its lines, a test run. Then, side by side:
   (a) the floor: read every line and orjson.loads it
   (b) deja index (a fresh index), the real CLI in a subprocess, and its peak RSS
   (c) deja index again, nothing changed
-  (d) deja index after one line was appended (the transcript is read again whole)
+  (d) deja index after one line was appended (read on from where it stopped)
 
     python bench/ingest_agents.py --sdist /tmp/sdists/packaging-24.2.tar.gz --turns 1500
 
@@ -119,7 +119,7 @@ def main() -> int:
     print(f"  (b) deja index, first     {min(first):.2f} s  b/a {floor / min(first):.2f}"
           f"  peak RSS {rss / 1024:.0f} MB  index {index_mb:.1f} MB")  # fmt: skip
     print(f"  (c) nothing changed       {min(again):.2f} s")
-    print(f"  (d) one line appended     {min(grown):.2f} s  (read again whole)")
+    print(f"  (d) one line appended     {min(grown):.2f} s  (read on from where it stopped)")
     return 0
 
 

@@ -21,6 +21,7 @@ from deja_blame.models import Hunk
 from deja_blame.transcripts.codex.patch import find_patches, parse_patch
 from deja_blame.transcripts.edits import hunks_between, split_by_proposal, unified_hunks
 from deja_blame.transcripts.harnesses import discover, guess_agent, read_session
+from deja_blame.transcripts.roots import TranscriptFile
 
 AGENT_FIXTURES = REPO_ROOT / "fixtures"
 CASES = [
@@ -612,3 +613,38 @@ def test_codex_archived_sessions_and_claude_slash_commands(tmp_path: Path) -> No
     (project / "s.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     (tf,) = discover(["claude-code"], env={"DEJA_CLAUDE_ROOT": str(tmp_path / "claude")})
     assert [m.text for m in read_session(tf).messages if m.role == "user"] == ["Real request."]
+
+
+@pytest.mark.parametrize("agent", ["claude-code", "codex"])
+def test_a_growing_transcript_is_read_on_from_where_it_stopped(tmp_path: Path, agent: str) -> None:
+    """Claude Code and Codex transcripts are appended to: cut the fixture anywhere,
+    index, append the rest, index again: the same session as one parse of the whole
+    (a tool's call in one run and its result in the next included)."""
+    var = {"claude-code": "DEJA_CLAUDE_ROOT", "codex": "DEJA_CODEX_ROOT"}[agent]
+    src_root = AGENT_FIXTURES / agent
+    found = discover([agent], env={var: str(src_root)})
+    tf = max(found, key=lambda t: t.path.stat().st_size)
+    tf = TranscriptFile(tf.session_id, tf.path, tf.root, tf.agent)  # its own file only
+    whole = tf.path.read_bytes()
+    lines = whole.splitlines(keepends=True)
+    rel = tf.path.relative_to(src_root)
+    want = read_session(tf).to_json()
+    for cut in sorted({3, len(lines) // 2, len(lines) - 2}):
+        root = tmp_path / f"cut{cut}"
+        target = root / rel
+        target.parent.mkdir(parents=True)
+        target.write_bytes(b"".join(lines[:cut]) + lines[cut][:20])  # and half a line
+        env = {var: str(root), "DEJA_DB": str(tmp_path / f"cut{cut}.db")}
+        deja("index", "-q", env=env)
+        import sqlite3
+
+        with sqlite3.connect(env["DEJA_DB"]) as conn:
+            (state,) = conn.execute("SELECT state FROM sessions").fetchone()
+        assert orjson.loads(state)["other"]["builder"]["session_id"] == tf.session_id
+        target.write_bytes(whole)
+        report = deja_json("index", "--json", env=env)
+        assert report["updated"] == 1
+        got = deja_json("show", tf.session_id, "--json", env=env)
+        for key in ("messages", "commands", "files", "edits", "model", "project", "started_at"):
+            assert got[key] == want[key], (cut, key)
+        assert got["skipped_lines"] == want["skipped_lines"]

@@ -325,7 +325,7 @@ def read_batches(
     that last batch then has no ``stat`` and the caller goes on from its offset.
     """
     if tf.whole:
-        yield _read_whole(tf)
+        yield from _read_other(tf, start, batch_bytes, limit_bytes)
         return
     st = os.stat(tf.path)
     path_text = str(tf.path)
@@ -376,9 +376,71 @@ def read_batches(
             batch = upcoming
 
 
+def _read_other(
+    tf: TranscriptFile, start: ReadStart | None, batch_bytes: int, limit_bytes: int | None
+) -> Iterator[Batch]:
+    """Another agent's transcript. Claude Code's and Codex's only grow: read on from
+    the stored offset with the reader's state, as Antigravity's; Gemini CLI's (and a
+    Claude Code session with sub-agent files) are read whole, as one fresh batch."""
+    from deja_blame.transcripts.harnesses import resumable_reader
+
+    state: ReaderState | None = None
+    st = os.stat(tf.path)
+    with open(tf.path, "rb") as fh, open(tf.path, "rb") as peek:
+        if (
+            start is not None
+            and start.transcript == str(tf.path)
+            and start.head_hash
+            and st.st_size >= start.offset
+            and same_bytes(peek, start.offset, start.head_hash)
+        ):
+            state = _resume_state(start.state)
+        resumed = state is not None and state.other is not None
+        reader = resumable_reader(tf, state.other if resumed and state else None)
+        if reader is None:
+            yield _read_whole(tf)
+            return
+        fresh = not resumed
+        offset = start.offset if resumed and start is not None else 0
+        stat = (st.st_size, st.st_mtime_ns, st.st_ino)
+        skipped = state.skipped if resumed and state else 0
+        batches = iter_batches(fh, offset, final=False, batch_bytes=batch_bytes)
+        batch = next(batches, None)
+        first = offset
+        while True:
+            end = offset if batch is None else batch.end_offset
+            if batch is not None:
+                for record in batch.records:
+                    if record is None:
+                        skipped += 1
+                        reader.builder.session.skipped_lines += 1
+                    else:
+                        reader.record(record)
+            limited = limit_bytes is not None and end - first >= limit_bytes
+            upcoming = None if batch is None or limited else next(batches, None)
+            last = upcoming is None and not limited
+            if last:
+                reader.flush()  # what waits on a result stands as made, as a whole parse says
+            chunk, summary = reader.builder.take()
+            summary.skipped = skipped
+            summary.other = reader.to_state()
+            yield Batch(
+                rows=chunk_rows(chunk),
+                offset=end,
+                read_hash=read_hash(peek, end),
+                state=summary.to_bytes(),
+                fresh=fresh,
+                stat=stat if last else None,
+            )
+            fresh = False
+            if upcoming is None:
+                return
+            batch = upcoming
+
+
 def _read_whole(tf: TranscriptFile) -> Batch:
-    """Another agent's transcript, read from its start as one batch (its reader
-    keeps no state between runs: the index replaces the session's rows)."""
+    """A transcript read from its start as one batch (its reader keeps no state
+    between runs: the index replaces the session's rows)."""
     from deja_blame.transcripts.builder import as_batch
     from deja_blame.transcripts.harnesses import read_session
 

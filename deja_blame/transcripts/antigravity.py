@@ -87,6 +87,8 @@ class ReaderState:
     artifact_dir: str | None = None
     # the latest "Model Selection" the person made (read before the block is stripped)
     model: str | None = None
+    # another agent's reader state (Claude Code, Codex), where the index reads on from it
+    other: dict[str, Any] | None = None
 
     def to_bytes(self) -> bytes:
         return orjson.dumps(asdict(self))

@@ -8,6 +8,8 @@ memory; the index takes it as one batch (``as_batch``), like Antigravity's.
 
 from __future__ import annotations
 
+from typing import Any
+
 from deja_blame.models import Command, Edit, FileRecord, Message, Session
 from deja_blame.transcripts.antigravity import Chunk, ReaderState
 from deja_blame.transcripts.project import UNKNOWN, work_tree_of
@@ -31,6 +33,9 @@ def record_time(value: object) -> str | None:
 
 
 class SessionBuilder:
+    """A session, record by record. Read in batches (``take`` after each), it holds
+    only what the batch added; ``state`` and ``from_state`` carry it to the next run."""
+
     def __init__(self, session_id: str, transcript: str, agent: str) -> None:
         self.session = Session(session_id=session_id, transcript=transcript, source=agent)
         self.touched_dir: str | None = None
@@ -38,6 +43,9 @@ class SessionBuilder:
         self._seq = 0
         self._first_at: float | None = None
         self._last_at: float | None = None
+        # ordinals taken by earlier batches (the index has those rows)
+        self._taken = {"messages": 0, "commands": 0, "files": 0, "edits": 0}
+        self.exit_patches: dict[int, int] = {}  # exit codes of commands taken before
 
     # -- what a reader adds ----------------------------------------------------------
 
@@ -66,20 +74,26 @@ class SessionBuilder:
         )
 
     def command(self, command: str, cwd: str | None, at: str | None) -> Command:
-        cmd = Command(
-            command=command, cwd=cwd, exit_code=None, at=at, seq=len(self.session.commands)
-        )
+        ordinal = self._taken["commands"] + len(self.session.commands)
+        cmd = Command(command=command, cwd=cwd, exit_code=None, at=at, seq=ordinal)
         self.session.commands.append(cmd)
         return cmd
 
+    def set_exit(self, ordinal: int, code: int | None) -> None:
+        """A command's exit code, once its result came (in this batch or a later one)."""
+        local = ordinal - self._taken["commands"]
+        if 0 <= local < len(self.session.commands):
+            self.session.commands[local].exit_code = code
+        elif code is not None:
+            self.exit_patches[ordinal] = code
+
     def file(self, path: str, action: str, at: str | None) -> None:
-        self.session.files.append(
-            FileRecord(path=path, action=action, at=at, seq=len(self.session.files))
-        )
+        ordinal = self._taken["files"] + len(self.session.files)
+        self.session.files.append(FileRecord(path=path, action=action, at=at, seq=ordinal))
         self.touch(path)
 
     def edit(self, edit: Edit) -> None:
-        edit.seq = len(self.session.edits)
+        edit.seq = self._taken["edits"] + len(self.session.edits)
         edit.model = edit.model or self.session.model  # the model when it was made
         self.session.edits.append(edit)
         self.touch(edit.path)
@@ -121,6 +135,65 @@ class SessionBuilder:
         else:
             self.session.project = UNKNOWN
         return self.session
+
+    # -- reading in batches --------------------------------------------------------------
+
+    def take(self) -> tuple[Chunk, ReaderState]:
+        """What was added since the last take, as one batch for the index, and the
+        session's state for its row; the builder then holds nothing of it."""
+        s = self.session
+        chunk = Chunk(
+            messages=[(0, m) for m in s.messages],
+            commands=[(0, c) for c in s.commands],
+            files=[(0, f) for f in s.files],
+            edits=[(0, e) for e in s.edits],
+            exit_patches=dict(self.exit_patches),
+            skipped=s.skipped_lines,
+        )
+        for name in self._taken:
+            self._taken[name] += len(getattr(s, name))
+            getattr(s, name).clear()
+        self.exit_patches.clear()
+        self.finish()
+        state = ReaderState(
+            started_at=s.started_at,
+            ended_at=s.ended_at,
+            n_messages=self._taken["messages"],
+            n_commands=self._taken["commands"],
+            n_files=self._taken["files"],
+            n_edits=self._taken["edits"],
+            model=s.model,
+            first_cwd=s.project if s.project != UNKNOWN else None,
+        )
+        s.skipped_lines = 0  # counted in this chunk
+        return chunk, state
+
+    def to_state(self) -> dict[str, Any]:
+        s = self.session
+        return {
+            "session_id": s.session_id,
+            "transcript": s.transcript,
+            "agent": s.source,
+            "touched_dir": self.touched_dir,
+            "cwd": self.cwd,
+            "seq": self._seq,
+            "first_at": self._first_at,
+            "last_at": self._last_at,
+            "started_at": s.started_at,
+            "ended_at": s.ended_at,
+            "model": s.model,
+            "taken": dict(self._taken),
+        }
+
+    @classmethod
+    def from_state(cls, doc: dict[str, Any]) -> SessionBuilder:
+        b = cls(str(doc["session_id"]), str(doc["transcript"]), str(doc["agent"]))
+        b.touched_dir, b.cwd, b._seq = doc.get("touched_dir"), doc.get("cwd"), int(doc["seq"])
+        b._first_at, b._last_at = doc.get("first_at"), doc.get("last_at")
+        b.session.started_at, b.session.ended_at = doc.get("started_at"), doc.get("ended_at")
+        b.session.model = doc.get("model")
+        b._taken = {k: int(v) for k, v in doc["taken"].items()}
+        return b
 
 
 def as_batch(session: Session) -> tuple[Chunk, ReaderState]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from difflib import SequenceMatcher
+from typing import Any
 
 from deja_blame.models import Edit, Hunk
 
@@ -167,3 +168,25 @@ def unified_hunks(diff: str) -> list[Hunk]:
     if start is not None:
         hunks += patch_hunks(body, *start)
     return hunks
+
+
+def edit_to_doc(edit: Edit) -> dict[str, Any]:
+    """Everything of an edit, as JSON (a reader's state between runs)."""
+    return {
+        "path": edit.path,
+        "tool": edit.tool,
+        "at": edit.at,
+        "source": edit.source,
+        "model": edit.model,
+        "hunks": [[h.old_start, h.new_start, h.removed, h.added] for h in edit.hunks],
+    }
+
+
+def edit_from_doc(doc: dict[str, Any]) -> Edit | None:
+    hunks = [Hunk(removed=r, added=a, old_start=o, new_start=n) for o, n, r, a in doc["hunks"]]
+    edit = edit_from_hunks(
+        doc["path"], doc["tool"], hunks, doc.get("at"), doc.get("source", "agent")
+    )
+    if edit is not None:
+        edit.model = doc.get("model")
+    return edit

@@ -12,6 +12,7 @@ import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -133,6 +134,26 @@ def read_session(tf: TranscriptFile) -> Session:
     from deja_blame.transcripts.antigravity import parse_transcript
 
     return parse_transcript(tf.path, tf.session_id, tf.root)
+
+
+# Agents whose transcripts only ever grow (JSON Lines appended to): the index reads on
+# from where it stopped, with the reader's state, as it does Antigravity's. Gemini
+# CLI's are rewritten (a JSON document; rewinds in JSON Lines): read whole.
+INCREMENTAL = (claude_code.AGENT, codex.AGENT)
+
+
+def resumable_reader(tf: TranscriptFile, state: dict[str, object] | None) -> Any | None:
+    """A reader for ``tf`` going on from ``state`` (None: from the start), or None when
+    the transcript is read whole (Gemini CLI; Claude Code with sub-agent files)."""
+    if tf.agent == claude_code.AGENT and not tf.parts:
+        from deja_blame.transcripts.claude_code.reader import resume
+
+        return resume(state, tf.session_id, str(tf.path.resolve()))  # type: ignore[arg-type]
+    if tf.agent == codex.AGENT:
+        from deja_blame.transcripts.codex.reader import resume as resume_codex
+
+        return resume_codex(state, tf.session_id, str(tf.path.resolve()))  # type: ignore[arg-type]
+    return None
 
 
 def guess_agent(path: Path) -> str:

@@ -23,7 +23,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from deja_blame.models import Command, Edit, Hunk, Session
+from deja_blame.models import Edit, Hunk, Session
 from deja_blame.transcripts.builder import SessionBuilder, record_time
 from deja_blame.transcripts.edits import (
     edit_from_hunks,
@@ -86,7 +86,21 @@ def _finish(reader: _Reader, skipped: int) -> Session:
 class _Reader:
     def __init__(self, session_id: str, transcript: str) -> None:
         self.builder = SessionBuilder(session_id, transcript, AGENT)
-        self.calls: dict[str, tuple[str, dict[str, Any], str | None, Command | None]] = {}
+        # tool uses waiting for their result: id -> (name, input, at, command ordinal)
+        self.calls: dict[str, tuple[str, dict[str, Any], str | None, int | None]] = {}
+
+    def to_state(self) -> dict[str, Any]:
+        return {"builder": self.builder.to_state(), "calls": self.calls}
+
+    def flush(self) -> None:
+        """Nothing waits: an edit counts only once its result says it was applied."""
+
+    @classmethod
+    def from_state(cls, doc: dict[str, Any]) -> _Reader:
+        reader = cls.__new__(cls)
+        reader.builder = SessionBuilder.from_state(doc["builder"])
+        reader.calls = {k: (v[0], v[1], v[2], v[3]) for k, v in doc["calls"].items()}
+        return reader
 
     def record(self, rec: dict[str, Any]) -> None:
         kind = rec.get("type")
@@ -143,7 +157,8 @@ class _Reader:
         b = self.builder
         command = None
         if name == "Bash" and isinstance(args.get("command"), str):
-            command = b.command(args["command"], b.absolute(cwd, "/") if cwd else b.cwd, at)
+            cwd_abs = b.absolute(cwd, "/") if cwd else b.cwd
+            command = b.command(args["command"], cwd_abs, at).seq
         elif name in VIEW_TOOLS:
             target = b.absolute(
                 args.get("file_path") or args.get("path") or args.get("notebook_path")
@@ -165,7 +180,7 @@ class _Reader:
         )
         if command is not None:
             m = _EXIT_CODE.match(text)
-            command.exit_code = int(m.group(1)) if m else (None if failed else 0)
+            self.builder.set_exit(command, int(m.group(1)) if m else (None if failed else 0))
             return
         if name not in EDIT_TOOLS or failed:
             return
@@ -246,3 +261,10 @@ def _proposal(name: str, args: dict[str, Any]) -> list[str]:
 
 def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def resume(state: dict[str, Any] | None, session_id: str, transcript: str) -> _Reader:
+    """A reader that goes on from ``state`` (None: from the start)."""
+    if state is None:
+        return _Reader(session_id, transcript)
+    return _Reader.from_state(state)

@@ -11,8 +11,8 @@
   shell command (``["apply_patch", patch]``, a heredoc in ``bash -lc``,
   ``shell_command``, ``exec_command``). Paths are relative to the call's
   ``workdir`` or the session's ``cwd``, or absolute.
-- A patch whose output says it failed (a non-zero exit code, "verification
-  failed", an error) is not an edit. Exit codes of commands come from their
+- A patch counts once its output came and does not say it failed (a non-zero
+  exit code, "verification failed", an error). Exit codes of commands come from their
   output (``{"metadata": {"exit_code"}}``, ``Exit code: N``, ``Process exited
   with code N``) or the ``exec_command_end`` event.
 - The oldest rollouts have no envelope: a first line with ``id`` and
@@ -28,11 +28,11 @@ from typing import Any
 
 import orjson
 
-from deja_blame.models import Command, Edit, Session
+from deja_blame.models import Edit, Session
 from deja_blame.transcripts.builder import SessionBuilder, record_time
 from deja_blame.transcripts.codex.discover import session_id_of
 from deja_blame.transcripts.codex.patch import FileOp, find_patches, parse_patch
-from deja_blame.transcripts.edits import edit_from_hunks, patch_hunks
+from deja_blame.transcripts.edits import edit_from_doc, edit_from_hunks, edit_to_doc, patch_hunks
 from deja_blame.transcripts.jsonl import WholeFile
 
 AGENT = "codex"
@@ -71,11 +71,9 @@ def parse_transcript(path: Path | str, session_id: str | None = None) -> Session
 
 
 class _Call:
-    def __init__(
-        self, patches: list[str], command: Command | None, base: str | None, at: str | None
-    ):
+    def __init__(self, patches: list[str], command: int | None, base: str | None, at: str | None):
         self.patches = patches
-        self.command = command
+        self.command = command  # the command's ordinal (None: a patch)
         self.base = base
         self.at = at
 
@@ -87,10 +85,32 @@ class _Reader:
         self.calls: dict[str, _Call] = {}
         self.patch_edits: dict[str, list[Edit]] = {}  # by call id, until its output
 
+    def to_state(self) -> dict[str, Any]:
+        return {
+            "builder": self.builder.to_state(),
+            "turn_cwd": self.turn_cwd,
+            "calls": {k: [c.patches, c.command, c.base, c.at] for k, c in self.calls.items()},
+            "patch_edits": {k: [edit_to_doc(e) for e in v] for k, v in self.patch_edits.items()},
+        }
+
+    @classmethod
+    def from_state(cls, doc: dict[str, Any]) -> _Reader:
+        reader = cls.__new__(cls)
+        reader.builder = SessionBuilder.from_state(doc["builder"])
+        reader.turn_cwd = doc.get("turn_cwd")
+        reader.calls = {k: _Call(*v) for k, v in doc["calls"].items()}
+        reader.patch_edits = {
+            k: [e for e in (edit_from_doc(d) for d in v) if e is not None]
+            for k, v in doc["patch_edits"].items()
+        }
+        return reader
+
+    def flush(self) -> None:
+        """A patch counts once its output says it applied: one whose output has not
+        come (still running when the index reads, or a session cut short) waits in
+        the state, and a whole parse leaves it out, the same way."""
+
     def finish(self) -> Session:
-        # patches whose output never came (a session cut short) stand
-        for call_id in list(self.patch_edits):
-            self._keep_patch(call_id)
         return self.builder.finish()
 
     def record(self, rec: dict[str, Any]) -> None:
@@ -175,7 +195,7 @@ class _Reader:
                 return
             patches = find_patches(text)
             if not patches:
-                command = b.command(text, base, at)
+                command = b.command(text, base, at).seq
         else:
             return
         edits: list[Edit] = []
@@ -215,7 +235,7 @@ class _Reader:
             return
         if call.command is not None:
             if code is not None:
-                call.command.exit_code = code
+                self.builder.set_exit(call.command, code)
             return
         if code not in (None, 0) or (code is None and _FAILED.search(text)):
             self.patch_edits.pop(call_id, None)  # the patch was not applied
@@ -233,7 +253,7 @@ class _Reader:
             call = self.calls.get(call_id)
             code = payload.get("exit_code")
             if call is not None and call.command is not None and isinstance(code, int):
-                call.command.exit_code = code
+                self.builder.set_exit(call.command, code)
         elif kind == "patch_apply_end" and payload.get("success") is False:
             self.patch_edits.pop(call_id, None)
 
@@ -296,3 +316,10 @@ def _output_text(output: object) -> tuple[str, int | None]:
             return str(doc.get("output") or "").strip(), code if isinstance(code, int) else None
     m = _EXIT.search(text)
     return text.strip(), int(m.group(1)) if m else None
+
+
+def resume(state: dict[str, Any] | None, session_id: str, transcript: str) -> _Reader:
+    """A reader that goes on from ``state`` (None: from the start)."""
+    if state is None:
+        return _Reader(session_id, transcript)
+    return _Reader.from_state(state)
