@@ -58,12 +58,17 @@ def attribute_commit(
     note_lookup: NoteLookup | None = None,
     include_prompts: bool = False,
     keep_blames: bool = False,
+    only: set[str] | None = None,
 ) -> CommitAttribution:
+    """``only``: the changed files worth blaming (the others are known to hold no
+    session's lines); default all of them."""
     commit = resolve_commit(repo, rev)
     sha = str(commit.id)
     note = Note(commit=sha, tool=f"deja-blame {__version__}")
     result = CommitAttribution(commit=sha, note=note)
     for path in changed_files(repo, commit):
+        if only is not None and path not in only:
+            continue
         try:
             fb = blame_file(repo, path, sha, conn, note_lookup=note_lookup)
         except DejaError:

@@ -353,7 +353,9 @@ def attribute(
     if note is None and use_index and conn is not None and introduced:
         from deja_blame.attribution.commit import attribute_commit
 
-        note = attribute_commit(repo, sha, conn, note_lookup=notes.lookup).note
+        worth = _files_sessions_may_have_written(repo, commit, conn, introduced)
+        if worth:
+            note = attribute_commit(repo, sha, conn, note_lookup=notes.lookup, only=worth).note
         result.source = "index"
     elif note is not None:
         result.source = "note"
@@ -363,6 +365,38 @@ def attribute(
     if notes.gitai is not None:
         _from_git_ai(notes.gitai, sha, introduced, result)
     return result
+
+
+def _files_sessions_may_have_written(
+    repo: pygit2.Repository,
+    commit: pygit2.Commit,
+    conn: sqlite3.Connection,
+    introduced: dict[str, set[int]],
+) -> set[str]:
+    """Of the files a commit changed, those the index can say anything about: a session
+    wrote to that path, or wrote one of the lines the commit introduced to another file
+    of this repository (a move). Blaming the rest would find no session: a long
+    history (``deja stats --by month``) skips them."""
+    from deja_blame.attribution.matcher import candidate_paths
+    from deja_blame.index.fingerprint import fingerprint
+
+    root = str(workdir(repo))
+    under = [pid for pid, _ in Q.paths_under(conn, root)]
+    out: set[str] = set()
+    for path, lines in introduced.items():
+        if candidate_paths(conn, root, {path}):
+            out.add(path)
+            continue
+        if not under:
+            continue
+        try:
+            texts = read_file(repo, path, str(commit.id)).lines()
+        except DejaError:
+            continue
+        fps = {fingerprint(texts[n - 1]) for n in lines if 0 < n <= len(texts)}
+        if any(Q.fingerprints_written(conn, pid, fps) for pid in under):
+            out.add(path)
+    return out
 
 
 def _from_git_ai(gitai: Any, sha: str, introduced: dict[str, set[int]], cl: CommitLines) -> None:
