@@ -68,7 +68,7 @@ def test_parse_tells_the_agent_from_the_file(agent: str, var: str) -> None:
 def test_claude_rules_in_the_golden_file() -> None:
     """What the Claude Code fixture pins, said in words (the golden file is the detail)."""
     want = orjson.loads((AGENT_FIXTURES / "claude-code" / "expected.json").read_bytes())
-    (s,) = want.values()
+    s = want["0b7c6a52-3f1e-4d8a-9c2b-5e6f7a8b9c0d"]
     users = [m["text"] for m in s["messages"] if m["role"] == "user"]
     # meta records, local command output and the interruption notice are not requests
     assert users == [
@@ -89,6 +89,15 @@ def test_claude_rules_in_the_golden_file() -> None:
     assert s["edits"][-1]["added"] == ['    """The price of one item, before discounts."""']
     assert s["model"] == "claude-sonnet-4-5-20250929"  # the sub-agent's model is not the session's
     assert s["skipped_lines"] == 1
+
+
+def test_windows_paths_in_a_claude_session() -> None:
+    want = orjson.loads((AGENT_FIXTURES / "claude-code" / "expected.json").read_bytes())
+    s = want["cb566e5d-73ec-40eb-a92e-2b4b8f3c7581"]
+    assert s["project"] == "C:/coding/demo-app"
+    assert [e["path"] for e in s["edits"]] == ["C:/coding/demo-app/src/components/List.jsx"]
+    assert s["commands"][0]["cwd"] == "C:/coding/demo-app"
+    assert s["edits"][0]["hunks"][0]["new_start"] == 5
 
 
 def test_codex_rules_in_the_golden_file() -> None:
@@ -219,13 +228,16 @@ def test_index_finds_every_agent_in_its_default_place(tmp_path: Path) -> None:
     _homes(home)
     env = {"DEJA_ANTIGRAVITY_ROOT": ""}
     report = deja_json("index", "--json", env=env)
-    assert report["added"] == 6 and report["problems"] == []
+    assert report["added"] == 7 and report["problems"] == []
     listed = deja_json("sessions", "--json")["sessions"]
     assert sorted({s["agent"] for s in listed}) == ["claude-code", "codex", "gemini-cli"]
     only = deja_json("sessions", "--agent", "claude", "--json")["sessions"]
-    assert [s["session_id"] for s in only] == ["0b7c6a52-3f1e-4d8a-9c2b-5e6f7a8b9c0d"]
+    assert {s["session_id"] for s in only} == {
+        "0b7c6a52-3f1e-4d8a-9c2b-5e6f7a8b9c0d",
+        "cb566e5d-73ec-40eb-a92e-2b4b8f3c7581",
+    }
     again = deja_json("index", "--json", env=env)
-    assert (again["added"], again["updated"], again["unchanged"]) == (0, 0, 6)
+    assert (again["added"], again["updated"], again["unchanged"]) == (0, 0, 7)
     shown = deja_json("show", "0b7c6a52", "--json")
     want = orjson.loads((AGENT_FIXTURES / "claude-code" / "expected.json").read_bytes())
     assert shown["edits"] == want[shown["session_id"]]["edits"]
@@ -244,7 +256,7 @@ def test_each_agent_home_variable_and_agent_filter(tmp_path: Path) -> None:
     report = deja_json("index", "--agent", "codex", "--json", env=env)
     assert report["added"] == 2
     report = deja_json("index", "--json", env=env)
-    assert (report["added"], report["unchanged"]) == (4, 2)
+    assert (report["added"], report["unchanged"]) == (5, 2)
 
 
 def test_a_named_root_that_is_missing_is_a_problem(tmp_path: Path) -> None:
