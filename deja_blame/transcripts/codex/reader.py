@@ -114,7 +114,7 @@ class _Reader:
         return self.builder.finish()
 
     def record(self, rec: dict[str, Any]) -> None:
-        kind = rec.get("type")
+        kind = _str(rec.get("type"))
         payload = rec.get("payload")
         at = record_time(rec.get("timestamp"))
         if not isinstance(payload, dict):
@@ -151,7 +151,7 @@ class _Reader:
     # -- response items ------------------------------------------------------------------
 
     def _item(self, item: dict[str, Any], at: str | None) -> None:
-        kind = item.get("type")
+        kind = _str(item.get("type"))
         if kind == "message":
             role = item.get("role")
             text = _content_text(item.get("content"))
@@ -247,7 +247,7 @@ class _Reader:
             self.builder.edit(edit)
 
     def _event(self, payload: dict[str, Any]) -> None:
-        kind = payload.get("type")
+        kind = _str(payload.get("type"))
         call_id = str(payload.get("call_id") or "")
         if kind == "exec_command_end":
             call = self.calls.get(call_id)
@@ -256,6 +256,11 @@ class _Reader:
                 self.builder.set_exit(call.command, code)
         elif kind == "patch_apply_end" and payload.get("success") is False:
             self.patch_edits.pop(call_id, None)
+
+
+def _str(value: object) -> str | None:
+    """A field that should be text, or None (a record of another shape)."""
+    return value if isinstance(value, str) else None
 
 
 def _content_text(content: object) -> str:

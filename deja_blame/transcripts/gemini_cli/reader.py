@@ -153,13 +153,14 @@ def _message(b: SessionBuilder, m: dict[str, Any]) -> None:
     if isinstance(model, str) and model and not m.get("\0sub"):  # a sub-agent's may differ
         b.session.model = model
     b.message("assistant", _text(m.get("content")), at)
-    for call in m.get("toolCalls") or []:
+    calls = m.get("toolCalls")
+    for call in calls if isinstance(calls, list) else []:
         if isinstance(call, dict):
             _tool_call(b, call, at)
 
 
 def _tool_call(b: SessionBuilder, call: dict[str, Any], at_message: str | None) -> None:
-    name = call.get("name")
+    name = call.get("name") if isinstance(call.get("name"), str) else ""
     raw_args = call.get("args")
     args: dict[str, Any] = raw_args if isinstance(raw_args, dict) else {}
     at = record_time(call.get("timestamp")) or at_message
