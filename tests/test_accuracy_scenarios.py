@@ -23,7 +23,7 @@ import run as accuracy  # noqa: E402
 from scenarios import SCENARIOS  # noqa: E402
 from sim import PERSON, Line, Score, Sim, Target, normalise, retrack, score_target  # noqa: E402
 
-from deja_blame.transcripts import parse_transcript  # noqa: E402
+from deja_blame.transcripts.harnesses import parse_any  # noqa: E402
 
 NAMES = list(SCENARIOS)
 
@@ -52,7 +52,7 @@ def test_truth_matches_files_and_transcripts(name: str, tmp_path: Path) -> None:
     # every line the truth gives a session was written by that session's transcript
     written: dict[str, set[str]] = {}
     for sid, session in sim.sessions.items():
-        parsed = parse_transcript(session.writer.path)
+        parsed = parse_any(session.writer.path, session.agent)
         assert parsed.session_id == sid
         written[sid] = {
             normalise(line) for e in parsed.edits if e.source == "agent" for line in e.added

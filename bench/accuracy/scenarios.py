@@ -120,6 +120,32 @@ def two_sessions_one_file(sim: Sim, small: bool) -> None:
     sim.expect(CART, "HEAD~1")  # before the second session
 
 
+@scenario("three agents edit one file (Antigravity, Claude Code, Codex): the latest write wins")
+def three_agents_one_file(sim: Sim, small: bool) -> None:
+    _cart_with_agent_funcs(sim, small, "cart-functions")  # Antigravity (or DEJA_BENCH_AGENT)
+    sim.advance(10 * MINUTE)
+    sim.commit("Cart: add, remove, total")
+    sim.advance(2 * HOUR)
+    old = C.CART_TOTAL_OLD_SMALL if small else C.CART_TOTAL_OLD
+    claude = sim.session(
+        "claude-coupons", "Support coupons in the cart total.", agent="claude-code"
+    )
+    claude.view(CART)
+    claude.replace(CART, old, C.CART_TOTAL_NEW)
+    sim.advance(5 * MINUTE)
+    sim.commit("Cart: coupons")
+    sim.advance(HOUR)
+    codex = sim.session("codex-export", "Export applyCoupon from the cart module.", agent="codex")
+    codex.view(CART)
+    codex.replace(CART, "cartTotal };", "cartTotal, applyCoupon };")
+    codex.run("npm test")
+    sim.advance(5 * MINUTE)
+    sim.commit("Cart: export applyCoupon")
+    sim.expect(CART)
+    sim.expect(CART, "HEAD~1")
+    sim.expect(CART, "HEAD~2")
+
+
 @scenario("a formatter reindents the agent's code 2 -> 4 spaces; the person commits")
 def formatter_reindent(sim: Sim, small: bool) -> None:
     _cart_with_agent_funcs(sim, small)

@@ -199,16 +199,21 @@ def deja_command() -> list[str]:
 class Session:
     """One agent session: its transcript writer and the paths it sees the repository under."""
 
-    def __init__(self, sim: Sim, label: str, workspace: str) -> None:
+    def __init__(self, sim: Sim, label: str, workspace: str, agent: str | None = None) -> None:
         self.sim = sim
         self.label = label
         self.id = str(uuid.uuid5(_NAMESPACE, f"{sim.name}/{label}"))
         self.workspace = workspace
         self.writer: Any
-        if sim.agent == "claude-code":
+        self.agent = agent or sim.agent
+        if self.agent == "claude-code":
             from claude_writer import ClaudeWriter
 
             self.writer = ClaudeWriter(sim.claude_root, self.id, sim.clock, workspace=workspace)
+        elif self.agent == "codex":
+            from codex_writer import CodexWriter
+
+            self.writer = CodexWriter(sim.codex_root, self.id, sim.clock, workspace=workspace)
         else:
             self.writer = TranscriptWriter(sim.root, self.id, start=sim.clock, workspace=workspace)
 
@@ -321,6 +326,8 @@ class Sim:
         self.agent = os.environ.get("DEJA_BENCH_AGENT", "antigravity")
         self.claude_root = self.workdir / "claude"
         self.claude_root.mkdir(parents=True, exist_ok=True)
+        self.codex_root = self.workdir / "codex"
+        self.codex_root.mkdir(parents=True, exist_ok=True)
         self.db = self.workdir / "index.db"
         self.home = self.workdir / "home"
         self.clock = float(start)
@@ -358,6 +365,7 @@ class Sim:
             DEJA_DB=str(self.db),
             DEJA_ANTIGRAVITY_ROOT=str(self.root),
             DEJA_CLAUDE_ROOT=str(self.claude_root),
+            DEJA_CODEX_ROOT=str(self.codex_root),
         )
         if "DEJA_BENCH_CMD" in os.environ:
             env["DEJA_BENCH_CMD"] = os.environ["DEJA_BENCH_CMD"]
@@ -391,9 +399,12 @@ class Sim:
         disk.parent.mkdir(parents=True, exist_ok=True)
         disk.write_text(text, encoding="utf-8")
 
-    def session(self, label: str, prompt: str, workspace: str | None = None) -> Session:
-        """Start a session (its first user message now) working in ``workspace`` (the repo)."""
-        s = Session(self, label, workspace or str(self.repo))
+    def session(
+        self, label: str, prompt: str, workspace: str | None = None, agent: str | None = None
+    ) -> Session:
+        """Start a session (its first user message now) working in ``workspace`` (the repo),
+        by ``agent`` (antigravity, claude-code, codex; default DEJA_BENCH_AGENT or antigravity)."""
+        s = Session(self, label, workspace or str(self.repo), agent)
         self.sessions[s.id] = s
         s.user(prompt)
         return s
