@@ -660,3 +660,29 @@ def test_a_growing_transcript_is_read_on_from_where_it_stopped(tmp_path: Path, a
         for key in ("messages", "commands", "files", "edits", "model", "project", "started_at"):
             assert got[key] == want[key], (cut, key)
         assert got["skipped_lines"] == want["skipped_lines"]
+
+
+def test_a_gemini_json_caught_half_written_keeps_what_the_index_has(tmp_path: Path) -> None:
+    chats = tmp_path / ".gemini" / "tmp" / "p" / "chats"
+    chats.mkdir(parents=True)
+    path = chats / "session-2026-11-29T09-00-abcd1234.json"
+    doc = {
+        "sessionId": "abcd1234-0000-4000-8000-000000000000",
+        "projectHash": "h",
+        "startTime": "2026-11-29T09:00:00.000Z",
+        "lastUpdated": "2026-11-29T09:00:00.000Z",
+        "messages": [
+            {"id": "1", "timestamp": "2026-11-29T09:00:00.000Z", "type": "user", "content": "Hi."}
+        ],
+    }
+    path.write_text(json.dumps(doc, indent=2))
+    env = {"DEJA_GEMINI_ROOT": str(tmp_path / ".gemini"), "DEJA_ANTIGRAVITY_ROOT": ""}
+    deja("index", "-q", env=env)
+    text = json.dumps(doc, indent=2)
+    path.write_text(text[: len(text) // 2])  # the CLI rewriting it
+    report = deja_json("index", "--json", env=env)
+    assert any("not a complete JSON document" in p for p in report["problems"])
+    shown = deja_json("show", "abcd1234", "--json", env=env)
+    assert [m["text"] for m in shown["messages"]] == ["Hi."]  # kept meanwhile
+    path.write_text(text)
+    assert deja_json("index", "--json", env=env)["problems"] == []

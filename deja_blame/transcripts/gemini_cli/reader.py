@@ -110,6 +110,10 @@ def _load(path: Path) -> tuple[list[dict[str, Any]], dict[str, Any], int]:
     return list(by_id.values()), meta, skipped
 
 
+class IncompleteTranscript(OSError):
+    """A transcript that cannot be read as it stands now (not a complete document)."""
+
+
 def _load_json(path: Path) -> tuple[list[dict[str, Any]], dict[str, Any], int]:
     with open(path, "rb") as fh:
         data = fh.read(MAX_JSON_BYTES + 1)
@@ -118,7 +122,9 @@ def _load_json(path: Path) -> tuple[list[dict[str, Any]], dict[str, Any], int]:
     except orjson.JSONDecodeError:
         doc = None
     if not isinstance(doc, dict):
-        return [], {}, 1  # half written (the CLI rewrites it whole) or not a session
+        # The CLI rewrites the file whole: caught half written, it is read again at
+        # the next run, and what the index holds of the session stays meanwhile.
+        raise IncompleteTranscript(f"{path}: not a complete JSON document (being rewritten?)")
     messages = doc.get("messages")
     listed = [m for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []
     skipped = len(messages) - len(listed) if isinstance(messages, list) else 0
