@@ -9,7 +9,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import IO
+from typing import IO, Any
 
 import click
 
@@ -127,3 +127,27 @@ def _is_tty(stream: IO[str]) -> bool:
         return stream.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+class CommitProgress:
+    """A progress bar over commits on stderr, when it is a terminal (else nothing):
+    ``progress(done, total)`` as report-like commands walk a history."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.on = sys.stderr.isatty()
+        self.bar: Any = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.on or total < 20:
+            return
+        if self.bar is None:
+            self.bar = click.progressbar(length=total, label=self.label, file=sys.stderr)
+            self.bar.__enter__()
+        self.bar.update(1 if done else 0)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.update(max(0, self.bar.length - self.bar.pos))  # the last one done
+            self.bar.__exit__(None, None, None)
+            self.bar = None

@@ -10,6 +10,7 @@ import orjson
 
 from deja_blame.commands.blame import refresh_index
 from deja_blame.gitutil import open_repository
+from deja_blame.output import CommitProgress
 from deja_blame.outputs.agent_trace import trace_records
 
 
@@ -17,7 +18,11 @@ def run_export(conn: sqlite3.Connection, spec: str | None, fmt: str) -> int:
     repo = open_repository(Path.cwd())
     refresh_index(conn)
     out = sys.stdout.buffer
-    for record in trace_records(repo, spec, conn):
-        out.write(orjson.dumps(record) + b"\n")  # one record a line: JSON Lines
+    progress = CommitProgress("exporting commits")
+    try:
+        for record in trace_records(repo, spec, conn, progress):
+            out.write(orjson.dumps(record) + b"\n")  # one record a line: JSON Lines
+    finally:
+        progress.close()
     out.flush()
     return 0

@@ -18,7 +18,7 @@ from deja_blame.gitutil import open_repository, workdir
 from deja_blame.index import queries as Q
 from deja_blame.index.db import connect
 from deja_blame.jsonout import print_json
-from deja_blame.output import inert, shorten, style, use_colour
+from deja_blame.output import CommitProgress, inert, shorten, style, use_colour
 
 
 def run_stats(
@@ -113,7 +113,14 @@ def run_history(conn: sqlite3.Connection, spec: str | None, by: str, as_json: bo
 
     repo = open_repository(Path.cwd())
     refresh_index(conn)
-    report = build_report(repo, spec, conn, include_prompts=False, whole_history=True)
+    progress = CommitProgress("reading commits") if not as_json else None
+    try:
+        report = build_report(
+            repo, spec, conn, include_prompts=False, whole_history=True, progress=progress
+        )
+    finally:
+        if progress is not None:
+            progress.close()
     periods = share_history(report, by)
     if as_json:
         print_json(

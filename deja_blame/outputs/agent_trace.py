@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from typing import Any
 
@@ -76,7 +76,10 @@ def _content_hash(texts: list[str] | None, start: int, end: int) -> str | None:
 
 
 def trace_records(
-    repo: pygit2.Repository, spec: str | None, conn: sqlite3.Connection | None
+    repo: pygit2.Repository,
+    spec: str | None,
+    conn: sqlite3.Connection | None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Iterator[dict[str, Any]]:
     """The records for the commits of ``spec`` (default: all of HEAD's history), oldest first."""
     from deja_blame.report.collect import (
@@ -97,7 +100,10 @@ def trace_records(
         rng = resolve_range(repo, root, spec)
     notes = NoteStore(repo)
     use_index = conn is not None and Q.has_sessions(conn)
-    for commit in reversed(range_commits(repo, rng)):
+    commits = list(reversed(range_commits(repo, rng)))
+    for done, commit in enumerate(commits):
+        if progress is not None:
+            progress(done, len(commits))
         lines = attribute(repo, commit, notes, conn, use_index)
         if not any(lines.session_of.values()):
             continue

@@ -557,6 +557,7 @@ def build_report(
     include_prompts: bool = True,
     want_lines: bool = False,
     whole_history: bool = False,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Report:
     """The report for ``spec`` (a git revision range; None: upstream..HEAD or the last
     commit). ``want_lines`` also collects the changed lines at the tip (the HTML view)."""
@@ -581,7 +582,9 @@ def build_report(
     session_files: dict[str, dict[str, SessionFile]] = {}
     meta: dict[str, dict[str, Any]] = {}
     notes_found = 0
-    for commit in commits:
+    for done, commit in enumerate(commits):
+        if progress is not None:
+            progress(done, len(commits))
         sha = str(commit.id)
         cl = attribute(repo, commit, notes, conn, use_index=indexed_sessions > 0)
         per_commit[sha] = cl
