@@ -193,10 +193,10 @@ def index_cmd(
 
     \b
     Where each agent keeps its transcripts (a variable replaces each):
-      Antigravity   ~/.gemini/antigravity*/brain            DEJA_ANTIGRAVITY_ROOT
-      Claude Code   ${CLAUDE_CONFIG_DIR:-~/.claude}/projects DEJA_CLAUDE_ROOT
-      Codex CLI     ${CODEX_HOME:-~/.codex}/sessions         DEJA_CODEX_ROOT
-      Gemini CLI    ~/.gemini/tmp/*/chats                    DEJA_GEMINI_ROOT
+      Antigravity  ~/.gemini/antigravity*/brain             DEJA_ANTIGRAVITY_ROOT
+      Claude Code  ${CLAUDE_CONFIG_DIR:-~/.claude}/projects  DEJA_CLAUDE_ROOT
+      Codex CLI    ${CODEX_HOME:-~/.codex}/sessions          DEJA_CODEX_ROOT
+      Gemini CLI   ~/.gemini/tmp/*/chats                     DEJA_GEMINI_ROOT
 
     Long tool output (files the agent viewed, command output) is not copied:
     the index keeps its start and end and reads the rest from the transcript
