@@ -20,7 +20,8 @@ from deja_blame.transcripts.roots import TranscriptFile
 ROOT_ENV = "DEJA_CLAUDE_ROOT"
 AGENT = "claude-code"
 _SESSION_FILE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._-]*\.jsonl$")
-_PEEK_BYTES = 256 * 1024  # where an old sub-agent file names its session: its first records
+_PEEK_BYTES = 256 * 1024  # at most this much of a line is read to find its session
+_PEEK_LINES = 5  # an old sub-agent file names its session in its first records
 
 
 def default_roots(env: Mapping[str, str], home: Path) -> list[Path]:
@@ -77,13 +78,17 @@ def subagent_files(path: Path) -> list[Path]:
 
 
 def _session_named_in(path: Path) -> str | None:
+    """The session an old sub-agent file names: its first records say (a few lines
+    read, not the file: discovery runs before every blame)."""
     try:
         with open(path, "rb") as fh:
-            head = fh.read(_PEEK_BYTES)
+            for _ in range(_PEEK_LINES):
+                raw = fh.readline(_PEEK_BYTES)
+                if not raw:
+                    return None
+                record = decode_line(raw)
+                if record is not None and isinstance(record.get("sessionId"), str):
+                    return str(record["sessionId"])
     except OSError:
         return None
-    for raw in head.split(b"\n"):
-        record = decode_line(raw)
-        if record is not None and isinstance(record.get("sessionId"), str):
-            return str(record["sessionId"])
     return None

@@ -20,6 +20,7 @@ from deja_blame.transcripts.roots import TranscriptFile
 ROOT_ENV = "DEJA_GEMINI_ROOT"
 AGENT = "gemini-cli"
 _SESSION_ID = re.compile(rb'"sessionId"\s*:\s*"([^"\\]{1,200})"')
+_FIRST_BYTES = 4096
 _PEEK_BYTES = 64 * 1024
 
 
@@ -35,10 +36,13 @@ def session_id_in(path: Path) -> str | None:
     """The ``sessionId`` a session file names first (its metadata comes first)."""
     try:
         with open(path, "rb") as fh:
-            head = fh.read(_PEEK_BYTES)
+            head = fh.read(_FIRST_BYTES)  # the metadata comes first: usually all it takes
+            m = _SESSION_ID.search(head)
+            if m is None:
+                head += fh.read(_PEEK_BYTES - _FIRST_BYTES)
+                m = _SESSION_ID.search(head)
     except OSError:
         return None
-    m = _SESSION_ID.search(head)
     return m.group(1).decode("utf-8", "replace") if m else None
 
 
