@@ -13,6 +13,7 @@ the notes under ``refs/notes/deja``.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import subprocess
 from dataclasses import dataclass
@@ -98,22 +99,20 @@ def check_roots(roots: list[Path]) -> tuple[Check, list[TranscriptFile]]:
     for h in HARNESSES:
         if h.name == SOURCE_ANTIGRAVITY:
             continue
+        named = bool(os.environ.get(h.root_env))
         for root in h.roots():
             if root.is_dir():
                 files = list(h.find(root, None))
                 found.extend(files)
                 parts.append(f"{h.name}: {root} ({counted(len(files), 'session')})")
+            elif named:
+                problems.append(f"transcript root not found: {root} (from {h.root_env})")
     if not roots and not found:
-        return (
-            Check(
-                "transcript roots",
-                False,
-                "no ~/.gemini/antigravity* directory, and no Claude Code, Codex or Gemini CLI"
-                " transcripts",
-                fix_root,
-            ),
-            [],
+        nothing = (
+            "no ~/.gemini/antigravity* directory, and no Claude Code, Codex or Gemini CLI"
+            " transcripts"
         )
+        return Check("transcript roots", False, "; ".join([nothing, *problems]), fix_root), []
     for root in roots:
         before = len(problems)
         files = list(find_transcripts(root, problems))
