@@ -16,9 +16,11 @@ import json
 import re
 import uuid
 from collections.abc import Sequence
-from datetime import datetime, timedelta, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from agent_writer import AgentWriter
 
 from deja_blame.transcripts.writer import EditResult
 
@@ -45,34 +47,20 @@ def structured_patch(before: str, after: str) -> list[dict[str, Any]]:
     return hunks
 
 
-class ClaudeWriter:
+class ClaudeWriter(AgentWriter):
     def __init__(
         self, root: Path | str, session_id: str, start: float, *, workspace: str | None = None
     ) -> None:
+        super().__init__(start, workspace)
         self.session_id = session_id
-        self.workspace = (workspace or "/").rstrip("/") or "/"
-        self.now = datetime.fromtimestamp(start, tz=timezone.utc)
-        self.tick = timedelta(seconds=1)
-        self.files: dict[str, str] = {}
         folder = "-" + self.workspace.strip("/").replace("/", "-")
         self.path = Path(root) / "projects" / folder / f"{session_id}.jsonl"
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.path.touch()
         self.parent: str | None = None
 
-    # -- the clock -----------------------------------------------------------------------
-
-    def set_time(self, at: float | datetime) -> datetime:
-        self.now = at if isinstance(at, datetime) else datetime.fromtimestamp(at, tz=timezone.utc)
-        return self.now
-
-    def advance(self, seconds: float) -> datetime:
-        self.now += timedelta(seconds=seconds)
-        return self.now
-
     def _record(self, kind: str, message: dict[str, Any], **extra: Any) -> None:
-        stamp = self.now
-        self.now = stamp + self.tick
+        stamp = self.stamp()
         rid = str(uuid.uuid4())
         rec = {
             "parentUuid": self.parent,
@@ -159,23 +147,11 @@ class ClaudeWriter:
         self.files[path] = after
         return EditResult(path=path, before=before, after=after, at=stamp)
 
-    def _current(self, path: str, current: str | None) -> str:
-        if current is not None:
-            return current
-        if path in self.files:
-            return self.files[path]
-        try:
-            return Path(path).read_text(encoding="utf-8")
-        except OSError:
-            return ""
-
     def replace(
         self, path: str, old_text: str, new_text: str, *, current: str | None = None, **_: Any
     ) -> EditResult:
         before = self._current(path, current)
-        if old_text not in before:
-            raise ValueError(f"{path}: the text to replace is not there")
-        after = before.replace(old_text, new_text, 1)
+        after = self.applied(path, before, [(old_text, new_text)])
         args = {"file_path": path, "old_string": old_text, "new_string": new_text}
         return self._edit("Edit", path, args, before, after)
 
@@ -183,11 +159,7 @@ class ClaudeWriter:
         self, path: str, chunks: Sequence[tuple[str, str]], *, current: str | None = None, **_: Any
     ) -> EditResult:
         before = self._current(path, current)
-        after = before
-        for old_text, new_text in chunks:
-            if old_text not in after:
-                raise ValueError(f"{path}: the text to replace is not there")
-            after = after.replace(old_text, new_text, 1)
+        after = self.applied(path, before, chunks)
         args = {
             "file_path": path,
             "edits": [{"old_string": o, "new_string": n} for o, n in chunks],
@@ -214,14 +186,3 @@ class ClaudeWriter:
         )
         self.files[path] = content
         return EditResult(path=path, before=before, after=content, at=stamp)
-
-    def user_edit(
-        self, path: str, old_text: str, new_text: str, *, current: str | None = None, **_: Any
-    ) -> EditResult:
-        before = self._current(path, current)
-        after = before.replace(old_text, new_text, 1)
-        self.files[path] = after
-        return EditResult(path=path, before=before, after=after, at=self.now)
-
-    def register_workspace(self, workspace: str, kind: str = "cli", title: str = "") -> None:
-        return None  # Claude Code names the project by the folder the session file is in

@@ -15,9 +15,11 @@ import difflib
 import json
 import uuid
 from collections.abc import Sequence
-from datetime import datetime, timedelta, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from agent_writer import AgentWriter
 
 from deja_blame.transcripts.writer import EditResult
 
@@ -38,15 +40,12 @@ def update_patch(rel: str, before: str, after: str) -> str:
     return "\n".join(out) + "\n"
 
 
-class CodexWriter:
+class CodexWriter(AgentWriter):
     def __init__(
         self, root: Path | str, session_id: str, start: float, *, workspace: str | None = None
     ) -> None:
+        super().__init__(start, workspace)
         self.session_id = session_id
-        self.workspace = (workspace or "/").rstrip("/") or "/"
-        self.now = datetime.fromtimestamp(start, tz=timezone.utc)
-        self.tick = timedelta(seconds=1)
-        self.files: dict[str, str] = {}
         day = self.now.strftime("%Y/%m/%d")
         stamp = self.now.strftime("%Y-%m-%dT%H-%M-%S")
         self.path = Path(root) / "sessions" / day / f"rollout-{stamp}-{session_id}.jsonl"
@@ -54,17 +53,8 @@ class CodexWriter:
         self._line("session_meta", {"id": session_id, "cwd": self.workspace, "source": "cli"})
         self._line("turn_context", {"cwd": self.workspace, "model": "gpt-5-codex"})
 
-    def set_time(self, at: float | datetime) -> datetime:
-        self.now = at if isinstance(at, datetime) else datetime.fromtimestamp(at, tz=timezone.utc)
-        return self.now
-
-    def advance(self, seconds: float) -> datetime:
-        self.now += timedelta(seconds=seconds)
-        return self.now
-
     def _line(self, kind: str, payload: dict[str, Any]) -> datetime:
-        stamp = self.now
-        self.now = stamp + self.tick
+        stamp = self.stamp()
         rec = {
             "timestamp": stamp.strftime("%Y-%m-%dT%H:%M:%S.") + f"{stamp.microsecond // 1000:03d}Z",
             "type": kind,
@@ -128,47 +118,21 @@ class CodexWriter:
         self.files[path] = after
         return EditResult(path=path, before=before, after=after, at=stamp)
 
-    def _current(self, path: str, current: str | None) -> str:
-        if current is not None:
-            return current
-        if path in self.files:
-            return self.files[path]
-        try:
-            return Path(path).read_text(encoding="utf-8")
-        except OSError:
-            return ""
-
     def replace(
         self, path: str, old_text: str, new_text: str, *, current: str | None = None, **_: Any
     ) -> EditResult:
         before = self._current(path, current)
-        if old_text not in before:
-            raise ValueError(f"{path}: the text to replace is not there")
-        return self._patch(path, before, before.replace(old_text, new_text, 1), new_file=False)
+        after = self.applied(path, before, [(old_text, new_text)])
+        return self._patch(path, before, after, new_file=False)
 
     def multi_replace(
         self, path: str, chunks: Sequence[tuple[str, str]], *, current: str | None = None, **_: Any
     ) -> EditResult:
-        before = after = self._current(path, current)
-        for old_text, new_text in chunks:
-            if old_text not in after:
-                raise ValueError(f"{path}: the text to replace is not there")
-            after = after.replace(old_text, new_text, 1)
-        return self._patch(path, before, after, new_file=False)
+        before = self._current(path, current)
+        return self._patch(path, before, self.applied(path, before, chunks), new_file=False)
 
     def write_file(
         self, path: str, content: str, *, overwrite: bool = False, **_: Any
     ) -> EditResult:
         before = self.files.get(path, "")
         return self._patch(path, before, content, new_file=not (overwrite and before))
-
-    def user_edit(
-        self, path: str, old_text: str, new_text: str, *, current: str | None = None, **_: Any
-    ) -> EditResult:
-        before = self._current(path, current)
-        after = before.replace(old_text, new_text, 1)
-        self.files[path] = after
-        return EditResult(path=path, before=before, after=after, at=self.now)
-
-    def register_workspace(self, workspace: str, kind: str = "cli", title: str = "") -> None:
-        return None  # Codex records its cwd itself
