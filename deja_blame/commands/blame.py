@@ -142,10 +142,25 @@ def run_blame(
     if look is not None and look.date_format:
         format_date(0, look.date_format)  # an unknown format fails before any work
     options = with_configured_ignore_revs(file, options or GitBlameOptions())
+    specs = (line_range,) if isinstance(line_range, str) else tuple(line_range or ())
     with blame_options.using(options):
-        return _run_blame(
-            conn, file, rev, line_range, as_json, porcelain, refresh, look, line_porcelain
-        )
+        result = _blame_ranges(conn, file, rev, specs, refresh)
+    if result.indexed_sessions == 0 and not any(ln.session for ln in result.lines):
+        warn("no sessions are indexed: every line is unattributed (run: deja index)")
+    if as_json:
+        doc = result.to_json()
+        authors = commit_authors(result.root, {ln.commit for ln in result.lines if ln.commit})
+        for line in doc["lines"]:
+            author = authors.get(line.get("commit") or "")
+            line["author"] = author.name if author else None
+            line["author_mail"] = f"<{author.mail}>" if author else None
+            line["author_time"] = author.time if author else None
+        print_json(doc)
+    elif porcelain:
+        print_porcelain(result, every_line=line_porcelain)
+    else:
+        print_human(result, look)
+    return 0
 
 
 def with_configured_ignore_revs(file: Path, options: GitBlameOptions) -> GitBlameOptions:
@@ -169,51 +184,27 @@ def with_configured_ignore_revs(file: Path, options: GitBlameOptions) -> GitBlam
     return replace(options, ignore_revs_files=(str(path),))
 
 
-def _run_blame(
-    conn: sqlite3.Connection,
-    file: Path,
-    rev: str | None,
-    line_range: str | tuple[str, ...] | None,
-    as_json: bool,
-    porcelain: bool,
-    refresh: bool,
-    look: BlameLook | None,
-    line_porcelain: bool,
-) -> int:
-    specs = (line_range,) if isinstance(line_range, str) else tuple(line_range or ())
+def _blame_ranges(
+    conn: sqlite3.Connection, file: Path, rev: str | None, specs: tuple[str, ...], refresh: bool
+) -> FileBlame:
+    """The blame of FILE's lines in the -L ranges ``specs`` (all of it for none)."""
     ranges = [
         r
         for r in (_git_range(file, rev, x) if _needs_git(x) else parse_range(x) for x in specs)
         if r is not None
     ]
     if len(ranges) <= 1:
-        result = compute(conn, file, rev, ranges[0] if ranges else None, refresh)
-    else:
-        # several -L: one blame of the span they cover, then their lines, in order
-        hull = (min(a for a, _ in ranges), max(b for _, b in ranges))
-        result = compute(conn, file, rev, hull, refresh)
-        # the span's last line is the file's when the span reaches past it
-        total = result.total_lines or (result.lines[-1].line if result.lines else 0)
-        for a, _ in ranges:
-            if a > total:
-                raise too_short(result.path, total)
-        result.lines = [ln for ln in result.lines if any(a <= ln.line <= b for a, b in ranges)]
-    if result.indexed_sessions == 0 and not any(ln.session for ln in result.lines):
-        warn("no sessions are indexed: every line is unattributed (run: deja index)")
-    if as_json:
-        doc = result.to_json()
-        authors = commit_authors(result.root, {ln.commit for ln in result.lines if ln.commit})
-        for line in doc["lines"]:
-            author = authors.get(line.get("commit") or "")
-            line["author"] = author.name if author else None
-            line["author_mail"] = f"<{author.mail}>" if author else None
-            line["author_time"] = author.time if author else None
-        print_json(doc)
-    elif porcelain:
-        print_porcelain(result, every_line=line_porcelain)
-    else:
-        print_human(result, look)
-    return 0
+        return compute(conn, file, rev, ranges[0] if ranges else None, refresh)
+    # several -L: one blame of the span they cover, then their lines, in order
+    hull = (min(a for a, _ in ranges), max(b for _, b in ranges))
+    result = compute(conn, file, rev, hull, refresh)
+    # the span's last line is the file's when the span reaches past it
+    total = result.total_lines or (result.lines[-1].line if result.lines else 0)
+    for a, _ in ranges:
+        if a > total:
+            raise too_short(result.path, total)
+    result.lines = [ln for ln in result.lines if any(a <= ln.line <= b for a, b in ranges)]
+    return result
 
 
 @dataclass(frozen=True)

@@ -116,7 +116,13 @@ def run_history(conn: sqlite3.Connection, spec: str | None, by: str, as_json: bo
     progress = CommitProgress("reading commits") if not as_json else None
     try:
         report = build_report(
-            repo, spec, conn, include_prompts=False, whole_history=True, progress=progress
+            repo,
+            spec,
+            conn,
+            include_prompts=False,
+            whole_history=True,
+            progress=progress,
+            at_tip=False,
         )
     finally:
         if progress is not None:

@@ -12,6 +12,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from deja_blame.index.queries import transcript_stats
 from deja_blame.transcripts.roots import COMPACT_NAME, FULL_NAME, TranscriptFile
 
 __all__ = ["changed_transcripts"]
@@ -26,12 +27,7 @@ def changed_transcripts(
     ``roots`` are Antigravity's; with ``others``, the other agents' transcripts
     (found where they keep them) are checked too.
     """
-    known = {
-        row[0]: (row[1], row[2], row[3], row[4])
-        for row in conn.execute(
-            "SELECT session_id, transcript, size, mtime_ns, inode FROM sessions"
-        )
-    }
+    known = transcript_stats(conn)
     out: list[TranscriptFile] = []
     seen: set[str] = set()
     stat_ = os.stat

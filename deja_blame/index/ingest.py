@@ -40,6 +40,8 @@ from deja_blame.index.db import SYNCHRONOUS, transaction
 from deja_blame.index.source import read_hash, same_bytes
 from deja_blame.index.store import ChunkRows, PathIds, chunk_rows, clear_session_rows, write_rows
 from deja_blame.transcripts.antigravity import ReaderState, SessionReader, artifact_dir_for
+from deja_blame.transcripts.builder import BatchReader
+from deja_blame.transcripts.harnesses import resumable_reader
 from deja_blame.transcripts.jsonl import CHUNK_BYTES, iter_batches
 from deja_blame.transcripts.project import ProjectHints, resolve_project
 from deja_blame.transcripts.roots import (
@@ -324,17 +326,12 @@ def read_batches(
     ``limit_bytes`` it stops after the batch that reaches that many bytes read;
     that last batch then has no ``stat`` and the caller goes on from its offset.
     """
-    if tf.whole:
-        yield from _read_other(tf, start, batch_bytes, limit_bytes)
-        return
     st = os.stat(tf.path)
     path_text = str(tf.path)
     # The hash windows are read through a second handle: the batches' handle
     # must not move under the line iterator.
     with open(tf.path, "rb") as fh, open(tf.path, "rb") as peek:
-        fresh = True
-        offset = 0
-        state: ReaderState | None = None
+        stored: ReaderState | None = None  # where the index stopped, if still this file
         if (
             start is not None
             and start.transcript == path_text
@@ -342,19 +339,30 @@ def read_batches(
             and st.st_size >= start.offset
             and same_bytes(peek, start.offset, start.head_hash)
         ):
-            state = _resume_state(start.state)
-            if state is not None:
-                fresh, offset = False, start.offset
-        if state is None:
-            state = ReaderState()
-        if state.artifact_dir is None:
-            state.artifact_dir = artifact_dir_for(tf.path, tf.session_id)
-        reader = SessionReader(compact=tf.is_compact, state=state)
+            stored = _resume_state(start.state)
+        reader: SessionReader | BatchReader
+        if tf.whole:
+            # Another agent's: Claude Code's and Codex's are read on like Antigravity's,
+            # with their reader's state (``other``); the others are read whole.
+            if stored is not None and stored.other is None:
+                stored = None  # read whole last time (or by another version): from the start
+            resumed = resumable_reader(tf, stored)
+            if resumed is None:
+                yield _read_whole(tf)
+                return
+            reader = resumed
+        else:
+            state = stored if stored is not None else ReaderState()
+            if state.artifact_dir is None:
+                state.artifact_dir = artifact_dir_for(tf.path, tf.session_id)
+            reader = SessionReader(compact=tf.is_compact, state=state)
+        fresh = stored is None
+        offset = 0 if stored is None or start is None else start.offset
         stat = (st.st_size, st.st_mtime_ns, st.st_ino)
         batches = iter_batches(fh, offset, final=False, batch_bytes=batch_bytes)
         batch = next(batches, None)
         if batch is None:
-            yield Batch(None, offset, read_hash(peek, offset), state.to_bytes(), fresh, stat)
+            yield Batch(None, offset, read_hash(peek, offset), reader.state.to_bytes(), fresh, stat)
             return
         first = offset
         while batch is not None:
@@ -376,79 +384,14 @@ def read_batches(
             batch = upcoming
 
 
-def _read_other(
-    tf: TranscriptFile, start: ReadStart | None, batch_bytes: int, limit_bytes: int | None
-) -> Iterator[Batch]:
-    """Another agent's transcript. Claude Code's and Codex's only grow: read on from
-    the stored offset with the reader's state, as Antigravity's; Gemini CLI's (and a
-    Claude Code session with sub-agent files) are read whole, as one fresh batch."""
-    from deja_blame.transcripts.harnesses import resumable_reader
-
-    state: ReaderState | None = None
-    st = os.stat(tf.path)
-    with open(tf.path, "rb") as fh, open(tf.path, "rb") as peek:
-        if (
-            start is not None
-            and start.transcript == str(tf.path)
-            and start.head_hash
-            and st.st_size >= start.offset
-            and same_bytes(peek, start.offset, start.head_hash)
-        ):
-            state = _resume_state(start.state)
-        resumed = state is not None and state.other is not None
-        reader = resumable_reader(tf, state.other if resumed and state else None)
-        if reader is None:
-            yield _read_whole(tf)
-            return
-        fresh = not resumed
-        offset = start.offset if resumed and start is not None else 0
-        stat = (st.st_size, st.st_mtime_ns, st.st_ino)
-        skipped = state.skipped if resumed and state else 0
-        batches = iter_batches(fh, offset, final=False, batch_bytes=batch_bytes)
-        batch = next(batches, None)
-        first = offset
-        while True:
-            end = offset if batch is None else batch.end_offset
-            if batch is not None:
-                for record in batch.records:
-                    if record is None:
-                        skipped += 1
-                        reader.builder.session.skipped_lines += 1
-                    else:
-                        reader.record(record)
-            limited = limit_bytes is not None and end - first >= limit_bytes
-            upcoming = None if batch is None or limited else next(batches, None)
-            last = upcoming is None and not limited
-            if last:
-                reader.flush()  # what waits on a result stands as made, as a whole parse says
-            chunk, summary = reader.builder.take()
-            summary.skipped = skipped
-            summary.other = reader.to_state()
-            yield Batch(
-                rows=chunk_rows(chunk),
-                offset=end,
-                read_hash=read_hash(peek, end),
-                state=summary.to_bytes(),
-                fresh=fresh,
-                stat=stat if last else None,
-            )
-            fresh = False
-            if upcoming is None:
-                return
-            batch = upcoming
-
-
 def _read_whole(tf: TranscriptFile) -> Batch:
-    """A transcript read from its start as one batch (its reader keeps no state
+    """Another agent's transcript read from its start as one batch (its reader keeps no state
     between runs: the index replaces the session's rows)."""
     from deja_blame.transcripts.builder import as_batch
     from deja_blame.transcripts.harnesses import read_session
 
     stat = tf.stat_key()
-    session = read_session(tf)
-    chunk, state = as_batch(session)
-    if session.project != "-":
-        state.first_cwd = session.project
+    chunk, state = as_batch(read_session(tf))
     return Batch(
         rows=chunk_rows(chunk),
         offset=stat[0],

@@ -232,6 +232,20 @@ def fingerprints_written(conn: sqlite3.Connection, path_id: int, fps: Iterable[i
     return found
 
 
+def written_to_any(conn: sqlite3.Connection, path_ids: list[int], fps: Iterable[int]) -> bool:
+    """Whether some session wrote one of ``fps`` to one of these paths."""
+    wanted = sorted(set(fps))
+    for pids, pmarks in in_chunks(path_ids):
+        for part, marks in in_chunks(wanted):
+            row = conn.execute(
+                f"SELECT 1 FROM lines WHERE path_id IN ({pmarks}) AND fp IN ({marks}) LIMIT 1",
+                [*pids, *part],
+            ).fetchone()
+            if row is not None:
+                return True
+    return False
+
+
 def line_writes(
     conn: sqlite3.Connection, path_id: int, fps: list[int]
 ) -> list[tuple[int, int, int, int, int, float | None, int]]:

@@ -484,7 +484,3 @@ def edit_from_row(r: tuple[Any, ...]) -> Edit:
         seq=r[9],
         model=r[10] if len(r) > 10 else None,
     )
-
-
-def session_count(conn: sqlite3.Connection) -> int:
-    return int(conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0])

@@ -88,6 +88,7 @@ def trace_records(
         attribute,
         range_commits,
         resolve_range,
+        written_paths,
     )
 
     root = workdir(repo)
@@ -100,11 +101,12 @@ def trace_records(
         rng = resolve_range(repo, root, spec)
     notes = NoteStore(repo)
     use_index = conn is not None and Q.has_sessions(conn)
+    written = written_paths(repo, conn) if use_index else []
     commits = list(reversed(range_commits(repo, rng)))
     for done, commit in enumerate(commits):
         if progress is not None:
             progress(done, len(commits))
-        lines = attribute(repo, commit, notes, conn, use_index)
+        lines = attribute(repo, commit, notes, conn, use_index, written)
         if not any(lines.session_of.values()):
             continue
         yield _record(repo, commit, lines, conn)

@@ -345,7 +345,11 @@ def attribute(
     notes: NoteStore,
     conn: sqlite3.Connection | None,
     use_index: bool,
+    written: list[int] | None = None,
 ) -> CommitLines:
+    """A commit's introduced lines and their sessions: its note, else the index, and
+    git-ai's note. ``written``: the ids of the paths under the repository that
+    sessions wrote (``written_paths``, once per run; None: looked up here)."""
     introduced = introduced_lines(repo, commit)
     result = CommitLines(introduced=introduced)
     sha = str(commit.id)
@@ -353,7 +357,9 @@ def attribute(
     if note is None and use_index and conn is not None and introduced:
         from deja_blame.attribution.commit import attribute_commit
 
-        worth = _files_sessions_may_have_written(repo, commit, conn, introduced)
+        if written is None:
+            written = written_paths(repo, conn)
+        worth = _files_sessions_may_have_written(repo, commit, conn, introduced, written)
         if worth:
             note = attribute_commit(repo, sha, conn, note_lookup=notes.lookup, only=worth).note
         result.source = "index"
@@ -372,6 +378,7 @@ def _files_sessions_may_have_written(
     commit: pygit2.Commit,
     conn: sqlite3.Connection,
     introduced: dict[str, set[int]],
+    written: list[int],
 ) -> set[str]:
     """Of the files a commit changed, those the index can say anything about: a session
     wrote to that path, or wrote one of the lines the commit introduced to another file
@@ -381,22 +388,28 @@ def _files_sessions_may_have_written(
     from deja_blame.index.fingerprint import fingerprint
 
     root = str(workdir(repo))
-    under = [pid for pid, _ in Q.paths_under(conn, root)]
     out: set[str] = set()
     for path, lines in introduced.items():
         if candidate_paths(conn, root, {path}):
             out.add(path)
             continue
-        if not under:
+        if not written:
             continue
         try:
             texts = read_file(repo, path, str(commit.id)).lines()
         except DejaError:
             continue
         fps = {fingerprint(texts[n - 1]) for n in lines if 0 < n <= len(texts)}
-        if any(Q.fingerprints_written(conn, pid, fps) for pid in under):
+        if Q.written_to_any(conn, written, fps):
             out.add(path)
     return out
+
+
+def written_paths(repo: pygit2.Repository, conn: sqlite3.Connection | None) -> list[int]:
+    """The ids of the paths under this repository that sessions wrote to."""
+    if conn is None:
+        return []
+    return [pid for pid, _ in Q.paths_under(conn, str(workdir(repo)))]
 
 
 def _from_git_ai(gitai: Any, sha: str, introduced: dict[str, set[int]], cl: CommitLines) -> None:
@@ -558,9 +571,12 @@ def build_report(
     want_lines: bool = False,
     whole_history: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    at_tip: bool = True,
 ) -> Report:
     """The report for ``spec`` (a git revision range; None: upstream..HEAD or the last
-    commit). ``want_lines`` also collects the changed lines at the tip (the HTML view)."""
+    commit). ``want_lines`` also collects the changed lines at the tip (the HTML view);
+    ``at_tip=False`` leaves out what is still there at the tip (a blame per file:
+    ``deja stats --by`` counts only what the commits added)."""
     root = workdir(repo)
     if spec is None and whole_history:
         head = head_commit(repo)
@@ -582,11 +598,12 @@ def build_report(
     session_files: dict[str, dict[str, SessionFile]] = {}
     meta: dict[str, dict[str, Any]] = {}
     notes_found = 0
+    written = written_paths(repo, conn) if indexed_sessions else []
     for done, commit in enumerate(commits):
         if progress is not None:
             progress(done, len(commits))
         sha = str(commit.id)
-        cl = attribute(repo, commit, notes, conn, use_index=indexed_sessions > 0)
+        cl = attribute(repo, commit, notes, conn, indexed_sessions > 0, written)
         per_commit[sha] = cl
         notes_found += cl.source == "note"
         for sid, m in cl.session_meta.items():
@@ -631,7 +648,7 @@ def build_report(
     # The tip: which of the range's session lines are still there, and (HTML) where.
     lines: list[FileLines] = []
     lines_cut = 0
-    if commits and rng.tip is not None:
+    if commits and rng.tip is not None and at_tip:
         tip_commit = repo[rng.tip]
         assert isinstance(tip_commit, pygit2.Commit)
         tree = tip_commit.tree

@@ -60,14 +60,11 @@ def period_of(when: datetime, by: str) -> tuple[str, str]:
     return f"{year:04d}-W{week:02d}", (day - timedelta(days=weekday - 1)).isoformat()
 
 
-def share_history(report: Report, by: str, agent_of: dict[str, str] | None = None) -> list[Period]:
-    """The report's commits per period, oldest first. ``agent_of``: session -> agent
-    (default: the report's sessions)."""
+def share_history(report: Report, by: str) -> list[Period]:
+    """The report's commits per period, oldest first."""
     if by not in PERIODS:
         raise ValueError(f"by must be one of {PERIODS}")
-    agents = dict(agent_of or {})
-    for s in report.sessions:
-        agents.setdefault(s.session_id, s.agent)
+    agents = {s.session_id: s.agent for s in report.sessions}
     out: dict[str, Period] = {}
     for c in report.commits:
         when = datetime.fromisoformat(c.time.replace("Z", "+00:00"))

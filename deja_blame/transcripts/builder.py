@@ -138,35 +138,33 @@ class SessionBuilder:
 
     # -- reading in batches --------------------------------------------------------------
 
-    def take(self) -> tuple[Chunk, ReaderState]:
-        """What was added since the last take, as one batch for the index, and the
-        session's state for its row; the builder then holds nothing of it."""
+    def take(self) -> Chunk:
+        """What was added since the last take, as one batch for the index; the
+        builder then holds nothing of it."""
         s = self.session
-        chunk = Chunk(
-            messages=[(0, m) for m in s.messages],
-            commands=[(0, c) for c in s.commands],
-            files=[(0, f) for f in s.files],
-            edits=[(0, e) for e in s.edits],
-            exit_patches=dict(self.exit_patches),
-            skipped=s.skipped_lines,
-        )
+        chunk, _ = as_batch(s)
+        chunk.exit_patches = dict(self.exit_patches)
         for name in self._taken:
             self._taken[name] += len(getattr(s, name))
             getattr(s, name).clear()
         self.exit_patches.clear()
+        s.skipped_lines = 0  # counted in this chunk
+        return chunk
+
+    def summary(self) -> ReaderState:
+        """The session's row as read so far (its counts take in what was taken)."""
+        s = self.session
         self.finish()
-        state = ReaderState(
+        return ReaderState(
             started_at=s.started_at,
             ended_at=s.ended_at,
-            n_messages=self._taken["messages"],
-            n_commands=self._taken["commands"],
-            n_files=self._taken["files"],
-            n_edits=self._taken["edits"],
+            n_messages=self._taken["messages"] + len(s.messages),
+            n_commands=self._taken["commands"] + len(s.commands),
+            n_files=self._taken["files"] + len(s.files),
+            n_edits=self._taken["edits"] + len(s.edits),
             model=s.model,
             first_cwd=s.project if s.project != UNKNOWN else None,
         )
-        s.skipped_lines = 0  # counted in this chunk
-        return chunk, state
 
     def to_state(self) -> dict[str, Any]:
         s = self.session
@@ -215,5 +213,36 @@ def as_batch(session: Session) -> tuple[Chunk, ReaderState]:
         n_files=len(session.files),
         n_edits=len(session.edits),
         model=session.model,
+        first_cwd=session.project if session.project != UNKNOWN else None,
     )
     return chunk, state
+
+
+class BatchReader:
+    """Another agent's reader behind Antigravity's reader's face (``feed`` a batch of
+    records, read its ``state``): the index reads a growing Claude Code or Codex
+    transcript on from an offset the way it reads Antigravity's."""
+
+    def __init__(self, reader: Any, skipped: int = 0) -> None:
+        self.reader = reader  # a harness reader: .builder, .record(), .to_state()
+        self.skipped = skipped  # malformed lines, all runs together
+
+    def feed(
+        self, records: list[dict[str, Any] | None], spans: list[tuple[int, int]] | None = None
+    ) -> Chunk:
+        session = self.reader.builder.session
+        for record in records:
+            if record is None:
+                self.skipped += 1
+                session.skipped_lines += 1
+            else:
+                self.reader.record(record)
+        chunk: Chunk = self.reader.builder.take()
+        return chunk
+
+    @property
+    def state(self) -> ReaderState:
+        state: ReaderState = self.reader.builder.summary()
+        state.skipped = self.skipped
+        state.other = self.reader.to_state()
+        return state

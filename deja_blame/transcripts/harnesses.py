@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import orjson
 
@@ -21,6 +21,10 @@ from deja_blame.models import SOURCE_ANTIGRAVITY, Session
 from deja_blame.transcripts import claude_code, codex, gemini_cli
 from deja_blame.transcripts import roots as antigravity_roots
 from deja_blame.transcripts.roots import TranscriptFile
+
+if TYPE_CHECKING:  # the readers are imported where a transcript is read
+    from deja_blame.transcripts.antigravity import ReaderState
+    from deja_blame.transcripts.builder import BatchReader
 
 
 @dataclass(frozen=True)
@@ -126,33 +130,41 @@ def discover(
 def read_session(tf: TranscriptFile) -> Session:
     """One transcript as a Session, by its agent's reader."""
     if tf.agent == claude_code.AGENT:
-        return claude_code.parse_transcript(tf.path, tf.session_id, tf.parts)
+        from deja_blame.transcripts.claude_code.reader import parse_transcript as claude
+
+        return claude(tf.path, tf.session_id, tf.parts)
     if tf.agent == codex.AGENT:
-        return codex.parse_transcript(tf.path, tf.session_id)
+        from deja_blame.transcripts.codex.reader import parse_transcript as codex_cli
+
+        return codex_cli(tf.path, tf.session_id)
     if tf.agent == gemini_cli.AGENT:
-        return gemini_cli.parse_transcript(tf.path, tf.session_id, tf.parts)
+        from deja_blame.transcripts.gemini_cli.reader import parse_transcript as gemini
+
+        return gemini(tf.path, tf.session_id, tf.parts)
     from deja_blame.transcripts.antigravity import parse_transcript
 
     return parse_transcript(tf.path, tf.session_id, tf.root)
 
 
-# Agents whose transcripts only ever grow (JSON Lines appended to): the index reads on
-# from where it stopped, with the reader's state, as it does Antigravity's. Gemini
-# CLI's are rewritten (a JSON document; rewinds in JSON Lines): read whole.
-INCREMENTAL = (claude_code.AGENT, codex.AGENT)
-
-
-def resumable_reader(tf: TranscriptFile, state: dict[str, object] | None) -> Any | None:
+def resumable_reader(tf: TranscriptFile, state: ReaderState | None) -> BatchReader | None:
     """A reader for ``tf`` going on from ``state`` (None: from the start), or None when
-    the transcript is read whole (Gemini CLI; Claude Code with sub-agent files)."""
+    the transcript is read whole. Claude Code's and Codex's transcripts only grow
+    (JSON Lines appended to); Gemini CLI's are rewritten (a JSON document, rewinds
+    in JSON Lines), and a Claude Code session's sub-agent files interleave with it
+    by time."""
+    from deja_blame.transcripts.builder import BatchReader
+
+    other = state.other if state is not None else None
+    skipped = state.skipped if state is not None else 0
+    transcript = str(tf.path.resolve())
     if tf.agent == claude_code.AGENT and not tf.parts:
         from deja_blame.transcripts.claude_code.reader import resume
 
-        return resume(state, tf.session_id, str(tf.path.resolve()))  # type: ignore[arg-type]
+        return BatchReader(resume(other, tf.session_id, transcript), skipped)
     if tf.agent == codex.AGENT:
         from deja_blame.transcripts.codex.reader import resume as resume_codex
 
-        return resume_codex(state, tf.session_id, str(tf.path.resolve()))  # type: ignore[arg-type]
+        return BatchReader(resume_codex(other, tf.session_id, transcript), skipped)
     return None
 
 

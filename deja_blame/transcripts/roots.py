@@ -50,12 +50,21 @@ class TranscriptFile:
         return size, mtime, st.st_ino
 
 
+def roots_named(env: Mapping[str, str], name: str) -> list[Path] | None:
+    """The roots an override variable names (``:``-separated); None when it is unset or
+    empty (then the agent's own places are looked at)."""
+    value = env.get(name)
+    if not value:
+        return None
+    return [Path(p).expanduser() for p in value.split(os.pathsep) if p]
+
+
 def discover_roots(env: Mapping[str, str] | None = None, home: Path | None = None) -> list[Path]:
     """The transcript roots: ``$DEJA_ANTIGRAVITY_ROOT`` (``:``-separated) or ``~/.gemini/antigravity*``."""
     env = os.environ if env is None else env
-    override = env.get(ROOT_ENV)
-    if override:
-        return [Path(p).expanduser() for p in override.split(os.pathsep) if p]
+    override = roots_named(env, ROOT_ENV)
+    if override is not None:
+        return override
     home = home if home is not None else Path(env.get("HOME") or Path.home())
     gemini = home / ".gemini"
     try:

@@ -25,6 +25,7 @@ from typing import Any
 
 from deja_blame.models import Edit, Hunk, Session
 from deja_blame.transcripts.builder import SessionBuilder, record_time
+from deja_blame.transcripts.claude_code.discover import AGENT
 from deja_blame.transcripts.edits import (
     edit_from_hunks,
     patch_hunks,
@@ -35,7 +36,6 @@ from deja_blame.transcripts.edits import (
 )
 from deja_blame.transcripts.jsonl import WholeFile
 
-AGENT = "claude-code"
 EDIT_TOOLS = {"Edit", "MultiEdit", "Write"}
 VIEW_TOOLS = {"Read": "view", "NotebookRead": "view", "LS": "list", "Glob": "list"}
 _EXIT_CODE = re.compile(r"^\s*Exit code:?\s*(-?\d+)", re.IGNORECASE)
@@ -91,9 +91,6 @@ class _Reader:
 
     def to_state(self) -> dict[str, Any]:
         return {"builder": self.builder.to_state(), "calls": self.calls}
-
-    def flush(self) -> None:
-        """Nothing waits: an edit counts only once its result says it was applied."""
 
     @classmethod
     def from_state(cls, doc: dict[str, Any]) -> _Reader:

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from deja_blame.transcripts.roots import TranscriptFile
+from deja_blame.transcripts.roots import TranscriptFile, roots_named
 
 ROOT_ENV = "DEJA_CODEX_ROOT"
 AGENT = "codex"
@@ -22,9 +22,9 @@ _UUID_TAIL = re.compile(
 
 
 def default_roots(env: Mapping[str, str], home: Path) -> list[Path]:
-    override = env.get(ROOT_ENV)
-    if override:
-        return [Path(p).expanduser() for p in override.split(os.pathsep) if p]
+    override = roots_named(env, ROOT_ENV)
+    if override is not None:
+        return override
     codex_home = env.get("CODEX_HOME")
     return [Path(codex_home).expanduser() if codex_home else home / ".codex"]
 

@@ -30,12 +30,11 @@ import orjson
 
 from deja_blame.models import Edit, Session
 from deja_blame.transcripts.builder import SessionBuilder, record_time
-from deja_blame.transcripts.codex.discover import session_id_of
+from deja_blame.transcripts.codex.discover import AGENT, session_id_of
 from deja_blame.transcripts.codex.patch import FileOp, find_patches, parse_patch
 from deja_blame.transcripts.edits import edit_from_doc, edit_from_hunks, edit_to_doc, patch_hunks
 from deja_blame.transcripts.jsonl import WholeFile
 
-AGENT = "codex"
 ITEM_TYPES = {
     "message",
     "function_call",
@@ -104,11 +103,6 @@ class _Reader:
             for k, v in doc["patch_edits"].items()
         }
         return reader
-
-    def flush(self) -> None:
-        """A patch counts once its output says it applied: one whose output has not
-        come (still running when the index reads, or a session cut short) waits in
-        the state, and a whole parse leaves it out, the same way."""
 
     def finish(self) -> Session:
         return self.builder.finish()

@@ -1,19 +1,12 @@
 """Gemini CLI: ``~/.gemini/tmp/<project>/chats/session-*.json`` and ``.jsonl``."""
 
-from typing import Any
+from deja_blame.transcripts.gemini_cli.discover import (
+    AGENT,
+    ROOT_ENV,
+    default_roots,
+    find_transcripts,
+)
 
-from deja_blame.transcripts.gemini_cli.discover import ROOT_ENV, default_roots, find_transcripts
-
-AGENT = "gemini-cli"
-
-
-def __getattr__(name: str) -> Any:
-    # the reader is imported on first use: discovery (every warm blame) does not pay for it
-    if name == "parse_transcript":
-        from deja_blame.transcripts.gemini_cli.reader import parse_transcript
-
-        return parse_transcript
-    raise AttributeError(name)
-
-
-__all__ = ["AGENT", "ROOT_ENV", "default_roots", "find_transcripts", "parse_transcript"]
+# The reader (``gemini_cli.reader``) is imported where a transcript is read: discovery
+# (before every warm blame) does not pay for it.
+__all__ = ["AGENT", "ROOT_ENV", "default_roots", "find_transcripts"]

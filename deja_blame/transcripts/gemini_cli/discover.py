@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from deja_blame.transcripts.roots import TranscriptFile
+from deja_blame.transcripts.roots import TranscriptFile, roots_named
 
 ROOT_ENV = "DEJA_GEMINI_ROOT"
 AGENT = "gemini-cli"
@@ -25,9 +25,9 @@ _PEEK_BYTES = 64 * 1024
 
 
 def default_roots(env: Mapping[str, str], home: Path) -> list[Path]:
-    override = env.get(ROOT_ENV)
-    if override:
-        return [Path(p).expanduser() for p in override.split(os.pathsep) if p]
+    override = roots_named(env, ROOT_ENV)
+    if override is not None:
+        return override
     cli_home = env.get("GEMINI_CLI_HOME")
     return [(Path(cli_home).expanduser() if cli_home else home) / ".gemini"]
 

@@ -39,10 +39,9 @@ from deja_blame.transcripts.edits import (
     unified_hunks,
     whole_file_edit,
 )
-from deja_blame.transcripts.gemini_cli.discover import project_root_of
+from deja_blame.transcripts.gemini_cli.discover import AGENT, project_root_of
 from deja_blame.transcripts.jsonl import WholeFile
 
-AGENT = "gemini-cli"
 EDIT_TOOLS = {"replace", "write_file", "edit"}
 SHELL_TOOLS = {"run_shell_command", "shell"}
 VIEW_TOOLS = {"read_file": "view", "read_many_files": "view", "list_directory": "list"}
