@@ -32,6 +32,7 @@ from deja_blame.attribution.blame_engine import BlameLine
 from deja_blame.index.fingerprint import fingerprint, is_trivial, normalise_line
 
 CLOCK_SKEW = 120.0  # seconds a transcript clock may run ahead of git's
+STRONG_RUN = 3  # runs this long are all strong evidence: the latest write wins
 
 
 @dataclass(frozen=True)
@@ -141,8 +142,9 @@ def match_lines(
     # Each write is one line: it can account for one line of the file, not for
     # every line with the same text (a person's own "return None" elsewhere, or a
     # copy left behind when a block moved). Strongest evidence is served first:
-    # the longest run, then the latest write (the latest write before the commit
-    # wins among equals).
+    # the longest run up to STRONG_RUN lines, then the latest write (a later
+    # session that re-wrote a block beats the longer run of the earlier one that
+    # wrote it whole), then the longer run.
     proposals: list[tuple[int, float, int, tuple[int, int, int]]] = []
     for i in range(n):
         for key, w in cands[i].items():
@@ -151,7 +153,7 @@ def match_lines(
             if trivial[i] and (run < 2 or solid < 1):
                 continue  # a lone "}" or blank line is no evidence on its own
             proposals.append((run, w.at, i, key))
-    proposals.sort(key=lambda p: (-p[0], -p[1], p[2]))
+    proposals.sort(key=lambda p: (-min(p[0], STRONG_RUN), -p[1], -p[0], p[2]))
     chosen: list[tuple[tuple[int, int, int], int] | None] = [None] * n
     used: set[tuple[int, int, int]] = set()
     for run, _, i, key in proposals:

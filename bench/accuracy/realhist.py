@@ -128,6 +128,7 @@ class Replay:
         self.fmt: Callable[[str], str] | None = None
         self.pending_retype: list[tuple[str, str, str]] = []  # (path, old, new) to type back
         self._left_from: dict[str, set[str]] = {}
+        self.restored = 0  # lines typed back as a commit had them: ambiguous
 
     # sessions
 
@@ -274,23 +275,46 @@ class Replay:
 
         sim = self.sim
         left: dict[str, list[str]] = {}  # text -> owners, by file it left
+        # blank lines and brackets that left, by owner: they go with a moved block
+        small_left: Counter[tuple[str, str]] = Counter()
         for path, old in before.items():
             now = Counter((x.text, x.owner) for x in sim.files.get(path, []))
             for (text, owner), n in (Counter(old) - now).items():
-                if owner != PERSON and text.strip() and len(normalise(text)) > 3:
-                    left.setdefault(text, []).extend([owner] * n)
-                    self._left_from.setdefault(text, set()).add(path)
+                if owner == PERSON:
+                    continue
+                if text.strip() and len(normalise(text)) > 3:
+                    left.setdefault(normalise(text), []).extend([owner] * n)
+                    self._left_from.setdefault(normalise(text), set()).add(path)
+                else:
+                    small_left[(normalise(text), owner)] += n
         if not left:
             return
         for path, lines in sim.files.items():
-            old_texts = Counter(t for t, _ in before.get(path, []))
-            for x in lines:
-                owners = left.get(x.text)
-                if x.owner != PERSON or not owners or old_texts[x.text] > 0:
+            old_texts = Counter(normalise(t) for t, _ in before.get(path, []))
+            moved: dict[int, str] = {}
+            for i, x in enumerate(lines):
+                norm = normalise(x.text)  # a block may be re-indented where it lands
+                owners = left.get(norm)
+                if x.owner != PERSON or not owners or old_texts[norm] > 0:
                     continue
-                if path in self._left_from.get(x.text, set()):
+                if path in self._left_from.get(norm, set()):
                     continue  # within one file: a move there is the person's retyping
                 x.owner = owners.pop()
+                moved[i] = x.owner
+            # a person's blank line or bracket between two lines moved from the same
+            # writer moved with them (as many as that writer's left their file)
+            for i, x in enumerate(lines):
+                norm = normalise(x.text)
+                if x.owner != PERSON or (x.text.strip() and len(norm) > 3):
+                    continue
+                up = next((j for j in range(i - 1, -1, -1) if _solid(lines[j].text)), None)
+                down = next((j for j in range(i + 1, len(lines)) if _solid(lines[j].text)), None)
+                if up is None or down is None or up not in moved or down not in moved:
+                    continue
+                owner = moved[up]
+                if moved[down] == owner and small_left[(norm, owner)] > 0:
+                    small_left[(norm, owner)] -= 1
+                    x.owner = owner
         self._left_from.clear()
 
     def _release_edits(self, version: str, want: dict[str, str]) -> None:
@@ -366,9 +390,27 @@ class Replay:
             if path in sim.files and sim.read(path).count(old) == 1:
                 sim._set(path, sim.read(path).replace(old, new, 1), PERSON, True)
                 typed += 1
+        for path in sorted({path for path, _, _ in self.pending_retype if path in sim.files}):
+            self._restored(path)
         if typed:
             sim.commit("Bring the reverted change back")
         self.pending_retype = []
+
+    def _restored(self, path: str) -> None:
+        """Typed back byte for byte as a commit had the file: git cannot tell this from
+        ``git checkout OLD -- FILE`` or a revert of the revert, where the lines are
+        still their session's. Either answer is right for the lines typed back."""
+        sim = self.sim
+        now = [x.text for x in sim.files[path]]
+        for files in sim.snapshots.values():
+            old = files.get(path)
+            if old is None or [x.text for x in old] != now:
+                continue
+            for x, was in zip(sim.files[path], old):
+                if x.owner == PERSON and was.owner != PERSON and was.owner not in x.alt:
+                    x.alt = (*x.alt, was.owner)
+                    self.restored += 1
+            return
 
     def _moves(self) -> None:
         """The person moves top-level functions a session wrote to another file."""
@@ -437,12 +479,17 @@ def mark_ambiguous(sim: Sim) -> int:
 # -- the command line ------------------------------------------------------------------
 
 
+def _solid(text: str) -> bool:
+    return bool(text.strip()) and len(normalise(text)) > 3
+
+
 def build(
     variant: str, releases: list[Release], package: str, workdir: Path, seed: int
 ) -> tuple[Sim, int]:
     sim = Sim(workdir, f"{package}-{variant}")
-    Replay(sim, variant, seed).run(releases, package)
-    return sim, mark_ambiguous(sim)
+    replay = Replay(sim, variant, seed)
+    replay.run(releases, package)
+    return sim, mark_ambiguous(sim) + replay.restored
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -696,3 +696,81 @@ def formatter_splits_calls(sim: Sim, small: bool) -> None:
     )
     sim.commit("Format")
     sim.expect("app/report.py")
+
+
+@scenario("a session adds a function; the person moves it to another module before committing")
+def moved_before_commit(sim: Sim, small: bool) -> None:
+    _service_base(sim)
+    sim.person_write("orders/refunds.py", '"""Refunds."""\n')
+    sim.commit("A module for refunds")
+    s = sim.session("refunds", "Add refund() to the service.")
+    s.replace(SERVICE, "    return 0", "    return 0" + C.REFUND_FUNC)
+    sim.advance(10 * MINUTE)
+    # git never sees the function where the session wrote it
+    lines = sim.files[SERVICE]
+    start, end = sim._find_lines(SERVICE, C.REFUND_FUNC[1:])
+    moved = lines[start:end]
+    sim.files[SERVICE] = lines[:start] + lines[end:]
+    sim.files["orders/refunds.py"] = sim.files["orders/refunds.py"] + moved
+    for path in (SERVICE, "orders/refunds.py"):
+        (sim.repo / path).write_text(sim.read(path), encoding="utf-8")
+    sim.commit("Refunds, in their own module")
+    sim.expect("orders/refunds.py")
+    sim.expect(SERVICE)
+
+
+@scenario("a session edits a module; the person renames it and rewrites half in one commit")
+def renamed_and_rewritten(sim: Sim, small: bool) -> None:
+    sim.person_write("README.md", "# shop\n")
+    s = sim.session("retry", "Write a retry helper module.")
+    s.write_file("orders/retry.py", C.RETRY_PY)
+    sim.advance(10 * MINUTE)
+    sim.commit("Retry helpers")
+    sim.advance(HOUR)
+    s = sim.session("retry-cap", "Cap the number of attempts at 10.")
+    s.replace(
+        "orders/retry.py",
+        '        raise ValueError("attempts must be at least 1")\n',
+        '        raise ValueError("attempts must be at least 1")\n'
+        "    if attempts > 10:\n"
+        '        raise ValueError("attempts must be at most 10")\n',
+    )
+    sim.advance(10 * MINUTE)
+    # git mv, then more new code than the module had: git sees a deletion and a new file
+    sim.git_mv("orders/retry.py", "orders/resilience.py")
+    sim.person_edit("orders/resilience.py", "import logging\n", C.CONFIG_PY + C.STRINGS_PY)
+    sim.commit("Resilience module (retry and its settings)")
+    sim.expect("orders/resilience.py")
+
+
+@scenario("a formatter puts each argument of a session's call on its own line, with a comma")
+def formatter_adds_trailing_comma(sim: Sim, small: bool) -> None:
+    sim.person_write("app/report.py", '"""Reports."""\n\n\ndef build(rows):\n    return None\n')
+    sim.commit("Report skeleton")
+    sim.advance(HOUR)
+    s = sim.session("report", "Build the report from the rows.")
+    body = (
+        "def build(rows):\n"
+        "    totals = summarise(rows, keys=('region', 'product'), value='amount', skip_empty=True)\n"
+        "    return render_table(totals)\n"
+    )
+    s.replace("app/report.py", "def build(rows):\n    return None\n", body)
+    sim.advance(10 * MINUTE)
+    sim.commit("Report")
+    sim.advance(HOUR)
+    # black and ruff: one item a line, and a comma after the last ("magic trailing
+    # comma"); the line ending in the added comma is the formatter's
+    sim.person_rewrite(
+        "app/report.py",
+        lambda text: text.replace(
+            "    totals = summarise(rows, keys=('region', 'product'), value='amount', skip_empty=True)\n",
+            "    totals = summarise(\n"
+            "        rows,\n"
+            "        keys=('region', 'product'),\n"
+            "        value='amount',\n"
+            "        skip_empty=True,\n"
+            "    )\n",
+        ),
+    )
+    sim.commit("Format")
+    sim.expect("app/report.py")

@@ -162,18 +162,41 @@ def _reflowed(
 ) -> list[Line]:
     """Lines a person (a formatter) changed. Where the changed block is, white space
     aside, the same text (lines joined or split), each new line keeps the writer of
-    the old line its first character came from; otherwise the person wrote them."""
-    if "".join(old_norm) != "".join(new_norm):
-        return [Line(t, owner) for t in new_texts]
+    the old line its first character came from. Where it is not (the formatter
+    also added a trailing comma, the person changed a word), the same holds line by
+    line: a new line all of whose characters are old ones (in order, white space
+    aside) keeps its first character's writer; a line with any new character is
+    the person's."""
     owner_at: list[Line] = []
     for line, norm in zip(old, old_norm):
         owner_at.extend([line] * len(norm))
+    old_joined, new_joined = "".join(old_norm), "".join(new_norm)
+    if old_joined == new_joined:
+        source: list[int | None] = list(range(len(new_joined)))
+    elif len(old_joined) + len(new_joined) > 40_000:
+        return [Line(t, owner) for t in new_texts]  # too big to align by character
+    else:
+        source = [None] * len(new_joined)
+        matcher = difflib.SequenceMatcher(None, old_joined, new_joined, autojunk=False)
+        for a, b, size in matcher.get_matching_blocks():
+            for k in range(size):
+                source[b + k] = a + k
+    blanks = [line for line, norm in zip(old, old_norm) if not norm]  # in order
     out: list[Line] = []
     pos = 0
     for text, norm in zip(new_texts, new_norm):
-        src = owner_at[pos] if pos < len(owner_at) else old[-1]
-        out.append(Line(text, src.owner, src.alt))
+        chars = source[pos : pos + len(norm)]
         pos += len(norm)
+        if not norm:
+            # a blank line: an old blank line of the block, else the next text's writer
+            first = source[pos] if pos < len(source) else None
+            src = blanks.pop(0) if blanks else owner_at[first] if first is not None else None
+            out.append(Line(text, src.owner, src.alt) if src is not None else Line(text, owner))
+        elif chars[0] is not None and chars == list(range(chars[0], chars[0] + len(chars))):
+            src = owner_at[chars[0]]  # the line is old text, white space aside
+            out.append(Line(text, src.owner, src.alt))
+        else:
+            out.append(Line(text, owner))
     return out
 
 

@@ -16,6 +16,7 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +24,13 @@ import orjson
 
 from deja_blame.attribution import blame_options, cache
 from deja_blame.attribution.blame_engine import BlameLine, blame_copies, start_blame
-from deja_blame.attribution.matcher import WriteSet, candidate_paths, load_writes, match_lines
+from deja_blame.attribution.matcher import (
+    CLOCK_SKEW,
+    WriteSet,
+    candidate_paths,
+    load_writes,
+    match_lines,
+)
 from deja_blame.attribution.reflow import reflow_matches
 from deja_blame.attribution.window import CommitWindow, FileHistory
 from deja_blame.errors import DejaError
@@ -35,6 +42,7 @@ from deja_blame.gitutil import (
     relative_to_root,
     run_git,
     same_repository,
+    try_git,
     workdir,
 )
 from deja_blame.index import queries as Q
@@ -450,13 +458,34 @@ def _follow_moves(
         ):
             evidence[k] = b
             moved[k] = True
+    # -C names the file the lines came from as it was then; where the commit that
+    # brought them there renamed it, the sessions of that commit wrote the old name
+    sources = {b.orig_path for b in found if b.orig_path}
+    for commit, source in {
+        (b.commit, b.orig_path)
+        for b in found
+        if b.commit and b.orig_path and 0 <= b.line - first < len(moved) and moved[b.line - first]
+    }:
+        sources |= _renamed_to(root, commit, source)
     more = {
         pid: exact
-        for pid, exact in candidate_paths(
-            conn, str(root), {b.orig_path for b in found if b.orig_path}
-        ).items()
+        for pid, exact in candidate_paths(conn, str(root), sources).items()
         if pid not in paths
     }
+
+    # Work that left a file in the commit that brought it here, never committed
+    # where the session wrote it: a rename git did not see as one (the person
+    # moved the file and the release changed half of it), or a session's new
+    # function the person moved before committing. Neither blame nor -C can
+    # point at it; the commit deleting that file, or taking the text out of it,
+    # can.
+    def written_at(pid: int, fp: int) -> list[float]:
+        return [r[5] for r in Q.line_writes(conn, pid, [fp]) if r[5] is not None and not r[6]]
+
+    left = _left_behind(root, lines, evidence, ranges, first, elsewhere, names, written_at)
+    for k, pids in left.items():
+        moved[k] = True
+        more.update(dict.fromkeys((pid for pid in pids if pid not in paths), True))
     # A file a session wrote that the person renamed before the first commit: git
     # never had the session's path, so neither blame nor -C can point at it.
     wrote = {pid for pids in elsewhere.values() for pid in pids} - set(more)
@@ -481,9 +510,176 @@ def _follow_moves(
         version.commit,
         only=moved,
     )
+    _keep_blocks(lines, moved)
     for k, ln in enumerate(lines):
         if moved[k] and ln.session is not None and ln.confidence is not None:
             ln.confidence = round(ln.confidence * 0.9, 2)  # moved: less certain than in place
+
+
+def _keep_blocks(lines: list[LineAttribution], moved: list[bool]) -> None:
+    """A session keeps the lines it was given as moved here only where at least
+    ``MOVED_BLOCK`` different lines of its own moved here: one ``import re`` that
+    arrived with a person's new code is a line that happens to recur."""
+    texts: dict[str, set[str]] = {}
+    for k, ln in enumerate(lines):
+        if moved[k] and ln.session is not None and ln.via == "index" and not is_trivial(ln.text):
+            texts.setdefault(ln.session, set()).add(ln.text.strip())
+    for k, ln in enumerate(lines):
+        if moved[k] and ln.via == "index" and len(texts.get(ln.session or "", ())) < MOVED_BLOCK:
+            ln.session = ln.source = ln.written_at = None
+            ln.confidence = None
+            ln.edit_ord = None
+            ln.via = None
+
+
+def _left_behind(
+    root: Path,
+    lines: list[LineAttribution],
+    evidence: list[BlameLine | None],
+    ranges: list[list[int]],
+    first: int,
+    elsewhere: dict[int, set[int]],
+    names: dict[int, str],
+    written_at: Callable[[int, int], list[float]],
+) -> dict[int, set[int]]:
+    """Line index -> paths (ids) its text left in the commit that brought it here.
+
+    A line qualifies when it is unmatched, inside a block of such lines, and its
+    text left a file a session wrote it to in the commit that brought it
+    (``evidence``: git blame's, or -C's): the file had it before that commit, or a
+    session wrote it there after the file's last commit (work git never saw
+    there), and the file no longer has it after the commit. At least
+    ``MOVED_BLOCK`` different lines of the block must have left the same file:
+    one ``return NotImplemented`` leaving a file proves nothing. The rest of the
+    block that sessions wrote there, and its blank lines and brackets, go with it.
+    """
+    out: dict[int, set[int]] = {}
+    for start, end in ranges:
+        block: list[int] = []
+        left: dict[int, set[int]] = {}
+        for k in range(start - first, end - first + 1):
+            b = evidence[k]
+            ln = lines[k]
+            if ln.session is not None or b is None or b.commit is None:
+                continue
+            block.append(k)
+            if is_trivial(ln.text):
+                continue
+            fp = fingerprint(ln.text)
+            for pid in elsewhere.get(fp, ()):
+                if _text_left(root, b, names[pid], ln.text.strip(), partial(written_at, pid, fp)):
+                    left.setdefault(pid, set()).add(k)
+        sources = {
+            pid
+            for pid, ks in left.items()
+            if len({lines[k].text.strip() for k in ks}) >= MOVED_BLOCK
+        }
+        if not sources:
+            continue
+        for k in block:
+            if is_trivial(lines[k].text):
+                out[k] = sources
+                continue
+            # a line of the block also found elsewhere in the file it left
+            # (``return None``) went with the block
+            got = sources & elsewhere.get(fingerprint(lines[k].text), set())
+            if got:
+                out[k] = got
+    return out
+
+
+def _renamed_to(root: Path, commit: str, path: str) -> set[str]:
+    """The paths ``commit`` renamed to ``path`` (as git's rename detection sees it)."""
+    return {
+        before
+        for before, (status, after) in _touched(root, commit).items()
+        if status == "R" and after == path
+    }
+
+
+def _text_left(
+    root: Path, b: BlameLine, path: str, stripped: str, written_at: Callable[[], list[float]]
+) -> bool:
+    """Whether the text ``stripped`` (at any indent) left ``path`` in commit ``b.commit``
+    (which brought it to ``b.orig_path``): not in the file after the commit, and in it
+    before, or written there by a session since the file's last commit.
+
+    A file git saw renamed to this one is not a source: blame followed that
+    rename, and the lines it gives this commit are the ones it rewrote. Nor is a
+    file the commit deleted, then: what git missed is a rename, and it saw one.
+    """
+    commit = b.commit
+    if (
+        commit is None
+        or path == b.orig_path
+        or path in _renamed_to(root, commit, b.orig_path or "")
+    ):
+        return False
+    status, now = _touched(root, commit).get(path, (None, path))
+    if now is None and _renamed_to(root, commit, b.orig_path or ""):
+        return False  # deleted, but git saw another file renamed to this one: not its source
+    if now is not None and stripped in _lines_at(root, commit, now):
+        return False  # still there (or there under its new name): a copy, not a move
+    if stripped in _lines_at(root, commit + "^", path):
+        return True
+    # never committed there: a session's work the person moved before committing
+    since = _last_change(root, commit + "^", path)
+    until = (b.commit_time or 0) + CLOCK_SKEW
+    return any(since < at <= until for at in written_at())
+
+
+def _lines_at(root: Path, rev: str, path: str) -> frozenset[str]:
+    """The file's lines (stripped) at ``rev``; empty where it has no such file."""
+    key = (str(root), rev, path)
+    got = _AFTER.get(key)
+    if got is None:
+        proc = try_git(root, ["cat-file", "blob", f"{rev}:{path}"])
+        data = proc.stdout if proc is not None and proc.returncode == 0 else b""
+        got = _AFTER[key] = frozenset(
+            t.strip() for t in data.decode("utf-8", "replace").splitlines()
+        )
+    return got
+
+
+def _last_change(root: Path, rev: str, path: str) -> float:
+    """When the last commit up to ``rev`` that touched ``path`` was made (0: none)."""
+    key = (str(root), rev, path)
+    got = _CHANGED.get(key)
+    if got is None:
+        proc = try_git(root, ["log", "-1", "--format=%ct", rev, "--", path])
+        out = proc.stdout.strip() if proc is not None and proc.returncode == 0 else b""
+        got = _CHANGED[key] = float(out) if out.isdigit() else 0.0
+    return got
+
+
+def _touched(root: Path, commit: str) -> dict[str, tuple[str, str | None]]:
+    """Path before ``commit`` -> (status letter, its path after: None when deleted)
+    for what the commit changed, renames as git's rename detection sees them."""
+    key = (str(root), commit)
+    got = _TOUCHED.get(key)
+    if got is None:
+        got = {}
+        proc = try_git(root, ["diff-tree", "-r", "--root", "-M", "--name-status", "-z", commit])
+        if proc is not None and proc.returncode == 0:
+            fields = [f.decode("utf-8", "surrogateescape") for f in proc.stdout.split(b"\0")]
+            k = 1 if fields and len(fields[0]) >= 40 and "\t" not in fields[0] else 0
+            while k + 1 < len(fields):
+                status = fields[k][:1]
+                if status in ("R", "C") and k + 2 < len(fields):
+                    got[fields[k + 1]] = (status, fields[k + 2])
+                    k += 3
+                    continue
+                if status:
+                    got[fields[k + 1]] = (status, None if status == "D" else fields[k + 1])
+                k += 2
+        _TOUCHED[key] = got
+    return got
+
+
+# commits never change: what each touched, a file's lines at one, its last change
+_TOUCHED: dict[tuple[str, str], dict[str, tuple[str, str | None]]] = {}
+_AFTER: dict[tuple[str, str, str], frozenset[str]] = {}
+_CHANGED: dict[tuple[str, str, str], float] = {}
 
 
 def _written_elsewhere(
@@ -635,6 +831,15 @@ def _attribute_from_index(
         lines = added[edit]
         return lines[key[2]] if 0 <= key[2] < len(lines) else None
 
+    places: dict[tuple[int, int], list[int | None]] = {}
+
+    def position(key: tuple[int, int, int]) -> int | None:
+        edit = (key[0], key[1])
+        if edit not in places:
+            places[edit] = Q.edit_positions(conn, *edit)
+        got = places[edit]
+        return got[key[2]] if 0 <= key[2] < len(got) else None
+
     def same_project(sid: int) -> bool | None:
         project = Q.session_project(conn, sid)
         if project is None:
@@ -660,6 +865,7 @@ def _attribute_from_index(
             stale=window.stale,
             same_project=same_project,
             written_text=written_text,
+            position=position,
         )
         matches = reflow_matches(
             conn,

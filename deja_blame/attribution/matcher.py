@@ -33,6 +33,10 @@ from deja_blame.index import queries as Q
 from deja_blame.index.fingerprint import fingerprint, is_trivial, normalise_line
 
 CLOCK_SKEW = 120.0  # seconds a transcript clock may run ahead of git's
+# A run of this many lines is strong evidence of place: among writes with runs at
+# least this long the latest wins (a later session re-wrote a block an earlier
+# one wrote whole); shorter runs are weighed by their length first.
+STRONG_RUN = 3
 BLANK_FP = fingerprint("")
 
 
@@ -212,6 +216,7 @@ def match_lines(
     stale: Callable[[int, float], bool] | None = None,
     same_project: Callable[[int], bool | None] | None = None,
     written_text: Callable[[Key], str | None] | None = None,
+    position: Callable[[Key], int | None] | None = None,
 ) -> list[LineMatch | None]:
     """One LineMatch (or None) per line of ``texts``; ``blamed[i]`` is line i's blame.
 
@@ -219,6 +224,10 @@ def match_lines(
     evidence, ``window.py``): such writes are never given to the line.
     ``written_text(key)`` is a write's exact text: where the file holds one text at
     several indents, a write goes first to the copy it matches exactly.
+    ``position(key)`` is where the write landed in the session's file (0-based):
+    where the file holds one text several times, a write goes first to the copy
+    nearest that place, shifted as the write's edit (or session) shifted in the
+    file since (``_offsets``).
 
     Cost: the writes of each non-trivial line's text (one per group of identical
     edits), plus the runs through them. Trivial lines (blank, ``)``) are never
@@ -287,8 +296,9 @@ def match_lines(
     # Each write is one line: it can account for one line of the file, not for
     # every line with the same text (a person's own "return None" elsewhere, or a
     # copy left behind when a block moved). Strongest evidence is served first:
-    # the longest run, then the latest write (the latest write before the commit
-    # wins among equals). Of a group of identical edits a line is offered only as
+    # the longest run up to STRONG_RUN lines, then the latest write (a later
+    # session that re-wrote part of a block beats the longer run of the one that
+    # wrote it whole), then the longer run, then the copy nearest the write's place. Of a group of identical edits a line is offered only as
     # many as there are lines with its text: the others could never reach it.
     # Served from a heap: one entry per (line, run), holding the best twin still
     # free; a twin another line took gives way to the next one, which sorts after
@@ -306,7 +316,12 @@ def match_lines(
             return 0
         return 0 if written_text(key) == texts[i] else 1
 
-    heap: list[tuple[int, int, float, int, int, Key, Twins, int, int]] = []
+    # Lines whose text the file holds more than once compete for the same writes:
+    # among equal evidence, the copy nearest where the write landed goes first.
+    repeated = [not trivial[i] and occurrences[fps[i]] > 1 for i in range(n)]
+    distance = _distances(runs, repeated, fps, occurrences, position)
+
+    heap: list[tuple[int, int, float, int, int, int, int, Key, Twins, int, int]] = []
     for i in range(n):
         limit = limits[i]
         for key, (run, solid) in runs[i].items():
@@ -316,7 +331,11 @@ def match_lines(
             nxt = _next_twin(group, 0, key[2], info, limit)
             if nxt is not None:
                 pos, twin, at, seq = nxt
-                heap.append((-run, mismatch(i, twin), -at, i, seq, twin, group, pos, 0))
+                far = distance(i, key) if repeated[i] else 0
+                strength = -min(run, STRONG_RUN)
+                heap.append(
+                    (strength, mismatch(i, twin), -at, -run, far, i, seq, twin, group, pos, 0)
+                )
     heapq.heapify(heap)
     chosen: list[tuple[Key, int] | None] = [None] * n
     used: set[Key] = set()
@@ -324,7 +343,7 @@ def match_lines(
     # so a thousand lines sharing one group do not each step over every taken twin
     taken: dict[tuple[int, int], dict[int, int]] = {}
     while heap:
-        neg_run, miss, neg_at, i, _, key, group, pos, tries = heapq.heappop(heap)
+        strength, miss, neg_at, neg_run, far, i, _, key, group, pos, tries = heapq.heappop(heap)
         if chosen[i] is not None:
             continue
         if stale is not None and stale(i, -neg_at):
@@ -340,7 +359,9 @@ def match_lines(
         nxt = _next_twin(group, _free_from(skips, pos), key[2], info, limits[i], skips)
         if nxt is not None:
             pos, twin, at, seq = nxt
-            heapq.heappush(heap, (neg_run, miss, -at, i, seq, twin, group, pos, tries + 1))
+            heapq.heappush(
+                heap, (strength, miss, -at, neg_run, far, i, seq, twin, group, pos, tries + 1)
+            )
     # Identical trivial lines ("}", blank) are interchangeable to git's diff: blame
     # may say an old commit kept the "}" that a later session actually added next
     # to its own lines. So the gap rule may use any write made by the blamed
@@ -373,6 +394,54 @@ def match_lines(
             )
         )
     return _drop_strangers(out, writes, final_fps, has_exact, set(fps), same_project)
+
+
+def _distances(
+    runs: list[dict[Key, tuple[int, int]]],
+    repeated: list[bool],
+    fps: list[int],
+    occurrences: Counter[int],
+    position: Callable[[Key], int | None] | None,
+) -> Callable[[int, Key], int]:
+    """``distance(i, key)``: how far line i is from where write ``key`` should be now.
+
+    A write's place in the session's file is shifted by what changed above it
+    since: the shift is read off the lines of the same edit whose text the file
+    holds once (the median of line minus written place), else off the session's
+    other edits of the file. 0 for every line when no place is known.
+    """
+    if position is None or not any(repeated):
+        return lambda i, key: 0
+    wanted = {(k[0], k[1]) for i in range(len(runs)) if repeated[i] for k in runs[i]}
+    sessions = {edit[0] for edit in wanted}
+    shifts: dict[tuple[int, int], list[int]] = {}
+    by_session: dict[int, list[int]] = {}
+    for i, found in enumerate(runs):
+        if occurrences[fps[i]] != 1:
+            continue
+        for key in found:
+            if key[0] not in sessions:
+                continue
+            at = position(key)
+            if at is not None:
+                shifts.setdefault((key[0], key[1]), []).append(i - at)
+                by_session.setdefault(key[0], []).append(i - at)
+    median: dict[tuple[int, int], int | None] = {}
+
+    def shift(key: Key) -> int | None:
+        edit = (key[0], key[1])
+        if edit not in median:
+            seen = shifts.get(edit) or by_session.get(key[0])
+            median[edit] = sorted(seen)[len(seen) // 2] if seen else None
+        return median[edit]
+
+    def distance(i: int, key: Key) -> int:
+        at = position(key)
+        if at is None:
+            return 0
+        return abs(i - at - (shift(key) or 0))
+
+    return distance
 
 
 def _free_from(skips: dict[int, int], pos: int) -> int:

@@ -9,7 +9,8 @@ committed, and C brought the text again, so whoever did that (a person moving
 or retyping it, another session) wrote it, not the old session. It stays
 evidence when its text was never committed before C (the person staged other
 hunks first), when C only re-indented the line (the version before C had it
-with other white space and not as it is now), and for every line of a file C
+with other white space and not as it is now, and C's version lost a copy at
+that other indent), and for every line of a file C
 restored byte for byte from an older commit. Trivial lines (blank, a lone
 bracket) carry no text to tell these apart: for them a write older than the
 floor is stale unless a line beside them, brought by the same commit, is one
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import subprocess
 from bisect import bisect_right
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -50,6 +52,7 @@ class FileHistory:
         self.restores: set[str] = set()
         self._fps: dict[str, frozenset[int]] = {}
         self._texts: dict[str, frozenset[str]] = {}
+        self._counts: dict[str, Counter[str]] = {}
         self._stripped: dict[str, frozenset[str]] = {}
         self._batch: subprocess.Popen[bytes] | None = None
         self._rev = rev
@@ -120,15 +123,21 @@ class FileHistory:
         """The exact lines of the file at ``sha``."""
         got = self._texts.get(sha)
         if got is None:
-            texts: set[str] = set()
+            counts: Counter[str] = Counter()
             for path in self.paths:
                 data = self._read(f"{sha}:{path}")
                 if data is not None:
-                    texts.update(
+                    counts.update(
                         t.rstrip("\r") for t in data.decode("utf-8", "replace").split("\n")
                     )
-            got = self._texts[sha] = frozenset(texts)
+            self._counts[sha] = counts
+            got = self._texts[sha] = frozenset(counts)
         return got
+
+    def count(self, sha: str, text: str) -> int:
+        """How many lines of exactly ``text`` the file has at ``sha``."""
+        self.texts(sha)
+        return self._counts[sha][text]
 
     def _read(self, spec: str) -> bytes | None:
         if "\n" in spec:
@@ -237,9 +246,7 @@ class CommitWindow:
             return known
         text = self.texts[i]
         stripped = text.strip()
-        if history.has_stripped(commits[prev], stripped) and not history.has_text(
-            commits[prev], text
-        ):
+        if self._reindented(commit, commits[prev], text, stripped):
             result = False  # there before with other white space: the commit re-indented it
         else:
             # the first commit after the write, no later than the one before the line's
@@ -252,6 +259,31 @@ class CommitWindow:
         self._stale[(i, at)] = result
         return result
 
+    def _moved(self, commit: str | None, prev_sha: str, text: str) -> bool:
+        """Whether ``commit`` moved this text: it was there before, and the commit's
+        version does not have more copies of it (a person typing a second copy
+        beside the first moved nothing)."""
+        history = self.history
+        before = history.count(prev_sha, text)
+        if not before:
+            return False
+        if commit is None or commit not in history.position or not history.readable(commit):
+            return True
+        return history.count(commit, text) <= before
+
+    def _reindented(self, commit: str | None, prev_sha: str, text: str, stripped: str) -> bool:
+        """Whether ``commit`` re-indented the line: the version before had its text
+        only at another indent, and (where the commit's own version can be read) a
+        copy at that indent is gone in it. A person typing the same text anew
+        beside the old copy re-indented nothing."""
+        history = self.history
+        if not history.has_stripped(prev_sha, stripped) or history.has_text(prev_sha, text):
+            return False
+        if commit is None or commit not in history.position or not history.readable(commit):
+            return True
+        after = history.texts(commit)
+        return any(t not in after for t in history.texts(prev_sha) if t.strip() == stripped)
+
     def _moved_beside(self, i: int, commit: str | None, prev_sha: str) -> bool:
         """A blank line or bracket beside a line its commit moved (the same text was
         in the version before): it moved with its block."""
@@ -262,7 +294,7 @@ class CommitWindow:
                 if not trivial[j]:
                     b = self.blamed[j]
                     same = (b.commit if b is not None else None) == commit
-                    if same and texts[j] in self.history.texts(prev_sha):
+                    if same and self._moved(commit, prev_sha, texts[j]):
                         return True
                     break
                 j += step

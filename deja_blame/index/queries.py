@@ -102,6 +102,33 @@ def edit_added_lines(conn: sqlite3.Connection, sid: int, edit_ord: int) -> list[
     return got if isinstance(got, list) else []
 
 
+def edit_positions(conn: sqlite3.Connection, sid: int, edit_ord: int) -> list[int | None]:
+    """Where each line an edit added landed in the file it edited (0-based, the
+    file as the edit left it), from its hunks' ``@@`` positions; None where not
+    known. A whole-file write's lines are where they are written."""
+    row = conn.execute(
+        "SELECT tool, added, hunks FROM edits WHERE sid=? AND ord=?", (sid, edit_ord)
+    ).fetchone()
+    if row is None:
+        return []
+    try:
+        added = load_json(row[1])
+        hunks = load_json(row[2]) if row[2] else None
+    except (orjson.JSONDecodeError, zlib.error):
+        return []
+    if not isinstance(added, list):
+        return []
+    if not hunks:
+        return list(range(len(added))) if row[0] == "write_to_file" else [None] * len(added)
+    out: list[int | None] = []
+    for h in hunks:
+        if not isinstance(h, list) or len(h) != 4:
+            return [None] * len(added)  # hunks that are not the edit's own lines
+        start = h[1] if isinstance(h[1], int) else None
+        out += [None if start is None else start - 1 + k for k in range(h[3])]
+    return out if len(out) == len(added) else [None] * len(added)
+
+
 def agent_edits_of_paths(
     conn: sqlite3.Connection, sid: int, path_ids: list[int]
 ) -> Iterator[tuple[str, bytes, bytes]]:

@@ -1,0 +1,133 @@
+"""The evidence rules a real history needs, each on its own small case.
+
+The matcher's ordering (a later re-write beats an older longer run; among equal
+evidence the copy nearest where the write landed), the formatter's trailing
+comma, and the commit-window checks that tell a re-indent or a move from a
+person typing a second copy. Whole histories are in ``bench/accuracy``
+(``realhist.py``); the moves git cannot see (a rename it missed, a function moved
+before its first commit) are scenarios there, run by ``test_accuracy_scenarios``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import git
+
+from deja_blame.attribution import matcher
+from deja_blame.attribution.blame_engine import BlameLine
+from deja_blame.attribution.reflow import _MAGIC_COMMA
+from deja_blame.attribution.window import CommitWindow, FileHistory
+from deja_blame.index.fingerprint import fingerprint, is_trivial
+
+
+def _writes(edits: list[tuple[int, int, float, list[str]]]) -> matcher.WriteSet:
+    """(session, edit, time, added lines) -> the WriteSet of one exact path."""
+    rows = [
+        (1, fingerprint(t), sid, edit, idx, at, 0)
+        for sid, edit, at, added in edits
+        for idx, t in enumerate(added)
+    ]
+    ws = matcher.WriteSet()
+    ws.add_rows(sorted(rows, key=lambda r: r[:5]), {1: True})
+    return ws
+
+
+def _blamed(n: int, at: int = 10_000) -> list[BlameLine | None]:
+    return [BlameLine(i + 1, "c" * 40, at, "a.py", i + 1) for i in range(n)]
+
+
+BLOCK = [
+    "def total(order):",
+    "    subtotal = sum(i.price for i in order.items)",
+    "    tax = subtotal * TAX_RATE",
+    "    return round(subtotal + tax, 2)",
+]
+
+
+def test_a_later_session_that_rewrote_part_of_a_block_beats_the_older_whole_write() -> None:
+    # session 1 wrote the whole function (a run of 6); session 2 later re-wrote its
+    # last three lines (a run of 3): those three are session 2's
+    file = ["import os", "", *BLOCK]
+    ws = _writes([(1, 0, 100.0, file), (2, 0, 200.0, BLOCK[1:])])
+    out = matcher.match_lines(file, _blamed(len(file)), ws, now=20_000.0)
+    assert [m.sid if m else None for m in out] == [1, 1, 1, 2, 2, 2]
+
+
+def test_a_short_later_run_does_not_beat_a_long_one() -> None:
+    # one line a later session also wrote (a run of 1) is weaker than the block
+    file = ["import os", "", *BLOCK]
+    ws = _writes([(1, 0, 100.0, file), (2, 0, 200.0, [BLOCK[2]])])
+    out = matcher.match_lines(file, _blamed(len(file)), ws, now=20_000.0)
+    assert [m.sid if m else None for m in out] == [1] * len(file)
+
+
+def test_of_two_copies_of_a_line_a_write_goes_to_the_one_where_it_landed() -> None:
+    # "major = 10" twice; the session wrote the second copy (line 6 of its file,
+    # between two lines only it wrote): the first copy is the person's
+    file = ["a = 1", "major = 10", "b = 2", "c = 3", "unique_one()", "major = 10", "unique_two()"]
+    ws = _writes([(1, 0, 100.0, ["unique_one()"]), (1, 1, 110.0, ["major = 10"]),
+                  (1, 2, 120.0, ["unique_two()"])])  # fmt: skip
+    places = {(1, 0, 0): 4, (1, 1, 0): 5, (1, 2, 0): 6}
+    out = matcher.match_lines(
+        file, _blamed(len(file)), ws, now=20_000.0, position=lambda key: places.get(key)
+    )
+    assert out[1] is None
+    assert out[5] is not None and out[5].sid == 1
+    # without places the first copy takes it: the old order, for transcripts without @@
+    out = matcher.match_lines(file, _blamed(len(file)), ws, now=20_000.0)
+    assert out[1] is not None and out[5] is None
+
+
+def test_the_formatters_trailing_comma_is_taken_off_to_find_the_written_line() -> None:
+    joined = "f(alpha,beta,)"
+    assert _MAGIC_COMMA.sub(r"\1", joined) == "f(alpha,beta)"
+    assert _MAGIC_COMMA.sub(r"\1", "x=[1,2,]") == "x=[1,2]"
+    assert _MAGIC_COMMA.sub(r"\1", "t=(a,)") == "t=(a)"  # hence the exact text is tried first
+
+
+def _commit(repo: Path, text: str, when: int) -> str:
+    (repo / "a.py").write_text(text)
+    git(repo, "add", "a.py")
+    env = {"GIT_AUTHOR_DATE": f"@{when} +0000", "GIT_COMMITTER_DATE": f"@{when} +0000"}
+    git(repo, "commit", "-q", "-m", f"at {when}", env=env)
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+def _window(repo: Path, sha: str, texts: list[str]) -> CommitWindow:
+    history = FileHistory(repo, {"a.py"}, None)
+    blamed: list[BlameLine | None] = [
+        BlameLine(i + 1, sha, 0, "a.py", i + 1) for i in range(len(texts))
+    ]
+    return CommitWindow(
+        history, blamed, texts, [fingerprint(t) for t in texts], [is_trivial(t) for t in texts]
+    )
+
+
+def test_a_person_typing_a_second_copy_is_not_a_move_of_the_first(tmp_path: Path) -> None:
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    block = "    pre = (\n        compute_the_prefix(value)\n    )\n"
+    _commit(repo, "def a(value):\n" + block, 1_000)  # a session wrote this at 500
+    second = _commit(repo, "def a(value):\n" + block + "\ndef b(value):\n" + block, 5_000)
+    texts = (repo / "a.py").read_text().split("\n")[:-1]
+    window = _window(repo, second, texts)
+    # "    )" of the second copy (line 9), brought by `second`: the session's write
+    # of ")" at 500 is stale there, its neighbour was typed anew, not moved
+    assert window.stale(8, 500.0)
+    window.history.close()
+
+
+def test_a_block_moved_inside_the_file_keeps_its_brackets(tmp_path: Path) -> None:
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    block = "    pre = (\n        compute_the_prefix(value)\n    )\n"
+    _commit(repo, "def a(value):\n" + block + "\n\ndef b():\n    return 1\n", 1_000)
+    moved = _commit(repo, "def b():\n    return 1\n\n\ndef a(value):\n" + block, 5_000)
+    texts = (repo / "a.py").read_text().split("\n")[:-1]
+    window = _window(repo, moved, texts)
+    assert texts[7] == "    )"
+    assert not window.stale(7, 500.0)
+    window.history.close()
