@@ -863,6 +863,7 @@ def _attribute_from_index(
             final_fps=final_fps,
             has_exact=has_exact,
             stale=window.stale,
+            fresh=window.fresh,
             same_project=same_project,
             written_text=written_text,
             position=position,

@@ -37,6 +37,7 @@ CLOCK_SKEW = 120.0  # seconds a transcript clock may run ahead of git's
 # least this long the latest wins (a later session re-wrote a block an earlier
 # one wrote whole); shorter runs are weighed by their length first.
 STRONG_RUN = 3
+_SPAN = 1 << 32  # more lines than a file has: (run, distance) as one number
 BLANK_FP = fingerprint("")
 
 
@@ -214,6 +215,7 @@ def match_lines(
     final_fps: Callable[[int], set[int]] | None = None,
     has_exact: Callable[[int], bool] | None = None,
     stale: Callable[[int, float], bool] | None = None,
+    fresh: Callable[[int, float], bool] | None = None,
     same_project: Callable[[int], bool | None] | None = None,
     written_text: Callable[[Key], str | None] | None = None,
     position: Callable[[Key], int | None] | None = None,
@@ -221,7 +223,9 @@ def match_lines(
     """One LineMatch (or None) per line of ``texts``; ``blamed[i]`` is line i's blame.
 
     ``stale(i, at)`` says a write made at ``at`` cannot be line i's source (commit-window
-    evidence, ``window.py``): such writes are never given to the line.
+    evidence, ``window.py``): such writes are never given to the line. ``fresh(i, at)``
+    says it was made after the version line i's commit was made from (no file is
+    read to say so): only among such writes does a later one beat a longer run.
     ``written_text(key)`` is a write's exact text: where the file holds one text at
     several indents, a write goes first to the copy it matches exactly.
     ``position(key)`` is where the write landed in the session's file (0-based):
@@ -321,7 +325,17 @@ def match_lines(
     repeated = [not trivial[i] and occurrences[fps[i]] > 1 for i in range(n)]
     distance = _distances(runs, repeated, fps, occurrences, position)
 
-    heap: list[tuple[int, int, float, int, int, int, int, Key, Twins, int, int]] = []
+    def rank_of(i: int, run: int, at: float, miss: int, far: int) -> tuple[int, float, float]:
+        # Runs of STRONG_RUN lines or more are equally strong; among them a write
+        # made in the line's commit window (``fresh``) comes first, the latest
+        # first. Older writes (each needs the stale check, which reads old
+        # versions of the file) come longest run first, as few versions as
+        # possible being read: a whole-file write is one version for many lines.
+        if fresh is None or fresh(i, at):
+            return (-4 * min(run, STRONG_RUN) + 2 * miss, -at, -run * _SPAN + far)
+        return (-4 * min(run, STRONG_RUN) + 2 * miss + 1, -run, -at)
+
+    heap: list[tuple[int, float, float, int, int, Key, Twins, int, int, int, float]] = []
     for i in range(n):
         limit = limits[i]
         for key, (run, solid) in runs[i].items():
@@ -332,10 +346,8 @@ def match_lines(
             if nxt is not None:
                 pos, twin, at, seq = nxt
                 far = distance(i, key) if repeated[i] else 0
-                strength = -min(run, STRONG_RUN)
-                heap.append(
-                    (strength, mismatch(i, twin), -at, -run, far, i, seq, twin, group, pos, 0)
-                )
+                miss = mismatch(i, twin)
+                heap.append((*rank_of(i, run, at, miss, far), i, seq, twin, group, pos, 0, run, at))
     heapq.heapify(heap)
     chosen: list[tuple[Key, int] | None] = [None] * n
     used: set[Key] = set()
@@ -343,14 +355,14 @@ def match_lines(
     # so a thousand lines sharing one group do not each step over every taken twin
     taken: dict[tuple[int, int], dict[int, int]] = {}
     while heap:
-        strength, miss, neg_at, neg_run, far, i, _, key, group, pos, tries = heapq.heappop(heap)
+        _, _, _, i, _, key, group, pos, tries, run, at = heapq.heappop(heap)
         if chosen[i] is not None:
             continue
-        if stale is not None and stale(i, -neg_at):
+        if stale is not None and stale(i, at):
             continue  # checked only for the write about to be given; older twins are older
         skips = taken.setdefault((id(group), key[2]), {})
         if key not in used:
-            chosen[i] = (key, -neg_run)
+            chosen[i] = (key, run)
             used.add(key)
             skips[pos] = pos + 1
             continue
@@ -359,9 +371,9 @@ def match_lines(
         nxt = _next_twin(group, _free_from(skips, pos), key[2], info, limits[i], skips)
         if nxt is not None:
             pos, twin, at, seq = nxt
-            heapq.heappush(
-                heap, (strength, miss, -at, neg_run, far, i, seq, twin, group, pos, tries + 1)
-            )
+            far = distance(i, key) if repeated[i] else 0
+            rank = rank_of(i, run, at, mismatch(i, twin), far)
+            heapq.heappush(heap, (*rank, i, seq, twin, group, pos, tries + 1, run, at))
     # Identical trivial lines ("}", blank) are interchangeable to git's diff: blame
     # may say an old commit kept the "}" that a later session actually added next
     # to its own lines. So the gap rule may use any write made by the blamed
@@ -412,31 +424,48 @@ def _distances(
     """
     if position is None or not any(repeated):
         return lambda i, key: 0
-    wanted = {(k[0], k[1]) for i in range(len(runs)) if repeated[i] for k in runs[i]}
+    place = position
+    # only a write that two lines of one text can both take needs a place
+    seen: Counter[Key] = Counter(k for i in range(len(runs)) if repeated[i] for k in runs[i])
+    contested = {k for k, n in seen.items() if n > 1}
+    if not contested:
+        return lambda i, key: 0
+    wanted = {(k[0], k[1]) for k in contested}
     sessions = {edit[0] for edit in wanted}
-    shifts: dict[tuple[int, int], list[int]] = {}
-    by_session: dict[int, list[int]] = {}
+    # (line, write) pairs of lines whose text the file holds once, by edit
+    anchors: dict[tuple[int, int], list[tuple[int, Key]]] = {}
     for i, found in enumerate(runs):
         if occurrences[fps[i]] != 1:
             continue
         for key in found:
-            if key[0] not in sessions:
-                continue
-            at = position(key)
+            if key[0] in sessions:
+                anchors.setdefault((key[0], key[1]), []).append((i, key))
+    median: dict[tuple[int, int] | int, int | None] = {}
+
+    def median_of(pairs: Iterable[tuple[int, Key]]) -> int | None:
+        shifts = []
+        for i, key in pairs:
+            at = place(key)
             if at is not None:
-                shifts.setdefault((key[0], key[1]), []).append(i - at)
-                by_session.setdefault(key[0], []).append(i - at)
-    median: dict[tuple[int, int], int | None] = {}
+                shifts.append(i - at)
+        return sorted(shifts)[len(shifts) // 2] if shifts else None
 
     def shift(key: Key) -> int | None:
         edit = (key[0], key[1])
         if edit not in median:
-            seen = shifts.get(edit) or by_session.get(key[0])
-            median[edit] = sorted(seen)[len(seen) // 2] if seen else None
+            median[edit] = median_of(anchors.get(edit, ()))
+        if median[edit] is None:  # nothing else of this edit here: the session's others
+            if key[0] not in median:
+                median[key[0]] = median_of(
+                    pair for e, pairs in anchors.items() if e[0] == key[0] for pair in pairs
+                )
+            return median[key[0]]
         return median[edit]
 
     def distance(i: int, key: Key) -> int:
-        at = position(key)
+        if key not in contested:
+            return 0
+        at = place(key)
         if at is None:
             return 0
         return abs(i - at - (shift(key) or 0))

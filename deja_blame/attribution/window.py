@@ -51,8 +51,7 @@ class FileHistory:
         self.parent: dict[str, str | None] = {}  # the commit before, for this file
         self.restores: set[str] = set()
         self._fps: dict[str, frozenset[int]] = {}
-        self._texts: dict[str, frozenset[str]] = {}
-        self._counts: dict[str, Counter[str]] = {}
+        self._texts: dict[str, Counter[str]] = {}
         self._stripped: dict[str, frozenset[str]] = {}
         self._batch: subprocess.Popen[bytes] | None = None
         self._rev = rev
@@ -119,25 +118,29 @@ class FileHistory:
         budget the rules fall back to what the matcher says without them)."""
         return sha in self._texts or len(self._texts) < MAX_VERSIONS
 
-    def texts(self, sha: str) -> frozenset[str]:
-        """The exact lines of the file at ``sha``."""
+    def spare(self, sha: str) -> bool:
+        """Whether ``sha`` may be read for a second opinion: read already, or less
+        than half the budget used (the commit-window rule itself needs the rest)."""
+        return sha in self._texts or len(self._texts) < MAX_VERSIONS // 2
+
+    def texts(self, sha: str) -> Counter[str]:
+        """The exact lines of the file at ``sha``, each with how many times it has it."""
         got = self._texts.get(sha)
         if got is None:
-            counts: Counter[str] = Counter()
-            for path in self.paths:
-                data = self._read(f"{sha}:{path}")
-                if data is not None:
-                    counts.update(
-                        t.rstrip("\r") for t in data.decode("utf-8", "replace").split("\n")
-                    )
-            self._counts[sha] = counts
-            got = self._texts[sha] = frozenset(counts)
+            got = self._texts[sha] = Counter(self._lines(sha))
         return got
 
     def count(self, sha: str, text: str) -> int:
         """How many lines of exactly ``text`` the file has at ``sha``."""
-        self.texts(sha)
-        return self._counts[sha][text]
+        return self.texts(sha)[text]
+
+    def _lines(self, sha: str) -> list[str]:
+        lines: list[str] = []
+        for path in self.paths:
+            data = self._read(f"{sha}:{path}")
+            if data is not None:
+                lines += (t.rstrip("\r") for t in data.decode("utf-8", "replace").split("\n"))
+        return lines
 
     def _read(self, spec: str) -> bytes | None:
         if "\n" in spec:
@@ -230,6 +233,12 @@ class CommitWindow:
             return False
         return fp in self.history.fingerprints(self.history.commits[prev])
 
+    def fresh(self, i: int, at: float) -> bool:
+        """Whether a write made at ``at`` is newer than the version line i's commit was
+        made from (then it is never stale). Reads the log, no version of the file."""
+        _, prev = self._prev(i)
+        return prev is None or at >= self.history.times[prev] - CLOCK_SKEW
+
     def stale(self, i: int, at: float) -> bool:
         """Whether a write made at ``at`` of line i's text cannot be its source."""
         commit, prev = self._prev(i)
@@ -267,7 +276,7 @@ class CommitWindow:
         before = history.count(prev_sha, text)
         if not before:
             return False
-        if commit is None or commit not in history.position or not history.readable(commit):
+        if commit is None or commit not in history.position or not history.spare(commit):
             return True
         return history.count(commit, text) <= before
 
@@ -279,7 +288,7 @@ class CommitWindow:
         history = self.history
         if not history.has_stripped(prev_sha, stripped) or history.has_text(prev_sha, text):
             return False
-        if commit is None or commit not in history.position or not history.readable(commit):
+        if commit is None or commit not in history.position or not history.spare(commit):
             return True
         after = history.texts(commit)
         return any(t not in after for t in history.texts(prev_sha) if t.strip() == stripped)
