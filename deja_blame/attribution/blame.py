@@ -399,6 +399,7 @@ def _from_git_ai(repo: pygit2.Repository, lines: list[LineAttribution], result: 
 
 
 MOVED_BLOCK = 2  # lines: a block moved between files, not a line that happens to recur
+LEFT_BEHIND_COMMITS = 24  # commits examined for text that left a file unseen, per file
 
 
 def _follow_moves(
@@ -554,6 +555,7 @@ def _left_behind(
     block that sessions wrote there, and its blank lines and brackets, go with it.
     """
     out: dict[int, set[int]] = {}
+    commits: set[str] = set()  # each costs a diff-tree and file reads: a bounded few
     for start, end in ranges:
         block: list[int] = []
         left: dict[int, set[int]] = {}
@@ -562,6 +564,10 @@ def _left_behind(
             ln = lines[k]
             if ln.session is not None or b is None or b.commit is None:
                 continue
+            if b.commit not in commits:
+                if len(commits) >= LEFT_BEHIND_COMMITS:
+                    continue
+                commits.add(b.commit)
             block.append(k)
             if is_trivial(ln.text):
                 continue
