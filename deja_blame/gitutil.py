@@ -97,6 +97,55 @@ def try_git(
         return None
 
 
+class CatFile:
+    """One ``git cat-file --batch`` for many reads of blobs (``sha:path`` specs)."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = str(root)
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._broken = False
+
+    def read(self, spec: str) -> bytes | None:
+        """The object's bytes, or None: no such object, not a blob, or git failed."""
+        if "\n" in spec or self._broken:
+            return None
+        if self._proc is None:
+            try:
+                self._proc = subprocess.Popen(
+                    ["git", "-C", self.root, "cat-file", "--batch"],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                    env=no_git_env(),
+                )
+            except OSError:
+                self._broken = True
+                return None
+        proc = self._proc
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write(spec.encode() + b"\n")
+            proc.stdin.flush()
+            head = proc.stdout.readline().split()
+            if len(head) != 3:
+                return None
+            data = proc.stdout.read(int(head[2]) + 1)[:-1]
+        except (OSError, ValueError):
+            self._broken = True
+            return None
+        return data if head[1] == b"blob" else None
+
+    def close(self) -> None:
+        if self._proc is not None:
+            try:
+                if self._proc.stdin is not None:
+                    self._proc.stdin.close()
+                self._proc.wait(timeout=5)
+            except (OSError, subprocess.SubprocessError):
+                self._proc.kill()
+            self._proc = None
+
+
 def open_repository(path: Path) -> pygit2.Repository:
     """The repository containing ``path`` (a file or directory), or NotARepositoryError."""
     import pygit2

@@ -35,6 +35,7 @@ from deja_blame.attribution.reflow import reflow_matches
 from deja_blame.attribution.window import CommitWindow, FileHistory
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import (
+    CatFile,
     FileVersion,
     head_commit,
     read_file,
@@ -483,7 +484,9 @@ def _follow_moves(
     def written_at(pid: int, fp: int) -> list[float]:
         return [r[5] for r in Q.line_writes(conn, pid, [fp]) if r[5] is not None and not r[6]]
 
-    left = _left_behind(root, lines, evidence, ranges, first, elsewhere, names, written_at)
+    left = _left_behind(
+        root, version.commit, lines, evidence, ranges, first, elsewhere, names, written_at
+    )
     for k, pids in left.items():
         moved[k] = True
         more.update(dict.fromkeys((pid for pid in pids if pid not in paths), True))
@@ -535,6 +538,7 @@ def _keep_blocks(lines: list[LineAttribution], moved: list[bool]) -> None:
 
 def _left_behind(
     root: Path,
+    rev: str | None,
     lines: list[LineAttribution],
     evidence: list[BlameLine | None],
     ranges: list[list[int]],
@@ -553,44 +557,61 @@ def _left_behind(
     ``MOVED_BLOCK`` different lines of the block must have left the same file:
     one ``return NotImplemented`` leaving a file proves nothing. The rest of the
     block that sessions wrote there, and its blank lines and brackets, go with it.
+    Files are asked of git only where sessions wrote that many different lines
+    of the block there (one ``cat-file --batch`` for every read).
     """
     out: dict[int, set[int]] = {}
     commits: set[str] = set()  # each costs a diff-tree and file reads: a bounded few
-    for start, end in ranges:
-        block: list[int] = []
-        left: dict[int, set[int]] = {}
-        for k in range(start - first, end - first + 1):
-            b = evidence[k]
-            ln = lines[k]
-            if ln.session is not None or b is None or b.commit is None:
-                continue
-            if b.commit not in commits:
-                if len(commits) >= LEFT_BEHIND_COMMITS:
+    blobs = _Blobs(root)
+    try:
+        for start, end in ranges:
+            block: list[int] = []
+            written: dict[int, set[str]] = {}
+            for k in range(start - first, end - first + 1):
+                b = evidence[k]
+                ln = lines[k]
+                if ln.session is not None or b is None or b.commit is None:
                     continue
-                commits.add(b.commit)
-            block.append(k)
-            if is_trivial(ln.text):
+                block.append(k)
+                if not is_trivial(ln.text):
+                    for pid in elsewhere.get(fingerprint(ln.text), ()):
+                        written.setdefault(pid, set()).add(ln.text.strip())
+            asked = {pid for pid, texts in written.items() if len(texts) >= MOVED_BLOCK}
+            left: dict[int, set[int]] = {}
+            for k in block if asked else ():
+                b = evidence[k]
+                assert b is not None and b.commit is not None
+                if is_trivial(lines[k].text):
+                    continue
+                if b.commit not in commits:
+                    if len(commits) >= LEFT_BEHIND_COMMITS:
+                        continue
+                    commits.add(b.commit)
+                fp = fingerprint(lines[k].text)
+                for pid in asked & elsewhere.get(fp, set()):
+                    stripped = lines[k].text.strip()
+                    if _text_left(
+                        root, blobs, rev, b, names[pid], stripped, partial(written_at, pid, fp)
+                    ):
+                        left.setdefault(pid, set()).add(k)
+            sources = {
+                pid
+                for pid, ks in left.items()
+                if len({lines[k].text.strip() for k in ks}) >= MOVED_BLOCK
+            }
+            if not sources:
                 continue
-            fp = fingerprint(ln.text)
-            for pid in elsewhere.get(fp, ()):
-                if _text_left(root, b, names[pid], ln.text.strip(), partial(written_at, pid, fp)):
-                    left.setdefault(pid, set()).add(k)
-        sources = {
-            pid
-            for pid, ks in left.items()
-            if len({lines[k].text.strip() for k in ks}) >= MOVED_BLOCK
-        }
-        if not sources:
-            continue
-        for k in block:
-            if is_trivial(lines[k].text):
-                out[k] = sources
-                continue
-            # a line of the block also found elsewhere in the file it left
-            # (``return None``) went with the block
-            got = sources & elsewhere.get(fingerprint(lines[k].text), set())
-            if got:
-                out[k] = got
+            for k in block:
+                if is_trivial(lines[k].text):
+                    out[k] = sources
+                    continue
+                # a line of the block also found elsewhere in the file it left
+                # (``return None``) went with the block
+                got = sources & elsewhere.get(fingerprint(lines[k].text), set())
+                if got:
+                    out[k] = got
+    finally:
+        blobs.close()
     return out
 
 
@@ -604,7 +625,13 @@ def _renamed_to(root: Path, commit: str, path: str) -> set[str]:
 
 
 def _text_left(
-    root: Path, b: BlameLine, path: str, stripped: str, written_at: Callable[[], list[float]]
+    root: Path,
+    blobs: _Blobs,
+    rev: str | None,
+    b: BlameLine,
+    path: str,
+    stripped: str,
+    written_at: Callable[[], list[float]],
 ) -> bool:
     """Whether the text ``stripped`` (at any indent) left ``path`` in commit ``b.commit``
     (which brought it to ``b.orig_path``): not in the file after the commit, and in it
@@ -615,77 +642,134 @@ def _text_left(
     file the commit deleted, then: what git missed is a rename, and it saw one.
     """
     commit = b.commit
-    if (
-        commit is None
-        or path == b.orig_path
-        or path in _renamed_to(root, commit, b.orig_path or "")
-    ):
+    here = b.orig_path or ""
+    if commit is None or path == here:
+        return False
+    # The cheap questions first, from one log of the path: did the commit delete
+    # it (with the text in it), or did a session write the text there since the
+    # path's last commit (work git never saw there)? A text that left a file the
+    # commit only changed is git blame -C's to find.
+    log = _path_log(root, rev, path)
+    deleted = any(sha == commit and status == "D" for sha, _, status in log)
+    if not (deleted and _has_line(blobs, commit + "^", path, stripped)):
+        until = (b.commit_time or 0) + CLOCK_SKEW
+        since = max(
+            (t for sha, t, _ in log if t <= (b.commit_time or 0) and sha != commit), default=0
+        )
+        if not any(since < at <= until for at in written_at()):
+            return False
+    if path in _renamed_to(root, commit, here):
         return False
     status, now = _touched(root, commit).get(path, (None, path))
-    if now is None and _renamed_to(root, commit, b.orig_path or ""):
+    if now is None and _renamed_to(root, commit, here):
         return False  # deleted, but git saw another file renamed to this one: not its source
-    if now is not None and stripped in _lines_at(root, commit, now):
-        return False  # still there (or there under its new name): a copy, not a move
-    if stripped in _lines_at(root, commit + "^", path):
-        return True
-    # never committed there: a session's work the person moved before committing
-    since = _last_change(root, commit + "^", path)
-    until = (b.commit_time or 0) + CLOCK_SKEW
-    return any(since < at <= until for at in written_at())
+    # still there (or there under its new name): a copy, not a move
+    return now is None or not _has_line(blobs, commit, now, stripped)
 
 
-def _lines_at(root: Path, rev: str, path: str) -> frozenset[str]:
-    """The file's lines (stripped) at ``rev``; empty where it has no such file."""
-    key = (str(root), rev, path)
-    got = _AFTER.get(key)
-    if got is None:
-        proc = try_git(root, ["cat-file", "blob", f"{rev}:{path}"])
-        data = proc.stdout if proc is not None and proc.returncode == 0 else b""
-        got = _AFTER[key] = frozenset(
+class _Blobs(CatFile):
+    """Files at commits, read through one ``cat-file --batch`` and kept for one
+    file's answer (then dropped: ``deja stats`` asks this for every file, and
+    each would keep versions of the others)."""
+
+    def __init__(self, root: str | Path) -> None:
+        super().__init__(root)
+        self.data: dict[tuple[str, str], bytes] = {}
+        self.lines: dict[tuple[str, str], frozenset[str]] = {}
+
+
+def _has_line(blobs: _Blobs, rev: str, path: str, stripped: str) -> bool:
+    """Whether the file at ``rev`` has a line of text ``stripped`` (at any indent)."""
+    key = (rev, path)
+    data = blobs.data.get(key)
+    if data is None:
+        data = blobs.data[key] = blobs.read(f"{rev}:{path}") or b""
+    if stripped.encode("utf-8", "surrogateescape") not in data:
+        return False  # most texts: one search of the bytes, no lines made
+    lines = blobs.lines.get(key)
+    if lines is None:
+        lines = blobs.lines[key] = frozenset(
             t.strip() for t in data.decode("utf-8", "replace").splitlines()
         )
-    return got
+    return stripped in lines
 
 
-def _last_change(root: Path, rev: str, path: str) -> float:
-    """When the last commit up to ``rev`` that touched ``path`` was made (0: none)."""
-    key = (str(root), rev, path)
-    got = _CHANGED.get(key)
-    if got is None:
-        proc = try_git(root, ["log", "-1", "--format=%ct", rev, "--", path])
-        out = proc.stdout.strip() if proc is not None and proc.returncode == 0 else b""
-        got = _CHANGED[key] = float(out) if out.isdigit() else 0.0
-    return got
+def _path_log(root: Path, rev: str | None, path: str) -> list[tuple[str, int, str]]:
+    """(commit, time, status of the path) for every commit up to ``rev`` (None: HEAD,
+    which moves, so that log is not kept) that touched the path, renames as a
+    deletion and an addition."""
+    key = (str(root), rev or "", path)
+    log = _PATH_LOG.get(key) if rev is not None else None
+    if log is None:
+        proc = try_git(
+            root,
+            ["log", "--format=>%H %ct", "--name-status", "--no-renames", rev or "HEAD", "--", path],
+        )
+        log = []
+        if proc is not None and proc.returncode == 0:
+            sha, when = "", 0
+            for row in proc.stdout.decode("utf-8", "replace").splitlines():
+                if row.startswith(">"):
+                    sha, _, ct = row[1:].partition(" ")
+                    when = int(ct) if ct.isdigit() else 0
+                elif row and sha:
+                    log.append((sha, when, row[:1]))
+        if rev is not None:
+            _PATH_LOG[key] = log
+    return log
 
 
 def _touched(root: Path, commit: str) -> dict[str, tuple[str, str | None]]:
     """Path before ``commit`` -> (status letter, its path after: None when deleted)
     for what the commit changed, renames as git's rename detection sees them."""
-    key = (str(root), commit)
-    got = _TOUCHED.get(key)
+    got = _TOUCHED.get((str(root), commit))
     if got is None:
-        got = {}
-        proc = try_git(root, ["diff-tree", "-r", "--root", "-M", "--name-status", "-z", commit])
-        if proc is not None and proc.returncode == 0:
-            fields = [f.decode("utf-8", "surrogateescape") for f in proc.stdout.split(b"\0")]
-            k = 1 if fields and len(fields[0]) >= 40 and "\t" not in fields[0] else 0
-            while k + 1 < len(fields):
-                status = fields[k][:1]
-                if status in ("R", "C") and k + 2 < len(fields):
-                    got[fields[k + 1]] = (status, fields[k + 2])
-                    k += 3
-                    continue
-                if status:
-                    got[fields[k + 1]] = (status, None if status == "D" else fields[k + 1])
-                k += 2
-        _TOUCHED[key] = got
+        got = _touched_many(root, [commit]).get(commit, {})
     return got
 
 
-# commits never change: what each touched, a file's lines at one, its last change
+def _touched_many(root: Path, commits: list[str]) -> dict[str, dict[str, tuple[str, str | None]]]:
+    """``_touched`` of several commits, from one ``git diff-tree --stdin`` for those
+    not known yet (each commit's output starts with its id)."""
+    out = {c: _TOUCHED[(str(root), c)] for c in commits if (str(root), c) in _TOUCHED}
+    wanted = [c for c in dict.fromkeys(commits) if c not in out]
+    if not wanted:
+        return out
+    proc = try_git(
+        root,
+        ["diff-tree", "--stdin", "-r", "--root", "-M", "--name-status", "-z"],
+        input="".join(c + "\n" for c in wanted).encode(),
+    )
+    found: dict[str, dict[str, tuple[str, str | None]]] = {c: {} for c in wanted}
+    if proc is not None and proc.returncode == 0:
+        fields = [f.decode("utf-8", "surrogateescape") for f in proc.stdout.split(b"\0")]
+        current: dict[str, tuple[str, str | None]] | None = None
+        k = 0
+        while k < len(fields):
+            field = fields[k].strip("\n")
+            if field in found:
+                current = found[field]
+                k += 1
+                continue
+            status = field[:1]
+            if current is None or not status or k + 1 >= len(fields):
+                k += 1
+                continue
+            if status in ("R", "C") and k + 2 < len(fields):
+                current[fields[k + 1]] = (status, fields[k + 2])
+                k += 3
+                continue
+            current[fields[k + 1]] = (status, None if status == "D" else fields[k + 1])
+            k += 2
+        for c, got in found.items():
+            _TOUCHED[(str(root), c)] = got
+    out.update(found)
+    return out
+
+
+# commits never change: what each touched, and a path's log up to one
 _TOUCHED: dict[tuple[str, str], dict[str, tuple[str, str | None]]] = {}
-_AFTER: dict[tuple[str, str, str], frozenset[str]] = {}
-_CHANGED: dict[tuple[str, str, str], float] = {}
+_PATH_LOG: dict[tuple[str, str, str], list[tuple[str, int, str]]] = {}
 
 
 def _written_elsewhere(

@@ -23,7 +23,6 @@ most MAX_VERSIONS of them (past that the rules give way to the matcher alone).
 
 from __future__ import annotations
 
-import subprocess
 from bisect import bisect_right
 from collections import Counter
 from pathlib import Path
@@ -33,6 +32,7 @@ from deja_blame.index.fingerprint import fingerprint
 
 if TYPE_CHECKING:
     from deja_blame.attribution.blame_engine import BlameLine
+    from deja_blame.gitutil import CatFile
 
 CLOCK_SKEW = 120.0  # the matcher's: transcript clocks may run ahead of git's
 MAX_VERSIONS = 40  # versions of one file read for one answer
@@ -53,7 +53,7 @@ class FileHistory:
         self._fps: dict[str, frozenset[int]] = {}
         self._texts: dict[str, Counter[str]] = {}
         self._stripped: dict[str, frozenset[str]] = {}
-        self._batch: subprocess.Popen[bytes] | None = None
+        self._batch: CatFile | None = None
         self._rev = rev
         self._loaded = False
 
@@ -143,42 +143,15 @@ class FileHistory:
         return lines
 
     def _read(self, spec: str) -> bytes | None:
-        if "\n" in spec:
-            return None
         if self._batch is None:
-            from deja_blame.gitutil import no_git_env
+            from deja_blame.gitutil import CatFile
 
-            try:
-                self._batch = subprocess.Popen(
-                    ["git", "-C", self.root, "cat-file", "--batch"],
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.DEVNULL,
-                    env=no_git_env(),
-                )
-            except OSError:
-                return None
-        batch = self._batch
-        assert batch.stdin is not None and batch.stdout is not None
-        try:
-            batch.stdin.write(spec.encode() + b"\n")
-            batch.stdin.flush()
-            head = batch.stdout.readline().split()
-            if len(head) != 3 or head[1] != b"blob":
-                return None
-            data = batch.stdout.read(int(head[2]) + 1)[:-1]
-        except (OSError, ValueError):
-            return None
-        return data
+            self._batch = CatFile(self.root)
+        return self._batch.read(spec)
 
     def close(self) -> None:
         if self._batch is not None:
-            try:
-                if self._batch.stdin is not None:
-                    self._batch.stdin.close()
-                self._batch.wait(timeout=5)
-            except (OSError, subprocess.SubprocessError):
-                self._batch.kill()
+            self._batch.close()
             self._batch = None
 
 
