@@ -661,22 +661,27 @@ def same_lines_other_indent(sim: Sim, small: bool) -> None:
     sim.expect("orders/settle.py")
 
 
-@scenario("a formatter splits a session's long calls over several lines")
-def formatter_splits_calls(sim: Sim, small: bool) -> None:
+def _report_written(sim: Sim, body: str) -> None:
+    """A person's report skeleton, then a session's ``build`` (``body``), committed."""
     sim.person_write("app/report.py", '"""Reports."""\n\n\ndef build(rows):\n    return None\n')
     sim.commit("Report skeleton")
     sim.advance(HOUR)
     s = sim.session("report", "Build the report from the rows.")
-    body = (
-        "def build(rows):\n"
-        "    totals = summarise(rows, keys=('region', 'product'), value='amount', skip_empty=True)\n"
-        "    table = render_table(totals, columns=['region', 'product', 'amount'], width=80)\n"
-        "    return table\n"
-    )
     s.replace("app/report.py", "def build(rows):\n    return None\n", body)
     sim.advance(10 * MINUTE)
     sim.commit("Report")
     sim.advance(HOUR)
+
+
+@scenario("a formatter splits a session's long calls over several lines")
+def formatter_splits_calls(sim: Sim, small: bool) -> None:
+    _report_written(
+        sim,
+        "def build(rows):\n"
+        "    totals = summarise(rows, keys=('region', 'product'), value='amount', skip_empty=True)\n"
+        "    table = render_table(totals, columns=['region', 'product', 'amount'], width=80)\n"
+        "    return table\n",
+    )
     split = (
         "def build(rows):\n"
         "    totals = summarise(\n"
@@ -745,19 +750,12 @@ def renamed_and_rewritten(sim: Sim, small: bool) -> None:
 
 @scenario("a formatter puts each argument of a session's call on its own line, with a comma")
 def formatter_adds_trailing_comma(sim: Sim, small: bool) -> None:
-    sim.person_write("app/report.py", '"""Reports."""\n\n\ndef build(rows):\n    return None\n')
-    sim.commit("Report skeleton")
-    sim.advance(HOUR)
-    s = sim.session("report", "Build the report from the rows.")
-    body = (
+    _report_written(
+        sim,
         "def build(rows):\n"
         "    totals = summarise(rows, keys=('region', 'product'), value='amount', skip_empty=True)\n"
-        "    return render_table(totals)\n"
+        "    return render_table(totals)\n",
     )
-    s.replace("app/report.py", "def build(rows):\n    return None\n", body)
-    sim.advance(10 * MINUTE)
-    sim.commit("Report")
-    sim.advance(HOUR)
     # black and ruff: one item a line, and a comma after the last ("magic trailing
     # comma"); the line ending in the added comma is the formatter's
     sim.person_rewrite(

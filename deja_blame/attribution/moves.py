@@ -1,0 +1,451 @@
+"""Lines that moved: a block a person moved here from another file keeps its session.
+
+``git blame`` names the commit that moved a block, not where it came from.
+``git blame -C`` finds blocks moved from a file the same commit changed; what it
+cannot see is found here from the index and git's logs: files a session wrote
+that were renamed before their first commit, blocks that left a file in the
+commit that brought them here (a rename git missed because the same commit
+rewrote half the file; a session's new function moved before its first
+commit). Moved lines are then matched against the writes to where they came
+from, and are less certain than lines matched in place.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from deja_blame.attribution.blame_engine import BlameLine, blame_copies
+from deja_blame.attribution.matcher import CLOCK_SKEW, WriteSet, candidate_paths, load_writes
+from deja_blame.gitutil import CatFile, FileVersion, run_git, try_git
+from deja_blame.index import queries as Q
+from deja_blame.index.fingerprint import fingerprint, is_trivial
+
+if TYPE_CHECKING:
+    from deja_blame.attribution.blame import LineAttribution
+
+# blame's _attribute_from_index: (conn, lines, evidence, writes, paths, rev_time,
+# root, rev, only=...) -> None, matching ``lines`` against ``writes``
+Attribute = Callable[..., None]
+
+MOVED_BLOCK = 2  # lines: a block moved between files, not a line that happens to recur
+LEFT_BEHIND_COMMITS = 24  # commits examined for text that left a file unseen, per file
+
+
+def follow_moves(
+    conn: sqlite3.Connection,
+    root: Path,
+    version: FileVersion,
+    lines: list[LineAttribution],
+    by_line: list[BlameLine | None],
+    writes: WriteSet,
+    paths: dict[int, bool],
+    rev_time: float | None,
+    attribute: Attribute,
+) -> None:
+    """Lines a person moved here from another file keep their session.
+
+    git blame names the commit that moved them; ``git blame -C`` (lines moved
+    from a file changed in the same commit) names where they came from. It costs
+    several times a plain blame, so it runs only on blocks of unmatched lines
+    whose text some session wrote to another file of this repository.
+    """
+    todo = [
+        k
+        for k, ln in enumerate(lines)
+        if ln.session is None and ln.commit is not None and not is_trivial(ln.text)
+    ]
+    if not todo:
+        return
+    elsewhere, names = _written_elsewhere(
+        conn, str(root), set(paths), {fingerprint(lines[k].text) for k in todo}
+    )
+    todo = [k for k in todo if fingerprint(lines[k].text) in elsewhere]
+    if not todo:
+        return
+    ranges: list[list[int]] = []
+    for k in todo:
+        n = lines[k].line
+        if ranges and n - ranges[-1][1] <= 3:
+            ranges[-1][1] = n
+        else:
+            ranges.append([n, n])
+    ranges = [r for r in ranges if r[1] - r[0] + 1 >= MOVED_BLOCK]
+    if not ranges:
+        return
+    first = lines[0].line
+    last = lines[-1].line
+    # the blank lines and brackets at a moved block's edges moved with it
+    ranges = [[max(first, a - 2), min(last, b + 2)] for a, b in ranges]
+    found = blame_copies(root, version.relpath, version.commit, [(a, b) for a, b in ranges])
+    moved = [False] * len(lines)
+    evidence = list(by_line)
+    for b in found:
+        k = b.line - first
+        if (
+            0 <= k < len(lines)
+            and lines[k].session is None
+            and b.orig_path
+            and (b.orig_path != lines[k].orig_path)
+        ):
+            evidence[k] = b
+            moved[k] = True
+    # -C names the file the lines came from as it was then; where the commit that
+    # brought them there renamed it, the sessions of that commit wrote the old name
+    sources = {b.orig_path for b in found if b.orig_path}
+    for commit, source in {
+        (b.commit, b.orig_path)
+        for b in found
+        if b.commit and b.orig_path and 0 <= b.line - first < len(moved) and moved[b.line - first]
+    }:
+        sources |= _renamed_to(root, commit, source)
+    more = {
+        pid: exact
+        for pid, exact in candidate_paths(conn, str(root), sources).items()
+        if pid not in paths
+    }
+
+    # Work that left a file in the commit that brought it here, never committed
+    # where the session wrote it: a rename git did not see as one (the person
+    # moved the file and the release changed half of it), or a session's new
+    # function the person moved before committing. Neither blame nor -C can
+    # point at it; the commit deleting that file, or taking the text out of it,
+    # can.
+    def written_at(pid: int, fp: int) -> list[float]:
+        return [r[5] for r in Q.line_writes(conn, pid, [fp]) if r[5] is not None and not r[6]]
+
+    left = _left_behind(
+        root, version.commit, lines, evidence, ranges, first, elsewhere, names, written_at
+    )
+    for k, pids in left.items():
+        moved[k] = True
+        more.update(dict.fromkeys((pid for pid in pids if pid not in paths), True))
+    # A file a session wrote that the person renamed before the first commit: git
+    # never had the session's path, so neither blame nor -C can point at it.
+    wrote = {pid for pids in elsewhere.values() for pid in pids} - set(more)
+    gone = _paths_git_lacks(root, version.commit, {pid: names[pid] for pid in wrote})
+    if gone:
+        for start, end in ranges:
+            for k in range(start - first, end - first + 1):
+                if not moved[k] and lines[k].session is None and lines[k].commit is not None:
+                    moved[k] = True
+        more.update(dict.fromkeys(gone, True))
+    if not any(moved):
+        return
+    load_writes(conn, more, {fingerprint(ln.text) for ln in lines}, into=writes)
+    attribute(
+        conn,
+        lines,
+        evidence,
+        writes,
+        {**paths, **more},
+        rev_time,
+        str(root),
+        version.commit,
+        only=moved,
+    )
+    _keep_blocks(lines, moved)
+    for k, ln in enumerate(lines):
+        if moved[k] and ln.session is not None and ln.confidence is not None:
+            ln.confidence = round(ln.confidence * 0.9, 2)  # moved: less certain than in place
+
+
+def _keep_blocks(lines: list[LineAttribution], moved: list[bool]) -> None:
+    """A session keeps the lines it was given as moved here only where at least
+    ``MOVED_BLOCK`` different lines of its own moved here: one ``import re`` that
+    arrived with a person's new code is a line that happens to recur."""
+    texts: dict[str, set[str]] = {}
+    for k, ln in enumerate(lines):
+        if moved[k] and ln.session is not None and ln.via == "index" and not is_trivial(ln.text):
+            texts.setdefault(ln.session, set()).add(ln.text.strip())
+    for k, ln in enumerate(lines):
+        if moved[k] and ln.via == "index" and len(texts.get(ln.session or "", ())) < MOVED_BLOCK:
+            ln.session = ln.source = ln.written_at = None
+            ln.confidence = None
+            ln.edit_ord = None
+            ln.via = None
+
+
+def _left_behind(
+    root: Path,
+    rev: str | None,
+    lines: list[LineAttribution],
+    evidence: list[BlameLine | None],
+    ranges: list[list[int]],
+    first: int,
+    elsewhere: dict[int, set[int]],
+    names: dict[int, str],
+    written_at: Callable[[int, int], list[float]],
+) -> dict[int, set[int]]:
+    """Line index -> paths (ids) its text left in the commit that brought it here.
+
+    A line qualifies when it is unmatched, inside a block of such lines, and its
+    text left a file a session wrote it to in the commit that brought it
+    (``evidence``: git blame's, or -C's): the file had it before that commit, or a
+    session wrote it there after the file's last commit (work git never saw
+    there), and the file no longer has it after the commit. At least
+    ``MOVED_BLOCK`` different lines of the block must have left the same file:
+    one ``return NotImplemented`` leaving a file proves nothing. The rest of the
+    block that sessions wrote there, and its blank lines and brackets, go with it.
+    Files are asked of git only where sessions wrote that many different lines
+    of the block there (one ``cat-file --batch`` for every read).
+    """
+    out: dict[int, set[int]] = {}
+    commits: set[str] = set()  # each costs a diff-tree and file reads: a bounded few
+    blobs = _Blobs(root)
+    try:
+        for start, end in ranges:
+            block: list[int] = []
+            written: dict[int, set[str]] = {}
+            for k in range(start - first, end - first + 1):
+                b = evidence[k]
+                ln = lines[k]
+                if ln.session is not None or b is None or b.commit is None:
+                    continue
+                block.append(k)
+                if not is_trivial(ln.text):
+                    for pid in elsewhere.get(fingerprint(ln.text), ()):
+                        written.setdefault(pid, set()).add(ln.text.strip())
+            asked = {pid for pid, texts in written.items() if len(texts) >= MOVED_BLOCK}
+            left: dict[int, set[int]] = {}
+            for k in block if asked else ():
+                b = evidence[k]
+                assert b is not None and b.commit is not None
+                if is_trivial(lines[k].text):
+                    continue
+                if b.commit not in commits:
+                    if len(commits) >= LEFT_BEHIND_COMMITS:
+                        continue
+                    commits.add(b.commit)
+                fp = fingerprint(lines[k].text)
+                for pid in asked & elsewhere.get(fp, set()):
+                    stripped = lines[k].text.strip()
+                    if _text_left(
+                        root, blobs, rev, b, names[pid], stripped, partial(written_at, pid, fp)
+                    ):
+                        left.setdefault(pid, set()).add(k)
+            sources = {
+                pid
+                for pid, ks in left.items()
+                if len({lines[k].text.strip() for k in ks}) >= MOVED_BLOCK
+            }
+            if not sources:
+                continue
+            for k in block:
+                if is_trivial(lines[k].text):
+                    out[k] = sources
+                    continue
+                # a line of the block also found elsewhere in the file it left
+                # (``return None``) went with the block
+                got = sources & elsewhere.get(fingerprint(lines[k].text), set())
+                if got:
+                    out[k] = got
+    finally:
+        blobs.close()
+    return out
+
+
+def _renamed_to(root: Path, commit: str, path: str) -> set[str]:
+    """The paths ``commit`` renamed to ``path`` (as git's rename detection sees it)."""
+    return {
+        before
+        for before, (status, after) in _touched(root, commit).items()
+        if status == "R" and after == path
+    }
+
+
+def _text_left(
+    root: Path,
+    blobs: _Blobs,
+    rev: str | None,
+    b: BlameLine,
+    path: str,
+    stripped: str,
+    written_at: Callable[[], list[float]],
+) -> bool:
+    """Whether the text ``stripped`` (at any indent) left ``path`` in commit ``b.commit``
+    (which brought it to ``b.orig_path``): not in the file after the commit, and in it
+    before, or written there by a session since the file's last commit.
+
+    A file git saw renamed to this one is not a source: blame followed that
+    rename, and the lines it gives this commit are the ones it rewrote. Nor is a
+    file the commit deleted, then: what git missed is a rename, and it saw one.
+    """
+    commit = b.commit
+    here = b.orig_path or ""
+    if commit is None or path == here:
+        return False
+    # The cheap questions first, from one log of the path: did the commit delete
+    # it (with the text in it), or did a session write the text there since the
+    # path's last commit (work git never saw there)? A text that left a file the
+    # commit only changed is git blame -C's to find (reading that file before
+    # every such commit cost deja stats on click 7 % for 12 more lines of 5,653
+    # and 5 more wrong on packaging's history).
+    log = _path_log(root, rev, path)
+    deleted = any(sha == commit and status == "D" for sha, _, status in log)
+    if not (deleted and _has_line(blobs, commit + "^", path, stripped)):
+        until = (b.commit_time or 0) + CLOCK_SKEW
+        since = max(
+            (t for sha, t, _ in log if t <= (b.commit_time or 0) and sha != commit), default=0
+        )
+        if not any(since < at <= until for at in written_at()):
+            return False
+    if path in _renamed_to(root, commit, here):
+        return False
+    status, now = _touched(root, commit).get(path, (None, path))
+    if now is None and _renamed_to(root, commit, here):
+        return False  # deleted, but git saw another file renamed to this one: not its source
+    # still there (or there under its new name): a copy, not a move
+    return now is None or not _has_line(blobs, commit, now, stripped)
+
+
+class _Blobs(CatFile):
+    """Files at commits, read through one ``cat-file --batch`` and kept for one
+    file's answer (then dropped: ``deja stats`` asks this for every file, and
+    each would keep versions of the others)."""
+
+    def __init__(self, root: str | Path) -> None:
+        super().__init__(root)
+        self.data: dict[tuple[str, str], bytes] = {}
+        self.lines: dict[tuple[str, str], frozenset[str]] = {}
+
+
+def _has_line(blobs: _Blobs, rev: str, path: str, stripped: str) -> bool:
+    """Whether the file at ``rev`` has a line of text ``stripped`` (at any indent)."""
+    key = (rev, path)
+    data = blobs.data.get(key)
+    if data is None:
+        data = blobs.data[key] = blobs.read(f"{rev}:{path}") or b""
+    if stripped.encode("utf-8", "surrogateescape") not in data:
+        return False  # most texts: one search of the bytes, no lines made
+    lines = blobs.lines.get(key)
+    if lines is None:
+        lines = blobs.lines[key] = frozenset(
+            t.strip() for t in data.decode("utf-8", "replace").splitlines()
+        )
+    return stripped in lines
+
+
+def _path_log(root: Path, rev: str | None, path: str) -> list[tuple[str, int, str]]:
+    """(commit, time, status of the path) for every commit up to ``rev`` (None: HEAD,
+    which moves, so that log is not kept) that touched the path, renames as a
+    deletion and an addition."""
+    key = (str(root), rev or "", path)
+    log = _PATH_LOG.get(key) if rev is not None else None
+    if log is None:
+        proc = try_git(
+            root,
+            ["log", "--format=>%H %ct", "--name-status", "--no-renames", rev or "HEAD", "--", path],
+        )
+        log = []
+        if proc is not None and proc.returncode == 0:
+            sha, when = "", 0
+            for row in proc.stdout.decode("utf-8", "replace").splitlines():
+                if row.startswith(">"):
+                    sha, _, ct = row[1:].partition(" ")
+                    when = int(ct) if ct.isdigit() else 0
+                elif row and sha:
+                    log.append((sha, when, row[:1]))
+        if rev is not None:
+            _PATH_LOG[key] = log
+    return log
+
+
+def _touched(root: Path, commit: str) -> dict[str, tuple[str, str | None]]:
+    """Path before ``commit`` -> (status letter, its path after: None when deleted)
+    for what the commit changed, renames as git's rename detection sees them."""
+    got = _TOUCHED.get((str(root), commit))
+    if got is None:
+        got = _touched_many(root, [commit]).get(commit, {})
+    return got
+
+
+def _touched_many(root: Path, commits: list[str]) -> dict[str, dict[str, tuple[str, str | None]]]:
+    """``_touched`` of several commits, from one ``git diff-tree --stdin`` for those
+    not known yet (each commit's output starts with its id)."""
+    out = {c: _TOUCHED[(str(root), c)] for c in commits if (str(root), c) in _TOUCHED}
+    wanted = [c for c in dict.fromkeys(commits) if c not in out]
+    if not wanted:
+        return out
+    proc = try_git(
+        root,
+        ["diff-tree", "--stdin", "-r", "--root", "-M", "--name-status", "-z"],
+        input="".join(c + "\n" for c in wanted).encode(),
+    )
+    found: dict[str, dict[str, tuple[str, str | None]]] = {c: {} for c in wanted}
+    if proc is not None and proc.returncode == 0:
+        fields = [f.decode("utf-8", "surrogateescape") for f in proc.stdout.split(b"\0")]
+        current: dict[str, tuple[str, str | None]] | None = None
+        k = 0
+        while k < len(fields):
+            field = fields[k].strip("\n")
+            if field in found:
+                current = found[field]
+                k += 1
+                continue
+            status = field[:1]
+            if current is None or not status or k + 1 >= len(fields):
+                k += 1
+                continue
+            if status in ("R", "C") and k + 2 < len(fields):
+                current[fields[k + 1]] = (status, fields[k + 2])
+                k += 3
+                continue
+            current[fields[k + 1]] = (status, None if status == "D" else fields[k + 1])
+            k += 2
+        for c, got in found.items():
+            _TOUCHED[(str(root), c)] = got
+    out.update(found)
+    return out
+
+
+# commits never change: what each touched, and a path's log up to one
+_TOUCHED: dict[tuple[str, str], dict[str, tuple[str, str | None]]] = {}
+_PATH_LOG: dict[tuple[str, str, str], list[tuple[str, int, str]]] = {}
+
+
+def _written_elsewhere(
+    conn: sqlite3.Connection, root: str, skip: set[int], fps: set[int]
+) -> tuple[dict[int, set[int]], dict[int, str]]:
+    """Which of ``fps`` some session wrote to another file under ``root``: fp -> path
+    ids, and those paths relative to ``root``."""
+    found: dict[int, set[int]] = {}
+    names: dict[int, str] = {}
+    for pid, path in Q.paths_under(conn, root):
+        if pid in skip:
+            continue
+        names[pid] = path[len(root) + 1 :]
+        for fp in Q.fingerprints_written(conn, pid, fps):
+            found.setdefault(fp, set()).add(pid)
+    return found, names
+
+
+def _paths_git_lacks(root: Path, commit: str | None, names: dict[int, str]) -> set[int]:
+    """Of these paths (relative to ``root``), those no commit up to ``commit`` (HEAD
+    for the working tree) ever had: written by a session, renamed before git saw it."""
+    rel = {path: pid for pid, path in names.items()}
+    if not rel:
+        return set()
+    key = (str(root), commit or "HEAD", frozenset(rel))
+    gone = _LACKS.get(key)
+    if gone is None:
+        proc = run_git(
+            root,
+            ["log", "--format=", "--name-only", "-z", "--no-renames", commit or "HEAD", "--", *rel],
+            check=False,
+        )
+        if proc.returncode != 0:
+            return set()
+        had = {p.decode("utf-8", "surrogateescape").strip("\n") for p in proc.stdout.split(b"\0")}
+        gone = frozenset(path for path in rel if path not in had)
+        if commit is not None:  # HEAD moves; a commit's history does not
+            _LACKS[key] = gone
+    return {rel[path] for path in gone}
+
+
+# (root, commit, paths) -> the paths no commit up to it had: ``deja stats`` asks
+# the same of every file of a tree
+_LACKS: dict[tuple[str, str, frozenset[str]], frozenset[str]] = {}
