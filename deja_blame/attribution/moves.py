@@ -120,9 +120,29 @@ def follow_moves(
     left = _left_behind(
         root, version.commit, lines, evidence, ranges, first, elsewhere, names, written_at
     )
+    renamed: dict[str, set[int]] = {}  # commit -> files it deleted that moved here
+    texts_here = {ln.text.strip() for ln in lines if not is_trivial(ln.text)}
     for k, pids in left.items():
         moved[k] = True
         more.update(dict.fromkeys((pid for pid in pids if pid not in paths), True))
+        brought = evidence[k]
+        if brought is None or brought.commit is None:
+            continue
+        for pid in pids:
+            if brought.commit in renamed and pid in renamed[brought.commit]:
+                continue
+            if _deleted_in(root, version.commit, names[pid], brought.commit) and _mostly_here(
+                root, brought.commit, names[pid], texts_here
+            ):
+                renamed.setdefault(brought.commit, set()).add(pid)
+    # A file that left whole and is mostly here (a rename git missed: the same
+    # commit rewrote much of it): every line that commit brought here may be its,
+    # not only the blocks found (a lone docstring line, a blank). A new module
+    # that took some blocks of a deleted one is not that module: only the blocks.
+    for k, ln in enumerate(lines):
+        brought = evidence[k]
+        if not moved[k] and ln.session is None and brought is not None:
+            moved[k] = brought.commit in renamed
     # A file a session wrote that the person renamed before the first commit: git
     # never had the session's path, so neither blame nor -C can point at it.
     wrote = {pid for pids in elsewhere.values() for pid in pids} - set(more)
@@ -285,7 +305,7 @@ def _text_left(
     # every such commit cost deja stats on click 7 % for 12 more lines of 5,653
     # and 5 more wrong on packaging's history).
     log = _path_log(root, rev, path)
-    deleted = any(sha == commit and status == "D" for sha, _, status in log)
+    deleted = _deleted_in(root, rev, path, commit)
     if not (deleted and _has_line(blobs, commit + "^", path, stripped)):
         until = (b.commit_time or 0) + CLOCK_SKEW
         since = max(
@@ -327,6 +347,24 @@ def _has_line(blobs: _Blobs, rev: str, path: str, stripped: str) -> bool:
             t.strip() for t in data.decode("utf-8", "replace").splitlines()
         )
     return stripped in lines
+
+
+RENAMED_SHARE = 0.5  # of a deleted file's lines found here: this file is that one
+
+
+def _mostly_here(root: Path, commit: str, path: str, texts_here: set[str]) -> bool:
+    """Whether most different lines ``path`` had before ``commit`` are in this file."""
+    proc = try_git(root, ["cat-file", "blob", f"{commit}^:{path}"])
+    if proc is None or proc.returncode != 0:
+        return False
+    before = {
+        t.strip() for t in proc.stdout.decode("utf-8", "replace").splitlines() if not is_trivial(t)
+    }
+    return bool(before) and len(before & texts_here) >= RENAMED_SHARE * len(before)
+
+
+def _deleted_in(root: Path, rev: str | None, path: str, commit: str) -> bool:
+    return any(sha == commit and status == "D" for sha, _, status in _path_log(root, rev, path))
 
 
 def _path_log(root: Path, rev: str | None, path: str) -> list[tuple[str, int, str]]:
