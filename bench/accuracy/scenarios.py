@@ -531,16 +531,21 @@ def moved_to_another_file(sim: Sim, small: bool) -> None:
     sim.advance(10 * MINUTE)
     sim.commit("Refunds")
     sim.advance(HOUR)
+    _move_refund(sim)
+    sim.commit("Move refund() to its module")
+    sim.expect("orders/refunds.py")
+    sim.expect(SERVICE)
+
+
+def _move_refund(sim: Sim) -> None:
+    """The person cuts refund() (with its blank lines) and pastes it into refunds.py."""
     lines = sim.files[SERVICE]
-    start, end = sim._find_lines(SERVICE, C.REFUND_FUNC[1:])  # with its blank lines
+    start, end = sim._find_lines(SERVICE, C.REFUND_FUNC[1:])
     moved = lines[start:end]
     sim.files[SERVICE] = lines[:start] + lines[end:]
     sim.files["orders/refunds.py"] = sim.files["orders/refunds.py"] + moved
     for path in (SERVICE, "orders/refunds.py"):
         (sim.repo / path).write_text(sim.read(path), encoding="utf-8")
-    sim.commit("Move refund() to its module")
-    sim.expect("orders/refunds.py")
-    sim.expect(SERVICE)
 
 
 @scenario("the person adds blank lines and brackets next to an agent's code later")
@@ -711,14 +716,7 @@ def moved_before_commit(sim: Sim, small: bool) -> None:
     s = sim.session("refunds", "Add refund() to the service.")
     s.replace(SERVICE, "    return 0", "    return 0" + C.REFUND_FUNC)
     sim.advance(10 * MINUTE)
-    # git never sees the function where the session wrote it
-    lines = sim.files[SERVICE]
-    start, end = sim._find_lines(SERVICE, C.REFUND_FUNC[1:])
-    moved = lines[start:end]
-    sim.files[SERVICE] = lines[:start] + lines[end:]
-    sim.files["orders/refunds.py"] = sim.files["orders/refunds.py"] + moved
-    for path in (SERVICE, "orders/refunds.py"):
-        (sim.repo / path).write_text(sim.read(path), encoding="utf-8")
+    _move_refund(sim)  # git never sees the function where the session wrote it
     sim.commit("Refunds, in their own module")
     sim.expect("orders/refunds.py")
     sim.expect(SERVICE)
