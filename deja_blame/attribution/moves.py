@@ -112,8 +112,8 @@ def follow_moves(
     # where the session wrote it: a rename git did not see as one (the person
     # moved the file and the release changed half of it), or a session's new
     # function the person moved before committing. Neither blame nor -C can
-    # point at it; the commit deleting that file, or taking the text out of it,
-    # can.
+    # point at it; that the commit deleted the file, or that a session wrote the
+    # text there after the file's last commit, can.
     def written_at(pid: int, fp: int) -> list[float]:
         return [r[5] for r in Q.line_writes(conn, pid, [fp]) if r[5] is not None and not r[6]]
 
