@@ -34,8 +34,9 @@ from deja_blame.index.fingerprint import fingerprint, is_trivial, normalise_line
 
 CLOCK_SKEW = 120.0  # seconds a transcript clock may run ahead of git's
 # A run of this many lines is strong evidence of place: among writes with runs at
-# least this long the latest wins (a later session re-wrote a block an earlier
-# one wrote whole); shorter runs are weighed by their length first.
+# least this long made in the line's commit window the latest wins (a later
+# session re-wrote a block an earlier one wrote whole); shorter runs, and older
+# writes, are weighed by their length first.
 STRONG_RUN = 3
 _SPAN = 1 << 32  # more lines than a file has: (run, distance) as one number
 BLANK_FP = fingerprint("")
@@ -231,7 +232,7 @@ def match_lines(
     ``position(key)`` is where the write landed in the session's file (0-based):
     where the file holds one text several times, a write goes first to the copy
     nearest that place, shifted as the write's edit (or session) shifted in the
-    file since (``_offsets``).
+    file since (``_distances``).
 
     Cost: the writes of each non-trivial line's text (one per group of identical
     edits), plus the runs through them. Trivial lines (blank, ``)``) are never
@@ -302,7 +303,8 @@ def match_lines(
     # copy left behind when a block moved). Strongest evidence is served first:
     # the longest run up to STRONG_RUN lines, then the latest write (a later
     # session that re-wrote part of a block beats the longer run of the one that
-    # wrote it whole), then the longer run, then the copy nearest the write's place. Of a group of identical edits a line is offered only as
+    # wrote it whole), then the longer run, then the copy nearest the write's
+    # place (``rank_of``). Of a group of identical edits a line is offered only as
     # many as there are lines with its text: the others could never reach it.
     # Served from a heap: one entry per (line, run), holding the best twin still
     # free; a twin another line took gives way to the next one, which sorts after
