@@ -282,7 +282,7 @@ class Replay:
             for (text, owner), n in (Counter(old) - now).items():
                 if owner == PERSON:
                     continue
-                if text.strip() and len(normalise(text)) > 3:
+                if _solid(text):
                     left.setdefault(normalise(text), []).extend([owner] * n)
                     self._left_from.setdefault(normalise(text), set()).add(path)
                 else:
@@ -304,9 +304,9 @@ class Replay:
             # a person's blank line or bracket between two lines moved from the same
             # writer moved with them (as many as that writer's left their file)
             for i, x in enumerate(lines):
-                norm = normalise(x.text)
-                if x.owner != PERSON or (x.text.strip() and len(norm) > 3):
+                if x.owner != PERSON or _solid(x.text):
                     continue
+                norm = normalise(x.text)
                 up = next((j for j in range(i - 1, -1, -1) if _solid(lines[j].text)), None)
                 down = next((j for j in range(i + 1, len(lines)) if _solid(lines[j].text)), None)
                 if up is None or down is None or up not in moved or down not in moved:

@@ -521,14 +521,19 @@ def person_retypes_deleted_code(sim: Sim, small: bool) -> None:
     sim.expect(SERVICE)
 
 
-@scenario("the person moves an agent's function to another file")
-def moved_to_another_file(sim: Sim, small: bool) -> None:
+def _refund_written(sim: Sim) -> None:
+    """A refunds module of the person's; a session adds refund() to the service."""
     _service_base(sim)
     sim.person_write("orders/refunds.py", '"""Refunds."""\n')
     sim.commit("A module for refunds")
     s = sim.session("refunds", "Add refund() to the service.")
     s.replace(SERVICE, "    return 0", "    return 0" + C.REFUND_FUNC)
     sim.advance(10 * MINUTE)
+
+
+@scenario("the person moves an agent's function to another file")
+def moved_to_another_file(sim: Sim, small: bool) -> None:
+    _refund_written(sim)
     sim.commit("Refunds")
     sim.advance(HOUR)
     _move_refund(sim)
@@ -710,12 +715,7 @@ def formatter_splits_calls(sim: Sim, small: bool) -> None:
 
 @scenario("a session adds a function; the person moves it to another module before committing")
 def moved_before_commit(sim: Sim, small: bool) -> None:
-    _service_base(sim)
-    sim.person_write("orders/refunds.py", '"""Refunds."""\n')
-    sim.commit("A module for refunds")
-    s = sim.session("refunds", "Add refund() to the service.")
-    s.replace(SERVICE, "    return 0", "    return 0" + C.REFUND_FUNC)
-    sim.advance(10 * MINUTE)
+    _refund_written(sim)
     _move_refund(sim)  # git never sees the function where the session wrote it
     sim.commit("Refunds, in their own module")
     sim.expect("orders/refunds.py")

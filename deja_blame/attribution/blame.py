@@ -13,17 +13,19 @@ import hashlib
 import sqlite3
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 
 from deja_blame.attribution import blame_options, cache
 from deja_blame.attribution.blame_engine import BlameLine, start_blame
 from deja_blame.attribution.matcher import (
+    Key,
     WriteSet,
     candidate_paths,
     load_writes,
@@ -50,6 +52,7 @@ if TYPE_CHECKING:
     import pygit2
 
 CACHE_ENTRIES = 2000
+T = TypeVar("T")
 
 # (commit sha, original path, original line) -> (session id, confidence, written
 # at in epoch seconds or None) or None
@@ -493,23 +496,9 @@ def _attribute_from_index(
     def has_exact(sid: int) -> bool:
         return session_edited_paths(conn, sid, exact_ids)
 
-    added: dict[tuple[int, int], list[str]] = {}
-
-    def written_text(key: tuple[int, int, int]) -> str | None:
-        edit = (key[0], key[1])
-        if edit not in added:
-            added[edit] = Q.edit_added_lines(conn, *edit)
-        lines = added[edit]
-        return lines[key[2]] if 0 <= key[2] < len(lines) else None
-
-    places: dict[tuple[int, int], list[int | None]] = {}
-
-    def position(key: tuple[int, int, int]) -> int | None:
-        edit = (key[0], key[1])
-        if edit not in places:
-            places[edit] = Q.edit_positions(conn, *edit)
-        got = places[edit]
-        return got[key[2]] if 0 <= key[2] < len(got) else None
+    # a write's exact text, and where it landed: read once per edit
+    written_text = _per_write(partial(Q.edit_added_lines, conn))
+    position = _per_write(partial(Q.edit_positions, conn))
 
     def same_project(sid: int) -> bool | None:
         project = Q.session_project(conn, sid)
@@ -562,6 +551,21 @@ def _attribute_from_index(
         ln.written_at = when[m.at]
         ln.edit_ord = m.edit_ord
         ln.via = "index"
+
+
+def _per_write(load: Callable[[int, int], Sequence[T]]) -> Callable[[Key], T | None]:
+    """``load(sid, edit)`` gives a value per line the edit added: the value of one
+    write (sid, edit, index), each edit loaded once."""
+    loaded: dict[tuple[int, int], Sequence[T]] = {}
+
+    def get(key: Key) -> T | None:
+        edit = (key[0], key[1])
+        got = loaded.get(edit)
+        if got is None:
+            got = loaded[edit] = load(*edit)
+        return got[key[2]] if 0 <= key[2] < len(got) else None
+
+    return get
 
 
 def session_final_fingerprints(conn: sqlite3.Connection, sid: int, path_ids: list[int]) -> set[int]:

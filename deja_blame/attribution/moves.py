@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from deja_blame.attribution.blame_engine import BlameLine, blame_copies
 from deja_blame.attribution.matcher import CLOCK_SKEW, WriteSet, candidate_paths, load_writes
+from deja_blame.attribution.window import has_line
 from deja_blame.gitutil import CatFile, FileVersion, run_git, try_git
 from deja_blame.index import queries as Q
 from deja_blame.index.fingerprint import fingerprint, is_trivial
@@ -117,24 +118,38 @@ def follow_moves(
     def written_at(pid: int, fp: int) -> list[float]:
         return [r[5] for r in Q.line_writes(conn, pid, [fp]) if r[5] is not None and not r[6]]
 
-    left = _left_behind(
-        root, version.commit, lines, evidence, ranges, first, elsewhere, names, written_at
-    )
-    renamed: dict[str, set[int]] = {}  # commit -> files it deleted that moved here
-    texts_here = {ln.text.strip() for ln in lines if not is_trivial(ln.text)}
-    for k, pids in left.items():
-        moved[k] = True
-        more.update(dict.fromkeys((pid for pid in pids if pid not in paths), True))
-        brought = evidence[k]
-        if brought is None or brought.commit is None:
-            continue
-        for pid in pids:
-            if brought.commit in renamed and pid in renamed[brought.commit]:
+    blobs = _Blobs(root)  # the files at commits these questions read, one cat-file
+    try:
+        left = _left_behind(
+            root,
+            blobs,
+            version.commit,
+            lines,
+            evidence,
+            ranges,
+            first,
+            elsewhere,
+            names,
+            written_at,
+        )
+        renamed: dict[str, set[int]] = {}  # commit -> files it deleted that moved here
+        texts_here = {ln.text.strip() for ln in lines if not is_trivial(ln.text)}
+        for k, pids in left.items():
+            moved[k] = True
+            more.update(dict.fromkeys((pid for pid in pids if pid not in paths), True))
+            brought = evidence[k]
+            if brought is None or brought.commit is None:
                 continue
-            if _deleted_in(root, version.commit, names[pid], brought.commit) and _mostly_here(
-                root, brought.commit, names[pid], texts_here
-            ):
-                renamed.setdefault(brought.commit, set()).add(pid)
+            for pid in pids:
+                if brought.commit in renamed and pid in renamed[brought.commit]:
+                    continue
+                log = _path_log(root, version.commit, names[pid])
+                if _deleted_in(log, brought.commit) and _mostly_here(
+                    blobs, brought.commit, names[pid], texts_here
+                ):
+                    renamed.setdefault(brought.commit, set()).add(pid)
+    finally:
+        blobs.close()
     # A file that left whole and is mostly here (a rename git missed: the same
     # commit rewrote much of it): every line that commit brought here may be its,
     # not only the blocks found (a lone docstring line, a blank). A new module
@@ -191,6 +206,7 @@ def _keep_blocks(lines: list[LineAttribution], moved: list[bool]) -> None:
 
 def _left_behind(
     root: Path,
+    blobs: _Blobs,
     rev: str | None,
     lines: list[LineAttribution],
     evidence: list[BlameLine | None],
@@ -215,56 +231,52 @@ def _left_behind(
     """
     out: dict[int, set[int]] = {}
     commits: set[str] = set()  # each costs a diff-tree and file reads: a bounded few
-    blobs = _Blobs(root)
-    try:
-        for start, end in ranges:
-            block: list[int] = []
-            written: dict[int, set[str]] = {}
-            for k in range(start - first, end - first + 1):
-                b = evidence[k]
-                ln = lines[k]
-                if ln.session is not None or b is None or b.commit is None:
-                    continue
-                block.append(k)
-                if not is_trivial(ln.text):
-                    for pid in elsewhere.get(fingerprint(ln.text), ()):
-                        written.setdefault(pid, set()).add(ln.text.strip())
-            asked = {pid for pid, texts in written.items() if len(texts) >= MOVED_BLOCK}
-            left: dict[int, set[int]] = {}
-            for k in block if asked else ():
-                b = evidence[k]
-                assert b is not None and b.commit is not None
-                if is_trivial(lines[k].text):
-                    continue
-                if b.commit not in commits:
-                    if len(commits) >= LEFT_BEHIND_COMMITS:
-                        continue
-                    commits.add(b.commit)
-                fp = fingerprint(lines[k].text)
-                for pid in asked & elsewhere.get(fp, set()):
-                    stripped = lines[k].text.strip()
-                    if _text_left(
-                        root, blobs, rev, b, names[pid], stripped, partial(written_at, pid, fp)
-                    ):
-                        left.setdefault(pid, set()).add(k)
-            sources = {
-                pid
-                for pid, ks in left.items()
-                if len({lines[k].text.strip() for k in ks}) >= MOVED_BLOCK
-            }
-            if not sources:
+    for start, end in ranges:
+        block: list[int] = []
+        written: dict[int, set[str]] = {}
+        for k in range(start - first, end - first + 1):
+            b = evidence[k]
+            ln = lines[k]
+            if ln.session is not None or b is None or b.commit is None:
                 continue
-            for k in block:
-                if is_trivial(lines[k].text):
-                    out[k] = sources
+            block.append(k)
+            if not is_trivial(ln.text):
+                for pid in elsewhere.get(fingerprint(ln.text), ()):
+                    written.setdefault(pid, set()).add(ln.text.strip())
+        asked = {pid for pid, texts in written.items() if len(texts) >= MOVED_BLOCK}
+        left: dict[int, set[int]] = {}
+        for k in block if asked else ():
+            b = evidence[k]
+            assert b is not None and b.commit is not None
+            if is_trivial(lines[k].text):
+                continue
+            if b.commit not in commits:
+                if len(commits) >= LEFT_BEHIND_COMMITS:
                     continue
-                # a line of the block also found elsewhere in the file it left
-                # (``return None``) went with the block
-                got = sources & elsewhere.get(fingerprint(lines[k].text), set())
-                if got:
-                    out[k] = got
-    finally:
-        blobs.close()
+                commits.add(b.commit)
+            fp = fingerprint(lines[k].text)
+            for pid in asked & elsewhere.get(fp, set()):
+                stripped = lines[k].text.strip()
+                if _text_left(
+                    root, blobs, rev, b, names[pid], stripped, partial(written_at, pid, fp)
+                ):
+                    left.setdefault(pid, set()).add(k)
+        sources = {
+            pid
+            for pid, ks in left.items()
+            if len({lines[k].text.strip() for k in ks}) >= MOVED_BLOCK
+        }
+        if not sources:
+            continue
+        for k in block:
+            if is_trivial(lines[k].text):
+                out[k] = sources
+                continue
+            # a line of the block also found elsewhere in the file it left
+            # (``return None``) went with the block
+            got = sources & elsewhere.get(fingerprint(lines[k].text), set())
+            if got:
+                out[k] = got
     return out
 
 
@@ -305,8 +317,8 @@ def _text_left(
     # every such commit cost deja stats on click 7 % for 12 more lines of 5,653
     # and 5 more wrong on packaging's history).
     log = _path_log(root, rev, path)
-    deleted = _deleted_in(root, rev, path, commit)
-    if not (deleted and _has_line(blobs, commit + "^", path, stripped)):
+    deleted = _deleted_in(log, commit)
+    if not (deleted and has_line(blobs.text(commit + "^", path), stripped, exact=False)):
         until = (b.commit_time or 0) + CLOCK_SKEW
         since = max(
             (t for sha, t, _ in log if t <= (b.commit_time or 0) and sha != commit), default=0
@@ -319,7 +331,7 @@ def _text_left(
     if now is None and _renamed_to(root, commit, here):
         return False  # deleted, but git saw another file renamed to this one: not its source
     # still there (or there under its new name): a copy, not a move
-    return now is None or not _has_line(blobs, commit, now, stripped)
+    return now is None or not has_line(blobs.text(commit, now), stripped, exact=False)
 
 
 class _Blobs(CatFile):
@@ -329,42 +341,29 @@ class _Blobs(CatFile):
 
     def __init__(self, root: str | Path) -> None:
         super().__init__(root)
-        self.data: dict[tuple[str, str], bytes] = {}
-        self.lines: dict[tuple[str, str], frozenset[str]] = {}
+        self.texts: dict[tuple[str, str], str] = {}
 
-
-def _has_line(blobs: _Blobs, rev: str, path: str, stripped: str) -> bool:
-    """Whether the file at ``rev`` has a line of text ``stripped`` (at any indent)."""
-    key = (rev, path)
-    data = blobs.data.get(key)
-    if data is None:
-        data = blobs.data[key] = blobs.read(f"{rev}:{path}") or b""
-    if stripped.encode("utf-8", "surrogateescape") not in data:
-        return False  # most texts: one search of the bytes, no lines made
-    lines = blobs.lines.get(key)
-    if lines is None:
-        lines = blobs.lines[key] = frozenset(
-            t.strip() for t in data.decode("utf-8", "replace").splitlines()
-        )
-    return stripped in lines
+    def text(self, rev: str, path: str) -> str:
+        """The file's text at ``rev``; empty where it has no such file."""
+        got = self.texts.get((rev, path))
+        if got is None:
+            data = self.read(f"{rev}:{path}") or b""
+            got = self.texts[(rev, path)] = data.decode("utf-8", "replace")
+        return got
 
 
 RENAMED_SHARE = 0.5  # of a deleted file's lines found here: this file is that one
 
 
-def _mostly_here(root: Path, commit: str, path: str, texts_here: set[str]) -> bool:
+def _mostly_here(blobs: _Blobs, commit: str, path: str, texts_here: set[str]) -> bool:
     """Whether most different lines ``path`` had before ``commit`` are in this file."""
-    proc = try_git(root, ["cat-file", "blob", f"{commit}^:{path}"])
-    if proc is None or proc.returncode != 0:
-        return False
-    before = {
-        t.strip() for t in proc.stdout.decode("utf-8", "replace").splitlines() if not is_trivial(t)
-    }
+    before = {t.strip() for t in blobs.text(commit + "^", path).splitlines() if not is_trivial(t)}
     return bool(before) and len(before & texts_here) >= RENAMED_SHARE * len(before)
 
 
-def _deleted_in(root: Path, rev: str | None, path: str, commit: str) -> bool:
-    return any(sha == commit and status == "D" for sha, _, status in _path_log(root, rev, path))
+def _deleted_in(log: list[tuple[str, int, str]], commit: str) -> bool:
+    """Whether ``commit`` deleted the path of ``log`` (``_path_log``)."""
+    return any(sha == commit and status == "D" for sha, _, status in log)
 
 
 def _path_log(root: Path, rev: str | None, path: str) -> list[tuple[str, int, str]]:
@@ -395,49 +394,25 @@ def _path_log(root: Path, rev: str | None, path: str) -> list[tuple[str, int, st
 def _touched(root: Path, commit: str) -> dict[str, tuple[str, str | None]]:
     """Path before ``commit`` -> (status letter, its path after: None when deleted)
     for what the commit changed, renames as git's rename detection sees them."""
-    got = _TOUCHED.get((str(root), commit))
+    key = (str(root), commit)
+    got = _TOUCHED.get(key)
     if got is None:
-        got = _touched_many(root, [commit]).get(commit, {})
+        got = {}
+        proc = try_git(root, ["diff-tree", "-r", "--root", "-M", "--name-status", "-z", commit])
+        if proc is not None and proc.returncode == 0:
+            fields = [f.decode("utf-8", "surrogateescape") for f in proc.stdout.split(b"\0")]
+            # the commit's id comes first
+            k = 1 if fields and len(fields[0]) >= 40 and "\t" not in fields[0] else 0
+            while k + 1 < len(fields):
+                status = fields[k][:1]
+                if status in ("R", "C") and k + 2 < len(fields):
+                    got[fields[k + 1]] = (status, fields[k + 2])
+                    k += 3
+                    continue
+                got[fields[k + 1]] = (status, None if status == "D" else fields[k + 1])
+                k += 2
+        _TOUCHED[key] = got
     return got
-
-
-def _touched_many(root: Path, commits: list[str]) -> dict[str, dict[str, tuple[str, str | None]]]:
-    """``_touched`` of several commits, from one ``git diff-tree --stdin`` for those
-    not known yet (each commit's output starts with its id)."""
-    out = {c: _TOUCHED[(str(root), c)] for c in commits if (str(root), c) in _TOUCHED}
-    wanted = [c for c in dict.fromkeys(commits) if c not in out]
-    if not wanted:
-        return out
-    proc = try_git(
-        root,
-        ["diff-tree", "--stdin", "-r", "--root", "-M", "--name-status", "-z"],
-        input="".join(c + "\n" for c in wanted).encode(),
-    )
-    found: dict[str, dict[str, tuple[str, str | None]]] = {c: {} for c in wanted}
-    if proc is not None and proc.returncode == 0:
-        fields = [f.decode("utf-8", "surrogateescape") for f in proc.stdout.split(b"\0")]
-        current: dict[str, tuple[str, str | None]] | None = None
-        k = 0
-        while k < len(fields):
-            field = fields[k].strip("\n")
-            if field in found:
-                current = found[field]
-                k += 1
-                continue
-            status = field[:1]
-            if current is None or not status or k + 1 >= len(fields):
-                k += 1
-                continue
-            if status in ("R", "C") and k + 2 < len(fields):
-                current[fields[k + 1]] = (status, fields[k + 2])
-                k += 3
-                continue
-            current[fields[k + 1]] = (status, None if status == "D" else fields[k + 1])
-            k += 2
-        for c, got in found.items():
-            _TOUCHED[(str(root), c)] = got
-    out.update(found)
-    return out
 
 
 # commits never change: what each touched, and a path's log up to one

@@ -46,6 +46,30 @@ MAX_VERSIONS = 200
 MAX_VERSION_LINES = 640_000
 
 
+def has_line(content: str, text: str, exact: bool) -> bool:
+    """Whether ``content`` (a file's text) has a line of ``text``: exactly, or at
+    any indent (``exact=False``: ``text`` stripped). A search of the text, not a
+    set of its lines: most versions of a file are asked about a few lines, and
+    building sets of every line of hundreds of versions cost more than the rest
+    of a blame."""
+    if not text.strip():
+        return any((t if exact else t.strip()) == text for t in content.split("\n"))
+    size = len(text)
+    at = content.find(text)
+    while at >= 0:
+        start = content.rfind("\n", 0, at) + 1
+        end = content.find("\n", at + size)
+        end = len(content) if end < 0 else end
+        before, after = content[start:at], content[at + size : end]
+        if exact:
+            if not before and after in ("", "\r"):
+                return True
+        elif not before.strip() and not after.strip():
+            return True
+        at = content.find(text, at + 1)
+    return False
+
+
 class FileHistory:
     """The commits that touched a file (under any of its names), newest first, and
     the file's line fingerprints at any of them (read through one ``git cat-file``)."""
@@ -112,34 +136,12 @@ class FileHistory:
 
     def has_text(self, sha: str, text: str) -> bool:
         """Whether the file at ``sha`` has a line of exactly ``text``."""
-        return self._find_line(sha, text, exact=True)
+        return has_line(self._content(sha), text, exact=True)
 
     def has_stripped(self, sha: str, stripped: str) -> bool:
         """Whether the file at ``sha`` has a line of this text at any indent (what a
         reindent changes; a cheaper test than the white-space-free fingerprint)."""
-        return self._find_line(sha, stripped, exact=False)
-
-    def _find_line(self, sha: str, text: str, exact: bool) -> bool:
-        """A search of the version's text, not a set of its lines: most versions
-        are asked about a few lines, and building sets of every line of hundreds
-        of versions cost more than the rest of a blame."""
-        content = self._content(sha)
-        if not text.strip():
-            return any((t if exact else t.strip()) == text for t in content.split("\n"))
-        size = len(text)
-        at = content.find(text)
-        while at >= 0:
-            start = content.rfind("\n", 0, at) + 1
-            end = content.find("\n", at + size)
-            end = len(content) if end < 0 else end
-            before, after = content[start:at], content[at + size : end]
-            if exact:
-                if not before and after in ("", "\r"):
-                    return True
-            elif not before.strip() and not after.strip():
-                return True
-            at = content.find(text, at + 1)
-        return False
+        return has_line(self._content(sha), stripped, exact=False)
 
     def readable(self, sha: str) -> bool:
         """Whether the file at ``sha`` is read already or may still be (the budget:
