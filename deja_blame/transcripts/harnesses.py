@@ -20,7 +20,7 @@ from deja_blame.errors import DejaError
 from deja_blame.models import SOURCE_ANTIGRAVITY, Session
 from deja_blame.transcripts import claude_code, codex, gemini_cli
 from deja_blame.transcripts import roots as antigravity_roots
-from deja_blame.transcripts.roots import TranscriptFile
+from deja_blame.transcripts.roots import TranscriptFile, roots_named
 
 if TYPE_CHECKING:  # the readers are imported where a transcript is read
     from deja_blame.transcripts.antigravity import ReaderState
@@ -37,7 +37,11 @@ class Harness:
     where: str  # where it looks, for messages
 
     def roots(self, env: Mapping[str, str] | None = None, home: Path | None = None) -> list[Path]:
+        """The roots ``root_env`` names, else the agent's own places (``default_roots``)."""
         env = os.environ if env is None else env
+        override = roots_named(env, self.root_env)
+        if override is not None:
+            return override
         home = home if home is not None else Path(env.get("HOME") or Path.home())
         return self.default_roots(env, home)
 

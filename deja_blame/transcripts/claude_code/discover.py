@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from deja_blame.transcripts.jsonl import decode_line
-from deja_blame.transcripts.roots import TranscriptFile, roots_named
+from deja_blame.transcripts.roots import TranscriptFile
 
 ROOT_ENV = "DEJA_CLAUDE_ROOT"
 AGENT = "claude-code"
@@ -25,9 +25,6 @@ _PEEK_LINES = 5  # an old sub-agent file names its session in its first records
 
 
 def default_roots(env: Mapping[str, str], home: Path) -> list[Path]:
-    override = roots_named(env, ROOT_ENV)
-    if override is not None:
-        return override
     config = env.get("CLAUDE_CONFIG_DIR")
     return [Path(config).expanduser() if config else home / ".claude"]
 

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from deja_blame.transcripts.roots import TranscriptFile, roots_named
+from deja_blame.transcripts.roots import TranscriptFile
 
 ROOT_ENV = "DEJA_CODEX_ROOT"
 AGENT = "codex"
@@ -22,9 +22,6 @@ _UUID_TAIL = re.compile(
 
 
 def default_roots(env: Mapping[str, str], home: Path) -> list[Path]:
-    override = roots_named(env, ROOT_ENV)
-    if override is not None:
-        return override
     codex_home = env.get("CODEX_HOME")
     return [Path(codex_home).expanduser() if codex_home else home / ".codex"]
 

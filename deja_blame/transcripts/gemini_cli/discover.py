@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from deja_blame.transcripts.roots import TranscriptFile, roots_named
+from deja_blame.transcripts.roots import TranscriptFile
 
 ROOT_ENV = "DEJA_GEMINI_ROOT"
 AGENT = "gemini-cli"
@@ -25,9 +25,6 @@ _PEEK_BYTES = 64 * 1024
 
 
 def default_roots(env: Mapping[str, str], home: Path) -> list[Path]:
-    override = roots_named(env, ROOT_ENV)
-    if override is not None:
-        return override
     cli_home = env.get("GEMINI_CLI_HOME")
     return [(Path(cli_home).expanduser() if cli_home else home) / ".gemini"]
 
