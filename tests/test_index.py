@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 import pytest
-from conftest import deja, deja_json, index_with_a_rival, run_deja
+from conftest import FIXTURES, deja, deja_json, index_with_a_rival, run_deja
 
 from deja_blame.index import db as index_db
 from deja_blame.index import ingest, store
@@ -1050,10 +1050,10 @@ def test_long_tool_output_is_kept_in_the_transcript_and_read_back(tmp_path: Path
     )[0]
     expected = parse_doc(path)["messages"][2]["text"]
     assert expected.endswith(output) and full_chars == len(expected)
-    text = store.message_text(text)  # stored compressed, as the agent's long texts are
-    assert len(text) < 1200 and "kept only in the transcript" in text
-    assert text.startswith(expected[: store.EXCERPT_HEAD])
-    assert text.endswith(expected[-store.EXCERPT_TAIL :])
+    assert isinstance(text, str)  # an excerpt, stored as it is (nothing to decompress)
+    assert len(text) < 300 and "kept only in the transcript" in text
+    head, tail = store.LAZY_EXCERPT["tool"]
+    assert text.startswith(expected[:head]) and text.endswith(expected[-tail:])
     raw = path.read_bytes()
     assert orjson.loads(raw[src_offset : src_offset + src_len])["type"] == "RUN_COMMAND"
 
@@ -1071,6 +1071,32 @@ def test_long_tool_output_is_kept_in_the_transcript_and_read_back(tmp_path: Path
     # gone: the excerpt, which says where the rest was
     path.unlink()
     assert show("long")["messages"][2]["text"] == text
+
+
+def test_a_long_agent_message_is_read_back_for_show_and_why(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    path = transcript(root, "talk")
+    plan = "Here is the plan:\n" + "\n".join(f"{k}. change module_{k}.py" for k in range(80))
+    append(path, user(0, "Plan the refactor"), planner(1, plan), user(2, "Go"))
+    index(root)
+
+    db = db_path(tmp_path)
+    ((text, src_offset, full_chars),) = query(
+        db, "SELECT text, src_offset, full_chars FROM messages WHERE role='assistant'"
+    )
+    assert full_chars == len(plan) and src_offset is not None
+    head, tail = store.LAZY_EXCERPT["assistant"]
+    assert len(text) < 300 and text.startswith(plan[:head]) and text.endswith(plan[-tail:])
+    assert show("talk")["messages"][1]["text"] == plan
+    # why reads the agent's words around an edit through the same read-back
+    from deja_blame.index.queries import agent_words_around
+
+    conn = index_db.connect(db)
+    (sid,) = conn.execute("SELECT sid FROM sessions").fetchone()
+    assert agent_words_around(conn, sid, 1) == [(plan, show("talk")["messages"][1]["at"])]
+    path.unlink()  # gone: the excerpt stands
+    assert agent_words_around(conn, sid, 1)[0][0] == text
+    conn.close()
 
 
 def test_short_tool_output_is_stored_whole(tmp_path: Path) -> None:
@@ -1124,6 +1150,62 @@ def test_rows_of_a_schema_2_index_read_as_before(tmp_path: Path) -> None:
     assert query(db, "SELECT value FROM meta WHERE key='schema_version'")[0][0] == str(
         index_db.SCHEMA_VERSION
     )
+
+
+def test_a_schema_6_index_upgrades_with_every_edit_as_it_was(tmp_path: Path) -> None:
+    """0007 folds an edit's removed, added, witness and hunks columns into one value.
+    Every fixture session indexed, its edits put back in the schema-6 columns (the
+    encoding that version wrote), upgraded: ``show --json`` is what it was."""
+    root = tmp_path / "root"
+    for fixture in sorted(FIXTURES.iterdir()):
+        for found in fixture.rglob("transcript*.jsonl"):
+            target = transcript(root, f"{fixture.name}-{found.parent.parent.parent.name}")
+            target.write_bytes(found.read_bytes())
+    index(root)
+    db = db_path(tmp_path)
+    ids = [r[0] for r in query(db, "SELECT session_id FROM sessions ORDER BY session_id")]
+    before = {sid: show(sid) for sid in ids}
+    assert sum(len(doc["edits"]) for doc in before.values()) >= 20
+    assert any(e.get("witness") for doc in before.values() for e in doc["edits"])
+
+    conn = sqlite3.connect(str(db), isolation_level=None)
+    conn.execute(
+        "CREATE TABLE edits_v6 (sid INTEGER NOT NULL, ord INTEGER NOT NULL,"
+        " step INTEGER NOT NULL, path TEXT NOT NULL, tool TEXT NOT NULL, source TEXT NOT NULL,"
+        " removed BLOB NOT NULL, added BLOB NOT NULL, hunks BLOB, witness BLOB,"
+        " truncated INTEGER NOT NULL DEFAULT 0, at TEXT, at_epoch REAL, model TEXT,"
+        " UNIQUE (sid, ord))"
+    )
+    old_rows = []
+    for *head, body, truncated, at_, at_epoch, model in conn.execute(
+        "SELECT sid, ord, step, path, tool, source, body, truncated, at, at_epoch, model"
+        " FROM edits"
+    ):
+        removed, added, witness, hunks = store.load_json(body)
+        old_rows.append(
+            (
+                *head,
+                store.pack(orjson.dumps(removed)),
+                store.pack(orjson.dumps(added)),
+                store.pack(orjson.dumps(hunks)) if hunks else None,
+                store.pack(orjson.dumps(witness)) if witness else None,
+                truncated,
+                at_,
+                at_epoch,
+                model,
+            )
+        )
+    conn.executemany(f"INSERT INTO edits_v6 VALUES ({','.join('?' * 14)})", old_rows)
+    conn.execute("DROP TABLE edits")
+    conn.execute("ALTER TABLE edits_v6 RENAME TO edits")
+    conn.execute("UPDATE meta SET value='6' WHERE key='schema_version'")
+    conn.close()
+
+    proc = deja("show", ids[0], "--json")
+    assert "upgrading the index" in proc.stderr.decode()
+    assert {sid: show(sid) for sid in ids} == before
+    cols = [r[1] for r in query(db, "PRAGMA table_info(edits)")]
+    assert "body" in cols and "added" not in cols
 
 
 def test_first_build_skips_flushes_then_leaves_the_index_flushed(tmp_path: Path) -> None:
@@ -1228,3 +1310,12 @@ def test_locked_index_error_names_the_cause_not_a_wait() -> None:
         == "the index /x/index.db is locked by another process (deja waits up to 30 s for it)"
     )
     assert err.hint and "again" in err.hint
+
+
+def test_fingerprints_of_many_lines_are_each_line_s_fingerprint() -> None:
+    from deja_blame.index import fingerprint as fp_module
+
+    lines = ["", "}", "    return x", "return  x", "\t}", "é = 1", "\ud800 lone", ""] * 3
+    assert fp_module.fingerprints(lines) == [fingerprint(x) for x in lines]
+    fp_module._SEEN.clear()
+    assert fp_module.fingerprints(lines[:3]) == [fingerprint(x) for x in lines[:3]]

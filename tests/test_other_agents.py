@@ -17,6 +17,7 @@ import orjson
 import pytest
 from conftest import REPO_ROOT, commit_env, deja, deja_json, git
 
+from deja_blame.index.store import load_json
 from deja_blame.models import Hunk
 from deja_blame.transcripts.codex.patch import find_patches, parse_patch
 from deja_blame.transcripts.edits import hunks_between, split_by_proposal, unified_hunks
@@ -652,7 +653,7 @@ def test_a_growing_transcript_is_read_on_from_where_it_stopped(tmp_path: Path, a
 
         with sqlite3.connect(env["DEJA_DB"]) as conn:
             (state,) = conn.execute("SELECT state FROM sessions").fetchone()
-        assert orjson.loads(state)["other"]["builder"]["session_id"] == tf.session_id
+        assert load_json(state)["other"]["builder"]["session_id"] == tf.session_id
         target.write_bytes(whole)
         report = deja_json("index", "--json", env=env)
         assert report["updated"] == 1

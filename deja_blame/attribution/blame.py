@@ -46,7 +46,6 @@ from deja_blame.gitutil import (
 )
 from deja_blame.index import queries as Q
 from deja_blame.index.fingerprint import fingerprint, is_trivial
-from deja_blame.index.store import load_json
 
 if TYPE_CHECKING:
     import pygit2
@@ -578,14 +577,14 @@ def session_final_fingerprints(conn: sqlite3.Connection, sid: int, path_ids: lis
 
 
 def _replay(
-    current: set[int], tool: str, removed: bytes | str, added: bytes | str, trivial_too: bool
+    current: set[int], tool: str, removed: list[str], added: list[str], trivial_too: bool
 ) -> None:
     """Apply one of a session's edits of a file to the fingerprints it left there:
     what it added, minus what it removed itself (a write_to_file starts afresh)."""
-    new = {fingerprint(x) for x in load_json(added) if trivial_too or not is_trivial(x)}
+    new = {fingerprint(x) for x in added if trivial_too or not is_trivial(x)}
     if tool == "write_to_file":
         current.clear()
-    current -= {fingerprint(x) for x in load_json(removed)} - new
+    current -= {fingerprint(x) for x in removed} - new
     current |= new
 
 

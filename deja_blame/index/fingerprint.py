@@ -29,6 +29,31 @@ def fingerprint(line: str) -> int:
 _blake2b = hashlib.blake2b
 _from_bytes = int.from_bytes
 
+# Lines repeat (blank ones, closing brackets, a file written again with one change):
+# the index asks for a quarter to a half of its lines' fingerprints more than once.
+_SEEN: dict[str, int] = {}
+_SEEN_MAX = 65_536  # ~10 MB at most; cleared, not evicted one by one
+
+
+def fingerprints(lines: list[str]) -> list[int]:
+    """``[fingerprint(line) for line in lines]``, remembering recent lines' answers."""
+    seen = _SEEN
+    out = []
+    for line in lines:
+        fp = seen.get(line)
+        if fp is None:
+            if len(seen) >= _SEEN_MAX:
+                seen.clear()
+            fp = seen[line] = _from_bytes(
+                _blake2b(
+                    "".join(line.split()).encode("utf-8", "surrogatepass"), digest_size=8
+                ).digest(),
+                "big",
+                signed=True,
+            )
+        out.append(fp)
+    return out
+
 
 def is_trivial(line: str) -> bool:
     """Blank, punctuation only, or too short to be evidence alone (``}``, ``end``, ``pass``)."""

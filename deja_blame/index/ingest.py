@@ -29,6 +29,7 @@ import os
 import sqlite3
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -38,7 +39,15 @@ from typing import Any
 
 from deja_blame.index.db import SYNCHRONOUS, transaction
 from deja_blame.index.source import read_hash, same_bytes
-from deja_blame.index.store import ChunkRows, PathIds, chunk_rows, clear_session_rows, write_rows
+from deja_blame.index.store import (
+    ChunkRows,
+    PathIds,
+    chunk_rows,
+    clear_session_rows,
+    pack,
+    unpack,
+    write_rows,
+)
 from deja_blame.transcripts.antigravity import ReaderState, SessionReader, artifact_dir_for
 from deja_blame.transcripts.builder import BatchReader
 from deja_blame.transcripts.harnesses import resumable_reader
@@ -250,8 +259,9 @@ def _same_stat(tf: TranscriptFile, row: tuple[Any, ...] | None) -> bool:
 def _resume_state(blob: bytes | None) -> ReaderState | None:
     """The stored reader state, or None when it cannot be used (written by another version)."""
     try:
-        return ReaderState.from_bytes(blob)
-    except (TypeError, ValueError):  # orjson.JSONDecodeError is a ValueError
+        data = None if blob is None else unpack(blob)
+        return ReaderState.from_bytes(data.encode() if isinstance(data, str) else data)
+    except (TypeError, ValueError, zlib.error):  # orjson.JSONDecodeError is a ValueError
         return None
 
 
@@ -533,7 +543,7 @@ def _commit(
                 inode,
                 batch.offset,
                 batch.read_hash,
-                batch.state,
+                pack(batch.state),  # unconfirmed writes' content makes some states large
                 state.model,
                 sid,
             ),

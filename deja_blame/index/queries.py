@@ -19,7 +19,13 @@ from typing import Any
 import orjson
 
 from deja_blame.index.db import in_chunks
-from deja_blame.index.store import edit_from_row, load_json, message_text
+from deja_blame.index.store import (
+    EDIT_COLUMNS,
+    edit_from_row,
+    edit_lines,
+    load_json,
+    message_texts,
+)
 from deja_blame.models import Edit
 
 # -- sessions --------------------------------------------------------------------------------
@@ -94,9 +100,9 @@ def count_sessions(conn: sqlite3.Connection) -> int:
 
 def edit_added_lines(conn: sqlite3.Connection, sid: int, edit_ord: int) -> list[str]:
     """The lines one edit added ([] when it is gone or unreadable)."""
-    row = conn.execute("SELECT added FROM edits WHERE sid=? AND ord=?", (sid, edit_ord)).fetchone()
+    row = conn.execute("SELECT body FROM edits WHERE sid=? AND ord=?", (sid, edit_ord)).fetchone()
     try:
-        got = load_json(row[0]) if row is not None else []
+        got = edit_lines(row[0])[1] if row is not None else []
     except (orjson.JSONDecodeError, zlib.error):
         return []
     return got if isinstance(got, list) else []
@@ -107,13 +113,12 @@ def edit_positions(conn: sqlite3.Connection, sid: int, edit_ord: int) -> list[in
     file as the edit left it), from its hunks' ``@@`` positions; None where not
     known. A whole-file write's lines are where they are written."""
     row = conn.execute(
-        "SELECT tool, added, hunks FROM edits WHERE sid=? AND ord=?", (sid, edit_ord)
+        "SELECT tool, body FROM edits WHERE sid=? AND ord=?", (sid, edit_ord)
     ).fetchone()
     if row is None:
         return []
     try:
-        added = load_json(row[1])
-        hunks = load_json(row[2]) if row[2] else None
+        _, added, _, hunks = load_json(row[1])
     except (orjson.JSONDecodeError, zlib.error):
         return []
     if not isinstance(added, list):
@@ -131,25 +136,28 @@ def edit_positions(conn: sqlite3.Connection, sid: int, edit_ord: int) -> list[in
 
 def agent_edits_of_paths(
     conn: sqlite3.Connection, sid: int, path_ids: list[int]
-) -> Iterator[tuple[str, bytes, bytes]]:
+) -> Iterator[tuple[str, list[str], list[str]]]:
     """(tool, removed, added) of the session's own edits of these paths, in order."""
     if not path_ids:
         return
     marks = ",".join("?" * len(path_ids))
-    yield from conn.execute(
-        f"SELECT e.tool, e.removed, e.added FROM edits e JOIN paths p ON p.path = e.path"
+    for tool, body in conn.execute(
+        f"SELECT e.tool, e.body FROM edits e JOIN paths p ON p.path = e.path"
         f" WHERE e.sid=? AND e.source='agent' AND p.path_id IN ({marks}) ORDER BY e.step, e.ord",
         [sid, *path_ids],
-    )
+    ):
+        yield (tool, *edit_lines(body))
 
 
-def agent_edits(conn: sqlite3.Connection, sid: int) -> Iterator[tuple[str, str, bytes, bytes]]:
+def agent_edits(
+    conn: sqlite3.Connection, sid: int
+) -> Iterator[tuple[str, str, list[str], list[str]]]:
     """(path, tool, removed, added) of every edit the session's agent made, in order."""
-    yield from conn.execute(
-        "SELECT path, tool, removed, added FROM edits WHERE sid=? AND source='agent'"
-        " ORDER BY step, ord",
+    for path, tool, body in conn.execute(
+        "SELECT path, tool, body FROM edits WHERE sid=? AND source='agent' ORDER BY step, ord",
         (sid,),
-    )
+    ):
+        yield (path, tool, *edit_lines(body))
 
 
 def edited_any_path(conn: sqlite3.Connection, sid: int, path_ids: list[int]) -> bool:
@@ -175,11 +183,10 @@ class EditAt:
 
 def edit_with_step(conn: sqlite3.Connection, sid: int, edit_ord: int) -> EditAt | None:
     row = conn.execute(
-        "SELECT path, tool, source, removed, added, hunks, witness, truncated, at, ord, model,"
-        " step FROM edits WHERE sid=? AND ord=?",
+        f"SELECT {EDIT_COLUMNS}, step FROM edits WHERE sid=? AND ord=?",
         (sid, edit_ord),
     ).fetchone()
-    return None if row is None else EditAt(edit_from_row(row[:11]), int(row[11]))
+    return None if row is None else EditAt(edit_from_row(row[:-1]), int(row[-1]))
 
 
 def last_request_before(
@@ -198,19 +205,19 @@ def agent_words_around(
     conn: sqlite3.Connection, sid: int, step: int
 ) -> list[tuple[str, str | None]]:
     """(text, at) of the agent's last two messages up to ``step`` and its next one."""
+    cols = "role, text, src_offset, src_len, full_chars, at"
     before = conn.execute(
-        "SELECT text, at FROM messages WHERE sid=? AND role='assistant' AND step<=?"
+        f"SELECT {cols} FROM messages WHERE sid=? AND role='assistant' AND step<=?"
         " ORDER BY step DESC, ord DESC LIMIT 2",
         (sid, step),
     ).fetchall()
     after = conn.execute(
-        "SELECT text, at FROM messages WHERE sid=? AND role='assistant' AND step>?"
+        f"SELECT {cols} FROM messages WHERE sid=? AND role='assistant' AND step>?"
         " ORDER BY step, ord LIMIT 1",
         (sid, step),
     ).fetchall()
-    return [(message_text(t), a) for t, a in reversed(before)] + [
-        (message_text(t), a) for t, a in after
-    ]
+    rows = [*reversed(before), *after]
+    return [(text, r[5]) for r, text in zip(rows, message_texts(conn, sid, rows))]
 
 
 def commands_from(

@@ -1,8 +1,9 @@
 """The transcript behind the index: is it still what was read, and reading lines back.
 
-The index does not copy long tool output (file bodies the agent viewed, command
-output): it keeps an excerpt and the byte span of the transcript line, and
-reads the full text back from there when a session is shown. Whether the file
+The index does not copy the agent's long texts (file bodies it viewed, command
+output, its longer messages): it keeps an excerpt and the byte span of the
+transcript line, and reads the full text back from there when a session is
+shown or a line explained. Whether the file
 is still the one that was indexed is told by the hash the ingest stores with
 its offset: the first and the last ``HEAD_BYTES`` before that offset.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 import hashlib
 from typing import IO
 
-from deja_blame.transcripts.antigravity import tool_output_text
+from deja_blame.transcripts.antigravity import planner_text, tool_output_text
 from deja_blame.transcripts.jsonl import decode_line
 
 HEAD_BYTES = 4096
@@ -50,10 +51,17 @@ def same_bytes(fh: IO[bytes], offset: int, stored: str) -> bool:
     return length.isdigit() and head_hash(fh, int(length)) == stored
 
 
-def read_tool_outputs(
-    transcript: str, offset: int, stored_hash: str | None, spans: list[tuple[int, int, int]]
+# how a message of each role is made from its transcript line (the reader's own rules)
+_TEXT_OF = {"tool": tool_output_text, "assistant": planner_text}
+
+
+def read_messages(
+    transcript: str,
+    offset: int,
+    stored_hash: str | None,
+    spans: list[tuple[int, int, int, str]],
 ) -> dict[int, str]:
-    """Full tool output for each (start, length, characters) span, by start.
+    """Full text for each (start, length, characters, role) span of a message, by start.
 
     Spans whose text cannot be had as it was indexed are left out: the
     transcript is gone, unreadable, rewritten since (its hash before ``offset``
@@ -66,14 +74,15 @@ def read_tool_outputs(
         with open(transcript, "rb") as fh:
             if not same_bytes(fh, offset, stored_hash):
                 return out
-            for start, length, chars in spans:
-                if start + length > offset:
+            for start, length, chars, role in spans:
+                text_of = _TEXT_OF.get(role)
+                if text_of is None or start + length > offset:
                     continue  # past what the index read: cannot be this session's line
                 fh.seek(start)
                 record = decode_line(fh.read(length))
                 if record is None:
                     continue
-                text = tool_output_text(record)
+                text = text_of(record)
                 if len(text) == chars:
                     out[start] = text
     except OSError:

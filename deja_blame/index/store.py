@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from deja_blame.errors import DejaError
-from deja_blame.index.fingerprint import fingerprint
+from deja_blame.index.fingerprint import fingerprint, fingerprints
 from deja_blame.models import Command, Edit, FileRecord, Hunk, Message, Session
 from deja_blame.transcripts.text import epoch_of
 
@@ -123,7 +123,7 @@ def unpack(value: bytes | str) -> bytes | str:
 
 
 def load_json(value: bytes | str) -> Any:
-    """A packed JSON column (removed, added, hunks, witness) -> its value."""
+    """A packed JSON column (an edit's body) -> its value."""
     return orjson.loads(unpack(value))
 
 
@@ -146,10 +146,10 @@ def _pack_text(role: str, text: str) -> str | bytes:
 
 def latest_edit_adding(conn: sqlite3.Connection, sid: int, fp: int) -> int | None:
     """The ordinal of session ``sid``'s latest edit that added a line with fingerprint ``fp``."""
-    for ordinal, added in conn.execute(
-        "SELECT ord, added FROM edits WHERE sid=? ORDER BY at_epoch DESC, ord DESC", (sid,)
+    for ordinal, body in conn.execute(
+        "SELECT ord, body FROM edits WHERE sid=? ORDER BY at_epoch DESC, ord DESC", (sid,)
     ):
-        if any(fingerprint(line) == fp for line in load_json(added)):
+        if any(fingerprint(line) == fp for line in edit_lines(body)[1]):
             return int(ordinal)
     return None
 
@@ -157,11 +157,9 @@ def latest_edit_adding(conn: sqlite3.Connection, sid: int, fp: int) -> int | Non
 def line_steps_by_name(conn: sqlite3.Connection, sid: int) -> dict[str, dict[int, int]]:
     """File name -> fingerprint -> the last step at which session ``sid`` added that line."""
     out: dict[str, dict[int, int]] = {}
-    for step, path, added in conn.execute(
-        "SELECT step, path, added FROM edits WHERE sid=?", (sid,)
-    ):
+    for step, path, body in conn.execute("SELECT step, path, body FROM edits WHERE sid=?", (sid,)):
         steps = out.setdefault(path_basename(path), {})
-        for line in load_json(added):
+        for line in edit_lines(body)[1]:
             fp = fingerprint(line)
             if steps.get(fp, -1) < step:
                 steps[fp] = int(step)
@@ -170,29 +168,39 @@ def line_steps_by_name(conn: sqlite3.Connection, sid: int) -> dict[str, dict[int
 
 # Tool output longer than this stays in the transcript; the index keeps its first
 # and last characters (the end of a command's output says most) and its span.
+# (Other agents' readers, which keep no spans, cut their long output with it too.)
 TOOL_TEXT_KEPT = 512
 EXCERPT_HEAD = 128
 EXCERPT_TAIL = 384
+# The lazy tier: the agent's messages and tool output longer than this, where the
+# reader knows their transcript line, are read back from there when shown; the
+# index keeps a short excerpt (for a transcript that is gone or was rewritten),
+# stored as it is: no compression to spend time on at index time.
+LAZY_TEXT_CHARS = 160
+LAZY_EXCERPT = {"tool": (32, 96), "assistant": (96, 32)}  # role -> (head, tail) characters
 
 
-def tool_excerpt(text: str) -> str:
-    cut = len(text) - EXCERPT_HEAD - EXCERPT_TAIL
+def tool_excerpt(text: str, head: int = EXCERPT_HEAD, tail: int = EXCERPT_TAIL) -> str:
+    cut = len(text) - head - tail
     return (
-        f"{text[:EXCERPT_HEAD]}\n[... {cut} more characters, kept only in the transcript ...]\n"
-        f"{text[-EXCERPT_TAIL:]}"
+        f"{text[:head]}\n[... {cut} more characters, kept only in the transcript ...]\n"
+        f"{text[-tail:]}"
     )
 
 
 def _message_row(step: int, m: Message) -> tuple[Any, ...]:
     span = m.source_span
-    if span is None or m.role != "tool" or len(m.text) <= TOOL_TEXT_KEPT:
+    cut = LAZY_EXCERPT.get(m.role)
+    if span is None or cut is None:
         return (m.seq, step, m.role, _pack_text(m.role, m.text), m.at, None, None, None)
+    if len(m.text) <= LAZY_TEXT_CHARS:
+        return (m.seq, step, m.role, m.text, m.at, None, None, None)
     start, end = span
-    excerpt = _pack_text(m.role, tool_excerpt(m.text))
+    excerpt = tool_excerpt(m.text, *cut)
     return (m.seq, step, m.role, excerpt, m.at, start, end - start, len(m.text))
 
 
-def _hunk_spans(e: Edit) -> bytes | None:
+def _hunk_list(e: Edit) -> list[Any] | None:
     """The hunks as [old_start, new_start, removed, added] counts: their lines are the
     edit's own ``removed`` and ``added``, cut in order (stored once, not twice)."""
     if not e.hunks:
@@ -200,10 +208,21 @@ def _hunk_spans(e: Edit) -> bytes | None:
     if [ln for h in e.hunks for ln in h.removed] != e.removed or [
         ln for h in e.hunks for ln in h.added
     ] != e.added:
-        return pack(orjson.dumps([h.to_json() for h in e.hunks]))  # not the edit's lines: all
-    return pack(
-        orjson.dumps([[h.old_start, h.new_start, len(h.removed), len(h.added)] for h in e.hunks])
-    )
+        return [h.to_json() for h in e.hunks]  # not the edit's lines: all of them
+    return [[h.old_start, h.new_start, len(h.removed), len(h.added)] for h in e.hunks]
+
+
+def edit_body(
+    removed: list[str], added: list[str], witness: list[str], hunks: list[Any] | None
+) -> bytes:
+    """The ``edits.body`` value: [removed, added, witness, hunks], packed."""
+    return pack(orjson.dumps([removed, added, witness, hunks]))
+
+
+def edit_lines(body: bytes | str) -> tuple[list[str], list[str]]:
+    """(removed, added) of an ``edits.body`` value."""
+    doc = load_json(body)
+    return doc[0], doc[1]
 
 
 @dataclass
@@ -217,7 +236,7 @@ class ChunkRows:
     messages: list[tuple[Any, ...]]  # (ord, step, role, text, at, src_offset, src_len, full_chars)
     commands: list[tuple[Any, ...]]  # (ord, step, command, cwd, exit_code, status, at)
     files: list[tuple[Any, ...]]  # (ord, step, path, action, at)
-    edits: list[tuple[Any, ...]]  # (ord, step, path, tool, source, removed, added, hunks, ...)
+    edits: list[tuple[Any, ...]]  # (ord, step, path, tool, source, body, truncated, ...)
     # per edit: (path, edit ord, at_epoch, by_user, fingerprints of its added lines)
     lines: list[tuple[str, int, float | None, int, list[int]]]
     exit_patches: dict[int, int]
@@ -238,17 +257,14 @@ def chunk_rows(chunk: Chunk) -> ChunkRows:
                 e.path,
                 e.tool,
                 e.source,
-                pack(orjson.dumps(e.removed)),
-                pack(orjson.dumps(e.added)),
-                _hunk_spans(e),
-                pack(orjson.dumps(e.witness)) if e.witness else None,
+                edit_body(e.removed, e.added, e.witness, _hunk_list(e)),
                 int(e.truncated),
                 e.at,
                 at_epoch,
                 e.model,
             )
         )
-        fps = [fingerprint(line) for line in e.added]
+        fps = fingerprints(e.added)
         lines.append((e.path, e.seq, at_epoch, int(e.source == "user"), fps))
     return ChunkRows(
         messages=[_message_row(step, m) for step, m in chunk.messages],
@@ -291,8 +307,8 @@ def write_rows(conn: sqlite3.Connection, sid: int, rows: ChunkRows, paths: PathI
         )
     if rows.edits:
         conn.executemany(
-            "INSERT OR REPLACE INTO edits(sid, ord, step, path, tool, source, removed, added,"
-            " hunks, witness, truncated, at, at_epoch, model) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT OR REPLACE INTO edits(sid, ord, step, path, tool, source, body, truncated, at,"
+            " at_epoch, model) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
             [(sid, *r) for r in rows.edits],
         )
     line_rows: list[tuple[int, int, int, int, int, float | None, int]] = []
@@ -402,22 +418,13 @@ def load_session(conn: sqlite3.Connection, session_id: str) -> Session:
         model=row[10],
     )
     rows = conn.execute(
-        "SELECT role, text, at, ord, src_offset, src_len, full_chars FROM messages"
+        "SELECT role, text, src_offset, src_len, full_chars, at, ord FROM messages"
         " WHERE sid=? ORDER BY step, ord",
         (sid,),
     ).fetchall()
-    spans = [(r[4], r[5], r[6]) for r in rows if r[4] is not None]
-    # Long tool output is read back from the transcript; where it cannot be (gone,
-    # rewritten), the stored excerpt stands, saying so.
-    full: dict[Any, Any] = {}
-    if spans:
-        # the reader is imported only where long tool output is read back
-        from deja_blame.index.source import read_tool_outputs
-
-        full = read_tool_outputs(row[3], row[8], row[9], spans)
+    texts = message_texts(conn, sid, rows, transcript=(row[3], row[8], row[9]))
     session.messages = [
-        Message(role=r[0], text=full.get(r[4]) or message_text(r[1]), at=r[2], seq=r[3])
-        for r in rows
+        Message(role=r[0], text=text, at=r[5], seq=r[6]) for r, text in zip(rows, texts)
     ]
     session.commands = [
         Command(command=r[0], cwd=r[1], exit_code=r[2], at=r[3], seq=r[4], status=r[5])
@@ -436,20 +443,50 @@ def load_session(conn: sqlite3.Connection, session_id: str) -> Session:
     session.edits = [
         edit_from_row(r)
         for r in conn.execute(
-            "SELECT path, tool, source, removed, added, hunks, witness, truncated, at, ord, model"
-            " FROM edits WHERE sid=? ORDER BY step, ord",
+            f"SELECT {EDIT_COLUMNS} FROM edits WHERE sid=? ORDER BY step, ord",
             (sid,),
         )
     ]
     return session
 
 
+def message_texts(
+    conn: sqlite3.Connection,
+    sid: int,
+    rows: list[tuple[Any, ...]],
+    transcript: tuple[str, int, str | None] | None = None,
+) -> list[str]:
+    """The full texts of message rows that start (role, text, src_offset, src_len, full_chars).
+
+    A text the index keeps an excerpt of is read back from the transcript line;
+    where it cannot be (gone, rewritten), the stored excerpt stands, saying so.
+    ``transcript`` is the session's (transcript, offset, head_hash), if at hand.
+    """
+    spans = [(r[2], r[3], r[4], r[0]) for r in rows if r[2] is not None]
+    full: dict[int, str] = {}
+    if spans:
+        if transcript is None:
+            transcript = conn.execute(
+                "SELECT transcript, offset, head_hash FROM sessions WHERE sid=?", (sid,)
+            ).fetchone()
+        if transcript is not None:
+            # the reader is imported only where a long text is read back
+            from deja_blame.index.source import read_messages
+
+            full = read_messages(transcript[0], transcript[1], transcript[2], spans)
+    return [(full.get(r[2]) if r[2] is not None else None) or message_text(r[1]) for r in rows]
+
+
+# the columns edit_from_row reads, in its order
+EDIT_COLUMNS = "path, tool, source, body, truncated, at, ord, model"
+
+
 def edit_from_row(r: tuple[Any, ...]) -> Edit:
-    removed = load_json(r[3])
-    added = load_json(r[4])
+    """An Edit from a row of ``EDIT_COLUMNS``."""
+    removed, added, witness, hunk_list = load_json(r[3])
     hunks: list[Hunk] = []
     at_removed = at_added = 0
-    for h in load_json(r[5]) if r[5] else []:
+    for h in hunk_list or []:
         if isinstance(h, list):  # [old_start, new_start, removed, added] counts
             old_start, new_start, n_removed, n_added = h
             hunks.append(
@@ -478,9 +515,9 @@ def edit_from_row(r: tuple[Any, ...]) -> Edit:
         removed=removed,
         added=added,
         hunks=hunks,
-        witness=load_json(r[6]) if r[6] else [],
-        truncated=bool(r[7]),
-        at=r[8],
-        seq=r[9],
-        model=r[10] if len(r) > 10 else None,
+        witness=witness,
+        truncated=bool(r[4]),
+        at=r[5],
+        seq=r[6],
+        model=r[7],
     )

@@ -242,9 +242,9 @@ class SessionReader:
     # -- planner rows --------------------------------------------------------
 
     def _planner(self, step: int, rec: dict[str, Any], at: str | None) -> None:
-        content = rec.get("content")
-        if isinstance(content, str) and content.strip():
-            self._message(step, "assistant", cap_text(content.strip()), at)
+        text = planner_text(rec)
+        if text:
+            self._message(step, "assistant", text, at, self._span)
         calls = rec.get("tool_calls")
         if not isinstance(calls, list) or not calls:
             return
@@ -481,6 +481,12 @@ class SessionReader:
 
 
 # -- helpers -------------------------------------------------------------------
+
+
+def planner_text(rec: dict[str, Any]) -> str:
+    """A planner row's words to the person, as kept: stripped and capped."""
+    content = rec.get("content")
+    return cap_text(content.strip()) if isinstance(content, str) else ""
 
 
 def tool_output_text(rec: dict[str, Any]) -> str:
