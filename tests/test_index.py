@@ -1178,8 +1178,7 @@ def test_a_schema_6_index_upgrades_with_every_edit_as_it_was(tmp_path: Path) -> 
     )
     old_rows = []
     for *head, body, truncated, at_, at_epoch, model in conn.execute(
-        "SELECT sid, ord, step, path, tool, source, body, truncated, at, at_epoch, model"
-        " FROM edits"
+        "SELECT sid, ord, step, path, tool, source, body, truncated, at, at_epoch, model FROM edits"
     ):
         removed, added, witness, hunks = store.load_json(body)
         old_rows.append(
