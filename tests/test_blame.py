@@ -284,6 +284,40 @@ def test_why_shows_prompt_edit_and_commands(world: dict[str, Any]) -> None:
     assert person["session"] is None
 
 
+def test_why_reads_the_agents_long_words_back_from_the_transcript(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index keeps an excerpt of a long agent message; why shows all of it while
+    the transcript is there, and the excerpt, marked, once it is gone."""
+    root = tmp_path / "agroot"
+    monkeypatch.setenv("DEJA_ANTIGRAVITY_ROOT", str(root))
+    (repo / "cart.py").write_text("TAX_RATE = 0.2\n")
+    commit_all(repo, "person starts", T0 - 3600)
+    sid = "3f2a9c1e-aaaa-4bbb-8ccc-000000000002"
+    s = Session(root, sid)
+    s.user("Add a total() helper to cart.py", T0)
+    reasons = "I will add total() because " + " ".join(f"reason {k} holds." for k in range(60))
+    s._add(
+        {
+            "source": "MODEL",
+            "type": "PLANNER_RESPONSE",
+            "created_at": iso(T0 + 30),
+            "content": reasons,
+        }
+    )
+    s.replace(repo / "cart.py", [], AGENT_BLOCK, T0 + 60, start=2)
+    (repo / "cart.py").write_text("TAX_RATE = 0.2\n" + "\n".join(AGENT_BLOCK) + "\n")
+    commit_all(repo, "add total", T0 + 600)
+
+    doc = deja_json("why", f"{repo / 'cart.py'}:2", "--json")
+    assert doc["session"] == sid
+    assert reasons in [a["text"] for a in doc["assistant"]]
+    s.path.unlink()
+    doc = deja_json("why", f"{repo / 'cart.py'}:2", "--json")
+    excerpt = [a["text"] for a in doc["assistant"] if a["text"].startswith(reasons[:60])]
+    assert excerpt and "kept only in the transcript" in excerpt[0] and len(excerpt[0]) < 300
+
+
 def test_empty_index_still_blames(repo: Path, tmp_path: Path) -> None:
     (repo / "x.py").write_text("print('hi')\n")
     commit_all(repo, "x", T0)
