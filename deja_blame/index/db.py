@@ -197,7 +197,7 @@ MIGRATIONS: list[tuple[str, str | Callable[[sqlite3.Connection], None]]] = [
         ALTER TABLE edits ADD COLUMN model TEXT;
         """,
     ),
-    ("0007_edit_text_in_one_value", lambda conn: _edit_text_in_one_value(conn)),
+    ("0007_edit_text_in_one_value", lambda conn: _edit_text_in_one_value(conn)),  # below
 ]
 
 EDITS_V7 = """

@@ -100,11 +100,12 @@ def clear_session_rows(conn: sqlite3.Connection, sid: int) -> None:
 
 # -- packed columns ----------------------------------------------------------------------
 #
-# The bulk of an index is the text of edits (their removed and added lines, as
-# JSON) and of the agent's messages and tool output. Longer values are stored
+# The bulk of an index is the text of edits (an edit's removed, added and witness
+# lines and hunks, as one JSON value), the reader's state, and the messages of
+# agents whose readers keep no byte spans. Longer values are stored
 # zlib-compressed (level 1: ~300 MB/s); a compressed value starts with zlib's
-# 0x78 byte, which no JSON list ("[") and no text stored as TEXT can be taken
-# for, so rows written before are read as they are: no migration.
+# 0x78 byte, which no JSON value ("[", "{") and no text stored as TEXT can be
+# taken for, so values stored uncompressed read as they are.
 
 PACK_MIN_BYTES = 128
 
@@ -166,21 +167,17 @@ def line_steps_by_name(conn: sqlite3.Connection, sid: int) -> dict[str, dict[int
     return out
 
 
-# Tool output longer than this stays in the transcript; the index keeps its first
-# and last characters (the end of a command's output says most) and its span.
-# (Other agents' readers, which keep no spans, cut their long output with it too.)
-TOOL_TEXT_KEPT = 512
-EXCERPT_HEAD = 128
-EXCERPT_TAIL = 384
 # The lazy tier: the agent's messages and tool output longer than this, where the
 # reader knows their transcript line, are read back from there when shown; the
 # index keeps a short excerpt (for a transcript that is gone or was rewritten),
-# stored as it is: no compression to spend time on at index time.
+# stored as it is: no compression to spend time on at index time. The end of a
+# command's output says most, the start of a message.
 LAZY_TEXT_CHARS = 160
 LAZY_EXCERPT = {"tool": (32, 96), "assistant": (96, 32)}  # role -> (head, tail) characters
 
 
-def tool_excerpt(text: str, head: int = EXCERPT_HEAD, tail: int = EXCERPT_TAIL) -> str:
+def excerpt(text: str, head: int, tail: int) -> str:
+    """The first ``head`` and last ``tail`` characters, saying how many are left out."""
     cut = len(text) - head - tail
     return (
         f"{text[:head]}\n[... {cut} more characters, kept only in the transcript ...]\n"
@@ -196,8 +193,8 @@ def _message_row(step: int, m: Message) -> tuple[Any, ...]:
     if len(m.text) <= LAZY_TEXT_CHARS:
         return (m.seq, step, m.role, m.text, m.at, None, None, None)
     start, end = span
-    excerpt = tool_excerpt(m.text, *cut)
-    return (m.seq, step, m.role, excerpt, m.at, start, end - start, len(m.text))
+    kept = excerpt(m.text, *cut)
+    return (m.seq, step, m.role, kept, m.at, start, end - start, len(m.text))
 
 
 def _hunk_list(e: Edit) -> list[Any] | None:

@@ -24,8 +24,9 @@ from deja_blame.transcripts.text import (
 )
 
 # Tool output kept in the index for these readers (they keep no byte spans to
-# read it back from): the head and the tail, as the index does for Antigravity.
+# read it back from): past TOOL_TEXT_KEPT characters, its head and its tail.
 TOOL_TEXT_KEPT = 4096
+TOOL_EXCERPT = (128, 384)
 
 
 def record_time(value: object) -> str | None:
@@ -66,9 +67,9 @@ class SessionBuilder:
         if not text:
             return
         if role == "tool" and len(text) > TOOL_TEXT_KEPT:
-            from deja_blame.index.store import tool_excerpt
+            from deja_blame.index.store import excerpt
 
-            text = tool_excerpt(text)
+            text = excerpt(text, *TOOL_EXCERPT)
         self.session.messages.append(
             Message(role=role, text=cap_text(text), at=at, seq=self._next())
         )
