@@ -21,6 +21,7 @@ Then, in one run:
     python bench/ingest.py                          # 2,000 sessions, ~500 MB
     python bench/ingest.py --sessions 200 --mb 50   # a quick look
     python bench/ingest.py --out /tmp/agroot --keep # keep the root to reuse it
+    python bench/ingest.py --jobs 2                 # with 2 worker processes, however busy
 
 Exit status: 0 when every goal is met, 1 otherwise.
 """
@@ -550,6 +551,12 @@ def main(argv: list[str] | None = None) -> int:
         " there earlier with the same arguments is reused",
     )
     ap.add_argument("--keep", action="store_true", help="keep the root and index afterwards")
+    ap.add_argument(
+        "--jobs",
+        type=int,
+        help="pass --jobs N to the first deja index (default: deja's own choice, which"
+        " uses workers only with two cores idle)",
+    )
     args = ap.parse_args(argv)
 
     out = args.out.resolve()
@@ -568,7 +575,8 @@ def main(argv: list[str] | None = None) -> int:
         floor_s, floor_bytes, floor_lines = min(
             (floor_pass(root) for _ in range(2)), key=lambda t: t[0]
         )
-        index_s, index_cpu, rss, report, tree_rss = run_deja(["index", "--json"], env)
+        jobs = [f"--jobs={args.jobs}"] if args.jobs else []
+        index_s, index_cpu, rss, report, tree_rss = run_deja(["index", "--json", *jobs], env)
         if report["problems"]:
             print("problems:", *report["problems"][:5], sep="\n  ", file=sys.stderr)
         nochange_s, _, nochange_rss, again, _ = run_deja(["index", "--json"], env)
