@@ -1318,3 +1318,22 @@ def test_fingerprints_of_many_lines_are_each_line_s_fingerprint() -> None:
     assert fp_module.fingerprints(lines) == [fingerprint(x) for x in lines]
     fp_module._SEEN.clear()
     assert fp_module.fingerprints(lines[:3]) == [fingerprint(x) for x in lines[:3]]
+
+
+def test_the_walk_of_a_root_skips_what_is_not_a_transcript(tmp_path: Path) -> None:
+    """A session directory whose logs path is a file, a transcript_full.jsonl that is a
+    directory, a FIFO: none stops the walk; the odd ones are named, the rest read."""
+    from deja_blame.transcripts.roots import find_transcripts
+
+    root = tmp_path / "root"
+    append(transcript(root, "fine"), *conversation(1))
+    (root / "brain" / "file-not-dir").mkdir(parents=True)
+    (root / "brain" / "file-not-dir" / ".system_generated").write_text("not a directory")
+    append(transcript(root, "dir-full"), *conversation(1))
+    transcript(root, "dir-full", "transcript_full.jsonl").mkdir()
+    os.mkfifo(transcript(root, "fifo"))
+    problems: list[str] = []
+    found = {tf.session_id: tf.path.name for tf in find_transcripts(root, problems)}
+    assert found == {"fine": "transcript.jsonl", "dir-full": "transcript.jsonl"}
+    assert sorted(p.split(": ")[0] for p in problems) == ["not a regular file, skipped"] * 2
+    assert index(root)["added"] == 2
