@@ -44,6 +44,9 @@ from pathlib import Path
 T0 = 1_767_225_600  # 2026-01-01T00:00:00Z
 
 
+OUT = Path(__file__).resolve().parent / "out"
+
+
 def iso(epoch: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
 
@@ -189,7 +192,9 @@ def real_mode(args: argparse.Namespace) -> None:
     deja = [sys.executable, "-m", "deja_blame"]
     rows = []
     for n in [int(x) for x in args.sessions_list.split(",")]:
-        out = args.out.parent / f"real-{n}"
+        # a replay is rebuilt (its directory emptied) when its arguments differ:
+        # never beside a directory the caller named, only inside it
+        out = (args.out or OUT) / f"real-{n}"
         t = time.perf_counter()
         meta = build_real(out, args.real, args.file, n)
         repo, root, db = out / "repo", out / "root", out / "index.db"
@@ -286,7 +291,12 @@ def main() -> None:
     ap.add_argument("--lines", type=int, default=4000)
     ap.add_argument("--sessions", type=int, default=1000)
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "out" / "blame")
+    ap.add_argument(
+        "--out",
+        type=Path,
+        help="where the built repositories go (default bench/out/blame; in real-code mode"
+        " bench/out/real-N, or OUT/real-N when given)",
+    )
     ap.add_argument("--real", type=Path, help="real-code mode: a git repository with history")
     ap.add_argument("--file", default="src/click/core.py", help="real-code mode: the file")
     ap.add_argument(
@@ -297,6 +307,7 @@ def main() -> None:
     if args.real is not None:
         real_mode(args)
         return
+    args.out = args.out or OUT / "blame"
     t = time.perf_counter()
     info = build(args.out, args.commits, args.lines, args.sessions)
     print(
