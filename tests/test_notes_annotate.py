@@ -194,3 +194,46 @@ def test_blame_reads_a_concatenated_note(world: World) -> None:
         "DEJA_ANTIGRAVITY_ROOT": str(world.tmp / "nothing"),
     }
     assert world.sessions_by_line("src/app.py", env=empty) == [S1] * 3 + [S3] * 3
+
+
+def test_annotate_blames_only_the_files_a_session_could_have_written(world: World) -> None:
+    """A person's commit of many files: only a file that took a block of a session's
+    lines is blamed (and keeps them, moved); one sharing a single line with the
+    session's file, and the person's own files, are not looked at."""
+    import pygit2
+
+    from deja_blame.attribution.commit import (
+        files_worth_blaming,
+        introduced_lines,
+        written_paths,
+    )
+    from deja_blame.index.db import connect
+
+    world.person("README.md", "# project\n")
+    world.commit("init")
+    world.write(S1, "src/app.py", body("a", 6))
+    world.commit("agent work")
+    app = (world.repo / "src" / "app.py").read_text().splitlines(keepends=True)
+    world.person("src/app.py", "".join(app[:3]))  # three lines left app.py ...
+    world.person("src/moved.py", "".join(app[3:]))  # ... for moved.py
+    world.person("src/one.py", app[0] + "other = compute_other(1)\n")
+    for k in range(4):
+        world.person(f"src/p{k}.py", body(f"p{k}", 4))
+    sha = world.commit("the person moves a block and writes")
+    world.index()
+
+    repo = pygit2.Repository(str(world.repo))
+    commit = repo[sha]
+    conn = connect(world.db)
+    try:
+        introduced = introduced_lines(repo, commit)
+        assert set(introduced) == {"src/moved.py", "src/one.py"} | {
+            f"src/p{k}.py" for k in range(4)
+        }
+        worth = files_worth_blaming(repo, commit, conn, introduced, written_paths(repo, conn))
+    finally:
+        conn.close()
+    assert worth == {"src/moved.py"}
+    note = orjson.loads(world.deja("annotate", sha, "--json").stdout)
+    assert set(note["files"]) == {"src/moved.py"}
+    assert file_claims(note, "src/moved.py") == {1: S1, 2: S1, 3: S1}

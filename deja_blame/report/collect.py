@@ -38,6 +38,12 @@ from pygit2.enums import SortMode
 
 from deja_blame import __version__
 from deja_blame.attribution.blame_engine import BlameLine, blame
+from deja_blame.attribution.commit import (
+    BLOB_MODES,
+    files_worth_blaming,
+    introduced_lines,
+    written_paths,
+)
 from deja_blame.errors import DejaError, RevisionError
 from deja_blame.gitutil import git_available, head_commit, read_file, run_git, workdir
 from deja_blame.index import queries as Q
@@ -62,7 +68,6 @@ REQUEST_CHARS = 300
 COMMAND_CHARS = 300
 HTML_MAX_LINES = 4000  # changed lines drawn in the HTML view; the rest is counted
 
-_BLOB_MODES = (pygit2.GIT_FILEMODE_BLOB, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE)
 _HEX = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 
 # What runs a test suite: the program of any part of a shell line ("cd x && pytest -q"),
@@ -284,36 +289,6 @@ class NoteStore:
 # -- per commit -----------------------------------------------------------------------
 
 
-def introduced_lines(repo: pygit2.Repository, commit: pygit2.Commit) -> dict[str, set[int]]:
-    """path -> line numbers (in this commit's version) that the commit introduced.
-
-    Against the parent; for a merge, only lines new against every parent.
-    Binary files, submodules, symlinks and deletions introduce nothing.
-    """
-    if commit.parents:
-        diffs = [repo.diff(p, commit, context_lines=0) for p in commit.parents]
-    else:
-        diffs = [commit.tree.diff_to_tree(context_lines=0, swap=True)]
-    result: dict[str, set[int]] | None = None
-    for diff in diffs:
-        diff.find_similar()
-        added: dict[str, set[int]] = {}
-        for patch in diff:
-            if patch is None:
-                continue
-            delta = patch.delta
-            if delta.status == pygit2.GIT_DELTA_DELETED or delta.new_file.mode not in _BLOB_MODES:
-                continue
-            lines = {ln.new_lineno for hunk in patch.hunks for ln in hunk.lines if ln.origin == "+"}
-            if lines and not delta.is_binary:
-                added[delta.new_file.path] = lines
-        if result is None:
-            result = added
-        else:
-            result = {p: s & added[p] for p, s in result.items() if p in added and s & added[p]}
-    return result or {}
-
-
 @dataclass
 class CommitLines:
     """One commit's introduced lines and the session of each (absent: nobody known)."""
@@ -359,7 +334,7 @@ def attribute(
 
         if written is None:
             written = written_paths(repo, conn)
-        worth = _files_sessions_may_have_written(repo, commit, conn, introduced, written)
+        worth = files_worth_blaming(repo, commit, conn, introduced, written)
         if worth:
             note = attribute_commit(repo, sha, conn, note_lookup=notes.lookup, only=worth).note
         result.source = "index"
@@ -371,45 +346,6 @@ def attribute(
     if notes.gitai is not None:
         _from_git_ai(notes.gitai, sha, introduced, result)
     return result
-
-
-def _files_sessions_may_have_written(
-    repo: pygit2.Repository,
-    commit: pygit2.Commit,
-    conn: sqlite3.Connection,
-    introduced: dict[str, set[int]],
-    written: list[int],
-) -> set[str]:
-    """Of the files a commit changed, those the index can say anything about: a session
-    wrote to that path, or wrote one of the lines the commit introduced to another file
-    of this repository (a move). Blaming the rest would find no session: a long
-    history (``deja stats --by month``) skips them."""
-    from deja_blame.attribution.matcher import candidate_paths
-    from deja_blame.index.fingerprint import fingerprint
-
-    root = str(workdir(repo))
-    out: set[str] = set()
-    for path, lines in introduced.items():
-        if candidate_paths(conn, root, {path}):
-            out.add(path)
-            continue
-        if not written:
-            continue
-        try:
-            texts = read_file(repo, path, str(commit.id)).lines()
-        except DejaError:
-            continue
-        fps = {fingerprint(texts[n - 1]) for n in lines if 0 < n <= len(texts)}
-        if Q.written_to_any(conn, written, fps):
-            out.add(path)
-    return out
-
-
-def written_paths(repo: pygit2.Repository, conn: sqlite3.Connection | None) -> list[int]:
-    """The ids of the paths under this repository that sessions wrote to."""
-    if conn is None:
-        return []
-    return [pid for pid, _ in Q.paths_under(conn, str(workdir(repo)))]
 
 
 def _from_git_ai(gitai: Any, sha: str, introduced: dict[str, set[int]], cl: CommitLines) -> None:
@@ -476,7 +412,7 @@ def _exists_at(tree: pygit2.Tree, path: str) -> bool:
         entry = tree[path]
     except KeyError:
         return False
-    return entry.filemode in _BLOB_MODES
+    return entry.filemode in BLOB_MODES
 
 
 # -- sessions -------------------------------------------------------------------------
