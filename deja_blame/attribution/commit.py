@@ -104,8 +104,8 @@ def files_worth_blaming(
     brackets aside) that sessions wrote to other files of this repository: the
     least that a move needs to give a session a line (``moves._keep_blocks``).
     Blaming the rest finds nobody, and on a commit of many files it is most of
-    the time: a 21-file commit of gemini-cli took 9.5 s to annotate, past the
-    hook's 2 s, for 2 files that could hold a session's line.
+    the time: a 21-file commit of gemini-cli took 8-9 s to annotate (the hook's
+    foreground budget is 2 s) for 2 files that could hold a session's line.
     """
     from deja_blame.attribution.matcher import candidate_paths
     from deja_blame.attribution.moves import MOVED_BLOCK
