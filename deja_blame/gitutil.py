@@ -276,7 +276,20 @@ def read_file(repo: pygit2.Repository, relpath: str, rev: str | None) -> FileVer
         entry = commit.tree[relpath]
     except KeyError as exc:
         raise DejaError(f"{relpath} is not in revision {rev} ({str(commit.id)[:12]})") from exc
-    obj = repo[entry.id]
+    try:
+        obj = repo[entry.id]
+    except KeyError:
+        if entry.type_str != "blob":
+            raise
+        # A partial clone (--filter=blob:none) lacks old contents; git fetches them
+        # from its remote, libgit2 cannot.
+        proc = try_git(repo.path, ["cat-file", "blob", str(entry.id)], timeout=120)
+        if proc is None or proc.returncode != 0:
+            raise DejaError(
+                f"{relpath} at {rev}: its content is not in this clone"
+                " (a partial clone whose remote cannot be reached?)"
+            ) from None
+        return FileVersion(relpath=relpath, commit=str(commit.id), data=proc.stdout)
     if isinstance(obj, pygit2.Tree):
         raise DejaError(f"{relpath} is a directory in revision {rev}, not a file")
     if not isinstance(obj, pygit2.Blob):

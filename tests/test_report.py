@@ -377,6 +377,57 @@ def test_notes_alone_give_the_same_report(tmp_path: Path) -> None:
     assert doc["totals"]["by_sessions"] == 13
 
 
+def test_a_partial_clone_reports_what_the_full_one_does(tmp_path: Path) -> None:
+    """A reviewer's ``git clone --filter=blob:none`` lacks the old versions of files,
+    which libgit2 cannot fetch: deja has git fetch them for each commit's diff. With
+    the remote gone as well, the report still comes out (what is missing is not
+    counted), instead of an unexpected error."""
+    sc = build_feature_scenario(tmp_path / "world")
+    origin = tmp_path / "world" / "origin.git"
+    g(sc, "push", "-q", "origin", "feature")
+    subprocess.run(
+        ["git", "-C", str(origin), "config", "uploadpack.allowfilter", "true"],
+        check=True,
+        env=sc.env,
+    )
+    clone = tmp_path / "clone"
+    subprocess.run(
+        ["git", "clone", "-q", "--filter=blob:none", "--no-local", "-b", "feature"]
+        + [str(origin), str(clone)],
+        check=True,
+        env=sc.env,
+    )
+    missing = subprocess.run(
+        ["git", "rev-list", "--objects", "--missing=print", "--all"],
+        cwd=clone,
+        capture_output=True,
+        text=True,
+        env=sc.env,
+    ).stdout
+    assert missing.count("\n?") >= 1  # old versions of files are not in the clone
+    reviewer = Scenario(repo=clone, root=sc.root, env=sc.env)
+    doc = report_json(reviewer, "origin/main..HEAD")  # here feature tracks origin/feature
+    t = doc["totals"]
+    assert (t["added"], t["by_sessions"], t["by_people"]) == (15, 11, 4)
+
+    bare = tmp_path / "clone2"
+    subprocess.run(
+        ["git", "clone", "-q", "--filter=blob:none", "--no-local", "-b", "feature"]
+        + [str(origin), str(bare)],
+        check=True,
+        env=sc.env,
+    )
+    import shutil
+
+    shutil.rmtree(origin)  # nothing left to fetch from
+    proc = run(
+        Scenario(repo=bare, root=sc.root, env=sc.env),
+        *("report", "origin/main..HEAD", "--format", "json"),
+    )
+    assert "Traceback" not in proc.stderr.decode() and "unexpected" not in proc.stderr.decode()
+    assert orjson.loads(proc.stdout)["totals"]["added"] <= 15
+
+
 # -- bad input -------------------------------------------------------------------------
 
 

@@ -15,7 +15,7 @@ import pygit2
 from deja_blame import __version__
 from deja_blame.attribution.blame import FileBlame, NoteLookup, blame_file
 from deja_blame.errors import DejaError
-from deja_blame.gitutil import read_file, resolve_commit, workdir
+from deja_blame.gitutil import read_file, resolve_commit, try_git, workdir
 from deja_blame.index import queries as Q
 from deja_blame.index.fingerprint import fingerprint, is_trivial
 from deja_blame.notes.schema import Note, ranges_of
@@ -58,23 +58,53 @@ def introduced_lines(repo: pygit2.Repository, commit: pygit2.Commit) -> dict[str
 
     Against the parent; for a merge, only lines new against every parent.
     Binary files, submodules, symlinks and deletions introduce nothing.
+
+    A partial clone (``--filter=blob:none``) lacks most old files' contents, and
+    libgit2 cannot fetch them as git does: git is asked for the commit's diff
+    once, which fetches what it needs in one batch, and the diff read again.
+    What is still missing (no remote to fetch from) introduces nothing known.
     """
+    try:
+        return _introduced(repo, commit, missing_ok=False)
+    except (KeyError, pygit2.GitError):
+        pass
+    sha = str(commit.id)
+    for args in [["diff", "-M", "--numstat", str(p.id), sha] for p in commit.parents] or [
+        ["show", "--numstat", "--format=", sha]
+    ]:
+        try_git(repo.path, args, timeout=120)
+    return _introduced(repo, commit, missing_ok=True)
+
+
+def _introduced(
+    repo: pygit2.Repository, commit: pygit2.Commit, missing_ok: bool
+) -> dict[str, set[int]]:
     if commit.parents:
         diffs = [repo.diff(p, commit, context_lines=0) for p in commit.parents]
     else:
         diffs = [commit.tree.diff_to_tree(context_lines=0, swap=True)]
     result: dict[str, set[int]] | None = None
     for diff in diffs:
-        diff.find_similar()
+        try:
+            diff.find_similar()
+        except (KeyError, pygit2.GitError):
+            if not missing_ok:
+                raise
+            # a blob this clone lacks: an added and a deleted file, not a rename
         added: dict[str, set[int]] = {}
-        for patch in diff:
-            if patch is None:
-                continue
-            delta = patch.delta
+        for k, delta in enumerate(diff.deltas):
             if delta.status == pygit2.GIT_DELTA_DELETED or delta.new_file.mode not in BLOB_MODES:
                 continue
+            try:
+                patch = diff[k]
+            except (KeyError, pygit2.GitError):
+                if not missing_ok:
+                    raise
+                continue  # its content is not in this clone
+            if patch is None:
+                continue
             lines = {ln.new_lineno for hunk in patch.hunks for ln in hunk.lines if ln.origin == "+"}
-            if lines and not delta.is_binary:
+            if lines and not patch.delta.is_binary:
                 added[delta.new_file.path] = lines
         if result is None:
             result = added
