@@ -325,7 +325,33 @@ def same_repository(root: str | Path, other: str | None) -> bool | None:
     ours = root_commits(str(root))
     if ours is None:
         return None
-    return bool(ours & theirs)
+    if ours & theirs:
+        return True
+    # A shallow clone's root commits are where its history was cut (CI checks out
+    # with depth 1): it is the same repository if the other clone has one of them.
+    return (_is_shallow(str(root)) and _has_commit(other, ours)) or (
+        _is_shallow(other) and _has_commit(str(root), theirs)
+    )
+
+
+_SHALLOW: dict[str, bool] = {}
+
+
+def _is_shallow(directory: str) -> bool:
+    if directory not in _SHALLOW:
+        proc = try_git(directory, ["rev-parse", "--is-shallow-repository"], timeout=10)
+        _SHALLOW[directory] = proc is not None and proc.stdout.strip() == b"true"
+    return _SHALLOW[directory]
+
+
+def _has_commit(directory: str, shas: frozenset[str]) -> bool:
+    """Whether the repository at ``directory`` has any of these commits."""
+    proc = try_git(
+        directory, ["cat-file", "--batch-check"], input="".join(f"{s}\n" for s in shas).encode()
+    )
+    return proc is not None and any(
+        line.endswith(b" commit") or b" commit " in line for line in proc.stdout.splitlines()
+    )
 
 
 @dataclass(frozen=True)

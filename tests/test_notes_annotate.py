@@ -7,7 +7,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import git
+from conftest import commit_env, git
 from test_notes_world import S1, S2, S3, World, body, file_claims, make_world
 
 NOTES = "refs/notes/deja"
@@ -237,3 +237,31 @@ def test_annotate_blames_only_the_files_a_session_could_have_written(world: Worl
     note = orjson.loads(world.deja("annotate", sha, "--json").stdout)
     assert set(note["files"]) == {"src/moved.py"}
     assert file_claims(note, "src/moved.py") == {1: S1, 2: S1, 3: S1}
+
+
+def test_a_shallow_clone_is_the_same_repository(world: World, tmp_path: Path) -> None:
+    """CI checks out with depth 1: the clone's root commit is where its history was
+    cut, not the repository's. The sessions that worked in the full clone still
+    count for it (their clone has that commit), as they do for a full clone."""
+    world.person("README.md", "# project\n")
+    world.commit("init")
+    world.write(S1, "src/app.py", body("a", 6))
+    world.commit("agent work")
+    world.person("notes.txt", "a person's later commit\n")
+    world.commit("person")
+    world.index()
+    shallow = tmp_path / "shallow"
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "1", f"file://{world.repo}", str(shallow)], check=True
+    )
+    assert git(shallow, "rev-parse", "--is-shallow-repository").strip() == "true"
+    assert world.sessions_by_line("src/app.py", cwd=shallow) == [S1] * 6
+    # an unrelated repository with the same file is still not the sessions' project
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q")
+    (other / "src").mkdir()
+    (other / "src" / "app.py").write_text(body("a", 6))
+    git(other, "add", "-A")
+    git(other, "commit", "-q", "-m", "unrelated", env=commit_env(world.clock))
+    assert world.sessions_by_line("src/app.py", cwd=other) == [None] * 6
