@@ -329,15 +329,22 @@ def same_repository(root: str | Path, other: str | None) -> bool | None:
         return True
     # A shallow clone's root commits are where its history was cut (CI checks out
     # with depth 1): it is the same repository if the other clone has one of them.
-    return (_is_shallow(str(root)) and _has_commit(other, ours)) or (
-        _is_shallow(other) and _has_commit(str(root), theirs)
+    return (is_shallow(str(root)) and _has_commit(other, ours)) or (
+        is_shallow(other) and _has_commit(str(root), theirs)
     )
 
 
 _SHALLOW: dict[str, bool] = {}
 
+SHALLOW_WARNING = (
+    "this clone is shallow: git blames every line older than its history on its oldest"
+    " commit, and deja matches those lines to sessions without that history, less surely"
+    " (fetch it: git fetch --unshallow)"
+)
 
-def _is_shallow(directory: str) -> bool:
+
+def is_shallow(directory: str) -> bool:
+    """Whether the repository at ``directory`` is a shallow clone (cached)."""
     if directory not in _SHALLOW:
         proc = try_git(directory, ["rev-parse", "--is-shallow-repository"], timeout=10)
         _SHALLOW[directory] = proc is not None and proc.stdout.strip() == b"true"

@@ -256,6 +256,10 @@ def test_a_shallow_clone_is_the_same_repository(world: World, tmp_path: Path) ->
     )
     assert git(shallow, "rev-parse", "--is-shallow-repository").strip() == "true"
     assert world.sessions_by_line("src/app.py", cwd=shallow) == [S1] * 6
+    # said, since those lines are matched without their history
+    said = world.deja("blame", "src/app.py", cwd=shallow).stderr.decode()
+    assert "this clone is shallow" in said and "git fetch --unshallow" in said
+    assert "shallow" not in world.deja("blame", "src/app.py").stderr.decode()
     # an unrelated repository with the same file is still not the sessions' project
     other = tmp_path / "other"
     other.mkdir()

@@ -13,7 +13,13 @@ from deja_blame.attribution import blame_options
 from deja_blame.attribution.blame import FileBlame, blame_file, cached_blame, too_short
 from deja_blame.attribution.blame_options import GitBlameOptions
 from deja_blame.errors import DejaError
-from deja_blame.gitutil import commit_authors, open_repository, relative_path
+from deja_blame.gitutil import (
+    SHALLOW_WARNING,
+    commit_authors,
+    is_shallow,
+    open_repository,
+    relative_path,
+)
 from deja_blame.jsonout import print_json
 from deja_blame.output import inert, paged, shorten, style, use_colour, warn
 from deja_blame.transcripts.roots import discover_roots
@@ -147,6 +153,8 @@ def run_blame(
         result = _blame_ranges(conn, file, rev, specs, refresh)
     if result.indexed_sessions == 0 and not any(ln.session for ln in result.lines):
         warn("no sessions are indexed: every line is unattributed (run: deja index)")
+    elif is_shallow(str(result.root)):
+        warn(SHALLOW_WARNING)
     if as_json:
         doc = result.to_json()
         authors = commit_authors(result.root, {ln.commit for ln in result.lines if ln.commit})

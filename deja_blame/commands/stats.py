@@ -14,11 +14,11 @@ from deja_blame.attribution.blame import FileBlame
 from deja_blame.attribution.stats import Stats, collect_stats, tree_files
 from deja_blame.commands.blame import compute, refresh_index
 from deja_blame.errors import DejaError
-from deja_blame.gitutil import open_repository, workdir
+from deja_blame.gitutil import SHALLOW_WARNING, open_repository, workdir
 from deja_blame.index import queries as Q
 from deja_blame.index.db import connect
 from deja_blame.jsonout import print_json
-from deja_blame.output import CommitProgress, inert, shorten, style, use_colour
+from deja_blame.output import CommitProgress, inert, shorten, style, use_colour, warn
 
 
 def run_stats(
@@ -27,6 +27,8 @@ def run_stats(
     start = Path.cwd()
     repo = open_repository(start)
     root = workdir(repo)
+    if repo.is_shallow:
+        warn(SHALLOW_WARNING)
     specs = [_pathspec(root, p) for p in paths]
     commit = None
     if rev is not None:

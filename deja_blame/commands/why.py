@@ -10,11 +10,12 @@ import click
 
 from deja_blame.commands.blame import compute
 from deja_blame.errors import DejaError
+from deja_blame.gitutil import SHALLOW_WARNING, is_shallow
 from deja_blame.index import queries as Q
 from deja_blame.index.fingerprint import fingerprint
 from deja_blame.index.store import latest_edit_adding
 from deja_blame.jsonout import print_json
-from deja_blame.output import inert, shorten, style, use_colour
+from deja_blame.output import inert, shorten, style, use_colour, warn
 
 
 def split_target(target: str) -> tuple[Path, int]:
@@ -31,6 +32,8 @@ def explain(
     result = compute(conn, file, rev, (line, line), refresh)
     if not result.lines:
         raise DejaError(f"{result.path} has no line {line}")
+    if is_shallow(str(result.root)):
+        warn(SHALLOW_WARNING)
     ln = result.lines[0]
     doc: dict[str, Any] = {
         "path": result.path,
