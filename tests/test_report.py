@@ -390,13 +390,17 @@ def test_a_partial_clone_reports_what_the_full_one_does(tmp_path: Path) -> None:
         check=True,
         env=sc.env,
     )
-    clone = tmp_path / "clone"
-    subprocess.run(
-        ["git", "clone", "-q", "--filter=blob:none", "--no-local", "-b", "feature"]
-        + [str(origin), str(clone)],
-        check=True,
-        env=sc.env,
-    )
+
+    def blobless_clone(to: Path) -> Path:
+        subprocess.run(
+            ["git", "clone", "-q", "--filter=blob:none", "--no-local", "-b", "feature"]
+            + [str(origin), str(to)],
+            check=True,
+            env=sc.env,
+        )
+        return to
+
+    clone = blobless_clone(tmp_path / "clone")
     missing = subprocess.run(
         ["git", "rev-list", "--objects", "--missing=print", "--all"],
         cwd=clone,
@@ -410,13 +414,7 @@ def test_a_partial_clone_reports_what_the_full_one_does(tmp_path: Path) -> None:
     t = doc["totals"]
     assert (t["added"], t["by_sessions"], t["by_people"]) == (15, 11, 4)
 
-    bare = tmp_path / "clone2"
-    subprocess.run(
-        ["git", "clone", "-q", "--filter=blob:none", "--no-local", "-b", "feature"]
-        + [str(origin), str(bare)],
-        check=True,
-        env=sc.env,
-    )
+    bare = blobless_clone(tmp_path / "clone2")
     import shutil
 
     shutil.rmtree(origin)  # nothing left to fetch from
