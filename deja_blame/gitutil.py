@@ -356,8 +356,9 @@ def _has_commit(directory: str, shas: frozenset[str]) -> bool:
     proc = try_git(
         directory, ["cat-file", "--batch-check"], input="".join(f"{s}\n" for s in shas).encode()
     )
+    # each line is "<sha> <type> <size>", or "<sha> missing"
     return proc is not None and any(
-        line.endswith(b" commit") or b" commit " in line for line in proc.stdout.splitlines()
+        line.split()[1:2] == [b"commit"] for line in proc.stdout.splitlines()
     )
 
 

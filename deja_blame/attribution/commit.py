@@ -157,14 +157,10 @@ def files_worth_blaming(
             for n in lines
             if 0 < n <= len(texts) and not is_trivial(texts[n - 1])
         }
-        if len(fps) < MOVED_BLOCK:
-            continue
-        hit: set[int] = set()
-        for pid in written:
-            hit |= Q.fingerprints_written(conn, pid, fps - hit)
-            if len(hit) >= MOVED_BLOCK:
-                out.add(path)
-                break
+        if len(fps) >= MOVED_BLOCK and (
+            len(Q.fingerprints_written_to_any(conn, written, fps)) >= MOVED_BLOCK
+        ):
+            out.add(path)
     return out
 
 

@@ -549,9 +549,10 @@ def _migrate(
             name, sql = MIGRATIONS[version]
             if callable(sql):
                 sql(conn)
-            for statement in sql.split(";") if isinstance(sql, str) else []:
-                if statement.strip():
-                    conn.execute(statement)
+            else:
+                for statement in sql.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
             conn.execute(
                 "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)",
                 (str(version + 1),),

@@ -44,13 +44,7 @@ def fingerprints(lines: list[str]) -> list[int]:
         if fp is None:
             if len(seen) >= _SEEN_MAX:
                 seen.clear()
-            fp = seen[line] = _from_bytes(
-                _blake2b(
-                    "".join(line.split()).encode("utf-8", "surrogatepass"), digest_size=8
-                ).digest(),
-                "big",
-                signed=True,
-            )
+            fp = seen[line] = fingerprint(line)
         out.append(fp)
     return out
 

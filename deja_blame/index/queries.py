@@ -266,18 +266,20 @@ def fingerprints_written(conn: sqlite3.Connection, path_id: int, fps: Iterable[i
     return found
 
 
-def written_to_any(conn: sqlite3.Connection, path_ids: list[int], fps: Iterable[int]) -> bool:
-    """Whether some session wrote one of ``fps`` to one of these paths."""
+def fingerprints_written_to_any(
+    conn: sqlite3.Connection, path_ids: list[int], fps: Iterable[int]
+) -> set[int]:
+    """Which of ``fps`` some session wrote to one of these paths."""
+    found: set[int] = set()
     wanted = sorted(set(fps))
     for pids, pmarks in in_chunks(path_ids):
         for part, marks in in_chunks(wanted):
-            row = conn.execute(
-                f"SELECT 1 FROM lines WHERE path_id IN ({pmarks}) AND fp IN ({marks}) LIMIT 1",
+            for (fp,) in conn.execute(
+                f"SELECT DISTINCT fp FROM lines WHERE path_id IN ({pmarks}) AND fp IN ({marks})",
                 [*pids, *part],
-            ).fetchone()
-            if row is not None:
-                return True
-    return False
+            ):
+                found.add(int(fp))
+    return found
 
 
 def line_writes(

@@ -471,7 +471,7 @@ def message_texts(
             from deja_blame.index.source import read_messages
 
             full = read_messages(transcript[0], transcript[1], transcript[2], spans)
-    return [(full.get(r[2]) if r[2] is not None else None) or message_text(r[1]) for r in rows]
+    return [full.get(r[2]) or message_text(r[1]) for r in rows]
 
 
 # the columns edit_from_row reads, in its order
