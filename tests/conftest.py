@@ -19,10 +19,10 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = REPO_ROOT / "fixtures" / "antigravity"
 
 
-@pytest.fixture(autouse=True)
-def sealed_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    home = tmp_path / "home"
-    home.mkdir()
+def seal(monkeypatch: pytest.MonkeyPatch, home: Path, tmp_path: Path) -> None:
+    """The sealing every test gets; a module-scoped fixture (built before the
+    autouse one runs) applies it itself, in a ``MonkeyPatch.context()``."""
+    home.mkdir(exist_ok=True)
     for var in list(os.environ):
         if var.startswith(("GIT_", "DEJA_")) or var in (
             "XDG_DATA_HOME",
@@ -47,6 +47,11 @@ def sealed_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None
     # never the real one.
     monkeypatch.setenv("DEJA_DB", str(tmp_path / "index.db"))
     monkeypatch.setenv("DEJA_ANTIGRAVITY_ROOT", str(tmp_path / "no-root-chosen"))
+
+
+@pytest.fixture(autouse=True)
+def sealed_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    seal(monkeypatch, tmp_path / "home", tmp_path)
     yield
 
 

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import commit_env, git
+from conftest import commit_env, git, seal
 
 from deja_blame.transcripts.writer import TranscriptWriter
 
@@ -210,6 +210,16 @@ def outputs(
 ) -> tuple[World, dict[str, subprocess.CompletedProcess[bytes]], Path | None]:
     tmp = tmp_path_factory.mktemp("hostile")
     home = tmp / "home"
+    with pytest.MonkeyPatch.context() as sealing:
+        # built before each test's own sealing: a machine with no git identity of
+        # its own, or a ~/.gitconfig, must see what every test sees
+        seal(sealing, tmp / "seal-home", tmp)
+        return _hostile_outputs(tmp, home)
+
+
+def _hostile_outputs(
+    tmp: Path, home: Path
+) -> tuple[World, dict[str, subprocess.CompletedProcess[bytes]], Path | None]:
     home.mkdir()
     world = build_world(tmp)
     world.env.update(
