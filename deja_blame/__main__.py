@@ -1,4 +1,4 @@
-from deja_blame.cli import main
+from deja_blame.entry import main
 
 # The guard matters: ``deja index`` starts worker processes with "spawn", which
 # imports this module again in each of them.

@@ -10,19 +10,21 @@ from __future__ import annotations
 import functools
 import os
 import re
-import sqlite3
 import sys
-import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from deja_blame import __version__
 from deja_blame.errors import DejaError
-from deja_blame.index.db import connect, database_error, default_db_path
-from deja_blame.output import COLOR_ENV, NO_PAGER_ENV, inert, warn
+
+if TYPE_CHECKING:
+    import sqlite3
+
+# Only what parsing needs is imported here (``deja --help`` and every command
+# pay for it): each command imports its library, the index and git when it runs.
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -45,6 +47,8 @@ def json_option(f: F) -> F:
 
 
 def _db_path(db: Path | None) -> Path:
+    from deja_blame.index.db import default_db_path
+
     return db if db is not None else default_db_path()
 
 
@@ -53,6 +57,11 @@ def with_index(f: Callable[..., int]) -> Callable[..., int]:
 
     @functools.wraps(f)
     def wrapper(db: Path | None, **kwargs: Any) -> int:
+        import sqlite3
+
+        from deja_blame.index.db import connect, database_error
+        from deja_blame.output import warn
+
         path = _db_path(db)
         conn = connect(path, notice=warn)
         try:
@@ -108,6 +117,8 @@ def cli(chdir: Path | None, global_db: Path | None, color: str | None, no_pager:
       deja stats                 # how much of this repository agents wrote
       deja demo                  # try it all on the bundled fixtures
     """
+    from deja_blame.output import COLOR_ENV, NO_PAGER_ENV
+
     if color is not None:
         os.environ[COLOR_ENV] = color
         # click.echo strips styles off a pipe unless its context says otherwise
@@ -121,10 +132,26 @@ def cli(chdir: Path | None, global_db: Path | None, color: str | None, no_pager:
         os.chdir(chdir)
 
 
-def _agent_choice() -> click.Choice:
-    from deja_blame.transcripts.harnesses import ALL_NAMES
+class _AgentChoice(click.Choice):
+    """The registered agents' names, looked up when a value or --help needs them:
+    the registry imports every agent's discovery code."""
 
-    return click.Choice(ALL_NAMES, case_sensitive=False)
+    def __init__(self) -> None:
+        super().__init__((), case_sensitive=False)
+
+    @property  # type: ignore[override]
+    def choices(self) -> Sequence[str]:
+        from deja_blame.transcripts.harnesses import ALL_NAMES
+
+        return ALL_NAMES
+
+    @choices.setter
+    def choices(self, value: Sequence[str]) -> None:
+        pass  # click.Choice.__init__ sets it; the registry is the one source
+
+
+def _agent_choice() -> click.Choice:
+    return _AgentChoice()
 
 
 @cli.command("parse")
@@ -824,6 +851,8 @@ def main(argv: list[str] | None = None) -> None:
         exc.show()
         sys.exit(exc.exit_code)
     except DejaError as exc:
+        from deja_blame.output import inert
+
         # messages can quote session ids, projects and paths from transcripts: inert
         click.echo(f"deja: error: {inert(str(exc))}", err=True)
         if exc.hint:
@@ -832,12 +861,15 @@ def main(argv: list[str] | None = None) -> None:
     except BrokenPipeError:
         sys.stderr.close()
         sys.exit(0)
-    except sqlite3.OperationalError as exc:
-        click.echo(f"deja: error: the index could not be written: {exc}", err=True)
-        sys.exit(1)
     except SystemExit:
         raise
     except Exception as exc:  # noqa: BLE001 - the last line of defence: no bare tracebacks
+        import sqlite3
+        import traceback
+
+        if isinstance(exc, sqlite3.OperationalError):
+            click.echo(f"deja: error: the index could not be written: {exc}", err=True)
+            sys.exit(1)
         log = _log_path()
         try:
             log.parent.mkdir(parents=True, exist_ok=True)

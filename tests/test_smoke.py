@@ -32,3 +32,36 @@ def test_demo_runs_the_main_job_on_the_bundled_fixtures() -> None:
     person = [ln for ln in out.splitlines() if ln.endswith("def total(items):")]
     assert person and all("3f2a9c1e" not in ln for ln in person)
     assert "$ python -m pytest -q  exit 0" in out
+
+
+def _modules_loaded(*args: str) -> set[str]:
+    """The modules a ``deja ARGS`` run imported (its stdout is dropped)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from deja_blame.entry import main\n"
+        "try:\n"
+        "    main(sys.argv[1:])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "sys.stderr.write(' '.join(sys.modules))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, check=True, timeout=60
+    )
+    return set(proc.stderr.decode().split())
+
+
+def test_version_and_help_start_without_the_index_or_git() -> None:
+    """Every run pays for what start-up imports: --version needs not even click."""
+    out = deja("--version").stdout.decode()
+    from deja_blame import __version__
+
+    assert out == f"deja, version {__version__}\n"  # click's version_option's words
+    assert not {"click", "pygit2", "sqlite3"} & _modules_loaded("--version")
+    for args in (["--help"], ["blame", "--help"], ["index", "--help"]):
+        loaded = _modules_loaded(*args)
+        assert "click" in loaded
+        assert not {"pygit2", "sqlite3", "deja_blame.index.db"} & loaded, args

@@ -1,0 +1,22 @@
+"""The ``deja`` console script: answers ``deja --version`` itself, hands everything else to the CLI.
+
+Importing click costs about as much as starting Python; a version check (what
+scripts and package managers run to see that deja is there) needs neither.
+The line is click's own ``version_option`` output, so both paths print the same.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    if args == ["--version"]:
+        from deja_blame import __version__
+
+        sys.stdout.write(f"deja, version {__version__}\n")
+        sys.exit(0)
+    from deja_blame.cli import main as cli_main
+
+    cli_main(argv)
