@@ -170,9 +170,9 @@ def parse_cmd(path: Path, agent: str | None, as_json: bool) -> None:
 
     \b
     Examples:
-      deja parse ~/.gemini/antigravity/brain/3f2a.../.system_generated/logs/transcript.jsonl --json
-      deja parse ~/.claude/projects/-home-me-shop/0b7c....jsonl
-      deja parse ~/.codex/sessions/2026/12/01/rollout-....jsonl --json
+      deja parse ~/.gemini/antigravity/brain/3f2a*/.system_generated/logs/transcript.jsonl --json
+      deja parse ~/.claude/projects/*shop/0b7c*.jsonl
+      deja parse ~/.codex/sessions/2026/12/01/rollout-*.jsonl --json
     """
     from deja_blame.commands.parse import run_parse
 
@@ -232,7 +232,7 @@ def index_cmd(
     \b
     Examples:
       deja index
-      DEJA_ANTIGRAVITY_ROOT=/backup/antigravity deja index --json
+      DEJA_ANTIGRAVITY_ROOT=~/backup/antigravity deja index --json
       deja index --rebuild          # after "the index ... is unreadable"
       deja index --jobs 1           # read in this process only
       deja index --agent claude-code --agent codex
@@ -430,6 +430,13 @@ def blame_cmd(
     from deja_blame.commands.blame import BlameLook, run_blame
 
     if len(args) > 2:
+        option = next((a for a in args[1:] if a.startswith("-")), None)
+        if option is not None:
+            # git too: after --, every argument is a path
+            raise click.UsageError(
+                f"{option!r} after --: after -- every argument is a file, as in git;"
+                f" give options before -- (deja blame -L 40,60 v1.2 -- src/app.py)"
+            )
         raise click.UsageError("too many arguments: deja blame [REV] [--] FILE")
     if len(args) == 2:
         if rev is not None:

@@ -28,3 +28,7 @@ class UnsupportedRepositoryError(DejaError):
 
 class RevisionError(DejaError):
     pass
+
+
+class BinaryFileError(DejaError):
+    """A file with no lines to blame (deja stats lists it as "binary")."""

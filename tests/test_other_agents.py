@@ -485,8 +485,17 @@ def test_stats_sums_blame(repo: Path, tmp_path: Path) -> None:
     assert doc["by_person"] == [{"author": "Test Person", "lines": doc["lines"] - 4}]
     assert doc["skipped"] == [{"path": "logo.png", "reason": "binary"}]
     assert doc["share"] == round(4 / doc["lines"], 4)
+    # at a revision the same sums, of that commit's tree (not "every file unknown")
+    head = git(repo, "rev-parse", "HEAD").strip()
+    for rev in (head, head[:7], "HEAD", "main"):
+        at = deja_json("stats", "--rev", rev, "--json", cwd=repo, env=env)
+        assert at == {**doc, "rev": head}, rev
     old = deja_json("stats", "--rev", "HEAD~1", "--json", cwd=repo, env=env)
-    assert old["attributed_lines"] == 0 and len(old["rev"]) == 40
+    assert old["rev"] == git(repo, "rev-parse", "HEAD~1").strip()
+    assert (old["files"], old["attributed_lines"]) == (2, 0)
+    assert old["lines"] == len(BEFORE.splitlines()) + 3
+    assert old["by_person"] == [{"author": "Test Person", "lines": old["lines"]}]
+    assert old["skipped"] == [{"path": "logo.png", "reason": "binary"}]
     only = deja_json("stats", "README.md", "--json", cwd=repo, env=env)
     assert (only["files"], only["attributed_lines"]) == (1, 0)
     human = deja("stats", cwd=repo, env=env).stdout.decode()

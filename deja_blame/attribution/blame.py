@@ -34,7 +34,7 @@ from deja_blame.attribution.matcher import (
 from deja_blame.attribution.moves import follow_moves
 from deja_blame.attribution.reflow import reflow_matches
 from deja_blame.attribution.window import CommitWindow, FileHistory
-from deja_blame.errors import DejaError
+from deja_blame.errors import BinaryFileError, DejaError
 from deja_blame.gitutil import (
     FileVersion,
     head_commit,
@@ -190,7 +190,7 @@ def blame_file(
 
 def _refuse_binary(version: FileVersion) -> None:
     if version.is_binary:
-        raise DejaError(f"{version.relpath} is a binary file: nothing to blame")
+        raise BinaryFileError(f"{version.relpath} is a binary file: nothing to blame")
 
 
 def _notes_tip(repo: pygit2.Repository) -> str:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from deja_blame.errors import DejaError
+from deja_blame.errors import BinaryFileError, DejaError
 from deja_blame.gitutil import commit_authors, try_git
 
 NOT_COMMITTED = "(not committed yet)"
@@ -93,6 +93,8 @@ def collect_stats(
             if rev is None and _looks_binary(path):
                 return rel, None, "binary"
             return rel, blame(path), None
+        except BinaryFileError:
+            return rel, None, "binary"  # at a revision: found by the blame
         except DejaError as exc:
             return rel, None, str(exc)
         except OSError as exc:

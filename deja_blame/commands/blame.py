@@ -152,7 +152,10 @@ def run_blame(
     with blame_options.using(options):
         result = _blame_ranges(conn, file, rev, specs, refresh)
     if result.indexed_sessions == 0 and not any(ln.session for ln in result.lines):
-        warn("no sessions are indexed: every line is unattributed (run: deja index)")
+        from deja_blame.notes.where_from import unattributed_hint
+
+        hint = unattributed_hint(result.root)
+        warn(f"no sessions are indexed: every line is unattributed ({hint})")
     elif is_shallow(str(result.root)):
         warn(SHALLOW_WARNING)
     if as_json:

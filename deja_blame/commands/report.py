@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 from deja_blame.errors import DejaError
-from deja_blame.gitutil import open_repository
+from deja_blame.gitutil import open_repository, workdir
 from deja_blame.output import warn
 
 FORMATS = ("markdown", "json", "html")
@@ -61,10 +61,11 @@ def run_report(
         repo, range_spec, conn, include_prompts=include_prompts, want_lines=fmt == "html"
     )
     if report.commits and not report.notes_found and not report.indexed_sessions:
+        from deja_blame.notes.where_from import unattributed_hint
+
         warn(
             "no notes under refs/notes/deja for these commits and no indexed sessions: every"
-            " line counts as people or unknown (fetch notes: git fetch origin"
-            " refs/notes/deja:refs/notes/deja, or run: deja index)"
+            f" line counts as people or unknown ({unattributed_hint(workdir(repo))})"
         )
     if fmt == "json":
         text = render_json(report)

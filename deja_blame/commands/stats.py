@@ -14,7 +14,7 @@ from deja_blame.attribution.blame import FileBlame
 from deja_blame.attribution.stats import Stats, collect_stats, tree_files
 from deja_blame.commands.blame import compute, refresh_index
 from deja_blame.errors import DejaError
-from deja_blame.gitutil import SHALLOW_WARNING, open_repository, workdir
+from deja_blame.gitutil import SHALLOW_WARNING, open_repository, resolve_commit, workdir
 from deja_blame.index import queries as Q
 from deja_blame.index.db import connect
 from deja_blame.jsonout import print_json
@@ -30,12 +30,8 @@ def run_stats(
     if repo.is_shallow:
         warn(SHALLOW_WARNING)
     specs = [_pathspec(root, p) for p in paths]
-    commit = None
-    if rev is not None:
-        try:
-            commit = str(repo.revparse_single(rev).peel(None).id)  # type: ignore[attr-defined]
-        except (KeyError, ValueError) as exc:
-            raise DejaError(f"unknown revision {rev!r}") from exc
+    # the commit's id, never the tree's: files are blamed at a commit
+    commit = str(resolve_commit(repo, rev).id) if rev is not None else None
     files = tree_files(root, commit, specs)
     if not files:
         raise DejaError("no tracked files" + (f" under {', '.join(specs)}" if specs else ""))

@@ -20,6 +20,8 @@ from deja_blame.output import inert, shorten, style, use_colour, warn
 
 def split_target(target: str) -> tuple[Path, int]:
     path, sep, line = target.rpartition(":")
+    if sep and path and line.isdigit() and int(line) == 0:
+        raise click.BadParameter(f"{target!r}: lines start at 1 (as in git blame and editors)")
     if not sep or not path or not line.isdigit() or int(line) < 1:
         raise click.BadParameter(f"{target!r} is not FILE:LINE (for example src/app.py:42)")
     return Path(path), int(line)

@@ -235,7 +235,10 @@ def push(repo: pygit2.Repository, remote: str = "origin") -> PushResult:
     for attempt in range(1, PUSH_ATTEMPTS + 1):
         tip = ref_target(repo)
         if tip is None:
-            raise DejaError("there are no deja notes to push", hint="deja annotate HEAD")
+            raise DejaError(
+                "there are no deja notes to push",
+                hint="deja annotate REV (or A..B) writes the notes of commits sessions wrote",
+            )
         result.attempts = attempt
         proc = run_git(root, ["push", "--quiet", remote, f"{NOTES_REF}:{NOTES_REF}"], check=False)
         if proc.returncode == 0:

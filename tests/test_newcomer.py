@@ -1,0 +1,73 @@
+"""A newcomer's first hour: the answers and messages a person meets first, in the
+README's world (tests/newcomer_world.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+from conftest import git
+from newcomer_world import AGY_BLOCK, AGY_SID, World, build_world
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> World:
+    tmp = tmp_path_factory.mktemp("newcomer")
+    with pytest.MonkeyPatch.context() as sealing:
+        from conftest import seal
+
+        seal(sealing, tmp / "seal-home", tmp)
+        w = build_world(tmp)
+        assert w.run_line("deja index -q").returncode == 0
+    return w
+
+
+def run(world: World, line: str, cwd: Path | None = None, code: int = 0) -> tuple[str, str]:
+    proc = world.run_line(line, cwd)
+    assert proc.returncode == code, (line, proc.returncode, proc.stderr)
+    return proc.stdout, proc.stderr
+
+
+def test_options_after_double_dash_are_files_as_in_git(world: World) -> None:
+    _, err = run(world, "deja blame v1.2 -- src/app.py -L 40,60", code=2)
+    assert "after -- every argument is a file, as in git" in err
+    assert "'-L' after --" in err
+    out, _ = run(world, "deja blame -L 40,42 v1.2 -- src/app.py")
+    assert [ln.split(")")[0].split()[-1] for ln in out.splitlines()] == ["40", "41", "42"]
+    assert out.count(AGY_SID[:8]) == 3
+
+
+def test_why_at_a_revision_finds_the_session(world: World) -> None:
+    """--rev is blamed at that commit: the answer names the session (not "no session")."""
+    at = orjson.loads(run(world, "deja why src/app.py:45 --rev v1.2 --json")[0])
+    assert (at["session"], at["text"]) == (AGY_SID, AGY_BLOCK.splitlines()[5])
+    assert at["commit"] == git(world.repo, "rev-parse", "v1.2").strip()
+    before = orjson.loads(run(world, "deja why src/app.py:45 --rev v1.0 --json")[0])
+    assert before["session"] is None and before["text"] == "value_45 = compute(45)"
+    assert before["commit"] == git(world.repo, "rev-parse", "v1.0").strip()
+
+
+def test_a_reviewer_s_clone_is_told_to_fetch_notes(world: World, tmp_path: Path) -> None:
+    """No transcripts on the reviewer's machine: deja index would find nothing."""
+    run(world, "deja annotate v1.0..HEAD && deja notes push")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "-b", "main", str(world.tmp / "origin.git"), str(clone))
+    reviewer = World(world.tmp, tmp_path / "reviewer", clone, world.bin, dict(world.env))
+    reviewer.env.update(HOME=str(reviewer.home), XDG_DATA_HOME=str(reviewer.home / "data"))
+    reviewer.home.mkdir()
+    _, err = run(reviewer, "deja blame src/app.py")
+    assert "deja notes fetch" in err and "deja index" not in err
+    _, err = run(reviewer, "deja report HEAD~3..HEAD")
+    assert "deja notes fetch" in err and "deja index" not in err
+    # where the agents' transcripts are, the hint stays deja index
+    _, err = run(world, "deja --db ~/empty.db blame src/app.py --no-refresh", cwd=clone)
+    assert "(run: deja index)" in err
+    run(reviewer, "deja notes fetch")
+    out, err = run(reviewer, "deja blame src/app.py -L 40,41")
+    assert out.count(AGY_SID[:8]) == 2 and "no sessions are indexed" not in err
+
+
+def test_why_line_zero_says_lines_start_at_one(world: World) -> None:
+    _, err = run(world, "deja why src/app.py:0", code=2)
+    assert "lines start at 1" in err
