@@ -48,7 +48,13 @@ from deja_blame.index.store import (
     unpack,
     write_rows,
 )
-from deja_blame.transcripts.antigravity import ReaderState, SessionReader, artifact_dir_for
+from deja_blame.transcripts.antigravity import (
+    ReaderState,
+    SessionReader,
+    artifact_dir_for,
+    extra_records,
+    with_extras,
+)
 from deja_blame.transcripts.builder import BatchReader
 from deja_blame.transcripts.harnesses import resumable_reader
 from deja_blame.transcripts.jsonl import CHUNK_BYTES, iter_batches
@@ -365,19 +371,26 @@ def read_batches(
             state = stored if stored is not None else ReaderState()
             if state.artifact_dir is None:
                 state.artifact_dir = artifact_dir_for(tf.path, tf.session_id)
-            reader = SessionReader(compact=tf.is_compact, state=state)
+            reader = SessionReader(state=state)
         fresh = stored is None
         offset = 0 if stored is None or start is None else start.offset
-        stat = (st.st_size, st.st_mtime_ns, st.st_ino)
-        batches = iter_batches(fh, offset, final=False, batch_bytes=batch_bytes)
+        stat = tf.stat_key() if tf.parts else (st.st_size, st.st_mtime_ns, st.st_ino)
+        # Read from scratch, an Antigravity session also takes the steps only its
+        # other file holds (the compact one can reach further back). Read on from
+        # an offset, the full file's new lines are the session's new steps.
+        extra = extra_records(tf.path, tf.parts) if fresh and not tf.whole else []
+        batches = with_extras(
+            iter_batches(fh, offset, final=False, batch_bytes=batch_bytes), extra, offset
+        )
         batch = next(batches, None)
         if batch is None:
             yield Batch(None, offset, read_hash(peek, offset), reader.state.to_bytes(), fresh, stat)
             return
         first = offset
         while batch is not None:
-            chunk = reader.feed(batch.records, batch.spans)
-            new_offset = batch.end_offset
+            line_batch, records, spans = batch
+            chunk = reader.feed(records, spans)
+            new_offset = line_batch.end_offset
             limited = limit_bytes is not None and new_offset - first >= limit_bytes
             upcoming = None if limited else next(batches, None)
             # Only the last batch records the file's stat: a run killed between

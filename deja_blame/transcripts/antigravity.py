@@ -13,6 +13,7 @@ Rules: ``../shared/docs/antigravity-format.md`` sections 2-6 and 9.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,8 +23,9 @@ import orjson
 from deja_blame.models import Command, Edit, FileRecord, Hunk, Message, Session
 from deja_blame.transcripts import patterns as P
 from deja_blame.transcripts.diffblock import find_diff_blocks, parse_diff_block
-from deja_blame.transcripts.jsonl import iter_batches
+from deja_blame.transcripts.jsonl import LineBatch, iter_batches
 from deja_blame.transcripts.project import ProjectHints, resolve_project
+from deja_blame.transcripts.roots import sibling_transcripts
 from deja_blame.transcripts.text import (
     cap_text,
     clean_user_text,
@@ -40,6 +42,9 @@ from deja_blame.transcripts.text import (
 COMMAND_TYPES = {"RUN_COMMAND", "GENERIC"}
 FILE_TYPES = {"VIEW_FILE": "view", "CODE_ACTION": "edit", "LIST_DIRECTORY": "list"}
 EDIT_TOOLS = {"replace_file_content", "multi_replace_file_content"}
+# USER_EXPLICIT records of a tool step's type are the person's own actions in the IDE
+REWIND_TYPES = frozenset({"USER_INPUT", "CHECKPOINT"})
+IDE_EVENT_TYPES = frozenset({*COMMAND_TYPES, *FILE_TYPES, "GREP_SEARCH", "OPEN_FILE"})
 
 
 @dataclass
@@ -65,10 +70,18 @@ class PendingCall:
 
 @dataclass
 class ReaderState:
-    started_at: str | None = None
-    ended_at: str | None = None
+    started_at: str | None = None  # the earliest time seen
+    ended_at: str | None = None  # the latest
+    started_epoch: float | None = None
+    ended_epoch: float | None = None
     skipped: int = 0
     last_step: int = -1
+    # Rewinds: a USER_INPUT or CHECKPOINT whose step_index is below the highest
+    # seen and whose time is later than any seen starts a new branch, whose
+    # steps (their numbers repeat) come after the earlier branch's
+    branch: int = 0
+    top_step: int = -1  # the highest step_index of this branch
+    top_epoch: float | None = None  # the latest time read, in file order
     n_messages: int = 0
     n_commands: int = 0
     n_files: int = 0
@@ -118,8 +131,7 @@ class Chunk:
 class SessionReader:
     """Feeds records of one transcript through the format rules."""
 
-    def __init__(self, compact: bool, state: ReaderState | None = None) -> None:
-        self.compact = compact
+    def __init__(self, state: ReaderState | None = None) -> None:
         self.state = state or ReaderState()
         self.chunk = Chunk()
         self._span: tuple[int, int] | None = None  # the record being read, in the file
@@ -129,7 +141,7 @@ class SessionReader:
     def feed(
         self,
         records: list[dict[str, Any] | None],
-        spans: list[tuple[int, int]] | None = None,
+        spans: list[tuple[int, int] | None] | None = None,
     ) -> Chunk:
         """Read one batch of lines (None = malformed) and return what it added.
 
@@ -137,19 +149,35 @@ class SessionReader:
         known: tool output messages carry theirs (``Message.source_span``).
         """
         self.chunk = Chunk()
-        ordered: list[tuple[int, int, dict[str, Any]]] = []
+        st = self.state
+        ordered: list[tuple[int, int, int, dict[str, Any]]] = []
         for seq, record in enumerate(records):
             if record is None or not _well_formed(record):
-                self.state.skipped += 1
+                st.skipped += 1
                 self.chunk.skipped += 1
                 continue
+            epoch = record_epoch(record.get("created_at"))
             step = int64(record.get("step_index"))
             if step is not None:
-                self.state.last_step = step
-            ordered.append((self.state.last_step, seq, record))
-        # step_index puts steps in order when present (62 can be written before 61)
-        ordered.sort(key=lambda t: (t[0], t[1]))
-        for step, seq, record in ordered:
+                if (
+                    step < st.top_step
+                    and record.get("type") in REWIND_TYPES
+                    and epoch is not None
+                    and st.top_epoch is not None
+                    and epoch > st.top_epoch
+                ):
+                    st.branch += 1  # a rewind: the numbers start again from here
+                    st.top_step = step
+                st.top_step = max(st.top_step, step)
+                st.last_step = step
+            if epoch is not None and (st.top_epoch is None or epoch > st.top_epoch):
+                st.top_epoch = epoch
+            ordered.append((st.branch, st.last_step, seq, record))
+        # step_index puts the steps of a branch in order (62 can be written before
+        # 61); after a rewind each branch stays whole instead of the two being
+        # interleaved step by step (section 9)
+        ordered.sort(key=lambda t: (t[0], t[1], t[2]))
+        for _, step, seq, record in ordered:
             self._span = spans[seq] if spans is not None else None
             self._record(step, record)
         self._span = None
@@ -163,9 +191,7 @@ class SessionReader:
         if at is None:
             at = st.started_at  # timestamp fallback: the session start, once seen
         else:
-            if st.started_at is None:
-                st.started_at = at
-            st.ended_at = at
+            self._seen_time(at)
         source = rec.get("source")
         if source == "USER_EXPLICIT":
             content = cap_text(rec.get("content") or "")
@@ -173,7 +199,8 @@ class SessionReader:
                 for chosen in P.MODEL_SELECTION.finditer(content):
                     if chosen.group("new").strip() not in ("", "None"):
                         st.model = chosen.group("new").strip()[:200]
-            text = clean_user_text(content)
+            # an IDE event (the person opened a file, ran a command) is no request
+            text = "" if _ide_event(rec) else clean_user_text(content)
             if "made by the USER" in text:
                 text = P.USER_CHANGE_NOTICE.sub("", text).strip()
             if text:
@@ -188,11 +215,26 @@ class SessionReader:
         kind = rec.get("type") or "PLANNER_RESPONSE"
         if kind == "PLANNER_RESPONSE":
             self._planner(step, rec, at)
+        elif kind == "GENERIC" and _reports_edit(rec):
+            # one build reports every tool step as GENERIC, writes included:
+            # the content says what the step did
+            self._file_step(step, rec, at, "edit")
         elif kind in COMMAND_TYPES:
             self._command_step(step, rec, at)
         elif kind in FILE_TYPES:
             self._file_step(step, rec, at, FILE_TYPES[kind])
         # GREP_SEARCH, SEARCH_WEB, ASK_QUESTION, ...: nothing
+
+    def _seen_time(self, at: str) -> None:
+        """The session runs from its earliest time to its latest, whatever the step order."""
+        st = self.state
+        epoch = record_epoch(at)
+        if epoch is None:
+            return
+        if st.started_epoch is None or epoch < st.started_epoch:
+            st.started_at, st.started_epoch = at, epoch
+        if st.ended_epoch is None or epoch >= st.ended_epoch:
+            st.ended_at, st.ended_epoch = at, epoch
 
     def _message(
         self,
@@ -259,7 +301,8 @@ class SessionReader:
             self._tool_call(step, name, args, at)
 
     def _decode_args(self, raw: object) -> dict[str, Any] | None:
-        """Tool-call args: an object (or one JSON string holding it); compact values decoded once."""
+        """Tool-call args: an object (or one JSON string holding it), decoded once where
+        the compact file encoded its values (``encoded_args`` tells by the content)."""
         if isinstance(raw, str):
             try:
                 raw = orjson.loads(raw)
@@ -267,8 +310,8 @@ class SessionReader:
                 return None
         if not isinstance(raw, dict):
             return None
-        if not self.compact:
-            return raw  # transcript_full.jsonl: native values, never decoded again
+        if not encoded_args(raw):
+            return raw  # native values (transcript_full.jsonl): never decoded again
         out: dict[str, Any] = {}
         for key, value in raw.items():
             decoded = _decode_once(value)
@@ -280,6 +323,11 @@ class SessionReader:
 
     def _tool_call(self, step: int, name: str, args: dict[str, Any], at: str | None) -> None:
         st = self.state
+        if name == "schedule":
+            # a timer: its step (GENERIC, RUNNING, "Task Description: Timer: 30s, ...")
+            # is no command
+            st.planner_calls.append(PendingCall("timer", "", -1).to_dict())
+            return
         if name == "run_command":
             command = _text_arg(args, "CommandLine")
             if not command:
@@ -333,12 +381,40 @@ class SessionReader:
 
     def _claim(self, kind: str, key: str, action: str = "") -> dict[str, Any] | None:
         for call in self.state.planner_calls:
-            if call["kind"] == kind and call["key"] == key and not call["claimed"]:
+            if call["kind"] != kind or call["claimed"]:
+                continue
+            if call["key"] == key or (kind == "command" and _first_line(call["key"]) == key):
+                # a background command's "Task Description:" holds only the first
+                # line of a command of several lines
                 if kind == "file" and action and call["action"] != action:
                     continue
                 call["claimed"] = True
                 return call
         return None
+
+    def _timer(self, named: str | None) -> bool:
+        """Is this step a ``schedule`` timer of the planner row before it?"""
+        if named is not None and P.TIMER_DESCRIPTION.match(named):
+            for call in self.state.planner_calls:
+                if call["kind"] == "timer" and not call["claimed"]:
+                    call["claimed"] = True
+                    break
+            return True
+        for call in self.state.planner_calls:
+            if call["kind"] == "timer" and not call["claimed"]:
+                if named is not None and self._pending_command(named):
+                    return False
+                call["claimed"] = True
+                return True
+        return False
+
+    def _pending_command(self, named: str) -> bool:
+        return any(
+            c["kind"] == "command"
+            and not c["claimed"]
+            and (c["key"] == named or _first_line(c["key"]) == named)
+            for c in self.state.planner_calls
+        )
 
     # -- tool steps ----------------------------------------------------------
 
@@ -352,6 +428,8 @@ class SessionReader:
         body = self._tool_output(step, rec, at)
         m = P.TASK_DESCRIPTION.search(body) if "Task Description:" in body else None
         named = m.group(1).strip() if m and m.group(1).strip() else None
+        if self._timer(named):
+            return  # a schedule timer waits; it runs nothing
         code = _exit_code(rec, body)
         target: int | None = None
         if named:
@@ -520,6 +598,26 @@ def _record_time(value: object) -> str | None:
     return normalise_time(value)[0]
 
 
+_DAY_EPOCHS: dict[str, float] = {}
+
+
+def record_epoch(value: object) -> float | None:
+    """A record's ``created_at`` as epoch seconds (None when unusable); the
+    canonical ``2026-07-17T09:00:00Z`` without a full parse (this runs per record)."""
+    if type(value) is str and len(value) == 20 and _CANONICAL_TIME.fullmatch(value):
+        day = value[:10]
+        base = _DAY_EPOCHS.get(day)
+        if base is None:
+            parsed = normalise_time(day + "T00:00:00Z")[1]
+            if parsed is not None:
+                if len(_DAY_EPOCHS) > 4096:
+                    _DAY_EPOCHS.clear()
+                base = _DAY_EPOCHS[day] = parsed
+        if base is not None:
+            return base + int(value[11:13]) * 3600 + int(value[14:16]) * 60 + int(value[17:19])
+    return normalise_time(value)[1]
+
+
 _STR_FIELDS = ("source", "type", "content", "status")
 
 
@@ -539,6 +637,45 @@ def _well_formed(rec: dict[str, Any]) -> bool:
 
 
 TRUNCATED_KEY = "\0truncated"  # marks, in decoded args, a value the compact file cut
+
+
+def encoded_args(args: dict[str, Any]) -> bool:
+    """Are these args the compact file's (each value JSON text), not native values?
+
+    Decided by the content, never by the file's name: the full file's lines
+    saved as ``transcript.jsonl`` (or handed to ``deja parse``) are native, and
+    decoding them again turns a ``CodeContent`` that is the text of a
+    ``package.json`` into an object. Compact values are all strings and each
+    parses as JSON (or is JSON text cut with ``<truncated N bytes>``); one
+    native value (a boolean, a number, a list, a path without quotes) says the
+    call is native.
+    """
+    if not args:
+        return False
+    for value in args.values():
+        if not isinstance(value, str):
+            return False
+        if not _is_json_text(value):
+            return False
+    return True
+
+
+def _is_json_text(value: str) -> bool:
+    text = value.strip()
+    if not text:
+        return False
+    first = text[0]
+    if first == '"':
+        if text.endswith('"') and len(text) > 1:
+            return True  # checked by decoding when it is used; a quoted value is JSON text
+        return P.TRUNCATED_MARK.search(text) is not None
+    if first in "{[" or first == "-" or first.isdigit() or text in ("true", "false", "null"):
+        try:
+            orjson.loads(text)
+        except orjson.JSONDecodeError:
+            return P.TRUNCATED_MARK.search(text) is not None
+        return True
+    return False
 
 
 def _decode_once(value: object) -> object:
@@ -594,6 +731,32 @@ def _replacement_witness(args: dict[str, Any]) -> list[str]:
             if isinstance(chunk, dict) and isinstance(chunk.get("ReplacementContent"), str):
                 lines.extend(chunk["ReplacementContent"].split("\n"))
     return [cap_text(x) for x in lines]
+
+
+def _first_line(text: str) -> str:
+    return text.strip().split("\n", 1)[0].strip()
+
+
+def _reports_edit(rec: dict[str, Any]) -> bool:
+    """A step whose content reports a write (``Created file ... with requested
+    content.``, ``The following changes were made by the ... tool``)."""
+    content = rec.get("content")
+    if not isinstance(content, str):
+        return False
+    return ("Created file" in content and P.CREATED_FILE_DONE.search(content) is not None) or (
+        "The following changes were made by the" in content
+        and any(ch.group("tool") for ch in P.CHANGES_MADE_BY.finditer(content))
+    )
+
+
+def _ide_event(rec: dict[str, Any]) -> bool:
+    """A USER_EXPLICIT record that is something the person did in the IDE (opened a
+    file, ran a command: a tool step's type, "The USER performed the following
+    action"), not a request. Another new type is still read as a request."""
+    if rec.get("type") in IDE_EVENT_TYPES:
+        return True
+    content = rec.get("content")
+    return isinstance(content, str) and content.lstrip().startswith(P.IDE_ACTION)
 
 
 def _exit_code(rec: dict[str, Any], body: str) -> int | None:
@@ -661,36 +824,97 @@ def artifact_dir_for(path: Path, session_id: str) -> str:
     return f"/brain/{session_id}"
 
 
+def record_key(rec: dict[str, Any]) -> tuple[Any, ...]:
+    """What makes a step the same step in both files of a session."""
+    return (rec.get("step_index"), rec.get("created_at"), rec.get("source"), rec.get("type"))
+
+
+def extra_records(primary: Path, others: Iterable[Path]) -> list[dict[str, Any]]:
+    """The steps of ``others`` (the compact file) that ``primary`` (the full one) lacks.
+
+    The two files of a session can cover different stretches (the full copy
+    sometimes only the last part): each step is read once, by ``step_index``
+    and ``created_at``, the full file's text preferred. Malformed lines of the
+    other file are not counted: the primary's are.
+    """
+    others = [p for p in others if p != primary]
+    if not others:
+        return []
+    seen: set[tuple[Any, ...]] = set()
+    with open(primary, "rb") as fh:
+        for batch in iter_batches(fh, 0, final=True):
+            seen.update(record_key(r) for r in batch.records if r is not None)
+    extra: list[dict[str, Any]] = []
+    for other in others:
+        try:
+            fh = open(other, "rb")
+        except OSError:
+            continue
+        with fh:
+            for batch in iter_batches(fh, 0, final=True):
+                for rec in batch.records:
+                    if rec is None or not _well_formed(rec):
+                        continue
+                    key = record_key(rec)
+                    if key not in seen:
+                        seen.add(key)
+                        extra.append(rec)
+    return extra
+
+
+def with_extras(
+    batches: Iterable[LineBatch], extra: list[dict[str, Any]], start: int = 0
+) -> Iterator[tuple[LineBatch, list[dict[str, Any] | None], list[tuple[int, int] | None]]]:
+    """Each batch of the primary file as ``(batch, records, spans)``, the extra steps
+    (``extra_records``) put in the first one: the reader orders a batch by time,
+    and the steps only the other file holds are nearly always its earlier
+    stretch. An extra step has no span in the primary file."""
+    first = True
+    for batch in batches:
+        records: list[dict[str, Any] | None] = list(batch.records)
+        spans: list[tuple[int, int] | None] = list(batch.spans)
+        if first and extra:
+            records = [*extra, *records]
+            spans = [*([None] * len(extra)), *spans]
+        first = False
+        yield batch, records, spans
+    if first and extra:  # the primary holds nothing yet: the extra steps alone
+        yield LineBatch([], [], start), list(extra), [None] * len(extra)
+
+
 def parse_transcript(
     path: Path | str,
     session_id: str | None = None,
     root: Path | None = None,
-    compact: bool | None = None,
+    parts: Iterable[Path] | None = None,
 ) -> Session:
-    """Parse one transcript file into a Session (no index).
+    """Parse one session into a Session (no index).
 
+    ``path`` is the transcript to read; ``parts`` the other file of the same
+    session (``transcript.jsonl`` beside ``transcript_full.jsonl``), whose
+    steps ``path`` lacks are read with it. By default the other file beside a
+    ``.system_generated/logs/transcript*.jsonl`` is found by itself.
     ``session_id`` defaults to the ``brain/<id>`` directory the file sits in;
     ``root`` (for the project caches) to the directory above ``brain``.
     """
     path = Path(path)
     resolved = path.resolve()
     if session_id is None or root is None:
-        parts = resolved.parts
-        if "brain" in parts:
-            i = len(parts) - 1 - parts[::-1].index("brain")
-            if i + 1 < len(parts):
-                session_id = session_id or parts[i + 1]
-                root = root or Path(*parts[:i])
+        dirs = resolved.parts
+        if "brain" in dirs:
+            i = len(dirs) - 1 - dirs[::-1].index("brain")
+            if i + 1 < len(dirs):
+                session_id = session_id or dirs[i + 1]
+                root = root or Path(*dirs[:i])
         session_id = session_id or path.stem
-    if compact is None:
-        compact = path.name != "transcript_full.jsonl"
-    reader = SessionReader(compact=compact)
+    others = list(parts) if parts is not None else sibling_transcripts(path)
+    reader = SessionReader()
     reader.state.artifact_dir = artifact_dir_for(path, session_id)
     session = Session(session_id=session_id, transcript=str(resolved))
+    extra = extra_records(path, others)
     with open(path, "rb") as fh:
-        for batch in iter_batches(fh, 0, final=True):
-            chunk = reader.feed(batch.records)
-            apply_chunk(session, chunk)
+        for _, records, spans in with_extras(iter_batches(fh, 0, final=True), extra):
+            apply_chunk(session, reader.feed(records, spans))
     st = reader.state
     session.started_at, session.ended_at = st.started_at, st.ended_at
     session.skipped_lines = st.skipped

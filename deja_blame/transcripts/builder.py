@@ -229,7 +229,9 @@ class BatchReader:
         self.skipped = skipped  # malformed lines, all runs together
 
     def feed(
-        self, records: list[dict[str, Any] | None], spans: list[tuple[int, int]] | None = None
+        self,
+        records: list[dict[str, Any] | None],
+        spans: list[tuple[int, int] | None] | None = None,
     ) -> Chunk:
         session = self.reader.builder.session
         for record in records:

@@ -147,7 +147,7 @@ def read_session(tf: TranscriptFile) -> Session:
         return gemini(tf.path, tf.session_id, tf.parts)
     from deja_blame.transcripts.antigravity import parse_transcript
 
-    return parse_transcript(tf.path, tf.session_id, tf.root)
+    return parse_transcript(tf.path, tf.session_id, tf.root, tf.parts)
 
 
 def resumable_reader(tf: TranscriptFile, state: ReaderState | None) -> BatchReader | None:

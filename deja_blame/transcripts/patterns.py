@@ -63,6 +63,15 @@ USER_CHANGE_NOTICE = re.compile(
 
 # Created file file:///home/u/shop/c.py with requested content.
 CREATED_FILE = re.compile(r"Created file[ \t]+(\S+)")
+# the same sentence, whole: what tells a GENERIC step that wrote a file
+CREATED_FILE_DONE = re.compile(r"Created file[ \t]+\S+[ \t]+with requested content")
+
+# Task Description: Timer: 30s, Prompt: Check the build again   (a schedule tool's timer)
+TIMER_DESCRIPTION = re.compile(r"Timer:[ \t]*\d+(?:\.\d+)?\s*[smh]\b")
+
+# The USER performed the following action:   (an IDE event in a USER_EXPLICIT record:
+# the person opened a file or ran a command, with its output; not a request)
+IDE_ACTION = "The USER performed the following action"
 
 # File Path: `file:///home/u/shop/a.py`
 FILE_PATH_LINE = re.compile(r"File Path:[ \t]*`?([^`\n]+?)`?[ \t]*$", re.MULTILINE)

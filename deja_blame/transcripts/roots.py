@@ -18,18 +18,14 @@ COMPACT_NAME = "transcript.jsonl"
 @dataclass(frozen=True)
 class TranscriptFile:
     """One session's transcript: ``path``, plus ``parts`` read with it (another
-    agent's sub-agent files, which belong to the session that started them)."""
+    agent's sub-agent files, which belong to the session that started them;
+    Antigravity's ``transcript.jsonl`` beside the ``transcript_full.jsonl`` read)."""
 
     session_id: str
     path: Path
     root: Path
     agent: str = SOURCE_ANTIGRAVITY
     parts: tuple[Path, ...] = ()
-
-    @property
-    def is_compact(self) -> bool:
-        """Compact transcripts JSON-encode each tool argument value; full ones do not."""
-        return self.path.name != FULL_NAME
 
     @property
     def whole(self) -> bool:
@@ -60,22 +56,45 @@ def roots_named(env: Mapping[str, str], name: str) -> list[Path] | None:
     return [Path(p).expanduser() for p in value.split(os.pathsep) if p]
 
 
+# ~/.gemini/<name>/brain: the app and IDE (antigravity, antigravity-ide), agy
+# (antigravity-cli) and the jetski build write the same layout
+ROOT_PATTERNS = ("antigravity*", "jetski*")
+
+
 def discover_roots(env: Mapping[str, str] | None = None, home: Path | None = None) -> list[Path]:
-    """The transcript roots: ``$DEJA_ANTIGRAVITY_ROOT`` (``:``-separated) or ``~/.gemini/antigravity*``."""
+    """The transcript roots: ``$DEJA_ANTIGRAVITY_ROOT`` (``:``-separated) or every
+    ``~/.gemini/antigravity*`` and ``~/.gemini/jetski*`` directory."""
     env = os.environ if env is None else env
     override = roots_named(env, ROOT_ENV)
     if override is not None:
         return override
     home = home if home is not None else Path(env.get("HOME") or Path.home())
     gemini = home / ".gemini"
+    found: set[Path] = set()
+    for pattern in ROOT_PATTERNS:
+        try:
+            found.update(p for p in gemini.glob(pattern) if p.is_dir())
+        except OSError:
+            continue
+    return sorted(found)
+
+
+def sibling_transcripts(path: Path) -> list[Path]:
+    """The other file of the session ``path`` belongs to: ``transcript.jsonl`` beside
+    ``transcript_full.jsonl`` and the other way round (none for another name)."""
+    other = {FULL_NAME: COMPACT_NAME, COMPACT_NAME: FULL_NAME}.get(path.name)
+    if other is None:
+        return []
+    candidate = path.with_name(other)
     try:
-        return sorted(p for p in gemini.glob("antigravity*") if p.is_dir())
+        return [candidate] if stat.S_ISREG(os.stat(candidate).st_mode) else []
     except OSError:
         return []
 
 
 def find_transcripts(root: Path, problems: list[str] | None = None) -> Iterator[TranscriptFile]:
-    """Each session of ``root``, read from one file: ``transcript_full.jsonl`` when it exists.
+    """Each session of ``root``: ``transcript_full.jsonl`` when it exists (nothing in it is
+    cut), with ``transcript.jsonl`` beside it as a part (it can reach further back).
 
     Trouble with one entry (unreadable, a directory where a file should be) is
     appended to ``problems`` as a one-line message and the walk goes on.
@@ -103,6 +122,7 @@ def find_transcripts(root: Path, problems: list[str] | None = None) -> Iterator[
         # One stat per name and plain strings: with nothing new to index, this walk
         # is most of what ``deja index`` does (2,000 sessions: 8,400 stats before).
         logs = os.path.join(entry.path, ".system_generated", "logs")
+        found: list[str] = []
         for name in (FULL_NAME, COMPACT_NAME):
             candidate = os.path.join(logs, name)
             try:
@@ -114,7 +134,13 @@ def find_transcripts(root: Path, problems: list[str] | None = None) -> Iterator[
                     problems.append(f"cannot read {candidate}: {exc.strerror or exc}")
                 continue
             if stat.S_ISREG(mode):
-                yield TranscriptFile(session_id=entry.name, path=Path(candidate), root=root)
-                break
-            if problems is not None:
+                found.append(candidate)
+            elif problems is not None:
                 problems.append(f"not a regular file, skipped: {candidate}")
+        if found:
+            yield TranscriptFile(
+                session_id=entry.name,
+                path=Path(found[0]),
+                root=root,
+                parts=tuple(Path(p) for p in found[1:]),
+            )
