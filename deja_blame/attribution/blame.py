@@ -24,6 +24,7 @@ import orjson
 
 from deja_blame.attribution import blame_options, cache
 from deja_blame.attribution.blame_engine import BlameLine, start_blame
+from deja_blame.attribution.identity import RepositoryIdentity
 from deja_blame.attribution.matcher import (
     Key,
     WriteSet,
@@ -41,7 +42,6 @@ from deja_blame.gitutil import (
     read_file,
     read_worktree_bytes,
     relative_to_root,
-    same_repository,
     workdir,
 )
 from deja_blame.index import queries as Q
@@ -499,14 +499,8 @@ def _attribute_from_index(
     written_text = _per_write(partial(Q.edit_added_lines, conn))
     position = _per_write(partial(Q.edit_positions, conn))
 
-    def same_project(sid: int) -> bool | None:
-        project = Q.session_project(conn, sid)
-        if project is None:
-            return None
-        known = same_repository(root, project)
-        if known is not None:
-            return known
-        return session_work_is_here(conn, sid, project, Path(root))
+    # which sessions matched by path suffix worked on this repository (identity.py)
+    same_project = RepositoryIdentity(conn, root).belongs
 
     texts = [ln.text for ln in lines]
     history = FileHistory(root, {ln.orig_path or "" for ln in lines}, rev)
@@ -586,29 +580,6 @@ def _replay(
         current.clear()
     current -= {fingerprint(x) for x in removed} - new
     current |= new
-
-
-def session_work_is_here(conn: sqlite3.Connection, sid: int, project: str, root: Path) -> bool:
-    """Whether most of what a session left in the files of its project is in the same
-    files here (3 distinct lines at least): work pulled from another clone is here
-    whole, a helper an unrelated project happens to share is not."""
-    from deja_blame.attribution.matcher import STRANGER_MIN_LINES, SUFFIX_COVERAGE
-
-    prefix = project.rstrip("/") + "/"
-    final: dict[str, set[int]] = {}
-    for path, tool, removed, added in Q.agent_edits(conn, sid):
-        if not path.startswith(prefix):
-            continue
-        _replay(final.setdefault(path[len(prefix) :], set()), tool, removed, added, False)
-    present = total = 0
-    for rel, fps in final.items():
-        total += len(fps)
-        try:
-            here = read_worktree_bytes(root, rel).decode("utf-8", "replace")
-        except (DejaError, OSError):
-            continue
-        present += len(fps & {fingerprint(t) for t in here.split("\n")})
-    return total >= STRANGER_MIN_LINES and present >= SUFFIX_COVERAGE * total
 
 
 def session_edited_paths(conn: sqlite3.Connection, sid: int, path_ids: list[int]) -> bool:

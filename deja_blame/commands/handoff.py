@@ -64,11 +64,20 @@ def _places(cwd: Path, repo_root: Path | None) -> list[str]:
 def sessions_here(
     conn: sqlite3.Connection, cwd: Path, repo_root: Path | None
 ) -> list[SessionSummary]:
-    """Sessions whose project is the cwd or its repository, or under/above them; newest first."""
+    """Sessions whose project is the cwd or its repository, or under/above them, and
+    those that worked on the repository wherever they ran (``identity.py``); newest first."""
     seen: dict[str, SessionSummary] = {}
     for place in _places(cwd, repo_root):
         for s in list_sessions(conn, project=place):
             seen.setdefault(s.session_id, s)
+    if repo_root is not None:
+        from deja_blame.attribution.identity import sessions_of_repository
+
+        ids = sessions_of_repository(conn, repo_root) - set(seen)
+        if ids:
+            for s in list_sessions(conn):
+                if s.session_id in ids:
+                    seen[s.session_id] = s
     return sorted(seen.values(), key=lambda s: (s.started_at or "", s.session_id), reverse=True)
 
 

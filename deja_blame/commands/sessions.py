@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from deja_blame.index.store import list_sessions
+from deja_blame.index.store import SessionSummary, list_sessions
 from deja_blame.jsonout import print_json
 from deja_blame.output import inert, shorten, style, use_colour
 
@@ -32,6 +32,8 @@ def run_sessions(
         rows = list_sessions(conn, project=spelling, limit=limit, agent=agent)
         if rows:
             break
+    if project:
+        rows = with_repository_sessions(conn, rows, spellings[0], limit, agent)
     if as_json:
         print_json({"sessions": [r.to_json() for r in rows]})
         return 0
@@ -67,6 +69,32 @@ def run_sessions(
             f"{shorten(r.project, 28):<28} {shorten(r.first_prompt, prompt_w)}"
         )
     return 0
+
+
+def with_repository_sessions(
+    conn: sqlite3.Connection,
+    rows: list[SessionSummary],
+    place: str | None,
+    limit: int | None,
+    agent: str | None,
+) -> list[SessionSummary]:
+    """``rows`` and the sessions that worked on the repository holding ``place``
+    wherever they ran (another machine, a clone that moved: ``identity.py``),
+    newest first."""
+    from deja_blame.attribution.identity import sessions_of_repository
+    from deja_blame.commands.handoff import find_repo_root
+
+    if not place or not os.path.isabs(place) or not Path(place).is_dir():
+        return rows
+    root = find_repo_root(Path(place))
+    if root is None:
+        return rows
+    ids = sessions_of_repository(conn, root) - {r.session_id for r in rows}
+    if not ids:
+        return rows
+    more = [s for s in list_sessions(conn, agent=agent) if s.session_id in ids]
+    merged = sorted([*rows, *more], key=lambda s: (s.started_at or "", s.session_id), reverse=True)
+    return merged[:limit] if limit else merged
 
 
 def project_spellings(project: str) -> list[str]:

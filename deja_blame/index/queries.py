@@ -160,6 +160,38 @@ def agent_edits(
         yield (path, tool, *edit_lines(body))
 
 
+def agent_edits_timed(
+    conn: sqlite3.Connection, sid: int
+) -> Iterator[tuple[str, str, float | None, list[str], list[str]]]:
+    """(path, tool, at_epoch, removed, added) of every edit the session's agent made, in order."""
+    for path, tool, at, body in conn.execute(
+        "SELECT path, tool, at_epoch, body FROM edits WHERE sid=? AND source='agent'"
+        " ORDER BY step, ord",
+        (sid,),
+    ):
+        yield (path, tool, at, *edit_lines(body))
+
+
+def session_identity_row(conn: sqlite3.Connection, sid: int) -> tuple[str, str, int, int] | None:
+    """(session id, project, transcript size, mtime_ns): what a judgement of the session
+    depends on (a re-read transcript changes the last two)."""
+    row = conn.execute(
+        "SELECT session_id, project, size, mtime_ns FROM sessions WHERE sid=?", (sid,)
+    ).fetchone()
+    return None if row is None else (str(row[0]), str(row[1]), int(row[2]), int(row[3]))
+
+
+def sessions_writing(conn: sqlite3.Connection, path_ids: Iterable[int]) -> set[int]:
+    """The sessions that wrote a line to any of these paths."""
+    out: set[int] = set()
+    for part, marks in in_chunks(sorted(set(path_ids))):
+        for (sid,) in conn.execute(
+            f"SELECT DISTINCT sid FROM lines WHERE path_id IN ({marks})", part
+        ):
+            out.add(int(sid))
+    return out
+
+
 def edited_any_path(conn: sqlite3.Connection, sid: int, path_ids: list[int]) -> bool:
     """Whether the session made a timed edit of any of these paths."""
     if not path_ids:
@@ -242,6 +274,11 @@ def paths_named(conn: sqlite3.Connection, name: str) -> list[tuple[int, str]]:
     return [(int(p), str(path)) for p, path in conn.execute(
         "SELECT path_id, path FROM paths WHERE name=?", (name,)
     )]  # fmt: skip
+
+
+def all_paths(conn: sqlite3.Connection) -> list[tuple[int, str]]:
+    """(path id, path) of every written path."""
+    return [(int(p), str(path)) for p, path in conn.execute("SELECT path_id, path FROM paths")]
 
 
 def paths_under(conn: sqlite3.Connection, root: str) -> list[tuple[int, str]]:

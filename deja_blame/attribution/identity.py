@@ -1,0 +1,270 @@
+"""Which sessions worked on this repository: by what they wrote, not where they ran.
+
+A session's transcript names absolute paths of the machine it ran on
+(``/home/a/x/proj/src/f.py``, ``C:/Users/b/proj/src/f.py``); the repository
+may now live anywhere. A session belongs to the repository at ``root`` when:
+
+- it wrote files under ``root`` itself (the same clone, where it ran); or
+- its project directory is a git repository on this machine: whether that is
+  a clone of this one (a root commit in common) decides, provided what the
+  session wrote lies in that directory (a project guessed wrong says nothing);
+- otherwise, by the text it left: each file it wrote is mapped to the
+  repository's file with the longest common relative-path suffix, and the
+  distinct lines it left there (what it wrote, minus what it replaced itself)
+  are looked for in that file as the commits made while it worked, and the
+  first one after, left it (the working tree where nothing was committed
+  since). At least ``MIN_LINES`` such lines, and ``COVERAGE`` of them found.
+
+Checking the commits of its time, not HEAD, keeps a session whose code was
+later rewritten: it belongs for every commit it wrote, whatever became of its
+lines since. An unrelated project with the same relative paths shares a few
+lines of boilerplate with this one, not most of what its session wrote.
+
+One identity serves every command that asks which sessions worked here: blame
+(and so annotate and stats), ``deja sessions --project`` and ``deja handoff``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from deja_blame.errors import DejaError
+from deja_blame.gitutil import CatFile, read_worktree_bytes, same_repository, try_git
+from deja_blame.index import queries as Q
+from deja_blame.index.fingerprint import fingerprint, is_trivial
+
+COVERAGE = 0.5  # of a session's distinct lines, found where it wrote them
+MIN_LINES = 3  # distinct non-trivial lines a session must have left to be judged
+SKEW = 600.0  # seconds: a transcript's clock against the commits' (another machine)
+MAX_VERSIONS = 12  # of one file, read per session: the first after its edits and the latest
+
+
+@dataclass
+class RepositoryFiles:
+    """The repository's files over its history: path -> (commit times ascending, commits)."""
+
+    times: dict[str, list[int]] = field(default_factory=dict)
+    commits: dict[str, list[str]] = field(default_factory=dict)
+    by_name: dict[str, list[str]] = field(default_factory=dict)
+
+    def add(self, path: str, sha: str, when: int) -> None:
+        if path not in self.times:
+            self.times[path] = []
+            self.commits[path] = []
+            self.by_name.setdefault(PurePosixPath(path).name, []).append(path)
+        self.times[path].append(when)
+        self.commits[path].append(sha)
+
+    def relative(self, written: str, root: str) -> str | None:
+        """The repository path a session's absolute path stands for: under ``root``
+        itself, else the longest repository path it ends with (``/`` bounded)."""
+        if written.startswith(root + "/"):
+            rel = written[len(root) + 1 :]
+            return rel if rel in self.times else None
+        best: str | None = None
+        for path in self.by_name.get(PurePosixPath(written).name, ()):
+            if (written == path or written.endswith("/" + path)) and (
+                best is None or len(path) > len(best)
+            ):
+                best = path
+        return best
+
+
+_LOCK = threading.Lock()
+_FILES: dict[tuple[str, str], RepositoryFiles] = {}
+# (database, root, HEAD, session id, transcript size, mtime) -> belongs
+_JUDGED: dict[tuple[str, str, str, str, int, int], bool | None] = {}
+
+
+def head_of(root: str) -> str:
+    proc = try_git(root, ["rev-parse", "-q", "--verify", "HEAD"], timeout=10)
+    if proc is None or proc.returncode != 0:
+        return ""
+    return proc.stdout.decode("ascii", "replace").strip()
+
+
+def repository_files(root: str, head: str) -> RepositoryFiles:
+    """Every file HEAD's history touched (renames as a delete and an add) and the
+    working tree's tracked files, read once per (root, HEAD) in this process."""
+    key = (root, head)
+    with _LOCK:
+        got = _FILES.get(key)
+    if got is not None:
+        return got
+    files = RepositoryFiles()
+    if head:
+        proc = try_git(
+            root,
+            ["log", "--format=>%H %ct", "--name-only", "--no-renames", "-z", head],
+            timeout=120,
+        )
+        if proc is not None and proc.returncode == 0:
+            sha, when = "", 0
+            for item in proc.stdout.decode("utf-8", "surrogateescape").split("\0"):
+                for part in item.split("\n"):
+                    if part.startswith(">"):
+                        fields = part[1:].split()
+                        if len(fields) == 2 and fields[1].isdigit():
+                            sha, when = fields[0], int(fields[1])
+                    elif part and sha:
+                        files.add(part, sha, when)
+    for path, times in files.times.items():  # git log lists newest first
+        times.reverse()
+        files.commits[path].reverse()
+    proc = try_git(root, ["ls-files", "-z"], timeout=60)
+    if proc is not None and proc.returncode == 0:
+        for path in proc.stdout.decode("utf-8", "surrogateescape").split("\0"):
+            if path and path not in files.times:
+                files.times[path], files.commits[path] = [], []
+                files.by_name.setdefault(PurePosixPath(path).name, []).append(path)
+    with _LOCK:
+        if len(_FILES) > 16:
+            _FILES.clear()
+        _FILES[key] = files
+    return files
+
+
+class RepositoryIdentity:
+    """Which indexed sessions worked on the repository at ``root`` (see the module)."""
+
+    def __init__(self, conn: sqlite3.Connection, root: str | Path) -> None:
+        self.conn = conn
+        self.root = str(root).rstrip("/") or "/"
+        self._head: str | None = None  # read on first need: most blames never judge
+        self._database: str | None = None
+        self._files: RepositoryFiles | None = None
+
+    @property
+    def head(self) -> str:
+        if self._head is None:
+            self._head = head_of(self.root)
+        return self._head
+
+    @property
+    def files(self) -> RepositoryFiles:
+        if self._files is None:
+            self._files = repository_files(self.root, self.head)
+        return self._files
+
+    def belongs(self, sid: int) -> bool | None:
+        """Whether session ``sid`` worked on this repository (None: no such session).
+        One that left fewer than ``MIN_LINES`` distinct lines in its files is not
+        judged ours: a two-line helper is anyone's."""
+        row = Q.session_identity_row(self.conn, sid)
+        if row is None:
+            return None
+        session_id, project, size, mtime = row
+        if self._database is None:
+            self._database = Q.database_path(self.conn)
+        key = (self._database, self.root, self.head, session_id, size, mtime)
+        with _LOCK:
+            if key in _JUDGED:
+                return _JUDGED[key]
+        answer = self._judge(sid, project)
+        with _LOCK:
+            if len(_JUDGED) > 100_000:
+                _JUDGED.clear()
+            _JUDGED[key] = answer
+        return answer
+
+    def _judge(self, sid: int, project: str) -> bool | None:
+        edits = list(Q.agent_edits_timed(self.conn, sid))
+        if any(path.startswith(self.root + "/") for path, *_ in edits):
+            return True  # it wrote this clone's own files
+        project = project.rstrip("/")
+        if project.startswith("/") and any(p.startswith(project + "/") for p, *_ in edits):
+            known = same_repository(self.root, project)
+            if known is not None:
+                return known
+        return self._by_content(edits)
+
+    def _by_content(self, edits: list[tuple[str, str, float | None, list[str], list[str]]]) -> bool:
+        """What the session left in each file it wrote, found in that file as the
+        commits of its time left it."""
+        left: dict[str, set[int]] = {}
+        span: dict[str, tuple[float, float]] = {}
+        for path, tool, at, removed, added in edits:
+            current = left.setdefault(path, set())
+            new = {fingerprint(x) for x in added if not is_trivial(x)}
+            if tool == "write_to_file":
+                current.clear()
+            current -= {fingerprint(x) for x in removed} - new
+            current |= new
+            if at is not None:
+                lo, hi = span.get(path, (at, at))
+                span[path] = (min(lo, at), max(hi, at))
+        files = self.files
+        total = present = 0
+        batch: CatFile | None = None
+        try:
+            for path, fps in left.items():
+                if not fps:
+                    continue
+                rel = files.relative(path, self.root)
+                if rel is None:
+                    continue  # nothing of this repository: a scratch file, another project
+                total += len(fps)
+                found: set[int] = set()
+                for sha in self._versions(rel, span.get(path)):
+                    if sha is None:
+                        data = _worktree(self.root, rel)
+                    else:
+                        if batch is None:
+                            batch = CatFile(self.root)
+                        data = batch.read(f"{sha}:{rel}")
+                    if data is not None:
+                        found |= fps & {
+                            fingerprint(t) for t in data.decode("utf-8", "replace").split("\n")
+                        }
+                    if found == fps:
+                        break
+                present += len(found)
+        finally:
+            if batch is not None:
+                batch.close()
+        # too little to tell: a two-line helper is anyone's
+        return total >= MIN_LINES and present >= COVERAGE * total
+
+    def _versions(self, rel: str, span: tuple[float, float] | None) -> list[str | None]:
+        """The commits whose version of ``rel`` shows the session's work: those made
+        while it worked and the first one after (None: the working tree, when no
+        commit came after, or the session's times are not known)."""
+        times, commits = self.files.times.get(rel, []), self.files.commits.get(rel, [])
+        if span is None:
+            return [None, *reversed(commits[-MAX_VERSIONS:])]
+        lo = bisect_left(times, int(span[0] - SKEW))
+        hi = bisect_right(times, int(span[1] + SKEW))
+        out: list[str | None] = []
+        if hi < len(commits):
+            out.append(commits[hi])  # the first commit after its last edit
+        else:
+            out.append(None)  # not committed since: the working tree
+        out += list(reversed(commits[lo:hi]))[: MAX_VERSIONS - 1]
+        return out
+
+
+def _worktree(root: str, rel: str) -> bytes | None:
+    try:
+        return read_worktree_bytes(Path(root), rel)
+    except (DejaError, OSError):  # gone, unreadable, a link: no evidence
+        return None
+
+
+def sessions_of_repository(conn: sqlite3.Connection, root: str | Path) -> set[str]:
+    """The ids of the indexed sessions that worked on the repository at ``root``:
+    those that wrote one of its files (by path, or by path suffix and then judged
+    by ``RepositoryIdentity.belongs``)."""
+    identity = RepositoryIdentity(conn, root)
+    files = identity.files
+    wanted = [pid for pid, path in Q.all_paths(conn) if files.relative(path, identity.root)]
+    out: set[str] = set()
+    for sid in sorted(Q.sessions_writing(conn, wanted)):
+        if identity.belongs(sid):
+            row = Q.session_identity_row(conn, sid)
+            if row is not None:
+                out.add(row[0])
+    return out

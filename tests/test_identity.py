@@ -1,0 +1,147 @@
+"""Sessions from anywhere: a session belongs to the repository by what it wrote.
+
+The sessions here ran on another machine (another user name, Windows) or in a
+clone that has since moved: the paths their transcripts name do not exist
+here. Each test also changes the session's code after its commit, the case a
+check of the working tree (HEAD) judged wrong: the session stays the author
+of the commits it wrote, and of what is left of its lines.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import orjson
+import pytest
+from conftest import commit_env, git
+from test_notes_world import S1, S2, T0, World, body, make_world
+
+from deja_blame.transcripts.writer import TranscriptWriter
+
+
+def remote_session(world: World, sid: str, workspace: str, files: dict[str, str]) -> None:
+    """Session ``sid`` ran in ``workspace`` on another machine and wrote ``files``
+    (paths relative to it, joined with the workspace's own separator)."""
+    sep = "\\" if "\\" in workspace else "/"
+    w = TranscriptWriter(world.root, sid, start=world.clock, workspace=None)
+    w.user("Please write the code.")
+    for rel, content in files.items():
+        world.clock += 5
+        w.set_time(world.clock)
+        w.write_file(workspace + sep + rel.replace("/", sep), content)
+
+
+def person_commit(world: World, files: dict[str, str], message: str) -> str:
+    for rel, content in files.items():
+        world.person(rel, content)
+    return world.commit(message)
+
+
+def rewritten(content: str, keep: int) -> str:
+    """``content`` with all but its first ``keep`` lines rewritten by a person."""
+    lines = content.splitlines(keepends=True)
+    return "".join(lines[:keep]) + "".join(
+        f"person_line_{i} = rewritten({i})\n" for i in range(len(lines) - keep)
+    )
+
+
+@pytest.fixture
+def world(tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch) -> World:
+    return make_world(tmp_path, repo, monkeypatch)
+
+
+def test_a_moved_clone_keeps_a_session_whose_code_changed_since(
+    world: World, tmp_path: Path
+) -> None:
+    """The session ran in the original clone, which has moved away; most of its
+    lines were rewritten later. Its commit keeps every line, HEAD what is left."""
+    world.write(S1, "src/app.py", body("a", 8))
+    first = world.commit("agent work")
+    world.person("src/app.py", rewritten(body("a", 8), keep=2))
+    world.commit("a person rewrites most of it")
+    world.index()
+    moved = tmp_path / "elsewhere" / "proj"
+    moved.parent.mkdir()
+    shutil.move(str(world.repo), moved)  # the session's directory is gone
+    assert world.sessions_by_line("src/app.py", cwd=moved) == [S1] * 2 + [None] * 6
+    assert world.sessions_by_line("src/app.py", "--rev", first, cwd=moved) == [S1] * 8
+    # the commit it wrote is annotated with its lines, from the moved clone
+    doc = orjson.loads(world.deja("annotate", first, "--json", cwd=moved).stdout)
+    assert [r[:2] for r in doc["files"]["src/app.py"][S1]] == [[1, 8]]
+
+
+def test_a_session_of_another_user_on_another_machine(world: World) -> None:
+    """Alice's session touched only ``src/``: its project is guessed as her
+    ``/home/alice/proj/src``, a directory this machine never had."""
+    app, util = body("b", 6), body("u", 5)
+    remote_session(world, S1, "/home/alice/proj", {"src/app.py": app, "src/util.py": util})
+    world.clock += 60
+    first = person_commit(world, {"src/app.py": app, "src/util.py": util}, "alice's work")
+    person_commit(world, {"src/app.py": rewritten(app, keep=1)}, "later change")
+    world.index()
+    assert world.sessions_by_line("src/util.py") == [S1] * 5
+    assert world.sessions_by_line("src/app.py") == [S1] + [None] * 5
+    assert world.sessions_by_line("src/app.py", "--rev", first) == [S1] * 6
+    listed = orjson.loads(world.deja("sessions", "--project", ".", "--json").stdout)
+    assert [s["session_id"] for s in listed["sessions"]] == [S1]
+
+
+def test_a_session_recorded_on_windows(world: World) -> None:
+    """``C:\\Users\\bob\\proj\\src\\app.py`` is this clone's ``src/app.py``."""
+    content = body("w", 7)
+    remote_session(world, S1, "C:\\Users\\bob\\proj", {"src/app.py": content})
+    world.clock += 60
+    first = person_commit(world, {"src/app.py": content}, "bob's work")
+    person_commit(world, {"src/app.py": rewritten(content, keep=3)}, "later change")
+    world.index()
+    assert world.sessions_by_line("src/app.py", "--rev", first) == [S1] * 7
+    assert world.sessions_by_line("src/app.py") == [S1] * 3 + [None] * 4
+    handed = orjson.loads(world.deja("handoff", "--to", "claude", "--json").stdout)
+    assert handed["session_id"] == S1
+
+
+def test_an_unrelated_project_with_the_same_paths_is_a_stranger(world: World) -> None:
+    """Carol's session wrote ``src/app.py`` too, in a project of her own: the two
+    files share their boilerplate and nothing else. It gets no line here."""
+    shared = "import logging\nlog = logging.getLogger(__name__)\n"
+    remote_session(world, S2, "/home/carol/other", {"src/app.py": shared + body("c", 8)})
+    world.clock += 60
+    mine = shared + body("m", 8)
+    person_commit(world, {"src/app.py": mine}, "our own file")
+    world.index()
+    assert world.sessions_by_line("src/app.py") == [None] * 10
+    listed = orjson.loads(world.deja("sessions", "--project", ".", "--json").stdout)
+    assert listed["sessions"] == []
+
+
+def test_identity_reads_the_files_as_the_sessions_commit_left_them(world: World) -> None:
+    """Straight from the library: judged at its commit, not at HEAD."""
+    from deja_blame.attribution.identity import RepositoryIdentity
+    from deja_blame.index.db import connect
+
+    content = body("i", 6)
+    remote_session(world, S1, "/Users/dana/code/proj", {"lib/core.py": content})
+    world.clock += 60
+    person_commit(world, {"lib/core.py": content}, "dana's work")
+    person_commit(world, {"lib/core.py": "# gone\n"}, "everything rewritten")
+    world.index()
+    conn = connect(world.db)
+    try:
+        (sid,) = conn.execute("SELECT sid FROM sessions WHERE session_id=?", (S1,)).fetchone()
+        assert RepositoryIdentity(conn, world.repo).belongs(sid) is True
+    finally:
+        conn.close()
+    # a repository that never held its text: a stranger
+    other = world.tmp / "other"
+    other.mkdir()
+    git(other, "init", "-q")
+    (other / "lib").mkdir()
+    (other / "lib" / "core.py").write_text(body("z", 6))
+    git(other, "add", "-A")
+    git(other, "commit", "-q", "-m", "x", env=commit_env(T0 + 10_000))
+    conn = connect(world.db)
+    try:
+        assert RepositoryIdentity(conn, other).belongs(sid) is False
+    finally:
+        conn.close()
