@@ -304,3 +304,30 @@ def test_a_range_past_the_end_is_an_error_in_git_blames_words(committed: dict[st
         ["git", "blame", "-L", f"{n + 5},{n + 9}", "cart.py"], cwd=repo, capture_output=True
     )
     assert f"has only {n} lines" in git_says.stderr.decode()
+
+
+def test_a_lockfile_of_repeated_lines_costs_work_in_proportion_to_its_lines() -> None:
+    # One session wrote a 6,000-line file of ten texts: 600 writes of each text.
+    # Each line's candidates were filtered and sorted again line by line (a
+    # 30,000-line lockfile: 11 s); they are sorted once per text.
+    n = 6000
+    texts = [f'    "dep-{i % 10}": "^1.{i % 3}.0",' for i in range(n)]
+    rows = sorted(
+        ((1, fingerprint(t), 1, 0, idx, 100.0, 0) for idx, t in enumerate(texts)),
+        key=lambda r: r[:5],
+    )
+    ws = matcher.WriteSet()
+    ws.add_rows(rows, {1: True})
+
+    class Counted(dict):  # type: ignore[type-arg]
+        reads = 0
+
+        def __getitem__(self, key: Any) -> Any:
+            Counted.reads += 1
+            return super().__getitem__(key)
+
+    ws.info = Counted(ws.info)
+    blamed = [BlameLine(i + 1, "c" * 40, 50_000, "a.py", i + 1) for i in range(n)]
+    out = matcher.match_lines(texts, blamed, ws, now=60_000.0)
+    assert sum(m is not None for m in out) == n  # every line its own write
+    assert Counted.reads <= 20 * n

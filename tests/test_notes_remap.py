@@ -78,3 +78,76 @@ def test_rewrite_out_of_time_keeps_carried_notes(world: World) -> None:
     result = rewrite_notes(repo, [(c2, new), (c1, c1)], conn)
     assert result.unfinished == [] and result.derived == 1
     assert world.note(new)["commit"] == new
+
+
+# -- carrying a note over a repetitive file: linear work ----------------------------------
+
+LOCK_LINES = 30_000
+
+
+def _lockfile(n: int) -> list[str]:
+    """A lockfile's worth of lines that repeat (ten texts, over and over)."""
+    return [f'    "dep-{i % 10}": "^1.{i % 3}.0",' for i in range(n)]
+
+
+class _PairSpy:
+    """difflib.SequenceMatcher, refusing more pairs of lines than ``linediff.SMALL``
+    (its cost grows with their product where lines repeat: minutes at 30,000)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        import difflib
+
+        from deja_blame.linediff import SMALL
+
+        self.largest = 0
+        real = difflib.SequenceMatcher
+
+        def spy(isjunk: object = None, a: object = "", b: object = "", **kw: object) -> object:
+            self.largest = max(self.largest, len(a) * len(b))  # type: ignore[arg-type]
+            assert self.largest <= SMALL, f"difflib handed {len(a)} x {len(b)} lines"  # type: ignore[arg-type]
+            return real(isjunk, a, b, **kw)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(difflib, "SequenceMatcher", spy)
+
+
+def test_line_mapping_of_a_repetitive_file_never_compares_every_pair(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from deja_blame import linediff
+
+    spy = _PairSpy(monkeypatch)
+    old = _lockfile(LOCK_LINES)
+    edited = old[: LOCK_LINES // 2] + ['    "changed": "1",'] + old[LOCK_LINES // 2 + 1 :]
+    shuffled = old[1::2] + old[::2]  # nothing in place: the whole file is a middle
+    m = line_mapping(old, edited)
+    assert len(m) == LOCK_LINES - 1 and m[1] == 1 and m[LOCK_LINES] == LOCK_LINES
+    for new in (shuffled, old[::-1], ["x"] + old[:-1]):
+        pairs = line_mapping(old, new)
+        assert pairs  # a common subsequence: in order, each pair the same text
+        olds = sorted(pairs)
+        assert [pairs[i] for i in olds] == sorted(pairs.values())
+        assert all(old[i - 1] == new[pairs[i] - 1] for i in olds)
+    assert spy.largest <= linediff.SMALL
+
+
+def test_a_note_copied_onto_an_amended_lockfile_is_carried_without_quadratic_work(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from deja_blame import linediff
+    from deja_blame.notes.lookup import read_note
+
+    git(world.repo, "config", "notes.rewriteRef", "refs/notes/deja")
+    lines = _lockfile(LOCK_LINES)
+    world.person("lock.json", "\n".join(lines) + "\n")
+    old = world.commit("lockfile")
+    note = Note(commit=old, files={"lock.json": {S1: [[1, LOCK_LINES, 0.97]]}})
+    git(world.repo, "notes", "--ref", "refs/notes/deja", "add", "-m", note.dumps(), old)
+    lines[100] = '    "changed": "1",'
+    world.person("lock.json", "\n".join(lines) + "\n")
+    new = world.commit("lockfile, amended", "--amend")
+    spy = _PairSpy(monkeypatch)
+    carried = read_note(pygit2.Repository(str(world.repo)), new)
+    assert carried is not None and carried.commit == new
+    claims = carried.line_map("lock.json")
+    assert len(claims) == LOCK_LINES - 1 and 101 not in claims
+    assert spy.largest <= linediff.SMALL

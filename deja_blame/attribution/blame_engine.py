@@ -12,7 +12,6 @@ path and number in that commit (blame follows whole-file renames).
 
 from __future__ import annotations
 
-import difflib
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from deja_blame.gitutil import (
     read_worktree_bytes,
     resolve_commit,
 )
+from deja_blame.linediff import aligned
 
 if TYPE_CHECKING:
     import pygit2
@@ -226,16 +226,12 @@ def _blame_pygit2(
     head_text = _blob_lines(repo, commit, relpath)
     work = read_worktree_bytes(root, relpath).decode("utf-8", "replace").splitlines()
     out: list[BlameLine] = []
-    matcher = difflib.SequenceMatcher(a=head_text, b=work, autojunk=False)
-    for tag, i1, _i2, j1, j2 in matcher.get_opcodes():
-        for k in range(j2 - j1):
-            if tag == "equal" and i1 + k < len(lines):
-                src = lines[i1 + k]
-                out.append(
-                    BlameLine(j1 + k + 1, src.commit, src.commit_time, src.orig_path, src.orig_line)
-                )
-            else:
-                out.append(BlameLine(j1 + k + 1, None, None, relpath, j1 + k + 1))
+    for j, i in enumerate(aligned(head_text, work)):
+        if i is not None and i < len(lines):
+            src = lines[i]
+            out.append(BlameLine(j + 1, src.commit, src.commit_time, src.orig_path, src.orig_line))
+        else:
+            out.append(BlameLine(j + 1, None, None, relpath, j + 1))
     return out
 
 

@@ -208,29 +208,11 @@ class _quiet:
 
 
 def changed_lines(head_lines: list[str], work_lines: list[str]) -> list[int | None]:
-    """For each working line, the HEAD line (0-based) it is, or None where it is new.
+    """For each working line, the HEAD line (0-based) it is, or None where it is new
+    (git's diff, ``linediff``: near-linear where lines repeat)."""
+    from deja_blame.linediff import aligned
 
-    Common head and tail are matched first, so an edit in a long file diffs only
-    the part that changed.
-    """
-    import difflib
-
-    n, m = len(head_lines), len(work_lines)
-    lo = 0
-    while lo < n and lo < m and head_lines[lo] == work_lines[lo]:
-        lo += 1
-    hi = 0
-    while hi < n - lo and hi < m - lo and head_lines[n - 1 - hi] == work_lines[m - 1 - hi]:
-        hi += 1
-    out: list[int | None] = list(range(lo)) + [None] * (m - lo - hi)
-    out += list(range(n - hi, n))
-    middle = difflib.SequenceMatcher(
-        a=head_lines[lo : n - hi], b=work_lines[lo : m - hi], autojunk=False
-    )
-    for a, b, size in middle.get_matching_blocks():
-        for k in range(size):
-            out[lo + b + k] = lo + a + k
-    return out
+    return aligned(head_lines, work_lines)
 
 
 def git_changed_lines(root: str, relpath: str, n_work: int) -> list[int | None] | None:

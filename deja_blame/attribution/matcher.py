@@ -261,6 +261,13 @@ def match_lines(
         ]
     pairs = sum(len(firsts[fps[i]]) for i in range(n) if not trivial[i])
     bounded = pairs > SEED_BUDGET + SEED_BUDGET_PER_LINE * n
+    sorted_by_time: dict[int, _ByTime] = {}
+
+    def by_time(fp: int) -> _ByTime:
+        if fp not in sorted_by_time:
+            sorted_by_time[fp] = _ByTime(firsts[fp], info)
+        return sorted_by_time[fp]
+
     for i in range(n):
         if trivial[i]:
             continue
@@ -269,11 +276,11 @@ def match_lines(
         if not keys:
             continue
         if bounded and occurrences[fp] > REPEATED:
-            seeds[i] = _latest_before(keys, info, limits[i], REPEATED_KEEP)
+            seeds[i] = by_time(fp).latest_before(limits[i], REPEATED_KEEP)
         elif len(keys) * occurrences[fp] <= PAIR_BUDGET:
             seeds[i] = keys
         else:
-            seeds[i] = _latest_before(keys, info, limits[i], COMMON_KEEP)
+            seeds[i] = by_time(fp).latest_before(limits[i], COMMON_KEEP)
     # Runs: line i and i+1 matching consecutive lines (idx, idx+1) of one edit.
     # A run is evidence of place, whichever commit brought its neighbours: a
     # session that rewrote a whole file runs through lines older commits kept.
@@ -505,18 +512,25 @@ def _next_twin(
     return pos, twin, w[1], w[4]
 
 
-def _latest_before(
-    keys: list[Key],
-    info: dict[Key, tuple[int, float, bool, bool, int]],
-    limit: float,
-    keep: int,
-) -> list[Key]:
-    """The ``keep`` latest writes at or before ``limit`` (a common line's own candidates)."""
-    ok = [k for k in keys if info[k][1] <= limit]
-    if len(ok) > keep:
-        ok.sort(key=lambda k: -info[k][1])
-        ok = ok[:keep]
-    return ok
+class _ByTime:
+    """One line text's writes, latest first, for ``latest_before`` at many limits: sorted
+    once per text, not once per line that holds it (a 30,000-line lockfile of ten
+    texts sorted 3,000 writes 30,000 times: 11 s)."""
+
+    def __init__(self, keys: list[Key], info: dict[Key, tuple[int, float, bool, bool, int]]):
+        # (-time, position in keys): ties keep the order of ``keys``
+        self.order = sorted(range(len(keys)), key=lambda p: (-info[keys[p]][1], p))
+        self.neg_at = [-info[keys[p]][1] for p in self.order]
+        self.keys = keys
+
+    def latest_before(self, limit: float, keep: int) -> list[Key]:
+        """The ``keep`` latest writes at or before ``limit``; all of them, in the order of
+        ``keys``, when there are no more than ``keep``."""
+        start = bisect_left(self.neg_at, -limit)
+        found = self.order[start:]
+        if len(found) > keep:
+            return [self.keys[p] for p in found[:keep]]
+        return [self.keys[p] for p in sorted(found)]
 
 
 def _walk_run(

@@ -8,11 +8,11 @@ file in the new commit, and only on lines the new commit introduced.
 
 from __future__ import annotations
 
-import difflib
 from collections import Counter
 
 import pygit2
 
+from deja_blame import linediff
 from deja_blame.notes.schema import LineMap, Note, merge_notes, set_lines
 
 
@@ -70,13 +70,8 @@ def line_mapping(old: list[str], new: list[str]) -> dict[int, int]:
     """1-based old line -> new line, for lines whose text survived (in order, or moved)."""
     if old == new:
         return {i: i for i in range(1, len(old) + 1)}
-    out: dict[int, int] = {}
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    used_new: set[int] = set()
-    for a, b, size in matcher.get_matching_blocks():
-        for k in range(size):
-            out[a + k + 1] = b + k + 1
-            used_new.add(b + k + 1)
+    out = linediff.line_mapping(old, new)  # git's diff: linear where difflib was quadratic
+    used_new = set(out.values())
     # A block moved elsewhere in the file: its lines are unique on both sides.
     old_count = Counter(old)
     new_pos: dict[str, int] = {}
