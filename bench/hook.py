@@ -1,7 +1,7 @@
 """Benchmark: what the deja hooks add to ``git commit``.
 
 In one run, with an index of 1,000 sessions (synthetic transcripts in the real
-format, written by ``deja_blame.transcripts.writer``):
+format, written by ``bench/accuracy/antigravity_writer.py``):
 
   (a) ``git commit`` of a change of 10 files and 500 lines, hooks not installed
   (b) the same commit with ``deja hooks install`` (background mode, the default)
@@ -34,8 +34,9 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
+sys.path.insert(0, str(REPO_ROOT / "bench" / "accuracy"))  # the transcript writers
 
-from deja_blame.transcripts.writer import TranscriptWriter  # noqa: E402
+from antigravity_writer import TranscriptWriter  # noqa: E402
 
 T0 = 1784278800  # 2026-07-17T09:00:00Z
 GOAL_MS = 100.0

@@ -35,8 +35,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent / "accuracy"))  # the transcript writers
 
-from deja_blame.transcripts.writer import TranscriptWriter  # noqa: E402
+from antigravity_writer import TranscriptWriter  # noqa: E402
 
 
 def _git(cwd: Path, *args: str) -> bytes:

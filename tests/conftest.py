@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,10 @@ from deja_blame.cli import cli
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = REPO_ROOT / "fixtures" / "antigravity"
+# The transcript writers (tests and benchmarks, not the product) live beside the
+# accuracy benchmark that also drives them.
+if str(REPO_ROOT / "bench" / "accuracy") not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT / "bench" / "accuracy"))
 
 
 def seal(monkeypatch: pytest.MonkeyPatch, home: Path, tmp_path: Path) -> None:

@@ -255,7 +255,7 @@ def test_a_function_that_is_not_there_is_git_s_error(repo: Path) -> None:
 
 def test_an_edit_made_under_an_earlier_model_says_which(tmp_path: Path) -> None:
     """The person switched models mid-session: the edit made before says its model."""
-    from deja_blame.transcripts.writer import TranscriptWriter
+    from antigravity_writer import TranscriptWriter
 
     root = tmp_path / "root"
     w = TranscriptWriter(root, "5e5e5e5e-0000-4000-8000-00000000abcd", 1_795_852_800)

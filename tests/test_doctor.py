@@ -9,9 +9,8 @@ from pathlib import Path
 
 import orjson
 import pytest
+from antigravity_writer import TranscriptWriter
 from conftest import commit_env, deja, git
-
-from deja_blame.transcripts.writer import TranscriptWriter
 
 T0 = 1_784_278_800
 

@@ -38,10 +38,10 @@ from typing import Any
 
 import orjson
 import pytest
+from antigravity_writer import TranscriptWriter
 
 from deja_blame.index.ingest import index_roots
 from deja_blame.index.store import load_session
-from deja_blame.transcripts.writer import TranscriptWriter
 
 T0 = 1_784_278_800
 KILLS_IN_SUITE = 10

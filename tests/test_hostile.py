@@ -34,9 +34,8 @@ from pathlib import Path
 
 import orjson
 import pytest
+from antigravity_writer import TranscriptWriter
 from conftest import commit_env, git, seal
-
-from deja_blame.transcripts.writer import TranscriptWriter
 
 T0 = 1_784_278_800  # 2026-07-17T09:00:00Z
 SID = "0badc0de-hostile-session"

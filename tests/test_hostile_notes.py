@@ -132,7 +132,7 @@ def test_parse_refuses_what_is_not_a_regular_file(tmp_path: Path) -> None:
 
 
 def test_a_write_past_the_content_cap_says_it_was_cut(tmp_path: Path) -> None:
-    from deja_blame.transcripts.writer import TranscriptWriter
+    from antigravity_writer import TranscriptWriter
 
     root = tmp_path / "root"
     w = TranscriptWriter(root, "5e5e5e5e-0000-4000-8000-000000000001", start=1_784_278_800)

@@ -22,13 +22,13 @@ from typing import Any
 
 import orjson
 import pytest
+from antigravity_writer import TranscriptWriter
 from conftest import deja_json, index_with_a_rival
 
 from deja_blame.index import ingest
 from deja_blame.index.db import connect
 from deja_blame.index.store import load_session
 from deja_blame.transcripts.antigravity import parse_transcript
-from deja_blame.transcripts.writer import TranscriptWriter
 
 T0 = 1_784_278_800
 

@@ -26,10 +26,9 @@ from pathlib import Path
 
 import orjson
 import pytest
+from antigravity_writer import TranscriptWriter
 from conftest import commit_env, git
 from test_faults import assert_same, clean_dump, dump_index, env_for, make_root
-
-from deja_blame.transcripts.writer import TranscriptWriter
 
 T0 = 1_784_278_800
 INDEXERS = 8

@@ -15,9 +15,8 @@ from typing import Any
 
 import orjson
 import pytest
+from antigravity_writer import TranscriptWriter
 from conftest import commit_env, deja, git
-
-from deja_blame.transcripts.writer import TranscriptWriter
 
 T0 = 1784278800  # 2026-07-17T09:00:00Z
 S1 = "11111111-aaaa-4000-8000-000000000001"

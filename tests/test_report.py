@@ -24,6 +24,7 @@ from pathlib import Path
 import orjson
 import pygit2
 import pytest
+from antigravity_writer import TranscriptWriter
 from conftest import REPO_ROOT, commit_env, deja, git
 
 from deja_blame.report import build_report, render_markdown
@@ -38,7 +39,6 @@ from deja_blame.report.model import (
     SessionReport,
 )
 from deja_blame.report.render_markdown import LIMIT, MARKER
-from deja_blame.transcripts.writer import TranscriptWriter
 
 T0 = 1_784_278_800  # 2026-07-17T09:00:00Z
 SID_A = "a1a1a1a1-0000-4000-8000-00000000000a"

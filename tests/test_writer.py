@@ -7,9 +7,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from antigravity_writer import TranscriptWriter, WriterError, unified_diff_text
 
 from deja_blame.transcripts import parse_transcript
-from deja_blame.transcripts.writer import TranscriptWriter, WriterError, unified_diff_text
 
 T0 = 1784278800  # 2026-07-17T09:00:00Z
 WS = "/work/api"

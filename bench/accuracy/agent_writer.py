@@ -9,7 +9,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from deja_blame.transcripts.writer import EditResult
+from antigravity_writer import EditResult
 
 
 class AgentWriter:

@@ -1,5 +1,5 @@
 """Claude Code transcripts for the accuracy simulations: the writer's interface of
-``deja_blame.transcripts.writer.TranscriptWriter``, Claude Code's records.
+``antigravity_writer.TranscriptWriter``, Claude Code's records.
 
 Each step is what Claude Code writes: an ``assistant`` record with a
 ``tool_use`` (``Edit``, ``MultiEdit``, ``Write``, ``Read``, ``Bash``), then a
@@ -21,8 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_writer import AgentWriter
-
-from deja_blame.transcripts.writer import EditResult
+from antigravity_writer import EditResult
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 

@@ -1,5 +1,5 @@
 """Codex CLI rollouts for the accuracy simulations: the writer's interface of
-``deja_blame.transcripts.writer.TranscriptWriter``, Codex's records.
+``antigravity_writer.TranscriptWriter``, Codex's records.
 
 A session is ``session_meta`` and ``turn_context`` (its cwd and model), the
 person's messages, and its work as Codex does it: ``apply_patch`` as a
@@ -20,8 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_writer import AgentWriter
-
-from deja_blame.transcripts.writer import EditResult
+from antigravity_writer import EditResult
 
 
 def update_patch(rel: str, before: str, after: str) -> str:

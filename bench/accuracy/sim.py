@@ -1,7 +1,7 @@
 """The accuracy simulator: a git repository, agent sessions and a person, with known authorship.
 
 A scenario drives a ``Sim``: sessions edit files through a real-format
-transcript (``deja_blame.transcripts.writer``), the person edits files directly,
+transcript (``antigravity_writer``), the person edits files directly,
 commits happen at controlled times. Every file is kept in memory as a list of
 ``Line(text, owner)`` next to the file on disk, so that for every final line we
 know who wrote it:
@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from deja_blame.transcripts.writer import TranscriptWriter
+from antigravity_writer import TranscriptWriter
 
 PERSON = "person"
 T0 = 1784278800  # 2026-07-17T09:00:00Z
