@@ -46,7 +46,7 @@ import orjson
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from deja_blame.transcripts.roots import find_transcripts  # noqa: E402
+from deja_blame.transcripts.antigravity.discover import find_transcripts  # noqa: E402
 
 MB = 1024 * 1024
 T0 = 1_784_278_800  # 2026-07-17T09:00:00Z

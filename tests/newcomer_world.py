@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from conftest import commit_env, git
-
 from deja_blame.transcripts.writer import TranscriptWriter
 
 T0 = 1_784_278_800  # 2026-07-17T09:00:00Z

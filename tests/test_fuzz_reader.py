@@ -14,7 +14,7 @@ with what the reader must make of it:
 - ``bad``: a line the reader must skip and count (see ``BAD_KINDS``);
 - ``blank``: white space only: neither read nor counted.
 
-What counts as *bad* (``_well_formed`` in ``deja_blame/transcripts/antigravity.py``
+What counts as *bad* (``_well_formed`` in ``deja_blame/transcripts/antigravity/reader.py``
 and ``decode_line`` in ``jsonl.py``), precisely:
 
 1. not valid JSON: cut off (a proper prefix of a record), garbage, ``NaN``,
@@ -49,8 +49,8 @@ from hypothesis import strategies as st
 from deja_blame.index.db import connect
 from deja_blame.index.ingest import IndexReport, index_transcript
 from deja_blame.index.store import load_session
-from deja_blame.transcripts.antigravity import parse_transcript
-from deja_blame.transcripts.roots import TranscriptFile
+from deja_blame.transcripts.antigravity.discover import TranscriptFile
+from deja_blame.transcripts.antigravity.reader import parse_transcript
 from deja_blame.transcripts.text import CONTENT_CAP
 
 SESSION = "fuzz-session-0001"

@@ -1323,7 +1323,7 @@ def test_fingerprints_of_many_lines_are_each_line_s_fingerprint() -> None:
 def test_the_walk_of_a_root_skips_what_is_not_a_transcript(tmp_path: Path) -> None:
     """A session directory whose logs path is a file, a transcript_full.jsonl that is a
     directory, a FIFO: none stops the walk; the odd ones are named, the rest read."""
-    from deja_blame.transcripts.roots import find_transcripts
+    from deja_blame.transcripts.antigravity.discover import find_transcripts
 
     root = tmp_path / "root"
     append(transcript(root, "fine"), *conversation(1))

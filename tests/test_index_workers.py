@@ -28,7 +28,7 @@ from conftest import deja_json, index_with_a_rival
 from deja_blame.index import ingest
 from deja_blame.index.db import connect
 from deja_blame.index.store import load_session
-from deja_blame.transcripts.antigravity import parse_transcript
+from deja_blame.transcripts.antigravity.reader import parse_transcript
 
 T0 = 1_784_278_800
 

@@ -14,7 +14,7 @@ import pytest
 from conftest import FIXTURES, deja, deja_json
 
 from deja_blame.transcripts import parse_transcript
-from deja_blame.transcripts.roots import find_transcripts
+from deja_blame.transcripts.antigravity.discover import find_transcripts
 
 CASES = sorted(p.name for p in FIXTURES.iterdir() if (p / "expected.json").is_file())
 OPTIONAL_EDIT_KEYS = ("hunks", "witness")

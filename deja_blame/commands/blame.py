@@ -22,7 +22,7 @@ from deja_blame.gitutil import (
 )
 from deja_blame.jsonout import print_json
 from deja_blame.output import inert, paged, shorten, style, use_colour, warn
-from deja_blame.transcripts.roots import discover_roots
+from deja_blame.transcripts.antigravity.discover import discover_roots
 
 if TYPE_CHECKING:
     import pygit2

@@ -35,7 +35,12 @@ from deja_blame.index.db import (
 )
 from deja_blame.jsonout import print_json
 from deja_blame.output import counted, inert, style, use_colour, warn
-from deja_blame.transcripts.roots import ROOT_ENV, TranscriptFile, discover_roots, find_transcripts
+from deja_blame.transcripts.antigravity.discover import (
+    ROOT_ENV,
+    TranscriptFile,
+    discover_roots,
+    find_transcripts,
+)
 
 __all__ = ("Check", "run_doctor", "diagnose")
 

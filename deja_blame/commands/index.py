@@ -22,8 +22,8 @@ from deja_blame.index.db import (
 from deja_blame.index.ingest import IndexReport, collect_transcripts, index_roots
 from deja_blame.jsonout import print_json
 from deja_blame.output import warn
+from deja_blame.transcripts.antigravity.discover import discover_roots
 from deja_blame.transcripts.harnesses import HARNESSES, Harness, discover, harness
-from deja_blame.transcripts.roots import discover_roots
 
 
 def run_index(

@@ -154,7 +154,7 @@ def refresh(
     name its directory), then the newest; reading stops at ``deadline`` (a
     first build of a big root goes on at the next commit).
     """
-    from deja_blame.transcripts.roots import discover_roots
+    from deja_blame.transcripts.antigravity.discover import discover_roots
 
     roots = discover_roots()
     try:

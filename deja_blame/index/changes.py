@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from deja_blame.index.queries import transcript_stats
-from deja_blame.transcripts.roots import COMPACT_NAME, FULL_NAME, TranscriptFile
+from deja_blame.transcripts.antigravity.discover import COMPACT_NAME, FULL_NAME, TranscriptFile
 
 __all__ = ["changed_transcripts"]
 

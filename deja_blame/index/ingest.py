@@ -48,7 +48,11 @@ from deja_blame.index.store import (
     unpack,
     write_rows,
 )
-from deja_blame.transcripts.antigravity import (
+from deja_blame.transcripts.antigravity.discover import (
+    TranscriptFile,
+    find_transcripts,
+)
+from deja_blame.transcripts.antigravity.reader import (
     ReaderState,
     SessionReader,
     artifact_dir_for,
@@ -59,10 +63,6 @@ from deja_blame.transcripts.builder import BatchReader
 from deja_blame.transcripts.harnesses import resumable_reader
 from deja_blame.transcripts.jsonl import CHUNK_BYTES, iter_batches
 from deja_blame.transcripts.project import ProjectHints, resolve_project
-from deja_blame.transcripts.roots import (
-    TranscriptFile,
-    find_transcripts,
-)
 from deja_blame.transcripts.text import epoch_of
 
 MAX_RETRIES = 20

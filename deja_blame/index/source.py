@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 from typing import IO
 
-from deja_blame.transcripts.antigravity import planner_text, tool_output_text
+from deja_blame.transcripts.antigravity.reader import planner_text, tool_output_text
 from deja_blame.transcripts.jsonl import decode_line
 
 HEAD_BYTES = 4096

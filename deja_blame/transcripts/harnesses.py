@@ -19,11 +19,11 @@ import orjson
 from deja_blame.errors import DejaError
 from deja_blame.models import SOURCE_ANTIGRAVITY, Session
 from deja_blame.transcripts import claude_code, codex, gemini_cli
-from deja_blame.transcripts import roots as antigravity_roots
-from deja_blame.transcripts.roots import TranscriptFile, roots_named
+from deja_blame.transcripts.antigravity import discover as antigravity_roots
+from deja_blame.transcripts.antigravity.discover import TranscriptFile, roots_named
 
 if TYPE_CHECKING:  # the readers are imported where a transcript is read
-    from deja_blame.transcripts.antigravity import ReaderState
+    from deja_blame.transcripts.antigravity.reader import ReaderState
     from deja_blame.transcripts.builder import BatchReader
 
 
@@ -145,7 +145,7 @@ def read_session(tf: TranscriptFile) -> Session:
         from deja_blame.transcripts.gemini_cli.reader import parse_transcript as gemini
 
         return gemini(tf.path, tf.session_id, tf.parts)
-    from deja_blame.transcripts.antigravity import parse_transcript
+    from deja_blame.transcripts.antigravity.reader import parse_transcript
 
     return parse_transcript(tf.path, tf.session_id, tf.root, tf.parts)
 
@@ -218,7 +218,7 @@ def parse_any(path: Path, agent: str | None = None) -> Session:
     """``deja parse``: one transcript file of any agent, no index."""
     name = harness(agent).name if agent else guess_agent(path)
     if name == SOURCE_ANTIGRAVITY:
-        from deja_blame.transcripts.antigravity import parse_transcript
+        from deja_blame.transcripts.antigravity.reader import parse_transcript
 
         return parse_transcript(path)
     parts: tuple[Path, ...] = ()

@@ -22,10 +22,10 @@ import orjson
 
 from deja_blame.models import Command, Edit, FileRecord, Hunk, Message, Session
 from deja_blame.transcripts import patterns as P
+from deja_blame.transcripts.antigravity.discover import sibling_transcripts
 from deja_blame.transcripts.diffblock import find_diff_blocks, parse_diff_block
 from deja_blame.transcripts.jsonl import LineBatch, iter_batches
 from deja_blame.transcripts.project import ProjectHints, resolve_project
-from deja_blame.transcripts.roots import sibling_transcripts
 from deja_blame.transcripts.text import (
     cap_text,
     clean_user_text,

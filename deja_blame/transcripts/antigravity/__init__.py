@@ -1,0 +1,1 @@
+"""Antigravity: ``~/.gemini/antigravity*/brain/<session>/.system_generated/logs/transcript*.jsonl``."""
