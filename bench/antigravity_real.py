@@ -29,7 +29,7 @@ sys.path.insert(0, str(HERE))
 from antigravity_raw_count import count, sessions_under  # noqa: E402
 
 from deja_blame.transcripts.antigravity.discover import find_transcripts  # noqa: E402
-from deja_blame.transcripts.harnesses import read_session  # noqa: E402
+from deja_blame.transcripts.registry import read_session  # noqa: E402
 
 
 def deja_counts(logs: str, sid: str) -> dict:

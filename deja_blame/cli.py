@@ -134,16 +134,18 @@ def cli(chdir: Path | None, global_db: Path | None, color: str | None, no_pager:
 
 class _AgentChoice(click.Choice):
     """The registered agents' names, looked up when a value or --help needs them:
-    the registry imports every agent's discovery code."""
+    the registry imports every agent's discovery code. ``handoff``: only the agents
+    with a command line to start."""
 
-    def __init__(self) -> None:
+    def __init__(self, handoff: bool = False) -> None:
+        self.handoff = handoff
         super().__init__((), case_sensitive=False)
 
     @property  # type: ignore[override]
     def choices(self) -> Sequence[str]:
-        from deja_blame.transcripts.harnesses import ALL_NAMES
+        from deja_blame.transcripts.registry import ALL_NAMES, handoff_targets
 
-        return ALL_NAMES
+        return sorted(handoff_targets()) if self.handoff else ALL_NAMES
 
     @choices.setter
     def choices(self, value: Sequence[str]) -> None:
@@ -152,6 +154,10 @@ class _AgentChoice(click.Choice):
 
 def _agent_choice() -> click.Choice:
     return _AgentChoice()
+
+
+def _handoff_choice() -> click.Choice:
+    return _AgentChoice(handoff=True)
 
 
 @cli.command("parse")
@@ -194,7 +200,8 @@ def parse_cmd(path: Path, agent: str | None, as_json: bool) -> None:
     "agents",
     multiple=True,
     type=_agent_choice(),
-    help="Only this agent's transcripts (repeatable): antigravity, claude-code, codex, gemini-cli.",
+    help="Only this agent's transcripts (repeatable): antigravity, claude-code, codex,"
+    " gemini-cli, cursor, copilot, copilot-cli, windsurf, opencode, amp, droid, continue, aider.",
 )
 @click.option("--rebuild", is_flag=True, help="Delete the index and read everything again.")
 @click.option(
@@ -562,10 +569,9 @@ def why_cmd(conn: sqlite3.Connection, target: str, rev: str | None, as_json: boo
     "--to",
     "target",
     required=True,
-    type=click.Choice(
-        ["agy", "antigravity", "claude", "claude-code", "codex", "gemini", "gemini-cli"]
-    ),
-    help="Agent to hand over to: agy (Antigravity), claude (Claude Code), codex, gemini.",
+    type=_handoff_choice(),
+    help="Agent to hand over to (one with a command line): agy (Antigravity), claude"
+    " (Claude Code), codex, gemini, copilot-cli, opencode, amp, droid, aider.",
 )
 @click.option(
     "--session", default=None, help="Session id or unique prefix (default: the newest one here)."

@@ -9,9 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-SessionId = str  # the directory name right below brain/
+SessionId = str  # each agent's own id of a session
 
-SOURCE_ANTIGRAVITY = "antigravity"
+# the agent of a session or line nobody recorded one for (agents: transcripts.registry)
+UNKNOWN_AGENT = "unknown"
 
 
 @dataclass
@@ -123,7 +124,7 @@ class Edit:
 class Session:
     session_id: SessionId
     transcript: str
-    source: str = SOURCE_ANTIGRAVITY
+    source: str = UNKNOWN_AGENT  # the agent's id (transcripts.registry)
     project: str = "-"
     started_at: str | None = None
     ended_at: str | None = None

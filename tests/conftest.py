@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from deja_blame.cli import cli
+from deja_blame.transcripts.registry import location_variables
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = REPO_ROOT / "fixtures" / "antigravity"
@@ -36,6 +37,7 @@ def seal(monkeypatch: pytest.MonkeyPatch, home: Path, tmp_path: Path) -> None:
             "CLAUDE_CONFIG_DIR",
             "CODEX_HOME",
             "GEMINI_CLI_HOME",
+            *location_variables(),  # every agent's own variables that move its store
         ):
             monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("HOME", str(home))

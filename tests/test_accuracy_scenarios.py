@@ -23,7 +23,7 @@ import run as accuracy  # noqa: E402
 from scenarios import SCENARIOS  # noqa: E402
 from sim import PERSON, Line, Score, Sim, Target, normalise, retrack, score_target  # noqa: E402
 
-from deja_blame.transcripts.harnesses import parse_any  # noqa: E402
+from deja_blame.transcripts.registry import parse_any  # noqa: E402
 
 NAMES = list(SCENARIOS)
 

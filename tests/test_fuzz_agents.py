@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 from deja_blame.index.db import connect
 from deja_blame.index.ingest import IndexReport, index_transcript
 from deja_blame.index.store import load_session
-from deja_blame.transcripts.antigravity.discover import TranscriptFile
-from deja_blame.transcripts.harnesses import read_session
+from deja_blame.transcripts.registry import read_session
+from deja_blame.transcripts.transcript_file import TranscriptFile
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SOURCES = {

@@ -49,9 +49,9 @@ from hypothesis import strategies as st
 from deja_blame.index.db import connect
 from deja_blame.index.ingest import IndexReport, index_transcript
 from deja_blame.index.store import load_session
-from deja_blame.transcripts.antigravity.discover import TranscriptFile
 from deja_blame.transcripts.antigravity.reader import parse_transcript
 from deja_blame.transcripts.text import CONTENT_CAP
+from deja_blame.transcripts.transcript_file import TranscriptFile
 
 SESSION = "fuzz-session-0001"
 
@@ -663,7 +663,7 @@ def check_incremental(t: Transcript, cuts: list[int], batch_bytes: int) -> None:
         root = base / "root"
         conn = connect(base / "index.db")
         try:
-            tf = TranscriptFile(SESSION, path, root.resolve())
+            tf = TranscriptFile(SESSION, path, root.resolve(), "antigravity")
             for cut in [*sorted(cuts), len(data)]:
                 path.write_bytes(data[:cut])
                 index_transcript(conn, tf, IndexReport(), batch_bytes=batch_bytes)

@@ -311,7 +311,7 @@ def test_second_run_with_nothing_new_parses_nothing(
         raise AssertionError("a transcript was read although nothing changed")
 
     with monkeypatch.context() as patched:
-        patched.setattr(ingest, "SessionReader", boom)
+        patched.setattr(ingest, "resumable_reader", boom)
         patched.setattr(ingest, "iter_batches", boom)
         patched.setattr(ingest, "open", boom, raising=False)
         result = run_deja("index", "--root", str(root), "--json")

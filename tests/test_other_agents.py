@@ -19,10 +19,10 @@ from conftest import REPO_ROOT, commit_env, deja, deja_json, git
 
 from deja_blame.index.store import load_json
 from deja_blame.models import Hunk
-from deja_blame.transcripts.antigravity.discover import TranscriptFile
 from deja_blame.transcripts.codex.patch import find_patches, parse_patch
 from deja_blame.transcripts.edits import hunks_between, split_by_proposal, unified_hunks
-from deja_blame.transcripts.harnesses import discover, guess_agent, read_session
+from deja_blame.transcripts.registry import discover, guess_agent, read_session
+from deja_blame.transcripts.transcript_file import TranscriptFile
 
 AGENT_FIXTURES = REPO_ROOT / "fixtures"
 CASES = [

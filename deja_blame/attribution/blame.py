@@ -46,6 +46,7 @@ from deja_blame.gitutil import (
 )
 from deja_blame.index import queries as Q
 from deja_blame.index.fingerprint import fingerprint, is_trivial
+from deja_blame.models import UNKNOWN_AGENT
 
 if TYPE_CHECKING:
     import pygit2
@@ -357,7 +358,7 @@ def _compute(
         for ln in lines:
             if ln.via == "note" and ln.session:
                 noted = result.note_sessions.get(ln.session) or {}
-                ln.source = _text(noted.get("agent")) or "antigravity"
+                ln.source = _text(noted.get("agent")) or UNKNOWN_AGENT
     if conn is not None:
         # Renamed files: their older lines were written under the old path.
         older = {b.orig_path for b in by_line if b is not None and b.orig_path} - {relpath}
@@ -604,7 +605,7 @@ def _fill_sessions(conn: sqlite3.Connection | None, result: FileBlame) -> None:
         noted = result.note_sessions.get(name) or {}
         result.sessions[name] = SessionInfo(
             name,
-            _text(noted.get("agent")) or "antigravity",
+            _text(noted.get("agent")) or UNKNOWN_AGENT,
             _text(noted.get("project")) or "-",
             _text(noted.get("started_at")),
             _text(noted.get("first_prompt")),

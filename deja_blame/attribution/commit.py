@@ -18,6 +18,7 @@ from deja_blame.errors import DejaError
 from deja_blame.gitutil import read_file, resolve_commit, try_git, workdir
 from deja_blame.index import queries as Q
 from deja_blame.index.fingerprint import fingerprint, is_trivial
+from deja_blame.models import UNKNOWN_AGENT
 from deja_blame.notes.schema import Note, ranges_of
 from deja_blame.transcripts.text import epoch_of
 
@@ -206,7 +207,7 @@ def attribute_commit(
             for sid in per_session:
                 info = fb.sessions.get(sid)
                 entry = {
-                    "agent": info.source if info else "antigravity",
+                    "agent": info.source if info else UNKNOWN_AGENT,
                     "project": info.project if info else "-",
                     "started_at": info.started_at if info else None,
                 }

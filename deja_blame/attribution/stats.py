@@ -16,6 +16,7 @@ from typing import Any
 
 from deja_blame.errors import BinaryFileError, DejaError
 from deja_blame.gitutil import commit_authors, try_git
+from deja_blame.models import UNKNOWN_AGENT
 
 NOT_COMMITTED = "(not committed yet)"
 BINARY_PROBE = 8000  # bytes, as git looks for a NUL to call a file binary
@@ -127,7 +128,7 @@ def _add(stats: Stats, rel: str, result: Any, problem: str | None) -> None:
             stats.attributed += 1
             stats.by_session[ln.session] += 1
             info = result.sessions.get(ln.session)
-            agent = ln.source or (info.source if info else None) or "antigravity"
+            agent = ln.source or (info.source if info else None) or UNKNOWN_AGENT
             model = info.model if info else None
             stats.by_agent[agent] += 1
             stats.by_model[model or "(unknown)"] += 1

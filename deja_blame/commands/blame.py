@@ -23,6 +23,7 @@ from deja_blame.gitutil import (
 from deja_blame.jsonout import print_json
 from deja_blame.output import inert, paged, shorten, style, use_colour, warn
 from deja_blame.transcripts.antigravity.discover import discover_roots
+from deja_blame.transcripts.registry import label_of
 
 if TYPE_CHECKING:
     import pygit2
@@ -71,15 +72,6 @@ def _git_range(file: Path, rev: str | None, spec: str) -> tuple[int, int]:
     if not lines:
         raise DejaError(f"-L {spec}: no lines")
     return min(lines), max(lines)
-
-
-# the agent on a blame line, as short as its command
-AGENT_LABELS = {
-    "antigravity": "agy",
-    "claude-code": "claude",
-    "codex": "codex",
-    "gemini-cli": "gemini",
-}
 
 
 def refresh_index(conn: sqlite3.Connection) -> None:
@@ -313,7 +305,7 @@ def print_human(result: FileBlame, look: BlameLook | None = None) -> None:
             )
             when = "" if look.suppress else (ln.written_at or "")[:16].replace("T", " ")
             conf = f"{ln.confidence:.2f}" if ln.confidence is not None else "note"
-            agent = AGENT_LABELS.get(ln.source or "", inert(ln.source or "?")[:6])
+            agent = inert(label_of(ln.source))[:6]
             who = f"{inert(ln.session)[:8]} {agent:<6} "
             if model_w:
                 who += f"{models.get(ln.session, ''):<{model_w}} "

@@ -98,24 +98,22 @@ def check_roots(roots: list[Path]) -> tuple[Check, list[TranscriptFile]]:
     found: list[TranscriptFile] = []
     # the other agents' transcripts, where they keep them (none is a problem only
     # when there is nothing at all)
-    from deja_blame.models import SOURCE_ANTIGRAVITY
-    from deja_blame.transcripts.harnesses import HARNESSES
+    from deja_blame.transcripts.registry import OTHER_AGENTS, ROOTS_AGENT
 
-    for h in HARNESSES:
-        if h.name == SOURCE_ANTIGRAVITY:
-            continue
+    for h in OTHER_AGENTS:
         named = bool(os.environ.get(h.root_env))
         for root in h.roots():
             if root.is_dir():
                 files = list(h.find(root, None))
                 found.extend(files)
-                parts.append(f"{h.name}: {root} ({counted(len(files), 'session')})")
+                parts.append(f"{h.id}: {root} ({counted(len(files), 'session')})")
             elif named:
                 problems.append(f"transcript root not found: {root} (from {h.root_env})")
     if not roots and not found:
         nothing = (
-            "no ~/.gemini/antigravity* directory, and no Claude Code, Codex or Gemini CLI"
-            " transcripts"
+            f"no {ROOTS_AGENT.where} directory, and no "
+            + ", ".join(a.display_name for a in OTHER_AGENTS)
+            + " transcripts"
         )
         return Check("transcript roots", False, "; ".join([nothing, *problems]), fix_root), []
     for root in roots:

@@ -1,10 +1,10 @@
-"""deja handoff --to agy|claude|codex|gemini: start an agent on an indexed session's context.
+"""deja handoff --to AGENT: start an agent on an indexed session's context.
 
-The prompt (``outputs.handoff_prompt``) goes to ``agy -i <prompt>``, ``claude
-<prompt>``, ``codex <prompt>`` or ``gemini -i <prompt>`` as one argument of an
-argument vector: no shell ever sees transcript text. On POSIX
-deja replaces itself with agy (``os.execvp`` after ``chdir``), so the terminal
-and the exit status belong to agy.
+The prompt (``outputs.handoff_prompt``) goes to the agent's command line as its
+plug-in says (``Agent.handoff``: ``agy -i <prompt>``, ``claude <prompt>``, ...),
+as one argument of an argument vector: no shell ever sees transcript text. On
+POSIX deja replaces itself with the agent (``os.execvp`` after ``chdir``), so
+the terminal and the exit status belong to it.
 """
 
 from __future__ import annotations
@@ -22,26 +22,7 @@ from deja_blame.errors import DejaError
 from deja_blame.index.store import SessionSummary, list_sessions, load_session, resolve_session_id
 from deja_blame.jsonout import print_json
 from deja_blame.outputs.handoff_prompt import DEFAULT_LIMIT, build_prompt, project_dir
-
-# --to values, each to the program it starts and the options before the prompt:
-# an interactive session that begins with the prompt, in each agent's own words.
-TARGETS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "agy": ("agy", ("-i",)),
-    "antigravity": ("agy", ("-i",)),
-    "claude": ("claude", ()),
-    "claude-code": ("claude", ()),
-    "codex": ("codex", ()),
-    "gemini": ("gemini", ("-i",)),
-    "gemini-cli": ("gemini", ("-i",)),
-}
-
-INSTALL = {
-    "agy": "install the Antigravity CLI: curl -fsSL https://antigravity.google/cli/install.sh"
-    " | bash (Windows: winget install Google.AntigravityCLI)",
-    "claude": "install Claude Code: npm install -g @anthropic-ai/claude-code",
-    "codex": "install Codex CLI: npm install -g @openai/codex",
-    "gemini": "install Gemini CLI: npm install -g @google/gemini-cli",
-}
+from deja_blame.transcripts.registry import handoff_targets
 
 
 def find_repo_root(start: Path) -> Path | None:
@@ -117,11 +98,12 @@ def run_handoff(
     max_chars: int = DEFAULT_LIMIT,
     cwd: Path | None = None,
 ) -> int:
-    if target not in TARGETS:
-        raise DejaError(
-            f"unknown handoff target {target!r}", hint="use: --to agy, claude, codex or gemini"
-        )
-    program, options = TARGETS[target]
+    targets = handoff_targets()
+    chosen = targets.get(target.strip().lower())
+    if chosen is None or chosen.handoff is None:
+        names = sorted({min(a.names, key=len) for a in targets.values()})
+        raise DejaError(f"unknown handoff target {target!r}", hint=f"use --to {', '.join(names)}")
+    program, options = chosen.handoff.program, chosen.handoff.options
     here = cwd if cwd is not None else Path(os.getcwd())
     repo_root = find_repo_root(here)
     session_id = choose_session(conn, session, here, repo_root)
@@ -139,7 +121,7 @@ def run_handoff(
     if found is None:
         raise DejaError(
             f"{program} is not on PATH: cannot start the handoff",
-            hint=f"{INSTALL[program]}, or print the prompt instead:"
+            hint=f"{chosen.handoff.install}, or print the prompt instead:"
             f" deja handoff --to {target} --print",
         )
     executable = os.path.abspath(found)  # before chdir: a relative PATH entry would move

@@ -22,8 +22,9 @@ from deja_blame.index.db import (
 from deja_blame.index.ingest import IndexReport, collect_transcripts, index_roots
 from deja_blame.jsonout import print_json
 from deja_blame.output import warn
+from deja_blame.transcripts.agent import Agent
 from deja_blame.transcripts.antigravity.discover import discover_roots
-from deja_blame.transcripts.harnesses import HARNESSES, Harness, discover, harness
+from deja_blame.transcripts.registry import AGENTS, agent_named, discover
 
 
 def run_index(
@@ -56,7 +57,7 @@ def run_index(
         report = IndexReport()
         root_list = roots or discover_roots()
         if roots:
-            # roots named on the command line are Antigravity's, and only they are read
+            # roots named on the command line are ROOTS_AGENT's, and only they are read
             files = collect_transcripts(root_list, report)
         else:
             files = discover(agents, problems=report.problems)
@@ -64,8 +65,9 @@ def run_index(
                 report.problems.append(
                     "no transcripts found (looked in "
                     + ", ".join(h.where for h in _chosen(agents))
-                    + "); set DEJA_ANTIGRAVITY_ROOT, DEJA_CLAUDE_ROOT, DEJA_CODEX_ROOT"
-                    " or DEJA_GEMINI_ROOT"
+                    + "); set "
+                    + ", ".join(h.root_env for h in _chosen(agents))
+                    + " to where yours are"
                 )
         problems = list(report.problems)
         try:
@@ -105,8 +107,8 @@ def run_index(
     return 1 if named_missing else 0
 
 
-def _chosen(agents: list[str] | None) -> list[Harness]:
-    return [harness(a) for a in agents] if agents else list(HARNESSES)
+def _chosen(agents: list[str] | None) -> list[Agent]:
+    return [agent_named(a) for a in agents] if agents else list(AGENTS)
 
 
 def _any_root(agents: list[str] | None) -> bool:

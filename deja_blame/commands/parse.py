@@ -7,7 +7,7 @@ from pathlib import Path
 from deja_blame.commands.show import print_session
 from deja_blame.errors import DejaError
 from deja_blame.jsonout import print_json
-from deja_blame.transcripts.harnesses import parse_any
+from deja_blame.transcripts.registry import parse_any
 
 
 def run_parse(path: Path, as_json: bool, agent: str | None = None) -> int:

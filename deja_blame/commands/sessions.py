@@ -23,9 +23,9 @@ def run_sessions(
     agent: str | None = None,
 ) -> int:
     if agent:
-        from deja_blame.transcripts.harnesses import harness
+        from deja_blame.transcripts.registry import agent_named
 
-        agent = harness(agent).name
+        agent = agent_named(agent).id
     spellings = project_spellings(project) if project else [None]
     rows = []
     for spelling in spellings:

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from deja_blame.index.queries import transcript_stats
-from deja_blame.transcripts.antigravity.discover import COMPACT_NAME, FULL_NAME, TranscriptFile
+from deja_blame.transcripts.antigravity.discover import AGENT, COMPACT_NAME, FULL_NAME
+from deja_blame.transcripts.transcript_file import TranscriptFile
 
 __all__ = ["changed_transcripts"]
 
@@ -53,7 +54,9 @@ def changed_transcripts(
                     continue
                 seen.add(name)
                 if known.get(name) != (path, st.st_size, st.st_mtime_ns, st.st_ino):
-                    out.append(TranscriptFile(session_id=name, path=Path(path), root=root))
+                    out.append(
+                        TranscriptFile(session_id=name, path=Path(path), root=root, agent=AGENT)
+                    )
                 break
     if others:
         out += _changed_others(known)
@@ -61,11 +64,10 @@ def changed_transcripts(
 
 
 def _changed_others(known: dict[str, tuple[Any, ...]]) -> list[TranscriptFile]:
-    from deja_blame.models import SOURCE_ANTIGRAVITY
-    from deja_blame.transcripts.harnesses import HARNESSES, discover
+    from deja_blame.transcripts.registry import OTHER_AGENTS, discover
 
     out = []
-    names = [h.name for h in HARNESSES if h.name != SOURCE_ANTIGRAVITY]
+    names = [a.id for a in OTHER_AGENTS]
     for tf in discover(names):
         try:
             key = (str(tf.path), *tf.stat_key())

@@ -48,22 +48,13 @@ from deja_blame.index.store import (
     unpack,
     write_rows,
 )
-from deja_blame.transcripts.antigravity.discover import (
-    TranscriptFile,
-    find_transcripts,
-)
-from deja_blame.transcripts.antigravity.reader import (
-    ReaderState,
-    SessionReader,
-    artifact_dir_for,
-    extra_records,
-    with_extras,
-)
-from deja_blame.transcripts.builder import BatchReader
-from deja_blame.transcripts.harnesses import resumable_reader
-from deja_blame.transcripts.jsonl import CHUNK_BYTES, iter_batches
+from deja_blame.transcripts.antigravity.discover import find_transcripts
+from deja_blame.transcripts.jsonl import CHUNK_BYTES, iter_batches, with_extras
 from deja_blame.transcripts.project import ProjectHints, resolve_project
+from deja_blame.transcripts.reading import ReaderState
+from deja_blame.transcripts.registry import agent_named, resumable_reader
 from deja_blame.transcripts.text import epoch_of
+from deja_blame.transcripts.transcript_file import TranscriptFile
 
 MAX_RETRIES = 20
 # mtime_ns of a row whose last commit was not the file's last batch: the next
@@ -356,29 +347,22 @@ def read_batches(
             and same_bytes(peek, start.offset, start.head_hash)
         ):
             stored = _resume_state(start.state)
-        reader: SessionReader | BatchReader
-        if tf.whole:
-            # Another agent's: Claude Code's and Codex's are read on like Antigravity's,
-            # with their reader's state (``other``); the others are read whole.
-            if stored is not None and stored.other is None:
-                stored = None  # read whole last time (or by another version): from the start
-            resumed = resumable_reader(tf, stored)
-            if resumed is None:
-                yield _read_whole(tf)
-                return
-            reader = resumed
-        else:
-            state = stored if stored is not None else ReaderState()
-            if state.artifact_dir is None:
-                state.artifact_dir = artifact_dir_for(tf.path, tf.session_id)
-            reader = SessionReader(state=state)
+        # A reader that keeps its own state in ``other`` (Claude Code's, Codex's) goes
+        # on from it; agents whose transcripts are rewritten are read whole.
+        if tf.whole and stored is not None and stored.other is None:
+            stored = None  # read whole last time (or by another version): from the start
+        reader = resumable_reader(tf, stored)
+        if reader is None:
+            yield _read_whole(tf)
+            return
         fresh = stored is None
         offset = 0 if stored is None or start is None else start.offset
         stat = tf.stat_key() if tf.parts else (st.st_size, st.st_mtime_ns, st.st_ino)
         # Read from scratch, an Antigravity session also takes the steps only its
         # other file holds (the compact one can reach further back). Read on from
         # an offset, the full file's new lines are the session's new steps.
-        extra = extra_records(tf.path, tf.parts) if fresh and not tf.whole else []
+        agent = agent_named(tf.agent)
+        extra = agent.extra_records(tf) if fresh and agent.extra_records is not None else []
         batches = with_extras(
             iter_batches(fh, offset, final=False, batch_bytes=batch_bytes), extra, offset
         )
@@ -411,7 +395,7 @@ def _read_whole(tf: TranscriptFile) -> Batch:
     """Another agent's transcript read from its start as one batch (its reader keeps no state
     between runs: the index replaces the session's rows)."""
     from deja_blame.transcripts.builder import as_batch
-    from deja_blame.transcripts.harnesses import read_session
+    from deja_blame.transcripts.registry import read_session
 
     stat = tf.stat_key()
     chunk, state = as_batch(read_session(tf))

@@ -26,7 +26,7 @@ from deja_blame.index.store import (
     load_json,
     message_texts,
 )
-from deja_blame.models import Edit
+from deja_blame.models import UNKNOWN_AGENT, Edit
 
 # -- sessions --------------------------------------------------------------------------------
 
@@ -52,7 +52,7 @@ def _session_row(row: tuple[Any, ...] | None) -> SessionRow | None:
     if row is None:
         return None
     return SessionRow(
-        int(row[0]), row[1], row[2] or "antigravity", row[3], row[4], row[5], row[6], row[7]
+        int(row[0]), row[1], row[2] or UNKNOWN_AGENT, row[3], row[4], row[5], row[6], row[7]
     )
 
 
@@ -76,7 +76,7 @@ def session_names(conn: sqlite3.Connection, sids: Iterable[int]) -> dict[int, tu
         for sid, name, source in conn.execute(
             f"SELECT sid, session_id, source FROM sessions WHERE sid IN ({marks})", part
         ):
-            out[int(sid)] = (name, source or "antigravity")
+            out[int(sid)] = (name, source or UNKNOWN_AGENT)
     return out
 
 
@@ -84,7 +84,7 @@ def session_agent_model(conn: sqlite3.Connection, session_id: str) -> tuple[str,
     row = conn.execute(
         "SELECT source, model FROM sessions WHERE session_id=?", (session_id,)
     ).fetchone()
-    return None if row is None else (str(row[0] or "antigravity"), row[1])
+    return None if row is None else (str(row[0] or UNKNOWN_AGENT), row[1])
 
 
 def has_sessions(conn: sqlite3.Connection) -> bool:

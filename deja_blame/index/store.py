@@ -22,7 +22,7 @@ from deja_blame.models import Command, Edit, FileRecord, Hunk, Message, Session
 from deja_blame.transcripts.text import epoch_of
 
 if TYPE_CHECKING:
-    from deja_blame.transcripts.antigravity.reader import Chunk
+    from deja_blame.transcripts.reading import Chunk
 
 
 @dataclass

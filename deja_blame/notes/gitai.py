@@ -28,6 +28,8 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from deja_blame.transcripts.registry import from_other_name
+
 if TYPE_CHECKING:  # pygit2 is imported where a note is read: a warm blame never needs it
     import pygit2
 
@@ -35,15 +37,6 @@ GITAI_REF = "refs/notes/ai"
 SCHEMA = "authorship/3.0.0"
 MAX_NOTE_BYTES = 16 * 1024 * 1024  # as deja's own notes: bigger ones are not read
 CONFIDENCE = 0.9  # git-ai saw the lines written; deja did not
-# agent_id.tool -> deja's agent names (others are kept as git-ai names them)
-TOOL_AGENTS = {
-    "claude": "claude-code",
-    "claude-code": "claude-code",
-    "codex": "codex",
-    "gemini": "gemini-cli",
-    "gemini-cli": "gemini-cli",
-    "antigravity": "antigravity",
-}
 
 
 @dataclass(frozen=True)
@@ -93,7 +86,7 @@ class Authorship:
         return Author(
             key=sid,
             human=False,
-            agent=TOOL_AGENTS.get(tool.lower(), tool) if tool else None,
+            agent=from_other_name(tool) if tool else None,  # agent_id.tool, in deja's ids
             model=_str(agent_id.get("model")),
             tool_session=_str(agent_id.get("id")),
         )

@@ -40,6 +40,8 @@ from typing import Any
 
 import orjson
 
+from deja_blame.models import UNKNOWN_AGENT
+
 NOTES_REF = "refs/notes/deja"
 SCHEMA = 2
 
@@ -184,7 +186,7 @@ def merge_notes(
                     have.setdefault(key, value)
     for sid in used:
         merged.sessions.setdefault(
-            sid, {"agent": "antigravity", "project": "-", "started_at": None}
+            sid, {"agent": UNKNOWN_AGENT, "project": "-", "started_at": None}
         )
     merged.sessions = dict(sorted(merged.sessions.items()))
     return merged

@@ -11,9 +11,9 @@ from deja_blame.gitutil import try_git
 
 def transcripts_here() -> bool:
     """Any agent's transcript directory exists on this machine (where it keeps them)."""
-    from deja_blame.transcripts.harnesses import HARNESSES
+    from deja_blame.transcripts.registry import AGENTS
 
-    return any(root.is_dir() for h in HARNESSES for root in h.roots())
+    return any(root.is_dir() for h in AGENTS for root in h.roots())
 
 
 def remotes(root: str | Path) -> list[str]:

@@ -26,6 +26,7 @@ from deja_blame import __version__
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import read_file, workdir
 from deja_blame.index import queries as Q
+from deja_blame.models import UNKNOWN_AGENT
 from deja_blame.transcripts.text import format_time
 
 SPEC_VERSION = "0.1.0"
@@ -167,4 +168,4 @@ def _session(sid: str, meta: Any, conn: sqlite3.Connection | None) -> tuple[str,
         found = Q.session_agent_model(conn, sid)
         if found is not None:
             return found
-    return "antigravity", None
+    return UNKNOWN_AGENT, None

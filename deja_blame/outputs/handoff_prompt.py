@@ -29,6 +29,7 @@ from deja_blame.index.fingerprint import normalise_line
 from deja_blame.models import Command, Edit, Session
 from deja_blame.output import inert
 from deja_blame.outputs.redact import redact
+from deja_blame.transcripts.registry import display_name
 from deja_blame.transcripts.text import epoch_of
 
 __all__ = (
@@ -411,18 +412,10 @@ def _open_items(session: Session, files: list[FileState], background: set[str]) 
     return out
 
 
-AGENT_NAMES = {
-    "antigravity": "Antigravity",
-    "claude-code": "Claude Code",
-    "codex": "Codex CLI",
-    "gemini-cli": "Gemini CLI",
-}
-
-
 def _render(session: Session, files: list[FileState], caps: _Caps) -> str:
     background = _background_commands(session)
     lines: list[str] = [
-        f"You are taking over from an earlier {AGENT_NAMES.get(session.source, session.source)}"
+        f"You are taking over from an earlier {display_name(session.source)}"
         " agent session. Carry on where it"
         " left off: check the current state of the files and the tests first, then continue"
         " with what is left open.",

@@ -47,6 +47,7 @@ from deja_blame.attribution.commit import (
 from deja_blame.errors import DejaError, RevisionError
 from deja_blame.gitutil import git_available, head_commit, read_file, run_git, workdir
 from deja_blame.index import queries as Q
+from deja_blame.models import UNKNOWN_AGENT
 from deja_blame.notes.schema import Note
 from deja_blame.output import shorten
 from deja_blame.outputs.redact import redact
@@ -432,7 +433,7 @@ def _fill_session(
 ) -> _IndexedSession | None:
     row = Q.session_by_id(conn, s.session_id) if conn is not None else None
     if row is None:
-        s.agent = str(meta.get("agent") or "antigravity")
+        s.agent = str(meta.get("agent") or UNKNOWN_AGENT)
         s.project = str(meta.get("project") or "-")
         s.started_at = meta.get("started_at") if isinstance(meta.get("started_at"), str) else None
         prompt = meta.get("first_prompt")

@@ -13,6 +13,7 @@ from datetime import date, datetime, timedelta, timezone
 from html import escape
 from typing import Any
 
+from deja_blame.models import UNKNOWN_AGENT
 from deja_blame.report.model import Report
 
 PERIODS = ("week", "month")
@@ -74,7 +75,7 @@ def share_history(report: Report, by: str) -> list[Period]:
         p.added += c.counts.added
         p.by_agents += c.counts.by_sessions
         for sid, n in c.counts.by_session.items():
-            agent = agents.get(sid, "antigravity")
+            agent = agents.get(sid, UNKNOWN_AGENT)
             p.by_agent[agent] = p.by_agent.get(agent, 0) + n
     return [out[k] for k in sorted(out, key=lambda k: out[k].start)]
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from deja_blame.models import UNKNOWN_AGENT
+
 REPORT_SCHEMA = 1
 
 
@@ -99,7 +101,7 @@ class SessionFile:
 @dataclass
 class SessionReport:
     session_id: str
-    agent: str = "antigravity"
+    agent: str = UNKNOWN_AGENT
     project: str = "-"
     started_at: str | None = None
     ended_at: str | None = None

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from deja_blame.models import Command, Edit, FileRecord, Message, Session
-from deja_blame.transcripts.antigravity.reader import Chunk, ReaderState
 from deja_blame.transcripts.project import UNKNOWN, work_tree_of
+from deja_blame.transcripts.reading import Chunk, ReaderState
 from deja_blame.transcripts.text import (
     cap_text,
     common_directory,

@@ -9,7 +9,7 @@ a whole JSON object (a writer that never ends its last line).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -116,3 +116,23 @@ class WholeFile:
                         self.skipped += 1
                     else:
                         yield record
+
+
+def with_extras(
+    batches: Iterable[LineBatch], extra: list[dict[str, Any]], start: int = 0
+) -> Iterator[tuple[LineBatch, list[dict[str, Any] | None], list[tuple[int, int] | None]]]:
+    """Each batch of the primary file as ``(batch, records, spans)``, the extra steps
+    (``extra_records``) put in the first one: the reader orders a batch by time,
+    and the steps only the other file holds are nearly always its earlier
+    stretch. An extra step has no span in the primary file."""
+    first = True
+    for batch in batches:
+        records: list[dict[str, Any] | None] = list(batch.records)
+        spans: list[tuple[int, int] | None] = list(batch.spans)
+        if first and extra:
+            records = [*extra, *records]
+            spans = [*([None] * len(extra)), *spans]
+        first = False
+        yield batch, records, spans
+    if first and extra:  # the primary holds nothing yet: the extra steps alone
+        yield LineBatch([], [], start), list(extra), [None] * len(extra)

@@ -5,55 +5,14 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
-from deja_blame.models import SOURCE_ANTIGRAVITY
+from deja_blame.transcripts.transcript_file import TranscriptFile, roots_named
 
+AGENT = "antigravity"
 ROOT_ENV = "DEJA_ANTIGRAVITY_ROOT"
 FULL_NAME = "transcript_full.jsonl"  # nothing truncated: preferred
 COMPACT_NAME = "transcript.jsonl"
-
-
-@dataclass(frozen=True)
-class TranscriptFile:
-    """One session's transcript: ``path``, plus ``parts`` read with it (another
-    agent's sub-agent files, which belong to the session that started them;
-    Antigravity's ``transcript.jsonl`` beside the ``transcript_full.jsonl`` read)."""
-
-    session_id: str
-    path: Path
-    root: Path
-    agent: str = SOURCE_ANTIGRAVITY
-    parts: tuple[Path, ...] = ()
-
-    @property
-    def whole(self) -> bool:
-        """Read from the start whenever it changed (every agent but Antigravity)."""
-        return self.agent != SOURCE_ANTIGRAVITY
-
-    def stat_key(self) -> tuple[int, int, int]:
-        """(size, mtime_ns, inode) of the transcript; with parts, their total size
-        and latest mtime (any part that grows or changes changes the key)."""
-        st = os.stat(self.path)
-        size, mtime = st.st_size, st.st_mtime_ns
-        for part in self.parts:
-            try:
-                pst = os.stat(part)
-            except OSError:
-                continue
-            size += pst.st_size
-            mtime = max(mtime, pst.st_mtime_ns)
-        return size, mtime, st.st_ino
-
-
-def roots_named(env: Mapping[str, str], name: str) -> list[Path] | None:
-    """The roots an override variable names (``:``-separated); None when it is unset or
-    empty (then the agent's own places are looked at)."""
-    value = env.get(name)
-    if not value:
-        return None
-    return [Path(p).expanduser() for p in value.split(os.pathsep) if p]
 
 
 # ~/.gemini/<name>/brain: the app and IDE (antigravity, antigravity-ide), agy
@@ -142,5 +101,6 @@ def find_transcripts(root: Path, problems: list[str] | None = None) -> Iterator[
                 session_id=entry.name,
                 path=Path(found[0]),
                 root=root,
+                agent=AGENT,
                 parts=tuple(Path(p) for p in found[1:]),
             )

@@ -13,8 +13,8 @@ Rules: ``../shared/docs/antigravity-format.md`` sections 2-6 and 9.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +22,11 @@ import orjson
 
 from deja_blame.models import Command, Edit, FileRecord, Hunk, Message, Session
 from deja_blame.transcripts import patterns as P
-from deja_blame.transcripts.antigravity.discover import sibling_transcripts
+from deja_blame.transcripts.antigravity.discover import AGENT, sibling_transcripts
 from deja_blame.transcripts.diffblock import find_diff_blocks, parse_diff_block
-from deja_blame.transcripts.jsonl import LineBatch, iter_batches
+from deja_blame.transcripts.jsonl import iter_batches, with_extras
 from deja_blame.transcripts.project import ProjectHints, resolve_project
+from deja_blame.transcripts.reading import Chunk, ReaderState
 from deja_blame.transcripts.text import (
     cap_text,
     clean_user_text,
@@ -66,66 +67,6 @@ class PendingCall:
             "action": self.action,
             "claimed": self.claimed,
         }
-
-
-@dataclass
-class ReaderState:
-    started_at: str | None = None  # the earliest time seen
-    ended_at: str | None = None  # the latest
-    started_epoch: float | None = None
-    ended_epoch: float | None = None
-    skipped: int = 0
-    last_step: int = -1
-    # Rewinds: a USER_INPUT or CHECKPOINT whose step_index is below the highest
-    # seen and whose time is later than any seen starts a new branch, whose
-    # steps (their numbers repeat) come after the earlier branch's
-    branch: int = 0
-    top_step: int = -1  # the highest step_index of this branch
-    top_epoch: float | None = None  # the latest time read, in file order
-    n_messages: int = 0
-    n_commands: int = 0
-    n_files: int = 0
-    n_edits: int = 0
-    planner_calls: list[dict[str, Any]] = field(default_factory=list)
-    # write_to_file calls waiting for a CODE_ACTION with status DONE: path -> call
-    pending_writes: dict[str, dict[str, Any]] = field(default_factory=dict)
-    # replace_file_content witnesses waiting for their diff block: path -> lines
-    pending_witness: dict[str, list[str]] = field(default_factory=dict)
-    pending_list_dir: str | None = None
-    touched_dir: str | None = None
-    first_cwd: str | None = None
-    # "/brain/<id>": paths with this segment are the agent's artifacts (plans,
-    # task lists), never the project, whatever root precedes it (the transcript
-    # may have been recorded on another machine or copied elsewhere)
-    artifact_dir: str | None = None
-    # the latest "Model Selection" the person made (read before the block is stripped)
-    model: str | None = None
-    # another agent's reader state (Claude Code, Codex), where the index reads on from it
-    other: dict[str, Any] | None = None
-
-    def to_bytes(self) -> bytes:
-        return orjson.dumps(asdict(self))
-
-    @classmethod
-    def from_bytes(cls, data: bytes | None) -> ReaderState:
-        if not data:
-            return cls()
-        return cls(**orjson.loads(data))
-
-
-@dataclass
-class Chunk:
-    """What one batch of lines added to a session (plus exit codes for earlier commands)."""
-
-    messages: list[tuple[int, Message]] = field(default_factory=list)  # (step, message)
-    commands: list[tuple[int, Command]] = field(default_factory=list)
-    files: list[tuple[int, FileRecord]] = field(default_factory=list)
-    edits: list[tuple[int, Edit]] = field(default_factory=list)
-    # exit codes (and statuses) for commands of this or an earlier chunk, by ordinal
-    exit_patches: dict[int, int] = field(default_factory=dict)
-    # step statuses (DONE, RUNNING = sent to the background, ERROR) likewise
-    status_patches: dict[int, str] = field(default_factory=dict)
-    skipped: int = 0
 
 
 class SessionReader:
@@ -862,26 +803,6 @@ def extra_records(primary: Path, others: Iterable[Path]) -> list[dict[str, Any]]
     return extra
 
 
-def with_extras(
-    batches: Iterable[LineBatch], extra: list[dict[str, Any]], start: int = 0
-) -> Iterator[tuple[LineBatch, list[dict[str, Any] | None], list[tuple[int, int] | None]]]:
-    """Each batch of the primary file as ``(batch, records, spans)``, the extra steps
-    (``extra_records``) put in the first one: the reader orders a batch by time,
-    and the steps only the other file holds are nearly always its earlier
-    stretch. An extra step has no span in the primary file."""
-    first = True
-    for batch in batches:
-        records: list[dict[str, Any] | None] = list(batch.records)
-        spans: list[tuple[int, int] | None] = list(batch.spans)
-        if first and extra:
-            records = [*extra, *records]
-            spans = [*([None] * len(extra)), *spans]
-        first = False
-        yield batch, records, spans
-    if first and extra:  # the primary holds nothing yet: the extra steps alone
-        yield LineBatch([], [], start), list(extra), [None] * len(extra)
-
-
 def parse_transcript(
     path: Path | str,
     session_id: str | None = None,
@@ -910,7 +831,7 @@ def parse_transcript(
     others = list(parts) if parts is not None else sibling_transcripts(path)
     reader = SessionReader()
     reader.state.artifact_dir = artifact_dir_for(path, session_id)
-    session = Session(session_id=session_id, transcript=str(resolved))
+    session = Session(session_id=session_id, transcript=str(resolved), source=AGENT)
     extra = extra_records(path, others)
     with open(path, "rb") as fh:
         for _, records, spans in with_extras(iter_batches(fh, 0, final=True), extra):

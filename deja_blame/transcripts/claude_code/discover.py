@@ -14,8 +14,8 @@ import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from deja_blame.transcripts.antigravity.discover import TranscriptFile
 from deja_blame.transcripts.jsonl import decode_line
+from deja_blame.transcripts.transcript_file import TranscriptFile
 
 ROOT_ENV = "DEJA_CLAUDE_ROOT"
 AGENT = "claude-code"

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from deja_blame.transcripts.antigravity.discover import TranscriptFile
+from deja_blame.transcripts.transcript_file import TranscriptFile
 
 ROOT_ENV = "DEJA_CODEX_ROOT"
 AGENT = "codex"

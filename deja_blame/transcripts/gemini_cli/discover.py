@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from deja_blame.transcripts.antigravity.discover import TranscriptFile
+from deja_blame.transcripts.transcript_file import TranscriptFile
 
 ROOT_ENV = "DEJA_GEMINI_ROOT"
 AGENT = "gemini-cli"

@@ -1,0 +1,75 @@
+"""What a reader hands the index: the rows one batch of a transcript added
+(``Chunk``) and the state the next batch goes on from (``ReaderState``).
+
+Every agent's reader speaks these; the index writes them without knowing which
+agent's transcript they came from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import orjson
+
+from deja_blame.models import Command, Edit, FileRecord, Message
+
+
+@dataclass
+class ReaderState:
+    started_at: str | None = None  # the earliest time seen
+    ended_at: str | None = None  # the latest
+    started_epoch: float | None = None
+    ended_epoch: float | None = None
+    skipped: int = 0
+    last_step: int = -1
+    # Rewinds: a USER_INPUT or CHECKPOINT whose step_index is below the highest
+    # seen and whose time is later than any seen starts a new branch, whose
+    # steps (their numbers repeat) come after the earlier branch's
+    branch: int = 0
+    top_step: int = -1  # the highest step_index of this branch
+    top_epoch: float | None = None  # the latest time read, in file order
+    n_messages: int = 0
+    n_commands: int = 0
+    n_files: int = 0
+    n_edits: int = 0
+    planner_calls: list[dict[str, Any]] = field(default_factory=list)
+    # write_to_file calls waiting for a CODE_ACTION with status DONE: path -> call
+    pending_writes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # replace_file_content witnesses waiting for their diff block: path -> lines
+    pending_witness: dict[str, list[str]] = field(default_factory=dict)
+    pending_list_dir: str | None = None
+    touched_dir: str | None = None
+    first_cwd: str | None = None
+    # "/brain/<id>": paths with this segment are the agent's artifacts (plans,
+    # task lists), never the project, whatever root precedes it (the transcript
+    # may have been recorded on another machine or copied elsewhere)
+    artifact_dir: str | None = None
+    # the latest "Model Selection" the person made (read before the block is stripped)
+    model: str | None = None
+    # another agent's reader state (Claude Code, Codex), where the index reads on from it
+    other: dict[str, Any] | None = None
+
+    def to_bytes(self) -> bytes:
+        return orjson.dumps(asdict(self))
+
+    @classmethod
+    def from_bytes(cls, data: bytes | None) -> ReaderState:
+        if not data:
+            return cls()
+        return cls(**orjson.loads(data))
+
+
+@dataclass
+class Chunk:
+    """What one batch of lines added to a session (plus exit codes for earlier commands)."""
+
+    messages: list[tuple[int, Message]] = field(default_factory=list)  # (step, message)
+    commands: list[tuple[int, Command]] = field(default_factory=list)
+    files: list[tuple[int, FileRecord]] = field(default_factory=list)
+    edits: list[tuple[int, Edit]] = field(default_factory=list)
+    # exit codes (and statuses) for commands of this or an earlier chunk, by ordinal
+    exit_patches: dict[int, int] = field(default_factory=dict)
+    # step statuses (DONE, RUNNING = sent to the background, ERROR) likewise
+    status_patches: dict[int, str] = field(default_factory=dict)
+    skipped: int = 0

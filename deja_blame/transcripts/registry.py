@@ -1,0 +1,183 @@
+"""The agents deja reads: one registry every command asks.
+
+One line per agent plug-in (``transcripts/<agent>/``, an ``Agent``). Its id is the
+``agent`` of its sessions everywhere; every reader gives the same ``Session``, so
+nothing after this stage knows which agent wrote a transcript. Adding an agent:
+one package, one line here, golden fixtures.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from deja_blame.errors import DejaError
+from deja_blame.models import UNKNOWN_AGENT
+from deja_blame.transcripts import antigravity, claude_code, codex, gemini_cli
+from deja_blame.transcripts.agent import Agent, Sniffed
+from deja_blame.transcripts.transcript_file import TranscriptFile
+
+if TYPE_CHECKING:  # the readers are imported where a transcript is read
+    from deja_blame.models import Session
+    from deja_blame.transcripts.agent import Reader
+    from deja_blame.transcripts.reading import ReaderState
+
+AGENTS: tuple[Agent, ...] = (
+    antigravity.PLUGIN,
+    claude_code.PLUGIN,
+    codex.PLUGIN,
+    gemini_cli.PLUGIN,
+)
+
+__all__ = ["AGENTS", "UNKNOWN_AGENT", "agent_named", "discover", "label_of", "display_name"]
+
+# The agent whose roots ``--root`` names and the index's ``roots`` arguments carry
+# (deja read it first); the others are found where each keeps its transcripts.
+ROOTS_AGENT = antigravity.PLUGIN
+OTHER_AGENTS = tuple(a for a in AGENTS if a is not ROOTS_AGENT)
+
+AGENT_IDS = tuple(a.id for a in AGENTS)
+ALL_NAMES = tuple(n for a in AGENTS for n in a.names)
+_BY_ID = {a.id: a for a in AGENTS}
+_SNIFF_BYTES = 64 * 1024
+_SNIFF_RECORDS = 20
+
+
+def agent_named(name: str) -> Agent:
+    """The agent called ``name`` (its id or one of its aliases); a DejaError otherwise."""
+    key = name.strip().lower()
+    found = _BY_ID.get(key)
+    if found is not None:
+        return found
+    for a in AGENTS:
+        if key in a.aliases:
+            return a
+    raise DejaError(f"unknown agent {name!r}", hint=f"one of: {', '.join(AGENT_IDS)}")
+
+
+def known(agent_id: str | None) -> Agent | None:
+    """The registered agent with this id; None for one deja does not read (a note
+    written by another tool, or a newer deja)."""
+    return _BY_ID.get(agent_id or "")
+
+
+def label_of(agent_id: str | None) -> str:
+    """The agent as blame's narrow column shows it (six characters at most)."""
+    a = known(agent_id)
+    return a.label if a is not None else (agent_id or UNKNOWN_AGENT)[:6]
+
+
+def display_name(agent_id: str | None) -> str:
+    """The agent's name in prose: "Claude Code"; an unknown id as it is."""
+    a = known(agent_id)
+    return a.display_name if a is not None else (agent_id or UNKNOWN_AGENT)
+
+
+def from_other_name(name: str) -> str:
+    """deja's id for an agent another tool (git-ai) names ``name``; the name itself
+    when it is none deja reads."""
+    key = name.strip().lower()
+    for a in AGENTS:
+        if key == a.id or key in a.other_names:
+            return a.id
+    return name
+
+
+def handoff_targets() -> dict[str, Agent]:
+    """Every ``--to`` spelling of an agent that has a command line to start."""
+    return {n: a for a in AGENTS if a.handoff is not None for n in a.names}
+
+
+def location_variables() -> tuple[str, ...]:
+    """Every variable that moves a store deja reads: the overrides and the agents' own."""
+    return tuple(v for a in AGENTS for v in (a.root_env, *a.location_env))
+
+
+def discover(
+    agents: list[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    home: Path | None = None,
+    problems: list[str] | None = None,
+) -> list[TranscriptFile]:
+    """Every transcript of the chosen agents (all by default), first root first.
+
+    A root that is not there is only a problem when its variable named it:
+    nobody uses every agent.
+    """
+    env = os.environ if env is None else env
+    chosen = [agent_named(a) for a in agents] if agents else list(AGENTS)
+    found: list[TranscriptFile] = []
+    seen: set[str] = set()
+    for a in chosen:
+        named = bool(env.get(a.root_env))
+        for root in a.roots(env, home):
+            if not root.is_dir():
+                if named and problems is not None:
+                    problems.append(f"transcript root not found: {root} (from {a.root_env})")
+                continue
+            for tf in a.find(root, problems if named or a.always_report else None):
+                if tf.session_id in seen:
+                    if problems is not None:
+                        problems.append(
+                            f"session {tf.session_id} found in more than one root; kept the first"
+                        )
+                    continue
+                seen.add(tf.session_id)
+                found.append(tf)
+    return found
+
+
+def read_session(tf: TranscriptFile) -> Session:
+    """One transcript as a Session, by its agent's reader."""
+    return agent_named(tf.agent).read(tf)
+
+
+def resumable_reader(tf: TranscriptFile, state: ReaderState | None) -> Reader | None:
+    """A reader for ``tf`` going on from ``state`` (None: from the start), or None when
+    its agent's transcripts are read whole."""
+    a = agent_named(tf.agent)
+    return a.resume(tf, state) if a.resume is not None else None
+
+
+def guess_agent(path: Path) -> str:
+    """Which agent wrote the transcript at ``path``: each agent sniffs its name and
+    first records; the surest wins, the earlier registered on a tie."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(_SNIFF_BYTES)
+    except OSError:
+        head = b""
+    sniffed = Sniffed(path, head, _records(head))
+    best, score = AGENTS[0], 0
+    for a in AGENTS:
+        got = a.sniff(sniffed)
+        if got > score:
+            best, score = a, got
+    return best.id
+
+
+def _records(head: bytes) -> list[dict[str, Any]]:
+    """The JSON Lines records that start ``head``; none for one JSON document."""
+    if head.lstrip().startswith(b"{") and b"\n" not in head.strip():
+        return []
+    out: list[dict[str, Any]] = []
+    for raw in head.split(b"\n")[:_SNIFF_RECORDS]:
+        try:
+            rec = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(rec, dict):
+            out.append(rec)
+    return out
+
+
+def parse_any(path: Path, agent: str | None = None) -> Session:
+    """``deja parse``: one transcript file of any agent, no index."""
+    a = agent_named(agent) if agent else agent_named(guess_agent(path))
+    parts = a.parts(path) if a.parts is not None else ()
+    tf = TranscriptFile(session_id="", path=path, root=path.parent, agent=a.id, parts=parts)
+    return a.read(tf)

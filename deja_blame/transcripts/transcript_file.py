@@ -1,0 +1,52 @@
+"""One session's transcript as discovery found it, and the roots an override variable names."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class TranscriptFile:
+    """One session's transcript: ``path``, plus ``parts`` read with it (another
+    agent's sub-agent files, which belong to the session that started them)."""
+
+    session_id: str
+    path: Path
+    root: Path
+    agent: str  # the id of the agent that wrote it (``transcripts.registry``)
+    parts: tuple[Path, ...] = ()
+
+    @property
+    def whole(self) -> bool:
+        """True when its reader keeps its own state in ``ReaderState.other`` (or none:
+        read from the start whenever it changed); False for a reader whose state is
+        the ``ReaderState`` itself (Antigravity's, which also keeps byte spans)."""
+        from deja_blame.transcripts.registry import agent_named
+
+        return not agent_named(self.agent).native_state
+
+    def stat_key(self) -> tuple[int, int, int]:
+        """(size, mtime_ns, inode) of the transcript; with parts, their total size
+        and latest mtime (any part that grows or changes changes the key)."""
+        st = os.stat(self.path)
+        size, mtime = st.st_size, st.st_mtime_ns
+        for part in self.parts:
+            try:
+                pst = os.stat(part)
+            except OSError:
+                continue
+            size += pst.st_size
+            mtime = max(mtime, pst.st_mtime_ns)
+        return size, mtime, st.st_ino
+
+
+def roots_named(env: Mapping[str, str], name: str) -> list[Path] | None:
+    """The roots an override variable names (``:``-separated); None when it is unset or
+    empty (then the agent's own places are looked at)."""
+    value = env.get(name)
+    if not value:
+        return None
+    return [Path(p).expanduser() for p in value.split(os.pathsep) if p]
