@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from antigravity_writer import TranscriptWriter
 from conftest import commit_env, git
-from deja_blame.transcripts.writer import TranscriptWriter
 
 T0 = 1_784_278_800  # 2026-07-17T09:00:00Z
 AGY_SID = "3f2a9c1e-5d1b-4c8e-9a70-2b6f1e0c4d11"

@@ -14,10 +14,9 @@ from pathlib import Path
 
 import orjson
 import pytest
+from antigravity_writer import TranscriptWriter
 from conftest import commit_env, git
 from test_notes_world import S1, S2, T0, World, body, make_world
-
-from deja_blame.transcripts.writer import TranscriptWriter
 
 
 def remote_session(world: World, sid: str, workspace: str, files: dict[str, str]) -> None:
