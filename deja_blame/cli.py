@@ -323,9 +323,14 @@ def demo_cmd(root: Path | None) -> int:
     Example:
       deja demo
     """
-    from deja_blame.commands.demo import run_demo
+    from deja_blame.commands.demo import DemoSteps, run_demo
+    from deja_blame.commands.index import run_index
+    from deja_blame.commands.sessions import run_sessions
+    from deja_blame.commands.show import run_show
+    from deja_blame.commands.why import run_why
 
-    return run_demo(root)
+    steps = DemoSteps(index=run_index, sessions=run_sessions, show=run_show, why=run_why)
+    return run_demo(root, steps)
 
 
 class _BlameCommand(click.Command):
@@ -434,7 +439,8 @@ def blame_cmd(
       deja blame src/app.py --json | jq '.lines[] | select(.session)'
     """
     from deja_blame.attribution.blame_options import GitBlameOptions
-    from deja_blame.commands.blame import BlameLook, run_blame
+    from deja_blame.commands.blame import run_blame
+    from deja_blame.outputs.blame_text import BlameLook
 
     if len(args) > 2:
         option = next((a for a in args[1:] if a.startswith("-")), None)

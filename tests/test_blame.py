@@ -400,6 +400,6 @@ def test_cache_fields_follow_line_attribution() -> None:
     from dataclasses import fields
 
     from deja_blame.attribution import cache
-    from deja_blame.attribution.blame import LineAttribution
+    from deja_blame.attribution.model import LineAttribution
 
     assert tuple(f.name for f in fields(LineAttribution))[1:] == cache._FIELDS

@@ -37,7 +37,7 @@ from deja_blame.notes.gitai import GITAI_REF
 from deja_blame.notes.schema import NOTES_REF
 
 if TYPE_CHECKING:
-    from deja_blame.attribution.blame import FileBlame, LineAttribution
+    from deja_blame.attribution.model import FileBlame, LineAttribution
 
 # Part of every key, with deja's version: an answer computed by other rules (an
 # upgrade, or a change of the matcher during development: bump this) is never read.
@@ -143,7 +143,7 @@ def entry_from(result: FileBlame, commit: str, data: bytes, relpath: str) -> Ent
 
 
 def entry_lines(entry: Entry) -> list[LineAttribution]:
-    from deja_blame.attribution.blame import LineAttribution
+    from deja_blame.attribution.model import LineAttribution
 
     return [LineAttribution(i + 1, *row) for i, row in enumerate(entry.lines)]
 

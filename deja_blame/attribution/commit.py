@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 import pygit2
 
 from deja_blame import __version__
-from deja_blame.attribution.blame import FileBlame, NoteLookup, blame_file
+from deja_blame.attribution.blame import blame_file
+from deja_blame.attribution.model import FileBlame, NoteLookup
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import read_file, resolve_commit, try_git, workdir
 from deja_blame.index import queries as Q

@@ -26,7 +26,7 @@ from deja_blame.index import queries as Q
 from deja_blame.index.fingerprint import fingerprint, is_trivial
 
 if TYPE_CHECKING:
-    from deja_blame.attribution.blame import LineAttribution
+    from deja_blame.attribution.model import LineAttribution
 
 # blame's _attribute_from_index: (conn, lines, evidence, writes, paths, rev_time,
 # root, rev, only=...) -> None, matching ``lines`` against ``writes``

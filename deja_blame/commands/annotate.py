@@ -14,7 +14,7 @@ from deja_blame.notes.annotate import AnnotateResult, annotate, commits_of
 
 def refresh(conn: sqlite3.Connection) -> None:
     """Read new transcript bytes first, as ``deja blame`` does."""
-    from deja_blame.commands.blame import refresh_index
+    from deja_blame.index.refresh import refresh_index
 
     refresh_index(conn)
 
@@ -45,7 +45,7 @@ def run_annotate(
     repo = open_repository(cwd or Path.cwd())
     shas = commits_of(repo, rev)
     if not dry_run:
-        from deja_blame.commands.notes import wait_for_hooks
+        from deja_blame.hooks.pending import wait_for_hooks
 
         wait_for_hooks(repo)  # one writer of a note at a time
     if conn is not None and refresh_first:

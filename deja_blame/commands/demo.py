@@ -12,13 +12,12 @@ import os
 import sqlite3
 import subprocess
 import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
 
-from deja_blame.commands.index import run_index
-from deja_blame.commands.sessions import run_sessions
-from deja_blame.commands.show import run_show
 from deja_blame.errors import DejaError
 from deja_blame.index.db import connect
 from deja_blame.index.store import list_sessions
@@ -33,7 +32,18 @@ def demo_root() -> Path | None:
     return next((c for c in candidates if (c / "brain").is_dir()), None)
 
 
-def run_demo(root: Path | None) -> int:
+@dataclass(frozen=True)
+class DemoSteps:
+    """The commands the demo runs, as the command line hands them over (a command
+    module imports no other command)."""
+
+    index: Callable[..., int]
+    sessions: Callable[..., int]
+    show: Callable[..., int]
+    why: Callable[..., int]
+
+
+def run_demo(root: Path | None, steps: DemoSteps) -> int:
     root = root or demo_root()
     if root is None:
         raise DejaError(
@@ -43,17 +53,17 @@ def run_demo(root: Path | None) -> int:
     with tempfile.TemporaryDirectory(prefix="deja-demo-") as tmp:
         db = Path(tmp) / "index.db"
         click.echo(f"$ deja index --root {root}   (throwaway index {db})", err=True)
-        run_index(db, [root], rebuild=False, as_json=False)
+        steps.index(db, [root], rebuild=False, as_json=False)
         conn = connect(db)
         try:
             click.echo("\n$ deja sessions")
-            run_sessions(conn, as_json=False)
+            steps.sessions(conn, as_json=False)
             rows = list_sessions(conn)
             if rows:
                 click.echo(f"\n$ deja show {rows[-1].session_id[:8]}")
-                run_show(conn, rows[-1].session_id, as_json=False)
+                steps.show(conn, rows[-1].session_id, as_json=False)
             if any(r.project == "/home/dev/shop" for r in rows):
-                _blame_demo(conn, Path(tmp) / "shop")
+                _blame_demo(conn, Path(tmp) / "shop", steps.why)
         finally:
             conn.close()
     return 0
@@ -87,12 +97,11 @@ def test_mixed_cart_is_rounded_to_cents():
 """
 
 
-def _blame_demo(conn: sqlite3.Connection, repo: Path) -> None:
+def _blame_demo(conn: sqlite3.Connection, repo: Path, run_why: Callable[..., int]) -> None:
     """The shop as the person had it, then as the agent left it: blame tells them apart."""
     from deja_blame.attribution.blame import blame_file
-    from deja_blame.commands.blame import print_human
-    from deja_blame.commands.why import run_why
     from deja_blame.gitutil import open_repository
+    from deja_blame.outputs.blame_text import print_human
 
     (repo / "src").mkdir(parents=True)
     (repo / "tests").mkdir()

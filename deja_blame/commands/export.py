@@ -8,8 +8,8 @@ from pathlib import Path
 
 import orjson
 
-from deja_blame.commands.blame import refresh_index
 from deja_blame.gitutil import open_repository
+from deja_blame.index.refresh import refresh_index
 from deja_blame.output import CommitProgress
 from deja_blame.outputs.agent_trace import trace_records
 

@@ -5,19 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-import pygit2
 
 from deja_blame.gitutil import open_repository
+from deja_blame.hooks.pending import wait_for_hooks
 from deja_blame.jsonout import print_json
 from deja_blame.notes import share
-
-
-def wait_for_hooks(repo: pygit2.Repository) -> None:
-    """Wait (within the hooks' budget) for hook jobs still writing notes here."""
-    from deja_blame.hooks.pending import wait_for_hook_jobs
-    from deja_blame.notes.store import deja_dir
-
-    wait_for_hook_jobs(deja_dir(repo), say=lambda text: click.echo(f"deja: {text}", err=True))
 
 
 def run_fetch(remote: str, as_json: bool, cwd: Path | None = None, git_ai: bool = False) -> int:

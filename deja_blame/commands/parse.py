@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from deja_blame.commands.show import print_session
 from deja_blame.errors import DejaError
 from deja_blame.jsonout import print_json
+from deja_blame.outputs.session_text import print_session
 from deja_blame.transcripts.registry import parse_any
 
 

@@ -50,11 +50,11 @@ def run_report(
     if fmt not in FORMATS:
         raise DejaError(f"unknown format {fmt!r} (one of {', '.join(FORMATS)})")
     repo = open_repository(cwd or Path.cwd())
-    from deja_blame.commands.notes import wait_for_hooks
+    from deja_blame.hooks.pending import wait_for_hooks
 
     wait_for_hooks(repo)  # the notes of the newest commits may still be being written
     if refresh:
-        from deja_blame.commands.blame import refresh_index
+        from deja_blame.index.refresh import refresh_index
 
         refresh_index(conn)
     report = build_report(

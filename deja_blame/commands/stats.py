@@ -10,13 +10,14 @@ from pathlib import Path
 
 import click
 
-from deja_blame.attribution.blame import FileBlame
+from deja_blame.attribution.api import compute
+from deja_blame.attribution.model import FileBlame
 from deja_blame.attribution.stats import Stats, collect_stats, tree_files
-from deja_blame.commands.blame import compute, refresh_index
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import SHALLOW_WARNING, open_repository, resolve_commit, workdir
 from deja_blame.index import queries as Q
 from deja_blame.index.db import connect
+from deja_blame.index.refresh import refresh_index
 from deja_blame.jsonout import print_json
 from deja_blame.output import CommitProgress, inert, shorten, style, use_colour, warn
 

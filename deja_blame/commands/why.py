@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from deja_blame.commands.blame import compute
+from deja_blame.attribution.api import compute
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import SHALLOW_WARNING, is_shallow
 from deja_blame.index import queries as Q

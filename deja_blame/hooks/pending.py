@@ -18,6 +18,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pygit2
 
 JOBS_DIR = "jobs"
 POLL_SECONDS = 0.05
@@ -81,3 +85,12 @@ def wait_for_hook_jobs(
         time.sleep(POLL_SECONDS)
         jobs = [j for j in jobs if j.path.exists() and j.deadline >= time.time()]
     return not jobs
+
+
+def wait_for_hooks(repo: pygit2.Repository) -> None:
+    """Wait (within the hooks' budget) for hook jobs still writing notes here."""
+    import click
+
+    from deja_blame.notes.store import deja_dir
+
+    wait_for_hook_jobs(deja_dir(repo), say=lambda text: click.echo(f"deja: {text}", err=True))

@@ -1,0 +1,51 @@
+"""The attribution API the commands and the editor server share: one file's blame.
+
+``compute`` answers from the blame cache when it can, else finds the repository
+and blames the file against the index and the repository's notes.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from deja_blame.attribution.blame import blame_file, cached_blame
+from deja_blame.attribution.model import FileBlame
+from deja_blame.errors import DejaError
+from deja_blame.gitutil import open_repository, relative_path
+from deja_blame.index.refresh import refresh_index
+
+if TYPE_CHECKING:
+    import pygit2
+
+
+def locate(file: Path) -> tuple[pygit2.Repository, str]:
+    if not file.exists() and not file.parent.exists():
+        raise DejaError(f"no such file or directory: {file}")
+    repo = open_repository(file if file.exists() else file.parent)
+    rel = relative_path(repo, file)
+    return repo, rel
+
+
+def compute(
+    conn: sqlite3.Connection | None,
+    file: Path,
+    rev: str | None,
+    line_range: tuple[int, int] | None,
+    refresh: bool,
+) -> FileBlame:
+    if file.is_dir():
+        raise DejaError(f"{file} is a directory; deja blame takes a file")
+    if conn is not None and refresh:
+        refresh_index(conn)
+    if conn is not None:
+        hit = cached_blame(conn, file, rev, line_range)
+        if hit is not None:
+            return hit
+    repo, rel = locate(file)
+    from deja_blame.notes.lookup import note_lookup_for
+
+    return blame_file(
+        repo, rel, rev, conn, line_range=line_range, note_lookup=note_lookup_for(repo)
+    )

@@ -1,0 +1,28 @@
+"""Bring the index up to date with the transcripts before answering."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from deja_blame.output import warn
+from deja_blame.transcripts.antigravity.discover import discover_roots
+
+
+def refresh_index(conn: sqlite3.Connection) -> None:
+    """Read new transcript bytes first: blame right after an agent session just works.
+
+    Only files whose stat changed are opened, so this costs a stat per session
+    (the same check the post-commit hook makes).
+    """
+    roots = discover_roots()
+    from deja_blame.index.changes import changed_transcripts
+
+    try:
+        files = changed_transcripts(conn, roots)
+        if files:
+            from deja_blame.index.ingest import index_roots
+
+            # in this process: git blame runs in a thread meanwhile
+            index_roots(conn, roots, transcripts=files, jobs=1)
+    except sqlite3.OperationalError as exc:
+        warn(f"could not refresh the index ({exc}); blaming with what it holds")

@@ -1,0 +1,206 @@
+"""deja blame's text outputs: git blame's columns, and its porcelain, with sessions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import click
+
+from deja_blame.attribution.model import FileBlame
+from deja_blame.errors import DejaError
+from deja_blame.gitutil import commit_authors
+from deja_blame.output import inert, paged, shorten, style, use_colour
+from deja_blame.transcripts.registry import label_of
+
+if TYPE_CHECKING:
+    import pygit2
+
+SESSION_COLOURS = ["cyan", "magenta", "green", "yellow", "blue", "bright_cyan", "bright_magenta"]
+
+
+@dataclass(frozen=True)
+class BlameLook:
+    """How the human output shows people's lines: git blame's --date, -e, -s."""
+
+    date_format: str | None = None  # None: short (YYYY-MM-DD)
+    show_email: bool = False
+    suppress: bool = False
+
+
+DATE_FORMATS = (
+    "short", "iso", "iso8601", "iso-strict", "iso8601-strict", "relative", "unix", "raw",
+    "default", "rfc", "rfc2822", "human", "local",
+)  # fmt: skip
+
+
+def format_date(epoch: int, fmt: str | None, now: float | None = None) -> str:
+    """An author time as git's ``--date=FMT`` shows it (in UTC; ``local``: this zone)."""
+    from datetime import datetime, timezone
+
+    fmt = fmt or "short"
+    if fmt.startswith("format:"):
+        return datetime.fromtimestamp(epoch, tz=timezone.utc).strftime(fmt[7:])
+    if fmt not in DATE_FORMATS:
+        raise DejaError(
+            f"unknown date format {fmt!r}", hint="one of: " + ", ".join(DATE_FORMATS[:8])
+        )
+    when = datetime.fromtimestamp(epoch, tz=timezone.utc)
+    if fmt == "local":
+        when = datetime.fromtimestamp(epoch).astimezone()
+        return when.strftime("%a %b %-d %H:%M:%S %Y")
+    if fmt == "short":
+        return when.strftime("%Y-%m-%d")
+    if fmt in ("iso", "iso8601", "human"):
+        return when.strftime("%Y-%m-%d %H:%M:%S +0000")
+    if fmt in ("iso-strict", "iso8601-strict"):
+        return when.strftime("%Y-%m-%dT%H:%M:%S+00:00")
+    if fmt == "unix":
+        return str(epoch)
+    if fmt == "raw":
+        return f"{epoch} +0000"
+    if fmt in ("rfc", "rfc2822"):
+        return when.strftime("%a, %-d %b %Y %H:%M:%S +0000")
+    if fmt == "relative":
+        return _relative(epoch, now)
+    return when.strftime("%a %b %-d %H:%M:%S %Y +0000")  # default
+
+
+def _relative(epoch: int, now: float | None) -> str:
+    import time
+
+    ago = int((now if now is not None else time.time()) - epoch)
+    if ago < 0:
+        return "in the future"
+    for size, unit in ((365 * 86400, "year"), (30 * 86400, "month"), (7 * 86400, "week"),
+                       (86400, "day"), (3600, "hour"), (60, "minute")):  # fmt: skip
+        if ago >= size:
+            n = ago // size
+            return f"{n} {unit}{'s' if n != 1 else ''} ago"
+    return f"{ago} seconds ago"
+
+
+def print_human(result: FileBlame, look: BlameLook | None = None) -> None:
+    look = look or BlameLook()
+    colour = use_colour()
+    authors = commit_authors(result.root, {ln.commit for ln in result.lines if ln.commit})
+    palette: dict[str, str] = {}
+    width = len(str(result.lines[-1].line)) if result.lines else 1
+    # people's column: the name (or <email>) and the date, as wide as the widest
+    people: dict[str, str] = {}
+    for ln in result.lines:
+        if ln.session or ln.commit is None or ln.commit in people or look.suppress:
+            continue
+        author = authors.get(ln.commit)
+        name = ("<" + author.mail + ">" if look.show_email else author.name) if author else "-"
+        day = format_date(author.time, look.date_format) if author else ""
+        people[ln.commit] = f"{shorten(inert(name), 25)}\0{day}"
+    name_w = max((len(v.split("\0")[0]) for v in people.values()), default=0)
+    day_w = max((len(v.split("\0")[1]) for v in people.values()), default=0)
+    person_w = name_w + day_w + 3 if people else 0
+    # the model behind each session, where known: a column of its own when any is
+    models = {
+        sid: shorten(inert(info.model), 16) for sid, info in result.sessions.items() if info.model
+    }
+    model_w = max((len(m) for m in models.values()), default=0)
+    agent_w = 8 + 1 + 6 + (model_w + 1 if model_w else 0) + (0 if look.suppress else 17) + 5
+    who_w = max(person_w, agent_w, 0 if look.suppress else 19)
+    out = []
+    for ln in result.lines:
+        sha = (ln.commit or "0" * 40)[:8]
+        if ln.session:
+            fg = palette.setdefault(
+                ln.session, SESSION_COLOURS[len(palette) % len(SESSION_COLOURS)]
+            )
+            when = "" if look.suppress else (ln.written_at or "")[:16].replace("T", " ")
+            conf = f"{ln.confidence:.2f}" if ln.confidence is not None else "note"
+            agent = inert(label_of(ln.source))[:6]
+            who = f"{inert(ln.session)[:8]} {agent:<6} "
+            if model_w:
+                who += f"{models.get(ln.session, ''):<{model_w}} "
+            who += f"{when:<16} {conf}" if not look.suppress else conf
+            who = style(f"{who:<{who_w}}", colour, fg=fg)
+        elif ln.commit is None:
+            text = "" if look.suppress else "(not committed yet)"
+            who = style(f"{text:<{who_w}}", colour, dim=True)
+        elif look.suppress:
+            who = " " * who_w
+        else:
+            # a person's line: git blame's author and date
+            name, _, day = people[ln.commit].partition("\0")
+            who = style(f"{f'({name:<{name_w}} {day:<{day_w}})':<{who_w}}", colour, dim=True)
+        text = inert(ln.text)
+        out.append(f"{style(sha, colour, fg='yellow')} {who} {ln.line:>{width}}) {text}")
+    if out:
+        with paged():
+            # the pager's pipe is no terminal: say whether the styles stay
+            click.echo("\n".join(out), color=colour)
+
+
+def print_porcelain(result: FileBlame, every_line: bool = False) -> None:
+    """git blame --porcelain (``every_line``: --line-porcelain, the commit's details on
+    each line), plus ``deja-session`` / ``deja-confidence`` header lines."""
+    import pygit2
+
+    repo = pygit2.Repository(result.root)
+    seen: set[str] = set()
+    details: dict[str, list[str]] = {}
+    out: list[str] = []
+    for ln in result.lines:
+        sha = ln.commit or "0" * 40
+        out.append(f"{sha} {ln.orig_line or ln.line} {ln.line} 1")
+        if sha not in seen or every_line:
+            seen.add(sha)
+            if sha not in details:
+                details[sha] = _commit_details(repo, ln.commit)
+            out.extend(details[sha])
+            out.append(f"filename {ln.orig_path or result.path}")
+        out.append(f"deja-session {ln.session or '-'}")
+        if ln.session:
+            out.append(f"deja-confidence {ln.confidence if ln.confidence is not None else 1.0}")
+            if ln.written_at:
+                out.append(f"deja-written-at {ln.written_at}")
+        out.append("\t" + ln.text)
+    if out:
+        click.echo("\n".join(out))
+
+
+def _commit_details(repo: pygit2.Repository, sha: str | None) -> list[str]:
+    import pygit2
+
+    if sha is None:
+        import time
+
+        now = int(time.time())
+        return [
+            "author Not Committed Yet",
+            "author-mail <not.committed.yet>",
+            f"author-time {now}",
+            "author-tz +0000",
+            "committer Not Committed Yet",
+            "committer-mail <not.committed.yet>",
+            f"committer-time {now}",
+            "committer-tz +0000",
+            "summary Version of the working tree",
+        ]
+    c = repo[sha]
+    assert isinstance(c, pygit2.Commit)
+
+    def tz(offset: int) -> str:
+        sign = "+" if offset >= 0 else "-"
+        return f"{sign}{abs(offset) // 60:02d}{abs(offset) % 60:02d}"
+
+    lines = [
+        f"author {c.author.name}",
+        f"author-mail <{c.author.email}>",
+        f"author-time {c.author.time}",
+        f"author-tz {tz(c.author.offset)}",
+        f"committer {c.committer.name}",
+        f"committer-mail <{c.committer.email}>",
+        f"committer-time {c.committer.time}",
+        f"committer-tz {tz(c.committer.offset)}",
+        f"summary {c.message.splitlines()[0] if c.message else ''}",
+    ]
+    if not c.parents:
+        lines.append("boundary")
+    return lines

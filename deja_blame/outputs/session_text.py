@@ -1,0 +1,65 @@
+"""One session as text: what deja show and deja parse print."""
+
+from __future__ import annotations
+
+import click
+
+from deja_blame.models import Session
+from deja_blame.output import counted, inert, shorten, style, use_colour
+
+
+def print_session(s: Session, full: bool = False) -> None:
+    c = use_colour()
+    echo = click.echo
+    # ids, projects and paths come from directory names and transcripts: inert too
+    echo(style(f"session {inert(s.session_id)}", c, bold=True) + f"  ({s.source})")
+    echo(f"project     {inert(s.project)}")
+    if s.model:
+        echo(f"model       {inert(s.model)}")
+    echo(f"time        {s.started_at or '?'} -> {s.ended_at or '?'}")
+    echo(f"transcript  {inert(s.transcript)}")
+    if s.skipped_lines:
+        echo(style(f"skipped     {counted(s.skipped_lines, 'malformed line')}", c, fg="yellow"))
+    width = 10_000 if full else 100
+    prompts = [m for m in s.messages if m.role == "user"]
+    if prompts:
+        echo("\n" + style("Requests", c, bold=True))
+        for m in prompts:
+            echo(f"  {_time(m.at)}  {shorten(m.text, width) if not full else inert(m.text)}")
+    if s.commands:
+        echo("\n" + style("Commands", c, bold=True))
+        for cmd in s.commands:
+            code = "exit ?" if cmd.exit_code is None else f"exit {cmd.exit_code}"
+            colour = None if cmd.exit_code is None else ("green" if cmd.exit_code == 0 else "red")
+            echo(f"  {_time(cmd.at)}  $ {shorten(cmd.command, 70)}  " + style(code, c, fg=colour))
+    if s.edits:
+        echo("\n" + style("Edits", c, bold=True))
+        for e in s.edits:
+            who = "" if e.source == "agent" else "  (by the person)"
+            if e.truncated:
+                who += style(
+                    "  (cut: the transcript holds only part of it; later lines are not attributed)",
+                    c,
+                    fg="yellow",
+                )
+            echo(
+                f"  {_time(e.at)}  {inert(e.path)}  +{len(e.added)} -{len(e.removed)}  [{e.tool}]{who}"
+            )
+    viewed = sorted({f.path for f in s.files if f.action in ("view", "list")})
+    if viewed:
+        echo("\n" + style("Read", c, bold=True))
+        for p in viewed[:20]:
+            echo(f"  {inert(p)}")
+        if len(viewed) > 20:
+            echo(f"  ... and {len(viewed) - 20} more")
+    if full:
+        echo("\n" + style("Conversation", c, bold=True))
+        for m in s.messages:
+            echo(f"--- {m.role} {_time(m.at)}")
+            echo(inert(m.text))
+
+
+def _time(at: str | None) -> str:
+    if not at:
+        return "--:--:--"
+    return at[11:19] if len(at) >= 19 else at
