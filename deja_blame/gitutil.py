@@ -388,3 +388,11 @@ def commit_authors(root: str | Path, commits: set[str]) -> dict[str, Author]:
         if len(parts) == 4 and parts[3].isdigit():
             out[parts[0]] = Author(parts[1], parts[2], int(parts[3]))
     return out
+
+
+def find_repo_root(start: Path) -> Path | None:
+    """The nearest directory at or above ``start`` holding ``.git`` (a worktree has a file)."""
+    for directory in (start, *start.parents):
+        if (directory / ".git").exists():
+            return directory
+    return None

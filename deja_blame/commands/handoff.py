@@ -19,18 +19,11 @@ from pathlib import Path
 import click
 
 from deja_blame.errors import DejaError
+from deja_blame.gitutil import find_repo_root
 from deja_blame.index.store import SessionSummary, list_sessions, load_session, resolve_session_id
 from deja_blame.jsonout import print_json
 from deja_blame.outputs.handoff_prompt import DEFAULT_LIMIT, build_prompt, project_dir
 from deja_blame.transcripts.registry import handoff_targets
-
-
-def find_repo_root(start: Path) -> Path | None:
-    """The nearest directory at or above ``start`` holding ``.git`` (a worktree has a file)."""
-    for directory in (start, *start.parents):
-        if (directory / ".git").exists():
-            return directory
-    return None
 
 
 def _places(cwd: Path, repo_root: Path | None) -> list[str]:
