@@ -5,15 +5,18 @@ both files of a session (``transcript.jsonl`` and ``transcript_full.jsonl``),
 keeps each line once by ``(step_index, created_at)`` (the full file's copy
 first), and counts:
 
-- edits: agent writes a step reports (``Created file <uri> with requested
-  content.`` once per step; ``The following changes were made by the <tool>
-  tool to: ...`` once per diff block), whatever the step's type;
+- edits: agent writes a tool step reports (a CODE_ACTION or GENERIC step:
+  ``Created file <uri> with requested content.`` once per step; ``The
+  following changes were made by the <tool> tool to: ...`` once per diff
+  block). Not a planner's own words or a command's output quoting them;
 - commands: ``run_command`` calls of planner rows;
 - exits: command steps (RUN_COMMAND, GENERIC) that report an exit code, by the
   top-level ``exit_code`` or one of the three wordings;
-- prompts: USER_EXPLICIT lines of type USER_INPUT (IDE events such as
-  VIEW_FILE are other types, and "The USER performed the following action" is
-  not typed by the person);
+- prompts: USER_EXPLICIT lines of type USER_INPUT with text once the
+  metadata blocks, the request tags and the ``Comments on artifact URI:``
+  lines are gone (an approval counts, an empty request does not; IDE events
+  such as VIEW_FILE are other types, and "The USER performed the following
+  action" is not typed by the person);
 - edit_dirs: where the writes went (each write's parent directory).
 
     python bench/antigravity_raw_count.py DIR     # one line per session, JSON
@@ -30,6 +33,11 @@ from urllib.parse import unquote
 
 CHANGES = re.compile(r"The following changes were made by the ([A-Za-z_]+) tool to:[ \t]*([^\n]*)")
 CREATED = re.compile(r"Created file[ \t]+(\S+)[ \t]+with requested content")
+NOT_TYPED = re.compile(
+    r"<(ADDITIONAL_METADATA|USER_SETTINGS_CHANGE)>.*?</\1>|</?USER_REQUEST>"
+    r"|^Comments on artifact URI:[^\n]*",
+    re.DOTALL | re.MULTILINE,
+)
 EXIT = re.compile(
     r"The command exited with code -?\d+|The command completed successfully"
     r"|The command failed with exit code"
@@ -89,7 +97,8 @@ def count(logs: str) -> dict:
             times.append(rec["created_at"])
         source, kind = rec.get("source"), rec.get("type")
         if source == "USER_EXPLICIT":
-            if kind == "USER_INPUT" and not content.lstrip().startswith("The USER performed"):
+            typed = NOT_TYPED.sub("", content).strip()
+            if kind == "USER_INPUT" and typed and not typed.startswith("The USER performed"):
                 prompts += 1
             continue
         if source != "MODEL":
@@ -97,11 +106,15 @@ def count(logs: str) -> dict:
         for call in rec.get("tool_calls") or []:
             if isinstance(call, dict) and call.get("name") == "run_command":
                 commands += 1
-        created = CREATED.search(content)
+        if kind not in ("CODE_ACTION", "GENERIC"):
+            content_edits = ""
+        else:
+            content_edits = content
+        created = CREATED.search(content_edits)
         if created:
             edits += 1
             dirs[plain_path(created.group(1)).rsplit("/", 1)[0]] += 1
-        for m in CHANGES.finditer(content):
+        for m in CHANGES.finditer(content_edits):
             target = m.group(2).split(". If relevant")[0].strip().rstrip(".")
             blocks = content.count("[diff_block_start]", m.end())
             later = CHANGES.search(content, m.end())

@@ -9,11 +9,14 @@ a whole JSON object (a writer that never ends its last line).
 from __future__ import annotations
 
 import os
+from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
 import orjson
+
+from deja_blame.transcripts.text import record_epoch
 
 CHUNK_BYTES = 8 * 1024 * 1024  # lines read per batch; bounds memory on huge transcripts
 # A line longer than this is skipped and counted as malformed, read past in pieces
@@ -121,18 +124,40 @@ class WholeFile:
 def with_extras(
     batches: Iterable[LineBatch], extra: list[dict[str, Any]], start: int = 0
 ) -> Iterator[tuple[LineBatch, list[dict[str, Any] | None], list[tuple[int, int] | None]]]:
-    """Each batch of the primary file as ``(batch, records, spans)``, the extra steps
-    (``extra_records``) put in the first one: the reader orders a batch by time,
-    and the steps only the other file holds are nearly always its earlier
-    stretch. An extra step has no span in the primary file."""
-    first = True
-    for batch in batches:
-        records: list[dict[str, Any] | None] = list(batch.records)
-        spans: list[tuple[int, int] | None] = list(batch.spans)
-        if first and extra:
-            records = [*extra, *records]
-            spans = [*([None] * len(extra)), *spans]
-        first = False
-        yield batch, records, spans
-    if first and extra:  # the primary holds nothing yet: the extra steps alone
-        yield LineBatch([], [], start), list(extra), [None] * len(extra)
+    """Each batch of the primary file as ``(batch, records, spans)``, the extra records
+    (lines only another file of the session holds) put in by their ``created_at``:
+    each before the first line of the primary written after it, those later
+    than a batch in the next one (the last batch takes the rest). The reader
+    then meets every line in the order it was written (a rewind where it
+    happened). An extra record has no span in the primary file."""
+    pending = deque(sorted(extra, key=lambda r: _time_or(r, float("-inf"))))
+    batch_list = iter(batches)
+    current = next(batch_list, None)
+    if current is None:
+        if pending:  # the primary holds nothing yet: the extra records alone
+            yield LineBatch([], [], start), list(pending), [None] * len(pending)
+        return
+    while current is not None:
+        upcoming = next(batch_list, None)
+        records: list[dict[str, Any] | None] = []
+        spans: list[tuple[int, int] | None] = []
+        last = float("-inf")
+        for rec, span in zip(current.records, current.spans):
+            if rec is not None:
+                last = _time_or(rec, last)
+                while pending and _time_or(pending[0], last) < last:
+                    records.append(pending.popleft())
+                    spans.append(None)
+            records.append(rec)
+            spans.append(span)
+        if upcoming is None and pending:
+            spans += [None] * len(pending)
+            records += pending
+            pending.clear()
+        yield current, records, spans
+        current = upcoming
+
+
+def _time_or(rec: dict[str, Any], default: float) -> float:
+    epoch = record_epoch(rec.get("created_at"))
+    return default if epoch is None else epoch

@@ -29,6 +29,9 @@ class ReaderState:
     branch: int = 0
     top_step: int = -1  # the highest step_index of this branch
     top_epoch: float | None = None  # the latest time read, in file order
+    # the lines read (a 63-bit hash of each): a line a file holds twice (a client
+    # wrote the same lines out again) is read once
+    seen_steps: list[int] = field(default_factory=list)
     n_messages: int = 0
     n_commands: int = 0
     n_files: int = 0

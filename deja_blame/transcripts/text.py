@@ -108,6 +108,28 @@ def format_time(dt: datetime) -> str:
     return base + "Z"
 
 
+# 2026-07-17T09:00:00Z   (what clients write: UTC, whole seconds)
+_CANONICAL_TIME = re.compile(r"[1-9]\d{3}-\d\d-\d\dT(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\dZ", re.ASCII)
+_DAY_EPOCHS: dict[str, float] = {}
+
+
+def record_epoch(value: object) -> float | None:
+    """A record's ``created_at`` as epoch seconds (None when unusable); the
+    canonical ``2026-07-17T09:00:00Z`` without a full parse (this runs per record)."""
+    if type(value) is str and len(value) == 20 and _CANONICAL_TIME.fullmatch(value):
+        day = value[:10]
+        base = _DAY_EPOCHS.get(day)
+        if base is None:
+            parsed = normalise_time(day + "T00:00:00Z")[1]
+            if parsed is not None:
+                if len(_DAY_EPOCHS) > 4096:
+                    _DAY_EPOCHS.clear()
+                base = _DAY_EPOCHS[day] = parsed
+        if base is not None:
+            return base + int(value[11:13]) * 3600 + int(value[14:16]) * 60 + int(value[17:19])
+    return normalise_time(value)[1]
+
+
 def epoch_of(at: str | None) -> float | None:
     return normalise_time(at)[1] if at else None
 

@@ -12,6 +12,7 @@ Rules: ``../shared/docs/antigravity-format.md`` sections 2-6 and 9.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ from deja_blame.transcripts.text import (
     normalise_path,
     normalise_time,
     parent_directory,
+    record_epoch,
     strip_step_header,
 )
 
@@ -74,6 +76,7 @@ class SessionReader:
 
     def __init__(self, state: ReaderState | None = None) -> None:
         self.state = state or ReaderState()
+        self._seen = set(self.state.seen_steps)
         self.chunk = Chunk()
         self._span: tuple[int, int] | None = None  # the record being read, in the file
 
@@ -97,6 +100,12 @@ class SessionReader:
                 st.skipped += 1
                 self.chunk.skipped += 1
                 continue
+            key = step_checksum(record)
+            if key is not None:
+                if key in self._seen:
+                    continue  # the same step written out again
+                self._seen.add(key)
+                st.seen_steps.append(key)
             epoch = record_epoch(record.get("created_at"))
             step = int64(record.get("step_index"))
             if step is not None:
@@ -539,26 +548,6 @@ def _record_time(value: object) -> str | None:
     return normalise_time(value)[0]
 
 
-_DAY_EPOCHS: dict[str, float] = {}
-
-
-def record_epoch(value: object) -> float | None:
-    """A record's ``created_at`` as epoch seconds (None when unusable); the
-    canonical ``2026-07-17T09:00:00Z`` without a full parse (this runs per record)."""
-    if type(value) is str and len(value) == 20 and _CANONICAL_TIME.fullmatch(value):
-        day = value[:10]
-        base = _DAY_EPOCHS.get(day)
-        if base is None:
-            parsed = normalise_time(day + "T00:00:00Z")[1]
-            if parsed is not None:
-                if len(_DAY_EPOCHS) > 4096:
-                    _DAY_EPOCHS.clear()
-                base = _DAY_EPOCHS[day] = parsed
-        if base is not None:
-            return base + int(value[11:13]) * 3600 + int(value[14:16]) * 60 + int(value[17:19])
-    return normalise_time(value)[1]
-
-
 _STR_FIELDS = ("source", "type", "content", "status")
 
 
@@ -768,6 +757,26 @@ def artifact_dir_for(path: Path, session_id: str) -> str:
 def record_key(rec: dict[str, Any]) -> tuple[Any, ...]:
     """What makes a step the same step in both files of a session."""
     return (rec.get("step_index"), rec.get("created_at"), rec.get("source"), rec.get("type"))
+
+
+def step_checksum(rec: dict[str, Any]) -> int | None:
+    """A 63-bit hash of a whole line (its key, content and calls); None for a line
+    without step or time. The same line written out twice hashes the same."""
+    step, at, source, kind = record_key(rec)
+    if step is None or at is None:
+        return None
+    digest = hashlib.blake2b(digest_size=8)
+    digest.update(f"{step}\0{at}\0{source}\0{kind}\0{rec.get('status')}\0".encode())
+    content = rec.get("content")
+    if isinstance(content, str):
+        digest.update(content.encode("utf-8", "surrogatepass"))
+    calls = rec.get("tool_calls")
+    if calls:
+        try:
+            digest.update(orjson.dumps(calls))
+        except TypeError:
+            digest.update(repr(calls).encode("utf-8", "surrogatepass"))
+    return int.from_bytes(digest.digest(), "big") >> 1
 
 
 def extra_records(primary: Path, others: Iterable[Path]) -> list[dict[str, Any]]:
