@@ -30,6 +30,12 @@ aside) and different writers, either writer is right; their number is printed.
 Blank lines trade writers as in the scripted scenarios.
 
     python bench/accuracy/realhist.py --sdists DIR [--package packaging] [-k VARIANT] [-v]
+    python bench/accuracy/realhist.py --npm DIR --package semver --prettier DIR   # JavaScript
+    DEJA_BENCH_AGENT=mixed python bench/accuracy/realhist.py ...   # sessions of three agents
+
+JavaScript: the releases are npm tarballs (``npm pack NAME@VERSION``), their
+``.js``/``.ts`` files; the formatter is prettier (``--prettier``: a directory
+where ``npm install prettier`` ran) at a short print width.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import os
 import random
 import re
 import shutil
@@ -91,6 +98,32 @@ def load_releases(sdists: Path, package: str) -> list[Release]:
     return out
 
 
+JS_SUFFIXES = (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts")
+
+
+def load_npm_releases(tarballs: Path, package: str) -> list[Release]:
+    """Each npm tarball's JavaScript/TypeScript sources (``package/...``), oldest first."""
+    out: list[Release] = []
+    for tar in tarballs.glob(f"{package}-*.tgz"):
+        version = tar.name[len(package) + 1 : -len(".tgz")]
+        files: dict[str, str] = {}
+        with tarfile.open(tar) as tf:
+            for m in tf.getmembers():
+                parts = m.name.split("/")[1:]
+                if not m.isfile() or not m.name.endswith(JS_SUFFIXES) or "node_modules" in parts:
+                    continue
+                data = tf.extractfile(m)
+                if data is not None:
+                    text = data.read().decode("utf-8")
+                    files["/".join(parts)] = (
+                        text if text.endswith("\n") or not text else text + "\n"
+                    )
+        if files:
+            out.append((version, files))
+    out.sort(key=lambda r: _version_key(r[0]))
+    return out
+
+
 def flat_layout(files: dict[str, str], package: str) -> dict[str, str]:
     """Every release in one layout (``pkg/...``): the plain variants have no rename."""
     return {p.removeprefix("src/"): t for p, t in files.items()}
@@ -115,12 +148,43 @@ def formatter(line_length: int) -> Callable[[str], str]:
     return run
 
 
+class Prettier:
+    """prettier (from npm) as the person's formatter: one node process per batch of
+    files, the project's quotes and semicolons kept, a short print width so it
+    reflows (splits and joins, trailing commas)."""
+
+    OPTIONS = {"printWidth": 72, "singleQuote": True, "semi": False, "trailingComma": "all"}
+
+    def __init__(self, install: Path) -> None:
+        self.module = str(install.resolve() / "node_modules" / "prettier")
+        self.cache: dict[tuple[str, str], str] = {}
+
+    def batch(self, files: dict[str, str]) -> dict[str, str]:
+        todo = {p: t for p, t in files.items() if (p, t) not in self.cache}
+        if todo:
+            proc = subprocess.run(
+                ["node", str(HERE / "prettier_batch.js")],
+                input=json.dumps({"options": self.OPTIONS, "files": todo}),
+                capture_output=True,
+                text=True,
+                env={**os.environ, "PRETTIER_PATH": self.module},
+                check=True,
+            )
+            for p, t in json.loads(proc.stdout).items():
+                self.cache[(p, todo[p])] = t
+        return {p: self.cache[(p, t)] for p, t in files.items()}
+
+    def file(self, path: str) -> Callable[[str], str]:
+        return lambda text: self.batch({path: text})[path]
+
+
 # -- the replay ------------------------------------------------------------------------
 
 
 class Replay:
-    def __init__(self, sim: Sim, variant: str, seed: int) -> None:
+    def __init__(self, sim: Sim, variant: str, seed: int, prettier: Prettier | None = None) -> None:
         self.sim = sim
+        self.prettier = prettier  # JavaScript: the formatter, and JS comments
         self.variant = variant
         self.rng = random.Random(f"{seed}/{variant}")
         self.on = {variant} if variant != "all" else set(VARIANTS)
@@ -140,9 +204,10 @@ class Replay:
 
     def finish(self, s: Session) -> None:
         ok = self.rng.random() < 0.8
-        s.run("python -m pytest -q", 0 if ok else 1, "12 passed" if ok else "1 failed, 11 passed")
+        test = "npm test" if self.prettier else "python -m pytest -q"
+        s.run(test, 0 if ok else 1, "12 passed" if ok else "1 failed, 11 passed")
         if not ok:
-            s.run("python -m pytest -q", 0, "12 passed")
+            s.run(test, 0, "12 passed")
         s.say("Done: the change is in place and the tests pass.")
         self.sim.advance(5 * MINUTE)
 
@@ -222,12 +287,22 @@ class Replay:
                 self._follow_layout(raw)
             want = raw if layout_change else flat_layout(raw, package)
             if "formatter" in self.on and k == half:
-                self.fmt = formatter(72)
-                for path in sorted(sim.files):
-                    sim.person_rewrite(path, self.fmt)
-                sim.commit("Adopt ruff format (line length 72)")
+                if self.prettier is not None:
+                    done = self.prettier.batch({p: sim.read(p) for p in sim.files})
+                    for path in sorted(sim.files):
+                        sim.person_rewrite(path, lambda _t, p=path, d=done: d[p])
+                    sim.commit("Adopt prettier (print width 72)")
+                    self.fmt = lambda t: t  # marks the formatter adopted
+                else:
+                    self.fmt = formatter(72)
+                    for path in sorted(sim.files):
+                        sim.person_rewrite(path, self.fmt)
+                    sim.commit("Adopt ruff format (line length 72)")
             if self.fmt is not None:
-                want = {p: self.fmt(t) for p, t in want.items()}
+                if self.prettier is not None:
+                    want = self.prettier.batch(want)
+                else:
+                    want = {p: self.fmt(t) for p, t in want.items()}
             self._retype()
             self._release(version, want)
             if "tweaks" in self.on:
@@ -252,13 +327,21 @@ class Replay:
             moved = f"src/{path}"
             if path not in raw and moved in raw:
                 sim.git_mv(path, moved)
-        if not getattr(self, "_renamed", False) and any(p.startswith("src/") for p in sim.files):
-            candidates = sorted(p for p in sim.files if p.endswith(".py") and "__init__" not in p)
+        moved_layout = any(p.startswith("src/") for p in sim.files)
+        if not getattr(self, "_renamed", False) and (moved_layout or self.prettier is not None):
+            # a JavaScript package with no real layout change: its module renamed
+            candidates = sorted(
+                p
+                for p in sim.files
+                if p.endswith((".py", *JS_SUFFIXES)) and "__init__" not in p and "index." not in p
+            )
             if candidates:
                 src = candidates[len(candidates) // 2]
-                sim.commit("Move to the src layout")
+                if moved_layout:
+                    sim.commit("Move to the src layout")
                 # one module renamed, as the person does it: git mv, the later releases follow
-                self._rename = (src, src.replace(".py", "_impl.py"))
+                stem, dot, ext = src.rpartition(".")
+                self._rename = (src, f"{stem}_impl{dot}{ext}")
                 sim.git_mv(*self._rename)
                 sim.commit(f"Rename {src}")
             self._renamed = True
@@ -359,16 +442,18 @@ class Replay:
         """The person edits a few lines sessions wrote in this release before committing."""
         sim = self.sim
         ids = {s.id for s in self._by_label.values()} if hasattr(self, "_by_label") else set()
+        comment = "  // reviewed" if self.prettier else "  # reviewed"
+        quiet = ("//", "/*", "*", "`") if self.prettier else ("#", '"')
         for path in sorted(sim.files):
             lines = sim.files[path]
             mine = [
                 i
                 for i, x in enumerate(lines)
-                if x.owner in ids and x.text.strip() and not x.text.strip().startswith(("#", '"'))
+                if x.owner in ids and _solid(x.text) and not x.text.strip().startswith(quiet)
             ]
             for i in self.rng.sample(mine, min(len(mine), max(0, len(mine) // 40))):
                 text = sim.read(path).splitlines(keepends=True)
-                text[i] = text[i].rstrip("\n") + "  # reviewed\n"
+                text[i] = text[i].rstrip("\n") + comment + "\n"
                 sim._set(path, "".join(text), PERSON, True)
 
     def _revert(self) -> None:
@@ -439,10 +524,17 @@ class Replay:
             sim.commit("Move helpers to where they are used")
 
 
+FUNCTION_STARTS = ("def ", "function ", "async function ", "const ", "class ")
+
+
 def _agent_function(lines: list[Line]) -> tuple[int, int] | None:
-    """A top-level ``def`` whose lines a session wrote, 4-30 lines long: [a, b)."""
+    """A top-level function (``def``, ``function``, ``const f = (...) => {``) whose
+    lines a session wrote, 4-30 lines long: [a, b), its closing bracket included."""
     for i, x in enumerate(lines):
-        if not x.text.startswith("def ") or x.owner == PERSON:
+        if not x.text.startswith(FUNCTION_STARTS) or x.owner == PERSON:
+            continue
+        braces = x.text.rstrip().endswith("{")
+        if x.text.startswith("const ") and not braces:
             continue
         j = i + 1
         while j < len(lines) and (
@@ -451,6 +543,10 @@ def _agent_function(lines: list[Line]) -> tuple[int, int] | None:
             j += 1
         while j > i + 1 and not lines[j - 1].text.strip():
             j -= 1
+        if braces:  # the closing line at the left margin: ``}``, ``})``
+            if j >= len(lines) or not lines[j].text.startswith("}"):
+                continue
+            j += 1
         body = lines[i:j]
         if 4 <= len(body) <= 30 and all(y.owner == x.owner for y in body if y.text.strip()):
             return i, j
@@ -476,6 +572,28 @@ def mark_ambiguous(sim: Sim) -> int:
     return n
 
 
+def agent_table(scores: list[Score]) -> str:
+    """Precision and recall by the agent of the session (every variant summed, and each)."""
+    rows = ["| variant | agent | given | wrong | precision | agent lines | missed | recall |"]
+    rows.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    total: dict[str, dict[str, int]] = {}
+    for s in scores:
+        for agent, c in sorted(s.by_agent.items()):
+            t = total.setdefault(agent, dict.fromkeys(c, 0))
+            for k, n in c.items():
+                t[k] += n
+    named = [(s.scenario.split("-", 1)[-1], s.by_agent) for s in scores] + [("total", total)]
+    for name, by in named:
+        for agent, c in sorted(by.items()):
+            p = c["correct"] / c["attributed"] if c["attributed"] else 1.0
+            r = c["found"] / c["agent_lines"] if c["agent_lines"] else 1.0
+            rows.append(
+                f"| {name} | {agent} | {c['attributed']:,} | {c['attributed'] - c['correct']} | "
+                f"{p:.1%} | {c['agent_lines']:,} | {c['agent_lines'] - c['found']} | {r:.1%} |"
+            )
+    return "\n".join(rows)
+
+
 # -- the command line ------------------------------------------------------------------
 
 
@@ -484,10 +602,15 @@ def _solid(text: str) -> bool:
 
 
 def build(
-    variant: str, releases: list[Release], package: str, workdir: Path, seed: int
+    variant: str,
+    releases: list[Release],
+    package: str,
+    workdir: Path,
+    seed: int,
+    prettier: Prettier | None = None,
 ) -> tuple[Sim, int]:
     sim = Sim(workdir, f"{package}-{variant}")
-    replay = Replay(sim, variant, seed)
+    replay = Replay(sim, variant, seed, prettier)
     replay.run(releases, package)
     return sim, mark_ambiguous(sim) + replay.restored
 
@@ -496,7 +619,10 @@ def main(argv: list[str] | None = None) -> int:
     from run import print_scores
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sdists", type=Path, required=True, help="directory of NAME-VERSION.tar.gz")
+    src = ap.add_mutually_exclusive_group(required=True)
+    src.add_argument("--sdists", type=Path, help="directory of NAME-VERSION.tar.gz (Python)")
+    src.add_argument("--npm", type=Path, help="directory of NAME-VERSION.tgz (npm pack)")
+    ap.add_argument("--prettier", type=Path, help="where `npm install prettier` ran (with --npm)")
     ap.add_argument("--package", default="packaging")
     ap.add_argument("-k", dest="only", action="append", default=[], help="variants to run")
     ap.add_argument("--seed", type=int, default=1)
@@ -504,9 +630,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
     args = ap.parse_args(argv)
-    releases = load_releases(args.sdists, args.package)
+    if args.npm is not None:
+        if args.prettier is None or not (args.prettier / "node_modules" / "prettier").is_dir():
+            print("--npm needs --prettier DIR (run `npm install prettier` in DIR)", file=sys.stderr)
+            return 2
+        releases = load_npm_releases(args.npm, args.package)
+        prettier: Prettier | None = Prettier(args.prettier)
+    else:
+        releases = load_releases(args.sdists, args.package)
+        prettier = None
     if len(releases) < 2:
-        print(f"need two or more {args.package} sdists in {args.sdists}", file=sys.stderr)
+        print(
+            f"need two or more {args.package} releases in {args.sdists or args.npm}",
+            file=sys.stderr,
+        )
         return 2
     names = [v for v in VARIANTS if not args.only or v in args.only]
     base = Path(tempfile.mkdtemp(prefix="deja-realhist-"))
@@ -514,7 +651,7 @@ def main(argv: list[str] | None = None) -> int:
     extra: dict[str, dict[str, int]] = {}
     try:
         for v in names:
-            sim, ambiguous = build(v, releases, args.package, base / v, args.seed)
+            sim, ambiguous = build(v, releases, args.package, base / v, args.seed, prettier)
             score = sim.run_deja()
             scores.append(score)
             extra[v] = {
@@ -546,6 +683,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(f"{args.package} {releases[0][0]} .. {releases[-1][0]} ({len(releases)} releases)")
         print_scores(scores, args.verbose)
+        if any(len(s.by_agent) > 1 for s in scores):
+            print(agent_table(scores))
     return 0
 
 

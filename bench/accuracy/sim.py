@@ -90,6 +90,15 @@ class Score:
     found: int = 0  # agent lines given to their session
     mismatches: list[Mismatch] = field(default_factory=list)
     error: str | None = None
+    # the same counts by the agent of the session: attributed/correct by the session
+    # blame named, agent_lines/found by the session that wrote the line
+    by_agent: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def count(self, agent: str, what: str) -> None:
+        row = self.by_agent.setdefault(
+            agent, {"attributed": 0, "correct": 0, "agent_lines": 0, "found": 0}
+        )
+        row[what] += 1
 
     @property
     def precision(self) -> float:
@@ -122,6 +131,7 @@ class Score:
             "precision": round(self.precision, 4),
             "recall": round(self.recall, 4),
             "error": self.error,
+            "by_agent": self.by_agent,
             "mismatches": [m.__dict__ for m in self.mismatches],
         }
 
@@ -219,6 +229,9 @@ def deja_command() -> list[str]:
     return [sys.executable, "-m", "deja_blame"]
 
 
+MIXED = ("antigravity", "claude-code", "codex")
+
+
 class Session:
     """One agent session: its transcript writer and the paths it sees the repository under."""
 
@@ -229,6 +242,8 @@ class Session:
         self.workspace = workspace
         self.writer: Any
         self.agent = agent or sim.agent
+        if self.agent == "mixed":  # each session one of the three, drawn from its label
+            self.agent = MIXED[int(uuid.uuid5(_NAMESPACE, label).hex, 16) % len(MIXED)]
         if self.agent == "claude-code":
             from claude_writer import ClaudeWriter
 
@@ -345,7 +360,8 @@ class Sim:
         self.workdir = workdir.resolve()
         self.repo = self.workdir / "repo"
         self.root = self.workdir / "antigravity"
-        # DEJA_BENCH_AGENT=claude-code: the sessions write Claude Code transcripts
+        # DEJA_BENCH_AGENT=claude-code: the sessions write Claude Code transcripts;
+        # =mixed: each session is Antigravity, Claude Code or Codex CLI, drawn at random
         self.agent = os.environ.get("DEJA_BENCH_AGENT", "antigravity")
         self.claude_root = self.workdir / "claude"
         self.claude_root.mkdir(parents=True, exist_ok=True)
@@ -601,14 +617,25 @@ def score_target(sim: Sim, target: Target, doc: dict[str, Any], score: Score) ->
         )
     answers = [x.get("session") for x in got_lines]
     dealt = _expected_with_blank_swaps(target.truth, answers)
+
+    def agent_of(sid: str) -> str:
+        s = sim.sessions.get(sid)
+        return s.agent if s else "other"
+
     for i, (truth, answer, (expected, alt)) in enumerate(zip(target.truth, answers, dealt), 1):
         ok = {expected} | {None if o == PERSON else o for o in alt}
+        required = _required(truth, expected, alt)
+        if required and expected is not None:
+            score.count(agent_of(expected), "agent_lines")
         if answer is not None:
             score.attributed += 1
+            score.count(agent_of(answer), "attributed")
             if answer in ok:
                 score.correct += 1
-                if _required(truth, expected, alt):
+                score.count(agent_of(answer), "correct")
+                if required and expected is not None:
                     score.found += 1
+                    score.count(agent_of(expected), "found")
         if answer not in ok:
             score.mismatches.append(
                 Mismatch(
