@@ -53,6 +53,8 @@ def seal(monkeypatch: pytest.MonkeyPatch, home: Path, tmp_path: Path) -> None:
     # Every test chooses its index; one that forgets writes under the fake HOME,
     # never the real one.
     monkeypatch.setenv("DEJA_DB", str(tmp_path / "index.db"))
+    # (an empty Antigravity root: a root a variable names must exist, or deja index fails)
+    (tmp_path / "no-root-chosen" / "brain").mkdir(parents=True, exist_ok=True)
     monkeypatch.setenv("DEJA_ANTIGRAVITY_ROOT", str(tmp_path / "no-root-chosen"))
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import sys
 from pathlib import Path
@@ -25,6 +26,7 @@ from deja_blame.output import warn
 from deja_blame.transcripts.agent import Agent
 from deja_blame.transcripts.antigravity.discover import discover_roots
 from deja_blame.transcripts.registry import AGENTS, agent_named, discover
+from deja_blame.transcripts.transcript_file import roots_named
 
 
 def run_index(
@@ -40,6 +42,10 @@ def run_index(
     # a root named on the command line that is not there is a mistake: the others
     # are still read, and the exit status says something was wrong
     named_missing = [root for root in roots or () if not root.is_dir()]
+    if not roots:
+        # ... and so is one a variable names (DEJA_ANTIGRAVITY_ROOT, DEJA_CLAUDE_ROOT, ...)
+        named_missing += [root for h in _chosen(agents) for root in _named_roots(h)]
+        named_missing = [root for root in named_missing if not root.is_dir()]
     if rebuild:
         # Never destroy what is not ours; build beside the old index and swap it in
         # at the end, so a killed rebuild leaves the old index as it was.
@@ -64,7 +70,7 @@ def run_index(
             if not files and not _any_root(agents):
                 report.problems.append(
                     "no transcripts found (looked in "
-                    + ", ".join(h.where for h in _chosen(agents))
+                    + ", ".join(_where(h) for h in _chosen(agents))
                     + "); set "
                     + ", ".join(h.root_env for h in _chosen(agents))
                     + " to where yours are"
@@ -109,6 +115,17 @@ def run_index(
 
 def _chosen(agents: list[str] | None) -> list[Agent]:
     return [agent_named(a) for a in agents] if agents else list(AGENTS)
+
+
+def _named_roots(h: Agent) -> list[Path]:
+    return roots_named(os.environ, h.root_env) or []
+
+
+def _where(h: Agent) -> str:
+    """Where the agent's transcripts were looked for: the roots its variable names, else
+    its own places."""
+    named = _named_roots(h)
+    return ", ".join(str(r) for r in named) if named else h.where
 
 
 def _any_root(agents: list[str] | None) -> bool:
