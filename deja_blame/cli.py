@@ -52,8 +52,13 @@ def _db_path(db: Path | None) -> Path:
     return db if db is not None else default_db_path()
 
 
-def with_index(f: Callable[..., int]) -> Callable[..., int]:
-    """Open the index for a read command; the connection is closed afterwards."""
+def with_index(f: Callable[..., int], creates: bool = True) -> Callable[..., int]:
+    """Open the index for a command; the connection is closed afterwards.
+
+    ``creates=False`` (commands that only read it): an index that is not there is
+    not made (a mistyped --db leaves no directories behind); the command sees an
+    empty one, in memory.
+    """
 
     @functools.wraps(f)
     def wrapper(db: Path | None, **kwargs: Any) -> int:
@@ -63,7 +68,11 @@ def with_index(f: Callable[..., int]) -> Callable[..., int]:
         from deja_blame.output import warn
 
         path = _db_path(db)
-        conn = connect(path, notice=warn)
+        if not creates and not path.exists():
+            warn(f"no index at {path} yet (run: deja index)")
+            conn = connect(Path(":memory:"))
+        else:
+            conn = connect(path, notice=warn)
         try:
             return f(conn, **kwargs)
         except sqlite3.DatabaseError as exc:
@@ -72,6 +81,11 @@ def with_index(f: Callable[..., int]) -> Callable[..., int]:
             conn.close()
 
     return wrapper
+
+
+def reading_index(f: Callable[..., int]) -> Callable[..., int]:
+    """``with_index`` for commands that only read the index: they create none."""
+    return with_index(f, creates=False)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -267,7 +281,7 @@ def index_cmd(
     "-n", "--limit", type=click.IntRange(min=1), default=None, help="Show at most N sessions."
 )
 @json_option
-@with_index
+@reading_index
 def sessions_cmd(
     conn: sqlite3.Connection,
     project: str | None,
@@ -293,7 +307,7 @@ def sessions_cmd(
 @db_option
 @click.option("--full", is_flag=True, help="Print the whole conversation too.")
 @json_option
-@with_index
+@reading_index
 def show_cmd(conn: sqlite3.Connection, session: str, full: bool, as_json: bool) -> int:
     """Show one indexed session: requests, commands, edits.
 

@@ -120,6 +120,27 @@ def corrupt_pages(db: Path) -> None:
     db.write_bytes(bytes(data))
 
 
+def test_a_damaged_index_is_one_short_line(setup: dict[str, Path]) -> None:
+    """SQLite's integrity report (one row of many lines) is summed up, not printed whole."""
+    make_healthy(setup)
+    db = setup["db"]
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    data = bytearray(db.read_bytes())
+    pages = len(data) // int.from_bytes(data[16:18], "big")
+    data[32:36] = (pages - 1).to_bytes(4, "big")  # the freelist: its first page, and
+    data[36:40] = (7).to_bytes(4, "big")  # a count that does not fit
+    db.write_bytes(bytes(data))
+    code, doc, _ = doctor(setup["repo"])
+    index = by_name(doc)["index"]
+    assert code == 1 and "damaged (" in index["detail"] and "\n" not in index["detail"]
+    assert "freelist" in index["detail"] and "more problem" in index["detail"]
+    assert len(index["detail"]) < 400
+    human = deja("doctor", cwd=setup["repo"], check=False).stdout.decode().splitlines()
+    assert len(human) == len(doc["checks"]) + 3  # the checks, a blank line, "to fix:", one fix
+
+
 def test_corrupt_index_then_rebuild(setup: dict[str, Path]) -> None:
     make_healthy(setup)
     corrupt_pages(setup["db"])

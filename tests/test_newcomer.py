@@ -71,3 +71,44 @@ def test_a_reviewer_s_clone_is_told_to_fetch_notes(world: World, tmp_path: Path)
 def test_why_line_zero_says_lines_start_at_one(world: World) -> None:
     _, err = run(world, "deja why src/app.py:0", code=2)
     assert "lines start at 1" in err
+
+
+def test_notes_push_and_fetch_to_a_broken_remote_say_git_s_reason(world: World) -> None:
+    git(world.repo, "remote", "add", "broken", str(world.tmp / "no-such-remote.git"))
+    try:
+        for verb in ("push", "fetch"):
+            _, err = run(world, f"deja notes {verb} broken", code=1)
+            (line,) = err.strip().splitlines()
+            assert line.startswith(f"deja: error: git {verb} broken failed: ")
+            assert "does not appear to be a git repository" in line, line
+            assert "repository exists" not in line
+    finally:
+        git(world.repo, "remote", "remove", "broken")
+
+
+def test_a_missing_root_fails_alike_from_a_variable_or_an_option(world: World) -> None:
+    missing = world.tmp / "no-such-root"
+    _, by_option = run(world, f"deja --db ~/r1.db index --root {missing}", code=1)
+    _, by_variable = run(world, f"DEJA_ANTIGRAVITY_ROOT={missing} deja --db ~/r2.db index", code=1)
+    assert f"transcript root not found: {missing}" in by_option
+    assert f"transcript root not found: {missing} (from DEJA_ANTIGRAVITY_ROOT)" in by_variable
+    # Claude Code's: the directory the variable named, and only its variable
+    line = f"DEJA_CLAUDE_ROOT={missing} deja --db ~/r3.db index --agent claude-code"
+    _, err = run(world, line, code=1)
+    assert f"no transcripts found (looked in {missing}); set DEJA_CLAUDE_ROOT " in err
+    assert ".claude" not in err and "DEJA_CODEX_ROOT" not in err
+
+
+def test_a_read_only_command_on_a_mistyped_db_creates_nothing(world: World) -> None:
+    typo = world.tmp / "typo"
+    out, err = run(world, f"deja --db {typo}/x/y.db sessions --json")
+    assert orjson.loads(out) == {"sessions": []} and f"no index at {typo}/x/y.db" in err
+    world.run_line(f"deja --db {typo}/x/y.db show 3f2a")  # (found in the notes, or not)
+    assert not typo.exists()
+
+
+def test_handoff_with_no_session_here_suggests_the_same_command(world: World) -> None:
+    elsewhere = world.tmp / "elsewhere"
+    elsewhere.mkdir(exist_ok=True)
+    _, err = run(world, "deja handoff --to claude --print", cwd=elsewhere, code=1)
+    assert "deja handoff --to claude --print --session ID" in err and "--to agy" not in err

@@ -34,7 +34,7 @@ from deja_blame.index.db import (
     writable_place,
 )
 from deja_blame.jsonout import print_json
-from deja_blame.output import counted, inert, style, use_colour, warn
+from deja_blame.output import counted, inert, shorten, style, use_colour, warn
 from deja_blame.transcripts.antigravity.discover import (
     ROOT_ENV,
     TranscriptFile,
@@ -142,6 +142,20 @@ def _open_read_only(path: Path) -> sqlite3.Connection:
     return conn
 
 
+def integrity_summary(rows: list[Any], shown: int = 2) -> str:
+    """SQLite's integrity_check report in one short line: its first problems and how
+    many more (a row can hold many lines; a damaged index gives up to a hundred)."""
+    lines = [
+        ln.strip()
+        for row in rows
+        for ln in str(row).splitlines()
+        if ln.strip() and not ln.startswith("*** in database")
+    ]
+    text = "; ".join(shorten(ln, 80) for ln in lines[:shown])
+    more = len(lines) - shown
+    return text + (f"; and {more} more problem{'s' if more != 1 else ''}" if more > 0 else "")
+
+
 def check_index(db_path: Path, transcripts: list[TranscriptFile]) -> tuple[Check, Check | None]:
     """The index file's health, and (when healthy) whether it is behind the transcripts."""
     rebuild = "deja index --rebuild"
@@ -172,8 +186,9 @@ def check_index(db_path: Path, transcripts: list[TranscriptFile]) -> tuple[Check
         except sqlite3.DatabaseError as exc:
             return Check("index", False, f"{where}: damaged ({exc})", rebuild), None
         if rows != ["ok"]:
-            shown = "; ".join(str(r) for r in rows[:3])
-            return Check("index", False, f"{where}: damaged ({shown})", rebuild), None
+            return Check(
+                "index", False, f"{where}: damaged ({integrity_summary(rows)})", rebuild
+            ), None
         try:
             version = schema_version(conn)
             has_tables = Q.has_any_table(conn)

@@ -56,8 +56,13 @@ def sessions_here(
 
 
 def choose_session(
-    conn: sqlite3.Connection, session: str | None, cwd: Path, repo_root: Path | None
+    conn: sqlite3.Connection,
+    session: str | None,
+    cwd: Path,
+    repo_root: Path | None,
+    again: str = "deja handoff --to agy",
 ) -> str:
+    """``again``: the command as typed, for the hint (the same --to and flags)."""
     if session:
         try:
             return resolve_session_id(conn, session)
@@ -76,7 +81,7 @@ def choose_session(
         )
         raise DejaError(
             f"no indexed session has {where} as its project",
-            hint="read new transcripts with: deja index; or name one: deja handoff --to agy"
+            hint=f"read new transcripts with: deja index; or name one: {again}"
             " --session ID (list: deja sessions)",
         )
     return here[0].session_id
@@ -99,7 +104,8 @@ def run_handoff(
     program, options = chosen.handoff.program, chosen.handoff.options
     here = cwd if cwd is not None else Path(os.getcwd())
     repo_root = find_repo_root(here)
-    session_id = choose_session(conn, session, here, repo_root)
+    again = f"deja handoff --to {target}" + (" --print" if print_only else "")
+    session_id = choose_session(conn, session, here, repo_root, again)
     loaded = load_session(conn, session_id)
     prompt = build_prompt(loaded, repo_root=repo_root, limit=max_chars)
     workdir = project_dir(loaded.project) or here

@@ -199,8 +199,7 @@ def fetch(repo: pygit2.Repository, remote: str = "origin") -> FetchResult:
             return FetchResult(
                 remote=remote, ref=ref, fetched=None, merge=MergeResult(), local=ref_target(repo)
             )
-        last = err.splitlines()[-1] if err else f"exit {proc.returncode}"
-        raise DejaError(f"git fetch {remote} failed: {last}")
+        raise DejaError(f"git fetch {remote} failed: {_git_reason(err, proc.returncode)}")
     theirs = ref_target(repo, ref)
     if theirs is None:
         return FetchResult(remote=remote, ref=ref, fetched=None, merge=MergeResult())
@@ -247,10 +246,7 @@ def push(repo: pygit2.Repository, remote: str = "origin") -> PushResult:
             return result
         err = proc.stderr.decode("utf-8", "replace")
         if not _rejected(err):
-            lines = [ln for ln in err.strip().splitlines() if not ln.startswith("hint:")]
-            raise DejaError(
-                f"git push {remote} failed: {lines[-1] if lines else 'exit ' + str(proc.returncode)}"
-            )
+            raise DejaError(f"git push {remote} failed: {_git_reason(err, proc.returncode)}")
         fetched = fetch(repo, remote)  # the remote moved: merge its notes, then again
         if fetched.merge.kind != "up-to-date":
             result.merges += 1
@@ -282,6 +278,18 @@ def fetch_git_ai(repo: pygit2.Repository, remote: str) -> str:
             " fetch); " + _first_line(proc.stderr)
         )
     return "fetched"
+
+
+def _git_reason(err: str, code: int) -> str:
+    """git's reason in one line: its first ``fatal:`` (or ``error:``) line, not the
+    advice after it ("Please make sure you have the correct access rights ...")."""
+    lines = [ln.strip() for ln in err.strip().splitlines() if ln.strip()]
+    for prefix in ("fatal: ", "error: "):
+        for ln in lines:
+            if ln.startswith(prefix):
+                return ln.removeprefix(prefix)
+    lines = [ln for ln in lines if not ln.startswith("hint:")]
+    return lines[-1] if lines else f"exit {code}"
 
 
 def _first_line(data: bytes) -> str:
