@@ -14,6 +14,10 @@
   ``Exit code N`` it starts with.
 - ``isSidechain`` records (sub-agents, also in their own files) are the
   session's work; their requests come from the agent, not the person.
+- ``progress`` records of type ``agent_progress`` carry a sub-agent's
+  ``user``/``assistant`` records (``data.message``) in the main transcript, as
+  it runs: read as that sub-agent's records. The sub-agent's own file, when it
+  exists too, holds the same tool uses by id: each is read once.
 - ``cwd`` of the records: the session's working directory.
 """
 
@@ -88,21 +92,43 @@ class _Reader:
         self.builder = SessionBuilder(session_id, transcript, AGENT)
         # tool uses waiting for their result: id -> (name, input, at, command ordinal)
         self.calls: dict[str, tuple[str, dict[str, Any], str | None, int | None]] = {}
+        # tool uses already answered, and sub-agent records already read (by uuid):
+        # a sub-agent's work reaches the session twice (progress records and its file)
+        self.answered: set[str] = set()
+        self.seen: set[str] = set()
 
     def to_state(self) -> dict[str, Any]:
-        return {"builder": self.builder.to_state(), "calls": self.calls}
+        return {
+            "builder": self.builder.to_state(),
+            "calls": self.calls,
+            "answered": sorted(self.answered),
+            "seen": sorted(self.seen),
+        }
 
     @classmethod
     def from_state(cls, doc: dict[str, Any]) -> _Reader:
         reader = cls.__new__(cls)
         reader.builder = SessionBuilder.from_state(doc["builder"])
         reader.calls = {k: (v[0], v[1], v[2], v[3]) for k, v in doc["calls"].items()}
+        reader.answered = set(doc.get("answered") or ())
+        reader.seen = set(doc.get("seen") or ())
         return reader
 
     def record(self, rec: dict[str, Any]) -> None:
         kind = rec.get("type")
+        if kind == "progress":
+            inner = _sub_agent_record(rec)
+            if inner is not None:
+                self.record(inner)
+            return
         if kind not in ("user", "assistant"):
             return
+        if rec.get("isSidechain"):
+            uuid = rec.get("uuid")
+            if isinstance(uuid, str) and uuid:
+                if uuid in self.seen:
+                    return  # read already, from the sub-agent's file or its progress
+                self.seen.add(uuid)
         b = self.builder
         at = record_time(rec.get("timestamp"))
         b.seen_time(at)
@@ -151,6 +177,8 @@ class _Reader:
         name, args, call_id = part.get("name"), part.get("input"), part.get("id")
         if not isinstance(name, str) or not isinstance(args, dict) or not isinstance(call_id, str):
             return
+        if call_id in self.calls or call_id in self.answered:
+            return  # a sub-agent's tool use met again (its file and its progress records)
         b = self.builder
         command = None
         if name == "Bash" and isinstance(args.get("command"), str):
@@ -165,7 +193,12 @@ class _Reader:
         self.calls[call_id] = (name, args, at, command)
 
     def _tool_result(self, part: dict[str, Any], result: object, at: str | None) -> None:
-        call = self.calls.pop(str(part.get("tool_use_id")), None)
+        call_id = str(part.get("tool_use_id"))
+        if call_id in self.answered:
+            return  # its answer was read already
+        call = self.calls.pop(call_id, None)
+        if call is not None:
+            self.answered.add(call_id)
         text = _result_text(part.get("content"))
         if text:
             self.builder.message("tool", text, at)
@@ -185,6 +218,25 @@ class _Reader:
             self.builder, name, args, result if isinstance(result, dict) else {}, at or called_at
         ):
             self.builder.edit(edit)
+
+
+def _sub_agent_record(rec: dict[str, Any]) -> dict[str, Any] | None:
+    """The sub-agent record a ``progress`` record carries (``agent_progress``), as a
+    sidechain record with the outer record's working directory; None for others
+    (hook and bash progress)."""
+    data = rec.get("data")
+    if not isinstance(data, dict) or data.get("type") != "agent_progress":
+        return None
+    inner = data.get("message")
+    if not isinstance(inner, dict) or inner.get("type") not in ("user", "assistant"):
+        return None
+    out = dict(inner)
+    out["isSidechain"] = True
+    if not isinstance(out.get("timestamp"), str):
+        out["timestamp"] = rec.get("timestamp")
+    if "cwd" not in out:
+        out["cwd"] = rec.get("cwd")
+    return out
 
 
 def _result_text(content: object) -> str:
