@@ -137,6 +137,118 @@ def write_session(
     return added
 
 
+def write_multi_session(
+    root: Path,
+    sid: str,
+    start: float,
+    workspace: str,
+    files: list[tuple[str, str, list[str]]],
+    request: str,
+) -> int:
+    """One session that edits several files: (target path, diff label, hunks) each."""
+    w = TranscriptWriter(root, sid, start, workspace=workspace, tick=2)
+    w.user(request)
+    added = 0
+    for target, label, hunks in files:
+        for h in hunks:
+            w.record(
+                "MODEL",
+                "PLANNER_RESPONSE",
+                content="Editing.",
+                tool_calls=[
+                    {
+                        "name": "replace_file_content",
+                        "args": {
+                            "TargetFile": json.dumps(target),
+                            "Instruction": json.dumps("Apply the change."),
+                        },
+                    }
+                ],
+            )
+            body = (
+                f"The following changes were made by the replace_file_content tool to:"
+                f" {target}. If relevant, proactively run terminal commands to verify"
+                f" these changes (e.g. run tests or linters).\n[diff_block_start]\n"
+                f"--- a/{label}\n+++ b/{label}\n{h}\n[diff_block_end]\n"
+                "The above diff shows only the modified lines and a few lines of context"
+                " around them, not the whole file."
+            )
+            w.record("MODEL", "CODE_ACTION", content=w._header(w.now, 1.0) + body)
+            added += sum(1 for x in h.splitlines()[1:] if x.startswith("+"))
+    w.run_command("pytest -q", exit_code=0)
+    return added
+
+
+MAX_REPLAYED_BYTES = 400_000  # a file version larger than this is not replayed
+
+
+def build_range(
+    out: Path, source: Path, range_spec: str, share: int, sessions_per_commit: int = 1
+) -> dict[str, object]:
+    """Sessions for a range's commits instead of one file's: every ``share``-th
+    non-merge commit of ``range_spec`` (oldest first) is replayed by
+    ``sessions_per_commit`` sessions, each redoing all its hunks in every text
+    file it added or changed, minutes before it. The others are a person's.
+    Data for ``deja report`` and ``deja stats`` over a range with no notes."""
+    meta_path = out / "meta.json"
+    args = [str(source), range_spec, share, sessions_per_commit, "range"]
+    if meta_path.exists():
+        meta = json.loads(meta_path.read_text())
+        if meta.get("args") == args:
+            return meta
+    shutil.rmtree(out, ignore_errors=True)
+    repo, root = out / "repo", out / "root"
+    out.mkdir(parents=True)
+    subprocess.run(["git", "clone", "-q", str(source), str(repo)], check=True)
+    workspace = str(repo.resolve())
+    shas = _git(repo, "rev-list", "--reverse", "--no-merges", range_spec).decode().split()
+    session_commit: dict[str, str] = {}
+    written = 0
+    for k, sha in enumerate(shas):
+        if k % share:
+            continue
+        when = int(_git(repo, "show", "-s", "--format=%ct", sha).decode().strip())
+        rows = _git(repo, "diff-tree", "-r", "-M", "--no-commit-id", "--name-status", sha)
+        files = []
+        for row in rows.decode("utf-8", "replace").splitlines():
+            fields = row.split("\t")
+            status, name = fields[0][:1], fields[-1]
+            if status not in ("A", "M", "R"):
+                continue
+            after_bytes = _git(repo, "cat-file", "-p", f"{sha}:{name}")
+            if b"\0" in after_bytes[:8000] or len(after_bytes) > MAX_REPLAYED_BYTES:
+                continue
+            after = after_bytes.decode("utf-8", "replace").splitlines()
+            before_name = fields[1] if status == "R" else None
+            before = [] if status == "A" else _parent_version(repo, sha, name, before_name)
+            hunks = _hunks(before, after)
+            if hunks:
+                files.append((f"{workspace}/{name}", name, hunks))
+        if not files:
+            continue
+        for j in range(sessions_per_commit):
+            sid = f"rng{k:05d}-{j:04d}-4000-8000-{sha[:12]}"
+            written += write_multi_session(
+                root,
+                sid,
+                when - 60 * (sessions_per_commit - j) - 120,
+                workspace,
+                files,
+                f"Work as in {sha[:10]} (part {j + 1} of {sessions_per_commit}).",
+            )
+            session_commit[sid] = sha
+    meta = {
+        "args": args,
+        "commits": len(shas),
+        "sessions": len(session_commit),
+        "lines_written": written,
+        "workspace": workspace,
+        "session_commit": session_commit,
+    }
+    meta_path.write_text(json.dumps(meta))
+    return meta
+
+
 def build(
     out: Path,
     source: Path,
@@ -213,13 +325,26 @@ def build(
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--source", type=Path, required=True, help="a git repository with history")
-    ap.add_argument("--file", required=True, help="the file whose history is replayed")
+    ap.add_argument("--file", help="the file whose history is replayed")
+    ap.add_argument(
+        "--range", help="instead of --file: replay every --share-th commit of this range"
+    )
+    ap.add_argument("--share", type=int, default=2, help="with --range: 1 commit in SHARE")
     ap.add_argument("--sessions", type=int, default=1000)
     ap.add_argument("--commits", type=int, default=None, help="only the last N versions")
     ap.add_argument("--split", action="store_true", help="a commit's sessions share its hunks")
     ap.add_argument("--out", type=Path, required=True)
     a = ap.parse_args()
     t = time.perf_counter()
+    if a.range:
+        meta = build_range(a.out, a.source, a.range, a.share)
+        print(
+            f"{meta['commits']} commits, {meta['sessions']} sessions writing"
+            f" {meta['lines_written']} lines, in {time.perf_counter() - t:.1f} s"
+        )
+        return
+    if not a.file:
+        ap.error("--file or --range")
     meta = build(a.out, a.source, a.file, a.sessions, a.commits, a.split)
     print(
         f"{meta['commits']} commits, {meta['lines']} lines ({meta['blank']} blank),"

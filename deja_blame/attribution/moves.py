@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING
 
 from deja_blame.attribution.blame_engine import BlameLine, blame_copies
 from deja_blame.attribution.matcher import CLOCK_SKEW, WriteSet, candidate_paths, load_writes
+from deja_blame.attribution.repo_history import repo_history
 from deja_blame.attribution.window import has_line
-from deja_blame.gitutil import CatFile, FileVersion, run_git, try_git
+from deja_blame.gitutil import FileVersion, try_git
 from deja_blame.index import queries as Q
 from deja_blame.index.fingerprint import fingerprint, is_trivial
 
@@ -334,22 +335,25 @@ def _text_left(
     return now is None or not has_line(blobs.text(commit, now), stripped, exact=False)
 
 
-class _Blobs(CatFile):
-    """Files at commits, read through one ``cat-file --batch`` and kept for one
-    file's answer (then dropped: ``deja stats`` asks this for every file, and
-    each would keep versions of the others)."""
+class _Blobs:
+    """Files at commits, read through the repository's one ``cat-file --batch`` and
+    kept for one file's answer (then dropped: ``deja stats`` asks this for every
+    file, and each would keep versions of the others)."""
 
     def __init__(self, root: str | Path) -> None:
-        super().__init__(root)
+        self.history = repo_history(root)
         self.texts: dict[tuple[str, str], str] = {}
 
     def text(self, rev: str, path: str) -> str:
         """The file's text at ``rev``; empty where it has no such file."""
         got = self.texts.get((rev, path))
         if got is None:
-            data = self.read(f"{rev}:{path}") or b""
+            data = self.history.read(f"{rev}:{path}") or b""
             got = self.texts[(rev, path)] = data.decode("utf-8", "replace")
         return got
+
+    def close(self) -> None:
+        self.texts.clear()
 
 
 RENAMED_SHARE = 0.5  # of a deleted file's lines found here: this file is that one
@@ -367,28 +371,12 @@ def _deleted_in(log: list[tuple[str, int, str]], commit: str) -> bool:
 
 
 def _path_log(root: Path, rev: str | None, path: str) -> list[tuple[str, int, str]]:
-    """(commit, time, status of the path) for every commit up to ``rev`` (None: HEAD,
-    which moves, so that log is not kept) that touched the path, renames as a
-    deletion and an addition."""
-    key = (str(root), rev or "", path)
-    log = _PATH_LOG.get(key) if rev is not None else None
-    if log is None:
-        proc = try_git(
-            root,
-            ["log", "--format=>%H %ct", "--name-status", "--no-renames", rev or "HEAD", "--", path],
-        )
-        log = []
-        if proc is not None and proc.returncode == 0:
-            sha, when = "", 0
-            for row in proc.stdout.decode("utf-8", "replace").splitlines():
-                if row.startswith(">"):
-                    sha, _, ct = row[1:].partition(" ")
-                    when = int(ct) if ct.isdigit() else 0
-                elif row and sha:
-                    log.append((sha, when, row[:1]))
-        if rev is not None:
-            _PATH_LOG[key] = log
-    return log
+    """(commit, time, status of the path) for every commit up to ``rev`` (None:
+    HEAD) that touched the path, renames as a deletion and an addition: what
+    ``git log --name-status --no-renames REV -- PATH`` shows, from the
+    repository's history read once."""
+    entries = repo_history(root).log(rev or "HEAD", {path})
+    return [(e.commit, e.time, status) for e in entries or () for status, _ in e.changes.values()]
 
 
 def _touched(root: Path, commit: str) -> dict[str, tuple[str, str | None]]:
@@ -415,9 +403,8 @@ def _touched(root: Path, commit: str) -> dict[str, tuple[str, str | None]]:
     return got
 
 
-# commits never change: what each touched, and a path's log up to one
+# commits never change: what each touched
 _TOUCHED: dict[tuple[str, str], dict[str, tuple[str, str | None]]] = {}
-_PATH_LOG: dict[tuple[str, str, str], list[tuple[str, int, str]]] = {}
 
 
 def _written_elsewhere(
@@ -442,23 +429,8 @@ def _paths_git_lacks(root: Path, commit: str | None, names: dict[int, str]) -> s
     rel = {path: pid for pid, path in names.items()}
     if not rel:
         return set()
-    key = (str(root), commit or "HEAD", frozenset(rel))
-    gone = _LACKS.get(key)
-    if gone is None:
-        proc = run_git(
-            root,
-            ["log", "--format=", "--name-only", "-z", "--no-renames", commit or "HEAD", "--", *rel],
-            check=False,
-        )
-        if proc.returncode != 0:
-            return set()
-        had = {p.decode("utf-8", "surrogateescape").strip("\n") for p in proc.stdout.split(b"\0")}
-        gone = frozenset(path for path in rel if path not in had)
-        if commit is not None:  # HEAD moves; a commit's history does not
-            _LACKS[key] = gone
-    return {rel[path] for path in gone}
-
-
-# (root, commit, paths) -> the paths no commit up to it had: ``deja stats`` asks
-# the same of every file of a tree
-_LACKS: dict[tuple[str, str, frozenset[str]], frozenset[str]] = {}
+    entries = repo_history(root).log(commit or "HEAD", set(rel))
+    if entries is None:
+        return set()
+    had = {p for e in entries for p in e.changes}
+    return {pid for path, pid in rel.items() if path not in had}

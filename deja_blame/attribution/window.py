@@ -33,7 +33,6 @@ from deja_blame.index.fingerprint import fingerprint
 
 if TYPE_CHECKING:
     from deja_blame.attribution.blame_engine import BlameLine
-    from deja_blame.gitutil import CatFile
 
 CLOCK_SKEW = 120.0  # the matcher's: transcript clocks may run ahead of git's
 # Versions of one file read for one answer, and their lines in all: the stale
@@ -87,7 +86,6 @@ class FileHistory:
         self._counts: dict[str, Counter[str]] = {}
         self._contents: dict[str, str] = {}  # versions read: what the budget counts
         self._lines_read = 0
-        self._batch: CatFile | None = None
         self._rev = rev
         self._loaded = False
 
@@ -98,27 +96,21 @@ class FileHistory:
         self._loaded = True
         # --parents rewrites each commit's parents to the nearest ancestors that touched
         # the file: the version before a commit is its parent's, not whatever the log
-        # (ordered by date) shows next, which on a merged branch is another branch's
-        args = ["log", "--parents", "--format=>%H %ct %P", "--raw", "--no-abbrev", "--no-renames"]
-        from deja_blame.gitutil import try_git
+        # (ordered by date) shows next, which on a merged branch is another branch's.
+        # The repository's history, read once, answers as that log would.
+        from deja_blame.attribution.repo_history import repo_history
 
-        proc = try_git(self.root, [*args, self._rev or "HEAD", "--", *self.paths])
-        if proc is None or proc.returncode != 0:
+        entries = repo_history(self.root).log(self._rev or "HEAD", set(self.paths))
+        if entries is None:
             return
         blobs: list[set[str]] = []
-        for row in proc.stdout.decode("utf-8", "replace").splitlines():
-            if row.startswith(">"):
-                fields = row[1:].split()
-                if len(fields) >= 2 and fields[1].isdigit():
-                    self.position[fields[0]] = len(self.commits)
-                    self.commits.append(fields[0])
-                    self.times.append(int(fields[1]))
-                    self.parent[fields[0]] = fields[2] if len(fields) > 2 else None
-                    blobs.append(set())
-            elif row.startswith(":") and blobs:
-                fields = row.split()
-                if len(fields) >= 4 and fields[3].strip("0"):
-                    blobs[-1].add(fields[3])  # the file's content after the commit
+        for e in entries:
+            self.position[e.commit] = len(self.commits)
+            self.commits.append(e.commit)
+            self.times.append(e.time)
+            self.parent[e.commit] = e.parents[0] if e.parents else None
+            # the file's content after the commit
+            blobs.append({blob for _, blob in e.changes.values() if blob.strip("0")})
         # a commit whose file is, byte for byte, one an older commit had: a restore
         # (git checkout OLD -- FILE); older writes of its lines are still their source
         seen: set[str] = set()
@@ -194,16 +186,12 @@ class FileHistory:
         return got
 
     def _read(self, spec: str) -> bytes | None:
-        if self._batch is None:
-            from deja_blame.gitutil import CatFile
+        from deja_blame.attribution.repo_history import repo_history
 
-            self._batch = CatFile(self.root)
-        return self._batch.read(spec)
+        return repo_history(self.root).read(spec)
 
     def close(self) -> None:
-        if self._batch is not None:
-            self._batch.close()
-            self._batch = None
+        """Nothing to close: the reads go through the repository's one ``cat-file``."""
 
 
 class CommitWindow:

@@ -20,6 +20,15 @@ def normalise_line(line: str) -> str:
 
 def fingerprint(line: str) -> int:
     """A signed 64-bit integer (SQLite INTEGER) of the normalised line."""
+    fp = _SEEN.get(line)
+    if fp is None:
+        if len(_SEEN) >= _SEEN_MAX:
+            _SEEN.clear()
+        fp = _SEEN[line] = _hash(line)
+    return fp
+
+
+def _hash(line: str) -> int:
     digest = _blake2b(
         "".join(line.split()).encode("utf-8", "surrogatepass"), digest_size=8
     ).digest()
@@ -44,14 +53,22 @@ def fingerprints(lines: list[str]) -> list[int]:
         if fp is None:
             if len(seen) >= _SEEN_MAX:
                 seen.clear()
-            fp = seen[line] = fingerprint(line)
+            fp = seen[line] = _hash(line)
         out.append(fp)
     return out
 
 
 def is_trivial(line: str) -> bool:
     """Blank, punctuation only, or too short to be evidence alone (``}``, ``end``, ``pass``)."""
-    norm = normalise_line(line)
-    if len(norm) <= _TRIVIAL_CHARS:
-        return True
-    return not any(ch.isalnum() for ch in norm)
+    got = _TRIVIAL.get(line)
+    if got is None:
+        if len(_TRIVIAL) >= _SEEN_MAX:
+            _TRIVIAL.clear()
+        norm = normalise_line(line)
+        got = _TRIVIAL[line] = len(norm) <= _TRIVIAL_CHARS or not any(ch.isalnum() for ch in norm)
+    return got
+
+
+# blame asks both of every line of a file, and ``deja report`` of the same file
+# at each commit of a range
+_TRIVIAL: dict[str, bool] = {}

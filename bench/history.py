@@ -1,0 +1,162 @@
+"""Benchmark: history without notes: `deja report`, `deja stats` and `deja stats --by`
+over a real range whose commits carry no notes, against git blame, old and new side by side.
+
+Data: `bench/realhistory.py --range` (a clone of a real repository; every
+SHARE-th commit of the range replayed by a session that redoes all its hunks in
+every file it changed). Each round runs, in turn (whole processes, wall and
+CPU time of the process and its children):
+
+- git blame --porcelain of each file each commit of RANGE added or changed, at
+  that commit (the baseline of report; merges change nothing here);
+- git blame --porcelain of every tracked file at HEAD (the baseline of stats);
+- for each deja given (``--deja NAME=PYTHON``, e.g. the version before a change
+  and now), with an index of its own that has no attribution cache (cold):
+  ``deja report RANGE --format json``, ``deja stats --json`` cold then warm,
+  ``deja stats --by month RANGE --json``;
+
+and prints medians, the ratios to the baselines of the same round, and whether
+every deja printed the same bytes. Goals: report <= 2x, stats cold <= 2x and
+warm <= 0.5x.
+
+    python bench/realhistory.py --source /work/.mirror/pallets+click/repo \\
+        --range HEAD~46..HEAD --share 2 --out /tmp/range
+    python bench/history.py --data /tmp/range --range HEAD~46..HEAD \\
+        --deja old=/tmp/base/.venv/bin/python --deja new=.venv/bin/python --rounds 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def run(
+    cmd: list[str], cwd: Path, env: dict[str, str], out: Path | None = None
+) -> tuple[float, float]:
+    """(wall, cpu of the children) of one command; its stdout into ``out``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    with open(out or os.devnull, "wb") as fh:
+        subprocess.run(cmd, cwd=cwd, env=env, stdout=fh, stderr=subprocess.DEVNULL, check=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
+
+
+def blame_each(
+    repo: Path, specs: list[tuple[str, str]], env: dict[str, str]
+) -> tuple[float, float]:
+    wall = cpu = 0.0
+    for rev, path in specs:
+        w, c = run(["git", "blame", "--porcelain", rev, "--", path], repo, env)
+        wall += w
+        cpu += c
+    return wall, cpu
+
+
+def git_lines(repo: Path, *args: str) -> list[str]:
+    out = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=True)
+    return out.stdout.decode("utf-8", "surrogateescape").splitlines()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--data", type=Path, required=True, help="realhistory.py --range's --out")
+    ap.add_argument("--range", required=True)
+    ap.add_argument("--deja", action="append", required=True, metavar="NAME=PYTHON")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--skip-stats", action="store_true")
+    args = ap.parse_args()
+    repo, root = args.data / "repo", args.data / "root"
+    work = Path(tempfile.mkdtemp(prefix="deja-history-bench-"))
+    base_env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "DEJA_"))}
+    base_env.update(HOME=str(work), DEJA_ANTIGRAVITY_ROOT=str(root), NO_COLOR="1")
+    for var in ("DEJA_CLAUDE_ROOT", "DEJA_CODEX_ROOT", "DEJA_GEMINI_ROOT"):
+        base_env[var] = str(work / "none")
+    dejas = dict(d.split("=", 1) for d in args.deja)
+    clean: dict[str, Path] = {}
+    for name, python in dejas.items():
+        clean[name] = work / f"{name}-clean.db"
+        env = {**base_env, "DEJA_DB": str(clean[name])}
+        subprocess.run([python, "-m", "deja_blame", "index", "-q"], cwd=repo, env=env, check=True)
+    changed: list[tuple[str, str]] = []
+    for sha in git_lines(repo, "rev-list", args.range):
+        for path in git_lines(
+            repo,
+            "diff-tree",
+            "-r",
+            "--no-commit-id",
+            "--name-only",
+            "--diff-filter=AMR",
+            "-M",
+            "--root",
+            sha,
+        ):
+            changed.append((sha, path))
+    every = [("HEAD", p) for p in git_lines(repo, "ls-files")]
+    commands = {
+        "report": ["report", args.range, "--format", "json"],
+        "stats cold": ["stats", "--json"],
+        "stats warm": ["stats", "--json"],
+        "stats --by": ["stats", "--by", "month", args.range, "--json"],
+    }
+    if args.skip_stats:
+        commands = {"report": commands["report"]}
+    times: dict[str, list[tuple[float, float]]] = {}
+    outputs: dict[tuple[str, str], bytes] = {}
+    for r in range(args.rounds):
+        times.setdefault("git blame changed", []).append(blame_each(repo, changed, base_env))
+        if not args.skip_stats:
+            times.setdefault("git blame every", []).append(blame_each(repo, every, base_env))
+        for name, python in dejas.items():
+            db = work / f"{name}.db"
+            shutil.copy(clean[name], db)
+            env = {**base_env, "DEJA_DB": str(db)}
+            for label, cmd in commands.items():
+                if label == "stats cold":
+                    with sqlite3.connect(db) as conn:  # report filled the caches
+                        for table in ("blame_cache", "attribution_cache"):
+                            try:
+                                conn.execute(f"DELETE FROM {table}")
+                            except sqlite3.OperationalError:
+                                pass
+                out = work / f"{name}-{label.replace(' ', '_')}.out"
+                times.setdefault(f"{name} {label}", []).append(
+                    run([python, "-m", "deja_blame", *cmd], repo, env, out)
+                )
+                outputs[(name, label)] = out.read_bytes()
+        print(f"round {r + 1} done", file=sys.stderr)
+
+    def med(key: str, k: int) -> float:
+        return statistics.median(t[k] for t in times[key])
+
+    print(f"{len(changed)} (commit, file) blames in {args.range}; {len(every)} files at HEAD")
+    print(f"{'':28}{'wall s':>9}{'cpu s':>9}{'x git (wall)':>14}{'x git (cpu)':>13}")
+    base_of = {"report": "git blame changed", "stats --by": "git blame changed"}
+    for key in times:
+        label = key.split(" ", 1)[1] if key.split(" ", 1)[0] in dejas else None
+        ref = base_of.get(label or "", "git blame every") if label else None
+        ratio = ""
+        if ref and ref in times:
+            ratio = f"{med(key, 0) / med(ref, 0):>14.2f}{med(key, 1) / med(ref, 1):>13.2f}"
+        print(f"{key:28}{med(key, 0):>9.2f}{med(key, 1):>9.2f}{ratio}")
+    names = list(dejas)
+    for label in commands:
+        same = all(outputs[(n, label)] == outputs[(names[0], label)] for n in names)
+        print(f"{label}: {'the same bytes' if same else 'DIFFERENT'} from every deja")
+    shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,336 @@
+"""A repository's whole history from one ``git log``: what a per-path log would show.
+
+Blame's rules ask git about a file's past again and again: the commits that
+touched it (``window.FileHistory``), whether a commit deleted a file a session
+wrote, which paths no commit ever had (``moves``). Each was a ``git log REV --
+PATH``, and ``deja report``, ``stats`` and ``annotate`` ask it for every file at
+every commit: on click, 872 of 1,492 git processes for 45 commits were the same
+log again at another commit.
+
+Here the history is read once per process and repository, ``git log -m --raw``
+(every commit, its parents and its tree, and what changed against each parent),
+and ``log(rev, paths)`` walks it as git walks ``git log --parents REV --
+PATHS``: the same commits, in the same order, with the same rewritten parents.
+The walk copies git's (``revision.c``): commits taken newest first by
+committer date (first come first among equals), simplified by the paths (a
+commit that changed none of them is left out; a merge that matches one of its
+parents on them follows that parent alone), parents rewritten to the nearest
+commits shown. Merges show no changes, as in ``git log`` without ``-m``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import re
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from deja_blame.gitutil import CatFile, try_git
+
+_FULL_ID = re.compile(r"[0-9a-f]{40}")
+
+# what changed against one parent: path -> (status letter, blob after; 40 zeros: none)
+Changes = dict[str, tuple[str, str]]
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    """One commit ``git log --parents REV -- PATHS`` shows."""
+
+    commit: str
+    time: int  # committer time
+    parents: tuple[str, ...]  # rewritten: the nearest commits shown
+    changes: Changes  # of the paths asked about (empty for a merge)
+
+
+@dataclass
+class _Commit:
+    time: int
+    tree: str
+    parents: tuple[str, ...]
+    against: list[Changes]  # per parent (the root: against the empty tree)
+
+
+class RepoHistory:
+    """Every commit reachable from the revisions asked about, read as needed."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = str(root)
+        self.commits: dict[str, _Commit] = {}
+        self._tips: list[str] = []
+        # per path set: commit -> (treesame, the parents the walk follows)
+        self._simplified: dict[frozenset[str], dict[str, tuple[bool, tuple[str, ...]]]] = {}
+        self._failed: set[str] = set()
+        self._batch: CatFile | None = None
+        self._touching: dict[str, set[str]] = {}  # path -> commits that changed it
+        self._logs: dict[tuple[str, frozenset[str]], list[LogEntry]] = {}
+        self._direct = 0
+        self._lock = threading.Lock()
+
+    def read(self, spec: str) -> bytes | None:
+        """A blob (``rev:path``) through the repository's one ``git cat-file --batch``."""
+        with self._lock:
+            if self._batch is None:
+                self._batch = CatFile(self.root)
+            return self._batch.read(spec)
+
+    def resolve(self, rev: str) -> str | None:
+        """The commit ``rev`` names: a full id as it is, anything else (HEAD moves)
+        asked of git each time."""
+        if _FULL_ID.fullmatch(rev):
+            return rev
+        proc = try_git(self.root, ["rev-parse", "--verify", "-q", f"{rev}^{{commit}}"])
+        if proc is None or proc.returncode != 0:
+            return None
+        got = proc.stdout.decode("ascii", "replace").strip()
+        return got if _FULL_ID.fullmatch(got) else None
+
+    def knows(self, rev: str) -> bool:
+        """Whether ``rev`` (a full commit id) is read, reading its history if not."""
+        if rev in self.commits:
+            return True
+        if rev in self._failed or not _FULL_ID.fullmatch(rev):
+            return False
+        self._load(rev)
+        if rev not in self.commits:
+            self._failed.add(rev)
+            return False
+        return True
+
+    def _load(self, rev: str) -> None:
+        args = [
+            "log",
+            "-m",
+            "--raw",
+            "--no-abbrev",
+            "--no-renames",
+            "-z",
+            "--format=>%H %ct %T %P",
+            rev,
+            *(f"^{t}" for t in self._tips),
+        ]
+        proc = try_git(self.root, args, timeout=600)
+        if proc is None or proc.returncode != 0:
+            return
+        read: dict[str, tuple[int, str, tuple[str, ...], list[Changes]]] = {}
+        blocks: list[Changes] | None = None
+        tokens = proc.stdout.split(b"\0")
+        k = 0
+        while k < len(tokens):
+            tok = tokens[k].lstrip(b"\n")
+            k += 1
+            if tok.startswith(b">"):
+                fields = tok[1:].decode("ascii", "replace").split()
+                if len(fields) < 3:
+                    blocks = None
+                    continue
+                sha = fields[0]
+                got = read.get(sha)
+                if got is None:
+                    got = read[sha] = (int(fields[1]), fields[2], tuple(fields[3:]), [])
+                blocks = got[3]
+                blocks.append({})  # -m: the commit again for each parent it differs from
+            elif tok.startswith(b":") and blocks is not None and k < len(tokens):
+                meta = tok.decode("ascii", "replace").split()
+                path = tokens[k].decode("utf-8", "surrogateescape")
+                k += 1
+                if len(meta) >= 5:
+                    blocks[-1][path] = (meta[4][:1], meta[3])
+        trees = {sha: got[1] for sha, got in read.items()}
+        trees.update((sha, c.tree) for sha, c in self.commits.items())
+        for sha, (when, tree, parents, found) in read.items():
+            self.commits[sha] = _Commit(
+                when, tree, parents, _per_parent(tree, parents, found, trees)
+            )
+            for block in found:
+                for path in block:
+                    self._touching.setdefault(path, set()).add(sha)
+        self._tips.append(rev)
+        self._simplified.clear()
+        self._logs.clear()
+
+    def log(self, rev: str, paths: set[str] | frozenset[str]) -> list[LogEntry] | None:
+        """What ``git log --parents REV -- PATHS`` shows (None: ``rev`` unknown to git)."""
+        found = self.resolve(rev)
+        if found is None:
+            return None
+        wanted = frozenset(paths)
+        key = (found, wanted)
+        got = self._logs.get(key)
+        if got is None:
+            if not self.commits and self._direct < DIRECT_ASKS:
+                # one file's blame asks a few logs: git's own are cheaper than the
+                # whole history; a report or stats asks hundreds
+                self._direct += 1
+                got = self._git_log(found, wanted)
+                if got is None:
+                    return None
+            elif not self.knows(found):
+                return None
+            else:
+                got = self._walk(found, wanted)
+            if len(self._logs) >= LOGS_KEPT:
+                self._logs.pop(next(iter(self._logs)))
+            self._logs[key] = got
+        return got
+
+    def _git_log(self, rev: str, wanted: frozenset[str]) -> list[LogEntry] | None:
+        """``git log --parents REV -- PATHS`` itself."""
+        args = ["log", "--parents", "--format=>%H %ct %P", "--raw", "--no-abbrev"]
+        proc = try_git(self.root, [*args, "--no-renames", "-z", rev, "--", *sorted(wanted)])
+        if proc is None or proc.returncode != 0:
+            return None
+        out: list[LogEntry] = []
+        tokens = proc.stdout.split(b"\0")
+        k = 0
+        while k < len(tokens):
+            tok = tokens[k].lstrip(b"\n")
+            k += 1
+            if tok.startswith(b">"):
+                fields = tok[1:].decode("ascii", "replace").split()
+                if len(fields) >= 2:
+                    out.append(LogEntry(fields[0], int(fields[1]), tuple(fields[2:]), {}))
+            elif tok.startswith(b":") and out and k < len(tokens):
+                meta = tok.decode("ascii", "replace").split()
+                path = tokens[k].decode("utf-8", "surrogateescape")
+                k += 1
+                if len(meta) >= 5:
+                    out[-1].changes[path] = (meta[4][:1], meta[3])
+        return out
+
+    def _walk(self, rev: str, wanted: frozenset[str]) -> list[LogEntry]:
+        """git's walk (``get_revision_1``): newest committer date first, first come
+        first among equals; each commit simplified as it is taken, a commit shown
+        has its parents rewritten past the commits left out."""
+        memo = self._simplified.setdefault(wanted, {})
+        commits = self.commits
+        touching: set[str] = set()
+        for path in wanted:
+            touching |= self._touching.get(path, set())
+
+        def simplify(sha: str) -> tuple[bool, tuple[str, ...]]:
+            got = memo.get(sha)
+            if got is None:
+                c = commits.get(sha)
+                if c is not None and sha not in touching:
+                    got = (True, c.parents[:1])  # none of the paths changed, against any parent
+                else:
+                    got = _simplify(c, wanted)
+                memo[sha] = got
+            return got
+
+        counter = itertools.count()
+        heappush, heappop = heapq.heappush, heapq.heappop
+        queue: list[tuple[int, int, str]] = []
+        seen = {rev}
+        added: set[str] = set()
+
+        def process_parents(sha: str) -> None:
+            if sha in added:
+                return
+            added.add(sha)
+            for p in simplify(sha)[1]:
+                if p not in seen:
+                    seen.add(p)
+                    c = commits.get(p)
+                    heappush(queue, (-(c.time if c else 0), next(counter), p))
+
+        c0 = commits.get(rev)
+        heappush(queue, (-(c0.time if c0 else 0), next(counter), rev))
+        out: list[LogEntry] = []
+        while queue:
+            sha = heappop(queue)[2]
+            process_parents(sha)
+            treesame, kept = simplify(sha)
+            if treesame:
+                continue
+            c = commits.get(sha)
+            if c is None:
+                continue
+            rewritten: list[str] = []
+            for p in kept:
+                while True:
+                    process_parents(p)
+                    same, further = simplify(p)
+                    if not same or p not in commits:
+                        rewritten.append(p)
+                        break
+                    if not further:
+                        break  # a root with none of the paths: no parent
+                    p = further[0]
+            parents = tuple(dict.fromkeys(rewritten))
+            out.append(LogEntry(sha, c.time, parents, _changes(c, parents, wanted)))
+        return out
+
+
+DIRECT_ASKS = 24  # logs asked of git one by one before the whole history is read
+LOGS_KEPT = 4096  # walks remembered (rev, paths): moves asks the same path's log again
+
+NO_BLOB = "0" * 40
+
+
+def _changes(c: _Commit, parents: tuple[str, ...], wanted: frozenset[str]) -> Changes:
+    """What the log prints for a commit: nothing for a merge; a commit whose
+    parents were rewritten to one (or none) is diffed against that one, and a
+    merge left with one parent that way shows the paths it differs in from its
+    parents, as they are after it."""
+    if len(c.parents) <= 1:
+        return {p: v for p, v in c.against[0].items() if p in wanted} if c.against else {}
+    if len(parents) > 1:
+        return {}
+    out: Changes = {}
+    for block in c.against:
+        for p, (_, blob) in block.items():
+            if p in wanted and p not in out:
+                status = "D" if blob == NO_BLOB else ("M" if parents else "A")
+                out[p] = (status, blob)
+    return out
+
+
+def _per_parent(
+    tree: str, parents: tuple[str, ...], found: list[Changes], trees: dict[str, str]
+) -> list[Changes]:
+    """``git log -m`` leaves out a parent the commit does not differ from: put the
+    blocks it printed against the parents they belong to (those whose tree differs)."""
+    if len(found) >= max(1, len(parents)):
+        return found[: max(1, len(parents))]
+    out: list[Changes] = []
+    rest = iter(found)
+    for p in parents:
+        if trees.get(p) == tree:
+            out.append({})
+        else:
+            out.append(next(rest, {}))
+    if not parents:
+        out.append(next(rest, {}))
+    return out
+
+
+def _simplify(c: _Commit | None, paths: frozenset[str]) -> tuple[bool, tuple[str, ...]]:
+    """git's ``try_to_simplify_commit``: (treesame, the parents followed). A commit
+    is treesame to a parent when none of ``paths`` changed against it; the first
+    such parent is the only one followed."""
+    if c is None:
+        return True, ()
+    if not c.parents:
+        return not any(p in c.against[0] for p in paths) if c.against else True, ()
+    for n, parent in enumerate(c.parents):
+        against = c.against[n] if n < len(c.against) else {}
+        if not any(p in against for p in paths):
+            return True, (parent,)
+    return False, c.parents
+
+
+_HISTORIES: dict[str, RepoHistory] = {}
+
+
+def repo_history(root: str | Path) -> RepoHistory:
+    """The process's history of the repository at ``root``: commits never change,
+    so what is read once serves every file and commit asked about afterwards."""
+    key = str(root)
+    got = _HISTORIES.get(key)
+    if got is None:
+        got = _HISTORIES[key] = RepoHistory(key)
+    return got

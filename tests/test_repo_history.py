@@ -1,0 +1,123 @@
+"""The history read once answers as ``git log --parents REV -- PATHS`` does.
+
+Blame's rules (the commit window, moves) read a file's log at every commit a
+report or a stats run blames it at; ``repo_history`` walks one ``git log -m``
+instead. Here every answer it gives on a history with the shapes that steer
+git's walk (merges that keep one side, merges equal to a parent, a merge whose
+parents collapse to one, equal commit times out of order, a deleted and a
+re-added file, a rename) is compared with git's own.
+"""
+
+from __future__ import annotations
+
+import itertools
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import commit_env, git
+
+from deja_blame.attribution.repo_history import DIRECT_ASKS, RepoHistory
+
+T0 = 1_780_000_000
+
+
+def _commit(repo: Path, when: int, message: str, files: dict[str, str | None]) -> None:
+    for name, text in files.items():
+        path = repo / name
+        if text is None:
+            git(repo, "rm", "-q", name)
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        git(repo, "add", name)
+    git(repo, "commit", "-q", "--allow-empty", "-m", message, env=commit_env(when))
+
+
+def _merge(repo: Path, when: int, branch: str, *extra: str) -> None:
+    git(repo, "merge", "-q", "--no-ff", "--no-edit", *extra, branch, env=commit_env(when))
+
+
+def _history(repo: Path) -> None:
+    _commit(repo, T0, "root", {"a.py": "a1\n", "b.py": "b1\n"})
+    git(repo, "branch", "side")
+    _commit(repo, T0 + 10, "a2", {"a.py": "a1\na2\n"})
+    _commit(repo, T0 + 10, "b2 same second", {"b.py": "b1\nb2\n"})
+    git(repo, "checkout", "-q", "side")
+    _commit(repo, T0 + 5, "side a", {"a.py": "a1\nside\n"})
+    _commit(repo, T0 + 30, "side c, newer than main", {"c.py": "c1\n"})
+    git(repo, "checkout", "-q", "main")
+    # keeps main's a.py: treesame to its first parent for a.py, not for c.py
+    _merge(repo, T0 + 20, "side", "-s", "ours")
+    _commit(repo, T0 + 20, "c on main", {"c.py": "c-main\n"})
+    git(repo, "checkout", "-q", "-b", "topic", "side")
+    _commit(repo, T0 + 40, "topic a", {"a.py": "topic\n"})
+    git(repo, "checkout", "-q", "main")
+    _merge(repo, T0 + 50, "topic", "-X", "theirs")
+    _commit(repo, T0 + 60, "delete b", {"b.py": None})
+    _commit(repo, T0 + 70, "b again", {"b.py": "b1\nb2\n"})
+    _commit(repo, T0 + 80, "empty", {})
+    git(repo, "mv", "a.py", "d.py")
+    git(repo, "commit", "-q", "-m", "rename", env=commit_env(T0 + 90))
+    git(repo, "checkout", "-q", "-b", "twin", "HEAD~1")
+    _commit(repo, T0 + 95, "twin d", {"a.py": "same\n"})
+    git(repo, "checkout", "-q", "main")
+    _commit(repo, T0 + 95, "main d", {"a.py": "same\n"})
+    _merge(repo, T0 + 99, "twin")
+
+
+def _git_log(repo: Path, rev: str, paths: tuple[str, ...]) -> list[tuple]:
+    out = subprocess.run(
+        [
+            "git",
+            "log",
+            "--parents",
+            "--format=>%H %ct %P",
+            "--raw",
+            "--no-abbrev",
+            "--no-renames",
+            rev,
+            "--",
+            *paths,
+        ],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    entries: list[list] = []
+    for row in out.splitlines():
+        if row.startswith(">"):
+            fields = row[1:].split()
+            entries.append([fields[0], int(fields[1]), tuple(fields[2:]), set()])
+        elif row.startswith(":"):
+            meta, path = row.split("\t", 1)
+            entries[-1][3].add((path, meta.split()[4][:1], meta.split()[3]))
+    return [tuple(e) for e in entries]
+
+
+@pytest.mark.parametrize("walked", [True, False], ids=["walked", "asked-of-git"])
+def test_every_log_is_git_s(repo: Path, walked: bool) -> None:
+    """Walked from the history read once, and (a single blame's few questions)
+    asked of git one by one: the same answers."""
+    _history(repo)
+    revs = git(repo, "rev-list", "--all").split()
+    files = ["a.py", "b.py", "c.py", "d.py", "nowhere.py"]
+    history = RepoHistory(repo)
+    history._direct = DIRECT_ASKS if walked else -10_000
+    asked = 0
+    for rev in revs:
+        for n in (1, 2):
+            for paths in itertools.combinations(files, n):
+                got = history.log(rev, set(paths))
+                assert got is not None
+                mine = [
+                    (e.commit, e.time, e.parents, {(p, s, b) for p, (s, b) in e.changes.items()})
+                    for e in got
+                ]
+                assert mine == _git_log(repo, rev, paths), (rev, paths)
+                asked += 1
+    assert asked == len(revs) * 15
+    assert bool(history.commits) == walked
+    assert history.log("HEAD", {"b.py"}) == history.log(revs[0], {"b.py"})
+    assert history.log("no-such-rev", {"b.py"}) is None
