@@ -584,6 +584,29 @@ def why_cmd(conn: sqlite3.Connection, target: str, rev: str | None, as_json: boo
     return run_why(conn, target, rev, as_json)
 
 
+@cli.command("lsp")
+@db_option
+def lsp_cmd(db: Path | None) -> int:
+    """Serve the Language Server Protocol on stdin/stdout, for editors.
+
+    Code lenses on each run of lines one session wrote (agent, session, when,
+    confidence), a hover on every line (the session, the request, the edit and
+    the line's history, or the person's commit), kept in step with unsaved
+    edits, refreshed on save, on a new commit and on new transcript lines. It
+    works in a reviewer's clone from the notes alone. Commands: deja.why,
+    deja.handoff.
+
+    \b
+    Editors start it themselves (docs/editors.md):
+      Neovim:  vim.lsp.start({ name = "deja", cmd = { "deja", "lsp" } })
+      Helix:   [language-server.deja] command = "deja", args = ["lsp"]
+      VS Code: the extension in editors/vscode
+    """
+    from deja_blame.commands.lsp import run_lsp
+
+    return run_lsp(db)
+
+
 @cli.command("handoff")
 @click.option(
     "--to",

@@ -9,11 +9,9 @@ from typing import Any
 import click
 
 from deja_blame.attribution.api import compute
+from deja_blame.attribution.explain import line_story
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import SHALLOW_WARNING, is_shallow
-from deja_blame.index import queries as Q
-from deja_blame.index.fingerprint import fingerprint
-from deja_blame.index.store import latest_edit_adding
 from deja_blame.jsonout import print_json
 from deja_blame.output import inert, shorten, style, use_colour, warn
 
@@ -36,73 +34,7 @@ def explain(
         raise DejaError(f"{result.path} has no line {line}")
     if is_shallow(str(result.root)):
         warn(SHALLOW_WARNING)
-    ln = result.lines[0]
-    doc: dict[str, Any] = {
-        "path": result.path,
-        "line": ln.line,
-        "text": ln.text,
-        "commit": ln.commit,
-        "session": ln.session,
-        "confidence": ln.confidence,
-        "via": ln.via,
-    }
-    doc["history"] = _history(conn, result, ln)
-    if ln.session is None:
-        return doc
-    info = result.sessions.get(ln.session)
-    doc["session_info"] = info.to_json() if info else None
-    row = Q.session_by_id(conn, ln.session)
-    if row is None:
-        doc["note_only"] = True  # known from the commit's note; transcripts not here
-        return doc
-    sid = row.sid
-    edit_ord = ln.edit_ord
-    if edit_ord is None:
-        edit_ord = latest_edit_adding(conn, sid, fingerprint(ln.text))
-    if edit_ord is None:
-        return doc
-    found = Q.edit_with_step(conn, sid, edit_ord)
-    if found is None:
-        return doc
-    edit, step = found.edit, found.step
-    doc["edit"] = {
-        "path": edit.path,
-        "tool": edit.tool,
-        "model": edit.model,
-        "at": edit.at,
-        "hunks": [h.to_json() for h in edit.hunks],
-    }
-    if not edit.hunks:
-        doc["edit"]["hunks"] = [
-            {"old_start": None, "new_start": None, "removed": edit.removed, "added": edit.added}
-        ]
-    prompt = Q.last_request_before(conn, sid, step)
-    doc["prompt"] = {"text": prompt[0], "at": prompt[1]} if prompt else None
-    doc["assistant"] = [{"text": t, "at": a} for t, a in Q.agent_words_around(conn, sid, step)]
-    doc["commands_after"] = [
-        {"command": c, "exit_code": x, "at": a} for c, x, a in Q.commands_from(conn, sid, step)
-    ]
-    return doc
-
-
-def _history(conn: sqlite3.Connection, result: Any, ln: Any) -> list[dict[str, Any]]:
-    """The line's versions, oldest first (nothing for a line not committed yet)."""
-    if ln.commit is None:
-        return []
-    from deja_blame.attribution.line_history import line_history
-    from deja_blame.gitutil import open_repository
-
-    found = line_history(
-        lambda: open_repository(Path(result.root)),
-        conn,
-        Path(result.root),
-        ln.orig_path or result.path,
-        ln.commit,
-        ln.orig_line or ln.line,
-        ln.text,
-        newest=(ln.session, ln.source),
-    )
-    return [v.to_json() for v in found]
+    return line_story(conn, result, result.lines[0])
 
 
 def _print_history(history: list[dict[str, Any]], c: bool) -> None:

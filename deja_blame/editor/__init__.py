@@ -1,0 +1,1 @@
+"""Stage 5b: deja in the editor (the language server)."""

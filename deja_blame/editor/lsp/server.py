@@ -1,0 +1,513 @@
+"""The language server: one handler per LSP method, the work on one worker thread.
+
+The reader thread (``serve``'s) only parses frames, records the buffers' text
+and queues work, so the editor is never kept waiting behind a blame: a
+``$/cancelRequest`` marks a queued request cancelled, a newer save or edit makes
+an older load of the same file stale, and both are dropped when their turn
+comes. The worker owns the index connection (SQLite connections stay on their
+thread) and every open document; a timer queues a poll that notices a new
+commit, new notes or new transcript lines and refreshes the annotations.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import sqlite3
+import sys
+import threading
+import traceback
+from pathlib import Path
+from typing import IO, Any
+
+from deja_blame.attribution.explain import line_story
+from deja_blame.attribution.model import LineAttribution
+from deja_blame.editor.lsp import render
+from deja_blame.editor.lsp.documents import Document, uri_to_path
+from deja_blame.editor.lsp.protocol import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    REQUEST_CANCELLED,
+    SERVER_NOT_INITIALIZED,
+    ProtocolError,
+    Writer,
+    read_message,
+)
+from deja_blame.errors import DejaError
+
+COMMANDS = ("deja.why", "deja.handoff")
+POLL_SECONDS = 2.0  # how often a new commit, note or transcript line is looked for
+POLL_ENV = "DEJA_LSP_POLL"  # seconds; 0 turns the poll off (tests drive it by saving)
+
+# the requests answered on the worker thread (everything about a document's lines)
+WORKER_REQUESTS = (
+    "textDocument/codeLens",
+    "textDocument/hover",
+    "workspace/executeCommand",
+    "deja/annotations",
+)
+
+
+def log(text: str) -> None:
+    print(f"deja lsp: {text}", file=sys.stderr, flush=True)
+
+
+class Server:
+    def __init__(self, reader: IO[bytes], writer: IO[bytes], db: Path | None) -> None:
+        self.reader = reader
+        self.out = Writer(writer)
+        self.db = db
+        self.jobs: queue.Queue[tuple[Any, ...]] = queue.Queue()
+        self.lock = threading.Lock()  # guards what both threads touch: below
+        self.cancelled: set[Any] = set()
+        self.texts: dict[str, str] = {}
+        self.loads: dict[str, int] = {}  # uri -> the newest load asked for
+        self.edits: dict[str, int] = {}  # uri -> the newest buffer change
+        self.poll_queued = False
+        # the worker's own
+        self.docs: dict[str, Document] = {}
+        self.conn: sqlite3.Connection | None = None
+        self.stories: dict[tuple[str, int], dict[str, Any]] = {}
+        self.states: dict[str, Any] = {}  # repository root -> (HEAD, notes) last seen
+        self.repos: dict[str, Any] = {}
+        self.initialized = False
+        self.shutdown = False
+        self.lens_refresh = False
+        self.stopping = threading.Event()
+        self.worker = threading.Thread(target=self._work, name="deja-lsp-worker", daemon=True)
+
+    # --- the reader thread -------------------------------------------------------
+
+    def run(self) -> int:
+        """Serve until ``exit`` or the end of input: 0 after a ``shutdown``, else 1."""
+        self.worker.start()
+        try:
+            while True:
+                try:
+                    msg = read_message(self.reader)
+                except ProtocolError as exc:
+                    log(f"giving up: {exc}")
+                    break
+                if msg is None:
+                    break
+                if msg.get("_parse_error"):
+                    self.out.error(None, -32700, "the message is not JSON")
+                    continue
+                if msg.get("method") == "exit":
+                    break
+                self._dispatch(msg)
+        finally:
+            self.stopping.set()
+            self.jobs.put(("stop",))
+            self.worker.join(timeout=5)
+        return 0 if self.shutdown else 1
+
+    def _dispatch(self, msg: dict[str, Any]) -> None:
+        method = msg.get("method")
+        msg_id = msg.get("id")
+        params = msg.get("params") or {}
+        if method is None:
+            return  # a client's answer to our refresh request
+        if method == "initialize":
+            self._initialize(msg_id, params)
+            return
+        if not self.initialized:
+            if msg_id is not None:
+                self.out.error(msg_id, SERVER_NOT_INITIALIZED, "initialize first")
+            return
+        if self.shutdown and msg_id is not None:
+            self.out.error(msg_id, INVALID_REQUEST, "the server is shutting down")
+            return
+        if method == "initialized":
+            self.jobs.put(("start",))
+            seconds = float(os.environ.get(POLL_ENV) or POLL_SECONDS)
+            if seconds > 0:
+                threading.Thread(target=self._timer, args=(seconds,), daemon=True).start()
+        elif method == "shutdown":
+            self.shutdown = True
+            self.out.reply(msg_id, None)
+        elif method == "$/cancelRequest":
+            with self.lock:
+                self.cancelled.add(params.get("id"))
+        elif method in ("textDocument/didOpen", "textDocument/didChange"):
+            self._buffer(method, params)
+        elif method == "textDocument/didSave":
+            uri = params.get("textDocument", {}).get("uri", "")
+            if isinstance(params.get("text"), str):
+                with self.lock:
+                    self.texts[uri] = params["text"]
+            self._queue_load(uri)
+        elif method == "textDocument/didClose":
+            uri = params.get("textDocument", {}).get("uri", "")
+            with self.lock:
+                self.texts.pop(uri, None)
+            self.jobs.put(("close", uri))
+        elif method in WORKER_REQUESTS and msg_id is not None:
+            self.jobs.put(("request", msg_id, method, params))
+        elif msg_id is not None:
+            self.out.error(msg_id, METHOD_NOT_FOUND, f"deja lsp does not serve {method}")
+
+    def _initialize(self, msg_id: Any, params: dict[str, Any]) -> None:
+        caps = params.get("capabilities") or {}
+        workspace = caps.get("workspace") or {}
+        self.lens_refresh = bool((workspace.get("codeLens") or {}).get("refreshSupport"))
+        self.initialized = True
+        from deja_blame import __version__
+
+        self.out.reply(
+            msg_id,
+            {
+                "capabilities": {
+                    # whole buffers: the mapping diffs the saved file against the buffer
+                    "textDocumentSync": {"openClose": True, "change": 1, "save": {}},
+                    "codeLensProvider": {"resolveProvider": False},
+                    "hoverProvider": True,
+                    "executeCommandProvider": {"commands": list(COMMANDS)},
+                },
+                "serverInfo": {"name": "deja", "version": __version__},
+            },
+        )
+
+    def _buffer(self, method: str, params: dict[str, Any]) -> None:
+        doc = params.get("textDocument") or {}
+        uri = doc.get("uri", "")
+        with self.lock:
+            if method == "textDocument/didOpen":
+                self.texts[uri] = doc.get("text") or ""
+            else:
+                text = self.texts.get(uri, "")
+                for change in params.get("contentChanges") or []:
+                    text = _apply(text, change)
+                self.texts[uri] = text
+            self.edits[uri] = self.edits.get(uri, 0) + 1
+            seq = self.edits[uri]
+        if method == "textDocument/didOpen":
+            self._queue_load(uri)
+        else:
+            self.jobs.put(("remap", uri, seq))
+
+    def _queue_load(self, uri: str) -> None:
+        with self.lock:
+            self.loads[uri] = self.loads.get(uri, 0) + 1
+            n = self.loads[uri]
+        self.jobs.put(("load", uri, n))
+
+    def _timer(self, seconds: float) -> None:
+        while not self.stopping.wait(seconds):
+            with self.lock:
+                if self.poll_queued:
+                    continue
+                self.poll_queued = True
+            self.jobs.put(("poll",))
+
+    # --- the worker thread -------------------------------------------------------
+
+    def _work(self) -> None:
+        while True:
+            job = self.jobs.get()
+            kind = job[0]
+            if kind == "stop":
+                break
+            try:
+                self._job(job)
+            except Exception:  # one bad file must not end the server
+                log("unexpected error:\n" + traceback.format_exc())
+                if kind == "request":
+                    self.out.error(
+                        job[1], INTERNAL_ERROR, "deja lsp: unexpected error (see its log)"
+                    )
+        if self.conn is not None:
+            self.conn.close()
+
+    def _job(self, job: tuple[Any, ...]) -> None:
+        kind = job[0]
+        if kind == "start":
+            self._start()
+        elif kind == "load":
+            _, uri, n = job
+            with self.lock:
+                stale = self.loads.get(uri) != n
+                text = self.texts.get(uri)
+            if not stale:  # a newer save or open of this file is queued: that one loads
+                self._load(uri, text)
+        elif kind == "remap":
+            _, uri, seq = job
+            with self.lock:
+                stale = self.edits.get(uri) != seq
+                text = self.texts.get(uri)
+            doc = self.docs.get(uri)
+            if not stale and doc is not None:
+                doc.text = text
+                doc.remap()
+        elif kind == "close":
+            self.docs.pop(job[1], None)
+        elif kind == "poll":
+            with self.lock:
+                self.poll_queued = False
+            self._poll()
+        elif kind == "request":
+            _, msg_id, method, params = job
+            with self.lock:
+                cancelled = msg_id in self.cancelled
+                self.cancelled.discard(msg_id)
+            if cancelled:
+                self.out.error(msg_id, REQUEST_CANCELLED, "cancelled")
+                return
+            result = self._answer(method, params)
+            with self.lock:
+                cancelled = msg_id in self.cancelled
+                self.cancelled.discard(msg_id)
+            if cancelled:
+                self.out.error(msg_id, REQUEST_CANCELLED, "cancelled")
+            else:
+                self.out.reply(msg_id, result)
+
+    def _start(self) -> None:
+        """Open the index and read new transcript lines, as ``deja blame`` does first."""
+        from deja_blame.index.db import connect, default_db_path
+        from deja_blame.index.refresh import refresh_index
+
+        path = self.db or default_db_path()
+        try:
+            self.conn = connect(path, notice=log)
+            refresh_index(self.conn)
+        except (sqlite3.Error, DejaError, OSError) as exc:
+            # a reviewer's clone still has its notes: serve from them
+            log(f"no index ({exc}); annotations come from the repository's notes only")
+            self.conn = None
+
+    def _load(self, uri: str, text: str | None) -> None:
+        doc = self.docs.get(uri) or Document(uri, uri_to_path(uri))
+        doc.text = text
+        doc.load(self.conn)
+        if doc.problem:
+            log(f"{uri}: no annotations ({doc.problem})")
+        self.docs[uri] = doc
+        self.stories = {k: v for k, v in self.stories.items() if k[0] != uri}
+        if doc.blame is not None:
+            from deja_blame.attribution.cache import repo_state
+
+            state = repo_state(Path(doc.blame.root))
+            self.states[doc.blame.root] = (state.head, state.notes) if state else None
+
+    def _poll(self) -> None:
+        """Blame again what a new commit, new notes or new transcript lines changed."""
+        from deja_blame.attribution.cache import repo_state
+
+        stale: set[str] = set()
+        for root, seen in list(self.states.items()):
+            state = repo_state(Path(root))
+            now = (state.head, state.notes) if state else None
+            if now != seen:
+                stale |= {u for u, d in self.docs.items() if d.blame and d.blame.root == root}
+        if self.conn is not None and self.docs:
+            from deja_blame.index.changes import changed_transcripts
+            from deja_blame.index.refresh import refresh_index
+            from deja_blame.transcripts.antigravity.discover import discover_roots
+
+            try:
+                if changed_transcripts(self.conn, discover_roots()):
+                    refresh_index(self.conn)
+                    stale |= set(self.docs)
+            except sqlite3.Error as exc:
+                log(f"could not read the index ({exc})")
+        if not stale:
+            return
+        for uri in sorted(stale):
+            with self.lock:
+                text = self.texts.get(uri)
+            self._load(uri, text)
+        self._tell_refreshed(sorted(stale))
+
+    def _tell_refreshed(self, uris: list[str]) -> None:
+        if self.lens_refresh:
+            self.out.send(
+                {"id": f"deja-refresh-{id(uris)}", "method": "workspace/codeLens/refresh"}
+            )
+        self.out.notify("deja/annotationsChanged", {"uris": uris})
+
+    # --- the answers ---------------------------------------------------------------
+
+    def _answer(self, method: str, params: dict[str, Any]) -> Any:
+        if method == "workspace/executeCommand":
+            return self._command(params.get("command"), params.get("arguments") or [])
+        uri = (params.get("textDocument") or {}).get("uri", "")
+        doc = self.docs.get(uri)
+        if doc is None:
+            with self.lock:
+                text = self.texts.get(uri)
+            self._load(uri, text)  # asked before it was opened (some clients do)
+            doc = self.docs[uri]
+        if method == "textDocument/codeLens":
+            return self._lenses(doc)
+        if method == "deja/annotations":
+            return self._annotations(doc)
+        line = int((params.get("position") or {}).get("line", -1))
+        return self._hover(doc, line)
+
+    def _lenses(self, doc: Document) -> list[dict[str, Any]]:
+        out = []
+        for run in render.runs(doc.lines):
+            where = {
+                "start": {"line": run.start, "character": 0},
+                "end": {"line": run.start, "character": 0},
+            }
+            args = [doc.uri, run.start]
+            out.append(
+                {
+                    "range": where,
+                    "command": {
+                        "title": render.lens_title(run.line),
+                        "command": "deja.why",
+                        "arguments": args,
+                    },
+                }
+            )
+            if run.line.via != "note":
+                out.append(
+                    {
+                        "range": where,
+                        "command": {
+                            "title": "hand off",
+                            "command": "deja.handoff",
+                            "arguments": args,
+                        },
+                    }
+                )
+        return out
+
+    def _annotations(self, doc: Document) -> dict[str, Any]:
+        colours: dict[str, int] = {}
+        out = []
+        for run in render.runs(doc.lines):
+            colour = colours.setdefault(run.line.session or "", len(colours))
+            out.append(run.to_json(colour))
+        return {"uri": doc.uri, "runs": out}
+
+    def _hover(self, doc: Document, line: int) -> dict[str, Any] | None:
+        if doc.blame is None or not 0 <= line < len(doc.lines):
+            return None
+        ln = doc.line(line)
+        if ln is None:
+            text = render.unsaved_hover()
+        elif ln.session:
+            story = self._story(doc, ln)
+            noted = doc.blame.note_sessions.get(ln.session) or {}
+            request = (
+                noted.get("first_prompt") if isinstance(noted.get("first_prompt"), str) else None
+            )
+            text = render.agent_hover(doc.blame, ln, story, request)
+        elif ln.commit is None:
+            text = render.uncommitted_hover()
+        else:
+            text = self._person(doc.blame.root, ln.commit)
+        return {
+            "contents": {"kind": "markdown", "value": text},
+            "range": {
+                "start": {"line": line, "character": 0},
+                "end": {"line": line + 1, "character": 0},
+            },
+        }
+
+    def _story(self, doc: Document, ln: LineAttribution) -> dict[str, Any]:
+        """``deja why``'s answer for the line, kept until the file is blamed again."""
+        key = (doc.uri, ln.line)
+        if key not in self.stories:
+            if self.conn is None or doc.blame is None:
+                return {}
+            self.stories[key] = line_story(self.conn, doc.blame, ln)
+        return self.stories[key]
+
+    def _person(self, root: str, commit: str) -> str:
+        import pygit2
+
+        repo = self.repos.get(root)
+        if repo is None:
+            repo = self.repos[root] = pygit2.Repository(root)
+        try:
+            c = repo[commit]
+        except (KeyError, ValueError):
+            return f"commit `{commit[:12]}`"
+        assert isinstance(c, pygit2.Commit)
+        summary = c.message.splitlines()[0] if c.message else ""
+        return render.person_hover(commit, c.author.name, c.author.email, c.author.time, summary)
+
+    def _command(self, command: Any, args: list[Any]) -> Any:
+        if command not in COMMANDS or len(args) < 2:
+            raise_text = f"{command}: expected arguments [uri, line]"
+            self.out.notify("window/showMessage", {"type": 2, "message": f"deja: {raise_text}"})
+            return None
+        uri, line = str(args[0]), int(args[1])
+        doc = self.docs.get(uri)
+        ln = doc.line(line) if doc is not None else None
+        if doc is None or doc.blame is None or ln is None or not ln.session:
+            self.out.notify(
+                "window/showMessage", {"type": 3, "message": "deja: no session wrote this line"}
+            )
+            return None
+        if command == "deja.why":
+            story = self._story(doc, ln)
+            self.out.notify("window/showMessage", {"type": 3, "message": _why_summary(story)})
+            return story
+        return self._handoff(doc, ln)
+
+    def _handoff(self, doc: Document, ln: LineAttribution) -> dict[str, Any] | None:
+        from deja_blame.index.store import load_session, resolve_session_id
+        from deja_blame.outputs.handoff_prompt import build_prompt
+
+        if self.conn is None or doc.blame is None or ln.session is None:
+            return None
+        try:
+            sid = resolve_session_id(self.conn, ln.session)
+        except DejaError:
+            self.out.notify(
+                "window/showMessage",
+                {
+                    "type": 2,
+                    "message": "deja: the session's transcript is not on this machine: nothing to hand off",
+                },
+            )
+            return None
+        session = load_session(self.conn, sid)
+        prompt = build_prompt(session, Path(doc.blame.root))
+        return {
+            "session": sid,
+            "agent": session.source,
+            "prompt": prompt,
+            "command": f"deja handoff {sid[:8]} --to <agent>",
+        }
+
+
+def _why_summary(story: dict[str, Any]) -> str:
+    from deja_blame.output import inert, shorten
+    from deja_blame.outputs.redact import redact
+
+    sid = inert(story.get("session") or "")
+    info = story.get("session_info") or {}
+    text = f"deja: line {story.get('line')} written by session {sid} ({inert(info.get('agent') or '?')})"
+    prompt = story.get("prompt")
+    if prompt:
+        text += ", asked: " + shorten(redact(inert(prompt["text"])), 200)
+    return text
+
+
+def _apply(text: str, change: dict[str, Any]) -> str:
+    """One ``contentChanges`` entry applied to ``text`` (whole text, or a range)."""
+    if "range" not in change:
+        return str(change.get("text") or "")
+    lines = text.split("\n")
+
+    def offset(pos: dict[str, int]) -> int:
+        n = min(pos.get("line", 0), len(lines))
+        return sum(len(x) + 1 for x in lines[:n]) + pos.get("character", 0)
+
+    a, b = offset(change["range"]["start"]), offset(change["range"]["end"])
+    return text[:a] + str(change.get("text") or "") + text[b:]
+
+
+def serve(db: Path | None = None) -> int:
+    """Serve LSP on stdin/stdout; anything else printing goes to stderr."""
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr  # a stray print must not corrupt the protocol stream
+    return Server(stdin, stdout, db).run()
