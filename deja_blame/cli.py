@@ -598,7 +598,7 @@ def lsp_cmd(db: Path | None) -> int:
 
     \b
     Editors start it themselves (docs/editors.md):
-      Neovim:  vim.lsp.start({ name = "deja", cmd = { "deja", "lsp" } })
+      Neovim:  vim.lsp.start({ name = "deja", cmd = { "deja", "lsp" } })  -- 0.8+
       Helix:   [language-server.deja] command = "deja", args = ["lsp"]
       VS Code: the extension in editors/vscode
     """
