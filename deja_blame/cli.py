@@ -383,6 +383,24 @@ _MOVE_COPY = re.compile(r"^-([MC])(\d*)$")
 @click.option(
     "--git-C", "copies", multiple=True, hidden=True, help="-C[<num>]: lines moved from other files."
 )
+@click.option("-n", "--show-number", is_flag=True, help="The line's number in the commit blamed.")
+@click.option("-f", "--show-name", is_flag=True, help="The file's name in the commit blamed.")
+@click.option("-l", "long_sha", is_flag=True, help="Whole commit ids.")
+@click.option("--abbrev", type=click.IntRange(4, 40), metavar="N", help="N-digit commit ids.")
+@click.option("-t", "raw_time", is_flag=True, help="Raw timestamps (as --date raw).")
+@click.option("-b", "blank_boundary", is_flag=True, help="No commit id on root commits' lines.")
+@click.option("--root", "root", is_flag=True, help="Root commits are no boundary (with -b).")
+@click.option("-c", "annotate", is_flag=True, help="git annotate's tab-separated columns.")
+@click.option(
+    "--contents",
+    metavar="FILE",
+    help="Blame FILE's text as the file's working-tree version (- : stdin; editors' buffers).",
+)
+@click.option(
+    "--reverse",
+    metavar="REV..REV",
+    help="git blame --reverse: each line of the first REV, with the last commit it was in.",
+)
 @click.option("--since", help="Blame no further back than this date (git blame --since).")
 @click.option("--ignore-rev", "ignore_revs", multiple=True, metavar="REV", help="Skip REV.")
 @click.option(
@@ -433,6 +451,16 @@ def blame_cmd(
     date_format: str | None,
     show_email: bool,
     suppress: bool,
+    show_number: bool,
+    show_name: bool,
+    long_sha: bool,
+    abbrev: int | None,
+    raw_time: bool,
+    blank_boundary: bool,
+    root: bool,
+    annotate: bool,
+    contents: str | None,
+    reverse: str | None,
     no_refresh: bool,
     as_json: bool,
 ) -> int:
@@ -441,15 +469,24 @@ def blame_cmd(
     Lines not yet committed are matched too (without a revision). A line is
     given to a session only on evidence: the session wrote that line to that
     file before the commit that introduced it. As with git blame, a revision
-    may come before the file (or use --rev); -w, -M, -C, --since and
-    --ignore-rev(s-file) go to git blame, and attribution follows the commit
-    and file git names for each line.
+    may come before the file (or use --rev); after --, every argument is a
+    file. Attribution follows the commit and file git names for each line.
+
+    \b
+    git blame's options that choose the commit, passed to git:
+      -w                 ignore white space
+      -M[<num>]          lines moved within the file
+      -C[<num>]          ... or from other files (-C -C, -C -C -C: more files)
+      --since, --ignore-rev, --ignore-revs-file
+    and those that shape its columns: -n -f -l -t -s -e -b -c --root --abbrev --date.
 
     \b
     Examples:
       deja blame src/app.py
       deja blame v1.2 src/app.py -L 40,60 -L 90,+5
+      deja blame -L 40,60 v1.2 -- src/app.py
       deja blame -w -C src/app.py        # through reformatting and moves
+      deja blame -n -f -l src/app.py -L 5,3
       deja blame src/app.py --json | jq '.lines[] | select(.session)'
     """
     from deja_blame.attribution.blame_options import GitBlameOptions
@@ -471,6 +508,11 @@ def blame_cmd(
         rev = args[0]
     if porcelain and line_porcelain:
         raise click.UsageError("--porcelain or --line-porcelain, not both")
+    if reverse is not None:
+        start, dots, _end = reverse.partition("..")
+        if rev is not None or not dots or not start:
+            raise click.UsageError("--reverse takes the range itself: --reverse v1.0..HEAD FILE")
+        rev = start  # the lines of the range's start, each with the last commit that had it
     options = GitBlameOptions(
         ignore_whitespace=ignore_whitespace,
         moves=moves,
@@ -479,7 +521,18 @@ def blame_cmd(
         ignore_revs=ignore_revs,
         ignore_revs_files=ignore_revs_files,
     )
-    look = BlameLook(date_format=date_format, show_email=show_email, suppress=suppress)
+    look = BlameLook(
+        date_format=date_format or ("raw" if raw_time else None),
+        show_email=show_email,
+        suppress=suppress,
+        long_sha=long_sha,
+        abbrev=abbrev,
+        show_name=show_name,
+        show_number=show_number,
+        blank_boundary=blank_boundary,
+        root=root,
+        annotate=annotate,
+    )
     return run_blame(
         conn,
         Path(args[-1]),
@@ -491,6 +544,8 @@ def blame_cmd(
         options=options,
         look=look,
         line_porcelain=line_porcelain,
+        contents=contents,
+        reverse=reverse,
     )
 
 

@@ -9,10 +9,11 @@ with GIT_DIR/GIT_INDEX_FILE set for the commit in progress.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -237,6 +238,22 @@ class FileVersion:
         return [p[:-1] if p.endswith("\r") else p for p in parts]
 
 
+# git blame --contents: the working tree's version of one file, given instead of
+# read (a process-wide setting, not a ContextVar: blame reads it from worker threads)
+_CONTENTS: dict[tuple[str, str], bytes] = {}
+
+
+@contextlib.contextmanager
+def worktree_contents(root: Path, relpath: str, data: bytes) -> Iterator[None]:
+    """While inside, ``read_worktree_bytes(root, relpath)`` is ``data`` (``--contents``)."""
+    key = (os.path.realpath(root), relpath)
+    _CONTENTS[key] = data
+    try:
+        yield
+    finally:
+        _CONTENTS.pop(key, None)
+
+
 def read_worktree_bytes(root: Path, relpath: str) -> bytes:
     """``relpath`` in the working tree at ``root`` as git sees it: never read through a symlink.
 
@@ -245,6 +262,9 @@ def read_worktree_bytes(root: Path, relpath: str) -> bytes:
     that name; a path through a symlinked directory is refused, as git refuses
     it ("beyond a symbolic link").
     """
+    given = _CONTENTS.get((os.path.realpath(root), relpath)) if _CONTENTS else None
+    if given is not None:
+        return given
     parts = [p for p in relpath.split("/") if p not in ("", ".")]
     if not parts or ".." in parts:
         raise DejaError(f"{relpath} is not a path inside the repository")

@@ -112,3 +112,48 @@ def test_handoff_with_no_session_here_suggests_the_same_command(world: World) ->
     elsewhere.mkdir(exist_ok=True)
     _, err = run(world, "deja handoff --to claude --print", cwd=elsewhere, code=1)
     assert "deja handoff --to claude --print --session ID" in err and "--to agy" not in err
+
+
+def _columns(out: str) -> list[list[str]]:
+    return [ln.split() for ln in out.splitlines()]
+
+
+def test_git_blame_s_flags_people_type(world: World) -> None:
+    git_l = _columns(git(world.repo, "blame", "-l", "--root", "-L", "39,42", "src/app.py"))
+    out, _ = run(world, "deja blame -n -f -l src/app.py -L 42,39")  # swapped, as git takes it
+    rows = _columns(out)
+    assert [r[0] for r in rows] == [g[0] for g in git_l] and len(rows[0][0]) == 40
+    assert [r[1:3] for r in rows] == [["src/app.py", str(n)] for n in range(39, 43)]
+    assert [r[3] for r in rows[1:]] == [AGY_SID[:8]] * 3
+    out, _ = run(world, "deja blame --abbrev 4 -t src/app.py -L 1,1")
+    first = git(world.repo, "rev-list", "--max-parents=0", "HEAD").strip()
+    assert out.startswith(first[:5] + " (") and "1784278800 +0000" in out
+    out, _ = run(world, "deja blame -b src/app.py -L 1,1")
+    assert out.startswith(" " * 8 + " (")  # the root commit is a boundary
+    out, _ = run(world, "deja blame -b --root src/app.py -L 1,1")
+    assert out.startswith(first[:8])
+    out, _ = run(world, "deja blame -c src/app.py -L 40,40")
+    sha, who, line_text = out.rstrip("\n").split("\t")
+    assert who.startswith(f"({AGY_SID[:8]} ") and line_text.startswith("40)value_40 = ")
+    help_text, _ = run(world, "deja blame --help")
+    assert "-M[<num>]" in help_text and "-C[<num>]" in help_text
+
+
+def test_blame_contents_and_reverse(world: World, tmp_path: Path) -> None:
+    lines = (world.repo / "src" / "app.py").read_text().splitlines(keepends=True)
+    buffer = tmp_path / "buffer.py"
+    buffer.write_text("".join([*lines[:39], "inserted = 1\n", *lines[39:]]))
+    for line in (
+        f"deja blame --contents {buffer} src/app.py",
+        f"deja blame --contents - src/app.py < {buffer}",
+    ):
+        rows = _columns(run(world, line + " -L 40,41")[0])
+        assert rows[0][:3] == ["00000000", "(not", "committed"]
+        assert rows[1][1] == AGY_SID[:8] and "compute_with_tax(40," in rows[1]
+    assert git(world.repo, "status", "--porcelain").strip() == ""  # the file is as it was
+    out, _ = run(world, "deja blame --reverse v1.2..HEAD src/app.py -L 39,41")
+    theirs = _columns(
+        git(world.repo, "blame", "--reverse", "v1.2..HEAD", "-L", "39,41", "src/app.py")
+    )
+    assert [r[0] for r in _columns(out)] == [g[0].lstrip("^")[:8] for g in theirs]
+    assert [r[1] for r in _columns(out)[1:]] == [AGY_SID[:8]] * 2

@@ -35,7 +35,9 @@ def parse_range(spec: str | None) -> tuple[int, int] | None:
             end = int(end_s)
     except ValueError as exc:
         raise click.BadParameter(f"{spec!r} is not START,END", param_hint="-L") from exc
-    if start < 1 or end < start:
+    if end < start:
+        start, end = end, start  # git blame -L 5,3 blames lines 3 to 5
+    if start < 1:
         raise click.BadParameter(f"{spec!r} is not a valid line range", param_hint="-L")
     return start, end
 
@@ -74,13 +76,31 @@ def run_blame(
     options: GitBlameOptions | None = None,
     look: BlameLook | None = None,
     line_porcelain: bool = False,
+    contents: str | None = None,
+    reverse: str | None = None,
 ) -> int:
+    if contents is not None:
+        # git blame --contents: this text as the working tree's version (- : stdin)
+        from deja_blame.attribution.api import locate
+        from deja_blame.gitutil import workdir, worktree_contents
+
+        if rev is not None:
+            raise click.UsageError("--contents blames a version on top of HEAD: give no REV")
+        data = _read_contents(contents)
+        repo, rel = locate(file)
+        with worktree_contents(workdir(repo), rel, data):
+            return run_blame(
+                conn, file, None, line_range, as_json, porcelain, refresh=refresh,
+                options=options, look=look, line_porcelain=line_porcelain,
+            )  # fmt: skip
     if look is not None and look.date_format:
         format_date(0, look.date_format)  # an unknown format fails before any work
     options = with_configured_ignore_revs(file, options or GitBlameOptions())
     specs = (line_range,) if isinstance(line_range, str) else tuple(line_range or ())
     with blame_options.using(options):
         result = _blame_ranges(conn, file, rev, specs, refresh)
+    if reverse is not None:
+        _reverse_commits(result, reverse)
     if result.indexed_sessions == 0 and not any(ln.session for ln in result.lines):
         from deja_blame.notes.where_from import unattributed_hint
 
@@ -102,6 +122,39 @@ def run_blame(
     else:
         print_human(result, look)
     return 0
+
+
+def _reverse_commits(result: FileBlame, spec: str) -> None:
+    """git blame --reverse A..B: each line of A (its session stays the one that wrote
+    it) gets, as its commit, the last commit of the range that still had it."""
+    from deja_blame.attribution.blame_engine import parse_porcelain
+    from deja_blame.gitutil import run_git
+
+    proc = run_git(
+        Path(result.root),
+        ["blame", "--porcelain", "--reverse", spec, "--", result.path],
+        check=False,
+        timeout=300,
+    )
+    if proc.returncode != 0:
+        err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise DejaError(
+            f"git blame --reverse {spec}: " + (err[0].removeprefix("fatal: ") if err else "failed")
+        )
+    last = {b.line: b.commit for b in parse_porcelain(proc.stdout)}
+    for ln in result.lines:
+        ln.commit = last.get(ln.line, ln.commit)
+
+
+def _read_contents(name: str) -> bytes:
+    import sys
+
+    if name == "-":
+        return sys.stdin.buffer.read()
+    try:
+        return Path(name).read_bytes()
+    except OSError as exc:
+        raise DejaError(f"--contents {name}: {exc.strerror or exc}") from exc
 
 
 def with_configured_ignore_revs(file: Path, options: GitBlameOptions) -> GitBlameOptions:

@@ -23,9 +23,21 @@ SESSION_COLOURS = ["cyan", "magenta", "green", "yellow", "blue", "bright_cyan", 
 class BlameLook:
     """How the human output shows people's lines: git blame's --date, -e, -s."""
 
-    date_format: str | None = None  # None: short (YYYY-MM-DD)
+    date_format: str | None = None  # None: short (YYYY-MM-DD); -t: raw
     show_email: bool = False
     suppress: bool = False
+    long_sha: bool = False  # -l: the whole commit id
+    abbrev: int | None = None  # --abbrev=N: N digits (and one more, as git's column)
+    show_name: bool = False  # -f: the file's name in the commit (it may have moved)
+    show_number: bool = False  # -n: the line's number in that commit
+    blank_boundary: bool = False  # -b: no commit id on boundary (root) commits' lines
+    root: bool = False  # --root: root commits are no boundary
+    annotate: bool = False  # -c: git annotate's tab-separated columns
+
+    def sha_width(self) -> int:
+        if self.long_sha:
+            return 40
+        return min(40, self.abbrev + 1) if self.abbrev is not None else 8
 
 
 DATE_FORMATS = (
@@ -106,8 +118,14 @@ def print_human(result: FileBlame, look: BlameLook | None = None) -> None:
     agent_w = 8 + 1 + 6 + (model_w + 1 if model_w else 0) + (0 if look.suppress else 17) + 5
     who_w = max(person_w, agent_w, 0 if look.suppress else 19)
     out = []
+    sha_w = look.sha_width()
+    boundary = _root_commits(result) if look.blank_boundary and not look.root else set()
+    name_col = max((len(ln.orig_path or result.path) for ln in result.lines), default=0)
+    number_col = max((len(str(ln.orig_line or ln.line)) for ln in result.lines), default=1)
     for ln in result.lines:
-        sha = (ln.commit or "0" * 40)[:8]
+        sha = (ln.commit or "0" * 40)[:sha_w]
+        if ln.commit in boundary:
+            sha = " " * len(sha)
         if ln.session:
             fg = palette.setdefault(
                 ln.session, SESSION_COLOURS[len(palette) % len(SESSION_COLOURS)]
@@ -130,11 +148,30 @@ def print_human(result: FileBlame, look: BlameLook | None = None) -> None:
             name, _, day = people[ln.commit].partition("\0")
             who = style(f"{f'({name:<{name_w}} {day:<{day_w}})':<{who_w}}", colour, dim=True)
         text = inert(ln.text)
-        out.append(f"{style(sha, colour, fg='yellow')} {who} {ln.line:>{width}}) {text}")
+        where = ""
+        if look.show_name:
+            where += f"{inert(ln.orig_path or result.path):<{name_col}} "
+        if look.show_number:
+            where += f"{ln.orig_line or ln.line:>{number_col}} "
+        if look.annotate:
+            # git annotate: commit, then (who, line) and the text, tab-separated
+            plain = " ".join(click.unstyle(who).split())
+            out.append(f"{style(sha, colour, fg='yellow')}\t{where}({plain}\t{ln.line}){text}")
+            continue
+        out.append(f"{style(sha, colour, fg='yellow')} {where}{who} {ln.line:>{width}}) {text}")
     if out:
         with paged():
             # the pager's pipe is no terminal: say whether the styles stay
             click.echo("\n".join(out), color=colour)
+
+
+def _root_commits(result: FileBlame) -> set[str]:
+    """The commits among the lines' that have no parent (git blame's boundary)."""
+    import pygit2
+
+    repo = pygit2.Repository(result.root)
+    shas = {ln.commit for ln in result.lines if ln.commit}
+    return {sha for sha in shas if not repo[sha].peel(pygit2.Commit).parents}
 
 
 def print_porcelain(result: FileBlame, every_line: bool = False) -> None:
