@@ -243,9 +243,11 @@ class ChunkRows:
 
 
 def chunk_rows(chunk: Chunk) -> ChunkRows:
+    from deja_blame.transcripts.shell_writes import command_edits
+
     edits = []
     lines = []
-    for step, e in chunk.edits:
+    for step, e in [*chunk.edits, *command_edits(chunk.commands)]:
         at_epoch = epoch_of(e.at)
         edits.append(
             (

@@ -1,0 +1,113 @@
+"""Golden cases of transcripts/shell_writes.py: what a shell command writes, read
+from the command line alone (nothing is ever run)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from conftest import commit_env, deja, git
+
+from deja_blame.transcripts.shell_writes import ShellWrite, shell_writes
+
+CASES: list[tuple[str, list[ShellWrite]]] = [
+    (
+        "cat > src/app.py <<'EOF'\nimport os\nprint(os.sep)\nEOF",
+        [ShellWrite("src/app.py", "import os\nprint(os.sep)\n")],
+    ),
+    (
+        'mkdir -p docs && cat <<"END" >> docs/notes.md\n- one\n- two\nEND',
+        [ShellWrite("docs/notes.md", "- one\n- two\n", append=True)],
+    ),
+    ("cat > a.txt <<EOF\nplain text\nEOF", [ShellWrite("a.txt", "plain text\n")]),
+    ("cat > a.sh <<EOF\necho $HOME\nEOF", []),  # unquoted: the shell expands $HOME
+    ("cat > a.sh <<'EOF'\necho $HOME\nEOF", [ShellWrite("a.sh", "echo $HOME\n")]),
+    ("cat <<-EOF > t.txt\n\tindented\n\tEOF", [ShellWrite("t.txt", "indented\n")]),
+    (
+        "tee -a log.txt b.txt > /dev/null <<'X'\nline\nX",
+        [ShellWrite("log.txt", "line\n", True), ShellWrite("b.txt", "line\n", True)],
+    ),
+    ("echo 'hello world' > greet.txt", [ShellWrite("greet.txt", "hello world\n")]),
+    ("echo -n done >> state", [ShellWrite("state", "done", append=True)]),
+    ('echo "$USER" > who.txt', []),
+    ("printf 'a\\nb\\n' > ab.txt", [ShellWrite("ab.txt", "a\nb\n")]),
+    ("printf '%s\\n' x > x.txt", []),  # its arguments decide
+    (
+        "python3 - <<'PY'\nfrom pathlib import Path\nPath('cfg.ini').write_text('[a]\\nb = 1\\n')\nPY",
+        [ShellWrite("cfg.ini", "[a]\nb = 1\n")],
+    ),
+    (
+        "python - <<'PY'\nwith open('out.py', 'w') as fh:\n    fh.write('X = 1\\n')\nPY",
+        [ShellWrite("out.py", "X = 1\n")],
+    ),
+    ("python - <<'PY'\nopen(name, 'w').write(text)\nPY", []),  # not literal
+    ("sed -i 's/a/b/' f.py", []),
+    ("./gen.sh > out.txt", []),
+    ("cat a.txt > b.txt", []),  # a copy: not the agent's text
+    ("cat > open.txt <<'EOF'\nnever closed", []),
+    (
+        "ls && cat > k.txt <<'A' && cat > l.txt <<'B'\nk\nA\nl\nB",
+        [ShellWrite("k.txt", "k\n"), ShellWrite("l.txt", "l\n")],
+    ),  # fmt: skip
+]
+
+
+@pytest.mark.parametrize(("command", "want"), CASES)
+def test_shell_writes(command: str, want: list[ShellWrite]) -> None:
+    assert shell_writes(command) == want
+
+
+def test_a_heredoc_that_ran_is_the_sessions_text_in_blame(tmp_path: Path, repo: Path) -> None:
+    """A Claude Code session on another machine writes two files with its shell;
+    the second command failed (exit code 1): only the first file is its."""
+    sid = "7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+    cwd = "/home/frank/proj"
+    good = "".join(f"limit_{i} = clamp_value({i}, ceiling={i * 3})\n" for i in range(5))
+    bad = "".join(f"never_{i} = not_written({i})\n" for i in range(5))
+
+    def bash(k: int, command: str, error: bool) -> list[dict[str, Any]]:
+        at = f"2026-03-01T10:00:{k:02d}Z"
+        call = {
+            "type": "tool_use",
+            "id": f"toolu_{k}",
+            "name": "Bash",
+            "input": {"command": command},
+        }
+        answer = {
+            "type": "tool_result",
+            "tool_use_id": f"toolu_{k}",
+            "is_error": error,
+            "content": "Exit code 1\nboom" if error else "",
+        }
+        base = {"sessionId": sid, "cwd": cwd, "timestamp": at}
+        return [
+            {**base, "type": "assistant", "uuid": f"a{k}", "message": {"role": "assistant", "content": [call]}},
+            {**base, "type": "user", "uuid": f"u{k}", "message": {"role": "user", "content": [answer]}},
+        ]  # fmt: skip
+
+    records = [
+        {"type": "user", "sessionId": sid, "cwd": cwd, "timestamp": "2026-03-01T10:00:00Z",
+         "uuid": "u0", "message": {"role": "user", "content": "Write the limits."}},
+        *bash(1, f"mkdir -p src && cat > src/limits.py <<'EOF'\n{good}EOF", False),
+        *bash(2, f"cat > src/never.py <<'EOF'\n{bad}EOF && false", True),
+    ]  # fmt: skip
+    root = tmp_path / "claude"
+    transcript = root / "projects" / "-home-frank-proj" / f"{sid}.jsonl"
+    transcript.parent.mkdir(parents=True)
+    transcript.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+    (repo / "src").mkdir()
+    (repo / "src" / "limits.py").write_text(good)
+    (repo / "src" / "never.py").write_text(bad)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "limits", env=commit_env(1772359300))  # 10:01:40
+    env = {"DEJA_CLAUDE_ROOT": str(root), "DEJA_DB": str(tmp_path / "index.db")}
+    deja("index", "-q", cwd=repo, env=env)
+
+    def sessions(rel: str) -> list[str | None]:
+        doc = orjson.loads(deja("blame", rel, "--json", cwd=repo, env=env).stdout)
+        return [ln["session"] for ln in doc["lines"]]
+
+    assert sessions("src/limits.py") == [sid] * 5
+    assert sessions("src/never.py") == [None] * 5
