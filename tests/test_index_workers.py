@@ -10,6 +10,7 @@ run, the command line, and what happens when the workers die.
 
 from __future__ import annotations
 
+import io
 import os
 import random
 import signal
@@ -336,3 +337,34 @@ def test_packed_columns_read_back_and_old_rows_too(tmp_path: Path) -> None:
     text = "The agent said: " + "é" * 300
     assert store.message_text(store._pack_text("assistant", text)) == text
     assert store._pack_text("user", text) == text  # requests stay TEXT: SQL reads them
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("terminal", [True, False], ids=["terminal", "pipe"])
+def test_a_first_answer_shows_its_reading_on_a_terminal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, terminal: bool
+) -> None:
+    """blame, why and stats read new transcripts before answering: on a terminal a
+    bar says so (the first answer after many sessions is not silent), in a pipe nothing."""
+    from deja_blame.index.refresh import refresh_index
+
+    root = tmp_path / "root"
+    build_root(root, sessions=24, turns=2)
+    monkeypatch.setenv("DEJA_ANTIGRAVITY_ROOT", str(root))
+    err = _Terminal() if terminal else io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    conn = connect(tmp_path / "index.db")
+    try:
+        refresh_index(conn)
+        assert conn.execute("SELECT count(*) FROM sessions").fetchone()[0] == 24
+    finally:
+        conn.close()
+    shown = err.getvalue()
+    if terminal:
+        assert "reading new transcripts" in shown and "100%" in shown
+    else:
+        assert shown == ""

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import sqlite3
+from typing import TYPE_CHECKING
 
 from deja_blame.output import warn
 from deja_blame.transcripts.antigravity.discover import discover_roots
+
+if TYPE_CHECKING:
+    from deja_blame.transcripts.transcript_file import TranscriptFile
 
 
 def refresh_index(conn: sqlite3.Connection) -> None:
@@ -21,8 +25,21 @@ def refresh_index(conn: sqlite3.Connection) -> None:
         files = changed_transcripts(conn, roots)
         if files:
             from deja_blame.index.ingest import index_roots
+            from deja_blame.output import CommitProgress
 
-            # in this process: git blame runs in a thread meanwhile
-            index_roots(conn, roots, transcripts=files, jobs=1)
+            # a first answer after many new sessions is not silent on a terminal
+            bar = CommitProgress("reading new transcripts")
+            done: set[str] = set()
+
+            def step(tf: TranscriptFile) -> None:
+                if tf.session_id not in done:
+                    done.add(tf.session_id)
+                    bar(len(done), len(files))
+
+            try:
+                # in this process: git blame runs in a thread meanwhile
+                index_roots(conn, roots, transcripts=files, jobs=1, progress=step)
+            finally:
+                bar.close()
     except sqlite3.OperationalError as exc:
         warn(f"could not refresh the index ({exc}); blaming with what it holds")
