@@ -10,15 +10,26 @@ local function finish()
 end
 
 local ok, err = pcall(function()
-  local id = vim.lsp.start_client({ name = "deja", cmd = { vim.env.DEJA_PYTHON, "-m", "deja_blame", "lsp" } })
+  -- docs/editors.md's configuration for Neovim 0.7
+  local function lenses(_, buf)
+    vim.lsp.codelens.refresh()
+    vim.api.nvim_create_autocmd({ "BufEnter", "BufWritePost", "InsertLeave", "CursorHold" },
+      { buffer = buf, callback = vim.lsp.codelens.refresh })
+  end
+  local id
+  vim.api.nvim_create_autocmd("BufReadPost", {
+    callback = function(args)
+      id = id or vim.lsp.start_client({ name = "deja", on_attach = lenses,
+        cmd = { vim.env.DEJA_PYTHON, "-m", "deja_blame", "lsp" } })
+      vim.lsp.buf_attach_client(args.buf, id)
+    end,
+  })
   vim.cmd("edit " .. vim.fn.fnameescape(vim.env.DEJA_FILE))
   local buf = vim.api.nvim_get_current_buf()
-  vim.lsp.buf_attach_client(buf, id)
   out.attached = vim.wait(30000, function()
-    local c = vim.lsp.get_client_by_id(id)
+    local c = id and vim.lsp.get_client_by_id(id)
     return c ~= nil and c.server_capabilities ~= nil and c.server_capabilities.codeLensProvider ~= nil
   end, 20)
-  vim.lsp.codelens.refresh()
   vim.wait(30000, function() return #vim.lsp.codelens.get(buf) > 0 end, 20)
   out.lenses = {}
   for _, lens in ipairs(vim.lsp.codelens.get(buf)) do

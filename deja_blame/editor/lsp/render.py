@@ -81,7 +81,8 @@ def _code(text: str) -> str:
     """Inline code that no backtick inside ``text`` can close early."""
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
     tick = "`" * (longest + 1)
-    return f"{tick} {text} {tick}"
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{tick}{pad}{text}{pad}{tick}"
 
 
 def agent_hover(
@@ -121,7 +122,7 @@ def agent_hover(
             diff += [f"-{inert(r)}" for r in h["removed"]] + [f"+{inert(a)}" for a in h["added"]]
         more = len(diff) - EDIT_LINES
         body = "\n".join(diff[:EDIT_LINES]) + (f"\n... {more} more lines" if more > 0 else "")
-        out.append(f"**The edit** ({inert(edit['tool'] or '?')}, {edit['at'] or '?'})\n\n")
+        out.append(f"**The edit** ({_code(inert(edit['tool'] or '?'))}, {edit['at'] or '?'})\n\n")
         out[-1] += _fenced(body, "diff")
     history = story.get("history") or []
     if len(history) > 1:
