@@ -122,3 +122,51 @@ def test_notes_fetch_git_ai(repo: Path, tmp_path: Path) -> None:
     none = deja_json("notes", "fetch", "--git-ai", str(repo), "--json", cwd=tmp_path / "clone")
     assert none["git_ai"] == "fetched"
     assert git(clone, "notes", "--ref", "ai", "list").strip()  # the ref is there, as fetched
+
+
+HOSTILE_GITAI = {
+    "100,000-deep JSON": "a.py\n  s_c9883b05a2487d::t_1 6-8\n---\n" + "[" * 100_000 + "]" * 100_000,
+    "deep JSON after the schema": 'a.py\n  s_c9883b05a2487d::t_1 6-8\n---\n{"schema_version":'
+    ' "authorship/3.0.0", "x": ' + "[" * 100_000 + "]" * 100_000 + "}",
+    "a 5,000-digit line": "a.py\n  s_c9883b05a2487d::t_1 6-" + "9" * 5000 + "\n---\n"
+    '{"schema_version": "authorship/3.0.0"}',
+    "a range to 10**12": 'a.py\n  s_c9883b05a2487d::t_1 1-1000000000000\n---\n{"schema_version":'
+    ' "authorship/3.0.0"}',
+    "a forged agent": 'a.py\n  s_c9883b05a2487d::t_1 6-8\n---\n{"schema_version":'
+    ' "authorship/3.0.0", "sessions": {"s_c9883b05a2487d": {"agent_id": {"tool":'
+    ' "claude\\nFORGED: verified", "model": "m\\u001b[31m\\nFORGED: x"}}}}',
+}
+
+
+def test_a_hostile_gitai_note_never_breaks_a_command(repo: Path, tmp_path: Path) -> None:
+    from test_hostile_notes import _deja
+
+    make_repo(repo)
+    for case, text in HOSTILE_GITAI.items():
+        note = tmp_path / "note.txt"
+        note.write_text(text)
+        git(repo, "notes", "--ref", "ai", "add", "-f", "-F", str(note), "HEAD")
+        for args in (
+            ("blame", "a.py"),
+            ("blame", "a.py", "--json"),
+            ("why", "a.py:7"),
+            ("stats",),
+            ("report", "HEAD~1..HEAD", "--format", "markdown"),
+            ("export", "HEAD~1..HEAD", "--format", "agent-trace"),
+        ):
+            proc = _deja(*args, cwd=repo)
+            err = proc.stderr.decode("utf-8", "replace")
+            assert proc.returncode == 0, (case, args, err[-400:])
+            assert "unexpected error" not in err and "Traceback" not in err, (case, args, err)
+            out = proc.stdout.decode("utf-8", "replace")
+            assert not any(ln.lstrip(" #>*|-").startswith("FORGED") for ln in out.splitlines())
+            assert "\x1b[31m" not in out
+
+
+def test_gitai_ranges_keep_deja_s_limits() -> None:
+    ok = '\n---\n{"schema_version": "authorship/3.0.0"}'
+    assert parse_authorship("a.py\n  k 1-" + "9" * 5000 + ok).files == {}  # type: ignore[union-attr]
+    assert parse_authorship("a.py\n  k 1-10000001" + ok).files == {}  # type: ignore[union-attr]
+    many = ",".join(str(i) for i in range(1, 200_002))
+    assert parse_authorship("a.py\n  k " + many + ok).files == {}  # type: ignore[union-attr]
+    assert parse_authorship("a.py\n  k 1-999999" + ok).files == {"a.py": [("k", [(1, 999999)])]}  # type: ignore[union-attr]

@@ -315,8 +315,18 @@ def check_hooks(repo: Any) -> Check:
 
 def check_notes(repo: Any) -> Check:
     from deja_blame.notes.schema import NOTES_REF
-    from deja_blame.notes.store import note_blob_map, ref_target
+    from deja_blame.notes.store import (
+        WRONG_KIND_HINT,
+        note_blob_map,
+        ref_object,
+        ref_target,
+        wrong_kind_message,
+    )
 
+    found = ref_object(repo)
+    if found is not None and found[1] != "commit":
+        message = wrong_kind_message(NOTES_REF, *found)
+        return Check("notes", False, message, WRONG_KIND_HINT.format(ref=NOTES_REF))
     target = ref_target(repo)
     if target is None:
         return Check("notes", True, f"{NOTES_REF}: absent (no commit annotated here yet)")

@@ -29,9 +29,10 @@ from deja_blame import __version__
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import resolve_commit, run_git, workdir
 from deja_blame.notes.lookup import read_note
+from deja_blame.notes.public import public_sessions
 from deja_blame.notes.remap import Carrier
 from deja_blame.notes.schema import Note, merge_notes
-from deja_blame.notes.store import read_note_docs, update_notes
+from deja_blame.notes.store import check_notes_ref, read_note_docs, update_notes
 
 TOOL = f"deja-blame {__version__}"
 PROMPTS_KEY = "deja.notes.prompts"
@@ -181,6 +182,8 @@ def annotate(
     """Compute ``rev``'s note from the index, the stored note and carried notes; store it."""
     commit = resolve_commit(repo, rev)
     sha = str(commit.id)
+    if write:
+        check_notes_ref(repo)  # before any work: a ref of the wrong kind is left alone
     if include_prompts is None:
         include_prompts = prompts_opted_in(repo)
     head = repo.head.target if not repo.head_is_unborn else None
@@ -191,15 +194,14 @@ def annotate(
         commit=sha, note=Note(commit=sha, tool=TOOL), written=False, existed=False, sources=sources
     )
     result.derived_lines = derived.line_count()
+    root = str(workdir(repo))
 
     def final_for(r: pygit2.Repository) -> tuple[Note, list[Note]]:
         docs = read_note_docs(r, sha)
         carried = _carried(r, sha, sources, docs)
         result.carried_lines = carried.line_count() if carried is not None else 0
         final = merge_notes([derived, _own(docs, sha), carried], commit=sha, tool=TOOL)
-        if not include_prompts:
-            for info in final.sessions.values():
-                info.pop("first_prompt", None)
+        final.sessions = public_sessions(final.sessions, root, include_prompts)
         return final, docs
 
     def compute(r: pygit2.Repository, tip: str | None) -> dict[str, str | None]:
@@ -275,9 +277,11 @@ def rewrite_notes(
     write); then, while there is time, each is re-derived from the index too,
     written in batches so that an interrupted run keeps what it did.
     """
+    check_notes_ref(repo)
     if include_prompts is None:
         include_prompts = prompts_opted_in(repo)
     result = RewriteResult(pairs=len(pairs))
+    root = str(workdir(repo))
     groups: dict[str, list[str]] = {}
     for old, new in pairs:
         if old != new and _exists(repo, new):
@@ -306,9 +310,7 @@ def rewrite_notes(
                 final = merge_notes(
                     [derived.get(new), _own(docs, new), carried[new]], commit=new, tool=TOOL
                 )
-                if not include_prompts:
-                    for info in final.sessions.values():
-                        info.pop("first_prompt", None)
+                final.sessions = public_sessions(final.sessions, root, bool(include_prompts))
                 if final.is_empty():
                     if docs:
                         out[new] = None  # only a stale copy of the old note was there

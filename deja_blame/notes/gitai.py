@@ -24,10 +24,12 @@ deja uses these for lines its own notes and index do not explain (``via:
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
+from deja_blame.notes.schema import MAX_LINE, MAX_NOTE_LINES, MAX_PATH, MAX_RANGES
 from deja_blame.transcripts.registry import from_other_name
 
 if TYPE_CHECKING:  # pygit2 is imported where a note is read: a warm blame never needs it
@@ -36,6 +38,9 @@ if TYPE_CHECKING:  # pygit2 is imported where a note is read: a warm blame never
 GITAI_REF = "refs/notes/ai"
 SCHEMA = "authorship/3.0.0"
 MAX_NOTE_BYTES = 16 * 1024 * 1024  # as deja's own notes: bigger ones are not read
+MAX_TEXT = 4096
+MAX_KEY = 256
+_LINE_DIGITS = len(str(MAX_LINE))
 CONFIDENCE = 0.9  # git-ai saw the lines written; deja did not
 
 
@@ -97,20 +102,35 @@ def _dict(value: object) -> dict[str, Any]:
 
 
 def _str(value: object) -> str | None:
-    return value if isinstance(value, str) and value else None
+    """A string detail, on one line and capped (printed by why, show, blame, report)."""
+    if not isinstance(value, str) or not value:
+        return None
+    from deja_blame.notes.public import one_line
+
+    return one_line(value[:MAX_TEXT])
 
 
 def _ranges(spec: str) -> list[tuple[int, int]] | None:
+    """``1-10,15`` -> [(1, 10), (15, 15)], within the limits of deja's own notes (no
+    number past MAX_LINE, no more than MAX_RANGES ranges), or None."""
+    parts = spec.split(",", MAX_RANGES)
+    if len(parts) > MAX_RANGES:
+        return None
     out: list[tuple[int, int]] = []
-    for part in spec.split(","):
+    for part in parts:
         a, _, b = part.partition("-")
-        if not a.isdigit() or (b and not b.isdigit()):
+        if not _digits(a) or (b and not _digits(b)):
             return None
         start, end = int(a), int(b or a)
-        if start < 1 or end < start:
+        if not 1 <= start <= end <= MAX_LINE:
             return None
         out.append((start, end))
     return out
+
+
+def _digits(text: str) -> bool:
+    # 5,000 digits would make int() raise: no line number has more than eight
+    return 0 < len(text) <= _LINE_DIGITS and text.isascii() and text.isdigit()
 
 
 def parse_authorship(text: str) -> Authorship | None:
@@ -121,9 +141,11 @@ def parse_authorship(text: str) -> Authorship | None:
             head, tail = "", text[4:]
         else:
             return None
+    if len(text) > MAX_NOTE_BYTES:
+        return None
     try:
-        meta = json.loads(tail)
-    except ValueError:
+        meta = orjson.loads(tail)  # nesting past 1,024 levels is an error, not a RecursionError
+    except orjson.JSONDecodeError:
         return None
     if not isinstance(meta, dict) or not str(meta.get("schema_version", "")).startswith(
         "authorship/"
@@ -131,18 +153,23 @@ def parse_authorship(text: str) -> Authorship | None:
         return None
     result = Authorship(meta=meta)
     current: str | None = None
+    budget = MAX_NOTE_LINES
     for line in head.split("\n"):
         if not line.strip():
             continue
         if line.startswith("  ") and current is not None:
             key, _, spec = line[2:].partition(" ")
             ranges = _ranges(spec.strip())
-            if key and ranges:
+            if ranges:
+                budget -= sum(b - a + 1 for a, b in ranges)
+            if key and ranges and budget >= 0 and len(key) <= MAX_KEY:
                 result.files.setdefault(current, []).append((key, ranges))
             continue
         if line[0].isspace():
             continue  # an entry before any path, or not two spaces: skipped
         current = line[1:-1] if len(line) > 1 and line[0] == line[-1] == '"' else line
+        if len(current) > MAX_PATH:
+            current = None
     return result
 
 
@@ -159,16 +186,11 @@ class GitAiLookup:
         return self.notes[commit]
 
     def _read(self, commit: str) -> Authorship | None:
-        import pygit2
+        from deja_blame.notes.store import read_note_text
 
-        try:
-            note = self.repo.lookup_note(commit, GITAI_REF)
-            blob = self.repo[note.id]
-        except (KeyError, ValueError, pygit2.GitError):
-            return None
-        if not isinstance(blob, pygit2.Blob) or blob.size > MAX_NOTE_BYTES:
-            return None
-        return parse_authorship(blob.data.decode("utf-8", "replace"))
+        # its size read first, never loaded past MAX_NOTE_BYTES; a ref of the wrong kind is None
+        text = read_note_text(self.repo, commit, GITAI_REF)
+        return parse_authorship(text) if text is not None else None
 
     def __call__(self, commit: str, path: str, line: int) -> Author | None:
         note = self.note(commit)

@@ -8,7 +8,7 @@ import pygit2
 
 from deja_blame.notes.remap import effective_note
 from deja_blame.notes.schema import NOTES_REF, LineMap, Note
-from deja_blame.notes.store import read_note_docs
+from deja_blame.notes.store import read_note_docs, ref_target
 
 
 def read_note(repo: pygit2.Repository, commit: str) -> Note | None:
@@ -17,11 +17,7 @@ def read_note(repo: pygit2.Repository, commit: str) -> Note | None:
 
 
 def has_notes(repo: pygit2.Repository) -> bool:
-    try:
-        repo.references[NOTES_REF]
-    except (KeyError, pygit2.GitError):
-        return False
-    return True
+    return ref_target(repo, NOTES_REF) is not None
 
 
 class NotesLookup:

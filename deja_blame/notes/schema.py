@@ -41,6 +41,7 @@ from typing import Any
 import orjson
 
 from deja_blame.models import UNKNOWN_AGENT
+from deja_blame.notes.public import one_line
 
 NOTES_REF = "refs/notes/deja"
 SCHEMA = 2
@@ -233,7 +234,12 @@ def _clean_info(info: dict[Any, Any]) -> dict[str, Any]:
         if not isinstance(key, str) or len(key) > 64:
             continue
         if isinstance(value, str):
-            out[key] = "".join(ch for ch in value[:MAX_TEXT] if ch.isprintable() or ch in "\n\t")
+            if key != "first_prompt":  # printed on one line: a newline would forge another
+                out[key] = one_line(value[:MAX_TEXT])
+            else:
+                out[key] = "".join(
+                    ch for ch in value[:MAX_TEXT] if ch.isprintable() or ch in "\n\t"
+                )
         elif value is None or isinstance(value, bool) or _number(value):
             out[key] = value
     return out

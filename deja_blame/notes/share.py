@@ -22,6 +22,7 @@ import pygit2
 
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import run_git, workdir
+from deja_blame.notes.public import public_sessions
 from deja_blame.notes.remap import effective_note
 from deja_blame.notes.schema import NOTES_REF, merge_notes, parse_note_docs
 from deja_blame.notes.store import (
@@ -29,8 +30,10 @@ from deja_blame.notes.store import (
     NULL_SHA,
     _fast_import,
     _fast_import_stream,
+    check_notes_ref,
     note_blob_map,
     note_path,
+    ref_object,
     ref_target,
     writer_lock,
 )
@@ -102,6 +105,8 @@ def _is_commit_here(repo: pygit2.Repository, sha: str) -> bool:
 def merge_notes_ref(repo: pygit2.Repository, theirs: str, label: str) -> MergeResult:
     """Merge the notes commit ``theirs`` into the local ``refs/notes/deja``."""
     result = MergeResult()
+    root = str(workdir(repo))
+    check_notes_ref(repo)
     with writer_lock(repo):
         last_err = ""
         for _ in range(MAX_ATTEMPTS):
@@ -155,6 +160,7 @@ def merge_notes_ref(repo: pygit2.Repository, theirs: str, label: str) -> MergeRe
                     result.kept += 1
                     continue
                 merged = merge_notes([ours_doc, theirs_doc], commit=sha, tool=ours_doc.tool)
+                merged.sessions = public_sessions(merged.sessions, root, include_prompts=True)
                 changes[sha] = merged.dumps()
                 result.merged += 1
             stream = _fast_import_stream(
@@ -200,6 +206,13 @@ def fetch(repo: pygit2.Repository, remote: str = "origin") -> FetchResult:
                 remote=remote, ref=ref, fetched=None, merge=MergeResult(), local=ref_target(repo)
             )
         raise DejaError(f"git fetch {remote} failed: {_git_reason(err, proc.returncode)}")
+    found = ref_object(repo, ref)
+    if found is not None and found[1] != "commit":
+        raise DejaError(
+            f"{remote}'s {NOTES_REF} points at a {found[1]} ({found[0][:12]}), not a notes"
+            " commit: nothing merged, the local notes are as they were",
+            hint=f"ask whoever wrote it there; its copy is {ref}",
+        )
     theirs = ref_target(repo, ref)
     if theirs is None:
         return FetchResult(remote=remote, ref=ref, fetched=None, merge=MergeResult())
@@ -232,6 +245,7 @@ def push(repo: pygit2.Repository, remote: str = "origin") -> PushResult:
     result = PushResult(remote=remote)
     root = workdir(repo)
     for attempt in range(1, PUSH_ATTEMPTS + 1):
+        check_notes_ref(repo)
         tip = ref_target(repo)
         if tip is None:
             raise DejaError(

@@ -51,11 +51,51 @@ def deja_dir(repo: pygit2.Repository) -> Path:
     return common_dir(repo) / "deja"
 
 
-def ref_target(repo: pygit2.Repository, ref: str = NOTES_REF) -> str | None:
+def ref_object(repo: pygit2.Repository, ref: str = NOTES_REF) -> tuple[str, str] | None:
+    """(object id, its kind: commit, blob, tree, tag) that ``ref`` points at, or None."""
     try:
-        return str(repo.references[ref].resolve().target)
+        sha = str(repo.references[ref].resolve().target)
+        return sha, repo[sha].type_str
     except (KeyError, pygit2.GitError, ValueError):
         return None
+
+
+def wrong_kind_message(ref: str, sha: str, kind: str) -> str:
+    return (
+        f"{ref} points at a {kind} ({sha[:12]}), not a notes commit: deja reads no notes"
+        " from it and leaves it as it is"
+    )
+
+
+WRONG_KIND_HINT = "see what it is: git cat-file -p {ref}; remove it: git update-ref -d {ref}"
+_WARNED_REFS: set[str] = set()
+
+
+def ref_target(repo: pygit2.Repository, ref: str = NOTES_REF) -> str | None:
+    """The notes commit ``ref`` points at, or None. A ref pointing at something else
+    (a blob, a tree, a tag: a fork's or a tool's mistake) holds no notes: one
+    warning, and it is left alone (writers refuse it: ``check_notes_ref``)."""
+    found = ref_object(repo, ref)
+    if found is None:
+        return None
+    sha, kind = found
+    if kind != "commit":
+        if ref not in _WARNED_REFS:
+            from deja_blame.output import warn
+
+            _WARNED_REFS.add(ref)
+            warn(wrong_kind_message(ref, sha, kind))
+        return None
+    return sha
+
+
+def check_notes_ref(repo: pygit2.Repository, ref: str = NOTES_REF) -> None:
+    """A DejaError (one line and a hint) when ``ref`` points at anything but a commit."""
+    found = ref_object(repo, ref)
+    if found is not None and found[1] != "commit":
+        message = wrong_kind_message(ref, found[0], found[1])
+        _WARNED_REFS.add(ref)  # said once: readers later in this process need not repeat it
+        raise DejaError(message, hint=WRONG_KIND_HINT.format(ref=ref))
 
 
 _HEX = frozenset("0123456789abcdef")
@@ -113,8 +153,10 @@ def _has_dir(tree: pygit2.Tree, sha: str, depth: int) -> bool:
 def read_note_text(repo: pygit2.Repository, commit: str, ref: str = NOTES_REF) -> str | None:
     """The text of ``commit``'s note under ``ref``, or None. Its size is read first
     (libgit2's note lookup loads the whole blob): a 1 GB note costs a header read."""
+    tip = ref_target(repo, ref)
+    if tip is None:
+        return None
     try:
-        tip = repo.lookup_reference(ref).target
         found = _find_note(repo[tip].peel(pygit2.Tree), commit)
         if found is None:
             return None
@@ -123,7 +165,7 @@ def read_note_text(repo: pygit2.Repository, commit: str, ref: str = NOTES_REF) -
     except (KeyError, pygit2.GitError, ValueError):
         return None
     if size > MAX_NOTE_BYTES:
-        _skipped_note(commit, size)
+        _skipped_note(commit, size, ref)
         return None
     blob = repo[blob_id]
     if not isinstance(blob, pygit2.Blob):
@@ -137,7 +179,7 @@ def read_note(repo: pygit2.Repository, commit: str, ref: str = NOTES_REF) -> Not
         return None
     note = parse_note(text)
     if note is None:
-        _skipped_note(commit, len(text.encode("utf-8", "replace")))
+        _skipped_note(commit, len(text.encode("utf-8", "replace")), ref)
     return note
 
 
@@ -145,7 +187,7 @@ _SKIPPED: set[str] = set()
 SKIPPED_SHOWN = 3
 
 
-def _skipped_note(commit: str, size: int) -> None:
+def _skipped_note(commit: str, size: int, ref: str = NOTES_REF) -> None:
     """One warning per unreadable note (a few per process): a fork's note is input."""
     from deja_blame.output import warn
 
@@ -154,9 +196,9 @@ def _skipped_note(commit: str, size: int) -> None:
     _SKIPPED.add(commit)
     if len(_SKIPPED) <= SKIPPED_SHOWN:
         why = "too large" if size > MAX_NOTE_BYTES else "not a deja note this version reads"
-        warn(f"skipped the note of commit {commit[:12]} in {NOTES_REF} ({why}, {size:,} bytes)")
+        warn(f"skipped the note of commit {commit[:12]} in {ref} ({why}, {size:,} bytes)")
     elif len(_SKIPPED) == SKIPPED_SHOWN + 1:
-        warn(f"skipping more unreadable notes in {NOTES_REF} without saying so")
+        warn(f"skipping more unreadable notes in {ref} without saying so")
 
 
 def read_note_docs(repo: pygit2.Repository, commit: str, ref: str = NOTES_REF) -> list[Note]:
@@ -254,8 +296,9 @@ def _fast_import(repo: pygit2.Repository, stream: bytes) -> tuple[bool, str]:
     err = err_bytes.decode("utf-8", "replace").strip()
     if proc.returncode != 0:
         # fast-import leaves a crash report for every failed run: ours, not the user's
-        for crash in Path(repo.path).glob(f"fast_import_crash_{proc.pid}"):
-            crash.unlink(missing_ok=True)
+        for gitdir in {Path(repo.path), common_dir(repo)}:
+            for crash in gitdir.glob(f"fast_import_crash_{proc.pid}"):
+                crash.unlink(missing_ok=True)
     return proc.returncode == 0, err
 
 
@@ -276,9 +319,11 @@ def update_notes(
     the new notes commit a merge with that notes commit (``deja notes fetch``).
     Returns the new tip, or None when there was nothing to change.
     """
+    check_notes_ref(repo, ref)  # never written over: fast-import would crash on it
     with writer_lock(repo):
         last_err = ""
         for attempt in range(MAX_ATTEMPTS):
+            check_notes_ref(repo, ref)
             tip = ref_target(repo, ref)
             changes = dict(compute(repo, tip))
             if not changes and merge is None:

@@ -11,9 +11,10 @@ The rules lean towards leaving code alone: ``token = os.environ["TOKEN"]`` or
 
 from __future__ import annotations
 
+import os
 import re
 
-__all__ = ("REDACTED", "redact")
+__all__ = ("REDACTED", "redact", "redact_for_sharing")
 
 REDACTED = "[redacted]"
 
@@ -212,3 +213,26 @@ def redact(text: str) -> str:
     text = _redact_keyed(_COLON_QUOTED, text, _BARE_VALUE)
     text = _redact_keyed(_COLON_YAML, text, _WORD_VALUE)
     return text
+
+
+# A home directory names its user: /home/ana, /Users/ana, C:\Users\ana, /root
+_HOME_DIR = re.compile(
+    r"(?<![A-Za-z0-9_.\-])(?:/home/[^/\s\"'`]+|/Users/[^/\s\"'`]+|/root(?=[/\s\"'`]|$)"
+    r"|[A-Za-z]:[\\/](?:Users|Documents and Settings)[\\/][^\\/\s\"'`]+)",
+    re.IGNORECASE,
+)
+
+
+def redact_for_sharing(text: str, root: str | None = None) -> str:
+    """``text`` fit to leave the machine in something others read (a pushed note):
+    secrets redacted, the repository's own directory written ``.`` (its files as
+    repository-relative paths) and any home directory as ``~``: no user name, no
+    folder layout."""
+    if not text:
+        return text
+    if root and root not in ("/", ""):
+        text = text.replace(root.rstrip("/") + "/", "./").replace(root.rstrip("/"), ".")
+    home = os.path.expanduser("~").rstrip("/")
+    if home and home != "~" and len(home) > 1:
+        text = text.replace(home + "/", "~/")
+    return _HOME_DIR.sub("~", redact(text))

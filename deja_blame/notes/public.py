@@ -1,0 +1,72 @@
+"""What a note may carry off this machine: its sessions' details, made public.
+
+Notes are pushed (``deja notes push``) and read by anyone with the repository,
+so every note deja writes goes through ``public_sessions`` first:
+
+- ``agent``, ``model``: kept (one line, no control characters);
+- ``started_at``: kept (a time);
+- ``project``: the session's directory as a repository-relative path (``.``
+  for the repository itself, ``sub/dir`` for one inside it), or ``-`` when it
+  was elsewhere: never an absolute path, which names a user and a disk layout;
+- ``first_prompt``: only when the user opted in (``git config
+  deja.notes.prompts true``), and then redacted (``redact_for_sharing``:
+  secrets, the repository's directory, home directories);
+- any other field: dropped.
+
+docs/notes-and-hooks.md lists the fields of a note one by one.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from deja_blame.outputs.redact import redact_for_sharing
+
+SHARED_FIELDS = ("agent", "project", "started_at", "model", "first_prompt")
+_ABSOLUTE = re.compile(r"^(?:/|~|\\\\|[A-Za-z]:[\\/])")
+
+
+def public_project(project: Any, root: str) -> str:
+    """``project`` relative to the repository at ``root``, or ``-``."""
+    if not isinstance(project, str) or not project or project == "-":
+        return "-"
+    text = project.replace("\\", "/") if re.match(r"^[A-Za-z]:\\", project) else project
+    base = root.rstrip("/")
+    if text == base:
+        return "."
+    if base and text.startswith(base + "/"):
+        rel = text[len(base) + 1 :].strip("/")
+        return rel if rel and ".." not in rel.split("/") else "."
+    if _ABSOLUTE.match(text) or ".." in text.split("/"):
+        return "-"  # elsewhere on the author's disk: not for others
+    return text  # already relative (a note written so)
+
+
+def one_line(value: str) -> str:
+    """A detail printed on one line: control characters (newlines too) become spaces."""
+    return "".join(ch if ch.isprintable() else " " for ch in value)
+
+
+def public_sessions(
+    sessions: dict[str, dict[str, Any]], root: str, include_prompts: bool
+) -> dict[str, dict[str, Any]]:
+    """The sessions' details as a note carries them (see the module's docstring)."""
+    out: dict[str, dict[str, Any]] = {}
+    for sid, info in sessions.items():
+        doc: dict[str, Any] = {}
+        for key in SHARED_FIELDS:
+            if key not in info:
+                continue
+            value = info[key]
+            if key == "project":
+                value = public_project(value, root)
+            elif key == "first_prompt":
+                if not include_prompts or not isinstance(value, str):
+                    continue
+                value = redact_for_sharing(value, root)
+            elif isinstance(value, str):
+                value = one_line(redact_for_sharing(value, root))
+            doc[key] = value
+        out[sid] = doc
+    return out
