@@ -11,6 +11,7 @@ import click
 from deja_blame.errors import DejaError
 from deja_blame.index.store import load_session, resolve_session_id
 from deja_blame.jsonout import print_json
+from deja_blame.models import UNKNOWN_AGENT
 from deja_blame.output import counted, inert, shorten, style, use_colour
 from deja_blame.outputs.session_text import print_session
 
@@ -77,7 +78,7 @@ def _print_noted(doc: dict[str, Any]) -> None:
     echo = click.echo
     echo(
         style(f"session {inert(doc['session_id'])}", c, bold=True)
-        + f"  ({inert(str(doc.get('agent') or 'antigravity'))}, from this repository's notes:"
+        + f"  ({inert(str(doc.get('agent') or UNKNOWN_AGENT))}, from this repository's notes:"
         " its transcript is not on this machine)"
     )
     echo(f"project     {inert(str(doc.get('project') or '-'))}")

@@ -92,6 +92,8 @@ class Agent:
     other_names: tuple[str, ...] = ()  # what other tools (git-ai's notes) call it
     # its finder reports trouble even when no variable named its root
     always_report: bool = False
+    # a root may be a file (Aider's history file, named by its own variable)
+    file_roots: bool = False
 
     def roots(self, env: Mapping[str, str] | None = None, home: Path | None = None) -> list[Path]:
         """The roots ``root_env`` names, else the agent's own places (``default_roots``)."""

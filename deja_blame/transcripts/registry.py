@@ -8,6 +8,7 @@ one package, one line here, golden fixtures.
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -17,7 +18,6 @@ import orjson
 
 from deja_blame.errors import DejaError
 from deja_blame.models import UNKNOWN_AGENT
-from deja_blame.transcripts import antigravity, claude_code, codex, gemini_cli
 from deja_blame.transcripts.agent import Agent, Sniffed
 from deja_blame.transcripts.transcript_file import TranscriptFile
 
@@ -26,18 +26,22 @@ if TYPE_CHECKING:  # the readers are imported where a transcript is read
     from deja_blame.transcripts.agent import Reader
     from deja_blame.transcripts.reading import ReaderState
 
-AGENTS: tuple[Agent, ...] = (
-    antigravity.PLUGIN,
-    claude_code.PLUGIN,
-    codex.PLUGIN,
-    gemini_cli.PLUGIN,
+# One line per agent: its package under transcripts/, which exposes ``PLUGIN``.
+PLUGINS = (
+    "antigravity",
+    "claude_code",
+    "codex",
+    "gemini_cli",
+)
+AGENTS: tuple[Agent, ...] = tuple(
+    importlib.import_module(f"deja_blame.transcripts.{name}").PLUGIN for name in PLUGINS
 )
 
 __all__ = ["AGENTS", "UNKNOWN_AGENT", "agent_named", "discover", "label_of", "display_name"]
 
 # The agent whose roots ``--root`` names and the index's ``roots`` arguments carry
 # (deja read it first); the others are found where each keeps its transcripts.
-ROOTS_AGENT = antigravity.PLUGIN
+ROOTS_AGENT = AGENTS[0]  # antigravity, the first line
 OTHER_AGENTS = tuple(a for a in AGENTS if a is not ROOTS_AGENT)
 
 AGENT_IDS = tuple(a.id for a in AGENTS)
@@ -115,7 +119,7 @@ def discover(
     for a in chosen:
         named = bool(env.get(a.root_env))
         for root in a.roots(env, home):
-            if not root.is_dir():
+            if not (root.is_dir() or (a.file_roots and root.is_file())):
                 if named and problems is not None:
                     problems.append(f"transcript root not found: {root} (from {a.root_env})")
                 continue
