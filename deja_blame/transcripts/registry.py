@@ -32,6 +32,7 @@ PLUGINS = (
     "claude_code",
     "codex",
     "gemini_cli",
+    "cursor",
 )
 AGENTS: tuple[Agent, ...] = tuple(
     importlib.import_module(f"deja_blame.transcripts.{name}").PLUGIN for name in PLUGINS

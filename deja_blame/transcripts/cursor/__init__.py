@@ -1,0 +1,69 @@
+"""Cursor's agent: ``${CURSOR_CONFIG_DIR:-~/.cursor}/projects/<slug>/agent-transcripts/…/<id>.jsonl``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from deja_blame.transcripts.agent import BY_CONTENT, BY_NAME, Agent, Sniffed
+from deja_blame.transcripts.files import files_as_sessions, walk_files
+from deja_blame.transcripts.transcript_file import TranscriptFile
+
+if TYPE_CHECKING:
+    from deja_blame.models import Session
+
+AGENT = "cursor"
+ROOT_ENV = "DEJA_CURSOR_ROOT"
+
+
+def default_roots(env: Mapping[str, str], home: Path) -> list[Path]:
+    config = env.get("CURSOR_CONFIG_DIR")
+    return [Path(config).expanduser() if config else home / ".cursor"]
+
+
+def find_transcripts(root: Path, problems: list[str] | None = None) -> Iterator[TranscriptFile]:
+    projects = root / "projects"
+    base = projects if projects.is_dir() else root
+    paths = walk_files(
+        base,
+        lambda d, n: n.endswith(".jsonl") and "agent-transcripts" in Path(d).parts,
+        problems,
+    )
+    return files_as_sessions(paths, root, AGENT, lambda p: p.stem)
+
+
+def _read(tf: TranscriptFile) -> Session:
+    from deja_blame.transcripts.cursor.reader import parse_transcript
+
+    return parse_transcript(tf.path, tf.session_id)
+
+
+def _sniff(s: Sniffed) -> int:
+    if "agent-transcripts" in s.path.parts and s.path.suffix == ".jsonl":
+        return BY_NAME
+    for rec in s.records:
+        if (
+            set(rec) <= {"role", "message"}
+            and "role" in rec
+            and isinstance(rec.get("message"), dict)
+        ):
+            return BY_CONTENT
+    return 0
+
+
+PLUGIN = Agent(
+    id=AGENT,
+    label="cursor",
+    display_name="Cursor",
+    root_env=ROOT_ENV,
+    default_roots=default_roots,
+    find=find_transcripts,
+    read=_read,
+    sniff=_sniff,
+    where="${CURSOR_CONFIG_DIR:-~/.cursor}/projects/*/agent-transcripts",
+    location_env=("CURSOR_CONFIG_DIR",),
+    handoff=None,  # an editor: no command line that starts with a prompt
+)
+
+__all__ = ["PLUGIN"]
