@@ -33,6 +33,7 @@ PLUGINS = (
     "codex",
     "gemini_cli",
     "cursor",
+    "copilot",
 )
 AGENTS: tuple[Agent, ...] = tuple(
     importlib.import_module(f"deja_blame.transcripts.{name}").PLUGIN for name in PLUGINS

@@ -1,0 +1,94 @@
+"""GitHub Copilot's agent mode in VS Code:
+``<config>/Code/User/workspaceStorage/<hash>/GitHub.copilot-chat/transcripts/<id>.jsonl``
+(``<config>``: ``$XDG_CONFIG_HOME`` or ``~/.config``; ``~/Library/Application Support``
+on macOS, ``%APPDATA%`` on Windows; VS Code Insiders too), ``workspace.json``
+beside it naming the project folder."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from deja_blame.transcripts.agent import BY_CONTENT, BY_NAME, Agent, Sniffed
+from deja_blame.transcripts.files import files_as_sessions, walk_files
+from deja_blame.transcripts.transcript_file import TranscriptFile
+
+if TYPE_CHECKING:
+    from deja_blame.models import Session
+
+AGENT = "copilot"
+ROOT_ENV = "DEJA_COPILOT_ROOT"
+PRODUCTS = ("Code", "Code - Insiders")
+
+
+def default_roots(env: Mapping[str, str], home: Path) -> list[Path]:
+    configs = [Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else home / ".config"]
+    configs.append(home / "Library" / "Application Support")
+    if env.get("APPDATA"):
+        configs.append(Path(env["APPDATA"]))
+    return [c / product / "User" / "workspaceStorage" for c in configs for product in PRODUCTS]
+
+
+def find_transcripts(root: Path, problems: list[str] | None = None) -> Iterator[TranscriptFile]:
+    paths = walk_files(
+        root,
+        lambda d, n: (
+            n.endswith(".jsonl")
+            and Path(d).name == "transcripts"
+            and Path(d).parent.name == "GitHub.copilot-chat"
+        ),
+        problems,
+    )
+    return files_as_sessions(paths, root, AGENT, lambda p: p.stem)
+
+
+def workspace_folder(transcript: Path) -> str | None:
+    """The folder ``workspace.json`` names for the workspace the transcript belongs to."""
+    from deja_blame.transcripts.tool_edits import path_of
+
+    try:
+        doc = json.loads((transcript.parents[2] / "workspace.json").read_text("utf-8"))
+    except (OSError, ValueError, IndexError):
+        return None
+    folder = doc.get("folder") if isinstance(doc, dict) else None
+    return path_of(folder)
+
+
+def _read(tf: TranscriptFile) -> Session:
+    from deja_blame.transcripts.copilot.events import read_events
+    from deja_blame.transcripts.text import normalise_path
+
+    folder = workspace_folder(tf.path)
+    project = normalise_path(folder) if folder else None
+    return read_events(tf.path, tf.session_id or tf.path.stem, AGENT, project)
+
+
+def _sniff(s: Sniffed) -> int:
+    if "GitHub.copilot-chat" in s.path.parts:
+        return BY_NAME
+    for rec in s.records:
+        data = rec.get("data")
+        if rec.get("type") == "session.start" and isinstance(data, dict):
+            return BY_CONTENT if "vscodeVersion" in data else 0
+    return 0
+
+
+PLUGIN = Agent(
+    id=AGENT,
+    label="copilt",
+    display_name="GitHub Copilot (VS Code)",
+    root_env=ROOT_ENV,
+    default_roots=default_roots,
+    find=find_transcripts,
+    read=_read,
+    sniff=_sniff,
+    where="~/.config/Code/User/workspaceStorage/*/GitHub.copilot-chat/transcripts",
+    location_env=("XDG_CONFIG_HOME", "APPDATA"),
+    aliases=("github-copilot", "vscode-copilot"),
+    handoff=None,  # an editor extension: no command line that starts with a prompt
+    other_names=("github-copilot",),
+)
+
+__all__ = ["PLUGIN"]
