@@ -34,6 +34,7 @@ PLUGINS = (
     "gemini_cli",
     "cursor",
     "copilot",
+    "copilot_cli",
 )
 AGENTS: tuple[Agent, ...] = tuple(
     importlib.import_module(f"deja_blame.transcripts.{name}").PLUGIN for name in PLUGINS
