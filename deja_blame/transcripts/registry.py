@@ -35,6 +35,7 @@ PLUGINS = (
     "cursor",
     "copilot",
     "copilot_cli",
+    "windsurf",
 )
 AGENTS: tuple[Agent, ...] = tuple(
     importlib.import_module(f"deja_blame.transcripts.{name}").PLUGIN for name in PLUGINS

@@ -1,0 +1,61 @@
+"""Windsurf (Cascade): ``~/.windsurf/transcripts/<trajectory id>.jsonl``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from deja_blame.transcripts.agent import BY_CONTENT, BY_NAME, Agent, Sniffed
+from deja_blame.transcripts.files import files_as_sessions, walk_files
+from deja_blame.transcripts.transcript_file import TranscriptFile
+
+if TYPE_CHECKING:
+    from deja_blame.models import Session
+
+AGENT = "windsurf"
+ROOT_ENV = "DEJA_WINDSURF_ROOT"
+STEP_TYPES = ("user_input", "planner_response", "code_action", "run_command", "view_file")
+
+
+def default_roots(env: Mapping[str, str], home: Path) -> list[Path]:
+    return [home / ".windsurf"]
+
+
+def find_transcripts(root: Path, problems: list[str] | None = None) -> Iterator[TranscriptFile]:
+    transcripts = root / "transcripts"
+    base = transcripts if transcripts.is_dir() else root
+    paths = walk_files(base, lambda d, n: Path(d) == base and n.endswith(".jsonl"), problems)
+    return files_as_sessions(paths, root, AGENT, lambda p: p.stem)
+
+
+def _read(tf: TranscriptFile) -> Session:
+    from deja_blame.transcripts.windsurf.reader import parse_transcript
+
+    return parse_transcript(tf.path, tf.session_id)
+
+
+def _sniff(s: Sniffed) -> int:
+    if s.path.parent.name == "transcripts" and s.path.parent.parent.name == ".windsurf":
+        return BY_NAME
+    for rec in s.records:
+        kind = rec.get("type")
+        if kind in STEP_TYPES and isinstance(rec.get(kind), dict) and "step_index" not in rec:
+            return BY_CONTENT
+    return 0
+
+
+PLUGIN = Agent(
+    id=AGENT,
+    label="wsurf",
+    display_name="Windsurf",
+    root_env=ROOT_ENV,
+    default_roots=default_roots,
+    find=find_transcripts,
+    read=_read,
+    sniff=_sniff,
+    where="~/.windsurf/transcripts",
+    handoff=None,  # an editor: no command line that starts with a prompt
+)
+
+__all__ = ["PLUGIN"]
