@@ -36,6 +36,7 @@ PLUGINS = (
     "copilot",
     "copilot_cli",
     "windsurf",
+    "opencode",
 )
 AGENTS: tuple[Agent, ...] = tuple(
     importlib.import_module(f"deja_blame.transcripts.{name}").PLUGIN for name in PLUGINS

@@ -1,0 +1,110 @@
+"""OpenCode: ``${XDG_DATA_HOME:-~/.local/share}/opencode/opencode.db`` (SQLite: session,
+message and part tables) and the older ``storage/`` layout of JSON files
+(``session/<project>/<id>.json``, ``message/<session>/<id>.json``,
+``part/<message>/<id>.json``)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from deja_blame.transcripts.agent import BY_CONTENT, BY_NAME, Agent, Handoff, Sniffed
+from deja_blame.transcripts.transcript_file import TranscriptFile
+
+if TYPE_CHECKING:
+    from deja_blame.models import Session
+
+AGENT = "opencode"
+ROOT_ENV = "DEJA_OPENCODE_ROOT"
+DB_NAME = "opencode.db"
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def default_roots(env: Mapping[str, str], home: Path) -> list[Path]:
+    data = env.get("XDG_DATA_HOME")
+    roots = [(Path(data) if data else home / ".local" / "share") / "opencode"]
+    if env.get("LOCALAPPDATA"):
+        roots.append(Path(env["LOCALAPPDATA"]) / "opencode")
+    return roots
+
+
+def open_db(path: Path) -> sqlite3.Connection:
+    """OpenCode's database, read only: deja never writes another program's store."""
+    return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=2)
+
+
+def find_transcripts(root: Path, problems: list[str] | None = None) -> Iterator[TranscriptFile]:
+    db = root / DB_NAME
+    seen: set[str] = set()
+    if db.is_file():
+        try:
+            conn = open_db(db)
+            try:
+                ids = [str(r[0]) for r in conn.execute("SELECT id FROM session ORDER BY id")]
+            finally:
+                conn.close()
+        except sqlite3.Error as exc:
+            ids = []
+            if problems is not None:
+                problems.append(f"cannot read {db}: {exc}")
+        for sid in ids:
+            seen.add(sid)
+            yield TranscriptFile(session_id=sid, path=db, root=root, agent=AGENT)
+    yield from _storage_sessions(root / "storage", root, seen)
+
+
+def _storage_sessions(storage: Path, root: Path, seen: set[str]) -> Iterator[TranscriptFile]:
+    messages = storage / "message"
+    try:
+        sessions = sorted(p for p in messages.iterdir() if p.is_dir())
+    except OSError:
+        return
+    for directory in sessions:
+        if directory.name in seen:
+            continue
+        try:
+            files = tuple(sorted(directory.glob("*.json")))
+        except OSError:
+            continue
+        if files:
+            # the first message file stands for the session; the rest change its stat key
+            yield TranscriptFile(
+                session_id=directory.name, path=files[0], root=root, agent=AGENT, parts=files[1:]
+            )
+
+
+def _read(tf: TranscriptFile) -> Session:
+    from deja_blame.transcripts.opencode.reader import read_database, read_storage
+
+    if tf.path.name == DB_NAME or tf.path.suffix == ".db":
+        return read_database(tf.path, tf.session_id or None)
+    return read_storage(tf.path, tf.session_id or tf.path.parent.name)
+
+
+def _sniff(s: Sniffed) -> int:
+    if s.path.name == DB_NAME:
+        return BY_NAME
+    if s.head.startswith(SQLITE_MAGIC) and b"CREATE TABLE part" in s.head:
+        return BY_CONTENT
+    if "storage" in s.path.parts and "message" in s.path.parts and s.path.suffix == ".json":
+        return BY_NAME
+    return 0
+
+
+PLUGIN = Agent(
+    id=AGENT,
+    label="opencd",
+    display_name="OpenCode",
+    root_env=ROOT_ENV,
+    default_roots=default_roots,
+    find=find_transcripts,
+    read=_read,
+    sniff=_sniff,
+    where="${XDG_DATA_HOME:-~/.local/share}/opencode",
+    location_env=("XDG_DATA_HOME",),
+    handoff=Handoff("opencode", ("--prompt",), "install OpenCode: npm install -g opencode-ai"),
+)
+
+__all__ = ["PLUGIN"]
