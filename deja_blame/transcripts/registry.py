@@ -37,6 +37,7 @@ PLUGINS = (
     "copilot_cli",
     "windsurf",
     "opencode",
+    "amp",
 )
 AGENTS: tuple[Agent, ...] = tuple(
     importlib.import_module(f"deja_blame.transcripts.{name}").PLUGIN for name in PLUGINS
