@@ -38,6 +38,7 @@ PLUGINS = (
     "windsurf",
     "opencode",
     "amp",
+    "droid",
 )
 AGENTS: tuple[Agent, ...] = tuple(
     importlib.import_module(f"deja_blame.transcripts.{name}").PLUGIN for name in PLUGINS

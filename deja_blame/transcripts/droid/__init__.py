@@ -1,0 +1,61 @@
+"""Factory's Droid: ``~/.factory/sessions/<cwd slug>/<session uuid>.jsonl`` (the
+model in ``<uuid>.settings.json`` beside it)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from deja_blame.transcripts.agent import BY_CONTENT, BY_NAME, Agent, Sniffed
+from deja_blame.transcripts.files import files_as_sessions, walk_files
+from deja_blame.transcripts.transcript_file import TranscriptFile
+
+if TYPE_CHECKING:
+    from deja_blame.models import Session
+
+AGENT = "droid"
+ROOT_ENV = "DEJA_DROID_ROOT"
+
+
+def default_roots(env: Mapping[str, str], home: Path) -> list[Path]:
+    return [home / ".factory"]
+
+
+def find_transcripts(root: Path, problems: list[str] | None = None) -> Iterator[TranscriptFile]:
+    sessions = root / "sessions"
+    base = sessions if sessions.is_dir() else root
+    paths = walk_files(base, lambda d, n: n.endswith(".jsonl"), problems)
+    return files_as_sessions(paths, root, AGENT, lambda p: p.stem)
+
+
+def _read(tf: TranscriptFile) -> Session:
+    from deja_blame.transcripts.droid.reader import parse_transcript
+
+    return parse_transcript(tf.path, tf.session_id)
+
+
+def _sniff(s: Sniffed) -> int:
+    if ".factory" in s.path.parts and s.path.suffix == ".jsonl":
+        return BY_NAME
+    for rec in s.records:
+        if rec.get("type") == "session_start" and "cwd" in rec and "payload" not in rec:
+            return BY_CONTENT
+    return 0
+
+
+PLUGIN = Agent(
+    id=AGENT,
+    label="droid",
+    display_name="Droid",
+    root_env=ROOT_ENV,
+    default_roots=default_roots,
+    find=find_transcripts,
+    read=_read,
+    sniff=_sniff,
+    where="~/.factory/sessions",
+    aliases=("factory",),
+    handoff=None,  # no verified way to start an interactive droid on a prompt
+)
+
+__all__ = ["PLUGIN"]
