@@ -39,6 +39,7 @@ PLUGINS = (
     "opencode",
     "amp",
     "droid",
+    "continue_dev",
 )
 AGENTS: tuple[Agent, ...] = tuple(
     importlib.import_module(f"deja_blame.transcripts.{name}").PLUGIN for name in PLUGINS

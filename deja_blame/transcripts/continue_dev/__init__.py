@@ -1,0 +1,63 @@
+"""Continue (its CLI ``cn`` and the IDE extensions): ``${CONTINUE_GLOBAL_DIR:-~/.continue}/sessions/<id>.json``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from deja_blame.transcripts.agent import BY_CONTENT, BY_NAME, Agent, Sniffed
+from deja_blame.transcripts.files import files_as_sessions, walk_files
+from deja_blame.transcripts.transcript_file import TranscriptFile
+
+if TYPE_CHECKING:
+    from deja_blame.models import Session
+
+AGENT = "continue"
+ROOT_ENV = "DEJA_CONTINUE_ROOT"
+INDEX_NAME = "sessions.json"  # the list of sessions, not one
+
+
+def default_roots(env: Mapping[str, str], home: Path) -> list[Path]:
+    own = env.get("CONTINUE_GLOBAL_DIR")
+    return [Path(own).expanduser() if own else home / ".continue"]
+
+
+def find_transcripts(root: Path, problems: list[str] | None = None) -> Iterator[TranscriptFile]:
+    sessions = root / "sessions"
+    base = sessions if sessions.is_dir() else root
+    paths = walk_files(base, lambda d, n: n.endswith(".json") and n != INDEX_NAME, problems)
+    return files_as_sessions(paths, root, AGENT, lambda p: p.stem)
+
+
+def _read(tf: TranscriptFile) -> Session:
+    from deja_blame.transcripts.continue_dev.reader import parse_transcript
+
+    return parse_transcript(tf.path, tf.session_id)
+
+
+def _sniff(s: Sniffed) -> int:
+    if ".continue" in s.path.parts and s.path.suffix == ".json":
+        return BY_NAME
+    if b'"workspaceDirectory"' in s.head and b'"history"' in s.head:
+        return BY_CONTENT
+    return 0
+
+
+PLUGIN = Agent(
+    id=AGENT,
+    label="contin",
+    display_name="Continue",
+    root_env=ROOT_ENV,
+    default_roots=default_roots,
+    find=find_transcripts,
+    read=_read,
+    sniff=_sniff,
+    where="${CONTINUE_GLOBAL_DIR:-~/.continue}/sessions",
+    location_env=("CONTINUE_GLOBAL_DIR",),
+    aliases=("continue-cli", "cn"),
+    handoff=None,  # no verified way to start an interactive cn on a prompt
+    other_names=("continue-cli",),
+)
+
+__all__ = ["PLUGIN"]
