@@ -40,6 +40,7 @@ PLUGINS = (
     "amp",
     "droid",
     "continue_dev",
+    "aider",
 )
 AGENTS: tuple[Agent, ...] = tuple(
     importlib.import_module(f"deja_blame.transcripts.{name}").PLUGIN for name in PLUGINS
