@@ -245,6 +245,15 @@ def index_cmd(
       Claude Code  ${CLAUDE_CONFIG_DIR:-~/.claude}/projects  DEJA_CLAUDE_ROOT
       Codex CLI    ${CODEX_HOME:-~/.codex}/sessions          DEJA_CODEX_ROOT
       Gemini CLI   ~/.gemini/tmp/*/chats                     DEJA_GEMINI_ROOT
+      Cursor       ~/.cursor/projects/*/agent-transcripts    DEJA_CURSOR_ROOT
+      Copilot      ~/.config/Code/User/workspaceStorage      DEJA_COPILOT_ROOT
+      Copilot CLI  ~/.copilot/session-state                  DEJA_COPILOT_CLI_ROOT
+      Windsurf     ~/.windsurf/transcripts                   DEJA_WINDSURF_ROOT
+      OpenCode     ~/.local/share/opencode                   DEJA_OPENCODE_ROOT
+      Amp          ~/.local/share/amp/threads                DEJA_AMP_ROOT
+      Droid        ~/.factory/sessions                       DEJA_DROID_ROOT
+      Continue     ~/.continue/sessions                      DEJA_CONTINUE_ROOT
+      Aider        ./.aider.chat.history.md (this repo)      DEJA_AIDER_ROOT
 
     Long tool output (files the agent viewed, command output) is not copied:
     the index keeps its start and end and reads the rest from the transcript

@@ -1,0 +1,464 @@
+"""The nine agents read through the plug-in registry: Cursor, Copilot (VS Code),
+Copilot CLI, Windsurf, OpenCode, Amp, Droid, Continue, Aider.
+
+Golden files: ``fixtures/<agent>/expected.json`` beside each agent's fixture tree
+(neutral text written in each agent's real on-disk shape; ``tests/agent_goldens.py``
+lays them out). Then each one found at its own default location under the fresh
+HOME with no flags, and a held-out end-to-end world: every agent's session in a
+real repository, two agents editing one file in turn, refused edits nobody's.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from agent_goldens import FIXTURES, GOLDEN_AGENTS, lay_out, read_all
+from conftest import commit_env, deja, deja_json, git
+
+from deja_blame.transcripts.registry import AGENTS, agent_named, discover, guess_agent
+
+NINE = [
+    "cursor",
+    "copilot",
+    "copilot-cli",
+    "windsurf",
+    "opencode",
+    "amp",
+    "droid",
+    "continue",
+    "aider",
+]
+
+
+@pytest.fixture
+def utc(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Aider writes local times without an offset: the goldens are read in UTC."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+# -- golden sessions ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("agent", sorted(GOLDEN_AGENTS))
+def test_golden_sessions(agent: str, tmp_path: Path, utc: None) -> None:
+    want = orjson.loads((FIXTURES / GOLDEN_AGENTS[agent] / "expected.json").read_bytes())
+    got = read_all(agent, tmp_path)
+    assert sorted(got) == sorted(want)
+    for sid, doc in got.items():
+        assert doc == want[sid], f"{agent}/{sid}"
+        assert doc["agent"] == agent
+
+
+# the file each fixture's refused, rejected or failed call would have written
+REFUSED = {
+    "copilot": "discount_test.py",
+    "copilot-cli": "audit.py",
+    "opencode": "tax_test.py",
+    "amp": "money_test.py",
+    "droid": "banner.txt",
+    "continue": "stock_test.py",
+}
+
+
+@pytest.mark.parametrize("agent", sorted(REFUSED))
+def test_a_refused_call_is_no_edit(agent: str, tmp_path: Path) -> None:
+    sessions = read_all(agent, tmp_path)
+    paths = [e["path"] for s in sessions.values() for e in s["edits"]]
+    assert paths, agent
+    assert not [p for p in paths if p.endswith("/" + REFUSED[agent])]
+
+
+def test_windsurf_rejected_change_and_aider_unmatched_block_are_no_edits(
+    tmp_path: Path, utc: None
+) -> None:
+    (windsurf,) = read_all("windsurf", tmp_path / "w").values()
+    assert [e["added"] for e in windsurf["edits"]] == [["    fee = 5", "    return total + fee"]]
+    (aider,) = read_all("aider", tmp_path / "a").values()
+    assert [e["added"] for e in aider["edits"]] == [
+        ["    return sum(q * p for q, p in lines if q > 0)"]
+    ]
+
+
+@pytest.mark.parametrize("agent", sorted(GOLDEN_AGENTS))
+def test_parse_tells_the_agent_from_the_file(agent: str, tmp_path: Path) -> None:
+    root = lay_out(agent, tmp_path)
+    found = discover([agent], env={agent_named(agent).root_env: str(root)})
+    assert found
+    for tf in found:
+        assert guess_agent(tf.path) == agent, tf.path
+        doc = deja_json("parse", str(tf.path), "--json")
+        assert doc["agent"] == agent
+
+
+# -- found where each agent keeps its sessions ------------------------------------------------
+
+
+def _place(agent: str, home: Path, repo: Path | None = None) -> Path:
+    """The agent's fixture tree at its default place under ``home`` (the sealed
+    environment's HOME, XDG_DATA_HOME and XDG_CONFIG_HOME)."""
+    staging = home.parent / f"staging-{agent}"
+    tree = lay_out(agent, staging)
+    where = {
+        "cursor": home / ".cursor",
+        "copilot": home / ".config" / "Code" / "User" / "workspaceStorage",
+        "copilot-cli": home / ".copilot",
+        "windsurf": home / ".windsurf",
+        "opencode": home / ".local" / "share" / "opencode",
+        "amp": home / ".local" / "share" / "amp",
+        "droid": home / ".factory",
+        "continue": home / ".continue",
+        "aider": repo if repo is not None else home / "project",
+    }[agent]
+    where.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(tree, where, dirs_exist_ok=True)
+    return where
+
+
+@pytest.mark.parametrize("agent", NINE)
+def test_found_at_its_default_place_with_no_flags(
+    agent: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = Path(os.environ["HOME"])
+    place = _place(agent, home)
+    if agent == "aider":  # found from where deja runs: the repository's top
+        (place / ".git").mkdir()
+        monkeypatch.chdir(place)
+    want = orjson.loads((FIXTURES / GOLDEN_AGENTS[agent] / "expected.json").read_bytes())
+    found = [tf for tf in discover() if tf.agent == agent]
+    assert len(found) == len(want)
+    assert all(tf.agent == agent for tf in found)
+
+
+@pytest.mark.parametrize(
+    ("agent", "variable", "under"),
+    [
+        ("cursor", "CURSOR_CONFIG_DIR", "cursor-config"),
+        ("continue", "CONTINUE_GLOBAL_DIR", "continue-home"),
+        ("opencode", "XDG_DATA_HOME", "data/opencode"),
+        ("amp", "XDG_DATA_HOME", "data/amp"),
+        ("copilot", "XDG_CONFIG_HOME", "config/Code/User/workspaceStorage"),
+    ],
+)
+def test_the_agents_own_location_variables(
+    agent: str, variable: str, under: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tree = lay_out(agent, tmp_path / "staging")
+    place = tmp_path / "elsewhere" / under
+    shutil.copytree(tree, place)
+    named = tmp_path / "elsewhere" / under.split("/")[0]
+    monkeypatch.setenv(variable, str(named))
+    assert [tf.agent for tf in discover([agent])] and all(
+        str(tf.path).startswith(str(named)) for tf in discover([agent])
+    )
+
+
+def test_every_agent_has_an_override_variable_and_a_short_label() -> None:
+    assert len(AGENTS) == 13
+    assert {a.id for a in AGENTS} >= set(NINE)
+    for a in AGENTS:
+        assert a.root_env == f"DEJA_{a.id.upper().replace('-', '_')}_ROOT" or a.id in (
+            "claude-code",
+            "gemini-cli",
+        )
+        assert 0 < len(a.label) <= 6
+
+
+def test_aider_history_file_named_by_its_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tree = lay_out("aider", tmp_path / "staging")
+    named = tmp_path / "notes" / "chat.md"
+    named.parent.mkdir()
+    shutil.copy(tree / ".aider.chat.history.md", named)
+    monkeypatch.setenv("AIDER_CHAT_HISTORY_FILE", str(named))
+    (tf,) = discover(["aider"])
+    assert tf.path == named
+
+
+# -- the held-out world: every agent in one repository ----------------------------------------
+
+T_BEFORE = 1_793_000_000  # 2026-10-27: the person's first commit
+T_AFTER = 1_796_300_000  # 2026-12-04: everything committed (after every session)
+REPO_TOKEN = "/work/shop"
+
+
+def _retarget(place: Path, repo: Path) -> None:
+    """The fixture's project path (/work/shop) made the world's repository, in every file."""
+    for dirpath, _dirs, files in os.walk(place):
+        for name in files:
+            path = Path(dirpath) / name
+            if path.suffix == ".db":
+                conn = sqlite3.connect(path)
+                for table in ("session", "message", "part"):
+                    column = "directory" if table == "session" else "data"
+                    conn.execute(
+                        f"UPDATE {table} SET {column}=replace({column}, ?, ?)",
+                        (REPO_TOKEN, str(repo)),
+                    )
+                conn.commit()
+                conn.close()
+                continue
+            data = path.read_bytes()
+            if REPO_TOKEN.encode() in data:
+                st = path.stat()
+                path.write_bytes(data.replace(REPO_TOKEN.encode(), str(repo).encode()))
+                os.utime(path, (st.st_atime, st.st_mtime))
+
+
+def _second_droid_session(home: Path, repo: Path) -> None:
+    """Droid edits money.py after Amp did: both keep the lines each wrote last."""
+    sid = "9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a"
+    t = "2026-12-02T10:00:0{}.000Z"
+    patch = (
+        "*** Begin Patch\n*** Update File: money.py\n@@\n def price(x):\n"
+        "     return round(x, 2)\n+\n+\n+def cents(x):\n+    return int(price(x) * 100)\n"
+        "*** End Patch"
+    )
+    recs = [
+        {"type": "session_start", "id": sid, "title": "cents", "version": 2, "cwd": str(repo)},
+        {
+            "type": "message",
+            "timestamp": t.format(1),
+            "message": {"role": "user", "content": [{"type": "text", "text": "Add cents()"}]},
+        },
+        {
+            "type": "message",
+            "timestamp": t.format(2),
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": "x1",
+                        "name": "ApplyPatch",
+                        "input": {"input": patch},
+                    }
+                ],
+            },
+        },
+        {
+            "type": "message",
+            "timestamp": t.format(3),
+            "message": {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "x1", "content": "done"}],
+            },
+        },
+    ]
+    path = home / ".factory" / "sessions" / "-repo" / f"{sid}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in recs))
+
+
+# the repository after every session: file -> (before the sessions, after them)
+WORLD: dict[str, tuple[str, str]] = {
+    "pricing.py": (
+        "def total(items):\n    return sum(items)\n",
+        "def total(items):\n    return sum(items)\n\n\n"
+        "def with_tax(amount, rate=0.2):\n    return round(amount * (1 + rate), 2)\n",
+    ),
+    "NOTES.md": ("", "# Notes\n\nTax is added by with_tax().\n"),
+    "discount.py": (
+        "def discount(total):\n    return total * 0.9\n",
+        "def discount(total, rate=0.1):\n    return total * (1 - rate)\n",
+    ),
+    "README.md": ("# Shop\n", "# Shop\n\nDiscounts take a rate.\n"),
+    "orders.py": (
+        "def place(order):\n    save(order)\n",
+        'def place(order):\n    log.info("order %s", order.id)\n    save(order)\n',
+    ),
+    "checkout.py": (
+        "def checkout(total):\n    return total\n",
+        "def checkout(total):\n    fee = 5\n    return total + fee\n",
+    ),
+    "tax.py": (
+        "def tax(x):\n    return x * 0.2\n",
+        "TAX_RATE = 0.2\n\n\ndef tax(x):\n    return x * TAX_RATE\n",
+    ),
+    "VERSION": ("", "1.0.0\n"),
+    "money.py": (
+        "def price(x):\n    return x\n",
+        "def price(x):\n    return round(x, 2)\n\n\ndef cents(x):\n    return int(price(x) * 100)\n",
+    ),
+    "app.py": (
+        'GREETING = "Hello"\nprint(GREETING)\n',
+        'GREETING = "Welcome"\nprint(GREETING)\n',
+    ),
+    "stock.py": (
+        "LIMIT = 10\n\n\ndef low(n):\n    return n < LIMIT\n",
+        "LIMIT = 25\n\n\ndef low(n):\n    return n <= LIMIT\n",
+    ),
+    "cart.py": (
+        "def total(lines):\n    return sum(q * p for q, p in lines)\n",
+        "def total(lines):\n    return sum(q * p for q, p in lines if q > 0)\n",
+    ),
+    # what refused calls would have written, typed by the person instead
+    "discount_test.py": (
+        "",
+        "from discount import discount\n\n\ndef test_rate():\n    assert discount(100, 0.5) == 50\n",
+    ),
+    "audit.py": ("", "AUDIT = True\n"),
+    "money_test.py": ("", "def test_price():\n    assert True\n"),
+    "banner.txt": ("", "WELCOME\n"),
+    "stock_test.py": ("", "def test_low():\n    assert True\n"),
+    "tax_test.py": ("", "def test_tax():\n    assert True\n"),
+}
+# line text -> the agent that wrote it last, per file (every other line is the person's;
+# blank lines too where an agent added them)
+WRITTEN: dict[str, dict[str, str]] = {
+    "pricing.py": {
+        "": "cursor",
+        "def with_tax(amount, rate=0.2):": "cursor",
+        "    return round(amount * (1 + rate), 2)": "cursor",
+    },
+    "NOTES.md": {"": "cursor", "# Notes": "cursor", "Tax is added by with_tax().": "cursor"},
+    "discount.py": {
+        "def discount(total, rate=0.1):": "copilot",
+        "    return total * (1 - rate)": "copilot",
+    },
+    "README.md": {"": "copilot", "Discounts take a rate.": "copilot"},
+    "orders.py": {'    log.info("order %s", order.id)': "copilot-cli"},
+    "checkout.py": {"    fee = 5": "windsurf", "    return total + fee": "windsurf"},
+    "tax.py": {"": "opencode", "TAX_RATE = 0.2": "opencode", "    return x * TAX_RATE": "opencode"},
+    "VERSION": {"1.0.0": "opencode"},
+    "money.py": {
+        "": "droid",
+        "    return round(x, 2)": "amp",
+        "def cents(x):": "droid",
+        "    return int(price(x) * 100)": "droid",
+    },
+    "app.py": {'GREETING = "Welcome"': "droid"},
+    "stock.py": {"LIMIT = 25": "continue", "    return n <= LIMIT": "continue"},
+    "cart.py": {"    return sum(q * p for q, p in lines if q > 0)": "aider"},
+}
+
+
+def test_held_out_world_every_agent_in_one_repository(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, utc: None
+) -> None:
+    home = Path(os.environ["HOME"])
+    for name, (before, _after) in WORLD.items():
+        if before:
+            (repo / name).write_text(before)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "the person's start", env=commit_env(T_BEFORE))
+    for agent in NINE:
+        place = _place(agent, home, repo)
+        _retarget(place, repo)
+    _second_droid_session(home, repo)
+    for name, (_before, after) in WORLD.items():
+        (repo / name).write_text(after)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "the sessions' work", env=commit_env(T_AFTER))
+    monkeypatch.chdir(repo)  # Aider's history is found from here
+
+    deja("index", env={"DEJA_ANTIGRAVITY_ROOT": ""}, cwd=repo)
+    sessions = deja_json("sessions", "--json", cwd=repo)["sessions"]
+    by_agent: dict[str, list[dict[str, Any]]] = {}
+    for s in sessions:
+        by_agent.setdefault(s["agent"], []).append(s)
+    assert sorted(by_agent) == sorted(NINE)
+    assert len(by_agent["droid"]) == 2 and len(by_agent["opencode"]) == 2
+    assert all(s["project"] == str(repo) for s in sessions), [
+        (s["agent"], s["project"]) for s in sessions if s["project"] != str(repo)
+    ]
+    for agent in NINE:  # --agent lists each one's own
+        listed = deja_json("sessions", "--agent", agent, "--json", cwd=repo)["sessions"]
+        assert {s["agent"] for s in listed} == {agent}
+
+    right = wrong = missed = 0
+    for name in WORLD:
+        doc = deja_json("blame", str(repo / name), "--json", env={"DEJA_ANTIGRAVITY_ROOT": ""})
+        want = WRITTEN.get(name, {})
+        for ln in doc["lines"]:
+            agent = doc["sessions"][ln["session"]]["agent"] if ln["session"] else None
+            expected = want.get(ln["text"])
+            if agent is not None and agent == expected:
+                right += 1
+            elif agent is not None:
+                wrong += 1
+                print("wrong:", name, ln["line"], repr(ln["text"]), agent, expected)
+            elif expected is not None:
+                missed += 1
+                print("missed:", name, ln["line"], repr(ln["text"]), expected)
+    assert wrong == 0  # precision 1.0: refused edits and the person's lines are nobody's
+    assert right / (right + missed) >= 0.95, (right, missed)
+
+    human = deja("blame", str(repo / "money.py"), env={"DEJA_ANTIGRAVITY_ROOT": ""}, cwd=repo)
+    out = human.stdout.decode()
+    assert " amp " in out and " droid " in out
+
+
+# -- nothing outside transcripts/ spells an agent ---------------------------------------------
+
+# string constants that are no agent: a folder of the demo, model-name prefixes
+NOT_AGENTS = {
+    "commands/demo.py": {"antigravity"},  # fixtures/antigravity/demo
+    "outputs/agent_trace.py": {"claude", "codex", "gemini"},  # model ids -> provider
+}
+
+
+def test_no_agent_named_outside_the_plugins() -> None:
+    import ast
+
+    package = Path(__file__).resolve().parents[1] / "deja_blame"
+    names = {n for a in AGENTS for n in a.names}
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        rel = path.relative_to(package).as_posix()
+        if rel.startswith("transcripts/"):
+            continue
+        tree = ast.parse(path.read_text("utf-8"))
+        docstrings = {
+            id(node.value)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        }
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and node.value in names
+                and id(node) not in docstrings
+                and node.value not in NOT_AGENTS.get(rel, set())
+            ):
+                found.append(f"{rel}:{node.lineno}: {node.value!r}")
+    assert not found, "use transcripts.registry instead:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize(
+    ("agent", "target", "argv"),
+    [
+        ("copilot-cli", "copilot-cli", ["copilot", "-i"]),
+        ("opencode", "opencode", ["opencode", "--prompt"]),
+    ],
+)
+def test_handoff_to_an_agent_with_a_command_line(
+    agent: str, target: str, argv: list[str], repo: Path
+) -> None:
+    place = _place(agent, Path(os.environ["HOME"]), repo)
+    _retarget(place, repo)
+    deja("index", env={"DEJA_ANTIGRAVITY_ROOT": ""})
+    (sid, *_) = [
+        s["session_id"] for s in deja_json("sessions", "--agent", agent, "--json")["sessions"]
+    ]
+    out = deja_json("handoff", "--to", target, "--session", sid, "--json", cwd=repo)
+    assert out["argv"][:-1] == argv
+    assert agent_named(agent).display_name in out["argv"][-1]
+
+
+def test_no_handoff_to_an_editor(repo: Path) -> None:
+    proc = deja("handoff", "--to", "cursor", "--print", cwd=repo, check=False)
+    assert proc.returncode != 0
+    assert b"cursor" in proc.stderr
