@@ -7,6 +7,7 @@ beside it naming the project folder."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,16 +33,19 @@ def default_roots(env: Mapping[str, str], home: Path) -> list[Path]:
 
 
 def find_transcripts(root: Path, problems: list[str] | None = None) -> Iterator[TranscriptFile]:
-    paths = walk_files(
-        root,
-        lambda d, n: (
-            n.endswith(".jsonl")
-            and Path(d).name == "transcripts"
-            and Path(d).parent.name == "GitHub.copilot-chat"
-        ),
-        problems,
-    )
-    return files_as_sessions(paths, root, AGENT, lambda p: p.stem)
+    """Only ``<hash>/GitHub.copilot-chat/transcripts`` of each workspace is walked (the
+    rest of workspaceStorage belongs to VS Code and other extensions)."""
+    try:
+        workspaces = sorted(e.path for e in os.scandir(root) if e.is_dir(follow_symlinks=False))
+    except OSError as exc:
+        if problems is not None:
+            problems.append(f"cannot read {root}: {exc.strerror or exc}")
+        return
+    for workspace in workspaces:
+        transcripts = Path(workspace) / "GitHub.copilot-chat" / "transcripts"
+        if transcripts.is_dir():
+            paths = walk_files(transcripts, lambda d, n: n.endswith(".jsonl"), problems)
+            yield from files_as_sessions(paths, root, AGENT, lambda p: p.stem)
 
 
 def workspace_folder(transcript: Path) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,14 +24,22 @@ def default_roots(env: Mapping[str, str], home: Path) -> list[Path]:
 
 
 def find_transcripts(root: Path, problems: list[str] | None = None) -> Iterator[TranscriptFile]:
+    """Only each project's ``agent-transcripts`` folder is walked: the rest of
+    ``projects/<slug>/`` (tool output, terminals) can be large, and a warm blame
+    stats this on every run."""
     projects = root / "projects"
     base = projects if projects.is_dir() else root
-    paths = walk_files(
-        base,
-        lambda d, n: n.endswith(".jsonl") and "agent-transcripts" in Path(d).parts,
-        problems,
-    )
-    return files_as_sessions(paths, root, AGENT, lambda p: p.stem)
+    try:
+        slugs = sorted(e.path for e in os.scandir(base) if e.is_dir(follow_symlinks=False))
+    except OSError as exc:
+        if problems is not None:
+            problems.append(f"cannot read {base}: {exc.strerror or exc}")
+        return
+    for slug in slugs:
+        transcripts = Path(slug) / "agent-transcripts"
+        if transcripts.is_dir():
+            paths = walk_files(transcripts, lambda d, n: n.endswith(".jsonl"), problems)
+            yield from files_as_sessions(paths, root, AGENT, lambda p: p.stem)
 
 
 def _read(tf: TranscriptFile) -> Session:
