@@ -22,8 +22,9 @@ HISTORY_NAME = ".aider.chat.history.md"
 
 
 def default_roots(env: Mapping[str, str], home: Path) -> list[Path]:
-    """The file Aider's variable names, else the directories from the current one up
-    to its git work tree (aider writes its history at the work tree's top)."""
+    """The file Aider's variable names, else the history files from the current
+    directory up to its git work tree (aider writes its history at the work tree's
+    top): only those that are there, so no history is no root at all."""
     named = env.get("AIDER_CHAT_HISTORY_FILE")
     if named:
         return [Path(named).expanduser()]
@@ -33,8 +34,9 @@ def default_roots(env: Mapping[str, str], home: Path) -> list[Path]:
         return []
     roots = []
     for directory in (here, *here.parents):
-        roots.append(directory)
-        if (directory / ".git").exists() or directory == home:
+        if os.path.isfile(directory / HISTORY_NAME):
+            roots.append(directory)
+        if os.path.exists(directory / ".git") or directory == home:
             break
     return roots
 

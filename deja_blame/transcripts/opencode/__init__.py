@@ -5,7 +5,6 @@ message and part tables) and the older ``storage/`` layout of JSON files
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -13,7 +12,9 @@ from typing import TYPE_CHECKING
 from deja_blame.transcripts.agent import BY_CONTENT, BY_NAME, Agent, Handoff, Sniffed
 from deja_blame.transcripts.transcript_file import TranscriptFile
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # sqlite3 is imported where OpenCode's database is read: --help never needs it
+    import sqlite3
+
     from deja_blame.models import Session
 
 AGENT = "opencode"
@@ -32,6 +33,8 @@ def default_roots(env: Mapping[str, str], home: Path) -> list[Path]:
 
 def open_db(path: Path) -> sqlite3.Connection:
     """OpenCode's database, read only: deja never writes another program's store."""
+    import sqlite3
+
     return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=2)
 
 
@@ -39,6 +42,8 @@ def find_transcripts(root: Path, problems: list[str] | None = None) -> Iterator[
     db = root / DB_NAME
     seen: set[str] = set()
     if db.is_file():
+        import sqlite3
+
         try:
             conn = open_db(db)
             try:
