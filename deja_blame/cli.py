@@ -88,7 +88,33 @@ def reading_index(f: Callable[..., int]) -> Callable[..., int]:
     return with_index(f, creates=False)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class _Deja(click.Group):
+    """``--no-pager`` and ``--color`` are taken after the command too (``deja blame F
+    --no-pager``, as people type them with git's own commands): moved before it."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        front: list[str] = []
+        rest: list[str] = []
+        i = 0
+        while i < len(args):
+            arg = args[i]
+            if arg == "--":
+                rest += args[i:]
+                break
+            if arg == "--no-pager" or arg.startswith("--color="):
+                front.append(arg)
+            elif arg == "--color" and i + 1 < len(args) and rest:
+                front += [arg, args[i + 1]]
+                i += 1
+            else:
+                rest.append(arg)
+            i += 1
+        return super().parse_args(ctx, front + rest)
+
+
+@click.group(
+    cls=_Deja, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100}
+)
 @click.version_option(__version__, prog_name="deja")
 @click.option(
     "-C",
@@ -567,6 +593,9 @@ def blame_cmd(
     default=None,
     help="Instead: lines added by agents and by people in the commits of each period of RANGE.",
 )
+@click.option(
+    "--no-refresh", is_flag=True, help="Do not read new transcript lines into the index first."
+)
 @db_option
 @json_option
 @with_index
@@ -575,6 +604,7 @@ def stats_cmd(
     paths: tuple[Path, ...],
     rev: str | None,
     by: str | None,
+    no_refresh: bool,
     as_json: bool,
 ) -> int:
     """How much of this repository agents wrote: lines, share, by agent, model, session, person.
@@ -596,8 +626,10 @@ def stats_cmd(
     if by is not None:
         if rev is not None or len(paths) > 1:
             raise click.UsageError("with --by: one RANGE (deja stats --by week v1.0..HEAD)")
-        return run_history(conn, str(paths[0]) if paths else None, by, as_json)
-    return run_stats(conn, paths, rev, as_json)
+        return run_history(
+            conn, str(paths[0]) if paths else None, by, as_json, refresh=not no_refresh
+        )
+    return run_stats(conn, paths, rev, as_json, refresh=not no_refresh)
 
 
 @cli.command("export")
@@ -606,8 +638,9 @@ def stats_cmd(
     "--format",
     "fmt",
     type=click.Choice(["agent-trace"]),
-    required=True,
-    help="agent-trace: one Agent Trace 0.1.0 record per commit, as JSON Lines.",
+    default="agent-trace",
+    show_default=True,
+    help="agent-trace (the only one yet): one Agent Trace 0.1.0 record per commit, as JSON Lines.",
 )
 @db_option
 @with_index
@@ -621,7 +654,7 @@ def export_cmd(conn: sqlite3.Connection, range_spec: str | None, fmt: str) -> in
 
     \b
     Examples:
-      deja export --format agent-trace > traces.jsonl
+      deja export > traces.jsonl
       deja export --format agent-trace origin/main..HEAD
     """
     from deja_blame.commands.export import run_export

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import git
+from conftest import REPO_ROOT, git
 from newcomer_world import AGY_BLOCK, AGY_SID, World, build_world
 
 
@@ -157,3 +157,64 @@ def test_blame_contents_and_reverse(world: World, tmp_path: Path) -> None:
     )
     assert [r[0] for r in _columns(out)] == [g[0].lstrip("^")[:8] for g in theirs]
     assert [r[1] for r in _columns(out)[1:]] == [AGY_SID[:8]] * 2
+
+
+def test_small_things_a_person_sees(world: World) -> None:
+    # the project column keeps the repository's name: cut from its start, wide when it can be
+    narrow = [ln for ln in run(world, "COLUMNS= deja sessions")[0].splitlines()[1:]]
+    assert len(str(world.repo)) > 28 and all("…" in ln and "/src/shop " in ln for ln in narrow)
+    wide = run(world, "COLUMNS=200 deja sessions")[0].splitlines()[1:]
+    assert all(f" {world.repo} " in ln for ln in wide)
+    # a pure insertion's hunk header is git's; white space stays in history lines
+    out, _ = run(world, "deja why src/cart.py:45")
+    assert "@@ -42,0 +43,5 @@" in out
+    history = out.split("History (oldest first)")[1]
+    assert "    amount = order.total - order.discount" in history
+    # one format: export needs no --format; stats --no-refresh; --no-pager and --color after
+    assert run(world, "deja export --format agent-trace")[0] == run(world, "deja export")[0]
+    assert run(world, "deja stats --no-refresh --json")[0] == run(world, "deja stats --json")[0]
+    out, _ = run(world, "deja blame src/app.py -L 40,40 --no-pager --color always")
+    assert "\x1b[" in out
+    out, _ = run(world, "deja sessions --color=never --no-pager")
+    assert "\x1b[" not in out
+
+
+def test_show_says_when_the_transcript_is_gone(world: World, tmp_path: Path) -> None:
+    (path,) = (world.home / ".codex" / "sessions").rglob("*.jsonl")
+    out, _ = run(world, "deja show c0dec0de --no-pager")
+    assert "gone since it was indexed" not in out
+    moved = tmp_path / path.name
+    path.rename(moved)
+    try:
+        out, _ = run(world, "deja --no-pager show c0dec0de")
+        assert "gone since it was indexed" in out
+    finally:
+        moved.rename(path)
+
+
+def test_exit_codes_in_words() -> None:
+    from deja_blame.outputs.session_text import exit_text
+
+    assert exit_text(0, None) == "exit 0" and exit_text(2, "DONE") == "exit 2"
+    assert exit_text(None, "RUNNING") == "running in background"
+    assert exit_text(None, None) == "no exit code recorded"
+
+
+def test_an_interrupted_rebuild_leaves_the_old_index_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from deja_blame.commands import index as index_cmd
+    from deja_blame.index.db import rebuild_path
+
+    db = tmp_path / "index.db"
+    root = REPO_ROOT / "fixtures" / "antigravity" / "demo"
+    assert index_cmd.run_index(db, [root], False, True, quiet=True) == 0
+    before = db.read_bytes()
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(index_cmd, "index_roots", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        index_cmd.run_index(db, [root], True, True, quiet=True)
+    assert not rebuild_path(db).exists() and db.read_bytes() == before

@@ -61,8 +61,9 @@ def line_story(conn: sqlite3.Connection, result: FileBlame, ln: LineAttribution)
     doc["prompt"] = {"text": prompt[0], "at": prompt[1]} if prompt else None
     doc["assistant"] = [{"text": t, "at": a} for t, a in Q.agent_words_around(conn, sid, step)]
     doc["commands_after"] = [
-        {"command": c, "exit_code": x, "at": a} for c, x, a in Q.commands_from(conn, sid, step)
-    ]
+        {"command": c, "exit_code": x, "at": a, "status": st}
+        for c, x, a, st in Q.commands_from(conn, sid, step)
+    ]  # status: RUNNING for a command sent to the background (no exit code)
     return doc
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import sys
@@ -97,9 +98,16 @@ def run_index(
             # "database disk image is malformed" met past the header: a damaged index
             raise corrupt(db_path, exc) from exc
         report.problems = problems + report.problems
+    except BaseException:
+        if rebuild:
+            # interrupted (Ctrl-C) or failed: the old index stays, the half-built one goes
+            conn.close()
+            remove_index(db_path)
+        raise
     finally:
         if rebuild:
-            _close_for_swap(conn)
+            with contextlib.suppress(sqlite3.ProgrammingError):  # closed above
+                _close_for_swap(conn)
         else:
             conn.close()
     if rebuild:

@@ -49,26 +49,40 @@ def run_sessions(
         click.echo("hint: read your transcripts with: deja index", err=True)
         return 0
     c = use_colour()
+    # a wide terminal widens the project (up to half of what is left) and the first
+    # prompt takes the rest; a pipe: 28 and 60 characters (COLUMNS says otherwise)
+    project_w, prompt_w = 28, 60
+    if sys.stdout.isatty() or os.environ.get("COLUMNS"):
+        left = shutil.get_terminal_size().columns - FIXED_COLUMNS
+        longest = max(len(r.project or "") for r in rows)
+        project_w = max(28, min(longest, left // 2))
+        prompt_w = max(20, left - project_w - 1)
     click.echo(
         style(
             f"{'SESSION':<10} {'AGENT':<11} {'STARTED':<17} {'EDITS':>5} {'CMDS':>4}"
-            f"  {'PROJECT':<28} FIRST PROMPT",
+            f"  {'PROJECT':<{project_w}} FIRST PROMPT",
             c,
             bold=True,
         )
     )
-    # the first prompt takes what the terminal has left (a pipe: up to 60 characters)
-    prompt_w = 60
-    if sys.stdout.isatty():
-        prompt_w = max(20, shutil.get_terminal_size().columns - 82)
     for r in rows:
         started = (r.started_at or "")[:16].replace("T", " ")
         click.echo(
             f"{inert(r.session_id)[:8]:<10} {inert(r.source)[:11]:<11} {started:<17}"
             f" {r.n_edits:>5} {r.n_commands:>4}  "
-            f"{shorten(r.project, 28):<28} {shorten(r.first_prompt, prompt_w)}"
+            f"{shorten_path(r.project, project_w):<{project_w}} {shorten(r.first_prompt, prompt_w)}"
         )
     return 0
+
+
+# SESSION, AGENT, STARTED, EDITS, CMDS and their spaces, before PROJECT
+FIXED_COLUMNS = 10 + 1 + 11 + 1 + 17 + 1 + 5 + 1 + 4 + 2
+
+
+def shorten_path(path: str | None, width: int) -> str:
+    """A directory cut from its start, so its last names (the repository's) stay."""
+    one = " ".join(inert(path or "").split())
+    return one if len(one) <= width else "…" + one[len(one) - width + 1 :]
 
 
 def with_repository_sessions(

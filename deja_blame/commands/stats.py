@@ -23,7 +23,11 @@ from deja_blame.output import CommitProgress, inert, shorten, style, use_colour,
 
 
 def run_stats(
-    conn: sqlite3.Connection, paths: tuple[Path, ...], rev: str | None, as_json: bool
+    conn: sqlite3.Connection,
+    paths: tuple[Path, ...],
+    rev: str | None,
+    as_json: bool,
+    refresh: bool = True,
 ) -> int:
     start = Path.cwd()
     repo = open_repository(start)
@@ -36,7 +40,8 @@ def run_stats(
     files = tree_files(root, commit, specs)
     if not files:
         raise DejaError("no tracked files" + (f" under {', '.join(specs)}" if specs else ""))
-    refresh_index(conn)
+    if refresh:
+        refresh_index(conn)
     db_path = Path(Q.database_path(conn))
     local = threading.local()
 
@@ -106,12 +111,15 @@ def _print(s: Stats) -> None:
             err=True)  # fmt: skip
 
 
-def run_history(conn: sqlite3.Connection, spec: str | None, by: str, as_json: bool) -> int:
+def run_history(
+    conn: sqlite3.Connection, spec: str | None, by: str, as_json: bool, refresh: bool = True
+) -> int:
     from deja_blame.report.collect import build_report
     from deja_blame.report.history import share_history
 
     repo = open_repository(Path.cwd())
-    refresh_index(conn)
+    if refresh:
+        refresh_index(conn)
     progress = CommitProgress("reading commits") if not as_json else None
     try:
         report = build_report(

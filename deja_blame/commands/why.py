@@ -14,6 +14,7 @@ from deja_blame.errors import DejaError
 from deja_blame.gitutil import SHALLOW_WARNING, is_shallow
 from deja_blame.jsonout import print_json
 from deja_blame.output import inert, shorten, style, use_colour, warn
+from deja_blame.outputs.session_text import exit_text
 
 
 def split_target(target: str) -> tuple[Path, int]:
@@ -37,6 +38,24 @@ def explain(
     return line_story(conn, result, result.lines[0])
 
 
+def _code(text: str, width: int) -> str:
+    """A line of code as it stands (its white space kept), cut at ``width``."""
+    one = inert(text.rstrip("\n")).replace("\t", "    ")
+    return one if len(one) <= width else one[: width - 1] + "…"
+
+
+def hunk_header(old_start: int, removed: int, new_start: int, added: int) -> str:
+    """git's ``@@ -a,b +c,d @@``: a count of 1 left out; an empty side names the line
+    before it (``@@ -28,0 +29,3 @@`` for three lines inserted after line 28)."""
+
+    def side(start: int, count: int) -> str:
+        if count == 0:
+            return f"{max(0, start - 1)},0"
+        return str(start) if count == 1 else f"{start},{count}"
+
+    return f"@@ -{side(old_start, removed)} +{side(new_start, added)} @@"
+
+
 def _print_history(history: list[dict[str, Any]], c: bool) -> None:
     if len(history) < 2 and not any(v["session"] for v in history):
         return
@@ -47,9 +66,7 @@ def _print_history(history: list[dict[str, Any]], c: bool) -> None:
             who = f"{inert(v['session'])[:8]} {inert(v['agent'] or '?')}"
         else:
             who = inert(v["author"] or "-")
-        click.echo(
-            f"  {v['commit'][:8]} {when:<16} {shorten(who, 28):<28} {shorten(inert(v['text']), 70)}"
-        )
+        click.echo(f"  {v['commit'][:8]} {when:<16} {shorten(who, 28):<28} {_code(v['text'], 70)}")
 
 
 def run_why(
@@ -99,7 +116,10 @@ def run_why(
         echo(f"--- a/{inert(doc['path'])}\n+++ b/{inert(doc['path'])}")
         for h in e["hunks"]:
             if h.get("old_start") is not None:
-                echo(style(f"@@ -{h['old_start']} +{h['new_start']} @@", c, fg="cyan"))
+                header = hunk_header(
+                    h["old_start"], len(h["removed"]), h["new_start"], len(h["added"])
+                )
+                echo(style(header, c, fg="cyan"))
             for r in h["removed"]:
                 echo(style(f"-{inert(r)}", c, fg="red"))
             for a in h["added"]:
@@ -108,7 +128,7 @@ def run_why(
         echo("\n" + style("Then ran", c, bold=True))
         for cmd in doc["commands_after"]:
             code = cmd["exit_code"]
-            mark = "exit ?" if code is None else f"exit {code}"
+            mark = exit_text(code, cmd.get("status"))
             fg = None if code is None else ("green" if code == 0 else "red")
             echo(f"  $ {shorten(cmd['command'], 80)}  " + style(mark, c, fg=fg))
     _print_history(doc["history"], c)

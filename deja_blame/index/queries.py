@@ -254,12 +254,12 @@ def agent_words_around(
 
 def commands_from(
     conn: sqlite3.Connection, sid: int, step: int, limit: int = 10
-) -> list[tuple[str, int | None, str | None]]:
-    """(command, exit code, at) of the session's commands from ``step`` on."""
+) -> list[tuple[str, int | None, str | None, str | None]]:
+    """(command, exit code, at, status) of the session's commands from ``step`` on."""
     return [
-        (c, x, a)
-        for c, x, a in conn.execute(
-            "SELECT command, exit_code, at FROM commands WHERE sid=? AND step>=?"
+        (c, x, a, st)
+        for c, x, a, st in conn.execute(
+            "SELECT command, exit_code, at, status FROM commands WHERE sid=? AND step>=?"
             " ORDER BY step, ord LIMIT ?",
             (sid, step, limit),
         )

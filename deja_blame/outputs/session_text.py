@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from deja_blame.models import Session
@@ -18,6 +20,15 @@ def print_session(s: Session, full: bool = False) -> None:
         echo(f"model       {inert(s.model)}")
     echo(f"time        {s.started_at or '?'} -> {s.ended_at or '?'}")
     echo(f"transcript  {inert(s.transcript)}")
+    if s.transcript and not os.path.exists(s.transcript):
+        echo(
+            style(
+                "            (gone since it was indexed: long texts show only their"
+                " excerpt kept in the index)",
+                c,
+                fg="yellow",
+            )
+        )
     if s.skipped_lines:
         echo(style(f"skipped     {counted(s.skipped_lines, 'malformed line')}", c, fg="yellow"))
     width = 10_000 if full else 100
@@ -29,7 +40,7 @@ def print_session(s: Session, full: bool = False) -> None:
     if s.commands:
         echo("\n" + style("Commands", c, bold=True))
         for cmd in s.commands:
-            code = "exit ?" if cmd.exit_code is None else f"exit {cmd.exit_code}"
+            code = exit_text(cmd.exit_code, cmd.status)
             colour = None if cmd.exit_code is None else ("green" if cmd.exit_code == 0 else "red")
             echo(f"  {_time(cmd.at)}  $ {shorten(cmd.command, 70)}  " + style(code, c, fg=colour))
     if s.edits:
@@ -63,3 +74,12 @@ def _time(at: str | None) -> str:
     if not at:
         return "--:--:--"
     return at[11:19] if len(at) >= 19 else at
+
+
+def exit_text(code: int | None, status: str | None) -> str:
+    """A command's outcome in a word: its exit code, or why there is none."""
+    if code is not None:
+        return f"exit {code}"
+    if (status or "").upper() == "RUNNING":
+        return "running in background"
+    return "no exit code recorded"
