@@ -4,6 +4,7 @@ a reviewer's clone with notes only, refresh on a new commit, cancel, exit."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -197,7 +198,15 @@ def test_a_new_commit_refreshes_the_annotations(
     assert refreshed["params"]["uris"] == [uri]
     assert client.wait_for("workspace/codeLens/refresh")["id"]
     assert list(lens_lines(client.lenses(uri))) == [6]
-    assert "rename" in (client.hover(uri, 5) or "")
+    renamed = client.hover(uri, 5) or ""
+    assert "rename" in renamed and SID not in renamed  # the person's line now
+    # an agent's line: its history is read after the first hover answered
+    first = client.hover(uri, 6) or ""
+    assert SID in first and "being read" in first
+    deadline = time.monotonic() + 30
+    while "being read" in (again := client.hover(uri, 6) or "") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert SID in again and "being read" not in again
     assert client.close() == 0
 
 

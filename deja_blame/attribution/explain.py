@@ -16,8 +16,12 @@ from deja_blame.index.fingerprint import fingerprint
 from deja_blame.index.store import latest_edit_adding
 
 
-def line_story(conn: sqlite3.Connection, result: FileBlame, ln: LineAttribution) -> dict[str, Any]:
-    """What ``deja why --json`` prints for line ``ln`` of ``result``."""
+def line_story(
+    conn: sqlite3.Connection, result: FileBlame, ln: LineAttribution, with_history: bool = True
+) -> dict[str, Any]:
+    """What ``deja why --json`` prints for line ``ln`` of ``result``. ``with_history``
+    False leaves ``history`` empty: it is what costs (git log of the line), and the
+    editor's hover reads it on its own, after answering."""
     doc: dict[str, Any] = {
         "path": result.path,
         "line": ln.line,
@@ -27,7 +31,7 @@ def line_story(conn: sqlite3.Connection, result: FileBlame, ln: LineAttribution)
         "confidence": ln.confidence,
         "via": ln.via,
     }
-    doc["history"] = line_history_json(conn, result, ln)
+    doc["history"] = line_history_json(conn, result, ln) if with_history else []
     if ln.session is None:
         return doc
     info = result.sessions.get(ln.session)

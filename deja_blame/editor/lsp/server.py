@@ -20,7 +20,7 @@ import traceback
 from pathlib import Path
 from typing import IO, Any
 
-from deja_blame.attribution.explain import line_story
+from deja_blame.attribution.explain import line_history_json, line_story
 from deja_blame.attribution.model import LineAttribution
 from deja_blame.editor.lsp import render
 from deja_blame.editor.lsp.documents import Document, uri_to_path
@@ -68,7 +68,9 @@ class Server:
         # the worker's own
         self.docs: dict[str, Document] = {}
         self.conn: sqlite3.Connection | None = None
-        self.stories: dict[tuple[str, int], dict[str, Any]] = {}
+        self.stories: dict[tuple[str, int], dict[str, Any]] = {}  # (uri, saved line)
+        self.histories: dict[tuple[str, int], list[dict[str, Any]]] = {}
+        self.history_queued: set[tuple[str, int]] = set()
         self.states: dict[str, Any] = {}  # repository root -> (HEAD, notes) last seen
         self.repos: dict[str, Any] = {}
         self.initialized = False
@@ -76,12 +78,17 @@ class Server:
         self.lens_refresh = False
         self.stopping = threading.Event()
         self.worker = threading.Thread(target=self._work, name="deja-lsp-worker", daemon=True)
+        # the lines' histories: a thread (and an index connection) of their own, so
+        # a hover never waits behind another line's git log
+        self.history_jobs: queue.Queue[tuple[Any, ...] | None] = queue.Queue()
+        self.db_path: Path | None = None
 
     # --- the reader thread -------------------------------------------------------
 
     def run(self) -> int:
         """Serve until ``exit`` or the end of input: 0 after a ``shutdown``, else 1."""
         self.worker.start()
+        threading.Thread(target=self._history_work, name="deja-lsp-history", daemon=True).start()
         try:
             while True:
                 try:
@@ -100,6 +107,7 @@ class Server:
         finally:
             self.stopping.set()
             self.jobs.put(("stop",))
+            self.history_jobs.put(None)
             self.worker.join(timeout=5)
         return 0 if self.shutdown else 1
 
@@ -271,6 +279,7 @@ class Server:
         path = self.db or default_db_path()
         try:
             self.conn = connect(path, notice=log)
+            self.db_path = path
             refresh_index(self.conn)
         except (sqlite3.Error, DejaError, OSError) as exc:
             # a reviewer's clone still has its notes: serve from them
@@ -285,6 +294,9 @@ class Server:
             log(f"{uri}: no annotations ({doc.problem})")
         self.docs[uri] = doc
         self.stories = {k: v for k, v in self.stories.items() if k[0] != uri}
+        with self.lock:
+            self.histories = {k: v for k, v in self.histories.items() if k[0] != uri}
+            self.history_queued = {k for k in self.history_queued if k[0] != uri}
         if doc.blame is not None:
             from deja_blame.attribution.cache import repo_state
 
@@ -392,12 +404,14 @@ class Server:
         if ln is None:
             text = render.unsaved_hover()
         elif ln.session:
-            story = self._story(doc, ln)
+            story = {**self._story(doc, ln), "history": self._history(doc, ln)}
             noted = doc.blame.note_sessions.get(ln.session) or {}
             request = (
                 noted.get("first_prompt") if isinstance(noted.get("first_prompt"), str) else None
             )
             text = render.agent_hover(doc.blame, ln, story, request)
+            if story["history"] is None:
+                text += "\n\n*the line's history is being read: hover again for it*"
         elif ln.commit is None:
             text = render.uncommitted_hover()
         else:
@@ -411,13 +425,53 @@ class Server:
         }
 
     def _story(self, doc: Document, ln: LineAttribution) -> dict[str, Any]:
-        """``deja why``'s answer for the line, kept until the file is blamed again."""
+        """``deja why``'s answer for the line but its history (index queries: a few
+        milliseconds), kept until the file is blamed again."""
         key = (doc.uri, ln.line)
         if key not in self.stories:
             if self.conn is None or doc.blame is None:
                 return {}
-            self.stories[key] = line_story(self.conn, doc.blame, ln)
+            self.stories[key] = line_story(self.conn, doc.blame, ln, with_history=False)
         return self.stories[key]
+
+    def _history(self, doc: Document, ln: LineAttribution) -> list[dict[str, Any]] | None:
+        """The line's history if read, else None and it is queued: git's log of one
+        line takes 30 ms to a second, so the hover does not wait for it."""
+        key = (doc.uri, ln.line)
+        with self.lock:
+            if key in self.histories:
+                return self.histories[key]
+            if key in self.history_queued or doc.blame is None or self.db_path is None:
+                return None
+            self.history_queued.add(key)
+        self.history_jobs.put((key, doc.blame, ln))
+        return None
+
+    def _history_work(self) -> None:
+        conn: sqlite3.Connection | None = None
+        while (job := self.history_jobs.get()) is not None:
+            key, blame, ln = job
+            with self.lock:
+                doc = self.docs.get(key[0])
+                if doc is None or doc.blame is not blame:
+                    self.history_queued.discard(key)
+                    continue  # blamed again since: a hover asks anew
+            try:
+                if conn is None:
+                    from deja_blame.index.db import connect
+
+                    assert self.db_path is not None
+                    conn = connect(self.db_path)
+                found = line_history_json(conn, blame, ln)
+            except Exception:
+                log("could not read a line's history:\n" + traceback.format_exc())
+                found = []
+            with self.lock:
+                doc = self.docs.get(key[0])
+                if key in self.history_queued and doc is not None and doc.blame is blame:
+                    self.histories[key] = found
+        if conn is not None:
+            conn.close()
 
     def _person(self, root: str, commit: str) -> str:
         import pygit2
@@ -447,7 +501,7 @@ class Server:
             )
             return None
         if command == "deja.why":
-            story = self._story(doc, ln)
+            story = line_story(self.conn, doc.blame, ln) if self.conn else self._story(doc, ln)
             self.out.notify("window/showMessage", {"type": 3, "message": _why_summary(story)})
             return story
         return self._handoff(doc, ln)
