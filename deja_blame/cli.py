@@ -337,6 +337,28 @@ def sessions_cmd(
     return run_sessions(conn, as_json, project=project, limit=limit, agent=agent)
 
 
+@cli.command("forget")
+@click.argument("session")
+@db_option
+@json_option
+@reading_index
+def forget_cmd(conn: sqlite3.Connection, session: str, as_json: bool) -> int:
+    """Remove one session from the index (no rebuild needed).
+
+    SESSION is a session id or a unique prefix of one. Its transcript is left
+    alone; the session stays out of the index until that transcript changes
+    (then it is read again from the start) or deja index --rebuild.
+
+    \b
+    Examples:
+      deja forget 3f2a9c1e && deja index --rebuild
+      deja forget 3f2a9c1e --json && deja index --rebuild -q
+    """
+    from deja_blame.commands.forget import run_forget
+
+    return run_forget(conn, session, as_json)
+
+
 @cli.command("show")
 @click.argument("session")
 @db_option

@@ -9,6 +9,7 @@ of the commits it wrote, and of what is left of its lines.
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -144,3 +145,39 @@ def test_identity_reads_the_files_as_the_sessions_commit_left_them(world: World)
         assert RepositoryIdentity(conn, other).belongs(sid) is False
     finally:
         conn.close()
+
+
+def test_a_stale_copy_never_hides_the_real_transcript(world: World, tmp_path: Path) -> None:
+    """A backup root read first holds the session as it was after its first
+    write; the real root has it all. The copy written last is read."""
+    world.write(S1, "src/a.py", body("a", 5))
+    backup = tmp_path / "backup"
+    shutil.copytree(world.root, backup)
+    world.write(S1, "src/b.py", body("b", 5))
+    world.commit("agent work")
+    stale = next(backup.glob("brain/*/.system_generated/logs/*.jsonl"))
+    os.utime(stale, (T0 - 86_400, T0 - 86_400))
+    roots = f"{backup}{os.pathsep}{world.root}"
+    both = {"DEJA_ANTIGRAVITY_ROOT": roots}
+    world.deja("index", "-q", env=both)
+    assert world.sessions_by_line("src/b.py", env=both) == [S1] * 5
+
+
+def test_forget_keeps_a_session_out_until_its_transcript_changes(world: World) -> None:
+    world.write(S1, "src/a.py", body("a", 4))
+    world.write(S2, "src/b.py", body("b", 4))
+    world.commit("agent work")
+    world.index()
+    doc = orjson.loads(world.deja("forget", S1[:8], "--json").stdout)
+    assert doc["forgotten"] == S1 and doc["transcript_exists"] is True
+    listed = orjson.loads(world.deja("sessions", "--json").stdout)["sessions"]
+    assert [s["session_id"] for s in listed] == [S2]
+    assert world.sessions_by_line("src/a.py") == [None] * 4
+    assert world.sessions_by_line("src/b.py") == [S2] * 4
+    unknown = world.deja("forget", "ffffffff", check=False)
+    assert unknown.returncode != 0 and b"ffffffff" in unknown.stderr
+    world.index()  # its transcript did not change: it stays forgotten
+    assert world.sessions_by_line("src/a.py") == [None] * 4
+    world.write(S1, "src/c.py", body("c", 3))  # the session goes on: read again
+    world.index()
+    assert world.sessions_by_line("src/a.py") == [S1] * 4

@@ -30,7 +30,9 @@ def changed_transcripts(
     """
     known = transcript_stats(conn)
     out: list[TranscriptFile] = []
-    seen: set[str] = set()
+    # each session's copies over the roots: the one written last is read (a stale
+    # backup in an earlier root never hides the real transcript), as ingest does
+    newest: dict[str, tuple[tuple[int, int], str, os.stat_result, Path]] = {}
     stat_ = os.stat
     is_reg = stat.S_ISREG
     for root in roots:
@@ -41,8 +43,6 @@ def changed_transcripts(
         except OSError:
             continue
         for name in names:
-            if name in seen:
-                continue
             logs = f"{brain}/{name}/.system_generated/logs/"
             # the full transcript wins where both exist (format section 9)
             for path in (logs + FULL_NAME, logs + COMPACT_NAME):
@@ -52,12 +52,13 @@ def changed_transcripts(
                     continue
                 if not is_reg(st.st_mode):
                     continue
-                seen.add(name)
-                if known.get(name) != (path, st.st_size, st.st_mtime_ns, st.st_ino):
-                    out.append(
-                        TranscriptFile(session_id=name, path=Path(path), root=root, agent=AGENT)
-                    )
+                rank = (st.st_mtime_ns, st.st_size)
+                if name not in newest or rank > newest[name][0]:
+                    newest[name] = (rank, path, st, root)
                 break
+    for name, (_, path, st, root) in newest.items():
+        if known.get(name) != (path, st.st_size, st.st_mtime_ns, st.st_ino):
+            out.append(TranscriptFile(session_id=name, path=Path(path), root=root, agent=AGENT))
     if others:
         out += _changed_others(known)
     return out

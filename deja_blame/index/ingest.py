@@ -44,7 +44,9 @@ from deja_blame.index.store import (
     PathIds,
     chunk_rows,
     clear_session_rows,
+    forgotten_sessions,
     pack,
+    remember_forgotten,
     unpack,
     write_rows,
 )
@@ -54,7 +56,7 @@ from deja_blame.transcripts.project import ProjectHints, resolve_project
 from deja_blame.transcripts.reading import ReaderState
 from deja_blame.transcripts.registry import agent_named, resumable_reader
 from deja_blame.transcripts.text import epoch_of
-from deja_blame.transcripts.transcript_file import TranscriptFile
+from deja_blame.transcripts.transcript_file import TranscriptFile, one_copy_each
 
 MAX_RETRIES = 20
 # mtime_ns of a row whose last commit was not the file's last batch: the next
@@ -125,17 +127,9 @@ class _Moved(Exception):
 
 def collect_transcripts(roots: Iterable[Path], report: IndexReport) -> list[TranscriptFile]:
     found: list[TranscriptFile] = []
-    seen: set[str] = set()
     for root in roots:
-        for tf in find_transcripts(root, report.problems):
-            if tf.session_id in seen:
-                report.problems.append(
-                    f"session {tf.session_id} found in more than one root; kept the first"
-                )
-                continue
-            seen.add(tf.session_id)
-            found.append(tf)
-    return found
+        found += find_transcripts(root, report.problems)
+    return one_copy_each(found, report.problems)
 
 
 def index_roots(
@@ -176,11 +170,12 @@ def index_roots(
             # transcripts loses nothing. The end of the run flushes it all once.
             conn.execute("PRAGMA synchronous = OFF")
             unsynced = True
+        forgotten = forgotten_sessions(conn)
         changed: list[TranscriptFile] = []
         for tf in files:
             report.transcripts += 1
             try:
-                if _same_stat(tf, known.get(tf.session_id)):
+                if _same_stat(tf, known.get(tf.session_id) or forgotten.get(tf.session_id)):
                     report.unchanged += 1  # not opened, not parsed
                     if progress is not None:
                         progress(tf)
@@ -190,6 +185,9 @@ def index_roots(
                 if progress is not None:
                     progress(tf)
                 continue
+            if tf.session_id in forgotten:  # its transcript changed: read it again
+                with transaction(conn):
+                    remember_forgotten(conn, tf.session_id, None)
             changed.append(tf)
         workers = default_jobs() if jobs is None else max(1, jobs)
         # sizes only where workers may read: the hook and blame's refresh (jobs=1)

@@ -98,6 +98,55 @@ def clear_session_rows(conn: sqlite3.Connection, sid: int) -> None:
         conn.execute(f"DELETE FROM {table} WHERE sid=?", (sid,))
 
 
+def forget_session(conn: sqlite3.Connection, session_id: str) -> str | None:
+    """Remove one session and everything read from it (inside the caller's
+    transaction); its transcript path, or None when no such session is indexed."""
+    row = conn.execute(
+        "SELECT sid, transcript FROM sessions WHERE session_id=?", (session_id,)
+    ).fetchone()
+    if row is None:
+        return None
+    transcript = str(row[1])
+    stat = conn.execute(
+        "SELECT size, mtime_ns, inode FROM sessions WHERE sid=?", (int(row[0]),)
+    ).fetchone()
+    clear_session_rows(conn, int(row[0]))
+    conn.execute("DELETE FROM sessions WHERE sid=?", (int(row[0]),))
+    remember_forgotten(conn, session_id, (transcript, *stat))
+    return transcript
+
+
+FORGOTTEN = "forgotten:"  # meta key prefix: a session left out until its transcript changes
+
+
+def remember_forgotten(
+    conn: sqlite3.Connection, session_id: str, stat: tuple[str, int, int, int] | None
+) -> None:
+    """Keep ``session_id`` out of the index while its transcript keeps this
+    (path, size, mtime_ns, inode); None: not any more."""
+    if stat is None:
+        conn.execute("DELETE FROM meta WHERE key=?", (FORGOTTEN + session_id,))
+        return
+    conn.execute(
+        "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+        (FORGOTTEN + session_id, orjson.dumps(list(stat)).decode()),
+    )
+
+
+def forgotten_sessions(conn: sqlite3.Connection) -> dict[str, tuple[str, int, int, int]]:
+    """Forgotten session id -> (transcript, size, mtime_ns, inode) when it was forgotten."""
+    out: dict[str, tuple[str, int, int, int]] = {}
+    for key, value in conn.execute(
+        "SELECT key, value FROM meta WHERE key >= ? AND key < ?", (FORGOTTEN, "forgotten;")
+    ):
+        try:
+            path, size, mtime, inode = orjson.loads(value)
+            out[key[len(FORGOTTEN) :]] = (str(path), int(size), int(mtime), int(inode))
+        except (orjson.JSONDecodeError, TypeError, ValueError):
+            continue
+    return out
+
+
 # -- packed columns ----------------------------------------------------------------------
 #
 # The bulk of an index is the text of edits (an edit's removed, added and witness

@@ -19,7 +19,7 @@ import orjson
 from deja_blame.errors import DejaError
 from deja_blame.models import UNKNOWN_AGENT
 from deja_blame.transcripts.agent import Agent, Sniffed
-from deja_blame.transcripts.transcript_file import TranscriptFile
+from deja_blame.transcripts.transcript_file import TranscriptFile, one_copy_each
 
 if TYPE_CHECKING:  # the readers are imported where a transcript is read
     from deja_blame.models import Session
@@ -124,7 +124,6 @@ def discover(
     env = os.environ if env is None else env
     chosen = [agent_named(a) for a in agents] if agents else list(AGENTS)
     found: list[TranscriptFile] = []
-    seen: set[str] = set()
     for a in chosen:
         named = bool(env.get(a.root_env))
         for root in a.roots(env, home):
@@ -132,16 +131,8 @@ def discover(
                 if named and problems is not None:
                     problems.append(f"transcript root not found: {root} (from {a.root_env})")
                 continue
-            for tf in a.find(root, problems if named or a.always_report else None):
-                if tf.session_id in seen:
-                    if problems is not None:
-                        problems.append(
-                            f"session {tf.session_id} found in more than one root; kept the first"
-                        )
-                    continue
-                seen.add(tf.session_id)
-                found.append(tf)
-    return found
+            found += a.find(root, problems if named or a.always_report else None)
+    return one_copy_each(found, problems)
 
 
 def read_session(tf: TranscriptFile) -> Session:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,3 +50,31 @@ def roots_named(env: Mapping[str, str], name: str) -> list[Path] | None:
     if not value:
         return None
     return [Path(p).expanduser() for p in value.split(os.pathsep) if p]
+
+
+def one_copy_each(
+    found: Iterable[TranscriptFile], problems: list[str] | None = None
+) -> list[TranscriptFile]:
+    """One transcript per session: where a session is found in more than one root
+    (a backup, a copy from another machine), the copy written last (then the
+    larger), so a stale copy never hides the real one. First-found order otherwise."""
+    kept: dict[str, tuple[TranscriptFile, tuple[int, int]]] = {}
+    for tf in found:
+        try:
+            size, mtime, _ = tf.stat_key()
+            rank = (mtime, size)
+        except OSError:
+            rank = (-1, -1)
+        old = kept.get(tf.session_id)
+        if old is None:
+            kept[tf.session_id] = (tf, rank)
+            continue
+        if rank > old[1]:
+            kept[tf.session_id] = (tf, rank)
+        if problems is not None:
+            chosen = kept[tf.session_id][0]
+            problems.append(
+                f"session {tf.session_id} found in more than one root; read {chosen.path}"
+                " (written last)"
+            )
+    return [tf for tf, _ in kept.values()]
