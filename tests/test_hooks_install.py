@@ -327,3 +327,22 @@ def test_status_reports_the_budget_in_force(world: World) -> None:
     assert "time budget: 7.5 s (deja.hook.timeout)" in text
     git(world.repo, "config", "deja.hook.timeout", "soon")  # the script ignores it too
     assert orjson.loads(world.deja("hooks", "status", "--json").stdout)["budget_seconds"] == 2
+
+
+def test_install_refuses_a_hooks_path_the_repository_tracks(world: World, tmp_path: Path) -> None:
+    # A team's shared .githooks: our script (this machine's Python path) would be
+    # committed by the next `git commit -a`. pre-commit refuses here too.
+    git(world.repo, "config", "core.hooksPath", ".githooks")
+    shared = world.repo / ".githooks"
+    write_hook(shared / "post-commit", "#!/bin/sh\necho team\n")
+    git(world.repo, "add", ".githooks")
+    world.commit("the team's hooks", add=False)
+    before = snapshot(world.repo, shared)
+    proc = world.deja("hooks", "install", check=False)
+    err = proc.stderr.decode()
+    assert proc.returncode == 1
+    first, *rest = err.splitlines()
+    assert "core.hooksPath is .githooks, a directory this repository tracks" in first
+    assert rest and rest[0].startswith("hint:") and "deja hooks run post-commit" in rest[0]
+    assert snapshot(world.repo, shared) == before
+    assert git(world.repo, "status", "--porcelain").strip() == ""

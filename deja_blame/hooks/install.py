@@ -113,6 +113,19 @@ def hooks_dir(repo: pygit2.Repository) -> Path:
     return path if path.is_absolute() else (root / path)
 
 
+def tracked_hooks_dir(root: Path, hooks: Path) -> str | None:
+    """``hooks`` relative to the work tree when git tracks files in it (a team's shared
+    ``.githooks``), else None."""
+    try:
+        rel = hooks.resolve().relative_to(root.resolve())
+    except ValueError:
+        return None  # outside the work tree (.git/hooks, ~/.githooks)
+    if rel.parts and rel.parts[0] == ".git":
+        return None
+    proc = run_git(root, ["ls-files", "-z", "--", rel.as_posix() or "."], check=False)
+    return rel.as_posix() if proc.returncode == 0 and proc.stdout.strip(b"\0") else None
+
+
 def _config_values(root: Path, key: str, scope: str | None = None) -> list[str]:
     args = ["config"] + ([scope] if scope else []) + ["--get-all", key]
     proc = run_git(root, args, check=False)
@@ -167,6 +180,17 @@ def install(repo: pygit2.Repository, python: str | None = None) -> HooksReport:
         )
     report = HooksReport(hooks_dir=str(hooks))
     # Check everything before changing anything.
+    tracked = tracked_hooks_dir(root, hooks)
+    if tracked is not None:
+        raise DejaError(
+            f"core.hooksPath is {tracked}, a directory this repository tracks: deja's hooks"
+            " there (with this machine's Python path) would be committed for everyone",
+            hint=(
+                "as pre-commit does, deja refuses; call 'deja hooks run post-commit' and"
+                " 'deja hooks run post-rewrite' from the team's hooks, or"
+                " 'git config --unset core.hooksPath' to use .git/hooks"
+            ),
+        )
     for hook in HOOK_TYPES:
         path = hooks / hook
         chained = hooks / (hook + CHAIN_SUFFIX)

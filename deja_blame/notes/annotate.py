@@ -31,8 +31,8 @@ from deja_blame.gitutil import resolve_commit, run_git, workdir
 from deja_blame.notes.lookup import read_note
 from deja_blame.notes.public import public_sessions
 from deja_blame.notes.remap import Carrier
-from deja_blame.notes.schema import Note, merge_notes
-from deja_blame.notes.store import check_notes_ref, read_note_docs, update_notes
+from deja_blame.notes.schema import Note, merge_notes, with_foreign
+from deja_blame.notes.store import check_notes_ref, read_note_docs, read_note_parts, update_notes
 
 TOOL = f"deja-blame {__version__}"
 PROMPTS_KEY = "deja.notes.prompts"
@@ -196,8 +196,10 @@ def annotate(
     result.derived_lines = derived.line_count()
     root = str(workdir(repo))
 
+    foreign: list[str] = []
+
     def final_for(r: pygit2.Repository) -> tuple[Note, list[Note]]:
-        docs = read_note_docs(r, sha)
+        docs, foreign[:] = read_note_parts(r, sha)
         carried = _carried(r, sha, sources, docs)
         result.carried_lines = carried.line_count() if carried is not None else 0
         final = merge_notes([derived, _own(docs, sha), carried], commit=sha, tool=TOOL)
@@ -212,7 +214,7 @@ def annotate(
             return {}
         if len(docs) == 1 and final.same_content(docs[0]):
             return {}  # already says this: idempotent
-        return {sha: final.dumps()}
+        return {sha: with_foreign(final.dumps(), foreign)}  # another tool's lines kept
 
     if not write:
         final, docs = final_for(repo)
@@ -306,16 +308,16 @@ def rewrite_notes(
             for new in groups:
                 if derived and new not in derived:
                     continue
-                docs = read_note_docs(r, new)
+                docs, foreign = read_note_parts(r, new)
                 final = merge_notes(
                     [derived.get(new), _own(docs, new), carried[new]], commit=new, tool=TOOL
                 )
                 final.sessions = public_sessions(final.sessions, root, bool(include_prompts))
                 if final.is_empty():
-                    if docs:
-                        out[new] = None  # only a stale copy of the old note was there
+                    if docs:  # only a stale copy of the old note was there
+                        out[new] = with_foreign("", foreign) if foreign else None
                 elif not (len(docs) == 1 and final.same_content(docs[0])):
-                    out[new] = final.dumps()
+                    out[new] = with_foreign(final.dumps(), foreign)
             return out
 
         return compute

@@ -245,22 +245,44 @@ def _clean_info(info: dict[Any, Any]) -> dict[str, Any]:
     return out
 
 
-def _split_docs(text: str) -> list[Any]:
-    """Successive JSON documents in ``text`` (git's concatenated notes), or [] if any is bad."""
+MAX_FOREIGN_LINES = 10_000  # another tool's lines kept in one note
+
+
+def split_note(text: str) -> tuple[list[Any], list[str]]:
+    """A note's text -> (the JSON documents in it, in order; the other lines).
+
+    git concatenates notes (a squash, a ``union`` merge), and other tools write
+    to the same ref: deja-vu appends plain lines (``deja: <file>:<line> written
+    in <harness> · <id> · <project> (rule: wrote)``). deja's JSON is read
+    wherever it stands; every other line is kept, as it was, for writing back."""
     decoder = json.JSONDecoder()
     docs: list[Any] = []
+    foreign: list[str] = []
     pos, end = 0, len(text)
     while True:
         while pos < end and text[pos].isspace():
             pos += 1
         if pos >= end:
-            return docs
-        try:
-            doc, pos = decoder.raw_decode(text, pos)
-        except (ValueError, RecursionError):
-            return docs  # keep what parsed: the rest is not ours (or was mangled, or nested
-            # deeper than any note: 100,000 brackets)
-        docs.append(doc)
+            return docs, foreign
+        if text[pos] == "{":
+            try:
+                doc, pos = decoder.raw_decode(text, pos)
+                docs.append(doc)
+                continue
+            except (ValueError, RecursionError):
+                pass  # not JSON after all (or nested deeper than any note): a line of text
+        eol = text.find("\n", pos)
+        eol = end if eol < 0 else eol
+        if len(foreign) < MAX_FOREIGN_LINES:
+            foreign.append(text[pos:eol].rstrip()[:MAX_TEXT])
+        pos = eol + 1
+
+
+def with_foreign(text: str, foreign: list[str]) -> str:
+    """A note's new text: the other tools' lines first, as they were, then deja's JSON."""
+    if not foreign:
+        return text
+    return "\n".join(foreign) + "\n\n" + text
 
 
 def parse_note_docs(text: str | bytes) -> list[Note]:
@@ -271,7 +293,7 @@ def parse_note_docs(text: str | bytes) -> list[Note]:
         docs = [orjson.loads(text)]
     except orjson.JSONDecodeError:
         raw = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
-        docs = _split_docs(raw)
+        docs = split_note(raw)[0]
     out = []
     for doc in docs:
         note = _note_of(doc)

@@ -24,7 +24,13 @@ from deja_blame.errors import DejaError
 from deja_blame.gitutil import run_git, workdir
 from deja_blame.notes.public import public_sessions
 from deja_blame.notes.remap import effective_note
-from deja_blame.notes.schema import NOTES_REF, merge_notes, parse_note_docs
+from deja_blame.notes.schema import (
+    NOTES_REF,
+    merge_notes,
+    parse_note_docs,
+    split_note,
+    with_foreign,
+)
 from deja_blame.notes.store import (
     MAX_ATTEMPTS,
     NULL_SHA,
@@ -154,14 +160,17 @@ def merge_notes_ref(repo: pygit2.Repository, theirs: str, label: str) -> MergeRe
                     changes[sha] = _blob_text(repo, th)  # we deleted, they changed: theirs
                     result.taken += 1
                     continue
-                ours_doc = effective_note(repo, sha, parse_note_docs(_blob_text(repo, lo)))
-                theirs_doc = effective_note(repo, sha, parse_note_docs(_blob_text(repo, th)))
+                ours_text, theirs_text = _blob_text(repo, lo), _blob_text(repo, th)
+                ours_doc = effective_note(repo, sha, parse_note_docs(ours_text))
+                theirs_doc = effective_note(repo, sha, parse_note_docs(theirs_text))
+                foreign = split_note(ours_text)[1]  # another tool's lines, both sides'
+                foreign += [ln for ln in split_note(theirs_text)[1] if ln not in foreign]
                 if ours_doc is None or theirs_doc is None:
                     result.kept += 1
                     continue
                 merged = merge_notes([ours_doc, theirs_doc], commit=sha, tool=ours_doc.tool)
                 merged.sessions = public_sessions(merged.sessions, root, include_prompts=True)
-                changes[sha] = merged.dumps()
+                changes[sha] = with_foreign(merged.dumps(), foreign)
                 result.merged += 1
             stream = _fast_import_stream(
                 repo,

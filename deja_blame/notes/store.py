@@ -29,6 +29,8 @@ from deja_blame.notes.schema import (
     Note,
     parse_note,
     parse_note_docs,
+    split_note,
+    with_foreign,
 )
 
 NULL_SHA = "0" * 40
@@ -178,9 +180,42 @@ def read_note(repo: pygit2.Repository, commit: str, ref: str = NOTES_REF) -> Not
     if text is None:
         return None
     note = parse_note(text)
-    if note is None:
+    if note is None and not _said_foreign(commit, text):
         _skipped_note(commit, len(text.encode("utf-8", "replace")), ref)
     return note
+
+
+_FOREIGN_SAID: list[str] = []
+
+
+def _said_foreign(commit: str, text: str) -> bool:
+    """Say (once per process) that notes hold lines deja does not read; True when
+    ``text`` holds such lines."""
+    if text.lstrip().startswith("{") and text.rstrip().endswith("}"):
+        return False  # deja's JSON alone (the usual case): no scan
+    foreign = split_note(text)[1]
+    if not foreign:
+        return False
+    if not _FOREIGN_SAID:
+        from deja_blame.output import warn
+
+        warn(
+            f"the note of commit {commit[:12]} in {NOTES_REF} holds {len(foreign)} lines"
+            " deja does not read (another tool's, such as deja-vu's): skipped here, and"
+            " kept as they are when deja writes the note"
+        )
+    _FOREIGN_SAID.append(commit)
+    return True
+
+
+def read_note_parts(
+    repo: pygit2.Repository, commit: str, ref: str = NOTES_REF
+) -> tuple[list[Note], list[str]]:
+    """The note's deja documents and the other lines in it (another tool's), for writers."""
+    text = read_note_text(repo, commit, ref)
+    if text is None:
+        return [], []
+    return parse_note_docs(text), split_note(text)[1]
 
 
 _SKIPPED: set[str] = set()
@@ -203,7 +238,10 @@ def _skipped_note(commit: str, size: int, ref: str = NOTES_REF) -> None:
 
 def read_note_docs(repo: pygit2.Repository, commit: str, ref: str = NOTES_REF) -> list[Note]:
     text = read_note_text(repo, commit, ref)
-    return parse_note_docs(text) if text is not None else []
+    if text is None:
+        return []
+    _said_foreign(commit, text)
+    return parse_note_docs(text)
 
 
 @contextmanager
@@ -348,11 +386,12 @@ def write_notes(
         out: dict[str, str | None] = {}
         for sha, note in notes.items():
             current = read_note_text(r, sha, ref) if tip is not None else None
+            foreign = split_note(current)[1] if current is not None else []
             if note is None:
                 if current is not None:
-                    out[sha] = None
-            elif current != note.dumps():
-                out[sha] = note.dumps()
+                    out[sha] = with_foreign("", foreign) if foreign else None
+            elif current != with_foreign(note.dumps(), foreign):
+                out[sha] = with_foreign(note.dumps(), foreign)
         return out
 
     return update_notes(repo, compute, message, ref=ref)
