@@ -110,11 +110,13 @@ def match_lines(
     # made before the commit that introduced the line.
     every: list[dict[tuple[int, int, int], Write]] = []
     cands: list[dict[tuple[int, int, int], Write]] = []
+    limits: list[float] = []
     for i in range(n):
         b = blamed[i]
         limit = (
             b.commit_time if b is not None and b.commit is not None and b.commit_time else now
         ) + CLOCK_SKEW
+        limits.append(limit)
         row: dict[tuple[int, int, int], Write] = {}
         ok: dict[tuple[int, int, int], Write] = {}
         for w in writes_by_fp.get(fps[i], ()):
@@ -160,16 +162,26 @@ def match_lines(
         if chosen[i] is None and key not in used:
             chosen[i] = (key, run)
             used.add(key)
+
     # Identical trivial lines ("}", blank) are interchangeable to git's diff: blame
     # may say an old commit kept the "}" that a later session actually added next
-    # to its own lines. So the gap rule may use any write made by the blamed
-    # revision, anchored to its own edit's lines.
+    # to its own lines. So the gap rule may use a write made after the line's
+    # commit when a line of the same text nearby came with a commit no older than
+    # the write (the twin git slid it past), anchored to its own edit's lines.
+    def slid(i: int, at: float) -> bool:
+        near = range(max(0, i - GAP_WINDOW), min(n, i + GAP_WINDOW + 1))
+        return any(j != i and fps[j] == fps[i] and limits[j] >= at for j in near)
+
     late = [
-        {k: w for k, w in every[i].items() if w.at <= now + CLOCK_SKEW} if trivial[i] else {}
+        {k: w for k, w in every[i].items() if w.at <= limits[i] or slid(i, w.at)}
+        if trivial[i]
+        else {}
         for i in range(n)
     ]
     blank = [not normalise_line(t) for t in texts]
     _fill_gaps(chosen, late, trivial, used, blank)
+    if n and all(trivial) and not any(chosen):
+        _whole_file(chosen, fps, writes_by_fp, min(limits))
     # How often each fingerprint occurs in each session's edits of the file.
     common: Counter[tuple[int, int]] = Counter()
     for fp in set(fps):
@@ -197,6 +209,32 @@ def match_lines(
 
 
 GAP_WINDOW = 8  # lines; how far a trivial line may sit from its edit's other lines
+
+
+def _whole_file(
+    chosen: list[tuple[tuple[int, int, int], int] | None],
+    fps: list[int],
+    writes_by_fp: dict[int, list[Write]],
+    limit: float,
+) -> None:
+    """A file of trivial lines only is the latest edit of this exact path, before
+    every line's commit, whose writes of the file's texts are the file line for line."""
+    pairs: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    for fp in set(fps):
+        for w in writes_by_fp.get(fp, ()):
+            pairs.setdefault((w.sid, w.edit_ord), []).append((w.idx, fp))
+    want = list(enumerate(fps))
+    best: tuple[float, int, int] | None = None
+    for w in writes_by_fp.get(fps[0], ()):
+        if w.idx != 0 or w.by_user or not w.exact_path or w.at > limit:
+            continue
+        if sorted(pairs[(w.sid, w.edit_ord)]) != want:
+            continue
+        if best is None or (-w.at, w.sid, w.edit_ord) < (-best[0], best[1], best[2]):
+            best = (w.at, w.sid, w.edit_ord)
+    if best is not None:
+        for i in range(len(fps)):
+            chosen[i] = ((best[1], best[2], i), len(fps))
 
 
 def _fill_gaps(

@@ -131,3 +131,45 @@ def test_a_block_moved_inside_the_file_keeps_its_brackets(tmp_path: Path) -> Non
     assert texts[7] == "    )"
     assert not window.stale(7, 500.0)
     window.history.close()
+
+
+def test_a_blank_line_of_an_earlier_commit_is_not_given_to_a_later_write() -> None:
+    # the person's commit at 15:00 brought the blank line between the functions; a
+    # session wrote at 15:22 a function and a blank line of its own above it (which
+    # did not survive). A write must come before the line's commit (120 s of skew).
+    file = ["def a():", "    return 1", "", "def b():", "    return 2"]
+    at_1500, at_1522 = 54_000, 55_320
+    blamed = _blamed(3, at_1500) + [
+        BlameLine(i + 1, "d" * 40, at_1522 + 60, "a.py", i + 1) for i in (3, 4)
+    ]
+    ws = _writes([(1, 0, float(at_1522), ["", "def b():", "    return 2"])])
+    out = matcher.match_lines(file, blamed, ws, now=60_000.0)
+    assert [m.sid if m else None for m in out] == [None, None, None, 1, 1]
+
+
+def test_a_brace_git_slid_to_an_older_commit_still_goes_to_the_later_session() -> None:
+    # git's diff kept the old "}" at the end and called the session's "}" (before
+    # its new function) new: the brace the old commit is blamed for is the session's
+    file = ["function a() {", "  return 1", "}", "function b() {", "  return 2", "}"]
+    old, new = 54_000, 55_320
+    blamed = [BlameLine(1, "c" * 40, old, "a.js", 1), BlameLine(2, "c" * 40, old, "a.js", 2)]
+    blamed += [BlameLine(i + 1, "d" * 40, new + 60, "a.js", i + 1) for i in (2, 3, 4)]
+    blamed += [BlameLine(6, "c" * 40, old, "a.js", 3)]
+    ws = _writes([(1, 0, float(new), ["}", "function b() {", "  return 2", "}"])])
+    out = matcher.match_lines(file, blamed, ws, now=60_000.0)
+    assert [m.sid if m else None for m in out][3:] == [1, 1, 1]
+
+
+def test_a_one_line_file_is_the_session_whose_edit_wrote_all_of_it() -> None:
+    # .python-version, 3.12 -> 3.13 by a session: too short to count alone, but the
+    # file's whole text is what the edit wrote there, before the commit
+    ws = _writes([(1, 0, 100.0, ["3.13"])])
+    out = matcher.match_lines(["3.13"], _blamed(1), ws, now=20_000.0)
+    assert out[0] is not None and out[0].sid == 1
+    # written after the commit (beyond the skew): not the session's
+    out = matcher.match_lines(["3.13"], _blamed(1, at=-1_000), ws, now=20_000.0)
+    assert out[0] is None
+    # the edit wrote the text below another line: no evidence it wrote this file whole
+    ws = _writes([(1, 0, 100.0, ["# pinned", "3.13"])])
+    out = matcher.match_lines(["3.13"], _blamed(1), ws, now=20_000.0)
+    assert out[0] is None

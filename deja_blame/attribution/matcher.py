@@ -388,7 +388,9 @@ def match_lines(
     # to its own lines. So the gap rule may use any write made by the blamed
     # revision, anchored to its own edit's lines.
     blank = [not normalise_line(t) for t in texts]
-    _fill_gaps(chosen, fps, trivial, blank, writes, used, now + CLOCK_SKEW, stale)
+    _fill_gaps(chosen, fps, trivial, blank, writes, used, limits, stale)
+    if n and all(trivial) and not any(chosen):
+        _whole_file(chosen, fps, writes, limits, stale)
     # How often each fingerprint occurs in each session's edits of the file.
     common: dict[int, Counter[int]] = {}
     for c in chosen:
@@ -575,7 +577,7 @@ def _fill_gaps(
     blank: list[bool],
     writes: WriteSet,
     used: set[Key],
-    late: float,
+    limits: list[float],
     stale: Callable[[int, float], bool] | None = None,
 ) -> None:
     """Trivial lines between lines another session rewrote.
@@ -587,9 +589,21 @@ def _fill_gaps(
     with a larger one), and the distance in the edit fits the distance in the file.
     Only the writes those anchors point at are looked up, never every write of
     the line's text.
+
+    A write must come before the line's commit (``limits``), with one exception:
+    git's diff may slide identical trivial lines, calling an old ``}`` new and the
+    session's ``}`` old. So a later write may still take the line when a line of
+    the same text nearby was brought by a commit no older than the write (the
+    twin git slid it past); otherwise a blank line a person committed at 15:00 is
+    not a session's that wrote one at 15:22.
     """
     info = writes.info
     n = len(chosen)
+
+    def late_twin(i: int, at: float) -> bool:
+        lo, hi = max(0, i - GAP_WINDOW), min(n, i + GAP_WINDOW + 1)
+        return any(fps[j] == fps[i] and limits[j] >= at for j in range(lo, hi) if j != i)
+
     anchors = list(chosen)  # lines matched by runs or on their own
     for i in range(n):
         if chosen[i] is not None or not trivial[i] or fps[i] not in writes.by_fp:
@@ -620,7 +634,9 @@ def _fill_gaps(
         options: list[tuple[float, int, Key]] = []
         for key in found:
             w = info.get(key)
-            if w is None or w[0] != fps[i] or w[2] or w[1] > late or key in used:
+            if w is None or w[0] != fps[i] or w[2] or key in used:
+                continue
+            if w[1] > limits[i] and not late_twin(i, w[1]):
                 continue
             options.append((-w[1], w[4], key))  # the latest write first
         for neg_at, _, key in sorted(set(options)):
@@ -628,6 +644,38 @@ def _fill_gaps(
                 chosen[i] = (key, 1)
                 used.add(key)
                 break
+
+
+def _whole_file(
+    chosen: list[tuple[Key, int] | None],
+    fps: list[int],
+    writes: WriteSet,
+    limits: list[float],
+    stale: Callable[[int, float], bool] | None = None,
+) -> None:
+    """A file too short to hold evidence (``.python-version``: ``3.13``) whose whole
+    text is what one edit of this very path wrote, before the commit: that edit's.
+
+    Each line alone is trivial, but the edit wrote the file line for line, from its
+    first line to its last; the latest such write wins.
+    """
+    info, n = writes.info, len(fps)
+    want = [(k, fp) for k, fp in enumerate(fps)]
+    best: tuple[float, int, Key] | None = None
+    for key in writes.by_fp.get(fps[0], ()):
+        sid, edit, idx = key
+        fp, at, by_person, exact, seq = info[key]
+        if idx != 0 or by_person or not exact or at > min(limits):
+            continue
+        if sorted(writes.by_edit.get((sid, edit), ())) != want:
+            continue
+        if best is None or (-at, seq) < (-best[0], best[1]):
+            best = (at, seq, key)
+    if best is None or (stale is not None and any(stale(i, best[0]) for i in range(n))):
+        return
+    sid, edit, _ = best[2]
+    for i in range(n):
+        chosen[i] = ((sid, edit, i), n)
 
 
 SUFFIX_COVERAGE = 0.75
