@@ -228,3 +228,24 @@ def test_exit_without_shutdown_exits_1(tmp_path: Path, clients: list[LspClient])
     client = start(clients, tmp_path)
     client.notify("exit", None)
     assert client.proc.wait(timeout=30) == 1
+
+
+def test_new_transcript_lines_refresh_the_annotations(
+    world: dict[str, Any], clients: list[LspClient]
+) -> None:
+    repo = world["repo"]
+    added = ["def count(cart):", "    return sum(item.qty for item in cart)"]
+    text = (repo / "cart.py").read_text() + "\n\n" + "\n".join(added) + "\n"
+    (repo / "cart.py").write_text(text)  # not committed, and no session known to write it
+    client = start(clients, repo, {"DEJA_LSP_POLL": "0.2"})
+    uri = client.open(repo / "cart.py")
+    assert list(lens_lines(client.lenses(uri))) == [5]
+    # the agent's transcript of that write appears (its session was still running)
+    later = Session(world["root"], "9b1d2e3f-aaaa-4bbb-8ccc-000000000002")
+    later.user("Count the items in the cart", T0 + 8000)
+    later.replace(repo / "cart.py", [], added, T0 + 8060, start=15)
+    assert client.wait_for("deja/annotationsChanged")["params"]["uris"] == [uri]
+    by_line = lens_lines(client.lenses(uri))
+    assert list(by_line) == [5, 14]
+    assert by_line[14][0].startswith("agy 9b1d2e3f")
+    assert client.close() == 0
