@@ -257,3 +257,46 @@ def test_no_prompts_html(feature: Scenario, tmp_path: Path) -> None:
     assert "endpoint to the app" not in html and "price formatter" not in html
     assert "Prompts left out" in html
     assert f"session {SID_A[:8]}" in html and SID_B in html
+
+
+# measured in a page that frames the report 420 px wide (headless Chromium's window
+# is 500 px at least); the report itself carries no script
+PROBE = """<script>
+function measure(frame) {
+  const d = frame.contentDocument, w = frame.contentWindow;
+  const q = (s) => d.querySelector(s);
+  const right = (s) => q(s) ? Math.ceil(q(s).getBoundingClientRect().right) : -1;
+  const css = (s, p) => q(s) ? w.getComputedStyle(q(s))[p] : "none";
+  document.title = JSON.stringify({
+    inner: w.innerWidth, scroll: d.documentElement.scrollWidth, files: right("#files table"),
+    chart: q("svg.history") ? q("svg.history").getBoundingClientRect().width : -1,
+    chartAgents: css("svg.history rect.agents", "fill"),
+    chartPeople: css("svg.history rect.people", "fill"),
+    keyAgents: css("#history .sw.agents", "backgroundColor"),
+    keyPeople: css("#history .sw.people", "backgroundColor"),
+  });
+}
+</script><title>-</title>"""
+
+
+def test_a_420px_screen_and_one_colour_per_kind(feature: Scenario, tmp_path: Path) -> None:
+    page = feature.repo.parent / "history.html"
+    run(feature, "report", "HEAD~3..HEAD", "--format", "html", "--output", str(page))
+    # (the report's CSP forbids scripts: the framed copy goes without it)
+    html = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page.read_text())
+    framed = html.replace("&", "&amp;").replace('"', "&quot;")
+    probe = tmp_path / "probe.html"
+    probe.write_text(
+        f'<!doctype html><html><head>{PROBE}</head><body style="margin:0">'
+        f'<iframe width="420" height="900" style="border:0" onload="measure(this)"'
+        f' srcdoc="{framed}"></iframe></body></html>'
+    )
+    dom = browse(probe, tmp_path, "--dump-dom", "--window-size=800,1000").stdout.decode()
+    title = re.search(r"<title>(.*?)</title>", dom, re.S).group(1)
+    got = json.loads(title.replace("&quot;", '"'))
+    assert got["inner"] == 420 and got["files"] > 0
+    assert got["scroll"] <= got["inner"], got  # nothing scrolls the page sideways
+    assert got["files"] <= got["inner"], got  # the files table fits
+    assert got["chart"] >= 600, got  # the chart keeps its size: labels stay readable
+    assert got["chartAgents"] == got["keyAgents"] != "none", got
+    assert got["chartPeople"] == got["keyPeople"] != "none", got

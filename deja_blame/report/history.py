@@ -124,7 +124,7 @@ def svg_chart(periods: list[Period], width: int = 720, height: int = 180) -> str
         )
         parts.append(
             f'<rect class="people" x="{x:.1f}" y="{base - agents_h - people_h:.1f}"'
-            f' width="{bar:.1f}" height="{people_h:.1f}" fill="#c8c8c8"/>'
+            f' width="{bar:.1f}" height="{people_h:.1f}" fill="#c8ced6"/>'
         )
         parts.append("</g>")
         if i % label_every == 0:

@@ -61,6 +61,8 @@ min-width:120px}
 .people{background:var(--people)}
 .agents{background:#6d5dfc}
 svg.history{max-width:100%;height:auto}
+svg.history rect.agents{fill:#6d5dfc}svg.history rect.people{fill:var(--people)}
+.chart{overflow-x:auto}
 table{border-collapse:collapse;width:100%}
 th,td{text-align:left;padding:4px 8px;border-bottom:1px solid var(--line);vertical-align:top}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
@@ -82,6 +84,11 @@ table.code tr.people{background:transparent}
 a{color:inherit}
 #lines details{margin:10px 0}#lines summary{cursor:pointer;margin-bottom:2px}
 .legend span{margin-right:14px;white-space:nowrap}
+td code{overflow-wrap:anywhere}
+@media (max-width:640px){body{padding:12px}th,td{padding:4px;overflow-wrap:anywhere}.bar{min-width:0}
+.card{min-width:0;flex:1 1 40%}
+#files th:nth-child(6),#files td:nth-child(6){display:none}
+svg.history{max-width:none}}
 """ + "\n".join(per_session)
 
 
@@ -261,7 +268,9 @@ def render_html(report: Report) -> str:
             '<span class="sw agents"></span> by agent sessions · <span class="sw people">'
             "</span> by people or unknown</p>"
         )
-        body.append(svg_chart(periods))
+        # on a narrow screen the chart keeps its size (labels stay readable) and
+        # scrolls in its own box; the page does not
+        body.append(f'<div class="chart">{svg_chart(periods)}</div>')
         body.append("</section>")
 
     if report.sessions:
