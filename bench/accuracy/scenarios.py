@@ -770,3 +770,32 @@ def formatter_adds_trailing_comma(sim: Sim, small: bool) -> None:
     )
     sim.commit("Format")
     sim.expect("app/report.py")
+
+
+@scenario("a Claude Code session edits a one-line file (.python-version 3.12 -> 3.13)")
+def one_line_file(sim: Sim, small: bool) -> None:
+    sim.person_write(".python-version", "3.12\n")
+    sim.person_write("app/__init__.py", "")
+    sim.commit("Pin Python")
+    sim.advance(HOUR)
+    s = sim.session("bump-python", "Move the project to Python 3.13.", agent="claude-code")
+    s.view(".python-version")
+    s.replace(".python-version", "3.12", "3.13")
+    sim.advance(5 * MINUTE)
+    sim.commit("Python 3.13")
+    sim.expect(".python-version")
+
+
+@scenario("a person's blank line committed at 15:00; a Claude session writes one at 15:22")
+def blank_before_later_session(sim: Sim, small: bool) -> None:
+    sim.person_write(SERVICE, "def a():\n    return 1\n\n\ndef b():\n    return 2\n")
+    sim.commit("Two functions")  # the blank lines are the person's
+    sim.advance(22 * MINUTE)
+    s = sim.session("helper", "Add a helper after b().", agent="claude-code")
+    s.replace(SERVICE, "    return 2\n", "    return 2\n\n\ndef helper_for_totals(x):\n"
+              "    return compute_the_total(x)\n")  # fmt: skip
+    sim.advance(5 * MINUTE)
+    # the person keeps the helper's lines but not its blank lines
+    sim.person_edit(SERVICE, "    return 2\n\n\ndef helper", "    return 2\ndef helper")
+    sim.commit("Helper")
+    sim.expect(SERVICE)
