@@ -111,3 +111,43 @@ def test_a_heredoc_that_ran_is_the_sessions_text_in_blame(tmp_path: Path, repo: 
 
     assert sessions("src/limits.py") == [sid] * 5
     assert sessions("src/never.py") == [None] * 5
+
+
+def test_why_names_a_command_that_changed_the_file(tmp_path: Path, repo: Path) -> None:
+    """``sed -i`` leaves no text to match: the line stays unattributed, and
+    ``deja why`` names the session's command that changed the file meanwhile."""
+    sid = "8b2c3d4e-5f6a-4b7c-8d9e-0f1a2b3c4d5e"
+    (repo / "conf.py").write_text("LEVEL = 'debug'\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "conf", env=commit_env(1772359000))  # before the session
+    base = {"sessionId": sid, "cwd": str(repo), "timestamp": "2026-03-01T10:00:05Z"}
+    call = {
+        "type": "tool_use",
+        "id": "toolu_s",
+        "name": "Bash",
+        "input": {"command": "sed -i 's/debug/info/' conf.py"},
+    }
+    answer = {"type": "tool_result", "tool_use_id": "toolu_s", "is_error": False, "content": ""}
+    records = [
+        {**base, "type": "user", "uuid": "u0", "message": {"role": "user", "content": "Quieter."}},
+        {**base, "type": "assistant", "uuid": "a1", "message": {"role": "assistant", "content": [call]}},
+        {**base, "type": "user", "uuid": "u1", "message": {"role": "user", "content": [answer]}},
+    ]  # fmt: skip
+    root = tmp_path / "claude"
+    transcript = root / "projects" / "p" / f"{sid}.jsonl"
+    transcript.parent.mkdir(parents=True)
+    transcript.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+    (repo / "conf.py").write_text("LEVEL = 'info'\n")
+    git(repo, "commit", "-q", "-am", "quieter", env=commit_env(1772359300))
+    env = {"DEJA_CLAUDE_ROOT": str(root), "DEJA_DB": str(tmp_path / "index.db")}
+    doc = orjson.loads(deja("why", "conf.py:1", "--json", cwd=repo, env=env).stdout)
+    assert doc["session"] is None
+    assert doc["changed_by_command"]["session"] == sid
+    said = deja("why", "conf.py:1", cwd=repo, env=env).stdout.decode()
+    assert f"changed by a command of session {sid}" in said
+    # a command before the file's previous commit is not named
+    git(repo, "commit", "-q", "--allow-empty", "-m", "x", env=commit_env(1772359400))
+    (repo / "conf.py").write_text("LEVEL = 'warn'\n")
+    git(repo, "commit", "-q", "-am", "a person's", env=commit_env(1772359500))
+    doc = orjson.loads(deja("why", "conf.py:1", "--json", cwd=repo, env=env).stdout)
+    assert "changed_by_command" not in doc

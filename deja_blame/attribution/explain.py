@@ -6,6 +6,7 @@ a line of a ``FileBlame`` they already have.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,10 @@ def line_story(
     }
     doc["history"] = line_history_json(conn, result, ln) if with_history else []
     if ln.session is None:
+        if ln.commit and with_history:
+            by_command = command_behind(conn, result.root, ln.commit, ln.orig_path or result.path)
+            if by_command is not None:
+                doc["changed_by_command"] = by_command
         return doc
     info = result.sessions.get(ln.session)
     doc["session_info"] = info.to_json() if info else None
@@ -89,3 +94,45 @@ def line_history_json(conn: sqlite3.Connection, result: Any, ln: Any) -> list[di
         newest=(ln.session, ln.source),
     )
     return [v.to_json() for v in found]
+
+
+# What changes files from a shell without its text in the command line: such a
+# command of a session, run while the commit was being made, is named (not
+# given the line: what it wrote is not known).
+_CHANGES_FILES = re.compile(
+    r"\bsed\s+(-\w+\s+)*-i|\bperl\s+(-\w+\s+)*-[a-z]*i|\b(mv|cp|patch|git\s+apply|gofmt|"
+    r"go\s+fmt|black|ruff\s+format|prettier|rustfmt)\b|>"
+)
+
+
+def command_behind(
+    conn: sqlite3.Connection, root: str, commit: str, path: str
+) -> dict[str, Any] | None:
+    """A successful command of an indexed session that names the file and can change
+    it (``sed -i``, a redirect, a formatter), run after the file's previous commit
+    and before ``commit``: {session, command, at}; None when there is none."""
+    from deja_blame.gitutil import try_git
+    from deja_blame.transcripts.text import epoch_of
+
+    name = path.rsplit("/", 1)[-1]
+    if not name:
+        return None
+    found = Q.commands_mentioning(conn, name)
+    if not found:
+        return None
+    proc = try_git(root, ["log", "-2", "--format=%ct", commit, "--", path], timeout=10)
+    if proc is None or proc.returncode != 0:
+        return None
+    times = [int(t) for t in proc.stdout.decode().split() if t.isdigit()]
+    if not times:
+        return None
+    upper = times[0] + 120.0
+    lower = float(times[1]) if len(times) > 1 else float("-inf")
+    best: tuple[float, dict[str, Any]] | None = None
+    for session_id, command, _, at in found:
+        when = epoch_of(at)
+        if when is None or not (lower < when <= upper) or not _CHANGES_FILES.search(command):
+            continue
+        if best is None or when > best[0]:
+            best = (when, {"session": session_id, "command": command, "at": at})
+    return None if best is None else best[1]

@@ -82,6 +82,12 @@ def run_why(
     commit = doc["commit"][:12] if doc["commit"] else "(not committed yet)"
     if not doc["session"]:
         echo(f"commit {commit}: not written by any indexed session (a person, or unknown)")
+        by_command = doc.get("changed_by_command")
+        if by_command:
+            echo(
+                f"changed by a command of session {inert(by_command['session'])}"
+                f" ({by_command['at'] or 'no time'}): {shorten(inert(by_command['command']), 100)}"
+            )
         first = next((v for v in doc["history"] if v["session"]), None)
         if first is not None:
             echo(

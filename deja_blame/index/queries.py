@@ -192,6 +192,22 @@ def sessions_writing(conn: sqlite3.Connection, path_ids: Iterable[int]) -> set[i
     return out
 
 
+def commands_mentioning(
+    conn: sqlite3.Connection, name: str
+) -> list[tuple[str, str, str | None, str | None]]:
+    """(session id, command, cwd, at) of the commands that succeeded and name ``name``."""
+    like = "%" + name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    return [
+        (str(sid), str(cmd), cwd, at)
+        for sid, cmd, cwd, at in conn.execute(
+            "SELECT s.session_id, c.command, c.cwd, c.at FROM commands c"
+            " JOIN sessions s ON s.sid = c.sid"
+            " WHERE c.exit_code = 0 AND c.command LIKE ? ESCAPE '\\'",
+            (like,),
+        )
+    ]
+
+
 def edited_any_path(conn: sqlite3.Connection, sid: int, path_ids: list[int]) -> bool:
     """Whether the session made a timed edit of any of these paths."""
     if not path_ids:
