@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-import stat
 import sys
 from dataclasses import dataclass, field
 from importlib import resources
@@ -30,6 +29,7 @@ from typing import Any
 import orjson
 import pygit2
 
+from deja_blame import statefile
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import run_git, workdir
 from deja_blame.notes.schema import NOTES_REF
@@ -48,6 +48,7 @@ PRE_COMMIT_HASHES = (
     b"e358c9dae00eac5d06b38dfdb1e33a8c",
 )
 STATE_FILE = "install.json"
+STATE_BYTES = 1024 * 1024
 REWRITE_REF = "notes.rewriteRef"
 REWRITE_MODE = "notes.rewriteMode"
 
@@ -82,11 +83,7 @@ def render(hook: str, python: str | None = None) -> str:
 
 
 def _head(path: Path) -> bytes:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(4096)
-    except OSError:
-        return b""
+    return statefile.read_bytes(path, 4096) or b""  # a FIFO planted as a hook: no hang
 
 
 def is_ours(path: Path) -> bool:
@@ -143,8 +140,8 @@ def _state_path(repo: pygit2.Repository) -> Path:
 
 def load_state(repo: pygit2.Repository) -> dict[str, Any] | None:
     try:
-        doc = orjson.loads(_state_path(repo).read_bytes())
-    except (OSError, orjson.JSONDecodeError):
+        doc = orjson.loads(statefile.read_bytes(_state_path(repo), STATE_BYTES) or b"")
+    except orjson.JSONDecodeError:
         return None
     return doc if isinstance(doc, dict) else None
 
@@ -207,10 +204,9 @@ def install(repo: pygit2.Repository, python: str | None = None) -> HooksReport:
             os.rename(path, hooks / (hook + CHAIN_SUFFIX))
             state["chained"].append(hook)
             report.actions.append(f"moved the existing {kind} {hook} hook to {hook}{CHAIN_SUFFIX}")
-        tmp = hooks / f".{hook}.deja-tmp"
-        tmp.write_text(render(hook, python), encoding="utf-8")
-        tmp.chmod(tmp.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH | stat.S_IRUSR)
-        os.replace(tmp, path)
+        # a new file beside it (a link planted at the temporary name is removed, never
+        # written through), then renamed over the hook
+        statefile.write_bytes(path, render(hook, python).encode("utf-8"), mode=0o755)
         report.actions.append(f"{'updated' if kind == 'deja' else 'installed'} {path}")
     # git config: carry notes on amend and rebase
     had_section = _section_exists(root, "notes")
@@ -225,7 +221,9 @@ def install(repo: pygit2.Repository, python: str | None = None) -> HooksReport:
     if not had_section and _section_exists(root, "notes"):
         state["sections_created"].append("notes")
     ddir.mkdir(parents=True, exist_ok=True)
-    _state_path(repo).write_bytes(orjson.dumps(state, option=orjson.OPT_INDENT_2) + b"\n")
+    statefile.write_bytes(
+        _state_path(repo), orjson.dumps(state, option=orjson.OPT_INDENT_2) + b"\n"
+    )
     return report
 
 
@@ -306,7 +304,7 @@ def status(repo: pygit2.Repository) -> dict[str, Any]:
         python = None
         for candidate in (path, legacy):
             if is_ours(candidate):
-                for line in candidate.read_text(encoding="utf-8", errors="replace").splitlines():
+                for line in (statefile.read_text(candidate, 64 * 1024) or "").splitlines():
                     if line.startswith("DEJA_PYTHON="):
                         python = shlex.split(line.partition("=")[2] or "''")[0]
                 break
@@ -333,7 +331,7 @@ def status(repo: pygit2.Repository) -> dict[str, Any]:
     log = deja_dir(repo) / "hook.log"
     last = None
     try:
-        lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+        lines = (statefile.read_text(log, 4 * 1024 * 1024) or "").splitlines()
         last = next((ln for ln in reversed(lines) if " deja: " in ln), None)
     except OSError:
         pass

@@ -20,10 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from deja_blame import statefile
+
 if TYPE_CHECKING:
     import pygit2
 
 JOBS_DIR = "jobs"
+MARKER_BYTES = 512
 POLL_SECONDS = 0.05
 
 
@@ -46,9 +49,11 @@ def pending_jobs(deja_dir: Path, now: float | None = None) -> list[PendingJob]:
     for name in sorted(names):
         path = deja_dir / JOBS_DIR / name
         try:
-            fields = path.read_text(encoding="utf-8", errors="replace").split()
+            # a regular file of one short line: a FIFO or a link (to /dev/zero) is not a job
+            text = statefile.read_text(path, MARKER_BYTES)
+            fields = (text or "").split()
             deadline = float(fields[0])
-        except (OSError, ValueError, IndexError):
+        except (ValueError, IndexError):
             continue  # half written, or gone already
         if deadline < now:
             continue  # stale
@@ -83,7 +88,7 @@ def wait_for_hook_jobs(
     give_up = time.monotonic() + (limit if limit is not None else 3600)
     while jobs and time.monotonic() < give_up:
         time.sleep(POLL_SECONDS)
-        jobs = [j for j in jobs if j.path.exists() and j.deadline >= time.time()]
+        jobs = [j for j in jobs if os.path.lexists(j.path) and j.deadline >= time.time()]
     return not jobs
 
 

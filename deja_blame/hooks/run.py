@@ -26,6 +26,7 @@ from typing import Any
 
 import pygit2
 
+from deja_blame import statefile
 from deja_blame.errors import DejaError, IndexCorruptError
 from deja_blame.gitutil import no_git_env, open_repository
 from deja_blame.notes.store import deja_dir
@@ -64,14 +65,16 @@ class HookLog:
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            if self.path.exists() and self.path.stat().st_size > LOG_MAX_BYTES:
-                keep = self.path.read_bytes()[-LOG_MAX_BYTES // 2 :]
-                self.path.write_bytes(keep[keep.find(b"\n") + 1 :])
+            size = statefile.size_of(self.path)  # never through a link or a special file
+            if size is not None and size > LOG_MAX_BYTES:
+                data = statefile.read_bytes(self.path, 4 * LOG_MAX_BYTES) or b""
+                keep = data[-LOG_MAX_BYTES // 2 :]
+                statefile.write_bytes(self.path, keep[keep.find(b"\n") + 1 :])
             stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-            with open(self.path, "a", encoding="utf-8") as fh:
-                fh.write(f"{stamp} {line}\n")
-                if details:
-                    fh.write(details if details.endswith("\n") else details + "\n")
+            text = f"{stamp} {line}\n"
+            if details:
+                text += details if details.endswith("\n") else details + "\n"
+            statefile.append_bytes(self.path, text.encode("utf-8", "replace"))
         except OSError:
             pass
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pygit2
 
+from deja_blame import statefile
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import no_git_env, workdir
 from deja_blame.notes.schema import (
@@ -255,8 +256,10 @@ def writer_lock(repo: pygit2.Repository) -> Iterator[None]:
     path = deja_dir(repo) / "notes.lock"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = statefile.open_lock(path)  # not through a link, not a FIFO
     except OSError:
+        fd = None
+    if fd is None:
         yield
         return
     try:

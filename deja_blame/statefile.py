@@ -1,0 +1,114 @@
+"""deja's own state files (``.git/deja``: jobs, logs, the install record, locks; the
+hook scripts' temporary files): never followed through a link, never a special file.
+
+Anyone who can write into ``.git`` or a hooks directory can plant a symlink where
+deja is about to write (``.post-commit.deja-tmp -> ~/.bashrc``) or a FIFO where it
+reads (``.git/deja/jobs/x``: a read that never returns), or a link to
+``/dev/zero`` (a read that never ends). So: ``O_NOFOLLOW`` on every open, regular
+files only (checked on the open descriptor), ``O_NONBLOCK`` so that opening a
+FIFO does not wait, and reads bounded in size.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+def _open(path: Path, flags: int, mode: int = 0o644) -> int | None:
+    """A descriptor of ``path`` as a regular file, or None (a link, a FIFO, a device,
+    a directory, absent)."""
+    try:
+        fd = os.open(path, flags | _NOFOLLOW | _NONBLOCK | _CLOEXEC, mode)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            return None
+        os.set_blocking(fd, True)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def read_bytes(path: Path, limit: int) -> bytes | None:
+    """At most ``limit`` bytes of the regular file ``path``, or None."""
+    fd = _open(path, os.O_RDONLY)
+    if fd is None:
+        return None
+    try:
+        chunks: list[bytes] = []
+        left = limit
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 16))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def read_text(path: Path, limit: int) -> str | None:
+    data = read_bytes(path, limit)
+    return data.decode("utf-8", "replace") if data is not None else None
+
+
+def write_bytes(path: Path, data: bytes, mode: int = 0o644) -> None:
+    """Replace ``path`` with ``data``: written to a new file beside it (created, never
+    opened through whatever is there), then renamed over it. OSError on failure."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.deja-tmp")
+    remove_entry(tmp)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, mode)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)  # a link at ``path`` is replaced, not followed
+
+
+def append_bytes(path: Path, data: bytes) -> bool:
+    """Append to the regular file ``path`` (created if absent); False if it is not one."""
+    fd = _open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    if fd is None:
+        return False
+    try:
+        os.write(fd, data)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def open_lock(path: Path) -> int | None:
+    """A descriptor for a lock file (created if absent), or None where it is not a regular file."""
+    return _open(path, os.O_RDWR | os.O_CREAT)
+
+
+def remove_entry(path: Path) -> None:
+    """Remove ``path`` itself if it is a file or a link (the link, not its target)."""
+    try:
+        if not stat.S_ISDIR(os.lstat(path).st_mode):
+            os.unlink(path)
+    except OSError:
+        pass
+
+
+def size_of(path: Path) -> int | None:
+    """The size of ``path`` when it is a regular file (not followed), else None."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return st.st_size if stat.S_ISREG(st.st_mode) else None
