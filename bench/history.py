@@ -81,6 +81,7 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="deja-history-bench-"))
     base_env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "DEJA_"))}
     base_env.update(HOME=str(work), DEJA_ANTIGRAVITY_ROOT=str(root), NO_COLOR="1")
+    (work / "none").mkdir()  # the other agents' roots: there, and empty
     for var in ("DEJA_CLAUDE_ROOT", "DEJA_CODEX_ROOT", "DEJA_GEMINI_ROOT"):
         base_env[var] = str(work / "none")
     dejas = dict(d.split("=", 1) for d in args.deja)
