@@ -6,7 +6,8 @@ Point it at a directory holding real sessions (any layout: every
 (agent edits, commands, commands with an exit code, user requests, the
 guessed project, start and end) beside ``antigravity_raw_count.py``'s count of
 the raw records, and the project a person judged right (``--truth``, a JSON
-file ``{"<session id>": "<project>"}``).
+file ``{"<session id>": ["<project>", ...]}``, the answers judged right; a
+plain string is one answer).
 
     python bench/antigravity_real.py /tmp/agroot --truth /tmp/agroot/truth.json
     python bench/antigravity_real.py /tmp/agroot --json    # one object per session
@@ -28,8 +29,12 @@ sys.path.insert(0, str(HERE))
 
 from antigravity_raw_count import count, sessions_under  # noqa: E402
 
-from deja_blame.transcripts.antigravity.discover import find_transcripts  # noqa: E402
-from deja_blame.transcripts.registry import read_session  # noqa: E402
+try:
+    from deja_blame.transcripts.antigravity.discover import find_transcripts
+    from deja_blame.transcripts.registry import read_session
+except ImportError:  # a deja from before the agent plug-ins, to compare with
+    from deja_blame.transcripts.harnesses import read_session  # type: ignore[no-redef]
+    from deja_blame.transcripts.roots import find_transcripts  # type: ignore[no-redef]
 
 
 def deja_counts(logs: str, sid: str) -> dict:
@@ -53,7 +58,7 @@ def deja_counts(logs: str, sid: str) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("top", help="directory holding real sessions")
-    ap.add_argument("--truth", help='JSON {"<session id>": "<right project>"}')
+    ap.add_argument("--truth", help='JSON {"<session id>": ["<right project>", ...]}')
     ap.add_argument("--json", action="store_true", help="one JSON object per session")
     args = ap.parse_args()
     truth = json.loads(Path(args.truth).read_text()) if args.truth else {}
@@ -66,11 +71,13 @@ def main() -> int:
             totals[k][0] += got.get(k, 0)
             totals[k][1] += raw[k]
         want = truth.get(sid)
-        ok = None if want is None else got.get("project", "-").lower() == want.lower()
+        answers = [want] if isinstance(want, str) else (want or [])
+        got_project = str(got.get("project", "-")).lower()
+        ok = None if want is None else any(got_project == a.lower() for a in answers)
         right += ok is True
         wrong += ok is False
         times_off += (got.get("first"), got.get("last")) != (raw["first"], raw["last"])
-        rows.append((sid, raw, got, want, ok))
+        rows.append((sid, raw, got, answers if want is not None else None, ok))
     if args.json:
         for sid, raw, got, want, _ok in rows:
             print(json.dumps({"session": sid, "raw": raw, "deja": got, "truth": want}))
@@ -81,7 +88,7 @@ def main() -> int:
         mark = {True: "ok ", False: "BAD", None: "   "}[ok]
         print(f"{sid[:10]:10} {cells}  {mark} {got.get('project')}")
         if ok is False:
-            print(f"{'':10} {'':39}      want {want}")
+            print(f"{'':10} {'':39}      want {' or '.join(want or [])}")
     cells = " ".join(f"{totals[k][0]:>4}/{totals[k][1]:<4}" for k in totals)
     print(f"{'total':10} {cells}")
     print(

@@ -108,3 +108,53 @@ def test_background_command_status_is_recorded(tmp_path: Path) -> None:
     with sqlite3.connect(db) as conn:
         rows = dict(conn.execute("SELECT command, status FROM commands"))
     assert rows["npm install && npm run build"] == "RUNNING"
+
+
+def test_every_gemini_root_is_discovered(tmp_path: Path) -> None:
+    """antigravity, antigravity-ide, antigravity-cli and jetski keep the same layout."""
+    from deja_blame.transcripts.antigravity.discover import discover_roots
+
+    gemini = tmp_path / ".gemini"
+    for name in ("antigravity", "antigravity-ide", "antigravity-cli", "jetski", "tmp"):
+        (gemini / name / "brain").mkdir(parents=True)
+    (gemini / "jetski-notes.txt").write_text("not a root")
+    roots = discover_roots(env={}, home=tmp_path)
+    assert [p.name for p in roots] == [
+        "antigravity",
+        "antigravity-cli",
+        "antigravity-ide",
+        "jetski",
+    ]
+
+
+def test_full_format_lines_under_any_name_are_not_decoded_again(tmp_path: Path) -> None:
+    """``deja parse`` of the full file's lines saved elsewhere: the package.json stays text."""
+    src = next(find_transcripts(FIXTURES / "sniffed-format")).path
+    copy = tmp_path / "session.jsonl"
+    copy.write_bytes(src.read_bytes())
+    doc = deja_json("parse", str(copy), "--json")
+    (edit,) = doc["edits"]
+    assert edit["added"][0] == "{" and len(edit["added"]) == 5
+
+
+def test_a_grown_full_file_is_read_on_without_losing_the_compact_steps(tmp_path: Path) -> None:
+    """The index reads both files from scratch, then only the full file's new lines."""
+    import shutil
+
+    root = tmp_path / "root"
+    shutil.copytree(FIXTURES / "both-files", root)
+    tf = next(find_transcripts(root))
+    db = str(tmp_path / "grow.db")
+    deja("index", "--db", db, "--root", str(root), "-q")
+    line = (
+        '{"step_index":21,"source":"USER_EXPLICIT","type":"USER_INPUT","status":"DONE",'
+        '"created_at":"2026-08-02T10:02:00Z","content":"<USER_REQUEST>Thanks.</USER_REQUEST>"}\n'
+    )
+    with open(tf.path, "a", encoding="utf-8") as fh:
+        fh.write(line)
+    deja("index", "--db", db, "--root", str(root), "-q")
+    doc = deja_json("show", tf.session_id, "--db", db, "--json")
+    users = [m["text"] for m in doc["messages"] if m["role"] == "user"]
+    assert users == ["Add a word counter to the notes app.", "Now count lines too.", "Thanks."]
+    assert [c["exit_code"] for c in doc["commands"]] == [0, 1]
+    assert len(doc["edits"]) == 2 and doc["ended_at"] == "2026-08-02T10:02:00Z"

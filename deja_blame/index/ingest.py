@@ -506,7 +506,7 @@ def _commit(
         project = resolve_project(
             tf.session_id,
             None if tf.whole else tf.root,
-            ProjectHints(touched_dir=state.touched_dir, first_cwd=state.first_cwd),
+            ProjectHints.from_state(state),
         )
         if batch.fresh or (rows is not None and rows.has_user):
             # The first request in step order. Only new user rows can change it, and

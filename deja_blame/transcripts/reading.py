@@ -44,6 +44,11 @@ class ReaderState:
     pending_list_dir: str | None = None
     touched_dir: str | None = None
     first_cwd: str | None = None
+    # what the project guess weighs (project.ProjectHints): directory -> edits
+    # there, commands run there, files looked at there (agent places left out)
+    edit_dirs: dict[str, int] = field(default_factory=dict)
+    cwds: dict[str, int] = field(default_factory=dict)
+    file_dirs: dict[str, int] = field(default_factory=dict)
     # "/brain/<id>": paths with this segment are the agent's artifacts (plans,
     # task lists), never the project, whatever root precedes it (the transcript
     # may have been recorded on another machine or copied elsewhere)

@@ -26,7 +26,7 @@ from deja_blame.transcripts import patterns as P
 from deja_blame.transcripts.antigravity.discover import AGENT, sibling_transcripts
 from deja_blame.transcripts.diffblock import find_diff_blocks, parse_diff_block
 from deja_blame.transcripts.jsonl import iter_batches, with_extras
-from deja_blame.transcripts.project import ProjectHints, resolve_project
+from deja_blame.transcripts.project import ProjectHints, agent_place, resolve_project
 from deja_blame.transcripts.reading import Chunk, ReaderState
 from deja_blame.transcripts.text import (
     cap_text,
@@ -46,6 +46,7 @@ COMMAND_TYPES = {"RUN_COMMAND", "GENERIC"}
 FILE_TYPES = {"VIEW_FILE": "view", "CODE_ACTION": "edit", "LIST_DIRECTORY": "list"}
 EDIT_TOOLS = {"replace_file_content", "multi_replace_file_content"}
 # USER_EXPLICIT records of a tool step's type are the person's own actions in the IDE
+MAX_WEIGHED_DIRS = 2000  # directories counted for the project guess, per kind
 REWIND_TYPES = frozenset({"USER_INPUT", "CHECKPOINT"})
 IDE_EVENT_TYPES = frozenset({*COMMAND_TYPES, *FILE_TYPES, "GREP_SEARCH", "OPEN_FILE"})
 
@@ -127,9 +128,9 @@ class SessionReader:
         # 61); after a rewind each branch stays whole instead of the two being
         # interleaved step by step (section 9)
         ordered.sort(key=lambda t: (t[0], t[1], t[2]))
-        for _, step, seq, record in ordered:
+        for branch, step, seq, record in ordered:
             self._span = spans[seq] if spans is not None else None
-            self._record(step, record)
+            self._record(branch_position(branch, step), record)
         self._span = None
         return self.chunk
 
@@ -211,6 +212,8 @@ class SessionReader:
         self.chunk.files.append((step, FileRecord(path=path, action=action, at=at, seq=ordinal)))
         self.state.n_files += 1
         self._touch(path, directory=(action == "list"))
+        if action in ("view", "list"):
+            self._weigh(self.state.file_dirs, path, directory=(action == "list"))
         return ordinal
 
     def _new_edit(self, step: int, edit: Edit) -> None:
@@ -219,6 +222,15 @@ class SessionReader:
         self.chunk.edits.append((step, edit))
         self.state.n_edits += 1
         self._touch(edit.path, directory=False)
+        self._weigh(self.state.edit_dirs, edit.path, directory=False)
+
+    def _weigh(self, counts: dict[str, int], path: str, directory: bool) -> None:
+        """One more of the session's paths in ``path``'s directory, for the project guess."""
+        if not is_absolute(path) or agent_place(path):
+            return
+        where = path if directory else parent_directory(path)
+        if where in counts or len(counts) < MAX_WEIGHED_DIRS:
+            counts[where] = counts.get(where, 0) + 1
 
     def _touch(self, path: str, directory: bool) -> None:
         st = self.state
@@ -286,6 +298,8 @@ class SessionReader:
             cwd = normalise_path(cwd) if cwd else None
             if cwd and st.first_cwd is None:
                 st.first_cwd = cwd
+            if cwd and is_absolute(cwd):
+                self._weigh(st.cwds, cwd, directory=True)
             ordinal = self._new_command(step, command, cwd, at)
             st.planner_calls.append(PendingCall("command", command.strip(), ordinal).to_dict())
             return
@@ -759,6 +773,18 @@ def record_key(rec: dict[str, Any]) -> tuple[Any, ...]:
     return (rec.get("step_index"), rec.get("created_at"), rec.get("source"), rec.get("type"))
 
 
+BRANCH_SPAN = 2**40  # positions of one branch: a later branch's steps come after them all
+
+
+def branch_position(branch: int, step: int) -> int:
+    """Where a step stands in the session: its step_index, after every step of the
+    branches before its own (the index orders rows by it; ``why`` finds the
+    request an edit answered by it)."""
+    if branch == 0:
+        return step
+    return branch * BRANCH_SPAN + max(0, min(step, BRANCH_SPAN - 1))
+
+
 def step_checksum(rec: dict[str, Any]) -> int | None:
     """A 63-bit hash of a whole line (its key, content and calls); None for a line
     without step or time. The same line written out twice hashes the same."""
@@ -849,7 +875,5 @@ def parse_transcript(
     session.started_at, session.ended_at = st.started_at, st.ended_at
     session.skipped_lines = st.skipped
     session.model = st.model
-    session.project = resolve_project(
-        session_id, root, ProjectHints(touched_dir=st.touched_dir, first_cwd=st.first_cwd)
-    )
+    session.project = resolve_project(session_id, root, ProjectHints.from_state(st))
     return session
