@@ -165,21 +165,15 @@ def match_lines(
 
     # Identical trivial lines ("}", blank) are interchangeable to git's diff: blame
     # may say an old commit kept the "}" that a later session actually added next
-    # to its own lines. So the gap rule may use a write made after the line's
-    # commit when a line of the same text nearby came with a commit no older than
-    # the write (the twin git slid it past), anchored to its own edit's lines.
-    def slid(i: int, at: float) -> bool:
-        near = range(max(0, i - GAP_WINDOW), min(n, i + GAP_WINDOW + 1))
-        return any(j != i and fps[j] == fps[i] and limits[j] >= at for j in near)
-
+    # to its own lines. So the gap rule may use any write made by the blamed
+    # revision, anchored to its own edit's lines; across a line no session wrote,
+    # only one made before the line's commit.
     late = [
-        {k: w for k, w in every[i].items() if w.at <= limits[i] or slid(i, w.at)}
-        if trivial[i]
-        else {}
+        {k: w for k, w in every[i].items() if w.at <= now + CLOCK_SKEW} if trivial[i] else {}
         for i in range(n)
     ]
     blank = [not normalise_line(t) for t in texts]
-    _fill_gaps(chosen, late, trivial, used, blank)
+    _fill_gaps(chosen, late, trivial, used, blank, limits)
     if n and all(trivial) and not any(chosen):
         _whole_file(chosen, fps, writes_by_fp, min(limits))
     # How often each fingerprint occurs in each session's edits of the file.
@@ -243,6 +237,7 @@ def _fill_gaps(
     trivial: list[bool],
     used: set[tuple[int, int, int]],
     blank: list[bool],
+    limits: list[float],
 ) -> None:
     """Trivial lines between lines another session rewrote.
 
@@ -262,11 +257,10 @@ def _fill_gaps(
             if key in used or w.by_user:
                 continue
             sid, edit, idx = key
-            near = _anchored(anchors, i, sid, edit, idx, -1) or _anchored(
-                anchors, i, sid, edit, idx, 1
-            )
-            if not near and blank[i]:
-                near = _beside(anchors, blank, i, sid, edit)
+            ways = {_anchored(anchors, trivial, i, sid, edit, idx, step) for step in (-1, 1)}
+            near = "beside" in ways or (blank[i] and _beside(anchors, blank, i, sid, edit))
+            if not near and "across" in ways:
+                near = w.at <= limits[i]  # across a line no session wrote
             if near:
                 if best is None or w.at > best[0]:
                     best = (w.at, key)
@@ -296,21 +290,28 @@ def _beside(
 
 def _anchored(
     anchors: list[tuple[tuple[int, int, int], int] | None],
+    trivial: list[bool],
     i: int,
     sid: int,
     edit: int,
     idx: int,
     step: int,
-) -> bool:
-    """The nearest anchor of this edit in direction ``step`` agrees with ``idx``."""
+) -> str | None:
+    """The nearest anchor of this edit in direction ``step`` agrees with ``idx``:
+    "beside" it, or "across" a line no session wrote; None: it does not."""
     j = i + step
+    crossed = False
     while 0 <= j < len(anchors) and abs(j - i) <= GAP_WINDOW:
         a = anchors[j]
         if a is not None and a[0][0] == sid and a[0][1] == edit:
             d_file, d_edit = abs(j - i), (a[0][2] - idx) * step
-            return 0 < d_edit <= 2 * d_file + 2
+            if not 0 < d_edit <= 2 * d_file + 2:
+                return None
+            return "across" if crossed else "beside"
+        if a is None and not trivial[j]:
+            crossed = True
         j += step
-    return False
+    return None
 
 
 SUFFIX_COVERAGE = 0.75

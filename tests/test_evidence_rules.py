@@ -134,17 +134,19 @@ def test_a_block_moved_inside_the_file_keeps_its_brackets(tmp_path: Path) -> Non
 
 
 def test_a_blank_line_of_an_earlier_commit_is_not_given_to_a_later_write() -> None:
-    # the person's commit at 15:00 brought the blank line between the functions; a
-    # session wrote at 15:22 a function and a blank line of its own above it (which
-    # did not survive). A write must come before the line's commit (120 s of skew).
-    file = ["def a():", "    return 1", "", "def b():", "    return 2"]
+    # the person's commit at 15:00 brought the blank lines above b(); a session wrote
+    # at 15:22 two blank lines and a helper below b() (the person dropped the
+    # blank lines). Across the person's b() a write must come before the line's
+    # commit (120 s of skew).
+    file = ["def a():", "    return 1", "", "", "def b():", "    return 2"]
+    file += ["def helper(x):", "    return compute_the_total(x)"]
     at_1500, at_1522 = 54_000, 55_320
-    blamed = _blamed(3, at_1500) + [
-        BlameLine(i + 1, "d" * 40, at_1522 + 60, "a.py", i + 1) for i in (3, 4)
+    blamed = _blamed(6, at_1500) + [
+        BlameLine(i + 1, "d" * 40, at_1522 + 300, "a.py", i + 1) for i in (6, 7)
     ]
-    ws = _writes([(1, 0, float(at_1522), ["", "def b():", "    return 2"])])
+    ws = _writes([(1, 0, float(at_1522), ["", "", *file[6:]])])
     out = matcher.match_lines(file, blamed, ws, now=60_000.0)
-    assert [m.sid if m else None for m in out] == [None, None, None, 1, 1]
+    assert [m.sid if m else None for m in out] == [None] * 6 + [1, 1]
 
 
 def test_a_brace_git_slid_to_an_older_commit_still_goes_to_the_later_session() -> None:

@@ -388,7 +388,7 @@ def match_lines(
     # to its own lines. So the gap rule may use any write made by the blamed
     # revision, anchored to its own edit's lines.
     blank = [not normalise_line(t) for t in texts]
-    _fill_gaps(chosen, fps, trivial, blank, writes, used, limits, stale)
+    _fill_gaps(chosen, fps, trivial, blank, writes, used, limits, now + CLOCK_SKEW, stale)
     if n and all(trivial) and not any(chosen):
         _whole_file(chosen, fps, writes, limits, stale)
     # How often each fingerprint occurs in each session's edits of the file.
@@ -578,6 +578,7 @@ def _fill_gaps(
     writes: WriteSet,
     used: set[Key],
     limits: list[float],
+    late: float,
     stale: Callable[[int, float], bool] | None = None,
 ) -> None:
     """Trivial lines between lines another session rewrote.
@@ -590,27 +591,25 @@ def _fill_gaps(
     Only the writes those anchors point at are looked up, never every write of
     the line's text.
 
-    A write must come before the line's commit (``limits``), with one exception:
-    git's diff may slide identical trivial lines, calling an old ``}`` new and the
-    session's ``}`` old. So a later write may still take the line when a line of
-    the same text nearby was brought by a commit no older than the write (the
-    twin git slid it past); otherwise a blank line a person committed at 15:00 is
-    not a session's that wrote one at 15:22.
+    Across a line no session wrote (a person's ``def b():`` between the blank line
+    and the edit's lines) the write must also come before the line's commit
+    (``limits``): a blank line a person committed at 15:00 above their own
+    function is not a session's that wrote blank lines at 15:22 below it. Beside
+    the edit's lines, a later write may take a line blamed on an older commit:
+    git's diff slides identical trivial lines.
     """
     info = writes.info
     n = len(chosen)
-
-    def late_twin(i: int, at: float) -> bool:
-        lo, hi = max(0, i - GAP_WINDOW), min(n, i + GAP_WINDOW + 1)
-        return any(fps[j] == fps[i] and limits[j] >= at for j in range(lo, hi) if j != i)
 
     anchors = list(chosen)  # lines matched by runs or on their own
     for i in range(n):
         if chosen[i] is not None or not trivial[i] or fps[i] not in writes.by_fp:
             continue
         found: list[Key] = []
+        near: set[Key] = set()  # anchored without crossing a line no session wrote
         for step in (-1, 1):
             seen: set[tuple[int, int]] = set()
+            crossed = False
             j = i + step
             while 0 <= j < n and abs(j - i) <= GAP_WINDOW:
                 a = anchors[j]
@@ -620,7 +619,12 @@ def _fill_gaps(
                     d_file = abs(j - i)
                     # 0 < (aidx - idx) * step <= 2 * d_file + 2
                     for d in range(1, 2 * d_file + 3):
-                        found.append((sid, edit, aidx - d * step))
+                        key = (sid, edit, aidx - d * step)
+                        found.append(key)
+                        if not crossed:
+                            near.add(key)
+                elif a is None and not trivial[j]:
+                    crossed = True
                 j += step
         if blank[i]:
             for step in (-1, 1):
@@ -630,13 +634,15 @@ def _fill_gaps(
                 if 0 <= j < n and abs(j - i) <= 3:
                     a = anchors[j]
                     if a is not None and not blank[j]:
-                        found += writes.blank_by_edit.get((a[0][0], a[0][1]), ())
+                        beside = writes.blank_by_edit.get((a[0][0], a[0][1]), ())
+                        found += beside
+                        near.update(beside)
         options: list[tuple[float, int, Key]] = []
         for key in found:
             w = info.get(key)
             if w is None or w[0] != fps[i] or w[2] or key in used:
                 continue
-            if w[1] > limits[i] and not late_twin(i, w[1]):
+            if w[1] > late or (key not in near and w[1] > limits[i]):
                 continue
             options.append((-w[1], w[4], key))  # the latest write first
         for neg_at, _, key in sorted(set(options)):
