@@ -12,8 +12,7 @@ may now live anywhere. A session belongs to the repository at ``root`` when:
   repository's file with the longest common relative-path suffix, and the
   distinct lines it left there (what it wrote, minus what it replaced itself)
   are looked for in that file as the commits made while it worked, and the
-  first one after, left it (the working tree where nothing was committed
-  since). At least ``MIN_LINES`` such lines, and ``COVERAGE`` of them found.
+  next ``AFTER`` ones, left it (and the working tree where fewer came since). At least ``MIN_LINES`` such lines, and ``COVERAGE`` of them found.
 
 Checking the commits of its time, not HEAD, keeps a session whose code was
 later rewritten: it belongs for every commit it wrote, whatever became of its
@@ -40,7 +39,9 @@ from deja_blame.index.fingerprint import fingerprint, is_trivial
 COVERAGE = 0.5  # of a session's distinct lines, found where it wrote them
 MIN_LINES = 3  # distinct non-trivial lines a session must have left to be judged
 SKEW = 600.0  # seconds: a transcript's clock against the commits' (another machine)
-MAX_VERSIONS = 12  # of one file, read per session: the first after its edits and the latest
+MAX_VERSIONS = 16  # of one file, read per session
+AFTER = 1  # commits of a file after a session's last edit of it that may hold its work (more let a
+# later session's text count for an unrelated one: bench/accuracy unrelated_project_same_path)
 
 
 @dataclass
@@ -112,9 +113,11 @@ def repository_files(root: str, head: str) -> RepositoryFiles:
                             sha, when = fields[0], int(fields[1])
                     elif part and sha:
                         files.add(part, sha, when)
-    for path, times in files.times.items():  # git log lists newest first
-        times.reverse()
-        files.commits[path].reverse()
+    for path, times in files.times.items():
+        # oldest first, by time: git log's order is not (merged branches interleave)
+        pairs = sorted(zip(times, files.commits[path]))
+        files.times[path] = [t for t, _ in pairs]
+        files.commits[path] = [c for _, c in pairs]
     proc = try_git(root, ["ls-files", "-z"], timeout=60)
     if proc is not None and proc.returncode == 0:
         for path in proc.stdout.decode("utf-8", "surrogateescape").split("\0"):
@@ -239,11 +242,12 @@ class RepositoryIdentity:
         lo = bisect_left(times, int(span[0] - SKEW))
         hi = bisect_right(times, int(span[1] + SKEW))
         out: list[str | None] = []
-        if hi < len(commits):
-            out.append(commits[hi])  # the first commit after its last edit
-        else:
-            out.append(None)  # not committed since: the working tree
-        out += list(reversed(commits[lo:hi]))[: MAX_VERSIONS - 1]
+        # the commits after its last edit, nearest first: work done on a branch
+        # lands later (a merge, a squash), other commits of the file in between
+        out += commits[hi : hi + AFTER]
+        if hi + AFTER >= len(commits):
+            out.append(None)  # not (all) committed since: the working tree
+        out += list(reversed(commits[lo:hi]))[: MAX_VERSIONS - len(out)]
         return out
 
 
