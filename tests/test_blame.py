@@ -279,6 +279,7 @@ def test_why_shows_prompt_edit_and_commands(world: dict[str, Any]) -> None:
         "command": "python -m pytest -q",
         "exit_code": 1,
         "at": iso(T0 + 120),
+        "status": "DONE",  # RUNNING: sent to the background, no exit code
     }
     person = deja_json("why", f"{world['repo'] / 'cart.py'}:1", "--json")
     assert person["session"] is None
