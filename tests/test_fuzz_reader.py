@@ -50,6 +50,7 @@ from deja_blame.index.db import connect
 from deja_blame.index.ingest import IndexReport, index_transcript
 from deja_blame.index.store import load_session
 from deja_blame.transcripts.antigravity.reader import parse_transcript
+from deja_blame.transcripts.project import shared_directory
 from deja_blame.transcripts.text import CONTENT_CAP
 from deja_blame.transcripts.transcript_file import TranscriptFile
 
@@ -704,3 +705,29 @@ def incremental_case(draw: st.DrawFn) -> tuple[Transcript, list[int], int]:
 @given(incremental_case())
 def test_incremental_index_equals_one_shot_parse(case: tuple[Transcript, list[int], int]) -> None:
     check_incremental(*case)
+
+
+# The project guess walks down from a too-general directory (a home, ``Users``); on
+# paths with empty parts (``/home/``, ``/home//x``) it once found the same directory
+# again and looped for ever, hanging the fuzz test above and with it CI.
+@FUZZ
+@given(
+    st.dictionaries(
+        st.lists(st.sampled_from(["", "home", "Users", "u", "p", ".gemini", "C:"]), max_size=5).map(
+            "/".join
+        ),
+        st.integers(0, 5),
+        max_size=6,
+    )
+)
+def test_shared_directory_always_ends_on_a_directory_the_paths_share(
+    counts: dict[str, int],
+) -> None:
+    guess = shared_directory(counts)
+    if guess is not None:
+        assert any(d == guess or d.startswith(guess.rstrip("/") + "/") for d in counts if counts[d])
+
+
+def test_shared_directory_of_a_bare_home_with_an_empty_part_ends() -> None:
+    assert shared_directory({"/home/": 1}) == "/home/"
+    assert shared_directory({"/home//x": 3, "/home/a/b": 1}) == "/home"

@@ -158,19 +158,22 @@ def shared_directory(counts: Mapping[str, int]) -> str | None:
         prefix = candidate.rstrip("/") + "/"
         below: dict[str, int] = {}
         for d, n in dirs.items():
-            if d.startswith(prefix):
-                child = prefix + d[len(prefix) :].split("/", 1)[0]
-                below[child] = below.get(child, 0) + n
+            name = d[len(prefix) :].split("/", 1)[0] if d.startswith(prefix) else ""
+            if name:  # "/home/" or "/home//x" names no folder below "/home"
+                below[prefix + name] = below.get(prefix + name, 0) + n
         if not below:
             break
         child, n = max(below.items(), key=lambda kv: kv[1])
         if n * 2 <= total:
             break
         dirs = {d: m for d, m in dirs.items() if d == child or d.startswith(child + "/")}
-        candidate = None
+        deeper: str | None = None
         for d in dirs:
-            candidate = common_directory(candidate, d)
-        assert candidate is not None
+            deeper = common_directory(deeper, d)
+        assert deeper is not None
+        if len(deeper) <= len(candidate):
+            break  # no step down: stop rather than loop (fuzzed or odd paths)
+        candidate = deeper
     return candidate if candidate not in ("/", "") else None
 
 
