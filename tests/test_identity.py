@@ -181,3 +181,33 @@ def test_forget_keeps_a_session_out_until_its_transcript_changes(world: World) -
     world.write(S1, "src/c.py", body("c", 3))  # the session goes on: read again
     world.index()
     assert world.sessions_by_line("src/a.py") == [S1] * 4
+
+
+def test_the_attribution_cache_is_not_read_across_identity_rules(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An answer cached under one identity rule is not the answer of another: the
+    rule's version is part of the cache key."""
+    import pygit2
+
+    from deja_blame.attribution import cache, identity
+    from deja_blame.attribution.blame import blame_file
+    from deja_blame.index.db import connect
+
+    remote_session(world, S1, "/home/erin/proj", {"src/app.py": body("e", 6)})
+    world.clock += 60
+    first = person_commit(world, {"src/app.py": body("e", 6)}, "erin's work")
+    world.index()
+    repo = pygit2.Repository(str(world.repo))
+    conn = connect(world.db)
+    try:
+        sessions = [ln.session for ln in blame_file(repo, "src/app.py", first, conn).lines]
+        assert sessions == [S1] * 6  # judged hers, and cached
+        # new rules that judge her a stranger, under a new version
+        monkeypatch.setattr(identity.RepositoryIdentity, "_judge", lambda *a: False)
+        monkeypatch.setattr(cache, "IDENTITY_VERSION", identity.IDENTITY_VERSION + 1)
+        identity._JUDGED.clear()
+        sessions = [ln.session for ln in blame_file(repo, "src/app.py", first, conn).lines]
+        assert sessions == [None] * 6
+    finally:
+        conn.close()

@@ -31,6 +31,7 @@ import orjson
 
 from deja_blame import __version__
 from deja_blame.attribution import blame_options
+from deja_blame.attribution.identity import IDENTITY_VERSION
 from deja_blame.attribution.matcher import candidate_paths
 from deja_blame.index import queries as Q
 from deja_blame.notes.gitai import GITAI_REF
@@ -93,7 +94,8 @@ def content_hash(data: bytes) -> str:
 
 def entry_key(root: str, commit: str, relpath: str, engine: str) -> str:
     options = blame_options.current().signature()  # -w, -M...: another answer
-    return f"{CACHE_VERSION}/{__version__}\0{root}\0{commit}\0{relpath}\0{engine}{options}"
+    rules = f"{CACHE_VERSION}.{IDENTITY_VERSION}/{__version__}"  # who belongs: identity.py
+    return f"{rules}\0{root}\0{commit}\0{relpath}\0{engine}{options}"
 
 
 def token(conn: sqlite3.Connection, root: str, relpaths: set[str], notes: str) -> str:
