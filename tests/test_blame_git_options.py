@@ -151,3 +151,29 @@ def test_output_options(reformatted: dict[str, Any]) -> None:
     assert bad.returncode == 1 and b"unknown date format 'bogus'" in bad.stderr
     both = deja("blame", "--porcelain", "--line-porcelain", str(repo / "cart.py"), check=False)
     assert both.returncode == 2
+
+
+def test_white_space_only_changes_give_one_answer_with_or_without_w(
+    repo: Path, tmp_path: Path
+) -> None:
+    """A person's commit that only touches white space (a trailing space on a short
+    line, spaces on a blank line, a line re-indented) keeps the session's lines
+    theirs, with the same confidence, whether git blame ignores white space or not."""
+    body = [*BODY, "", "def other(x):", "    y = x + 1", "    return y * 2"]
+    sid = _claude_session(tmp_path / "home", repo, body, T0)
+    (repo / "cart.py").write_text("\n".join(body) + "\n")
+    git(repo, "add", "cart.py")
+    git(repo, "commit", "-qm", "total", env=commit_env(T0 + 600))
+    spaced = list(body)
+    spaced[5] = "  "  # the blank line gains spaces
+    spaced[7] = "    y = x + 1 "  # a short line gains a trailing space
+    spaced[8] = "\treturn y * 2"  # re-indented
+    (repo / "cart.py").write_text("\n".join(spaced) + "\n")
+    git(repo, "commit", "-qam", "white space", env=commit_env(T0 + 1200))
+    env = {"DEJA_ANTIGRAVITY_ROOT": ""}
+    answers = []
+    for flags in ([], ["-w"]):
+        doc = deja_json("blame", *flags, str(repo / "cart.py"), "--json", env=env)
+        answers.append([(ln["session"], ln["confidence"]) for ln in doc["lines"]])
+    assert answers[0] == answers[1]
+    assert [s for s, _ in answers[0]][6:9] == [sid] * 3

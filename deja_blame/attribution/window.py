@@ -29,7 +29,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from deja_blame.index.fingerprint import fingerprint
+from deja_blame.index.fingerprint import fingerprint, normalise_line
 
 if TYPE_CHECKING:
     from deja_blame.attribution.blame_engine import BlameLine
@@ -261,7 +261,12 @@ class CommitWindow:
         if commit in history.restores or not history.readable(commits[prev]):
             return False
         if self.trivial[i]:
-            return not self._moved_beside(i, commit, commits[prev])
+            # moved with its block, or only its white space changed: git blame -w would
+            # name the write's commit, and the answer must not depend on -w
+            return not (
+                self._moved_beside(i, commit, commits[prev])
+                or self._respaced(commit, commits[prev], self.texts[i])
+            )
         known = self._stale.get((i, at))
         if known is not None:
             return known
@@ -305,6 +310,22 @@ class CommitWindow:
             return True
         after = history.texts(commit)
         return any(t not in after for t in history.texts(prev_sha) if t.strip() == stripped)
+
+    def _respaced(self, commit: str | None, prev_sha: str, text: str) -> bool:
+        """Whether ``commit`` changed only this trivial line's white space (``y = 1`` to
+        ``y = 1 ``, a blank line to one of spaces): the version before had the text
+        only with other white space, and the commit's version has fewer copies of
+        that spelling than the version before."""
+        history = self.history
+        if history.has_text(prev_sha, text):
+            return False
+        norm = normalise_line(text)
+        if fingerprint(text) not in history.fingerprints(prev_sha):
+            return False
+        if commit is None or commit not in history.position or not history.spare(commit):
+            return True
+        before = {t for t in history.texts(prev_sha) if normalise_line(t) == norm}
+        return any(history.count(commit, t) < history.count(prev_sha, t) for t in before)
 
     def _moved_beside(self, i: int, commit: str | None, prev_sha: str) -> bool:
         """A blank line or bracket beside a line its commit moved (the same text was
