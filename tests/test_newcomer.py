@@ -135,6 +135,12 @@ def test_git_blame_s_flags_people_type(world: World) -> None:
     out, _ = run(world, "deja blame -c src/app.py -L 40,40")
     sha, who, line_text = out.rstrip("\n").split("\t")
     assert who.startswith(f"({AGY_SID[:8]} ") and line_text.startswith("40)value_40 = ")
+    # a person's line as git annotate lays it out: "(author<TAB>date<TAB>N)text", one paren
+    git_c = git(world.repo, "blame", "-c", "-L", "1,1", "src/app.py").rstrip("\n").split("\t")
+    out, _ = run(world, "deja blame -c src/app.py -L 1,1")
+    cells = out.rstrip("\n").split("\t")
+    assert len(cells) == 4 and cells[1].strip() == git_c[1].strip() and "((" not in out
+    assert cells[3] == git_c[3]
     help_text, _ = run(world, "deja blame --help")
     assert "-M[<num>]" in help_text and "-C[<num>]" in help_text
 

@@ -155,7 +155,11 @@ def print_human(result: FileBlame, look: BlameLook | None = None) -> None:
             where += f"{ln.orig_line or ln.line:>{number_col}} "
         if look.annotate:
             # git annotate: commit, then (who, line) and the text, tab-separated
-            plain = " ".join(click.unstyle(who).split())
+            if ln.session or ln.commit is None or look.suppress:
+                plain = " ".join(click.unstyle(who).split())
+            else:  # a person: git's "(   author<TAB>date", not deja's "(author date)"
+                name, _, day = people[ln.commit].partition("\0")
+                plain = f"{name:>10}\t{day}"
             out.append(f"{style(sha, colour, fg='yellow')}\t{where}({plain}\t{ln.line}){text}")
             continue
         out.append(f"{style(sha, colour, fg='yellow')} {where}{who} {ln.line:>{width}}) {text}")
