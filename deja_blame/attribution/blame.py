@@ -235,9 +235,10 @@ def _compute(
     paths: dict[int, bool] = {}
     writes = WriteSet()
     file_fps = {fingerprint(t) for t in part}
+    solid = {fingerprint(t) for t in part if not is_trivial(t)}
     if conn is not None:
         paths = candidate_paths(conn, str(root), {relpath})
-        load_writes(conn, paths, file_fps, into=writes)
+        load_writes(conn, paths, file_fps, into=writes, solid=solid)
     blamed = pending()
     by_line: list[BlameLine | None] = [None] * len(part)
     for b in blamed:
@@ -283,7 +284,7 @@ def _compute(
             more = {
                 k: v for k, v in candidate_paths(conn, str(root), older).items() if k not in paths
             }
-            load_writes(conn, more, file_fps, into=writes)
+            load_writes(conn, more, file_fps, into=writes, solid=solid)
             paths.update(more)
         rev_time = None
         if version.commit is not None:
@@ -379,9 +380,10 @@ def overlay(
             for ln in part
         ]
         fps = {fingerprint(ln.text) for ln in part}
+        solid = {fingerprint(ln.text) for ln in part if not is_trivial(ln.text)}
         relpaths = {relpath} | {ln.orig_path for ln in part if ln.orig_path}
         paths = candidate_paths(conn, root, relpaths)
-        writes = load_writes(conn, paths, fps)
+        writes = load_writes(conn, paths, fps, solid=solid)
         fresh = [ln.commit is None for ln in part]
         _attribute_from_index(conn, part, by_line, writes, paths, None, root, None, only=fresh)
     return result

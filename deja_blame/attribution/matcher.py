@@ -81,9 +81,35 @@ class WriteSet:
     by_edit: dict[tuple[int, int], list[tuple[int, int]]] = field(default_factory=dict)
     blank_by_edit: dict[tuple[int, int], list[Key]] = field(default_factory=dict)
     any_suffix: bool = False  # some write was matched by path suffix only
+    # Writes ``load_writes`` left in the index (``solid``): where to read a session's
+    # (its path ids and exactness, the trivial fingerprints), and whether any exist.
+    left_out: list[tuple[dict[int, bool], list[int]]] = field(default_factory=list)
+    any_left_out: bool = False
+    _conn: sqlite3.Connection | None = None
+    _of_sessions: dict[int, list[tuple[Key, int, bool]]] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.info)
+
+    def __bool__(self) -> bool:
+        return bool(self.info) or self.any_left_out
+
+    def left_out_of(self, sids: Iterable[int]) -> dict[int, list[tuple[Key, int, bool]]]:
+        """sid -> (key, fingerprint, exact path) of each timed write of the session that
+        ``load_writes`` left in the index: with ``info``, every write of the session here."""
+        todo = sorted({sid for sid in sids if sid not in self._of_sessions})
+        if todo:
+            for sid in todo:
+                self._of_sessions[sid] = []
+            if self._conn is not None:
+                for paths, trivial in self.left_out:
+                    for pid in sorted(paths):
+                        rows = Q.line_writes_of_sessions(self._conn, pid, trivial, todo)
+                        for _, fp, sid, edit_ord, idx, at, _ in rows:
+                            key = (sid, edit_ord, idx)
+                            if at is not None and key not in self.info:
+                                self._of_sessions[sid].append((key, fp, paths[pid]))
+        return {sid: self._of_sessions[sid] for sid in sids}
 
     def add_rows(
         self,
@@ -166,21 +192,55 @@ def load_writes(
     paths: dict[int, bool],
     fps: Iterable[int],
     into: WriteSet | None = None,
+    solid: Iterable[int] | None = None,
 ) -> WriteSet:
     """The writes of these fingerprints to these paths: one B-tree range per (path, fp).
 
     Only fingerprints the file holds are read, so the cost follows the file and
     the writes of its own lines, not everything ever written to the path.
+
+    ``solid``: the fingerprints of the lines ``match_lines`` will be given that are
+    not trivial. Then a write of a trivial line (blank, ``)``, ``return``: written by
+    thousands of sessions) is read only where its edit also wrote one of them:
+    ``match_lines`` gives a trivial line only a write of an edit that matched a
+    non-trivial line (a run through one, or ``_fill_gaps`` beside one), and edits
+    identical to such an edit wrote that line too. The writes left in the index
+    count only for sessions a line goes to (``WriteSet.left_out_of``). Lines all
+    trivial (``_whole_file``): every write is read.
     """
     out = into if into is not None else WriteSet()
+    out._of_sessions.clear()
     wanted = sorted(set(fps))
     if not paths or not wanted:
         return out
     rows: list[tuple[int, int, int, int, int, float | None, int]] = []
+    solid_fps = sorted(set(solid).intersection(wanted)) if solid is not None else []
+    if not solid_fps:
+        for pid in sorted(paths):
+            rows += Q.line_writes(conn, pid, wanted)
+        out.add_rows(rows, paths)
+        return out
+    trivial = sorted(set(wanted).difference(solid_fps))
+    narrowed: dict[int, bool] = {}
     for pid in sorted(paths):
-        rows += Q.line_writes(conn, pid, wanted)
+        if trivial and Q.count_line_writes(conn, pid, trivial) > NARROW_FROM:
+            rows += Q.line_writes_narrowed(conn, pid, solid_fps, trivial)
+            narrowed[pid] = paths[pid]
+        else:  # few: reading them all costs less than leaving them out
+            rows += Q.line_writes(conn, pid, wanted)
     out.add_rows(rows, paths)
+    if narrowed:
+        out._conn = conn
+        out.left_out.append((narrowed, trivial))
+        if not out.any_left_out and not out.info:
+            # nothing read: whether anything was left (callers stop on an empty set)
+            out.any_left_out = any(Q.has_timed_write(conn, pid, trivial) for pid in narrowed)
     return out
+
+
+# Writes of a path's trivial lines from which load_writes narrows them in SQLite:
+# below, reading them all costs less than the query that leaves some out.
+NARROW_FROM = 10_000
 
 
 # A fingerprint whose writes times its lines in the file exceed this is "common":
@@ -393,11 +453,18 @@ def match_lines(
         _whole_file(chosen, fps, writes, limits, stale)
     # How often each fingerprint occurs in each session's edits of the file.
     common: dict[int, Counter[int]] = {}
+    # and of the writes load_writes left in the index, those of the sessions chosen
+    left_out: Counter[tuple[int, int]] = Counter()
+    for sid, rows in writes.left_out_of({c[0][0] for c in chosen if c is not None}).items():
+        left_out.update((fp, sid) for _, fp, _ in rows)
     for c in chosen:
         if c is not None:
             fp = info[c[0]][0]
             if fp not in common:
                 common[fp] = Counter(map(itemgetter(0), by_fp.get(fp, ())))
+                for (other, sid), count in left_out.items():
+                    if other == fp:
+                        common[fp][sid] += count
     out: list[LineMatch | None] = []
     for i in range(n):
         pick = chosen[i]
@@ -722,6 +789,12 @@ def _drop_strangers(
             exact.add(key[0])
         else:
             suffix_only.setdefault(key[0], set()).add(fp)
+    for sid, rows in writes.left_out_of(matched).items():
+        for _, fp, is_exact in rows:
+            if is_exact:
+                exact.add(sid)
+            else:
+                suffix_only.setdefault(sid, set()).add(fp)
     strangers = set()
     for sid, written in suffix_only.items():
         if sid in exact or not written:

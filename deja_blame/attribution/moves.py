@@ -171,7 +171,8 @@ def follow_moves(
         more.update(dict.fromkeys(gone, True))
     if not any(moved):
         return
-    load_writes(conn, more, {fingerprint(ln.text) for ln in lines}, into=writes)
+    solid = {fingerprint(ln.text) for ln in lines if not is_trivial(ln.text)}
+    load_writes(conn, more, {fingerprint(ln.text) for ln in lines}, into=writes, solid=solid)
     attribute(
         conn,
         lines,

@@ -350,6 +350,70 @@ def line_writes(
     return rows
 
 
+def line_writes_narrowed(
+    conn: sqlite3.Connection, path_id: int, solid: list[int], trivial: list[int]
+) -> list[tuple[int, int, int, int, int, float | None, int]]:
+    """``line_writes`` of ``solid + trivial``, keeping a write of a ``trivial``
+    fingerprint only where its edit also wrote one of ``solid`` to the path: SQLite
+    drops the others (a blank line ten thousand sessions wrote) before Python sees
+    a row. In the lines table's order (fp, sid, edit_ord, idx)."""
+    cols = "path_id, fp, sid, edit_ord, idx, at_epoch, by_user"
+    if not trivial:
+        return conn.execute(
+            f"SELECT {cols} FROM lines WHERE path_id=?1"
+            " AND fp IN (SELECT value FROM json_each(?2)) ORDER BY fp, sid, edit_ord, idx",
+            (path_id, _json_ints(solid)),
+        ).fetchall()
+    return conn.execute(
+        f"WITH solid(fp) AS (SELECT value FROM json_each(?2)),"
+        f" edits AS (SELECT DISTINCT sid, edit_ord FROM lines"
+        f"  WHERE path_id=?1 AND fp IN solid)"
+        f" SELECT {cols} FROM lines WHERE path_id=?1 AND fp IN solid"
+        f" UNION ALL"
+        f" SELECT {cols} FROM lines WHERE path_id=?1"
+        f"  AND fp IN (SELECT value FROM json_each(?3)) AND (+sid, +edit_ord) IN edits"
+        f" ORDER BY fp, sid, edit_ord, idx",
+        (path_id, _json_ints(solid), _json_ints(trivial)),
+    ).fetchall()
+
+
+def count_line_writes(conn: sqlite3.Connection, path_id: int, fps: list[int]) -> int:
+    """How many writes of ``fps`` the path has (counted in SQLite, no row read)."""
+    return int(
+        conn.execute(
+            "SELECT COUNT(*) FROM lines WHERE path_id=? AND fp IN (SELECT value FROM json_each(?))",
+            (path_id, _json_ints(fps)),
+        ).fetchone()[0]
+    )
+
+
+def line_writes_of_sessions(
+    conn: sqlite3.Connection, path_id: int, fps: list[int], sids: list[int]
+) -> list[tuple[int, int, int, int, int, float | None, int]]:
+    """(path_id, fp, sid, edit_ord, idx, at_epoch, by_user) of these sessions' writes of
+    ``fps`` to the path: one B-tree range per (path, fingerprint, session)."""
+    return conn.execute(
+        "SELECT path_id, fp, sid, edit_ord, idx, at_epoch, by_user FROM lines WHERE path_id=?"
+        " AND fp IN (SELECT value FROM json_each(?)) AND sid IN (SELECT value FROM json_each(?))",
+        (path_id, _json_ints(fps), _json_ints(sids)),
+    ).fetchall()
+
+
+def has_timed_write(conn: sqlite3.Connection, path_id: int, fps: list[int]) -> bool:
+    """Whether some session wrote one of ``fps`` to the path at a known time."""
+    row = conn.execute(
+        "SELECT 1 FROM lines WHERE path_id=? AND fp IN (SELECT value FROM json_each(?))"
+        " AND at_epoch IS NOT NULL LIMIT 1",
+        (path_id, _json_ints(fps)),
+    ).fetchone()
+    return row is not None
+
+
+def _json_ints(values: list[int]) -> str:
+    # one parameter for a list of any length (no chunks: one query keeps the order)
+    return "[" + ",".join(map(str, values)) + "]"
+
+
 def path_generations(conn: sqlite3.Connection, path_ids: list[int]) -> dict[int, int]:
     """path id -> how many times writes to it changed (what cached answers depend on)."""
     gens: dict[int, int] = {}
