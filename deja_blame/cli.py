@@ -74,6 +74,8 @@ def with_index(f: Callable[..., int], creates: bool = True) -> Callable[..., int
         else:
             conn = connect(path, notice=warn)
         try:
+            if creates and not kwargs.get("pending"):
+                _complete_late_notes(conn)
             return f(conn, **kwargs)
         except sqlite3.DatabaseError as exc:
             raise database_error(path, exc) from exc
@@ -81,6 +83,26 @@ def with_index(f: Callable[..., int], creates: bool = True) -> Callable[..., int
             conn.close()
 
     return wrapper
+
+
+def _complete_late_notes(conn: sqlite3.Connection) -> None:
+    """Any command run in a repository first completes the notes its hooks left late
+    (``hooks/late.py``; a few seconds at most, failing open)."""
+    from deja_blame.gitutil import find_repo_root
+
+    root = find_repo_root(Path.cwd())
+    if root is None:
+        return
+    from deja_blame.hooks.late import complete_for_command
+    from deja_blame.output import warn
+
+    try:
+        from deja_blame.gitutil import open_repository
+
+        repo = open_repository(root)
+    except DejaError:
+        return
+    complete_for_command(repo, conn, warn)
 
 
 def reading_index(f: Callable[..., int]) -> Callable[..., int]:
@@ -846,11 +868,21 @@ def report_cmd(
     "--no-refresh", is_flag=True, help="Do not read new transcript lines into the index first."
 )
 @click.option("--dry-run", is_flag=True, help="Compute the note and print it; write nothing.")
+@click.option(
+    "--pending",
+    is_flag=True,
+    help="Complete the notes the hooks left late (deja hooks status counts them); no REV.",
+)
 @db_option
 @json_option
 @with_index
 def annotate_cmd(
-    conn: sqlite3.Connection, rev: str, no_refresh: bool, dry_run: bool, as_json: bool
+    conn: sqlite3.Connection,
+    rev: str,
+    no_refresh: bool,
+    dry_run: bool,
+    as_json: bool,
+    pending: bool,
 ) -> int:
     """Store which sessions wrote a commit's lines as its note (refs/notes/deja).
 
@@ -862,9 +894,12 @@ def annotate_cmd(
       deja annotate                    # HEAD; what the post-commit hook runs
       deja annotate main..HEAD         # every commit of a branch
       deja annotate HEAD~1 --json      # print the note
+      deja annotate --pending          # the notes the hooks left late
     """
-    from deja_blame.commands.annotate import run_annotate
+    from deja_blame.commands.annotate import run_annotate, run_pending
 
+    if pending:
+        return run_pending(conn, as_json, refresh_first=not no_refresh)
     return run_annotate(conn, rev, as_json, refresh_first=not no_refresh, dry_run=dry_run)
 
 

@@ -112,3 +112,18 @@ def size_of(path: Path) -> int | None:
     except OSError:
         return None
     return st.st_size if stat.S_ISREG(st.st_mode) else None
+
+
+def ensure_dir(path: Path) -> bool:
+    """``path`` as a directory of its own, created if absent: False when something else
+    is there (a link to a directory elsewhere is not used)."""
+    try:
+        os.mkdir(path, 0o755)
+    except FileExistsError:
+        pass
+    except OSError:
+        return False
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False

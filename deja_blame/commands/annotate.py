@@ -60,3 +60,30 @@ def run_annotate(
         for r in results:
             click.echo(describe(r), err=True)
     return 0
+
+
+def run_pending(
+    conn: sqlite3.Connection, as_json: bool, refresh_first: bool = True, cwd: Path | None = None
+) -> int:
+    """``deja annotate --pending``: write every late note (``hooks/late.py``), no time limit."""
+    from deja_blame.errors import DejaError
+    from deja_blame.hooks import late
+    from deja_blame.hooks.pending import wait_for_hooks
+
+    repo = open_repository(cwd or Path.cwd())
+    wait_for_hooks(repo)  # a job at work may finish (and clear) its own record
+    result = late.complete(repo, conn, None, refresh_first=refresh_first)
+    if result.left:
+        raise DejaError(
+            f"{late.summary(result.left)}: {result.problem or 'not done'}",
+            hint="run it again when the index is free (another deja may be writing it)",
+        )
+    if as_json:
+        print_json({"written": result.done, "left": result.left})
+    else:
+        n = len(result.done)
+        if n:
+            click.echo(f"deja: wrote {n} late note{'s' if n != 1 else ''}", err=True)
+        else:
+            click.echo("deja: no late notes", err=True)
+    return 0

@@ -272,7 +272,23 @@ def check_repository(cwd: Path) -> list[Check]:
     except DejaError as exc:
         return [Check("repository", True, f"{exc}: hooks and notes not checked")]
     checks = [check_hooks(repo), check_notes(repo)]
+    late = check_late_notes(repo)
+    if late is not None:
+        checks.append(late)
     return checks
+
+
+def check_late_notes(repo: Any) -> Check | None:
+    """Commits whose hook could not finish their note (``hooks/late.py``)."""
+    from deja_blame.hooks.late import late_records, summary
+    from deja_blame.notes.store import deja_dir
+
+    records = late_records(deja_dir(repo))
+    if not records:
+        return None
+    first = records[0]
+    why = f" (the first, {first.commit[:12]}: {first.why})" if first.why else ""
+    return Check("late notes", False, summary(len(records)) + why, "deja annotate --pending")
 
 
 def check_hooks(repo: Any) -> Check:

@@ -64,6 +64,10 @@ def run_status(as_json: bool, cwd: Path | None = None) -> int:
     )
     if doc["last_warning"]:
         click.echo(f"last warning: {doc['last_warning']}")
+    if doc["late_notes"]:
+        from deja_blame.hooks.late import summary
+
+        click.echo(f"late notes: {summary(len(doc['late_notes']))}")
     return 0
 
 

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
+from deja_blame.errors import DejaError
 from deja_blame.gitutil import open_repository
 from deja_blame.hooks.pending import wait_for_hooks
 from deja_blame.jsonout import print_json
 from deja_blame.notes import share
+
+if TYPE_CHECKING:
+    import pygit2
 
 
 def run_fetch(remote: str, as_json: bool, cwd: Path | None = None, git_ai: bool = False) -> int:
@@ -47,6 +52,7 @@ def run_fetch(remote: str, as_json: bool, cwd: Path | None = None, git_ai: bool 
 def run_push(remote: str, as_json: bool, cwd: Path | None = None) -> int:
     repo = open_repository(cwd or Path.cwd())
     wait_for_hooks(repo)  # `git commit && deja notes push` pushes that commit's note
+    _complete_late_notes(repo)
     result = share.push(repo, remote)
     if as_json:
         print_json(result.to_json())
@@ -54,3 +60,25 @@ def run_push(remote: str, as_json: bool, cwd: Path | None = None) -> int:
         extra = f" after merging theirs {result.merges}x" if result.merges else ""
         click.echo(f"deja: pushed refs/notes/deja to {remote}{extra}", err=True)
     return 0
+
+
+def _complete_late_notes(repo: pygit2.Repository) -> None:
+    """Notes the hooks left late are written before a push (``hooks/late.py``)."""
+    from deja_blame.hooks.late import complete_for_command, late_records
+    from deja_blame.index.db import connect, default_db_path
+    from deja_blame.notes.store import deja_dir
+    from deja_blame.output import warn
+
+    if not late_records(deja_dir(repo)):
+        return
+    path = default_db_path()
+    if not path.exists():
+        return
+    try:
+        conn = connect(path)
+    except DejaError:
+        return
+    try:
+        complete_for_command(repo, conn, warn)
+    finally:
+        conn.close()

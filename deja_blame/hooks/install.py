@@ -336,4 +336,7 @@ def status(repo: pygit2.Repository) -> dict[str, Any]:
     except OSError:
         pass
     doc["last_warning"] = last
+    from deja_blame.hooks import late
+
+    doc["late_notes"] = [r.commit for r in late.late_records(deja_dir(repo))]
     return doc

@@ -29,6 +29,7 @@ import pygit2
 from deja_blame import statefile
 from deja_blame.errors import DejaError, IndexCorruptError
 from deja_blame.gitutil import no_git_env, open_repository
+from deja_blame.hooks import late
 from deja_blame.notes.store import deja_dir
 
 DEFAULT_TIMEOUT = 2.0  # seconds, in the foreground (git waits)
@@ -52,9 +53,11 @@ class HookLog:
         self.hook = hook
         self.path = deja_dir(repo) / "hook.log" if repo is not None else None
         self.warnings: list[str] = []
+        # while a commit's note is being written, what any warning means for it
+        self.late_suffix = ""
 
     def warn(self, message: str, details: str | None = None) -> None:
-        line = f"deja: {self.hook} hook: {message}"
+        line = f"deja: {self.hook} hook: {message}{self.late_suffix}"
         self.warnings.append(line)
         try:
             sys.stderr.write(line + "\n")
@@ -220,15 +223,102 @@ def last_head_move(repo: pygit2.Repository, sha: str | None = None) -> str:
     return ""
 
 
+class Progress:
+    """What a hook run has done, for the message when its budget runs out."""
+
+    def __init__(self) -> None:
+        self.commits: list[str] = []  # the commits this run is for
+        self.own_done = False  # their notes are written; the rest of the time is for late ones
+
+
+def _commit_id(repo: pygit2.Repository, rev: str) -> str | None:
+    try:
+        return str(repo.revparse_single(rev).peel(pygit2.Commit).id)
+    except (KeyError, ValueError, pygit2.GitError):
+        return None
+
+
+def _owned_until(repo: pygit2.Repository) -> float:
+    """The epoch second until which this job owns its late-note records (the shell's
+    job marker uses the same deadline)."""
+    return time.time() + hook_timeout(repo) + 5
+
+
+LATE_HINT = "the next deja command or commit completes it (or now: deja annotate --pending)"
+
+
+def _late_words(shas: list[str]) -> str:
+    return f"the note of {shas[0][:12]} is" if len(shas) == 1 else f"{len(shas)} notes are"
+
+
+def _note_is_late(
+    repo: pygit2.Repository, log: HookLog, shas: list[str], why: str, say: bool = True
+) -> None:
+    """Record the notes of ``shas`` as late; ``say``: in a line of its own (else the
+    warning that made them late said so already, through ``late_suffix``)."""
+    where = deja_dir(repo)
+    for sha in shas:
+        late.mark(where, sha, log.hook, why)
+    if say:
+        log.late_suffix = ""
+        log.warn(f"{_late_words(shas)} late ({why}); {LATE_HINT}")
+
+
+def _late_on_failure(repo: pygit2.Repository, log: HookLog, progress: Progress) -> None:
+    """deja failed before this run's notes were written: they are late, and the
+    failure's warning says so."""
+    if progress.commits and not progress.own_done:
+        _note_is_late(repo, log, progress.commits, "deja failed", say=False)
+        log.late_suffix = f"; {_late_words(progress.commits)} late: {LATE_HINT}"
+    else:
+        log.late_suffix = ""
+
+
+def _complete_late(
+    repo: pygit2.Repository,
+    conn: sqlite3.Connection | None,
+    log: HookLog,
+    progress: Progress,
+    stop: float | None,
+) -> None:
+    """The next commit's hook completes the notes earlier hooks left late."""
+    progress.own_done = True
+    if conn is None:
+        return
+    result = late.complete(repo, conn, stop, refresh_first=False, skip=frozenset(progress.commits))
+    if result.done:
+        log.warn(f"wrote {len(result.done)} late note(s): {', '.join(c[:12] for c in result.done)}")
+
+
 def post_commit(
-    repo: pygit2.Repository, log: HookLog, rev: str | None = None, deadline: float | None = None
+    repo: pygit2.Repository,
+    log: HookLog,
+    rev: str | None = None,
+    deadline: float | None = None,
+    progress: Progress | None = None,
+    stop: float | None = None,
 ) -> None:
     """Annotate the commit the hook ran for: ``rev``, which the shell hook names before
-    going to the background (by then a quick next commit may have moved HEAD), or HEAD."""
+    going to the background (by then a quick next commit may have moved HEAD), or HEAD.
+
+    Its note is recorded as not done (``hooks/late.py``) until it is complete: a
+    busy or unreadable index, or the budget running out, leaves a late note that
+    the next deja command or commit completes. Then, until ``stop``, this run
+    completes the late notes of earlier commits."""
     from deja_blame.notes.annotate import annotate
 
+    progress = progress if progress is not None else Progress()
+    sha = _commit_id(repo, rev or "HEAD")
     if last_head_move(repo, rev).startswith(("commit (amend)", "rebase")):
+        if sha is not None:
+            late.clear(deja_dir(repo), sha)  # the shell's record: post-rewrite owns it
         return  # post-rewrite gives the new commit its note, from the old one
+    if sha is not None:
+        progress.commits.append(sha)
+        late.mark(deja_dir(repo), sha, log.hook, "being written", _owned_until(repo))
+    before = len(log.warnings)
+    if sha is not None:
+        log.late_suffix = f"; {_late_words([sha])} late: {LATE_HINT}"
     conn = open_index(log)
     if conn is not None:
         conn = refresh(conn, log, repo, deadline)
@@ -236,25 +326,61 @@ def post_commit(
         annotate(repo, rev or "HEAD", conn)
     except sqlite3.DatabaseError as exc:
         log.warn(f"the index failed while reading ({exc}); trying with carried notes only")
+        conn = None
         annotate(repo, rev or "HEAD", None)
+    log.late_suffix = ""
+    if sha is None:
+        return
+    if conn is None or len(log.warnings) > before:
+        # written from what the index held: a session's new lines may be missing
+        _note_is_late(repo, log, [sha], "the index could not be read in full", say=False)
+        return
+    late.clear(deja_dir(repo), sha)
+    _complete_late(repo, conn, log, progress, stop)
 
 
-def post_rewrite(repo: pygit2.Repository, log: HookLog, text: str, deadline: float) -> None:
+def post_rewrite(
+    repo: pygit2.Repository,
+    log: HookLog,
+    text: str,
+    deadline: float,
+    progress: Progress | None = None,
+) -> None:
     from deja_blame.notes.annotate import parse_rewrite_pairs, rewrite_notes
 
+    progress = progress if progress is not None else Progress()
     pairs = parse_rewrite_pairs(text)
     if not pairs:
         return
+    where = deja_dir(repo)
+    news = list(dict.fromkeys(new for old, new in pairs if old != new))
+    owned = _owned_until(repo)
+    for sha in news:
+        progress.commits.append(sha)
+        late.mark(where, sha, log.hook, "being written", owned)
+    before = len(log.warnings)
+    log.late_suffix = f"; {_late_words(news)} late: {LATE_HINT}" if news else ""
     conn = open_index(log)
     if conn is not None:
         conn = refresh(conn, log, repo, time.monotonic() + (deadline - time.monotonic()) / 2)
     result = rewrite_notes(repo, pairs, conn, deadline=deadline)
+    unfinished = list(result.unfinished)
     if result.unfinished:
         first, last = result.unfinished[0], result.unfinished[-1]
+        log.late_suffix = f"; {LATE_HINT.replace('completes it', 'completes them')}"
         log.warn(
             f"out of time: {len(result.unfinished)} rewritten commits keep only their carried"
             f" notes; run: deja annotate {first[:12]}^..{last[:12]}"
         )
+    log.late_suffix = ""
+    if conn is None or len(log.warnings) > before:
+        unfinished = news
+    if unfinished:
+        _note_is_late(repo, log, unfinished, "not re-derived from the index", say=False)
+    for sha in news:
+        if sha not in unfinished:
+            late.clear(where, sha)
+    progress.own_done = True
 
 
 def _spawn_background(hook: str, args: list[str], text: str) -> None:
@@ -321,21 +447,41 @@ def main(argv: list[str] | None = None) -> int:
     if use_alarm:
         signal.signal(signal.SIGALRM, on_alarm)
         signal.setitimer(signal.ITIMER_REAL, stop_at)
+    progress = Progress()
     try:
         if hook == "post-commit":
             post_commit(
-                repo, log, args[0] if args else None, time.monotonic() + stop_at * REFRESH_SHARE
+                repo,
+                log,
+                args[0] if args else None,
+                time.monotonic() + stop_at * REFRESH_SHARE,
+                progress,
+                stop=time.monotonic() + stop_at * 0.85,
             )
         else:
-            post_rewrite(repo, log, text, deadline=time.monotonic() + stop_at * 0.6)
+            post_rewrite(repo, log, text, time.monotonic() + stop_at * 0.6, progress)
     except HookTimeout:
-        log.warn(
-            f"gave up after {budget:g}s (git config deja.hook.timeout): this commit may lack"
-            " its note; run: deja annotate"
-        )
+        if progress.own_done:
+            left = len(late.late_records(deja_dir(repo)))
+            if left:
+                log.warn(f"out of time for late notes: {late.summary(left)}")
+        elif progress.commits:
+            _note_is_late(
+                repo,
+                log,
+                progress.commits,
+                f"gave up after {budget:g}s, git config deja.hook.timeout",
+            )
+        else:
+            log.warn(
+                f"gave up after {budget:g}s (git config deja.hook.timeout): this commit may"
+                " lack its note; run: deja annotate"
+            )
     except DejaError as exc:
+        _late_on_failure(repo, log, progress)
         log.warn(f"{exc}; the commit itself is fine")
     except Exception as exc:  # noqa: BLE001 - a hook must never fail the commit
+        _late_on_failure(repo, log, progress)
         log.warn(
             f"unexpected error: {type(exc).__name__}: {exc}; the commit itself is fine",
             details=traceback.format_exc(),
