@@ -99,6 +99,39 @@ def test_retrack_person_reindent_keeps_owner_and_revert_is_the_persons() -> None
     assert [x.owner for x in reverted] == ["S", PERSON, "S"]
 
 
+def test_retrack_a_line_an_edit_removed_and_added_again_is_either_writers() -> None:
+    # the session reorders an export list: difflib's hunks remove "MAX_LENGTH," and
+    # add it back; git's diff may keep it. Either writer is right for it
+    old = [Line("module.exports = {", "A"), Line("  SPEC,", "A"), Line("  MAX_LENGTH,", "A"),
+           Line("}", "A")]  # fmt: skip
+    new = retrack(old, ["module.exports = {", "  MAX_LENGTH,", "  FLAGS,", "  SPEC,", "}"], "S",
+                  by_person=False)  # fmt: skip
+    got = {x.text.strip(): (x.owner, x.alt) for x in new}
+    assert got["FLAGS,"] == ("S", ())
+    assert "A" in (got["MAX_LENGTH,"][0], *got["MAX_LENGTH,"][1])
+    assert "S" in (got["MAX_LENGTH,"][0], *got["MAX_LENGTH,"][1])
+
+
+def test_realhist_text_moved_within_a_file_is_either_writers(tmp_path: Path) -> None:
+    # the person moves a session's comment above its function in one release: a
+    # retyping or a cut and paste, git cannot tell; the scripted moved_block keeps
+    # the writer, the replay's truth says the person: either is right
+    from realhist import Replay
+
+    sim = Sim(tmp_path, "moved-within")
+    sim.person_write("a.js", "const f = () => {\n  // explains the helper at length\n  go()\n}\n")
+    sim.files["a.js"][1].owner = "S"
+    before = {p: [(x.text, x.owner) for x in ls] for p, ls in sim.files.items()}
+    sim._set(
+        "a.js", "// explains the helper at length\nconst f = () => {\n  go()\n}\n", PERSON, True
+    )
+    assert sim.files["a.js"][0].owner == PERSON
+    replay = Replay(sim, "plain", 1)
+    replay._keep_moved(before)
+    assert sim.files["a.js"][0].owner == PERSON and "S" in sim.files["a.js"][0].alt
+    assert replay.restored == 1
+
+
 def test_person_move_keeps_owners(tmp_path: Path) -> None:
     sim = Sim(tmp_path, "move")
     sim.person_write("a.py", "a = 1\nb = 2\nc = 3\n")

@@ -175,3 +175,31 @@ def test_a_one_line_file_is_the_session_whose_edit_wrote_all_of_it() -> None:
     ws = _writes([(1, 0, 100.0, ["# pinned", "3.13"])])
     out = matcher.match_lines(["3.13"], _blamed(1), ws, now=20_000.0)
     assert out[0] is None
+
+
+def test_a_short_run_of_a_repeated_text_is_not_given_to_a_copy_far_from_its_place() -> None:
+    # the session wrote ".trim(value)" / ".split(sep)" at lines 20-21, beside its
+    # "anchor_one()" (still at line 19); a later change took that chain away. The
+    # file holds the same two lines at 70-71 and 90-91, typed by the person: the
+    # write is no evidence for copies 40+ lines from where it landed
+    file = [f"line_{k} = {k}" for k in range(100)]
+    file[19] = "anchor_one()"
+    for at in (70, 90):
+        file[at], file[at + 1] = "    .trim(value)", "    .split(sep)"
+    ws = _writes([(1, 0, 100.0, ["    .trim(value)", "    .split(sep)"]),
+                  (1, 1, 110.0, ["anchor_one()"])])  # fmt: skip
+    places = {(1, 0, 0): 20, (1, 0, 1): 21, (1, 1, 0): 19}
+    out = matcher.match_lines(
+        file, _blamed(len(file)), ws, now=20_000.0, position=lambda key: places.get(key)
+    )
+    assert out[19] is not None and out[19].sid == 1
+    assert [k for k, m in enumerate(out) if m is not None] == [19]
+    # where the copy is near the place (the edit's lines shifted with its session's
+    # anchor), it is the session's
+    file2 = list(file)
+    file2[18], file2[19] = "anchor_one()", "line_19 = 19"
+    file2[25], file2[26] = "    .trim(value)", "    .split(sep)"
+    out = matcher.match_lines(
+        file2, _blamed(len(file2)), ws, now=20_000.0, position=lambda key: places.get(key)
+    )
+    assert [k for k, m in enumerate(out) if m is not None] == [18, 25, 26]

@@ -358,6 +358,7 @@ class Replay:
 
         sim = self.sim
         left: dict[str, list[str]] = {}  # text -> owners, by file it left
+        left_here: dict[str, Counter[tuple[str, str]]] = {}  # path -> (text, owner) that left
         # blank lines and brackets that left, by owner: they go with a moved block
         small_left: Counter[tuple[str, str]] = Counter()
         for path, old in before.items():
@@ -367,6 +368,7 @@ class Replay:
                     continue
                 if _solid(text):
                     left.setdefault(normalise(text), []).extend([owner] * n)
+                    left_here.setdefault(path, Counter())[(normalise(text), owner)] += n
                     self._left_from.setdefault(normalise(text), set()).add(path)
                 else:
                     small_left[(normalise(text), owner)] += n
@@ -381,9 +383,33 @@ class Replay:
                 if x.owner != PERSON or not owners or old_texts[norm] > 0:
                     continue
                 if path in self._left_from.get(norm, set()):
-                    continue  # within one file: a move there is the person's retyping
+                    continue  # within one file: below
                 x.owner = owners.pop()
                 moved[i] = x.owner
+            # Within one file, text typed (by the person or a session) as another
+            # writer's left: a retyping, or a cut and paste (a move keeps its writer,
+            # as in the scripted moved_block), or git's diff keeping the old line
+            # where difflib's hunks removed and re-added it (a list reordered). git
+            # cannot tell them apart: either writer is right.
+            here = left_here.get(path)
+            if here:
+                typed = Counter((normalise(x.text), x.owner) for x in lines) - Counter(
+                    (normalise(t), o) for t, o in before.get(path, [])
+                )
+                for x in lines:
+                    norm = normalise(x.text)
+                    if typed[(norm, x.owner)] <= 0 or not _solid(x.text):
+                        continue
+                    mover = next(
+                        (o for (t, o), k in here.items() if t == norm and k > 0 and o != x.owner),
+                        None,
+                    )
+                    if mover is None or mover in x.alt:
+                        continue
+                    here[(norm, mover)] -= 1
+                    typed[(norm, x.owner)] -= 1
+                    x.alt = (*x.alt, mover)
+                    self.restored += 1
             # a person's blank line or bracket between two lines moved from the same
             # writer moved with them (as many as that writer's left their file)
             for i, x in enumerate(lines):

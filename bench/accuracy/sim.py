@@ -155,15 +155,42 @@ def retrack(old: list[Line], new_texts: list[str], owner: str, by_person: bool) 
         a = [x.text for x in old]
         b = list(new_texts)
     out: list[Line] = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b).get_opcodes():
+    ops = difflib.SequenceMatcher(None, a, b).get_opcodes()
+    # a session's edit: the lines it removed, by exact text (``_rewritten``)
+    removed: dict[str, list[Line]] = {}
+    if not by_person:
+        for tag, i1, i2, _, _ in ops:
+            for x in old[i1:i2] if tag != "equal" else ():
+                if x.text.strip():
+                    removed.setdefault(x.text, []).append(x)
+    for tag, i1, i2, j1, j2 in ops:
         if tag == "equal":
             for k in range(i2 - i1):
                 kept = old[i1 + k]
                 out.append(Line(new_texts[j1 + k], kept.owner, kept.alt))
         elif by_person and tag == "replace":
             out.extend(_reflowed(old[i1:i2], a[i1:i2], new_texts[j1:j2], b[j1:j2], owner))
+        elif not by_person:
+            out.extend(_rewritten(removed, new_texts[j1:j2], owner))
         else:
             out.extend(Line(t, owner) for t in new_texts[j1:j2])
+    return out
+
+
+def _rewritten(removed: dict[str, list[Line]], new_texts: list[str], owner: str) -> list[Line]:
+    """Lines a session's edit added. A line whose exact text the same edit removed
+    (a list reordered, ``MAX_LENGTH,`` kept among new items) is the session's by
+    difflib's alignment, the transcript's; git's diff may align the edit otherwise
+    and keep the old line: either writer is right (as for a whole-file
+    overwrite's unchanged lines)."""
+    out = []
+    for t in new_texts:
+        was = removed.get(t)
+        if was and was[0].owner != owner:
+            prev = was.pop(0)
+            out.append(Line(t, owner, (prev.owner, *prev.alt)))
+        else:
+            out.append(Line(t, owner))
     return out
 
 

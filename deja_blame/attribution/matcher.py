@@ -266,6 +266,9 @@ EDIT_RUN_BUDGET = 64  # run entries per edit, plus 4 per line it wrote
 # (lines holding the same text at the same place of identical edits; only a
 # file with that text pasted hundreds of times gets near it).
 TWIN_RETRIES = 64
+# Lines: a short run of a text the file holds several times is no evidence for a
+# copy this far from where its write landed (shifted as its edit moved since).
+FAR_LINES = 40
 
 
 def match_lines(
@@ -392,7 +395,7 @@ def match_lines(
     # Lines whose text the file holds more than once compete for the same writes:
     # among equal evidence, the copy nearest where the write landed goes first.
     repeated = [not trivial[i] and occurrences[fps[i]] > 1 for i in range(n)]
-    distance = _distances(runs, repeated, fps, occurrences, position)
+    distance, far_off = _distances(runs, repeated, fps, occurrences, position)
 
     def rank_of(i: int, run: int, at: float, miss: int, far: int) -> tuple[int, float, float]:
         # Runs of STRONG_RUN lines or more are equally strong; among them a write
@@ -429,6 +432,12 @@ def match_lines(
             continue
         if stale is not None and stale(i, at):
             continue  # checked only for the write about to be given; older twins are older
+        if repeated[i] and run < STRONG_RUN and far_off(i, key):
+            # one of several copies of a text, a short run, and far from where the
+            # write landed (shifted as the rest of its edit or session shifted): the
+            # copy it wrote is gone, this one is another's (a chain ``.trim()``,
+            # ``.split(...)`` repeated in one file)
+            continue
         skips = taken.setdefault((id(group), key[2]), {})
         if key not in used:
             chosen[i] = (key, run)
@@ -492,8 +501,9 @@ def _distances(
     fps: list[int],
     occurrences: Counter[int],
     position: Callable[[Key], int | None] | None,
-) -> Callable[[int, Key], int]:
-    """``distance(i, key)``: how far line i is from where write ``key`` should be now.
+) -> tuple[Callable[[int, Key], int], Callable[[int, Key], bool]]:
+    """``distance(i, key)``: how far line i is from where write ``key`` should be now,
+    and ``far(i, key)``: more than FAR_LINES from it, where that is known.
 
     A write's place in the session's file is shifted by what changed above it
     since: the shift is read off the lines of the same edit whose text the file
@@ -501,13 +511,13 @@ def _distances(
     other edits of the file. 0 for every line when no place is known.
     """
     if position is None or not any(repeated):
-        return lambda i, key: 0
+        return (lambda i, key: 0), (lambda i, key: False)
     place = position
     # only a write that two lines of one text can both take needs a place
     seen: Counter[Key] = Counter(k for i in range(len(runs)) if repeated[i] for k in runs[i])
     contested = {k for k, n in seen.items() if n > 1}
     if not contested:
-        return lambda i, key: 0
+        return (lambda i, key: 0), (lambda i, key: False)
     wanted = {(k[0], k[1]) for k in contested}
     sessions = {edit[0] for edit in wanted}
     # (line, write) pairs of lines whose text the file holds once, by edit
@@ -518,7 +528,10 @@ def _distances(
         for key in found:
             if key[0] in sessions:
                 anchors.setdefault((key[0], key[1]), []).append((i, key))
-    median: dict[tuple[int, int] | int, int | None] = {}
+    median: dict[tuple[int, int], int | None] = {}
+    # the session's anchors as (written place, shift), by place: for an edit with
+    # none of its own here
+    nearby: dict[int, list[tuple[int, int]]] = {}
 
     def median_of(pairs: Iterable[tuple[int, Key]]) -> int | None:
         shifts = []
@@ -528,17 +541,31 @@ def _distances(
                 shifts.append(i - at)
         return sorted(shifts)[len(shifts) // 2] if shifts else None
 
-    def shift(key: Key) -> int | None:
+    def shift(key: Key, at: int) -> int | None:
         edit = (key[0], key[1])
         if edit not in median:
             median[edit] = median_of(anchors.get(edit, ()))
-        if median[edit] is None:  # nothing else of this edit here: the session's others
-            if key[0] not in median:
-                median[key[0]] = median_of(
-                    pair for e, pairs in anchors.items() if e[0] == key[0] for pair in pairs
-                )
-            return median[key[0]]
-        return median[edit]
+        if median[edit] is not None:
+            return median[edit]
+        # nothing else of this edit here: the shift of the session's anchor written
+        # nearest this place (what was inserted above one part of a file is not
+        # what was inserted above another: a median over the file is neither)
+        sid = key[0]
+        if sid not in nearby:
+            found = []
+            for e, pairs in anchors.items():
+                if e[0] == sid:
+                    for i, k in pairs:
+                        p = place(k)
+                        if p is not None:
+                            found.append((p, i - p))
+            nearby[sid] = sorted(found)
+        spots = nearby[sid]
+        if not spots:
+            return None
+        j = bisect_left(spots, (at, -_SPAN))
+        near = [spots[x] for x in (j - 1, j) if 0 <= x < len(spots)]
+        return min(near, key=lambda s: abs(s[0] - at))[1]
 
     def distance(i: int, key: Key) -> int:
         if key not in contested:
@@ -546,9 +573,18 @@ def _distances(
         at = place(key)
         if at is None:
             return 0
-        return abs(i - at - (shift(key) or 0))
+        return abs(i - at - (shift(key, at) or 0))
 
-    return distance
+    def far(i: int, key: Key) -> bool:
+        if key not in contested:
+            return False
+        at = place(key)
+        if at is None:
+            return False
+        moved = shift(key, at)
+        return moved is not None and abs(i - at - moved) > FAR_LINES
+
+    return distance, far
 
 
 def _free_from(skips: dict[int, int], pos: int) -> int:
