@@ -1,4 +1,5 @@
-"""Fuzzing the Claude Code, Codex and Gemini CLI readers, and reading on as a file grows.
+"""Fuzzing the Claude Code, Codex and Gemini CLI readers, reading on as a file grows, and
+every agent's store caught while a file of it is half written.
 
 Transcripts are the fixtures' real records, mutated: a field dropped or given a
 value of another JSON type (nested, huge, empty), records repeated or left
@@ -11,18 +12,21 @@ file gives.
 
 from __future__ import annotations
 
+import os
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import orjson
-from hypothesis import HealthCheck, given, settings
+import pytest
+from agent_goldens import GOLDEN_AGENTS, lay_out
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from deja_blame.index.db import connect
-from deja_blame.index.ingest import IndexReport, index_transcript
+from deja_blame.index.ingest import IndexReport, index_roots, index_transcript
 from deja_blame.index.store import load_session
-from deja_blame.transcripts.registry import read_session
+from deja_blame.transcripts.registry import agent_named, discover, read_session
 from deja_blame.transcripts.transcript_file import TranscriptFile
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -162,3 +166,163 @@ def test_reading_on_as_the_file_grows_gives_the_whole_parse(case: Any) -> None:
         whole = read_session(tf).to_json()
     for key in ("messages", "commands", "files", "edits", "model", "started_at", "ended_at"):
         assert indexed[key] == whole[key], key
+
+
+# -- a file caught while its agent writes it -----------------------------------------------------
+
+
+def _sessions(conn: Any, root: Path, agent: str) -> tuple[IndexReport, dict[str, Any]]:
+    """One index run over the agent's tree; then every session the index holds."""
+    found = discover([agent], env={agent_named(agent).root_env: str(root)})
+    report = index_roots(conn, [], transcripts=found, jobs=1)
+    ids = [r[0] for r in conn.execute("SELECT session_id FROM sessions ORDER BY session_id")]
+    return report, {sid: load_session(conn, sid).to_json() for sid in ids}
+
+
+@settings(FUZZ, max_examples=40)
+@given(st.sampled_from(sorted(GOLDEN_AGENTS)), st.integers(0, 10**6), st.integers(0, 10**6))
+@example("gemini-cli", 193, 0)  # a session file created, its metadata not written yet
+@example("amp", 0, 20)
+@example("opencode", 0, 4096)  # the database cut after its first page
+def test_a_file_cut_short_is_skipped_then_read_once_complete(
+    agent: str, which: int, cut: int
+) -> None:
+    """Any one file of an agent's store cut short (a JSON document half written,
+    a JSON Lines line half written, a database caught mid-write): the index run
+    never fails, and once the file is whole again the next run holds exactly what
+    reading the complete store gives."""
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        root = lay_out(agent, base / "store")
+        # the stores' documents (Gemini's one-line .project_root, written once before
+        # any session, is no file caught mid-write)
+        files = sorted(p for p in root.rglob("*") if p.is_file() and p.name != ".project_root")
+        victim = files[which % len(files)]
+        whole = victim.read_bytes()
+        victim.write_bytes(whole[: cut % (len(whole) + 1)] if whole else b"")
+        conn = connect(base / "index.db")
+        try:
+            _sessions(conn, root, agent)  # never raises
+            victim.write_bytes(whole)
+            report, indexed = _sessions(conn, root, agent)
+        finally:
+            conn.close()
+        assert not report.incomplete, report.incomplete
+        want = {
+            tf.session_id: read_session(tf).to_json()
+            for tf in discover([agent], env={agent_named(agent).root_env: str(root)})
+        }
+    assert sorted(indexed) == sorted(want)
+    for sid, doc in indexed.items():
+        for key in ("messages", "commands", "edits", "model", "started_at", "ended_at"):
+            assert doc[key] == want[sid][key], (agent, victim.name, sid, key)
+
+
+@pytest.mark.parametrize(
+    ("agent", "relative"),
+    [
+        ("amp", "threads/T-*.json"),
+        ("continue", "sessions/*.json"),
+        ("gemini-cli", "tmp/*/chats/session-2026-11-29T09-00-3c2b1a09.json"),
+        ("droid", "sessions/*/*.settings.json"),
+        ("copilot", "*/workspace.json"),
+        ("opencode", "storage/part/*/*.json"),
+    ],
+)
+def test_a_half_written_document_is_reported_once_and_nothing_else_lost(
+    agent: str, relative: str, tmp_path: Path
+) -> None:
+    root = lay_out(agent, tmp_path / "store")
+    victims = sorted(root.glob(relative))
+    assert victims, relative
+    victim = victims[0]
+    whole = victim.read_bytes()
+    conn = connect(tmp_path / "index.db")
+    try:
+        _, before = _sessions(conn, root, agent)
+        victim.write_bytes(whole[: len(whole) // 2])
+        os.utime(victim.parent)  # (nothing else changes)
+        for tf in discover([agent], env={agent_named(agent).root_env: str(root)}):
+            os.utime(tf.path)  # every session's transcript looks changed: each is read
+        report, during = _sessions(conn, root, agent)
+        assert len(report.incomplete) == 1, report.incomplete
+        assert "read at the next run" in report.incomplete[0]
+        assert not report.problems
+        assert sorted(during) == sorted(before)  # the skipped one kept as last read
+        victim.write_bytes(whole)
+        report, after = _sessions(conn, root, agent)
+    finally:
+        conn.close()
+    assert not report.incomplete
+
+    def lines(sessions: dict[str, Any]) -> list[Any]:  # (times may follow the files' mtimes)
+        return [
+            [(e["path"], e["removed"], e["added"]) for e in d["edits"]] for d in sessions.values()
+        ]
+
+    assert lines(after) == lines(before)
+
+
+def test_deja_index_skips_a_thread_amp_is_writing_and_reads_it_next_run(tmp_path: Path) -> None:
+    """The reported failure: ``deja index`` exited 1 ("unexpected error:
+    JSONDecodeError") on an Amp thread cut short."""
+    from conftest import deja
+
+    threads = tmp_path / "home" / ".local" / "share" / "amp" / "threads"
+    threads.mkdir(parents=True)
+    (threads / "T-1.json").write_bytes(b'{"id":"T-1","messages":[{"role":"user"')
+    first = deja("index", "--agent", "amp", "--json")
+    assert orjson.loads(first.stdout)["incomplete"] == 1
+    said = [line for line in first.stderr.decode().splitlines() if "T-1.json" in line]
+    assert len(said) == 1 and "still being written" in said[0], first.stderr
+    (threads / "T-1.json").write_bytes(
+        b'{"id":"T-1","messages":[{"role":"user","content":"Hello."}]}'
+    )
+    second = orjson.loads(deja("index", "--agent", "amp", "--json").stdout)
+    assert (second["incomplete"], second["added"]) == (0, 1)
+
+
+def test_a_locked_opencode_database_is_said_and_read_once_free(tmp_path: Path) -> None:
+    import sqlite3
+
+    root = lay_out("opencode", tmp_path / "store")
+    env = {agent_named("opencode").root_env: str(root)}
+    conn = connect(tmp_path / "index.db")
+    holder = sqlite3.connect(root / "opencode.db")
+    try:
+        holder.execute("BEGIN EXCLUSIVE")  # OpenCode in the middle of a write
+        problems: list[str] = []
+        found = discover(["opencode"], env=env, problems=problems)
+        assert [p for p in problems if "opencode.db" in p and "locked" in p], problems
+        index_roots(conn, [], transcripts=found, jobs=1)  # the storage layout's only
+        holder.rollback()
+        found = discover(["opencode"], env=env)
+        report = index_roots(conn, [], transcripts=found, jobs=1)
+        assert not report.incomplete and not report.problems
+        in_db = [tf for tf in found if tf.path.name == "opencode.db"]
+        assert in_db and report.added == len(in_db)
+    finally:
+        holder.close()
+        conn.close()
+
+
+def test_a_database_locked_between_listing_and_reading_waits_for_the_next_run(
+    tmp_path: Path,
+) -> None:
+    import sqlite3
+
+    root = lay_out("opencode", tmp_path / "store")
+    found = discover(["opencode"], env={agent_named("opencode").root_env: str(root)})
+    conn = connect(tmp_path / "index.db")
+    holder = sqlite3.connect(root / "opencode.db")
+    try:
+        holder.execute("BEGIN EXCLUSIVE")
+        report = index_roots(conn, [], transcripts=found, jobs=1)
+        in_db = [tf for tf in found if tf.path.name == "opencode.db"]
+        assert len(report.incomplete) == len(in_db) and not report.problems
+        holder.rollback()
+        report = index_roots(conn, [], transcripts=found, jobs=1)
+        assert not report.incomplete and report.added == len(in_db)
+    finally:
+        holder.close()
+        conn.close()

@@ -90,6 +90,35 @@ def test_windsurf_rejected_change_and_aider_unmatched_block_are_no_edits(
     ]
 
 
+# written as aider's io.py writes it (two spaces end each line it writes)
+AIDER_HISTORY = Path(__file__).parent / "data" / "aider-slash-commands.chat.history.md"
+
+
+def test_aider_reads_multi_line_requests_and_slash_commands_as_aider_writes_them(
+    tmp_path: Path, utc: None
+) -> None:
+    """Aider's ``io.user_input``: one ``#### `` line per line typed (all but the last
+    ending in two spaces); in-chat commands are no requests, ``/ask`` (and ask
+    mode) writes nothing, ``/run`` and ``!`` ran a command."""
+    from deja_blame.transcripts.registry import read_session
+    from deja_blame.transcripts.transcript_file import TranscriptFile
+
+    path = tmp_path / ".aider.chat.history.md"
+    shutil.copy(AIDER_HISTORY, path)
+    doc = read_session(TranscriptFile("aider-x", path, tmp_path, agent="aider")).to_json()
+    assert [m["text"] for m in doc["messages"] if m["role"] == "user"] == [
+        "why is the limit 10?",
+        "what else reads LIMIT?",
+        "raise the limit to 25\nand allow exactly the limit",
+    ]
+    assert [c["command"] for c in doc["commands"]] == ["pytest -q", "git status"]
+    # the ask-mode replies' blocks are suggestions (even one aider's output follows):
+    # only the code-mode request's applied block was written
+    assert [(e["removed"], e["added"]) for e in doc["edits"]] == [
+        (["LIMIT = 10", "    return n < LIMIT"], ["LIMIT = 25", "    return n <= LIMIT"])
+    ]
+
+
 @pytest.mark.parametrize("agent", sorted(GOLDEN_AGENTS))
 def test_parse_tells_the_agent_from_the_file(agent: str, tmp_path: Path) -> None:
     root = lay_out(agent, tmp_path)

@@ -690,8 +690,10 @@ def test_a_gemini_json_caught_half_written_keeps_what_the_index_has(tmp_path: Pa
     deja("index", "-q", env=env)
     text = json.dumps(doc, indent=2)
     path.write_text(text[: len(text) // 2])  # the CLI rewriting it
-    report = deja_json("index", "--json", env=env)
-    assert any("not a complete JSON document" in p for p in report["problems"])
+    run = deja("index", "--json", env=env)
+    report = json.loads(run.stdout)
+    assert (report["incomplete"], report["problems"]) == (1, [])  # not a problem: it waits
+    assert "not a complete JSON document" in run.stderr.decode()
     shown = deja_json("show", "abcd1234", "--json", env=env)
     assert [m["text"] for m in shown["messages"]] == ["Hi."]  # kept meanwhile
     path.write_text(text)

@@ -112,7 +112,7 @@ def run_index(
             conn.close()
     if rebuild:
         swap_in(db_path, target)
-    for problem in report.problems:
+    for problem in report.problems + report.incomplete:
         warn(problem)
     if as_json:
         print_json(report.to_json())

@@ -53,7 +53,7 @@ from deja_blame.index.store import (
 from deja_blame.transcripts.antigravity.discover import find_transcripts
 from deja_blame.transcripts.jsonl import CHUNK_BYTES, iter_batches, with_extras
 from deja_blame.transcripts.project import ProjectHints, resolve_project
-from deja_blame.transcripts.reading import ReaderState
+from deja_blame.transcripts.reading import IncompleteTranscript, ReaderState
 from deja_blame.transcripts.registry import agent_named, resumable_reader
 from deja_blame.transcripts.text import epoch_of
 from deja_blame.transcripts.transcript_file import TranscriptFile, one_copy_each
@@ -80,6 +80,10 @@ class IndexReport:
     skipped_lines: int = 0  # malformed lines met in this run
     transcripts: int = 0
     problems: list[str] = field(default_factory=list)
+    # transcripts caught while their agent writes them (a JSON document cut short, a
+    # locked database): skipped this run, what the index holds of them kept, read
+    # at the next run; one line each
+    incomplete: list[str] = field(default_factory=list)
     # Sessions whose row this run inserted. Counted as added the moment the insert
     # commits: with a concurrent run the same transcript can be moved under this
     # one and finished by a retry, which must not count it again (or not at all).
@@ -95,6 +99,9 @@ class IndexReport:
             self.unchanged += 1
 
     def cannot_read(self, tf: TranscriptFile, exc: OSError) -> None:
+        if isinstance(exc, IncompleteTranscript):
+            self.incomplete.append(f"skipped {exc}; read at the next run")
+            return
         self.problems.append(f"cannot read {tf.path}: {exc.strerror or exc}")
 
     def to_json(self) -> dict[str, Any]:
@@ -104,6 +111,7 @@ class IndexReport:
             "updated": self.updated,
             "unchanged": self.unchanged,
             "skipped_lines": self.skipped_lines,
+            "incomplete": len(self.incomplete),
             "problems": self.problems,
         }
 
@@ -116,6 +124,8 @@ class IndexReport:
             f" {self.updated} updated, {self.unchanged} unchanged;"
             f" {counted(self.skipped_lines, 'malformed line')} skipped"
         )
+        if self.incomplete:
+            text += f"; {len(self.incomplete)} still being written (read at the next run)"
         if self.problems:
             text += f"; {counted(len(self.problems), 'problem')}"
         return text

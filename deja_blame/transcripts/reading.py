@@ -7,12 +7,38 @@ agent's transcript they came from.
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import orjson
 
 from deja_blame.models import Command, Edit, FileRecord, Message
+
+# a transcript read whole as one JSON document: larger than this, it is not read
+MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
+
+
+class IncompleteTranscript(OSError):
+    """A transcript that cannot be read as it stands now: a JSON document its agent is
+    still writing (or rewriting), a database it holds locked. The index skips it this
+    run, keeps what it holds of the session, and reads it once it is complete."""
+
+
+def load_document(path: str | os.PathLike[str], max_bytes: int = MAX_DOCUMENT_BYTES) -> Any:
+    """The JSON document in ``path``, whole. Not (yet) one complete JSON value (empty,
+    cut short, being rewritten): IncompleteTranscript. Larger than ``max_bytes``:
+    an OSError (a problem the index reports; the session is not read)."""
+    with open(path, "rb") as fh:
+        data = fh.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise OSError(f"{os.fspath(path)}: larger than {max_bytes >> 20} MB, not read")
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        raise IncompleteTranscript(
+            f"{os.fspath(path)}: not a complete JSON document (still being written?)"
+        ) from None
 
 
 @dataclass

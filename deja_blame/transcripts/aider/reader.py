@@ -1,8 +1,20 @@
 """Aider's chat history: Markdown that ``aider/io.py`` appends to.
 
 ``# aider chat started at 2026-10-02 12:00:00`` opens a chat (local time);
-``#### <request>`` is the person's; ``> <line>`` is aider's own output (tool
-results: ``> Applied edit to a.py``); every other line is the model's reply.
+``#### <line>`` is what the person typed: a request of several lines is
+written one ``#### `` line each (every one but the last ending in two spaces),
+so consecutive ``#### `` lines are one request (``<blank>``: an empty one).
+``> <line>`` is aider's own output (tool results: ``> Applied edit to a.py``);
+every other line is the model's reply.
+
+Input that starts with ``/`` is an in-chat command, not a request (aider takes
+any unambiguous prefix of a command's name): ``/add``, ``/drop``, ``/undo``,
+``/clear`` ... are nobody's words. ``/run CMD`` (or ``!CMD``) and ``/test CMD``
+ran a command (the session's command). ``/ask Q``, ``/code R``, ``/architect R``
+send their text as the request in that mode; alone (or ``/chat-mode M``) they
+switch the mode for the requests after them. A request in ``ask``, ``help``
+or ``context`` mode writes no file: its reply's blocks are never edits.
+
 A reply's SEARCH/REPLACE blocks (the file name on a line before
 ``<<<<<<< SEARCH``, the old text, ``=======``, the new text, ``>>>>>>> REPLACE``)
 were written only when aider said ``Applied edit to <file>`` for that file
@@ -46,33 +58,105 @@ def parse_transcript(path: Path | str, session_id: str | None = None) -> Session
     at: str | None = None
     reply: list[str] = []
     applied: set[str] = set()
+    typed: list[str] = []  # the ``#### `` lines of the request being read
+    chat = _Chat()
 
     def end_turn() -> None:
-        _reply(b, reply, applied, at)
+        _reply(b, reply, applied, at, chat.writes)
         reply.clear()
         applied.clear()
 
+    def end_request() -> None:
+        if typed:
+            chat.request(b, "\n".join(typed).strip(), at)
+            typed.clear()
+
     for raw in text.split("\n"):
         line = raw.rstrip("\r")
+        if line.startswith("#### ") or line == "####":
+            if not typed:
+                end_turn()
+            typed.append(line[5:].rstrip())
+            continue
+        end_request()
         started = _STARTED.match(line)
         if started:
             end_turn()
             at = _local_time(started.group(1))
             b.seen_time(at)
-        elif line.startswith("#### "):
-            end_turn()
-            request = line[5:].rstrip()
-            if request and not request.startswith("/"):
-                b.message("user", request, at)
+            chat.mode = "code"  # a new run of aider starts in its own mode
         elif line.startswith("> ") or line == ">":
             done = _APPLIED.match(line[2:].rstrip())
             if done:
                 applied.add(done.group(1).strip().strip("`"))
         else:
             reply.append(line)
+    end_request()
     end_turn()
     b.seen_time(file_time(path))
     return b.finish(b.cwd)
+
+
+# aider's in-chat commands (``aider/commands.py``), matched by a unique prefix as aider does
+COMMANDS = (
+    "add", "architect", "ask", "chat-mode", "clear", "code", "commit", "context", "copy",
+    "copy-context", "diff", "drop", "edit", "editor", "editor-model", "exit", "git", "help",
+    "lint", "load", "ls", "map", "map-refresh", "model", "models", "multiline-mode", "paste",
+    "quit", "read-only", "reasoning-effort", "report", "reset", "run", "save", "settings",
+    "test", "think-tokens", "tokens", "undo", "voice", "weak-model", "web",
+)  # fmt: skip
+MODES = ("ask", "code", "architect", "context", "help")
+NO_WRITE_MODES = ("ask", "context", "help")  # aider's coders for these edit no file
+RUNS = ("run", "test")  # their command line ran
+
+
+class _Chat:
+    """The mode requests are sent in, and whether the current turn may write."""
+
+    def __init__(self) -> None:
+        self.mode = "code"
+        self.writes = True
+
+    def request(self, b: SessionBuilder, text: str, at: str | None) -> None:
+        """One request as the person typed it: words, a command, or a mode switch."""
+        if not text or text == "<blank>":
+            return
+        if text.startswith("!"):  # aider's shorthand for /run
+            self.writes = True  # (a failed command's output may go to the model)
+            if text[1:].strip():
+                b.command(text[1:].strip(), b.cwd, at)
+            return
+        if not text.startswith("/"):
+            self.writes = self.mode not in NO_WRITE_MODES
+            b.message("user", text, at)
+            return
+        name, _, rest = text[1:].partition(" ")
+        rest = rest.strip()
+        command = _command(name.strip().lower())
+        if command in MODES:
+            if rest:  # this request in that mode
+                self.writes = command not in NO_WRITE_MODES
+                b.message("user", rest, at)
+            else:  # the requests after it in that mode
+                self.mode, self.writes = command, False
+            return
+        if command == "chat-mode":
+            self.mode = rest if rest in MODES else self.mode
+            self.writes = False
+            return
+        if command in RUNS and rest:
+            b.command(rest, b.cwd, at)
+        # /lint and /test hand their errors to the model, which may fix them (its
+        # edits count once applied); /add, /drop, /undo ... get no reply that writes
+        self.writes = command in ("lint", "test", "run")
+
+
+def _command(name: str) -> str | None:
+    """The command ``/name`` runs: its full name, or a prefix of exactly one."""
+    if name in COMMANDS:
+        return name
+    matches = [c for c in COMMANDS if c.startswith(name)]
+    return matches[0] if len(matches) == 1 else None
 
 
 def _local_time(text: str) -> str | None:
@@ -84,12 +168,14 @@ def _local_time(text: str) -> str | None:
     return format_time(when.astimezone(dt.timezone.utc))
 
 
-def _reply(b: SessionBuilder, lines: list[str], applied: set[str], at: str | None) -> None:
+def _reply(
+    b: SessionBuilder, lines: list[str], applied: set[str], at: str | None, writes: bool
+) -> None:
     words = "\n".join(lines).strip()
     if not words:
         return
     b.message("assistant", words, at)
-    for block in _blocks(lines):
+    for block in _blocks(lines) if writes else ():
         if block.path in applied:
             add_replacement(
                 b, block.path, TOOL, "\n".join(block.search), "\n".join(block.replace), at

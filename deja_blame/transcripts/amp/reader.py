@@ -10,12 +10,12 @@ wrote nothing.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from deja_blame.models import Session
 from deja_blame.transcripts.builder import SessionBuilder, record_time
+from deja_blame.transcripts.reading import load_document
 from deja_blame.transcripts.text import normalise_path
 from deja_blame.transcripts.tool_edits import (
     add_replacement,
@@ -27,16 +27,13 @@ from deja_blame.transcripts.tool_edits import (
 )
 
 AGENT = "amp"
-MAX_BYTES = 512 * 1024 * 1024
 VIEW_TOOLS = {"Read": "view", "read_file": "view", "list_directory": "list", "glob": "list"}
 SHELL_TOOLS = {"Bash", "bash"}
 
 
 def parse_transcript(path: Path | str, session_id: str | None = None) -> Session:
     path = Path(path)
-    with open(path, "rb") as fh:
-        raw = fh.read(MAX_BYTES + 1)
-    doc = json.loads(raw) if len(raw) <= MAX_BYTES else {}
+    doc = load_document(path)  # half written: IncompleteTranscript, read at the next run
     if not isinstance(doc, dict):
         doc = {}
     b = SessionBuilder(session_id or str(doc.get("id") or path.stem), str(path.resolve()), AGENT)

@@ -6,7 +6,6 @@ beside it naming the project folder."""
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -50,12 +49,14 @@ def find_transcripts(root: Path, problems: list[str] | None = None) -> Iterator[
 
 def workspace_folder(transcript: Path) -> str | None:
     """The folder ``workspace.json`` names for the workspace the transcript belongs to."""
+    from deja_blame.transcripts.reading import load_document
     from deja_blame.transcripts.tool_edits import path_of
 
-    try:
-        doc = json.loads((transcript.parents[2] / "workspace.json").read_text("utf-8"))
-    except (OSError, ValueError, IndexError):
+    if len(transcript.parents) < 3 or not (transcript.parents[2] / "workspace.json").is_file():
         return None
+    # VS Code writes it when the workspace opens: caught half written, the session
+    # waits for the next run (IncompleteTranscript) rather than losing its project
+    doc = load_document(transcript.parents[2] / "workspace.json")
     folder = doc.get("folder") if isinstance(doc, dict) else None
     return path_of(folder)
 

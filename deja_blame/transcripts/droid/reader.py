@@ -11,13 +11,13 @@ wrote nothing).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from deja_blame.models import Session
 from deja_blame.transcripts.builder import SessionBuilder, record_time
 from deja_blame.transcripts.jsonl import WholeFile
+from deja_blame.transcripts.reading import load_document
 from deja_blame.transcripts.text import clean_user_text
 from deja_blame.transcripts.tool_edits import (
     add_patch,
@@ -48,10 +48,12 @@ def parse_transcript(path: Path | str, session_id: str | None = None) -> Session
 
 
 def _model(path: Path) -> str | None:
-    try:
-        doc = json.loads(path.with_name(path.stem + ".settings.json").read_text("utf-8"))
-    except (OSError, ValueError):
+    settings = path.with_name(path.stem + ".settings.json")
+    if not settings.is_file():
         return None
+    # Droid rewrites it whole: caught half written, the session waits for the next run
+    # (IncompleteTranscript) rather than losing its model
+    doc = load_document(settings)
     model = doc.get("model") if isinstance(doc, dict) else None
     return model if isinstance(model, str) else None
 

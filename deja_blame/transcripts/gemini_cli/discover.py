@@ -63,7 +63,13 @@ def find_transcripts(root: Path, problems: list[str] | None = None) -> Iterator[
             if not e.name.endswith((".json", ".jsonl")):
                 continue
             path = Path(e.path)
-            sid = session_id_in(path) or path.stem
+            sid = session_id_in(path)
+            if sid is None:
+                if _too_short_to_say(path):
+                    # created, its metadata not written yet: a session under its file
+                    # name now would stay in the index beside the real one
+                    continue
+                sid = path.stem
             # the .jsonl a resumed session was copied to holds all of the .json
             if sid not in chosen or path.suffix == ".jsonl":
                 chosen[sid] = path
@@ -73,6 +79,15 @@ def find_transcripts(root: Path, problems: list[str] | None = None) -> Iterator[
                 tuple(sorted(p for p in sub.glob("*.jsonl") if p.is_file())) if sub.is_dir() else ()
             )
             yield TranscriptFile(session_id=sid, path=path, root=root, agent=AGENT, parts=parts)
+
+
+def _too_short_to_say(path: Path) -> bool:
+    """Is the file still shorter than where its ``sessionId`` would be? (The CLI
+    writes the metadata first.)"""
+    try:
+        return path.stat().st_size < _PEEK_BYTES
+    except OSError:
+        return True
 
 
 def subagent_files(path: Path, session_id: str | None = None) -> tuple[Path, ...]:

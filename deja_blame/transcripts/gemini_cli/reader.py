@@ -27,8 +27,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from deja_blame.models import Edit, Session
 from deja_blame.transcripts.builder import SessionBuilder, record_time
 from deja_blame.transcripts.edits import (
@@ -41,12 +39,12 @@ from deja_blame.transcripts.edits import (
 )
 from deja_blame.transcripts.gemini_cli.discover import AGENT, project_root_of
 from deja_blame.transcripts.jsonl import WholeFile
+from deja_blame.transcripts.reading import load_document
 
 EDIT_TOOLS = {"replace", "write_file", "edit"}
 SHELL_TOOLS = {"run_shell_command", "shell"}
 VIEW_TOOLS = {"read_file": "view", "read_many_files": "view", "list_directory": "list"}
 _EXIT = re.compile(r"Exit Code:\s*(-?\d+)")
-MAX_JSON_BYTES = 512 * 1024 * 1024  # a JSON session file is read whole
 
 
 def parse_transcript(
@@ -109,21 +107,12 @@ def _load(path: Path) -> tuple[list[dict[str, Any]], dict[str, Any], int]:
     return list(by_id.values()), meta, skipped
 
 
-class IncompleteTranscript(OSError):
-    """A transcript that cannot be read as it stands now (not a complete document)."""
-
-
 def _load_json(path: Path) -> tuple[list[dict[str, Any]], dict[str, Any], int]:
-    with open(path, "rb") as fh:
-        data = fh.read(MAX_JSON_BYTES + 1)
-    try:
-        doc = orjson.loads(data) if len(data) <= MAX_JSON_BYTES else None
-    except orjson.JSONDecodeError:
-        doc = None
+    # The CLI rewrites the file whole: caught half written, it is read again at the
+    # next run (IncompleteTranscript), and what the index holds of the session stays.
+    doc = load_document(path)
     if not isinstance(doc, dict):
-        # The CLI rewrites the file whole: caught half written, it is read again at
-        # the next run, and what the index holds of the session stays meanwhile.
-        raise IncompleteTranscript(f"{path}: not a complete JSON document (being rewritten?)")
+        doc = {}
     messages = doc.get("messages")
     listed = [m for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []
     skipped = len(messages) - len(listed) if isinstance(messages, list) else 0

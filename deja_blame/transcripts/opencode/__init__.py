@@ -38,6 +38,20 @@ def open_db(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=2)
 
 
+def db_error(db: Path, exc: sqlite3.Error) -> OSError:
+    """What reading OpenCode's database met: locked by OpenCode, or caught while it
+    is written (not yet a database, or a page cut short), it is read at the next run
+    (IncompleteTranscript); anything else is a problem with the file."""
+    import sqlite3
+
+    from deja_blame.transcripts.reading import IncompleteTranscript
+
+    text = str(exc)
+    if "locked" in text or "busy" in text or type(exc) is sqlite3.DatabaseError:
+        return IncompleteTranscript(f"{db}: {text} (OpenCode is writing it?)")
+    return OSError(f"cannot read {db}: {text}")
+
+
 def find_transcripts(root: Path, problems: list[str] | None = None) -> Iterator[TranscriptFile]:
     db = root / DB_NAME
     seen: set[str] = set()
@@ -51,9 +65,11 @@ def find_transcripts(root: Path, problems: list[str] | None = None) -> Iterator[
             finally:
                 conn.close()
         except sqlite3.Error as exc:
+            # locked or half written: its sessions are listed at the next run; the
+            # index keeps what it holds of them meanwhile
             ids = []
             if problems is not None:
-                problems.append(f"cannot read {db}: {exc}")
+                problems.append(str(db_error(db, exc)))
         for sid in ids:
             seen.add(sid)
             yield TranscriptFile(session_id=sid, path=db, root=root, agent=AGENT)
@@ -109,6 +125,7 @@ PLUGIN = Agent(
     sniff=_sniff,
     where="${XDG_DATA_HOME:-~/.local/share}/opencode",
     location_env=("XDG_DATA_HOME",),
+    always_report=True,  # a locked database is said, not silently passed over
     handoff=Handoff("opencode", ("--prompt",), "install OpenCode: npm install -g opencode-ai"),
 )
 

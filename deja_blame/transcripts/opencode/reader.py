@@ -14,7 +14,8 @@ from typing import Any
 
 from deja_blame.models import Session
 from deja_blame.transcripts.builder import SessionBuilder
-from deja_blame.transcripts.opencode import open_db
+from deja_blame.transcripts.opencode import db_error, open_db
+from deja_blame.transcripts.reading import IncompleteTranscript, load_document
 from deja_blame.transcripts.tool_edits import (
     add_patch,
     add_replacement,
@@ -53,7 +54,7 @@ def read_database(db: Path, session_id: str | None) -> Session:
         ):
             parts.setdefault(str(mid), []).append(_doc(data))
     except sqlite3.Error as exc:
-        raise OSError(f"cannot read {db}: {exc}") from exc
+        raise db_error(db, exc) from exc
     finally:
         conn.close()
     return _session(session_id, f"{db.resolve()}", directory, messages, parts)
@@ -149,7 +150,12 @@ def _doc(data: object) -> dict[str, Any]:
 
 
 def _load(path: Path) -> dict[str, Any]:
+    """One file of the storage layout; gone meanwhile: nothing. OpenCode writes each
+    whole: caught half written, the session waits for the next run (IncompleteTranscript)."""
     try:
-        return _doc(path.read_bytes())
+        doc = load_document(path)
+    except IncompleteTranscript:
+        raise
     except OSError:
         return {}
+    return doc if isinstance(doc, dict) else {}
