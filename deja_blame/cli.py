@@ -254,8 +254,10 @@ def parse_cmd(path: Path, agent: str | None, as_json: bool) -> None:
     "roots",
     multiple=True,
     type=click.Path(path_type=Path),
-    help="Antigravity transcript root to read (repeatable; only these are read);"
-    " default: every agent's transcripts where it keeps them.",
+    help="A folder to read instead of the agents' own places (repeatable; only these"
+    " are read): with one --agent, that agent's store (the folder its DEJA_<AGENT>_ROOT"
+    " names); without, every agent's transcripts in it, each told by its file names and"
+    " first records. A root that is not there: one line, exit 1.",
 )
 @click.option(
     "--agent",
@@ -314,6 +316,8 @@ def index_cmd(
       deja index --rebuild          # after "the index ... is unreadable"
       deja index --jobs 1           # read in this process only
       deja index --agent claude-code --agent codex
+      deja index --agent amp --root ~/backup/amp      # one agent's store, elsewhere
+      deja index --root ~/backup/claude-projects       # whose it is, told by the files
     """
     from deja_blame.commands.index import run_index
 

@@ -491,3 +491,46 @@ def test_no_handoff_to_an_editor(repo: Path) -> None:
     proc = deja("handoff", "--to", "cursor", "--print", cwd=repo, check=False)
     assert proc.returncode != 0
     assert b"cursor" in proc.stderr
+
+
+# -- deja index --root, for every agent ---------------------------------------------------------
+
+
+def _listed(**kwargs: Any) -> dict[str, str]:
+    return {
+        s["session_id"]: s["agent"] for s in deja_json("sessions", "--json", **kwargs)["sessions"]
+    }
+
+
+def test_index_root_reads_any_agents_store(tmp_path: Path, utc: None) -> None:
+    """``--agent A --root DIR`` reads DIR as A's store; ``--root DIR`` alone tells each
+    agent's files by their names and first records: the same sessions, the right agent."""
+    stores = {agent: lay_out(agent, tmp_path / "stores" / agent) for agent in GOLDEN_AGENTS}
+    want = {
+        tf.session_id: agent
+        for agent, root in stores.items()
+        for tf in discover([agent], env={agent_named(agent).root_env: str(root)})
+    }
+    assert set(want.values()) == set(GOLDEN_AGENTS)
+    for agent, root in stores.items():
+        db = str(tmp_path / f"one-{agent}.db")
+        deja("--db", db, "index", "-q", "--agent", agent, "--root", str(root))
+        assert _listed(env={"DEJA_DB": db}) == {s: a for s, a in want.items() if a == agent}
+    roots = [arg for root in stores.values() for arg in ("--root", str(root))]
+    run = deja("--db", str(tmp_path / "all.db"), "index", *roots)
+    assert "problem" not in run.stderr.decode(), run.stderr
+    assert _listed(env={"DEJA_DB": str(tmp_path / "all.db")}) == want
+
+
+@pytest.mark.parametrize("agent", [a.id for a in AGENTS])
+def test_a_missing_root_is_one_line_and_exit_1_for_every_agent(agent: str, tmp_path: Path) -> None:
+    """``--root <missing>`` and ``DEJA_<AGENT>_ROOT=<missing>`` say the same one line."""
+    missing = tmp_path / "not-there"
+    by_flag = deja("index", "--agent", agent, "--root", str(missing), check=False)
+    by_variable = deja(
+        "index", "--agent", agent, env={agent_named(agent).root_env: str(missing)}, check=False
+    )
+    for run, source in ((by_flag, "--root"), (by_variable, agent_named(agent).root_env)):
+        assert run.returncode == 1, run.stderr
+        said = [line for line in run.stderr.decode().splitlines() if line.startswith("deja:")]
+        assert said == [f"deja: transcript root not found: {missing} (from {source})"]

@@ -21,12 +21,11 @@ from deja_blame.index.db import (
     remove_index,
     swap_in,
 )
-from deja_blame.index.ingest import IndexReport, collect_transcripts, index_roots
+from deja_blame.index.ingest import IndexReport, index_roots
 from deja_blame.jsonout import print_json
 from deja_blame.output import warn
 from deja_blame.transcripts.agent import Agent
-from deja_blame.transcripts.antigravity.discover import discover_roots
-from deja_blame.transcripts.registry import AGENTS, agent_named, discover
+from deja_blame.transcripts.registry import AGENTS, agent_named, discover, discover_in
 from deja_blame.transcripts.transcript_file import roots_named
 
 
@@ -40,13 +39,13 @@ def run_index(
     agents: list[str] | None = None,
 ) -> int:
     target = db_path
-    # a root named on the command line that is not there is a mistake: the others
-    # are still read, and the exit status says something was wrong
-    named_missing = [root for root in roots or () if not root.is_dir()]
+    # A root that is not there, named on the command line or by a variable
+    # (DEJA_<AGENT>_ROOT), is a mistake: one line says which and where it came
+    # from, the others are still read, and the exit status says something was wrong.
+    named_missing = [root for root in roots or () if not root.exists()]
     if not roots:
-        # ... and so is one a variable names (DEJA_ANTIGRAVITY_ROOT, DEJA_CLAUDE_ROOT, ...)
         named_missing += [root for h in _chosen(agents) for root in _named_roots(h)]
-        named_missing = [root for root in named_missing if not root.is_dir()]
+        named_missing = [root for root in named_missing if not root.exists()]
     if rebuild:
         # Never destroy what is not ours; build beside the old index and swap it in
         # at the end, so a killed rebuild leaves the old index as it was.
@@ -62,13 +61,20 @@ def run_index(
     conn = connect(db_path, notice=None if quiet else warn)
     try:
         report = IndexReport()
-        root_list = roots or discover_roots()
         if roots:
-            # roots named on the command line are ROOTS_AGENT's, and only they are read
-            files = collect_transcripts(root_list, report)
+            # only these are read: the chosen agent's store, or (no --agent) each
+            # agent's files found in them (registry.discover_in)
+            files = discover_in(roots, agents, report.problems)
+            if not files and not named_missing:
+                report.problems.append(
+                    "no transcripts found under "
+                    + ", ".join(str(r) for r in roots)
+                    + " (a root is the folder an agent's DEJA_<AGENT>_ROOT names:"
+                    " see deja index --help)"
+                )
         else:
             files = discover(agents, problems=report.problems)
-            if not files and not _any_root(agents):
+            if not files and not _any_root(agents) and not named_missing:
                 report.problems.append(
                     "no transcripts found (looked in "
                     + ", ".join(_where(h) for h in _chosen(agents))
@@ -84,13 +90,13 @@ def run_index(
                 ) as bar:
                     report = index_roots(
                         conn,
-                        root_list,
+                        [],
                         progress=lambda _tf: bar.update(1),
                         transcripts=files,
                         jobs=jobs,
                     )
             else:
-                report = index_roots(conn, root_list, transcripts=files, jobs=jobs)
+                report = index_roots(conn, [], transcripts=files, jobs=jobs)
         except sqlite3.OperationalError as exc:
             # locked, disk full, read-only: the index is fine, say what stopped the run
             raise database_error(db_path, exc) from exc

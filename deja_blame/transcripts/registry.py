@@ -46,7 +46,15 @@ AGENTS: tuple[Agent, ...] = tuple(
     importlib.import_module(f"deja_blame.transcripts.{name}").PLUGIN for name in PLUGINS
 )
 
-__all__ = ["AGENTS", "UNKNOWN_AGENT", "agent_named", "discover", "label_of", "display_name"]
+__all__ = [
+    "AGENTS",
+    "UNKNOWN_AGENT",
+    "agent_named",
+    "discover",
+    "discover_in",
+    "label_of",
+    "display_name",
+]
 
 # The agent whose roots ``--root`` names and the index's ``roots`` arguments carry
 # (deja read it first); the others are found where each keeps its transcripts.
@@ -135,6 +143,41 @@ def discover(
     return one_copy_each(found, problems)
 
 
+def discover_in(
+    roots: list[Path], agents: list[str] | None = None, problems: list[str] | None = None
+) -> list[TranscriptFile]:
+    """Every transcript under ``roots`` (``deja index --root``), in place of every
+    agent's own places.
+
+    With one agent chosen, its finder reads the roots as its own store (what its
+    ``DEJA_<AGENT>_ROOT`` would name). Otherwise every chosen agent's finder looks
+    (all by default), and a file one finds is its only when that agent is the
+    surest of it by its name and first records (``sniffed_agent``): finders that
+    take any folder as their store never claim another agent's files.
+    """
+    chosen = [agent_named(a) for a in agents] if agents else list(AGENTS)
+    found: list[TranscriptFile] = []
+    for root in roots:
+        if not (root.is_dir() or root.is_file()):
+            if problems is not None:
+                problems.append(f"transcript root not found: {root} (from --root)")
+            continue
+        for a in chosen:
+            if not (root.is_dir() or a.file_roots):
+                continue
+            if len(chosen) == 1:
+                found += a.find(root, problems)
+                continue
+            # what an agent's finder says of a root that is not its store ("no
+            # brain/ directory") is said only when it found something there
+            said: list[str] = []
+            mine = [tf for tf in a.find(root, said) if sniffed_agent(tf.path, chosen) is a]
+            found += mine
+            if mine and problems is not None:
+                problems += said
+    return one_copy_each(found, problems)
+
+
 def read_session(tf: TranscriptFile) -> Session:
     """One transcript as a Session, by its agent's reader."""
     return agent_named(tf.agent).read(tf)
@@ -149,19 +192,27 @@ def resumable_reader(tf: TranscriptFile, state: ReaderState | None) -> Reader | 
 
 def guess_agent(path: Path) -> str:
     """Which agent wrote the transcript at ``path``: each agent sniffs its name and
-    first records; the surest wins, the earlier registered on a tie."""
+    first records; the surest wins, the earlier registered on a tie (the first
+    agent when none knows it)."""
+    best = sniffed_agent(path)
+    return (best or AGENTS[0]).id
+
+
+def sniffed_agent(path: Path, among: list[Agent] | tuple[Agent, ...] = AGENTS) -> Agent | None:
+    """The agent of ``among`` surest that ``path`` is its (the earlier registered on
+    a tie); None when none of them knows it."""
     try:
         with open(path, "rb") as fh:
             head = fh.read(_SNIFF_BYTES)
     except OSError:
         head = b""
     sniffed = Sniffed(path, head, _records(head))
-    best, score = AGENTS[0], 0
-    for a in AGENTS:
+    best, score = None, 0
+    for a in among:
         got = a.sniff(sniffed)
         if got > score:
             best, score = a, got
-    return best.id
+    return best
 
 
 def _records(head: bytes) -> list[dict[str, Any]]:
