@@ -758,8 +758,9 @@ def lsp_cmd(db: Path | None) -> int:
     "target",
     required=True,
     type=_handoff_choice(),
-    help="Agent to hand over to (one with a command line): agy (Antigravity), claude"
-    " (Claude Code), codex, gemini, copilot-cli, opencode, amp, droid, aider.",
+    help="Agent to hand over to (one with a command line that starts on a prompt): agy"
+    " (Antigravity), claude, codex, gemini, cursor (cursor-agent), copilot (VS Code's"
+    " code chat), copilot-cli, opencode, droid, continue (cn).",
 )
 @click.option(
     "--session", default=None, help="Session id or unique prefix (default: the newest one here)."
@@ -790,8 +791,10 @@ def handoff_cmd(
     Without --session, the newest indexed session of the repository (or
     directory) you stand in, whichever agent wrote it. The prompt is redacted
     and passed as one argument (never through a shell): `agy -i PROMPT`,
-    `claude PROMPT`, `codex PROMPT`, `gemini -i PROMPT`; the agent starts in
-    the session's project.
+    `claude PROMPT`, `codex PROMPT`, `gemini -i PROMPT`, `cursor-agent PROMPT`,
+    `droid PROMPT`, `cn PROMPT`, `code chat --mode agent PROMPT` (--to copilot:
+    VS Code's Copilot), `copilot -i PROMPT` (--to copilot-cli), `opencode
+    --prompt PROMPT`; the agent starts in the session's project.
 
     \b
     Examples:
@@ -799,6 +802,7 @@ def handoff_cmd(
       deja handoff --to antigravity --session 3f2a
       deja handoff --to agy --print > prompt.txt
       deja handoff --to claude --session 0b7c     # a Codex session, continued in Claude Code
+      deja handoff --to droid                     # ... or in Droid, Cursor's CLI, Continue's cn
     """
     from deja_blame.commands.handoff import run_handoff
 

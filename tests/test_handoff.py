@@ -542,3 +542,83 @@ def test_test_commands_are_recognised(command: str) -> None:
 )
 def test_other_commands_are_not_test_runs(command: str) -> None:
     assert not is_test_command(command)
+
+
+# -- every agent with a command line that starts on a prompt --------------------------------
+
+
+def _recorder(bindir: Path, program: str, record: Path) -> None:
+    script = bindir / program
+    script.write_text(
+        f"#!{sys.executable}\n"
+        "import json, os, sys\n"
+        f"with open({str(record)!r}, 'w', encoding='utf-8') as fh:\n"
+        "    json.dump({'argv0': os.path.basename(sys.argv[0]), 'args': sys.argv[1:],"
+        " 'cwd': os.getcwd()}, fh)\n"
+        "sys.exit(7)\n"
+    )
+    script.chmod(0o755)
+
+
+def test_the_agents_with_a_cli_that_starts_on_a_prompt_are_handoff_targets() -> None:
+    """Checked against each agent's documentation: Cursor's ``cursor-agent [prompt]``,
+    Droid's ``droid "query"``, Continue's ``cn [prompt]``, VS Code's ``code chat
+    --mode agent [prompt]``; Amp (``-x`` exits), Aider (``--message`` exits) and
+    Windsurf (an editor) have none."""
+    from deja_blame.transcripts.registry import AGENTS
+
+    starts = {a.id: (a.handoff.program, *a.handoff.options) for a in AGENTS if a.handoff}
+    assert starts == {
+        "antigravity": ("agy", "-i"),
+        "claude-code": ("claude",),
+        "codex": ("codex",),
+        "gemini-cli": ("gemini", "-i"),
+        "cursor": ("cursor-agent",),
+        "copilot": ("code", "chat", "--mode", "agent"),
+        "copilot-cli": ("copilot", "-i"),
+        "opencode": ("opencode", "--prompt"),
+        "droid": ("droid",),
+        "continue": ("cn",),
+    }
+
+
+@pytest.mark.parametrize(
+    "agent", ["cursor", "copilot", "copilot-cli", "opencode", "droid", "continue", "claude-code"]
+)
+def test_each_target_gets_the_prompt_as_its_last_argument_and_no_shell_runs_it(
+    agent: str, tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from deja_blame.transcripts.registry import agent_named
+
+    start = agent_named(agent).handoff
+    assert start is not None
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    record = tmp_path / "record.json"
+    _recorder(bindir, start.program, record)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
+    canary = tmp_path / "canary"
+    nasty = f"Fix it; touch {canary} && echo $(touch {canary}) `touch {canary}` > {canary}"
+    root = tmp_path / "root"
+    t = Transcript(root, SID, project=repo)
+    t.user(nasty, T0)
+    deja("index", "--root", str(root))
+    expected = deja("handoff", "--to", agent, "--print", "--session", SID[:8], cwd=repo).stdout
+    proc = deja("handoff", "--to", agent, "--session", SID[:8], cwd=repo, check=False)
+    assert proc.returncode == 7, proc.stderr.decode()
+    rec = json.loads(record.read_text(encoding="utf-8"))
+    assert rec["argv0"] == start.program
+    assert rec["args"] == [*start.options, expected.decode()]
+    assert nasty in rec["args"][-1]
+    assert Path(rec["cwd"]).resolve() == repo.resolve()
+    assert not canary.exists()
+
+
+def test_a_windows_batch_shim_is_refused_not_run_through_cmd() -> None:
+    from deja_blame.commands.handoff import runs_through_a_shell
+
+    assert runs_through_a_shell(r"C:\Users\me\AppData\Roaming\npm\claude.CMD", windows=True)
+    assert runs_through_a_shell(r"C:\Program Files\Microsoft VS Code\bin\code.cmd", windows=True)
+    assert runs_through_a_shell(r"C:\tools\droid.bat", windows=True)
+    assert not runs_through_a_shell(r"C:\tools\cursor-agent.exe", windows=True)
+    assert not runs_through_a_shell("/usr/local/bin/code.cmd", windows=False)

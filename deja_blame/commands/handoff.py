@@ -124,8 +124,23 @@ def run_handoff(
             f" deja handoff --to {target} --print",
         )
     executable = os.path.abspath(found)  # before chdir: a relative PATH entry would move
+    if runs_through_a_shell(executable):
+        raise DejaError(
+            f"{program} is {os.path.basename(executable)}, a batch file: Windows runs it"
+            " through cmd.exe, which would read the prompt as commands",
+            hint=f"print the prompt and paste it instead: deja handoff --to {target} --print",
+        )
     conn.close()
     return _start(executable, argv, workdir)
+
+
+def runs_through_a_shell(executable: str, windows: bool | None = None) -> bool:
+    """Would starting ``executable`` pass its arguments through a shell? On Windows a
+    ``.cmd`` or ``.bat`` (npm's shims for ``claude``, ``codex``, ``cn`` ...; VS Code's
+    ``code.cmd``) is run by cmd.exe, which parses the prompt as a command line and
+    no quoting makes that safe (the "BatBadBut" class of bugs)."""
+    windows = os.name == "nt" if windows is None else windows
+    return windows and executable.lower().endswith((".cmd", ".bat"))
 
 
 def _start(executable: str, argv: list[str], workdir: Path) -> int:

@@ -6,7 +6,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from deja_blame.transcripts.agent import BY_CONTENT, BY_NAME, Agent, Sniffed
+from deja_blame.transcripts.agent import BY_CONTENT, BY_NAME, Agent, Handoff, Sniffed
 from deja_blame.transcripts.files import files_as_sessions, walk_files
 from deja_blame.transcripts.transcript_file import TranscriptFile
 
@@ -56,7 +56,9 @@ PLUGIN = Agent(
     where="${CONTINUE_GLOBAL_DIR:-~/.continue}/sessions",
     location_env=("CONTINUE_GLOBAL_DIR",),
     aliases=("continue-cli", "cn"),
-    handoff=None,  # no verified way to start an interactive cn on a prompt
+    # ``cn PROMPT``: the Continue CLI's interactive session, begun with the prompt
+    # (``cn [prompt]``; ``-p`` would print one answer and exit)
+    handoff=Handoff("cn", (), "install the Continue CLI: npm install -g @continuedev/cli"),
     other_names=("continue-cli",),
 )
 

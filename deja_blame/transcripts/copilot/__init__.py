@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from deja_blame.transcripts.agent import BY_CONTENT, BY_NAME, Agent, Sniffed
+from deja_blame.transcripts.agent import BY_CONTENT, BY_NAME, Agent, Handoff, Sniffed
 from deja_blame.transcripts.files import files_as_sessions, walk_files
 from deja_blame.transcripts.transcript_file import TranscriptFile
 
@@ -92,7 +92,13 @@ PLUGIN = Agent(
     where="~/.config/Code/User/workspaceStorage/*/GitHub.copilot-chat/transcripts",
     location_env=("XDG_CONFIG_HOME", "APPDATA"),
     aliases=("github-copilot", "vscode-copilot"),
-    handoff=None,  # an editor extension: no command line that starts with a prompt
+    # VS Code 1.102+: ``code chat --mode agent PROMPT`` opens a Copilot agent-mode chat
+    # in the current directory's window, begun with the prompt
+    handoff=Handoff(
+        "code",
+        ("chat", "--mode", "agent"),
+        "install VS Code 1.102 or later with GitHub Copilot, and its code command on PATH",
+    ),
     other_names=("github-copilot",),
 )
 

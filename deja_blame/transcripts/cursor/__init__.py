@@ -7,7 +7,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from deja_blame.transcripts.agent import BY_CONTENT, BY_NAME, Agent, Sniffed
+from deja_blame.transcripts.agent import BY_CONTENT, BY_NAME, Agent, Handoff, Sniffed
 from deja_blame.transcripts.files import files_as_sessions, walk_files
 from deja_blame.transcripts.transcript_file import TranscriptFile
 
@@ -72,7 +72,11 @@ PLUGIN = Agent(
     sniff=_sniff,
     where="${CURSOR_CONFIG_DIR:-~/.cursor}/projects/*/agent-transcripts",
     location_env=("CURSOR_CONFIG_DIR",),
-    handoff=None,  # an editor: no command line that starts with a prompt
+    # Cursor's CLI: ``cursor-agent "prompt"`` starts its interactive agent on the prompt
+    # (``-p`` would print one answer and exit)
+    handoff=Handoff(
+        "cursor-agent", (), "install the Cursor CLI: curl https://cursor.com/install -fsS | bash"
+    ),
 )
 
 __all__ = ["PLUGIN"]

@@ -7,7 +7,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from deja_blame.transcripts.agent import BY_CONTENT, BY_NAME, Agent, Sniffed
+from deja_blame.transcripts.agent import BY_CONTENT, BY_NAME, Agent, Handoff, Sniffed
 from deja_blame.transcripts.files import files_as_sessions, walk_files
 from deja_blame.transcripts.transcript_file import TranscriptFile
 
@@ -55,7 +55,8 @@ PLUGIN = Agent(
     sniff=_sniff,
     where="~/.factory/sessions",
     aliases=("factory",),
-    handoff=None,  # no verified way to start an interactive droid on a prompt
+    # ``droid "query"``: the interactive REPL begun with the prompt (``droid exec`` exits)
+    handoff=Handoff("droid", (), "install Droid: curl -fsSL https://app.factory.ai/cli | sh"),
 )
 
 __all__ = ["PLUGIN"]
