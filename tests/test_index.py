@@ -1024,6 +1024,7 @@ def test_index_output_off_a_terminal(tmp_path: Path) -> None:
         "updated": 0,
         "unchanged": 1,
         "skipped_lines": 0,
+        "incomplete": 0,
         "problems": [],
     }
     assert deja("index", "--root", str(root), "--quiet").stderr == b""
