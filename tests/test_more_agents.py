@@ -534,3 +534,60 @@ def test_a_missing_root_is_one_line_and_exit_1_for_every_agent(agent: str, tmp_p
         assert run.returncode == 1, run.stderr
         said = [line for line in run.stderr.decode().splitlines() if line.startswith("deja:")]
         assert said == [f"deja: transcript root not found: {missing} (from {source})"]
+
+
+# -- layering: transcripts -> index -> attribution ---------------------------------------------
+
+PACKAGE = Path(__file__).resolve().parents[1] / "deja_blame"
+# what a layer may import from deja (lazily, inside a function, too)
+MAY_IMPORT = {
+    "transcripts": ("deja_blame.transcripts", "deja_blame.models", "deja_blame.errors"),
+    "index": (
+        "deja_blame.index",
+        "deja_blame.transcripts",
+        "deja_blame.models",
+        "deja_blame.errors",
+        "deja_blame.statefile",
+        "deja_blame.output",
+        "deja_blame.linediff",
+        "deja_blame.gitutil",
+    ),
+}
+# the neutral modules every plug-in builds on know no agent and no registry
+NEUTRAL = ("agent.py", "reading.py", "transcript_file.py", "files.py", "jsonl.py", "text.py")
+
+
+def _deja_imports(path: Path) -> list[str]:
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append(node.module)
+        elif isinstance(node, ast.Import):
+            found += [a.name for a in node.names]
+    return [m for m in found if m == "deja_blame" or m.startswith("deja_blame.")]
+
+
+@pytest.mark.parametrize("layer", sorted(MAY_IMPORT))
+def test_each_layer_imports_only_the_layers_below_it(layer: str) -> None:
+    wrong = [
+        (path.relative_to(PACKAGE).as_posix(), module)
+        for path in sorted((PACKAGE / layer).rglob("*.py"))
+        for module in _deja_imports(path)
+        if not module.startswith(MAY_IMPORT[layer])
+    ]
+    assert wrong == []
+
+
+def test_the_neutral_reader_modules_know_no_registry_and_no_agent() -> None:
+    agents = {p.parent.name for p in (PACKAGE / "transcripts").glob("*/__init__.py")}
+    wrong = [
+        (name, module)
+        for name in NEUTRAL
+        for module in _deja_imports(PACKAGE / "transcripts" / name)
+        if module == "deja_blame.transcripts.registry"
+        or module.split(".")[2:3]
+        and module.split(".")[2] in agents
+    ]
+    assert wrong == []

@@ -166,6 +166,7 @@ def refresh(
     try:
         from deja_blame.index.changes import changed_transcripts
         from deja_blame.index.ingest import index_roots
+        from deja_blame.transcripts.registry import reads_whole
 
         files = changed_transcripts(conn, roots)
         if files and repo is not None:
@@ -182,7 +183,7 @@ def refresh(
             # Another agent's transcript is read whole when it changed: one at a time,
             # so the deadline is checked between them.
             group = files[done : done + 16]
-            if any(tf.whole for tf in group):
+            if any(reads_whole(tf) for tf in group):
                 group = [group[0]]
             index_roots(conn, roots, transcripts=group, jobs=1)
             done += len(group)

@@ -54,7 +54,7 @@ from deja_blame.transcripts.antigravity.discover import find_transcripts
 from deja_blame.transcripts.jsonl import CHUNK_BYTES, iter_batches, with_extras
 from deja_blame.transcripts.project import ProjectHints, resolve_project
 from deja_blame.transcripts.reading import IncompleteTranscript, ReaderState
-from deja_blame.transcripts.registry import agent_named, resumable_reader
+from deja_blame.transcripts.registry import agent_named, reads_whole, resumable_reader
 from deja_blame.transcripts.text import epoch_of
 from deja_blame.transcripts.transcript_file import TranscriptFile, one_copy_each
 
@@ -357,7 +357,7 @@ def read_batches(
             stored = _resume_state(start.state)
         # A reader that keeps its own state in ``other`` (Claude Code's, Codex's) goes
         # on from it; agents whose transcripts are rewritten are read whole.
-        if tf.whole and stored is not None and stored.other is None:
+        if reads_whole(tf) and stored is not None and stored.other is None:
             stored = None  # read whole last time (or by another version): from the start
         reader = resumable_reader(tf, stored)
         if reader is None:
@@ -515,7 +515,7 @@ def _commit(
             write_rows(conn, sid, rows, paths)
         project = resolve_project(
             tf.session_id,
-            None if tf.whole else tf.root,
+            None if reads_whole(tf) else tf.root,
             ProjectHints.from_state(state),
         )
         if batch.fresh or (rows is not None and rows.has_user):
@@ -580,7 +580,7 @@ def _pending(tf: TranscriptFile, known: dict[str, tuple[Any, ...]]) -> int:
         size = os.stat(tf.path).st_size
     except OSError:
         return 0
-    if tf.whole:
+    if reads_whole(tf):
         return size  # read from its start
     row = known.get(tf.session_id)
     offset = row[4] if row and row[0] == str(tf.path) else 0

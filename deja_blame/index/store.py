@@ -19,7 +19,7 @@ import orjson
 from deja_blame.errors import DejaError
 from deja_blame.index.fingerprint import fingerprint, fingerprints
 from deja_blame.models import Command, Edit, FileRecord, Hunk, Message, Session
-from deja_blame.transcripts.text import epoch_of
+from deja_blame.transcripts.text import epoch_of, excerpt
 
 if TYPE_CHECKING:
     from deja_blame.transcripts.reading import Chunk
@@ -223,15 +223,6 @@ def line_steps_by_name(conn: sqlite3.Connection, sid: int) -> dict[str, dict[int
 # command's output says most, the start of a message.
 LAZY_TEXT_CHARS = 160
 LAZY_EXCERPT = {"tool": (32, 96), "assistant": (96, 32)}  # role -> (head, tail) characters
-
-
-def excerpt(text: str, head: int, tail: int) -> str:
-    """The first ``head`` and last ``tail`` characters, saying how many are left out."""
-    cut = len(text) - head - tail
-    return (
-        f"{text[:head]}\n[... {cut} more characters, kept only in the transcript ...]\n"
-        f"{text[-tail:]}"
-    )
 
 
 def _message_row(step: int, m: Message) -> tuple[Any, ...]:

@@ -17,6 +17,7 @@ from deja_blame.transcripts.text import (
     cap_text,
     common_directory,
     epoch_of,
+    excerpt,
     is_absolute,
     normalise_path,
     normalise_time,
@@ -67,8 +68,6 @@ class SessionBuilder:
         if not text:
             return
         if role == "tool" and len(text) > TOOL_TEXT_KEPT:
-            from deja_blame.index.store import excerpt
-
             text = excerpt(text, *TOOL_EXCERPT)
         self.session.messages.append(
             Message(role=role, text=cap_text(text), at=at, seq=self._next())

@@ -183,6 +183,13 @@ def read_session(tf: TranscriptFile) -> Session:
     return agent_named(tf.agent).read(tf)
 
 
+def reads_whole(tf: TranscriptFile) -> bool:
+    """True when its agent's reader keeps its own state in ``ReaderState.other`` (or
+    none: read from the start whenever it changed); False for a reader whose state is
+    the ``ReaderState`` itself (Antigravity's, which also keeps byte spans)."""
+    return not agent_named(tf.agent).native_state
+
+
 def resumable_reader(tf: TranscriptFile, state: ReaderState | None) -> Reader | None:
     """A reader for ``tf`` going on from ``state`` (None: from the start), or None when
     its agent's transcripts are read whole."""

@@ -180,3 +180,13 @@ def parent_directory(path: str) -> str:
     if re.match(r"^[A-Za-z]:$", head):
         return head + "/"
     return head
+
+
+def excerpt(text: str, head: int, tail: int) -> str:
+    """The first ``head`` and last ``tail`` characters, saying how many are left out
+    (the rest stays in the transcript, where the index reads it back from)."""
+    cut = len(text) - head - tail
+    return (
+        f"{text[:head]}\n[... {cut} more characters, kept only in the transcript ...]\n"
+        f"{text[-tail:]}"
+    )

@@ -19,15 +19,6 @@ class TranscriptFile:
     agent: str  # the id of the agent that wrote it (``transcripts.registry``)
     parts: tuple[Path, ...] = ()
 
-    @property
-    def whole(self) -> bool:
-        """True when its reader keeps its own state in ``ReaderState.other`` (or none:
-        read from the start whenever it changed); False for a reader whose state is
-        the ``ReaderState`` itself (Antigravity's, which also keeps byte spans)."""
-        from deja_blame.transcripts.registry import agent_named
-
-        return not agent_named(self.agent).native_state
-
     def stat_key(self) -> tuple[int, int, int]:
         """(size, mtime_ns, inode) of the transcript; with parts, their total size
         and latest mtime (any part that grows or changes changes the key)."""
