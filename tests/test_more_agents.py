@@ -421,6 +421,7 @@ def test_held_out_world_every_agent_in_one_repository(
             elif expected is not None:
                 missed += 1
                 print("missed:", name, ln["line"], repr(ln["text"]), expected)
+    print(f"held-out world: {right} right, {wrong} wrong, {missed} missed")
     assert wrong == 0  # precision 1.0: refused edits and the person's lines are nobody's
     assert right / (right + missed) >= 0.95, (right, missed)
 
