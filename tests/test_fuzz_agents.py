@@ -326,3 +326,30 @@ def test_a_database_locked_between_listing_and_reading_waits_for_the_next_run(
     finally:
         holder.close()
         conn.close()
+
+
+def test_parse_of_a_half_written_document_says_so_in_one_line(tmp_path: Path) -> None:
+    from conftest import deja
+
+    path = tmp_path / "T-2.json"
+    path.write_bytes(b'{"id":"T-2","messages":[')
+    run = deja("parse", str(path), check=False)
+    assert run.returncode == 1
+    said = run.stderr.decode().splitlines()
+    assert said[0] == (
+        f"deja: error: {path}: not a complete JSON document (still being written?)"
+    ), said
+
+
+def test_worker_processes_skip_a_half_written_document_the_same_way(tmp_path: Path) -> None:
+    root = lay_out("amp", tmp_path / "store")
+    (root / "threads" / "T-9.json").write_bytes(b'{"id":"T-9","messages":[{"role":')
+    found = discover(["amp"], env={agent_named("amp").root_env: str(root)})
+    assert len(found) == 2
+    conn = connect(tmp_path / "index.db")
+    try:
+        report = index_roots(conn, [], transcripts=found, jobs=2)
+    finally:
+        conn.close()
+    assert len(report.incomplete) == 1 and "T-9.json" in report.incomplete[0]
+    assert report.added == 1 and not report.problems

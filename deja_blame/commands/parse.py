@@ -7,6 +7,7 @@ from pathlib import Path
 from deja_blame.errors import DejaError
 from deja_blame.jsonout import print_json
 from deja_blame.outputs.session_text import print_session
+from deja_blame.transcripts.reading import IncompleteTranscript
 from deja_blame.transcripts.registry import parse_any
 
 
@@ -28,6 +29,8 @@ def run_parse(path: Path, as_json: bool, agent: str | None = None) -> int:
         raise DejaError(f"{path} is not a regular file (a transcript is a .jsonl file)")
     try:
         session = parse_any(path, agent)
+    except IncompleteTranscript as exc:  # its message names the file
+        raise DejaError(str(exc), hint="parse it again once its agent has written it") from exc
     except OSError as exc:
         raise DejaError(f"cannot read {path}: {exc.strerror or exc}") from exc
     if session.skipped_lines and not (
