@@ -211,3 +211,56 @@ def test_the_attribution_cache_is_not_read_across_identity_rules(
         assert sessions == [None] * 6
     finally:
         conn.close()
+
+
+def test_work_that_lands_after_other_commits_of_the_file(world: World) -> None:
+    """Alice's branch is merged after two other commits of the file: the first
+    commit after her session is not hers. Her own text, found later, says she
+    worked here; text another session wrote there would not."""
+    work = body("a", 8)
+    remote_session(world, S1, "/home/alice/proj", {"src/app.py": work})
+    person_commit(world, {"src/app.py": body("p", 3)}, "main moves on")
+    person_commit(world, {"src/app.py": body("q", 3)}, "and again")
+    merged = person_commit(world, {"src/app.py": work}, "merge alice's branch")
+    world.index()
+    assert world.sessions_by_line("src/app.py", "--rev", merged) == [S1] * 8
+
+
+def test_later_text_another_session_wrote_is_no_evidence(world: World) -> None:
+    """Carol's session (another project) wrote the lines a session of this clone
+    wrote later: found in a later commit, they are not Carol's evidence."""
+    work = body("c", 8)
+    remote_session(world, S2, "/home/carol/other", {"src/app.py": work})
+    person_commit(world, {"src/app.py": body("p", 3)}, "ours")
+    person_commit(world, {"src/app.py": body("q", 3)}, "ours again")
+    world.clock += 3600
+    world.write(S1, "src/app.py", work)  # this clone's own session
+    world.commit("the session here")
+    world.index()
+    assert world.sessions_by_line("src/app.py") == [S1] * 8
+    listed = orjson.loads(world.deja("sessions", "--project", ".", "--json").stdout)
+    assert [s["session_id"] for s in listed["sessions"]] == [S1]
+
+
+def test_a_block_moved_to_another_file_keeps_its_session_in_a_moved_clone(
+    world: World, tmp_path: Path
+) -> None:
+    """The session wrote ``src/old.py``; a person moved its block to ``src/new.py``.
+    From a clone elsewhere the moved lines are still the session's (the writes
+    of the repository's other files are found by path suffix, not only under
+    the clone's own root)."""
+    block = body("m", 6)
+    world.write(S1, "src/old.py", block)
+    world.commit("agent work")
+    world.person("src/old.py", "")
+    world.person("src/new.py", "# the new home\n" + block)
+    moved_at = world.commit("a person moves the block")
+    world.index()
+    moved = tmp_path / "elsewhere" / "proj"
+    moved.parent.mkdir()
+    shutil.move(str(world.repo), moved)
+    got = world.sessions_by_line("src/new.py", "--rev", moved_at, cwd=moved)
+    assert got == [None] + [S1] * 6
+    # and the commit's note, built from the moved clone (annotate: deja's hook)
+    doc = orjson.loads(world.deja("annotate", moved_at, "--json", cwd=moved).stdout)
+    assert [r[:2] for r in doc["files"]["src/new.py"][S1]] == [[2, 7]]

@@ -115,11 +115,18 @@ def _introduced(
     return result or {}
 
 
-def written_paths(repo: pygit2.Repository, conn: sqlite3.Connection | None) -> list[int]:
-    """The ids of the paths under this repository that sessions wrote to."""
+def written_paths(
+    repo: pygit2.Repository, conn: sqlite3.Connection | None, commit: str | None = None
+) -> list[int]:
+    """The ids of the paths of this repository's files that sessions wrote to: under
+    its root, or in another clone, another machine (by path suffix: the files of
+    ``commit`` and its parent; without one, HEAD's)."""
     if conn is None:
         return []
-    return [pid for pid, _ in Q.paths_under(conn, str(workdir(repo)))]
+    from deja_blame.attribution.identity import paths_of_repository
+
+    revs = [commit, commit + "^"] if commit else ["HEAD"]
+    return sorted(paths_of_repository(conn, str(workdir(repo)), revs))
 
 
 def files_worth_blaming(
@@ -182,7 +189,7 @@ def attribute_commit(
     note = Note(commit=sha, tool=f"deja-blame {__version__}")
     if only is None and conn is not None:
         only = files_worth_blaming(
-            repo, commit, conn, introduced_lines(repo, commit), written_paths(repo, conn)
+            repo, commit, conn, introduced_lines(repo, commit), written_paths(repo, conn, sha)
         )
     result = CommitAttribution(commit=sha, note=note)
     for path in changed_files(repo, commit):

@@ -13,6 +13,11 @@ may now live anywhere. A session belongs to the repository at ``root`` when:
   distinct lines it left there (what it wrote, minus what it replaced itself)
   are looked for in that file as the commits made while it worked, and the
   next ``AFTER`` ones, left it (and the working tree where fewer came since). At least ``MIN_LINES`` such lines, and ``COVERAGE`` of them found.
+  Where that is not enough, the next ``LATER`` commits of each file count too,
+  for the lines no other indexed session wrote there: work done on a branch
+  lands after other commits of the file (a merge, a squash); text another
+  session also wrote is no evidence (a later session's code never vouches for
+  an unrelated one).
 
 Checking the commits of its time, not HEAD, keeps a session whose code was
 later rewritten: it belongs for every commit it wrote, whatever became of its
@@ -42,9 +47,10 @@ SKEW = 600.0  # seconds: a transcript's clock against the commits' (another mach
 MAX_VERSIONS = 16  # of one file, read per session
 # Part of the attribution cache's key (cache.entry_key): who belongs decides which
 # lines a session keeps, so an answer judged by other identity rules is never read.
-IDENTITY_VERSION = 1
+IDENTITY_VERSION = 3
 AFTER = 1  # commits of a file after a session's last edit of it that may hold its work (more let a
 # later session's text count for an unrelated one: bench/accuracy unrelated_project_same_path)
+LATER = 16  # commits after those whose lines count only where no other session wrote them
 
 
 @dataclass
@@ -186,11 +192,12 @@ class RepositoryIdentity:
             known = same_repository(self.root, project)
             if known is not None:
                 return known
-        return self._by_content(edits)
+        return self._by_content(sid, edits)
 
-    def _by_content(self, edits: list[tuple[str, str, float | None, list[str], list[str]]]) -> bool:
+    def _by_content(self, sid: int, edits: list[EditRow]) -> bool:
         """What the session left in each file it wrote, found in that file as the
-        commits of its time left it."""
+        commits of its time left it; then, where that is not enough, as later
+        commits left it (its own lines only: what no other session wrote)."""
         left: dict[str, set[int]] = {}
         span: dict[str, tuple[float, float]] = {}
         for path, tool, at, removed, added in edits:
@@ -204,46 +211,51 @@ class RepositoryIdentity:
                 lo, hi = span.get(path, (at, at))
                 span[path] = (min(lo, at), max(hi, at))
         files = self.files
-        total = present = 0
-        batch: CatFile | None = None
-        try:
-            for path, fps in left.items():
-                if not fps:
-                    continue
-                rel = files.relative(path, self.root)
-                if rel is None:
-                    continue  # nothing of this repository: a scratch file, another project
-                total += len(fps)
-                found: set[int] = set()
-                for sha in self._versions(rel, span.get(path)):
-                    if sha is None:
-                        data = _worktree(self.root, rel)
-                    else:
-                        if batch is None:
-                            batch = CatFile(self.root)
-                        data = batch.read(f"{sha}:{rel}")
-                    if data is not None:
-                        found |= fps & {
-                            fingerprint(t) for t in data.decode("utf-8", "replace").split("\n")
-                        }
-                    if found == fps:
-                        break
+        wanted: list[tuple[str, str, set[int]]] = []  # (path, repository path, lines left)
+        for path, fps in left.items():
+            rel = files.relative(path, self.root) if fps else None
+            if rel is not None:  # else nothing of this repository: a scratch file, another project
+                wanted.append((path, rel, fps))
+        total = sum(len(fps) for _, _, fps in wanted)
+        if total < MIN_LINES:
+            return False  # too little to tell: a two-line helper is anyone's
+        enough = COVERAGE * total
+        present = 0
+        missing: list[tuple[str, str, set[int]]] = []  # as wanted: the lines not found yet
+        with _Blobs(self.root) as blobs:
+            for path, rel, fps in wanted:
+                found = blobs.found(rel, self._versions(rel, span.get(path)), fps)
                 present += len(found)
-        finally:
-            if batch is not None:
-                batch.close()
-        # too little to tell: a two-line helper is anyone's
-        return total >= MIN_LINES and present >= COVERAGE * total
+                if len(found) < len(fps):
+                    missing.append((path, rel, fps - found))
+            if present >= enough:
+                return True
+            # work that landed later (a branch merged after other commits of the
+            # file, a squash): counted only where the text is this session's alone,
+            # so a later session's code never vouches for an unrelated one
+            for path, rel, fps in missing:
+                later = self._later(rel, span.get(path))
+                if not later:
+                    continue
+                fps -= _written_by_others(self.conn, self.root, rel, sid, fps)
+                present += len(blobs.found(rel, later, fps))
+                if present >= enough:
+                    return True
+        return False
+
+    def _bounds(self, rel: str, span: tuple[float, float]) -> tuple[int, int]:
+        """The indexes of the file's commits made while the session worked (plus skew)."""
+        times = self.files.times.get(rel, [])
+        return bisect_left(times, int(span[0] - SKEW)), bisect_right(times, int(span[1] + SKEW))
 
     def _versions(self, rel: str, span: tuple[float, float] | None) -> list[str | None]:
         """The commits whose version of ``rel`` shows the session's work: those made
         while it worked and the first one after (None: the working tree, when no
         commit came after, or the session's times are not known)."""
-        times, commits = self.files.times.get(rel, []), self.files.commits.get(rel, [])
+        commits = self.files.commits.get(rel, [])
         if span is None:
             return [None, *reversed(commits[-MAX_VERSIONS:])]
-        lo = bisect_left(times, int(span[0] - SKEW))
-        hi = bisect_right(times, int(span[1] + SKEW))
+        lo, hi = self._bounds(rel, span)
         out: list[str | None] = []
         # the commits after its last edit, nearest first: work done on a branch
         # lands later (a merge, a squash), other commits of the file in between
@@ -252,6 +264,63 @@ class RepositoryIdentity:
             out.append(None)  # not (all) committed since: the working tree
         out += list(reversed(commits[lo:hi]))[: MAX_VERSIONS - len(out)]
         return out
+
+    def _later(self, rel: str, span: tuple[float, float] | None) -> list[str | None]:
+        """The ``LATER`` commits of ``rel`` after those ``_versions`` reads, nearest first."""
+        if span is None:
+            return []
+        _, hi = self._bounds(rel, span)
+        return list(self.files.commits.get(rel, [])[hi + AFTER : hi + AFTER + LATER])
+
+
+EditRow = tuple[str, str, float | None, list[str], list[str]]
+
+
+def _written_by_others(
+    conn: sqlite3.Connection, root: str, rel: str, sid: int, fps: set[int]
+) -> set[int]:
+    """Which of ``fps`` another indexed session wrote to this file (at any path
+    that stands for it: another clone, another machine)."""
+    from deja_blame.attribution.matcher import candidate_paths
+
+    out: set[int] = set()
+    wanted = sorted(fps)
+    for pid in candidate_paths(conn, root, {rel}):
+        for _, fp, other, *_ in Q.line_writes(conn, pid, wanted):
+            if other != sid:
+                out.add(fp)
+    return out
+
+
+class _Blobs:
+    """A file's versions read through one ``git cat-file --batch``, opened on first need."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.batch: CatFile | None = None
+
+    def __enter__(self) -> _Blobs:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.batch is not None:
+            self.batch.close()
+
+    def found(self, rel: str, versions: list[str | None], fps: set[int]) -> set[int]:
+        """Which of ``fps`` a line of one of these versions of ``rel`` holds."""
+        found: set[int] = set()
+        for sha in versions:
+            if sha is None:
+                data = _worktree(self.root, rel)
+            else:
+                if self.batch is None:
+                    self.batch = CatFile(self.root)
+                data = self.batch.read(f"{sha}:{rel}")
+            if data is not None:
+                found |= fps & {fingerprint(t) for t in data.decode("utf-8", "replace").split("\n")}
+            if found == fps:
+                break
+        return found
 
 
 def _worktree(root: str, rel: str) -> bytes | None:
@@ -274,4 +343,71 @@ def sessions_of_repository(conn: sqlite3.Connection, root: str | Path) -> set[st
             row = Q.session_identity_row(conn, sid)
             if row is not None:
                 out.add(row[0])
+    return out
+
+
+_TREES: dict[tuple[str, str], frozenset[str]] = {}
+_WRITTEN: dict[tuple[str, str, tuple[str, ...], int], dict[int, str]] = {}
+
+
+def _tree_files(root: str, rev: str) -> frozenset[str]:
+    """The files of ``rev``'s tree (``HEAD`` also the index's), read once per process."""
+    key = (root, rev)
+    with _LOCK:
+        got = _TREES.get(key)
+    if got is not None:
+        return got
+    args = ["ls-files", "-z"] if rev == "HEAD" else ["ls-tree", "-r", "-z", "--name-only", rev]
+    proc = try_git(root, args, timeout=60)
+    names = (
+        proc.stdout.decode("utf-8", "surrogateescape").split("\0")
+        if proc is not None and proc.returncode == 0
+        else []
+    )
+    got = frozenset(n for n in names if n)
+    with _LOCK:
+        if len(_TREES) > 64:
+            _TREES.clear()
+        if rev != "HEAD":  # a commit's tree never changes; the index does
+            _TREES[key] = got
+    return got
+
+
+def paths_of_repository(
+    conn: sqlite3.Connection, root: str | Path, revs: list[str]
+) -> dict[int, str]:
+    """path id -> repository path, for every written path that stands for a file of
+    the repository at ``root``: under ``root`` itself, or (the session ran in
+    another clone, on another machine) ending with a path HEAD's history or one
+    of ``revs`` holds (its longest such). Whether that session worked here is ``belongs``'s to say;
+    this only finds the writes worth asking about."""
+    root = str(root).rstrip("/") or "/"
+    top = conn.execute("SELECT max(path_id), count(*) FROM paths").fetchone()
+    head = head_of(root)
+    key = (Q.database_path(conn), root, (head, *revs), hash(top))
+    with _LOCK:
+        got = _WRITTEN.get(key)
+    if got is not None:
+        return got
+    files: set[str] = set(repository_files(root, head).times)  # HEAD's history
+    for rev in revs:
+        files |= _tree_files(root, rev)
+    names = {PurePosixPath(f).name for f in files}
+    out: dict[int, str] = {}
+    for pid, path in Q.all_paths(conn):
+        if path.startswith(root + "/"):
+            out[pid] = path[len(root) + 1 :]
+            continue
+        parts = path.split("/")
+        if parts[-1] not in names:
+            continue
+        for k in range(1, len(parts)):
+            rel = "/".join(parts[k:])
+            if rel in files:
+                out[pid] = rel
+                break
+    with _LOCK:
+        if len(_WRITTEN) > 64:
+            _WRITTEN.clear()
+        _WRITTEN[key] = out
     return out

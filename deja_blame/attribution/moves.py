@@ -63,7 +63,7 @@ def follow_moves(
     if not todo:
         return
     elsewhere, names = _written_elsewhere(
-        conn, str(root), set(paths), {fingerprint(lines[k].text) for k in todo}
+        conn, str(root), version.commit, set(paths), {fingerprint(lines[k].text) for k in todo}
     )
     todo = [k for k in todo if fingerprint(lines[k].text) in elsewhere]
     if not todo:
@@ -409,16 +409,21 @@ _TOUCHED: dict[tuple[str, str], dict[str, tuple[str, str | None]]] = {}
 
 
 def _written_elsewhere(
-    conn: sqlite3.Connection, root: str, skip: set[int], fps: set[int]
+    conn: sqlite3.Connection, root: str, commit: str | None, skip: set[int], fps: set[int]
 ) -> tuple[dict[int, set[int]], dict[int, str]]:
-    """Which of ``fps`` some session wrote to another file under ``root``: fp -> path
-    ids, and those paths relative to ``root``."""
+    """Which of ``fps`` some session wrote to another file of this repository (under
+    ``root``, or in another clone by path suffix: ``identity.paths_of_repository``,
+    the files of ``commit`` and its parent): fp -> path ids, and those paths
+    relative to the repository."""
+    from deja_blame.attribution.identity import paths_of_repository
+
     found: dict[int, set[int]] = {}
     names: dict[int, str] = {}
-    for pid, path in Q.paths_under(conn, root):
+    revs = [commit, commit + "^"] if commit else ["HEAD"]
+    for pid, rel in paths_of_repository(conn, root, revs).items():
         if pid in skip:
             continue
-        names[pid] = path[len(root) + 1 :]
+        names[pid] = rel
         for fp in Q.fingerprints_written(conn, pid, fps):
             found.setdefault(fp, set()).add(pid)
     return found, names
