@@ -23,7 +23,14 @@ def _escape(m: re.Match[bytes]) -> bytes:
 
 
 def dumps(doc: Any) -> bytes:
-    return _UNSAFE.sub(_escape, orjson.dumps(doc, option=_OPTS)) + b"\n"
+    try:
+        data = orjson.dumps(doc, option=_OPTS)
+    except TypeError:
+        # a file name that is not UTF-8 (pathtext): its other bytes as \xNN
+        from deja_blame.pathtext import text_only
+
+        data = orjson.dumps(text_only(doc), option=_OPTS)
+    return _UNSAFE.sub(_escape, data) + b"\n"
 
 
 def print_json(doc: Any) -> None:

@@ -621,10 +621,13 @@ def _start_blame_cached(
 
 
 def _store(conn: sqlite3.Connection, key: str, lines: list[BlameLine]) -> None:
-    data = zlib.compress(
-        orjson.dumps([[b.line, b.commit, b.commit_time, b.orig_path, b.orig_line] for b in lines]),
-        1,
-    )
+    try:
+        rows = orjson.dumps(
+            [[b.line, b.commit, b.commit_time, b.orig_path, b.orig_line] for b in lines]
+        )
+    except TypeError:
+        return  # a file name that is not UTF-8 (pathtext): not cached, blamed each time
+    data = zlib.compress(rows, 1)
     try:
         Q.cache_put(conn, "blame_cache", key, data, CACHE_ENTRIES)
     except sqlite3.OperationalError:

@@ -173,8 +173,8 @@ def load(conn: sqlite3.Connection, key: str, notes: str, root: str) -> Entry | N
 
 
 def store(conn: sqlite3.Connection, key: str, entry: Entry, notes: str, root: str) -> None:
-    data = zlib.compress(
-        orjson.dumps(
+    try:
+        doc = orjson.dumps(
             {
                 "commit": entry.commit,
                 "hash": entry.data_hash,
@@ -182,9 +182,10 @@ def store(conn: sqlite3.Connection, key: str, entry: Entry, notes: str, root: st
                 "lines": entry.lines,
                 "sessions": entry.note_sessions,
             }
-        ),
-        1,
-    )
+        )
+    except TypeError:
+        return  # a file name that is not UTF-8 (pathtext): not cached
+    data = zlib.compress(doc, 1)
     with _quiet():
         Q.cache_put(
             conn,

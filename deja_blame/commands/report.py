@@ -11,13 +11,14 @@ from pathlib import Path
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import open_repository, workdir
 from deja_blame.output import warn
+from deja_blame.pathtext import as_text
 
 FORMATS = ("markdown", "json", "html")
 
 
 def _write(text: str, output: Path | None) -> None:
     if output is None:
-        sys.stdout.buffer.write(text.encode("utf-8"))
+        sys.stdout.buffer.write(as_text(text).encode("utf-8"))
         sys.stdout.flush()
         return
     target = output.expanduser()
@@ -30,7 +31,7 @@ def _write(text: str, output: Path | None) -> None:
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=parent)
         with os.fdopen(fd, "wb") as fh:
-            fh.write(text.encode("utf-8"))
+            fh.write(as_text(text).encode("utf-8"))
         os.replace(tmp, target)
     except OSError as exc:
         raise DejaError(f"cannot write {output}: {exc.strerror or exc}") from exc

@@ -27,6 +27,7 @@ from deja_blame.index.store import (
     message_texts,
 )
 from deja_blame.models import UNKNOWN_AGENT, Edit
+from deja_blame.pathtext import as_key, as_text
 
 # -- sessions --------------------------------------------------------------------------------
 
@@ -196,7 +197,7 @@ def commands_mentioning(
     conn: sqlite3.Connection, name: str
 ) -> list[tuple[str, str, str | None, str | None]]:
     """(session id, command, cwd, at) of the commands that succeeded and name ``name``."""
-    like = "%" + name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    like = "%" + as_text(name).replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
     return [
         (str(sid), str(cmd), cwd, at)
         for sid, cmd, cwd, at in conn.execute(
@@ -288,7 +289,7 @@ def commands_from(
 def paths_named(conn: sqlite3.Connection, name: str) -> list[tuple[int, str]]:
     """(path id, path) of every written path whose file name is ``name``."""
     return [(int(p), str(path)) for p, path in conn.execute(
-        "SELECT path_id, path FROM paths WHERE name=?", (name,)
+        "SELECT path_id, path FROM paths WHERE name=?", (as_text(name),)
     )]  # fmt: skip
 
 
@@ -432,13 +433,13 @@ def cache_get(conn: sqlite3.Connection, table: str, key: str) -> tuple[Any, ...]
     """A cached row (``blame_cache``: (data,), ``attribution_cache``: (token, data))."""
     cols = "data" if table == "blame_cache" else "token, data"
     row: tuple[Any, ...] | None = conn.execute(
-        f"SELECT {cols} FROM {_cache_table(table)} WHERE key=?", (key,)
+        f"SELECT {cols} FROM {_cache_table(table)} WHERE key=?", (as_key(key),)
     ).fetchone()
     return row
 
 
 def cache_touch(conn: sqlite3.Connection, table: str, key: str) -> None:
-    conn.execute(f"UPDATE {_cache_table(table)} SET used=? WHERE key=?", (time.time(), key))
+    conn.execute(f"UPDATE {_cache_table(table)} SET used=? WHERE key=?", (time.time(), as_key(key)))
 
 
 def cache_put(
@@ -446,6 +447,7 @@ def cache_put(
 ) -> None:
     """Store one entry and keep the ``keep`` most recently used."""
     name = _cache_table(table)
+    key = as_key(key)
     if name == "blame_cache":
         conn.execute(
             "INSERT OR REPLACE INTO blame_cache(key, data, used) VALUES (?, ?, ?)",

@@ -42,6 +42,7 @@ import orjson
 
 from deja_blame.models import UNKNOWN_AGENT
 from deja_blame.notes.public import one_line
+from deja_blame.pathtext import as_text, text_only
 
 NOTES_REF = "refs/notes/deja"
 SCHEMA = 2
@@ -73,7 +74,8 @@ class Note:
         """The note's text: sorted, one line per file's session and per session (diffable)."""
 
         def j(value: Any) -> str:
-            return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+            # a file name that is not UTF-8 goes as pathtext.as_text (its lookup too)
+            return orjson.dumps(text_only(value), option=orjson.OPT_SORT_KEYS).decode()
 
         files = []
         for path in sorted(self.files):
@@ -97,7 +99,7 @@ class Note:
         return not any(self.files.values())
 
     def session_at(self, path: str, line: int) -> tuple[str, float, int | None] | None:
-        for sid, ranges in self.files.get(path, {}).items():
+        for sid, ranges in (self.files.get(path) or self.files.get(as_text(path)) or {}).items():
             for r in ranges:
                 if int(r[0]) <= line <= int(r[1]):
                     return sid, float(r[2]) if len(r) > 2 else 1.0, _written(r)
