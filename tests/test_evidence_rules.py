@@ -203,3 +203,26 @@ def test_a_short_run_of_a_repeated_text_is_not_given_to_a_copy_far_from_its_plac
         file2, _blamed(len(file2)), ws, now=20_000.0, position=lambda key: places.get(key)
     )
     assert [k for k, m in enumerate(out) if m is not None] == [18, 25, 26]
+
+
+def test_a_brace_far_from_its_edit_now_is_placed_where_its_commit_put_it() -> None:
+    # session 1 wrote a three-line function (commit A); session 2 later inserted
+    # twenty lines between its body and its "}" (commit B): git keeps the "}" in
+    # commit A, twenty lines below the lines it closed. In commit A's version it is
+    # right after them: session 1's
+    body = [f"  total_{k} = compute({k})" for k in range(20)]
+    file = ["function a() {", "  return compute(1)", *body, "}"]
+    ws = _writes([(1, 0, 100.0, ["function a() {", "  return compute(1)", "}"]),
+                  (2, 0, 2_000.0, body)])  # fmt: skip
+    blamed: list[BlameLine | None] = [
+        BlameLine(1, "a" * 40, 1_000, "a.js", 1),
+        BlameLine(2, "a" * 40, 1_000, "a.js", 2),
+        *(BlameLine(3 + k, "b" * 40, 3_000, "a.js", 3 + k) for k in range(20)),
+        BlameLine(23, "a" * 40, 1_000, "a.js", 3),
+    ]
+    out = matcher.match_lines(file, blamed, ws, now=20_000.0)
+    assert [m.sid if m else None for m in out] == [1, 1, *[2] * 20, 1]
+    # a "}" commit B brought is not given by commit A's lines
+    blamed[-1] = BlameLine(23, "b" * 40, 3_000, "a.js", 23)
+    out = matcher.match_lines(file, blamed, ws, now=20_000.0)
+    assert out[-1] is None

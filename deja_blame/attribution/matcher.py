@@ -458,6 +458,7 @@ def match_lines(
     # revision, anchored to its own edit's lines.
     blank = [not normalise_line(t) for t in texts]
     _fill_gaps(chosen, fps, trivial, blank, writes, used, limits, now + CLOCK_SKEW, stale)
+    _fill_gaps_where_committed(chosen, fps, trivial, blamed, writes, used, limits, stale)
     if n and all(trivial) and not any(chosen):
         _whole_file(chosen, fps, writes, limits, stale)
     # How often each fingerprint occurs in each session's edits of the file.
@@ -529,9 +530,9 @@ def _distances(
             if key[0] in sessions:
                 anchors.setdefault((key[0], key[1]), []).append((i, key))
     median: dict[tuple[int, int], int | None] = {}
-    # the session's anchors as (written place, shift), by place: for an edit with
-    # none of its own here
-    nearby: dict[int, list[tuple[int, int]]] = {}
+    # anchors as (written place, shift), by place: of one edit, or (None) of all
+    # the session's edits
+    nearby: dict[tuple[int, int | None], list[tuple[int, int]]] = {}
 
     def median_of(pairs: Iterable[tuple[int, Key]]) -> int | None:
         shifts = []
@@ -550,22 +551,29 @@ def _distances(
         # nothing else of this edit here: the shift of the session's anchor written
         # nearest this place (what was inserted above one part of a file is not
         # what was inserted above another: a median over the file is neither)
-        sid = key[0]
-        if sid not in nearby:
+        got = local(key[0], None, at)
+        return None if got is None else got[0]
+
+    def local(sid: int, edit: int | None, at: int) -> tuple[int, int] | None:
+        """(shift, how far from ``at`` it was read) off the anchor written nearest
+        ``at``: of this edit (``edit``), or of any edit of the session (None)."""
+        if (sid, edit) not in nearby:
             found = []
             for e, pairs in anchors.items():
-                if e[0] == sid:
+                if e[0] == sid and (edit is None or e[1] == edit):
                     for i, k in pairs:
                         p = place(k)
                         if p is not None:
                             found.append((p, i - p))
-            nearby[sid] = sorted(found)
-        spots = nearby[sid]
+            nearby[(sid, edit)] = sorted(found)
+        spots = nearby[(sid, edit)]
         if not spots:
             return None
         j = bisect_left(spots, (at, -_SPAN))
-        near = [spots[x] for x in (j - 1, j) if 0 <= x < len(spots)]
-        return min(near, key=lambda s: abs(s[0] - at))[1]
+        near = min(
+            (spots[x] for x in (j - 1, j) if 0 <= x < len(spots)), key=lambda s: abs(s[0] - at)
+        )
+        return near[1], abs(near[0] - at)
 
     def distance(i: int, key: Key) -> int:
         if key not in contested:
@@ -581,8 +589,19 @@ def _distances(
         at = place(key)
         if at is None:
             return False
+        # Far by both estimates of the shift where the write landed: the one the
+        # order uses (``shift``), and the one off the nearest line of its own edit
+        # (else of its session) when that line was written close by. Either alone
+        # turned away right answers on the real histories (a whole-file write's
+        # median shift is not its shift at one place; a local shift read off a
+        # line a later edit moved is not either).
         moved = shift(key, at)
-        return moved is not None and abs(i - at - moved) > FAR_LINES
+        if moved is None or abs(i - at - moved) <= FAR_LINES:
+            return False
+        got = local(key[0], key[1], at) or local(key[0], None, at)
+        if got is None or got[1] > FAR_LINES // 2:
+            return False
+        return abs(i - at - got[0]) > FAR_LINES
 
     return distance, far
 
@@ -753,6 +772,90 @@ def _fill_gaps(
                 chosen[i] = (key, 1)
                 used.add(key)
                 break
+
+
+def _fill_gaps_where_committed(
+    chosen: list[tuple[Key, int] | None],
+    fps: list[int],
+    trivial: list[bool],
+    blamed: list[BlameLine | None],
+    writes: WriteSet,
+    used: set[Key],
+    limits: list[float],
+    stale: Callable[[int, float], bool] | None = None,
+) -> None:
+    """Trivial lines whose edit's other lines are now far away, measured where their
+    commit put them.
+
+    A later session that rewrote a function above a ``}`` leaves that ``}`` (git
+    keeps it: its diff slides identical brackets) far below the first session's
+    lines it once closed. In the version of the file the line's commit made
+    (blame's original line numbers) it is still beside them: the gap rule's test
+    (same edit, same side, distances that fit) applies there, to anchors the same
+    commit brought that are now more than GAP_WINDOW lines away (nearer ones the
+    gap rule weighed already, with what lies between). The write must come
+    before that commit.
+    """
+    info = writes.info
+    n = len(chosen)
+    by_commit: dict[tuple[str, str], list[tuple[int, int]]] = {}
+    for j in range(n):
+        b = blamed[j]
+        if chosen[j] is not None and b is not None and b.commit is not None:
+            by_commit.setdefault((b.commit, b.orig_path), []).append((b.orig_line, j))
+    if not by_commit:
+        return
+    # where each commit's lines are now, in order: between the line and its anchor
+    # the commit may have brought only lines of the anchor's edit (else they were
+    # apart already then, and what separates them is no later insertion)
+    now_at: dict[str, list[int]] = {}
+    for j in range(n):
+        b = blamed[j]
+        if b is not None and b.commit is not None:
+            now_at.setdefault(b.commit, []).append(j)
+    for found in by_commit.values():
+        found.sort()
+    for i in range(n):
+        b = blamed[i]
+        if chosen[i] is not None or not trivial[i] or b is None or b.commit is None:
+            continue
+        if fps[i] not in writes.by_fp:
+            continue
+        spots = by_commit.get((b.commit, b.orig_path), [])
+        lo = bisect_left(spots, (b.orig_line - GAP_WINDOW, -1))
+        hi = bisect_left(spots, (b.orig_line + GAP_WINDOW + 1, -1))
+        options: list[tuple[float, int, Key]] = []
+        seen: set[tuple[int, int, int]] = set()
+        for orig, j in sorted(spots[lo:hi], key=lambda s: abs(s[0] - b.orig_line)):
+            a = chosen[j]
+            if a is None or orig == b.orig_line or trivial[j] or a[1] < 2:
+                continue  # only a line matched in a run of its edit anchors this far
+            if abs(j - i) <= GAP_WINDOW:
+                continue  # near here too: the gap rule above had its say
+            sid, edit, aidx = a[0]
+            mine = now_at[b.commit]
+            between = mine[bisect_left(mine, min(i, j) + 1) : bisect_left(mine, max(i, j))]
+            if any(_edit_of(chosen[k]) != (sid, edit) for k in between):
+                continue  # the commit's other lines between them now: they were apart then
+            step = 1 if orig > b.orig_line else -1
+            if (sid, edit, step) in seen:
+                continue  # only the nearest anchor of an edit on each side decides
+            seen.add((sid, edit, step))
+            for d in range(1, 2 * abs(orig - b.orig_line) + 3):
+                key = (sid, edit, aidx - d * step)
+                w = info.get(key)
+                if w is None or w[0] != fps[i] or w[2] or key in used or w[1] > limits[i]:
+                    continue
+                options.append((-w[1], w[4], key))
+        for neg_at, _, key in sorted(set(options)):
+            if stale is None or not stale(i, -neg_at):
+                chosen[i] = (key, 1)
+                used.add(key)
+                break
+
+
+def _edit_of(pick: tuple[Key, int] | None) -> tuple[int, int] | None:
+    return None if pick is None else (pick[0][0], pick[0][1])
 
 
 def _whole_file(
