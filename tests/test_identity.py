@@ -264,3 +264,27 @@ def test_a_block_moved_to_another_file_keeps_its_session_in_a_moved_clone(
     # and the commit's note, built from the moved clone (annotate: deja's hook)
     doc = orjson.loads(world.deja("annotate", moved_at, "--json", cwd=moved).stdout)
     assert [r[:2] for r in doc["files"]["src/new.py"][S1]] == [[2, 7]]
+
+
+def test_a_two_line_session_belongs_when_its_lines_arrive_with_it(world: World) -> None:
+    """Eve's session on another machine wrote a file of two lines; they appear with
+    the next commit and were not there before: hers. Dan's one line was in the
+    file before his session ran: nothing says it came from him."""
+    base = body("base", 6)
+    person_commit(world, {"src/util.py": base}, "before")
+    world.clock += 3600
+    w = TranscriptWriter(world.root, S1, start=world.clock, workspace=None)
+    w.user("Add the limits.")
+    limits = "limit_high = clamp(LIMITS, 9000)\nlimit_low = clamp(LIMITS, 10)\n"
+    world.clock += 5
+    w.set_time(world.clock)
+    w.write_file("/home/eve/proj/src/limits.py", limits)
+    d = TranscriptWriter(world.root, S2, start=world.clock, workspace=None)
+    d.user("Look at util.")
+    d.set_time(world.clock)
+    d.write_file("/home/dan/proj/src/util.py", "value_base_1 = compute_base(1, scale=7)\n")
+    first = person_commit(world, {"src/limits.py": limits}, "eve's limits")
+    world.index()
+    assert world.sessions_by_line("src/limits.py", "--rev", first) == [S1] * 2
+    listed = orjson.loads(world.deja("sessions", "--project", ".", "--json").stdout)
+    assert [s["session_id"] for s in listed["sessions"]] == [S1]

@@ -12,7 +12,9 @@ may now live anywhere. A session belongs to the repository at ``root`` when:
   repository's file with the longest common relative-path suffix, and the
   distinct lines it left there (what it wrote, minus what it replaced itself)
   are looked for in that file as the commits made while it worked, and the
-  next ``AFTER`` ones, left it (and the working tree where fewer came since). At least ``MIN_LINES`` such lines, and ``COVERAGE`` of them found.
+  next ``AFTER`` ones, left it (and the working tree where fewer came since). At least ``MIN_LINES`` such lines, and ``COVERAGE`` of them found;
+  a session of fewer lines belongs only when each is its own (no other
+  session wrote it), absent before its time and there in a version of it.
   Where that is not enough, the next ``LATER`` commits of each file count too,
   for the lines no other indexed session wrote there: work done on a branch
   lands after other commits of the file (a merge, a squash); text another
@@ -47,7 +49,7 @@ SKEW = 600.0  # seconds: a transcript's clock against the commits' (another mach
 MAX_VERSIONS = 16  # of one file, read per session
 # Part of the attribution cache's key (cache.entry_key): who belongs decides which
 # lines a session keeps, so an answer judged by other identity rules is never read.
-IDENTITY_VERSION = 3
+IDENTITY_VERSION = 4
 AFTER = 1  # commits of a file after a session's last edit of it that may hold its work (more let a
 # later session's text count for an unrelated one: bench/accuracy unrelated_project_same_path)
 LATER = 16  # commits after those whose lines count only where no other session wrote them
@@ -218,7 +220,9 @@ class RepositoryIdentity:
                 wanted.append((path, rel, fps))
         total = sum(len(fps) for _, _, fps in wanted)
         if total < MIN_LINES:
-            return False  # too little to tell: a two-line helper is anyone's
+            # too little to tell by coverage: a two-line helper is anyone's, unless
+            # the lines appeared here just as it wrote them (see _arrived)
+            return total > 0 and self._arrived(sid, wanted, span)
         enough = COVERAGE * total
         present = 0
         missing: list[tuple[str, str, set[int]]] = []  # as wanted: the lines not found yet
@@ -242,6 +246,30 @@ class RepositoryIdentity:
                 if present >= enough:
                     return True
         return False
+
+    def _arrived(
+        self,
+        sid: int,
+        wanted: list[tuple[str, str, set[int]]],
+        span: dict[str, tuple[float, float]],
+    ) -> bool:
+        """A session of one or two lines belongs when each of them is its own (no other
+        indexed session wrote it there), absent from the file before it worked, and
+        present in a version of its time: the text arrived here with its edit."""
+        with _Blobs(self.root) as blobs:
+            for path, rel, fps in wanted:
+                when = span.get(path)
+                if when is None:
+                    return False
+                if _written_by_others(self.conn, self.root, rel, sid, fps):
+                    return False
+                lo, _ = self._bounds(rel, when)
+                before = self.files.commits.get(rel, [])[lo - 1 : lo] if lo > 0 else []
+                if blobs.found(rel, list(before), fps):
+                    return False  # already there: nothing says it came from this session
+                if blobs.found(rel, self._versions(rel, when), fps) != fps:
+                    return False
+        return True
 
     def _bounds(self, rel: str, span: tuple[float, float]) -> tuple[int, int]:
         """The indexes of the file's commits made while the session worked (plus skew)."""
