@@ -88,11 +88,11 @@ def with_index(f: Callable[..., int], creates: bool = True) -> Callable[..., int
 def _complete_late_notes(conn: sqlite3.Connection) -> None:
     """Any command run in a repository first completes the notes its hooks left late
     (``hooks/late.py``; a few seconds at most, failing open)."""
-    from deja_blame.gitutil import find_repo_root
+    from deja_blame.hooks.late import any_records_near
 
-    root = find_repo_root(Path.cwd())
+    root = any_records_near(Path.cwd())
     if root is None:
-        return
+        return  # the common case, found without opening the repository
     from deja_blame.hooks.late import complete_for_command
     from deja_blame.output import warn
 

@@ -166,3 +166,15 @@ def test_records_are_never_followed(tmp_path: Path) -> None:
     assert time.monotonic() - started < 2
     late.clear(where, sha)
     assert late.late_records(where) == []
+
+
+def test_records_are_found_from_a_linked_worktree_without_opening_the_repository(
+    world: World,
+) -> None:
+    wt = world.tmp / "wt"
+    git(world.repo, "worktree", "add", "-q", "-b", "side", str(wt))
+    assert late.any_records_near(wt / "sub") is None
+    late.mark(deja_dir(world), world.head(), "post-commit", "test")
+    (wt / "sub").mkdir()
+    assert late.any_records_near(wt / "sub") == wt
+    assert late.any_records_near(world.repo) == world.repo

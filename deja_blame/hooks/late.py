@@ -58,6 +58,31 @@ class CompleteResult:
     problem: str | None = None
 
 
+def any_records_near(start: Path) -> Path | None:
+    """The work tree at or above ``start`` when its repository holds late-note records,
+    else None: read from the file system (``.git``, a worktree's ``gitdir:`` and
+    ``commondir`` files), so that a command pays no repository opening for this."""
+    from deja_blame.gitutil import find_repo_root
+
+    root = find_repo_root(start)
+    if root is None:
+        return None
+    dot_git = root / ".git"
+    common = dot_git
+    if not dot_git.is_dir():
+        text = statefile.read_text(dot_git, 4096) or ""
+        if not text.startswith("gitdir:"):
+            return None
+        gitdir = (root / text[len("gitdir:") :].strip()).resolve()
+        pointer = statefile.read_text(gitdir / "commondir", 4096)
+        common = (gitdir / pointer.strip()).resolve() if pointer else gitdir
+    try:
+        with os.scandir(late_dir(common / "deja")) as entries:
+            return root if any(True for _ in entries) else None
+    except OSError:
+        return None
+
+
 def late_dir(deja_dir: Path) -> Path:
     return deja_dir / LATE_DIR
 
