@@ -20,6 +20,21 @@ if TYPE_CHECKING:
     import pygit2
 
 
+def concern_of(file: Path) -> tuple[bytes, ...] | None:
+    """What a transcript about ``file``'s repository holds (``prescan``); None outside
+    a repository (then every new transcript is read)."""
+    from deja_blame.index.prescan import needles_for, repository_root
+
+    root = repository_root(file)
+    if root is None:
+        return None
+    try:
+        rel = file.resolve().relative_to(root).as_posix()
+    except ValueError:
+        rel = ""
+    return needles_for(root, [rel] if rel and rel != "." else [])
+
+
 def locate(file: Path) -> tuple[pygit2.Repository, str]:
     if not file.exists() and not file.parent.exists():
         raise DejaError(f"no such file or directory: {file}")
@@ -38,7 +53,7 @@ def compute(
     if file.is_dir():
         raise DejaError(f"{file} is a directory; deja blame takes a file")
     if conn is not None and refresh:
-        refresh_index(conn)
+        refresh_index(conn, concern=concern_of(file))
     if conn is not None:
         hit = cached_blame(conn, file, rev, line_range)
         if hit is not None:

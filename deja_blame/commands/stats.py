@@ -41,7 +41,9 @@ def run_stats(
     if not files:
         raise DejaError("no tracked files" + (f" under {', '.join(specs)}" if specs else ""))
     if refresh:
-        refresh_index(conn)
+        from deja_blame.index.prescan import needles_for
+
+        refresh_index(conn, concern=needles_for(Path(root)))
     db_path = Path(Q.database_path(conn))
     local = threading.local()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import sys
 from typing import TYPE_CHECKING
 
 from deja_blame.output import warn
@@ -12,17 +13,32 @@ if TYPE_CHECKING:
     from deja_blame.transcripts.transcript_file import TranscriptFile
 
 
-def refresh_index(conn: sqlite3.Connection) -> None:
+def refresh_index(conn: sqlite3.Connection, concern: tuple[bytes, ...] | None = None) -> None:
     """Read new transcript bytes first: blame right after an agent session just works.
 
     Only files whose stat changed are opened, so this costs a stat per session
-    (the same check the post-commit hook makes).
+    (the same check the post-commit hook makes). With ``concern`` (``prescan``'s
+    needles for one repository), only the new transcripts holding one of them are
+    read now: the first answer does not wait for every other project's sessions,
+    which ``deja index`` reads.
     """
     roots = discover_roots()
     from deja_blame.index.changes import changed_transcripts
 
     try:
         files = changed_transcripts(conn, roots)
+        if files and concern is not None:
+            from deja_blame.index.prescan import split
+
+            files, later = split(conn, files, concern)
+            if later and sys.stderr.isatty():
+                from deja_blame.output import counted
+
+                print(
+                    f"deja: {counted(len(later), 'new transcript')} that do not name this"
+                    " repository left for `deja index`",
+                    file=sys.stderr,
+                )
         if files:
             from deja_blame.index.ingest import index_roots
             from deja_blame.output import CommitProgress

@@ -1,0 +1,158 @@
+"""The first answer first: which new transcripts can concern one repository, by bytes alone.
+
+A first ``deja blame`` after a heavy user's months of sessions would parse every
+transcript before answering. A session that worked on this repository names it:
+its root (every agent records where it ran, and edits name absolute paths), or
+the file being asked about (a session in another clone of the project, or a
+relative path). So each new transcript is searched for those byte strings
+(``bytes.find``: memchr speed, no JSON), and only the ones that hold one are
+indexed before the answer; ``deja index`` (or the post-commit hook) reads the rest.
+
+A transcript found to hold none is remembered by its stat in the index's ``meta``
+table (one row per set of needles), so the next answer does not search it again
+until it changes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterable
+from hashlib import blake2b
+from pathlib import Path
+
+from deja_blame.transcripts.transcript_file import TranscriptFile
+
+SCAN_CHUNK = 4 * 1024 * 1024
+MEMO = "prescan:"  # meta key prefix: transcripts known not to concern a set of needles
+MEMO_KEEP = 32  # sets of needles remembered (repositories, files asked about)
+
+
+def repository_root(path: Path) -> Path | None:
+    """The work tree holding ``path`` (the nearest directory with a ``.git``), by stat
+    alone: no git process, no pygit2. None outside a repository."""
+    here = path.resolve() if path.exists() else path.parent.resolve()
+    if not here.is_dir():
+        here = here.parent
+    for candidate in (here, *here.parents):
+        if os.path.lexists(candidate / ".git"):
+            return candidate
+    return None
+
+
+def needles_for(root: Path, relpaths: Iterable[str] = ()) -> tuple[bytes, ...]:
+    """The byte strings a transcript concerning the repository holds: its root, a
+    path through a directory of its name, and each of ``relpaths``
+    (repository-relative), as written raw and JSON-escaped (once, and again for
+    tool arguments kept as JSON text inside JSON)."""
+    texts = {str(root).rstrip("/"), os.path.abspath(str(root)).rstrip("/")}
+    for rel in relpaths:
+        if rel.strip("/"):
+            texts.add(rel.strip("/"))
+            texts.add(rel.strip("/").replace("/", "\\"))  # recorded on Windows
+    if root.name:
+        # a file in another clone of the project, which is usually named the same
+        texts.add(f"/{root.name}/")
+        texts.add(f"\\{root.name}\\")
+    out: set[bytes] = set()
+    for text in texts:
+        out.add(text.encode("utf-8", "surrogateescape"))
+        once = json.dumps(text)[1:-1]
+        out.add(once.encode())
+        out.add(json.dumps(once)[1:-1].encode())
+    return tuple(sorted(out, key=len))
+
+
+def holds_any(path: Path, needles: tuple[bytes, ...]) -> bool:
+    """Whether the file holds one of ``needles`` (read in chunks that overlap by the
+    longest needle, so none is missed across a boundary). An unreadable file: True
+    (the indexer reports it)."""
+    if not needles:
+        return True
+    overlap = max(len(n) for n in needles) - 1
+    try:
+        with open(path, "rb", buffering=0) as fh:
+            tail = b""
+            while True:
+                chunk = fh.read(SCAN_CHUNK)
+                if not chunk:
+                    return False
+                data = tail + chunk
+                for n in needles:
+                    if data.find(n) >= 0:
+                        return True
+                tail = data[-overlap:] if overlap > 0 else b""
+    except OSError:
+        return True
+
+
+def concerns(tf: TranscriptFile, needles: tuple[bytes, ...]) -> bool:
+    """Whether the session's transcript (or one of its parts) holds one of ``needles``."""
+    return any(holds_any(p, needles) for p in (tf.path, *tf.parts))
+
+
+def split(
+    conn: sqlite3.Connection, files: list[TranscriptFile], needles: tuple[bytes, ...]
+) -> tuple[list[TranscriptFile], list[TranscriptFile]]:
+    """(the transcripts that can concern the repository, the rest), searching only
+    those not already known to hold none of ``needles`` at their current stat."""
+    key = MEMO + blake2b(b"\0".join(needles), digest_size=12).hexdigest()
+    known = _load(conn, key)
+    now: list[TranscriptFile] = []
+    later: list[TranscriptFile] = []
+    memo: dict[str, list[object]] = {}
+    for tf in files:
+        try:
+            stat = [str(tf.path), *tf.stat_key()]
+        except OSError:
+            now.append(tf)  # the indexer says what is wrong with it
+            continue
+        if known.get(tf.session_id) == stat or not concerns(tf, needles):
+            later.append(tf)
+            memo[tf.session_id] = stat
+        else:
+            now.append(tf)
+    if memo != known:
+        _store(conn, key, memo)
+    return now, later
+
+
+def _load(conn: sqlite3.Connection, key: str) -> dict[str, list[object]]:
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        if row is None:
+            return {}
+        got = json.loads(row[0])
+        memo = got.get("later") if isinstance(got, dict) else None
+        return memo if isinstance(memo, dict) else {}
+    except (sqlite3.Error, ValueError):
+        return {}
+
+
+def _store(conn: sqlite3.Connection, key: str, memo: dict[str, list[object]]) -> None:
+    try:
+        with conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                (key, json.dumps({"at": time.time(), "later": memo})),
+            )
+            rows = conn.execute(
+                "SELECT key, value FROM meta WHERE key >= ? AND key < ?", (MEMO, "prescan;")
+            ).fetchall()
+            if len(rows) > MEMO_KEEP:
+                rows.sort(key=lambda r: _at(r[1]), reverse=True)
+                conn.executemany(
+                    "DELETE FROM meta WHERE key=?", [(k,) for k, _ in rows[MEMO_KEEP:]]
+                )
+    except sqlite3.Error:
+        pass  # a busy or read-only index only costs the memo
+
+
+def _at(value: str) -> float:
+    try:
+        got = json.loads(value)
+        return float(got.get("at", 0)) if isinstance(got, dict) else 0.0
+    except (ValueError, TypeError):
+        return 0.0

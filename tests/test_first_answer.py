@@ -1,0 +1,113 @@
+"""The first answer first: deja blame, why and stats read the new transcripts that name
+the repository (a byte search, no JSON) before answering, and leave the others to
+deja index."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from conftest import commit_env, deja, deja_json, git
+from test_blame import T0, Session
+
+from deja_blame.index import prescan
+from deja_blame.index.db import connect
+from deja_blame.transcripts.transcript_file import TranscriptFile
+
+BLOCK = ["def total(items):", "    return sum(x.price for x in items)"]
+
+
+def _sessions(db: Path) -> set[str]:
+    with sqlite3.connect(db) as conn:
+        return {r[0] for r in conn.execute("SELECT session_id FROM sessions")}
+
+
+@pytest.fixture
+def world(tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    root = tmp_path / "agroot"
+    monkeypatch.setenv("DEJA_ANTIGRAVITY_ROOT", str(root))
+    target = repo / "shop" / "cart.py"
+    target.parent.mkdir()
+    target.write_text("\n".join(BLOCK) + "\n")
+    ours = Session(root, "aaaa0000-0000-4000-8000-000000000001")
+    ours.user("Add a total", T0)
+    ours.write(target, "\n".join(BLOCK) + "\n", T0 + 10)
+    # another project's sessions: nothing in them names this repository
+    for k in range(3):
+        other = Session(root, f"bbbb0000-0000-4000-8000-00000000000{k}")
+        other.user("Tidy the parser", T0 + k)
+        other.write(tmp_path / f"elsewhere{k}" / "parse.py", "def parse(text):\n    pass\n", T0 + k)
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "cart", env=commit_env(T0 + 100))
+    return {"repo": repo, "root": root, "db": tmp_path / "index.db", "target": target}
+
+
+def test_blame_reads_the_sessions_that_name_the_repository_first(world: dict[str, Path]) -> None:
+    doc = deja_json("blame", "shop/cart.py", "--json", cwd=world["repo"])
+    assert [ln["session"] for ln in doc["lines"]] == ["aaaa0000-0000-4000-8000-000000000001"] * 2
+    assert _sessions(world["db"]) == {"aaaa0000-0000-4000-8000-000000000001"}
+    deja("index", "-q", cwd=world["repo"])  # the rest: deja index reads them
+    assert len(_sessions(world["db"])) == 4
+
+
+def test_stats_and_why_read_them_first_too(world: dict[str, Path]) -> None:
+    deja("why", "shop/cart.py:1", cwd=world["repo"])
+    assert _sessions(world["db"]) == {"aaaa0000-0000-4000-8000-000000000001"}
+    deja("stats", "--json", cwd=world["repo"])
+    assert _sessions(world["db"]) == {"aaaa0000-0000-4000-8000-000000000001"}
+
+
+def test_a_session_in_another_clone_is_found_by_the_files_path(
+    world: dict[str, Path], tmp_path: Path
+) -> None:
+    # the same project cloned elsewhere under another name: its root is not ours, the
+    # file's repository-relative path is
+    clone = tmp_path / "copy-of-shop"
+    theirs = Session(world["root"], "cccc0000-0000-4000-8000-000000000001")
+    theirs.user("Add a total there", T0 + 5)
+    theirs.write(clone / "shop" / "cart.py", "\n".join(BLOCK) + "\n", T0 + 20)
+    deja("blame", "shop/cart.py", "--json", cwd=world["repo"])
+    assert "cccc0000-0000-4000-8000-000000000001" in _sessions(world["db"])
+
+
+def test_a_needle_across_chunks_or_json_escaped_is_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(prescan, "SCAN_CHUNK", 64)
+    root = Path("/work/caf\u00e9-app")
+    needles = prescan.needles_for(root, ["src/m\u00f8dule.py"])
+    f = tmp_path / "t.jsonl"
+    # split across two 64-byte chunks
+    f.write_bytes(b"x" * 60 + b"/work/caf\xc3\xa9-app/src/a.py\n")
+    assert prescan.holds_any(f, needles)
+    # JSON text inside JSON (a tool's arguments): the escape escaped again
+    inner = json.dumps({"TargetFile": json.dumps("/elsewhere/src/m\u00f8dule.py")})
+    f.write_text(inner)
+    assert "\\\\u00f8" in inner and prescan.holds_any(f, needles)
+    f.write_text(json.dumps({"TargetFile": "/elsewhere/parse.py"}))
+    assert not prescan.holds_any(f, needles)
+
+
+def test_a_transcript_found_unrelated_is_not_searched_again_until_it_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    conn = connect(tmp_path / "i.db")
+    f = tmp_path / "t.jsonl"
+    f.write_text('{"content": "/elsewhere/parse.py"}\n')
+    tf = TranscriptFile("s1", f, tmp_path, "antigravity")
+    needles = prescan.needles_for(tmp_path / "repo", ["a.py"])
+    searched: list[Path] = []
+    real = prescan.holds_any
+
+    def counting(path: Path, n: tuple[bytes, ...]) -> bool:
+        searched.append(path)
+        return real(path, n)
+
+    monkeypatch.setattr(prescan, "holds_any", counting)
+    assert prescan.split(conn, [tf], needles) == ([], [tf])
+    assert prescan.split(conn, [tf], needles) == ([], [tf])
+    assert len(searched) == 1
+    f.write_text('{"content": "' + str(tmp_path / "repo" / "a.py") + '"}\n')
+    assert prescan.split(conn, [tf], needles) == ([tf], [])
