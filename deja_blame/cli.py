@@ -802,7 +802,7 @@ def handoff_cmd(
       deja handoff --to antigravity --session 3f2a
       deja handoff --to agy --print > prompt.txt
       deja handoff --to claude --session 0b7c     # a Codex session, continued in Claude Code
-      deja handoff --to droid                     # ... or in Droid, Cursor's CLI, Continue's cn
+      deja handoff --to droid --print             # ... or for Droid, Cursor's CLI, Continue's cn
     """
     from deja_blame.commands.handoff import run_handoff
 
