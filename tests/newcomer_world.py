@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -151,6 +152,11 @@ def build_world(tmp: Path) -> World:
     _write(repo / "src" / "cart.py", CART + "\n" + REFUND)
     git(repo, "commit", "-qam", "cart: refund", env=commit_env(T0 + 12_000))
     _codex(home, repo, T0 + 20_000)
+    # an Amp store copied elsewhere, as `deja index --agent amp --root ~/backup/amp` reads it
+    fixtures = Path(__file__).resolve().parent.parent / "fixtures" / "amp" / "threads"
+    shutil.copytree(fixtures, home / "backup" / "amp")
+    # and Claude Code's projects, as `deja index --root ~/backup/claude-projects` reads them
+    shutil.copytree(home / ".claude" / "projects", home / "backup" / "claude-projects")
     for n in range(3):
         _write(repo / "docs" / f"note{n}.md", f"note {n}\n")
         git(repo, "add", "-A")

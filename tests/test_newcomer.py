@@ -95,7 +95,8 @@ def test_a_missing_root_fails_alike_from_a_variable_or_an_option(world: World) -
     # Claude Code's: the directory the variable named, and only its variable
     line = f"DEJA_CLAUDE_ROOT={missing} deja --db ~/r3.db index --agent claude-code"
     _, err = run(world, line, code=1)
-    assert f"no transcripts found (looked in {missing}); set DEJA_CLAUDE_ROOT " in err
+    # (the same line as Antigravity's since every agent's root is checked alike)
+    assert f"transcript root not found: {missing} (from DEJA_CLAUDE_ROOT)" in err
     assert ".claude" not in err and "DEJA_CODEX_ROOT" not in err
 
 
