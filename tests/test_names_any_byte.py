@@ -9,7 +9,6 @@ must read them whole (``-z``, or git's C-quoting undone).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,8 @@ import orjson
 import pytest
 from conftest import commit_env, deja, git
 from test_notes_world import S1, body, file_claims, make_world
-from test_other_agents import AFTER, BEFORE, NEW_LINES, T0, iso
+from test_other_agents import AFTER, BEFORE, NEW_LINES, T0, _claude
+from test_other_agents import _codex as codex_session
 
 NAMES = [
     "tab\tx.py",
@@ -31,57 +31,8 @@ NAMES = [
 ]
 
 
-def _claude(home: Path, repo: Path, at: float, name: str) -> str:
-    sid = "c1a2b3c4-0000-4000-8000-000000000001"
-    project = home / ".claude" / "projects" / ("-" + str(repo).strip("/").replace("/", "-"))
-    project.mkdir(parents=True)
-    path = str(repo / name)
-    new = "".join(AFTER.splitlines(keepends=True)[5:9])
-    records: list[dict[str, Any]] = [
-        {"type": "user", "sessionId": sid, "cwd": str(repo), "timestamp": iso(at),
-         "message": {"role": "user", "content": "Discount orders over 100."}},
-        {"type": "assistant", "sessionId": sid, "cwd": str(repo), "timestamp": iso(at + 5),
-         "message": {"role": "assistant", "model": "claude-opus-4-1", "content": [
-             {"type": "tool_use", "id": "t1", "name": "Edit", "input": {
-                 "file_path": path,
-                 "old_string": "    return sum(price(i) for i in items)\n", "new_string": new}}]}},
-        {"type": "user", "sessionId": sid, "cwd": str(repo), "timestamp": iso(at + 6),
-         "message": {"role": "user", "content": [
-             {"type": "tool_result", "tool_use_id": "t1", "content": "The file has been updated."}]},
-         "toolUseResult": {"filePath": path, "structuredPatch": [
-             {"oldStart": 3, "oldLines": 4, "newStart": 3, "newLines": 7, "lines": [
-                 " ", " ", " def total(items):", "-    return sum(price(i) for i in items)",
-                 *["+" + ln for ln in new.splitlines()]]}], "userModified": False}},
-    ]  # fmt: skip
-    (project / f"{sid}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    return sid
-
-
 def _codex(home: Path, repo: Path, at: float, name: str) -> str:
-    sid = "c0dec0de-0000-4000-8000-000000000002"
-    day = home / ".codex" / "sessions" / "2026" / "11" / "28"
-    day.mkdir(parents=True)
-    patch = (
-        f"*** Begin Patch\n*** Update File: {repo / name}\n@@ def total(items):\n"
-        "-    return sum(price(i) for i in items)\n"
-        + "".join("+" + ln for ln in AFTER.splitlines(keepends=True)[5:9])
-        + "*** End Patch\n"
-    )
-    records = [
-        {"timestamp": iso(at), "type": "session_meta", "payload": {"id": sid, "cwd": str(repo)}},
-        {"timestamp": iso(at), "type": "turn_context", "payload": {"cwd": str(repo), "model": "gpt-5-codex"}},
-        {"timestamp": iso(at + 1), "type": "response_item", "payload": {
-            "type": "message", "role": "user", "content": [{"type": "input_text", "text": "Discount."}]}},
-        {"timestamp": iso(at + 5), "type": "response_item", "payload": {
-            "type": "custom_tool_call", "call_id": "c1", "name": "apply_patch", "input": patch}},
-        {"timestamp": iso(at + 6), "type": "response_item", "payload": {
-            "type": "custom_tool_call_output", "call_id": "c1",
-            "output": json.dumps({"output": "Success.", "metadata": {"exit_code": 0}})}},
-    ]  # fmt: skip
-    (day / f"rollout-2026-11-28T09-00-00-{sid}.jsonl").write_text(
-        "".join(json.dumps(r) + "\n" for r in records)
-    )
-    return sid
+    return codex_session(home, repo, at, str(repo / name))
 
 
 def _round_trip(repo: Path, name: str, sid: str, lines: list[int], env: dict[str, str]) -> None:

@@ -310,7 +310,7 @@ AFTER = (
 NEW_LINES = [6, 7, 8, 9]
 
 
-def _claude(home: Path, repo: Path, at: float) -> str:
+def _claude(home: Path, repo: Path, at: float, name: str = "pricing.py") -> str:
     sid = "c1a2b3c4-0000-4000-8000-000000000001"
     project = home / ".claude" / "projects" / ("-" + str(repo).strip("/").replace("/", "-"))
     project.mkdir(parents=True)
@@ -321,12 +321,12 @@ def _claude(home: Path, repo: Path, at: float) -> str:
         {"type": "assistant", "sessionId": sid, "cwd": str(repo), "timestamp": iso(at + 5),
          "message": {"role": "assistant", "model": "claude-opus-4-1", "content": [
              {"type": "tool_use", "id": "t1", "name": "Edit", "input": {
-                 "file_path": str(repo / "pricing.py"),
+                 "file_path": str(repo / name),
                  "old_string": "    return sum(price(i) for i in items)\n", "new_string": new}}]}},
         {"type": "user", "sessionId": sid, "cwd": str(repo), "timestamp": iso(at + 6),
          "message": {"role": "user", "content": [
              {"type": "tool_result", "tool_use_id": "t1", "content": "The file has been updated."}]},
-         "toolUseResult": {"filePath": str(repo / "pricing.py"), "structuredPatch": [
+         "toolUseResult": {"filePath": str(repo / name), "structuredPatch": [
              {"oldStart": 3, "oldLines": 4, "newStart": 3, "newLines": 7, "lines": [
                  " ", " ", " def total(items):", "-    return sum(price(i) for i in items)",
                  *["+" + ln for ln in new.splitlines()]]}], "userModified": False}},
@@ -335,12 +335,13 @@ def _claude(home: Path, repo: Path, at: float) -> str:
     return sid
 
 
-def _codex(home: Path, repo: Path, at: float) -> str:
+def _codex(home: Path, repo: Path, at: float, target: str = "pricing.py") -> str:
+    """A Codex session patching ``target`` (as the patch names it: relative or absolute)."""
     sid = "c0dec0de-0000-4000-8000-000000000002"
     day = home / ".codex" / "sessions" / "2026" / "11" / "28"
     day.mkdir(parents=True)
     patch = (
-        "*** Begin Patch\n*** Update File: pricing.py\n@@ def total(items):\n"
+        f"*** Begin Patch\n*** Update File: {target}\n@@ def total(items):\n"
         "-    return sum(price(i) for i in items)\n"
         + "".join("+" + ln for ln in AFTER.splitlines(keepends=True)[5:9])
         + "*** End Patch\n"
