@@ -552,6 +552,7 @@ MAY_IMPORT = {
         "deja_blame.output",
         "deja_blame.linediff",
         "deja_blame.gitutil",
+        "deja_blame.pathtext",  # a leaf: file names as UTF-8 text, importing nothing of deja
     ),
 }
 # the neutral modules every plug-in builds on know no agent and no registry
