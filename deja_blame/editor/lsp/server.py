@@ -73,6 +73,7 @@ class Server:
         self.history_queued: set[tuple[str, int]] = set()
         self.states: dict[str, Any] = {}  # repository root -> (HEAD, notes) last seen
         self.repos: dict[str, Any] = {}
+        self.here: dict[str, bool] = {}  # session id -> its transcript is in the index
         self.initialized = False
         self.shutdown = False
         self.lens_refresh = False
@@ -281,6 +282,7 @@ class Server:
             self.conn = connect(path, notice=log)
             self.db_path = path
             refresh_index(self.conn)
+            self.here.clear()
         except (sqlite3.Error, DejaError, OSError) as exc:
             # a reviewer's clone still has its notes: serve from them
             log(f"no index ({exc}); annotations come from the repository's notes only")
@@ -321,6 +323,7 @@ class Server:
             try:
                 if changed_transcripts(self.conn, discover_roots()):
                     refresh_index(self.conn)
+                    self.here.clear()
                     stale |= set(self.docs)
             except sqlite3.Error as exc:
                 log(f"could not read the index ({exc})")
@@ -376,7 +379,7 @@ class Server:
                     },
                 }
             )
-            if run.line.via != "note":
+            if self._transcript_here(run.line):
                 out.append(
                     {
                         "range": where,
@@ -388,6 +391,22 @@ class Server:
                     }
                 )
         return out
+
+    def _transcript_here(self, ln: LineAttribution) -> bool:
+        """Whether the session's transcript is indexed here, so it can be handed off.
+        A line read from a note may be one: in the author's own clone (hooks
+        installed) every committed line is read from its note first."""
+        if ln.via != "note":
+            return True
+        sid = ln.session or ""
+        if sid not in self.here:
+            from deja_blame.index.store import resolve_session_id
+
+            try:
+                self.here[sid] = self.conn is not None and resolve_session_id(self.conn, sid) == sid
+            except (DejaError, sqlite3.Error):
+                self.here[sid] = False
+        return self.here[sid]
 
     def _annotations(self, doc: Document) -> dict[str, Any]:
         colours: dict[str, int] = {}
