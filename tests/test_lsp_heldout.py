@@ -3,12 +3,18 @@ worlds built from nothing) found that tests/test_lsp.py did not cover."""
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
 from conftest import deja
 from lsp_client import LspClient
+from test_blame import T0, Session
 from test_lsp import SID, clients, lens_lines, start, world
+
+OTHER = "0c0c0c0c-aaaa-4bbb-8ccc-0000000000c0"  # a session of another project
+LATER = "9b1d2e3f-aaaa-4bbb-8ccc-000000000002"
 
 __all__ = ["clients", "world"]  # fixtures, used by name
 
@@ -52,4 +58,61 @@ def test_a_note_s_session_unknown_here_gets_no_hand_off(
     by_line = lens_lines(client.lenses(uri))
     assert list(by_line) == [5]
     assert "hand off" not in by_line[5]
+    assert client.close() == 0
+
+
+def indexed_sessions(db: Path) -> set[str]:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return {r[0] for r in conn.execute("SELECT session_id FROM sessions")}
+    finally:
+        conn.close()
+
+
+def test_the_server_reads_only_the_transcripts_that_concern_its_files(
+    world: dict[str, Any], clients: list[LspClient], tmp_path: Path
+) -> None:
+    """A heavy user's other projects are not read before the first lenses (nor by the
+    poll): only what can concern the open file, as ``deja blame FILE`` reads. All of
+    them at once kept the first lenses waiting (5.1 s against blame's 0.5 s with
+    1,500 other sessions in the trial)."""
+    other = Session(world["root"], OTHER)
+    other.user("Plant the tomatoes", T0)
+    other.replace(Path("/home/carol/garden/beds.py"), [], ["tomatoes = plant(rows=4)"], T0 + 9)
+    db = tmp_path / "index.db"  # conftest's DEJA_DB
+    client = start(clients, world["repo"], {"DEJA_LSP_POLL": "0.1"})
+    uri = client.open(world["repo"] / "cart.py")
+    assert list(lens_lines(client.lenses(uri))) == [5]
+    assert SID in indexed_sessions(db)
+    time.sleep(0.5)  # polls come and go: they read no more than the open file needs
+    assert client.hover(uri, 6) is not None
+    assert OTHER not in indexed_sessions(db)
+    deja("index")  # what `deja index` and the post-commit hook are for
+    assert OTHER in indexed_sessions(db)
+    assert client.close() == 0
+
+
+def test_a_save_reads_the_new_transcript_lines_that_wrote_the_file(
+    world: dict[str, Any], clients: list[LspClient]
+) -> None:
+    """With no poll at all (DEJA_LSP_POLL=0), saving the file is enough: the load
+    reads the new lines of the session that wrote it before blaming."""
+    repo = world["repo"]
+    client = start(clients, repo)  # the client's default: no poll
+    uri = client.open(repo / "cart.py")
+    assert list(lens_lines(client.lenses(uri))) == [5]
+    added = ["def count(cart):", "    return sum(item.qty for item in cart)"]
+    text = (repo / "cart.py").read_text() + "\n\n" + "\n".join(added) + "\n"
+    later = Session(world["root"], LATER)
+    later.user("Count the items in the cart", T0 + 8000)
+    later.replace(repo / "cart.py", [], added, T0 + 8060, start=15)
+    (repo / "cart.py").write_text(text)
+    client.notify(
+        "textDocument/didChange",
+        {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": text}]},
+    )
+    client.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
+    by_line = lens_lines(client.lenses(uri))
+    assert list(by_line) == [5, 14]
+    assert by_line[14][0].startswith("agy 9b1d2e3f")
     assert client.close() == 0

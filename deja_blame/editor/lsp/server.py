@@ -74,6 +74,8 @@ class Server:
         self.states: dict[str, Any] = {}  # repository root -> (HEAD, notes) last seen
         self.repos: dict[str, Any] = {}
         self.here: dict[str, bool] = {}  # session id -> its transcript is in the index
+        self.unread: frozenset[tuple[Any, ...]] | None = None  # transcripts left unread
+        self.indexed: int | None = None  # the index's transcripts as the last poll saw them
         self.initialized = False
         self.shutdown = False
         self.lens_refresh = False
@@ -273,23 +275,59 @@ class Server:
                 self.out.reply(msg_id, result)
 
     def _start(self) -> None:
-        """Open the index and read new transcript lines, as ``deja blame`` does first."""
+        """Open the index. New transcripts are read per file as it is opened (``_refresh``):
+        all of them at once would keep the first lenses waiting on every other
+        project's sessions (minutes for a heavy user)."""
         from deja_blame.index.db import connect, default_db_path
-        from deja_blame.index.refresh import refresh_index
+        from deja_blame.index.queries import transcript_stats
 
         path = self.db or default_db_path()
         try:
             self.conn = connect(path, notice=log)
             self.db_path = path
-            refresh_index(self.conn)
-            self.here.clear()
+            self.indexed = hash(frozenset(transcript_stats(self.conn).items()))
         except (sqlite3.Error, DejaError, OSError) as exc:
             # a reviewer's clone still has its notes: serve from them
             log(f"no index ({exc}); annotations come from the repository's notes only")
             self.conn = None
 
-    def _load(self, uri: str, text: str | None) -> None:
+    def _refresh(self, path: Path | None) -> None:
+        """Read the new transcripts that can concern ``path``'s repository, as ``deja
+        blame FILE`` does before it answers (``prescan``: by bytes, memoised); the
+        others are left to ``deja index`` and the post-commit hook. Nothing outside
+        a repository: there every new transcript would be read."""
+        from deja_blame.attribution.api import concern_of
+        from deja_blame.index.refresh import refresh_index
+
+        if self.conn is None or path is None:
+            return
+        concern = concern_of(path)
+        if concern is None:
+            return
+        try:
+            refresh_index(self.conn, concern=concern)
+        except (sqlite3.Error, DejaError, OSError) as exc:
+            log(f"could not read new transcripts ({exc})")
+        self.here.clear()
+
+    def _unread(self) -> frozenset[tuple[Any, ...]]:
+        """The transcripts the index has not read as they are now (a stat each)."""
+        from deja_blame.index.changes import changed_transcripts
+        from deja_blame.transcripts.antigravity.discover import discover_roots
+
+        assert self.conn is not None
+        out = set()
+        for tf in changed_transcripts(self.conn, discover_roots()):
+            try:
+                out.add((tf.session_id, str(tf.path), *tf.stat_key()))
+            except OSError:
+                continue
+        return frozenset(out)
+
+    def _load(self, uri: str, text: str | None, refresh: bool = True) -> None:
         doc = self.docs.get(uri) or Document(uri, uri_to_path(uri))
+        if refresh:
+            self._refresh(doc.path)
         doc.text = text
         doc.load(self.conn)
         if doc.problem:
@@ -316,15 +354,21 @@ class Server:
             if now != seen:
                 stale |= {u for u, d in self.docs.items() if d.blame and d.blame.root == root}
         if self.conn is not None and self.docs:
-            from deja_blame.index.changes import changed_transcripts
-            from deja_blame.index.refresh import refresh_index
-            from deja_blame.transcripts.antigravity.discover import discover_roots
+            from deja_blame.index.queries import transcript_stats
 
             try:
-                if changed_transcripts(self.conn, discover_roots()):
-                    refresh_index(self.conn)
-                    self.here.clear()
+                unread = self._unread()
+                if unread != self.unread:
+                    # a transcript new or grown: read what concerns the open files
+                    for path in {d.path for d in self.docs.values() if d.blame is not None}:
+                        self._refresh(path)
+                    unread = self._unread()
+                self.unread = unread
+                # the index read something (here, or `deja index` and the hook elsewhere)
+                indexed = hash(frozenset(transcript_stats(self.conn).items()))
+                if self.indexed is not None and indexed != self.indexed:
                     stale |= set(self.docs)
+                self.indexed = indexed
             except sqlite3.Error as exc:
                 log(f"could not read the index ({exc})")
         if not stale:
@@ -332,7 +376,7 @@ class Server:
         for uri in sorted(stale):
             with self.lock:
                 text = self.texts.get(uri)
-            self._load(uri, text)
+            self._load(uri, text, refresh=False)  # read above
         self._tell_refreshed(sorted(stale))
 
     def _tell_refreshed(self, uris: list[str]) -> None:
