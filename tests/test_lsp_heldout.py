@@ -8,7 +8,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from conftest import deja
+import pytest
+from conftest import deja, git
 from lsp_client import LspClient
 from test_blame import T0, Session
 from test_lsp import SID, clients, lens_lines, start, world
@@ -116,3 +117,37 @@ def test_a_save_reads_the_new_transcript_lines_that_wrote_the_file(
     assert list(by_line) == [5, 14]
     assert by_line[14][0].startswith("agy 9b1d2e3f")
     assert client.close() == 0
+
+
+def test_the_poll_searches_new_transcripts_once_per_repository(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The poll reads what concerns the open files with one set of needles per
+    repository (its root and every open file's path). One set per file made prescan
+    forget (it remembers 32 sets) and search every unread transcript again for each
+    of 40 open files whenever any transcript grew."""
+    import io
+
+    from deja_blame.attribution.model import FileBlame
+    from deja_blame.editor.lsp import server as lsp_server
+    from deja_blame.editor.lsp.documents import Document
+    from deja_blame.index import refresh
+    from deja_blame.index.prescan import needles_for
+
+    asked: list[tuple[bytes, ...] | None] = []
+    monkeypatch.setattr(refresh, "refresh_index", lambda conn, concern=None: asked.append(concern))
+    srv = lsp_server.Server(io.BytesIO(), io.BytesIO(), None)
+    srv.conn = sqlite3.connect(":memory:")
+    roots = [tmp_path / "a", tmp_path / "b"]
+    for root in roots:
+        (root / "src").mkdir(parents=True)
+        git(root, "init", "-q")
+        for i in range(40):
+            (root / "src" / f"f{i}.py").write_text("x = 1\n")
+            doc = Document(f"file://{root}/src/f{i}.py", root / "src" / f"f{i}.py")
+            doc.blame = FileBlame(path=f"src/f{i}.py", rev=None, root=str(root), lines=[])
+            srv.docs[doc.uri] = doc
+    srv._refresh_open()
+    assert len(asked) == 2, len(asked)
+    for root in roots:
+        assert needles_for(root, sorted(f"src/f{i}.py" for i in range(40))) in asked

@@ -297,18 +297,33 @@ class Server:
         others are left to ``deja index`` and the post-commit hook. Nothing outside
         a repository: there every new transcript would be read."""
         from deja_blame.attribution.api import concern_of
+
+        if path is not None:
+            self._read_new(concern_of(path))
+
+    def _read_new(self, concern: tuple[bytes, ...] | None) -> None:
         from deja_blame.index.refresh import refresh_index
 
-        if self.conn is None or path is None:
-            return
-        concern = concern_of(path)
-        if concern is None:
+        if self.conn is None or concern is None:
             return
         try:
             refresh_index(self.conn, concern=concern)
         except (sqlite3.Error, DejaError, OSError) as exc:
             log(f"could not read new transcripts ({exc})")
         self.here.clear()
+
+    def _refresh_open(self) -> None:
+        """``_refresh`` for every open file, one search per repository (its root and
+        all its open files' paths as needles): prescan remembers a transcript found
+        to hold none per set of needles, so the poll re-reads only what grew."""
+        from deja_blame.index.prescan import needles_for
+
+        by_root: dict[str, set[str]] = {}
+        for doc in self.docs.values():
+            if doc.blame is not None:
+                by_root.setdefault(doc.blame.root, set()).add(doc.blame.path)
+        for root, rels in sorted(by_root.items()):
+            self._read_new(needles_for(Path(root), sorted(rels)))
 
     def _unread(self) -> frozenset[tuple[Any, ...]]:
         """The transcripts the index has not read as they are now (a stat each)."""
@@ -360,8 +375,7 @@ class Server:
                 unread = self._unread()
                 if unread != self.unread:
                     # a transcript new or grown: read what concerns the open files
-                    for path in {d.path for d in self.docs.values() if d.blame is not None}:
-                        self._refresh(path)
+                    self._refresh_open()
                     unread = self._unread()
                 self.unread = unread
                 # the index read something (here, or `deja index` and the hook elsewhere)
