@@ -102,11 +102,14 @@ def test_a_still_locked_index_leaves_the_note_late_and_annotate_pending_says_why
     world: World,
 ) -> None:
     sha = commit_while_locked(world)
+    # each command gives up on the lock after 2 s, not 30 s: the same answers, sooner
+    short = {"env": {"DEJA_BUSY_TIMEOUT": "2"}, "check": False}
     with index_locked(world):
-        proc = world.deja("blame", "app.py", check=False)  # fails open: blame still answers
+        proc = world.deja("blame", "app.py", **short)  # fails open: blame still answers
         assert proc.returncode == 0
         assert "1 commit waits for its note" in proc.stderr.decode()
-        pending = world.deja("annotate", "--pending", check=False)
+        assert "could not refresh the index (database is locked)" in proc.stderr.decode()
+        pending = world.deja("annotate", "--pending", **short)
     assert pending.returncode == 1
     assert "1 commit waits for its note" in pending.stderr.decode()
     assert late_commits(world) == [sha]
@@ -178,3 +181,48 @@ def test_records_are_found_from_a_linked_worktree_without_opening_the_repository
     (wt / "sub").mkdir()
     assert late.any_records_near(wt / "sub") == wt
     assert late.any_records_near(world.repo) == world.repo
+
+
+def test_a_locked_index_costs_a_command_one_wait_not_one_per_cache_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The caches are written after the answer: a held lock skips them at once
+    (``deja blame`` waited 30 s for the refresh, then 30 s for each of two caches)."""
+    from deja_blame.index import queries as Q
+    from deja_blame.index.db import connect
+
+    monkeypatch.delenv("DEJA_BUSY_TIMEOUT", raising=False)
+    path = tmp_path / "index.db"
+    conn = connect(path, create=True)
+    assert conn.execute("PRAGMA busy_timeout").fetchone() == (30_000,)
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    for write in (
+        lambda: Q.cache_put(conn, "blame_cache", "k", b"data", 10),
+        lambda: Q.cache_put(conn, "attribution_cache", "k", b"data", 10, token="t"),
+        lambda: Q.cache_touch(conn, "attribution_cache", "k"),
+    ):
+        started = time.monotonic()
+        with pytest.raises(sqlite3.OperationalError, match="locked"):
+            write()
+        assert time.monotonic() - started < 10  # Q.CACHE_BUSY_MS, not the 30 s wait
+        assert conn.execute("PRAGMA busy_timeout").fetchone() == (30_000,)  # restored
+    holder.execute("ROLLBACK")
+    Q.cache_put(conn, "blame_cache", "k", b"data", 10)  # free again: written
+    assert Q.cache_get(conn, "blame_cache", "k") == (b"data",)
+
+
+def test_deja_busy_timeout_sets_the_wait_and_a_bad_value_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from deja_blame.errors import DejaError
+    from deja_blame.index.db import connect
+
+    monkeypatch.setenv("DEJA_BUSY_TIMEOUT", "2.5")
+    assert connect(tmp_path / "a.db", create=True).execute("PRAGMA busy_timeout").fetchone() == (
+        2500,
+    )
+    for bad in ("soon", "-1", "nan"):
+        monkeypatch.setenv("DEJA_BUSY_TIMEOUT", bad)
+        with pytest.raises(DejaError, match="DEJA_BUSY_TIMEOUT must be a number of seconds"):
+            connect(tmp_path / "b.db", create=True)

@@ -25,8 +25,8 @@ import click
 from deja_blame.errors import DejaError
 from deja_blame.index import queries as Q
 from deja_blame.index.db import (
-    BUSY_TIMEOUT_MS,
     SCHEMA_VERSION,
+    busy_timeout_ms,
     disk_full,
     open_read_only,
     refuse_not_ours,
@@ -138,7 +138,7 @@ def check_roots(roots: list[Path]) -> tuple[Check, list[TranscriptFile]]:
 
 def _open_read_only(path: Path) -> sqlite3.Connection:
     conn = open_read_only(path)
-    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute(f"PRAGMA busy_timeout = {busy_timeout_ms()}")
     return conn
 
 

@@ -19,12 +19,29 @@ from deja_blame.errors import DejaError, IndexCorruptError
 
 SCHEMA_VERSION = 7
 DB_ENV = "DEJA_DB"
-BUSY_TIMEOUT_MS = 30_000
+BUSY_TIMEOUT_MS = 30_000  # the default wait for another process's write lock
+BUSY_ENV = "DEJA_BUSY_TIMEOUT"  # seconds, where a script would rather fail sooner
 # below this much free space SQLite cannot make its -shm (32 KB) and WAL pages
 FULL_DISK_BYTES = 256 * 1024
 # WAL with NORMAL: commits are not flushed one by one, checkpoints are; a crash
 # or power loss can lose the last commits but never damages the file.
 SYNCHRONOUS = "NORMAL"
+
+
+def busy_timeout_ms() -> int:
+    """How long a command waits for another process's write lock on the index:
+    ``DEJA_BUSY_TIMEOUT`` seconds, else 30 s."""
+    raw = os.environ.get(BUSY_ENV, "").strip()
+    if not raw:
+        return BUSY_TIMEOUT_MS
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds <= 24 * 3600:
+        raise DejaError(f"{BUSY_ENV} must be a number of seconds (0 to 86400), not {raw!r}")
+    return int(seconds * 1000)
+
 
 # Each migration brings the schema from version i to i+1: SQL statements, or a
 # function where rows must be rewritten in Python. Add, never edit.
@@ -345,8 +362,9 @@ def connect(
         raise DejaError(f"cannot create the index directory {path.parent}: {exc.strerror}") from exc
     conn: sqlite3.Connection | None = None
     try:
-        conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        busy_ms = busy_timeout_ms()
+        conn = sqlite3.connect(str(path), timeout=busy_ms / 1000, isolation_level=None)
+        conn.execute(f"PRAGMA busy_timeout = {busy_ms}")
         _refuse_foreign(conn, path)  # before WAL: a foreign database is left exactly as it was
         _enable_wal(conn)
         conn.execute(f"PRAGMA synchronous = {SYNCHRONOUS}")
@@ -401,7 +419,7 @@ def open_read_only(path: Path) -> sqlite3.Connection:
     from urllib.parse import quote
 
     uri = f"file:{quote(str(path))}?mode=ro"
-    conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    conn = sqlite3.connect(uri, uri=True, timeout=busy_timeout_ms() / 1000, isolation_level=None)
     if writable_place(path) and not disk_full(path):
         return conn  # damage, if any, is for the caller's first query to report
     try:
@@ -441,7 +459,7 @@ def _enable_wal(conn: sqlite3.Connection) -> None:
     is locked" at once, without its busy handler (waiting could deadlock). By the
     time it asks again the other has switched, and the pragma has nothing to do.
     """
-    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    deadline = time.monotonic() + busy_timeout_ms() / 1000
     delay = 0.005
     while True:
         try:
@@ -467,7 +485,7 @@ def database_error(path: Path, exc: sqlite3.DatabaseError) -> DejaError:
             # this says what is known: another process holds it
             return DejaError(
                 f"the index {path} is locked by another process"
-                f" (deja waits up to {BUSY_TIMEOUT_MS // 1000} s for it)",
+                f" (deja waits up to {busy_timeout_ms() / 1000:g} s for it)",
                 hint="run it again once the other deja command has finished",
             )
         if "unable to open" in text:

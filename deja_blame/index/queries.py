@@ -13,6 +13,7 @@ import sqlite3
 import time
 import zlib
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -438,16 +439,43 @@ def cache_get(conn: sqlite3.Connection, table: str, key: str) -> tuple[Any, ...]
     return row
 
 
+# A cache write waits this long for another process's write lock, not the command's
+# whole busy timeout: the answer is already computed, a missed entry costs one recompute
+# (a locked index made `deja blame` wait 30 s for each of its two cache writes).
+CACHE_BUSY_MS = 250
+
+
+@contextmanager
+def _short_wait(conn: sqlite3.Connection) -> Iterator[None]:
+    (busy_ms,) = conn.execute("PRAGMA busy_timeout").fetchone()
+    conn.execute(f"PRAGMA busy_timeout = {min(int(busy_ms), CACHE_BUSY_MS)}")
+    try:
+        yield
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_ms)}")
+
+
 def cache_touch(conn: sqlite3.Connection, table: str, key: str) -> None:
-    conn.execute(f"UPDATE {_cache_table(table)} SET used=? WHERE key=?", (time.time(), as_key(key)))
+    with _short_wait(conn):
+        conn.execute(
+            f"UPDATE {_cache_table(table)} SET used=? WHERE key=?", (time.time(), as_key(key))
+        )
 
 
 def cache_put(
     conn: sqlite3.Connection, table: str, key: str, data: bytes, keep: int, token: str | None = None
 ) -> None:
-    """Store one entry and keep the ``keep`` most recently used."""
+    """Store one entry and keep the ``keep`` most recently used; a busy index raises
+    ``sqlite3.OperationalError`` after ``CACHE_BUSY_MS``."""
     name = _cache_table(table)
     key = as_key(key)
+    with _short_wait(conn):
+        _cache_write(conn, name, key, data, keep, token)
+
+
+def _cache_write(
+    conn: sqlite3.Connection, name: str, key: str, data: bytes, keep: int, token: str | None
+) -> None:
     if name == "blame_cache":
         conn.execute(
             "INSERT OR REPLACE INTO blame_cache(key, data, used) VALUES (?, ?, ?)",
