@@ -108,8 +108,15 @@ class CatFile:
 
     def read(self, spec: str) -> bytes | None:
         """The object's bytes, or None: no such object, not a blob, or git failed."""
-        if "\n" in spec or self._broken:
-            return None
+        return self.read_many([spec])[0]
+
+    def read_many(self, specs: list[str]) -> list[bytes | None]:
+        """``read`` of each spec, asked of git at once and answered in order (one
+        round trip to git for the file's several names at one commit)."""
+        out: list[bytes | None] = [None] * len(specs)
+        asked = [k for k, spec in enumerate(specs) if "\n" not in spec]
+        if not asked or self._broken:
+            return out
         if self._proc is None:
             try:
                 self._proc = subprocess.Popen(
@@ -121,20 +128,27 @@ class CatFile:
                 )
             except OSError:
                 self._broken = True
-                return None
+                return out
         proc = self._proc
         assert proc.stdin is not None and proc.stdout is not None
         try:
-            proc.stdin.write(spec.encode() + b"\n")
+            # a few short lines: they fit in the pipe before git answers the first
+            proc.stdin.write(b"".join(specs[k].encode() + b"\n" for k in asked))
             proc.stdin.flush()
-            head = proc.stdout.readline().split()
-            if len(head) != 3:
-                return None
-            data = proc.stdout.read(int(head[2]) + 1)[:-1]
+            for k in asked:
+                head = proc.stdout.readline().rstrip(b"\n")
+                if head.endswith((b" missing", b" ambiguous")):
+                    continue  # the spec itself may hold spaces: judged by its end
+                fields = head.split()
+                if len(fields) != 3:
+                    raise ValueError(head)
+                data = proc.stdout.read(int(fields[2]) + 1)[:-1]
+                if fields[1] == b"blob":
+                    out[k] = data
         except (OSError, ValueError):
             self._broken = True
-            return None
-        return data if head[1] == b"blob" else None
+            return [None] * len(specs)
+        return out
 
     def close(self) -> None:
         if self._proc is not None:

@@ -331,3 +331,103 @@ def test_a_lockfile_of_repeated_lines_costs_work_in_proportion_to_its_lines() ->
     out = matcher.match_lines(texts, blamed, ws, now=60_000.0)
     assert sum(m is not None for m in out) == n  # every line its own write
     assert Counted.reads <= 20 * n
+
+
+def test_a_warm_blame_imports_no_matcher_and_no_pygit2(committed: dict[str, Any]) -> None:
+    """A cached answer is read through the cache alone: the matcher, the move and
+    commit-window rules and pygit2 are never imported (the warm path's start-up)."""
+    repo, root = committed["repo"], committed["root"]
+    s = Session(root, "3f2a9c1e-aaaa-4bbb-8ccc-0000000000c5")
+    s.user("Add a total() helper to cart.py", T0)
+    s.replace(repo / "cart.py", [], AGENT_BLOCK, T0 + 60, start=6)
+    deja_json("blame", str(repo / "cart.py"), "--json")  # computed and cached
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "deja_blame", "blame", "cart.py", "--json"],
+        capture_output=True,
+        env=os.environ.copy(),
+        cwd=repo,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()[-500:]
+    imported = {
+        line.split("|")[-1].strip() for line in proc.stderr.decode().splitlines() if "|" in line
+    }
+    assert "deja_blame.attribution.answer" in imported  # the measurement saw deja's imports
+    for heavy in (
+        "deja_blame.attribution.blame",
+        "deja_blame.attribution.matcher",
+        "deja_blame.attribution.moves",
+        "deja_blame.attribution.window",
+        "pygit2",
+    ):
+        assert heavy not in imported, heavy
+    assert "3f2a9c1e" in proc.stdout.decode()
+
+
+def test_git_blame_starts_when_the_cache_misses_and_is_taken_once(
+    committed: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cold blame starts git blame as soon as the attribution cache has missed
+    (before the repository is opened), and the blame takes that process: git blame
+    runs once. With the blame itself cached, the early process is ended."""
+    from deja_blame.attribution import api, blame_engine
+    from deja_blame.index.db import connect
+
+    repo, root = committed["repo"], committed["root"]
+    s = Session(root, "3f2a9c1e-aaaa-4bbb-8ccc-0000000000c6")
+    s.user("Add a total() helper to cart.py", T0)
+    s.replace(repo / "cart.py", [], AGENT_BLOCK, T0 + 60, start=6)
+    started: list[tuple[str, str | None]] = []
+    real = blame_engine._start_git
+
+    def counting(root_: Path, relpath: str, rev: str | None, span: Any = None) -> Any:
+        started.append((relpath, rev))
+        return real(root_, relpath, rev, span)
+
+    monkeypatch.setattr(blame_engine, "_start_git", counting)
+    opened: list[int] = []
+    real_locate = api.locate
+
+    def locate(file: Path) -> Any:
+        opened.append(len(started))  # how many blames had started when the repository opened
+        return real_locate(file)
+
+    monkeypatch.setattr(api, "locate", locate)
+    db = Path(os.environ["DEJA_DB"])
+    conn = connect(db)
+    try:
+        first = api.compute(conn, repo / "cart.py", None, None, refresh=True)
+        assert [ln.session for ln in first.lines][5:] == [
+            "3f2a9c1e-aaaa-4bbb-8ccc-0000000000c6"
+        ] * len(AGENT_BLOCK)
+        assert len(started) == 1 and opened == [1]  # started before the repository opened
+        assert not blame_engine._EARLY
+        # the attribution cache emptied, git's blame still cached: the early one ends
+        conn.execute("DELETE FROM attribution_cache")
+        conn.commit()
+        again = api.compute(conn, repo / "cart.py", None, None, refresh=False)
+        assert [ln.session for ln in again.lines] == [ln.session for ln in first.lines]
+        assert len(started) == 2  # the early start, not taken ...
+        assert not blame_engine._EARLY  # ... and ended
+    finally:
+        conn.close()
+
+
+def test_cat_file_reads_past_a_missing_name_with_spaces(repo: Path) -> None:
+    """``git cat-file --batch`` answers ``<spec> missing`` for a name a commit lacks;
+    a name with spaces must not be taken for a header (it once ended every later
+    read of the blame: the file's older versions all read as absent)."""
+    from deja_blame.gitutil import CatFile
+
+    (repo / "a b.py").write_text("x = 1\n")
+    commit_all(repo, "a file with a space", T0)
+    batch = CatFile(repo)
+    try:
+        assert batch.read("HEAD:no such file.py") is None
+        assert batch.read("HEAD:a b.py") == b"x = 1\n"
+        assert batch.read_many(["HEAD:gone too.py", "HEAD:a b.py", "HEAD:x\ny"]) == [
+            None,
+            b"x = 1\n",
+            None,
+        ]
+    finally:
+        batch.close()

@@ -1,6 +1,23 @@
-"""Stage 3: attribution: git blame per line, matched against the index (and notes)."""
+"""Stage 3: attribution: git blame per line, matched against the index (and notes).
 
-from deja_blame.attribution.blame import blame_file
-from deja_blame.attribution.model import FileBlame, LineAttribution
+The names below load their modules when first used: a command that answers from
+the attribution cache (``blame``'s fast path) never imports the matcher.
+"""
+
+from __future__ import annotations
+
+from typing import Any
 
 __all__ = ["FileBlame", "LineAttribution", "blame_file"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "blame_file":
+        from deja_blame.attribution.blame import blame_file
+
+        return blame_file
+    if name in ("FileBlame", "LineAttribution"):
+        from deja_blame.attribution import model
+
+        return getattr(model, name)
+    raise AttributeError(f"module 'deja_blame.attribution' has no attribute {name!r}")

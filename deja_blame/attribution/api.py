@@ -10,7 +10,7 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from deja_blame.attribution.blame import blame_file, cached_blame
+from deja_blame.attribution.answer import cached_blame
 from deja_blame.attribution.model import FileBlame
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import open_repository, relative_path
@@ -35,6 +35,14 @@ def concern_of(file: Path) -> tuple[bytes, ...] | None:
     return needles_for(root, [rel] if rel and rel != "." else [])
 
 
+def _blame_early(root: str, commit: str, relpath: str) -> None:
+    """The attribution cache has no answer: git blame the file now, while the
+    repository is opened and the modules imported (the blame takes it)."""
+    from deja_blame.attribution.blame_engine import start_early
+
+    start_early(root, commit, relpath)
+
+
 def locate(file: Path) -> tuple[pygit2.Repository, str]:
     if not file.exists() and not file.parent.exists():
         raise DejaError(f"no such file or directory: {file}")
@@ -55,10 +63,11 @@ def compute(
     if conn is not None and refresh:
         refresh_index(conn, concern=concern_of(file))
     if conn is not None:
-        hit = cached_blame(conn, file, rev, line_range)
+        hit = cached_blame(conn, file, rev, line_range, on_miss=_blame_early)
         if hit is not None:
             return hit
     repo, rel = locate(file)
+    from deja_blame.attribution.blame import blame_file
     from deja_blame.notes.lookup import note_lookup_for
 
     return blame_file(

@@ -11,27 +11,32 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+import threading
 import time
 import zlib
 from collections.abc import Callable, Sequence
-from datetime import datetime, timezone
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import orjson
 
 from deja_blame.attribution import blame_options, cache
-from deja_blame.attribution.blame_engine import BlameLine, start_blame
+from deja_blame.attribution.answer import (
+    finish_answer,
+    format_time_epoch,
+    from_entry,
+    text_or_none,
+)
+from deja_blame.attribution.blame_engine import BlameLine, drop_early, start_blame
 from deja_blame.attribution.identity import RepositoryIdentity
 from deja_blame.attribution.matcher import (
     Key,
     WriteSet,
-    candidate_paths,
     load_writes,
     match_lines,
 )
-from deja_blame.attribution.model import FileBlame, LineAttribution, NoteLookup, SessionInfo
+from deja_blame.attribution.model import FileBlame, LineAttribution, NoteLookup
 from deja_blame.attribution.moves import follow_moves
 from deja_blame.attribution.reflow import reflow_matches
 from deja_blame.attribution.window import CommitWindow, FileHistory
@@ -40,8 +45,6 @@ from deja_blame.gitutil import (
     FileVersion,
     head_commit,
     read_file,
-    read_worktree_bytes,
-    relative_to_root,
     workdir,
 )
 from deja_blame.index import queries as Q
@@ -83,7 +86,7 @@ def blame_file(
         result = _at_commit(
             repo, conn, version, line_range, note_lookup, engine, before_match, rev=version.commit
         )
-        return _finish(conn, result, line_range)
+        return finish_answer(conn, result, line_range)
     work = read_file(repo, relpath, None)
     _refuse_binary(work)
     head = head_commit(repo)
@@ -95,15 +98,15 @@ def blame_file(
             at_head = None  # not in HEAD: every line is new
     if at_head is None or at_head.is_binary:
         result = _compute(repo, conn, work, note_lookup, engine, before_match, None)
-        return _finish(conn, result, line_range)
+        return finish_answer(conn, result, line_range)
     if at_head.data == work.data:
         result = _at_commit(
             repo, conn, at_head, line_range, note_lookup, engine, before_match, rev=None
         )
-        return _finish(conn, result, line_range)
+        return finish_answer(conn, result, line_range)
     head_result = _at_commit(repo, conn, at_head, None, note_lookup, engine, before_match, rev=None)
     result = overlay(conn, head_result, work.data, str(root), relpath)
-    return _finish(conn, result, line_range)
+    return finish_answer(conn, result, line_range)
 
 
 def _refuse_binary(version: FileVersion) -> None:
@@ -141,7 +144,7 @@ def _at_commit(
     """The file at a commit: from the attribution cache, or computed (and cached).
 
     With ``line_range`` and nothing cached, only a window around the range; the
-    caller filters to the range (``_finish``).
+    caller filters to the range (``finish_answer``).
     """
     assert version.commit is not None
     root = str(workdir(repo))
@@ -164,38 +167,6 @@ def _at_commit(
     cache.store(conn, key, entry, notes, root)
     result.rev = rev
     return result
-
-
-def from_entry(entry: cache.Entry, relpath: str, rev: str | None, root: str) -> FileBlame:
-    return FileBlame(
-        path=relpath,
-        rev=rev,
-        root=root,
-        lines=cache.entry_lines(entry),
-        note_sessions=dict(entry.note_sessions),
-    )
-
-
-def _finish(
-    conn: sqlite3.Connection | None, result: FileBlame, line_range: tuple[int, int] | None
-) -> FileBlame:
-    if conn is not None:
-        result.indexed_sessions = Q.count_sessions(conn)
-    if line_range is not None:
-        start, end = line_range
-        total = result.total_lines
-        if total is None:
-            total = result.lines[-1].line if result.lines else 0
-        if start > total and not (start == 1 and total == 0):
-            raise too_short(result.path, total)
-        result.lines = [ln for ln in result.lines if start <= ln.line <= end]
-    _fill_sessions(conn, result)
-    return result
-
-
-def too_short(path: str, total: int) -> DejaError:
-    """git blame's own words for a line range past the end of the file."""
-    return DejaError(f"file {path} has only {total} line{'s' if total != 1 else ''}")
 
 
 def _compute(
@@ -229,6 +200,7 @@ def _compute(
     else:
         started = start_blame(root, repo, relpath, version.commit, engine=engine, span=span)
         pending = started.result
+    early = _read_ahead(conn, root, version) if window is None else None
     if before_match is not None:
         before_match()
     part = texts[lo - 1 : hi]
@@ -237,9 +209,11 @@ def _compute(
     file_fps = {fingerprint(t) for t in part}
     solid = {fingerprint(t) for t in part if not is_trivial(t)}
     if conn is not None:
-        paths = candidate_paths(conn, str(root), {relpath})
+        paths = Q.candidate_paths(conn, str(root), {relpath})
         load_writes(conn, paths, file_fps, into=writes, solid=solid)
     blamed = pending()
+    if early is not None:
+        early.join()
     by_line: list[BlameLine | None] = [None] * len(part)
     for b in blamed:
         if lo <= b.line <= hi:
@@ -276,13 +250,13 @@ def _compute(
         for ln in lines:
             if ln.via == "note" and ln.session:
                 noted = result.note_sessions.get(ln.session) or {}
-                ln.source = _text(noted.get("agent")) or UNKNOWN_AGENT
+                ln.source = text_or_none(noted.get("agent")) or UNKNOWN_AGENT
     if conn is not None:
         # Renamed files: their older lines were written under the old path.
         older = {b.orig_path for b in by_line if b is not None and b.orig_path} - {relpath}
         if older:
             more = {
-                k: v for k, v in candidate_paths(conn, str(root), older).items() if k not in paths
+                k: v for k, v in Q.candidate_paths(conn, str(root), older).items() if k not in paths
             }
             load_writes(conn, more, file_fps, into=writes, solid=solid)
             paths.update(more)
@@ -297,6 +271,31 @@ def _compute(
         )
     _from_git_ai(repo, lines, result)
     return result
+
+
+def _read_ahead(
+    conn: sqlite3.Connection | None, root: Path, version: FileVersion
+) -> threading.Thread | None:
+    """Ask git, on a thread while git blame runs, what the rules will ask after it:
+    the file's log (``window.FileHistory``) and the repository's files (``moves``).
+    Each answer lands in its process cache; the caller joins the thread before the
+    rules run. (A file renamed in its history asks a log of all its names later.)"""
+    if conn is None:
+        return None
+    from deja_blame.attribution.identity import read_repository_files
+    from deja_blame.attribution.moves import revisions_asked
+    from deja_blame.attribution.repo_history import repo_history
+
+    def work() -> None:
+        try:
+            repo_history(root).log(version.commit or "HEAD", {version.relpath})
+            read_repository_files(root, revisions_asked(version.commit))
+        except Exception:  # noqa: BLE001 - the rules ask again, and say what failed
+            pass
+
+    thread = threading.Thread(target=work, name="deja-read-ahead", daemon=True)
+    thread.start()
+    return thread
 
 
 def _from_git_ai(repo: pygit2.Repository, lines: list[LineAttribution], result: FileBlame) -> None:
@@ -382,7 +381,7 @@ def overlay(
         fps = {fingerprint(ln.text) for ln in part}
         solid = {fingerprint(ln.text) for ln in part if not is_trivial(ln.text)}
         relpaths = {relpath} | {ln.orig_path for ln in part if ln.orig_path}
-        paths = candidate_paths(conn, root, relpaths)
+        paths = Q.candidate_paths(conn, root, relpaths)
         writes = load_writes(conn, paths, fps, solid=solid)
         fresh = [ln.commit is None for ln in part]
         _attribute_from_index(conn, part, by_line, writes, paths, None, root, None, only=fresh)
@@ -507,76 +506,6 @@ def session_edited_paths(conn: sqlite3.Connection, sid: int, path_ids: list[int]
     return Q.edited_any_path(conn, sid, path_ids)
 
 
-def format_time_epoch(epoch: float) -> str:
-    from deja_blame.transcripts.text import format_time
-
-    return format_time(datetime.fromtimestamp(epoch, tz=timezone.utc))
-
-
-def _fill_sessions(conn: sqlite3.Connection | None, result: FileBlame) -> None:
-    for name in sorted({ln.session for ln in result.lines if ln.session}):
-        row = Q.session_by_id(conn, name) if conn is not None else None
-        if row is not None:
-            result.sessions[name] = SessionInfo(
-                name, row.source, row.project, row.started_at, row.first_prompt, row.model
-            )
-            continue
-        noted = result.note_sessions.get(name) or {}
-        result.sessions[name] = SessionInfo(
-            name,
-            _text(noted.get("agent")) or UNKNOWN_AGENT,
-            _text(noted.get("project")) or "-",
-            _text(noted.get("started_at")),
-            _text(noted.get("first_prompt")),
-            _text(noted.get("model")),
-        )
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
-def cached_blame(
-    conn: sqlite3.Connection,
-    file: Path,
-    rev: str | None,
-    line_range: tuple[int, int] | None,
-) -> FileBlame | None:
-    """The answer from the attribution cache alone, through the ``git`` program:
-    no pygit2, no git blame. None when anything is missing (the caller computes)."""
-    if not cache.fast_path_enabled():
-        return None
-    start = file.parent if not file.is_dir() else file
-    if not start.is_dir():
-        return None
-    state = cache.repo_state(start)
-    if state is None:
-        return None
-    try:
-        rel = relative_to_root(Path(state.root), file)
-    except DejaError:
-        return None  # outside the repository: the slow path says so
-    commit = state.head if rev is None else cache.resolve_rev_cli(state.root, rev)
-    if commit is None:
-        return None
-    entry = cache.load(
-        conn, cache.entry_key(state.root, commit, rel, "auto"), state.notes, state.root
-    )
-    if entry is None:
-        return None
-    result = from_entry(entry, rel, commit if rev is not None else None, state.root)
-    if rev is None:
-        try:
-            data = read_worktree_bytes(Path(state.root), rel)
-        except DejaError:
-            return None
-        if b"\0" in data[:8000]:
-            return None
-        if cache.content_hash(data) != entry.data_hash:
-            result = overlay(conn, result, data, state.root, rel)
-    return _finish(conn, result, line_range)
-
-
 # -- the blame cache ------------------------------------------------------------------
 
 
@@ -606,6 +535,8 @@ def _start_blame_cached(
         if row is not None:
             try:
                 cached = [BlameLine(*item) for item in orjson.loads(zlib.decompress(row[0]))]
+                if version.commit is not None:
+                    drop_early(root, version.commit, version.relpath)
                 return lambda: cached
             except (zlib.error, orjson.JSONDecodeError, TypeError):
                 pass  # a damaged entry: blame again

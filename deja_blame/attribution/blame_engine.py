@@ -47,11 +47,21 @@ class BlameLine:
 class PendingBlame:
     """A blame started in the background: git works while deja reads its index."""
 
-    def __init__(self, compute: Callable[[], list[BlameLine]]) -> None:
+    def __init__(
+        self,
+        compute: Callable[[], list[BlameLine]],
+        cancel: Callable[[], None] | None = None,
+    ) -> None:
         self._compute = compute
+        self._cancel = cancel
 
     def result(self) -> list[BlameLine]:
         return self._compute()
+
+    def cancel(self) -> None:
+        """Stop the work (a git blame nobody will read)."""
+        if self._cancel is not None:
+            self._cancel()
 
 
 def start_blame(
@@ -65,10 +75,42 @@ def start_blame(
     """Start blaming ``relpath`` at ``rev``; ``span`` (first, last line) limits it
     to those lines, as ``git blame -L`` does (git follows only them)."""
     if engine == "git" or (engine == "auto" and git_available()):
-        return _start_git(root, relpath, rev, span)
+        early = _EARLY.pop(_early_key(root, rev, relpath), None) if rev and span is None else None
+        return early if early is not None else _start_git(root, relpath, rev, span)
     if not blame_options.current().default:
         raise DejaError("git blame's options (-w, -M, -C, --since, --ignore-rev) need git on PATH")
     return PendingBlame(lambda: _span(_blame_pygit2(root, repo, relpath, rev), span))
+
+
+# Blames started before the repository was opened (``start_early``): the
+# attribution cache missed, and git blame works while deja imports and reads.
+_EARLY: dict[tuple[str, str, str, str], PendingBlame] = {}
+_EARLY_KEPT = 4
+
+
+def _early_key(root: Path | str, commit: str, relpath: str) -> tuple[str, str, str, str]:
+    return (str(Path(root).resolve()), commit, relpath, blame_options.current().signature())
+
+
+def start_early(root: Path | str, commit: str, relpath: str) -> None:
+    """Start ``git blame --porcelain`` of ``relpath`` at ``commit`` now, for the
+    ``start_blame`` of the same file and commit that follows (it takes it). The
+    whole file only, and only where git is the engine."""
+    if not git_available():
+        return
+    key = _early_key(root, commit, relpath)
+    if key in _EARLY:
+        return
+    while len(_EARLY) >= _EARLY_KEPT:  # a server's blames never taken: end the oldest
+        _EARLY.pop(next(iter(_EARLY))).cancel()
+    _EARLY[key] = _start_git(Path(root), relpath, commit)
+
+
+def drop_early(root: Path | str, commit: str, relpath: str) -> None:
+    """End an early blame nobody will take (its answer was cached after all)."""
+    pending = _EARLY.pop(_early_key(root, commit, relpath), None)
+    if pending is not None:
+        pending.cancel()
 
 
 def _span(lines: list[BlameLine], span: tuple[int, int] | None) -> list[BlameLine]:
@@ -104,7 +146,14 @@ def _start_git(
             raise DejaError(f"git blame failed: {err.splitlines()[-1] if err else proc.returncode}")
         return parse_porcelain(out)
 
-    return PendingBlame(finish)
+    def cancel() -> None:
+        try:
+            proc.kill()
+            proc.communicate(timeout=5)
+        except (OSError, subprocess.SubprocessError):
+            pass
+
+    return PendingBlame(finish, cancel)
 
 
 def blame_copies(

@@ -32,10 +32,8 @@ import orjson
 from deja_blame import __version__
 from deja_blame.attribution import blame_options
 from deja_blame.attribution.identity import IDENTITY_VERSION
-from deja_blame.attribution.matcher import candidate_paths
 from deja_blame.index import queries as Q
-from deja_blame.notes.gitai import GITAI_REF
-from deja_blame.notes.schema import NOTES_REF
+from deja_blame.notes.schema import GITAI_REF, NOTES_REF
 
 if TYPE_CHECKING:
     from deja_blame.attribution.model import FileBlame, LineAttribution
@@ -100,7 +98,7 @@ def entry_key(root: str, commit: str, relpath: str, engine: str) -> str:
 
 def token(conn: sqlite3.Connection, root: str, relpaths: set[str], notes: str) -> str:
     """The state of the index and notes an entry was computed from."""
-    paths = candidate_paths(conn, root, relpaths)
+    paths = Q.candidate_paths(conn, root, relpaths)
     ids = sorted(paths)
     gens = Q.path_generations(conn, ids)
     return orjson.dumps([notes, [[pid, paths[pid], gens.get(pid, 0)] for pid in ids]]).decode()

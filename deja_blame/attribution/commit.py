@@ -146,13 +146,12 @@ def files_worth_blaming(
     the time: a 21-file commit of gemini-cli took 8-9 s to annotate (the hook's
     foreground budget is 2 s) for 2 files that could hold a session's line.
     """
-    from deja_blame.attribution.matcher import candidate_paths
     from deja_blame.attribution.moves import MOVED_BLOCK
 
     root = str(workdir(repo))
     out: set[str] = set()
     for path, lines in introduced.items():
-        if candidate_paths(conn, root, {path}):
+        if Q.candidate_paths(conn, root, {path}):
             out.add(path)
             continue
         if not written:

@@ -309,11 +309,10 @@ def _written_by_others(
 ) -> set[int]:
     """Which of ``fps`` another indexed session wrote to this file (at any path
     that stands for it: another clone, another machine)."""
-    from deja_blame.attribution.matcher import candidate_paths
 
     out: set[int] = set()
     wanted = sorted(fps)
-    for pid in candidate_paths(conn, root, {rel}):
+    for pid in Q.candidate_paths(conn, root, {rel}):
         for _, fp, other, *_ in Q.line_writes(conn, pid, wanted):
             if other != sid:
                 out.add(fp)
@@ -399,6 +398,16 @@ def _tree_files(root: str, rev: str) -> frozenset[str]:
         if rev != "HEAD":  # a commit's tree never changes; the index does
             _TREES[key] = got
     return got
+
+
+def read_repository_files(root: str | Path, revs: list[str]) -> None:
+    """Read what ``paths_of_repository`` asks git (HEAD's history, the trees of
+    ``revs``) into this process's caches: a blame does it on a thread while git
+    blame runs, so the move rules find the answers read."""
+    root = str(root).rstrip("/") or "/"
+    repository_files(root, head_of(root))
+    for rev in revs:
+        _tree_files(root, rev)
 
 
 def paths_of_repository(

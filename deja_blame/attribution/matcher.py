@@ -26,7 +26,6 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from operator import itemgetter
-from pathlib import PurePosixPath
 
 from deja_blame.attribution.blame_engine import BlameLine
 from deja_blame.index import queries as Q
@@ -168,23 +167,6 @@ class WriteSet:
             for e in members:
                 out[e] = twins
         return out
-
-
-def candidate_paths(conn: sqlite3.Connection, root: str, relpaths: set[str]) -> dict[int, bool]:
-    """path_id -> exact (under this repository's root) or False (suffix match: another clone)."""
-    out: dict[int, bool] = {}
-    root = root.rstrip("/")
-    for rel in relpaths:
-        if not rel:
-            continue
-        name = PurePosixPath(rel).name
-        suffix = "/" + rel
-        for pid, path in Q.paths_named(conn, name):
-            if path == root + suffix:
-                out[pid] = True
-            elif path.endswith(suffix) and pid not in out:
-                out[pid] = False
-    return out
 
 
 def load_writes(

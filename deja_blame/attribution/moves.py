@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from deja_blame.attribution.blame_engine import BlameLine, blame_copies
-from deja_blame.attribution.matcher import CLOCK_SKEW, WriteSet, candidate_paths, load_writes
+from deja_blame.attribution.matcher import CLOCK_SKEW, WriteSet, load_writes
 from deja_blame.attribution.repo_history import repo_history
 from deja_blame.attribution.window import has_line
 from deja_blame.gitutil import FileVersion, try_git
@@ -106,7 +106,7 @@ def follow_moves(
         sources |= _renamed_to(root, commit, source)
     more = {
         pid: exact
-        for pid, exact in candidate_paths(conn, str(root), sources).items()
+        for pid, exact in Q.candidate_paths(conn, str(root), sources).items()
         if pid not in paths
     }
 
@@ -408,6 +408,11 @@ def _touched(root: Path, commit: str) -> dict[str, tuple[str, str | None]]:
 _TOUCHED: dict[tuple[str, str], dict[str, tuple[str, str | None]]] = {}
 
 
+def revisions_asked(commit: str | None) -> list[str]:
+    """The trees whose files ``_written_elsewhere`` takes for the repository's."""
+    return [commit, commit + "^"] if commit else ["HEAD"]
+
+
 def _written_elsewhere(
     conn: sqlite3.Connection, root: str, commit: str | None, skip: set[int], fps: set[int]
 ) -> tuple[dict[int, set[int]], dict[int, str]]:
@@ -419,7 +424,7 @@ def _written_elsewhere(
 
     found: dict[int, set[int]] = {}
     names: dict[int, str] = {}
-    revs = [commit, commit + "^"] if commit else ["HEAD"]
+    revs = revisions_asked(commit)
     for pid, rel in paths_of_repository(conn, root, revs).items():
         if pid in skip:
             continue

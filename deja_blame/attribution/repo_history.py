@@ -76,6 +76,13 @@ class RepoHistory:
                 self._batch = CatFile(self.root)
             return self._batch.read(spec)
 
+    def read_many(self, specs: list[str]) -> list[bytes | None]:
+        """``read`` of several blobs in one round trip to git."""
+        with self._lock:
+            if self._batch is None:
+                self._batch = CatFile(self.root)
+            return self._batch.read_many(specs)
+
     def resolve(self, rev: str) -> str | None:
         """The commit ``rev`` names: a full id as it is, anything else (HEAD moves)
         asked of git each time."""

@@ -85,6 +85,9 @@ class FileHistory:
         self._texts: dict[str, frozenset[str]] = {}
         self._counts: dict[str, Counter[str]] = {}
         self._contents: dict[str, str] = {}  # versions read: what the budget counts
+        # answers of has_text / has_stripped: the same blank line or bracket is asked
+        # about once per line of it, and a blank line's search splits the whole version
+        self._has: dict[tuple[str, str, bool], bool] = {}
         self._lines_read = 0
         self._rev = rev
         self._loaded = False
@@ -128,12 +131,19 @@ class FileHistory:
 
     def has_text(self, sha: str, text: str) -> bool:
         """Whether the file at ``sha`` has a line of exactly ``text``."""
-        return has_line(self._content(sha), text, exact=True)
+        return self._has_line(sha, text, True)
 
     def has_stripped(self, sha: str, stripped: str) -> bool:
         """Whether the file at ``sha`` has a line of this text at any indent (what a
         reindent changes; a cheaper test than the white-space-free fingerprint)."""
-        return has_line(self._content(sha), stripped, exact=False)
+        return self._has_line(sha, stripped, False)
+
+    def _has_line(self, sha: str, text: str, exact: bool) -> bool:
+        key = (sha, text, exact)
+        got = self._has.get(key)
+        if got is None:
+            got = self._has[key] = has_line(self._content(sha), text, exact)
+        return got
 
     def readable(self, sha: str) -> bool:
         """Whether the file at ``sha`` is read already or may still be (the budget:
@@ -176,19 +186,16 @@ class FileHistory:
         read once through cat-file and counted against the budget."""
         got = self._contents.get(sha)
         if got is None:
-            parts = []
-            for path in self.paths:
-                data = self._read(f"{sha}:{path}")
-                if data is not None:
-                    parts.append(data.decode("utf-8", "replace"))
+            found = self._read([f"{sha}:{path}" for path in self.paths])
+            parts = [data.decode("utf-8", "replace") for data in found if data is not None]
             got = self._contents[sha] = "\n".join(parts)
             self._lines_read += got.count("\n") + 1
         return got
 
-    def _read(self, spec: str) -> bytes | None:
+    def _read(self, specs: list[str]) -> list[bytes | None]:
         from deja_blame.attribution.repo_history import repo_history
 
-        return repo_history(self.root).read(spec)
+        return repo_history(self.root).read_many(specs)
 
     def close(self) -> None:
         """Nothing to close: the reads go through the repository's one ``cat-file``."""

@@ -9,8 +9,8 @@ from pathlib import Path
 import click
 
 from deja_blame.attribution import blame_options
+from deja_blame.attribution.answer import too_short
 from deja_blame.attribution.api import compute
-from deja_blame.attribution.blame import too_short
 from deja_blame.attribution.blame_options import GitBlameOptions
 from deja_blame.attribution.model import FileBlame
 from deja_blame.errors import DejaError

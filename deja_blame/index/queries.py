@@ -15,6 +15,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 from typing import Any
 
 import orjson
@@ -292,6 +293,23 @@ def paths_named(conn: sqlite3.Connection, name: str) -> list[tuple[int, str]]:
     return [(int(p), str(path)) for p, path in conn.execute(
         "SELECT path_id, path FROM paths WHERE name=?", (as_text(name),)
     )]  # fmt: skip
+
+
+def candidate_paths(conn: sqlite3.Connection, root: str, relpaths: set[str]) -> dict[int, bool]:
+    """The written paths that may be these files of the repository at ``root``:
+    path_id -> exact (under ``root``) or False (a suffix match: another clone)."""
+    out: dict[int, bool] = {}
+    root = root.rstrip("/")
+    for rel in relpaths:
+        if not rel:
+            continue
+        suffix = "/" + rel
+        for pid, path in paths_named(conn, PurePosixPath(rel).name):
+            if path == root + suffix:
+                out[pid] = True
+            elif path.endswith(suffix) and pid not in out:
+                out[pid] = False
+    return out
 
 
 def all_paths(conn: sqlite3.Connection) -> list[tuple[int, str]]:

@@ -29,13 +29,12 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from deja_blame.notes.schema import MAX_LINE, MAX_NOTE_LINES, MAX_PATH, MAX_RANGES
+from deja_blame.notes.schema import GITAI_REF, MAX_LINE, MAX_NOTE_LINES, MAX_PATH, MAX_RANGES
 from deja_blame.transcripts.registry import from_other_name
 
 if TYPE_CHECKING:  # pygit2 is imported where a note is read: a warm blame never needs it
     import pygit2
 
-GITAI_REF = "refs/notes/ai"
 SCHEMA = "authorship/3.0.0"
 MAX_NOTE_BYTES = 16 * 1024 * 1024  # as deja's own notes: bigger ones are not read
 MAX_TEXT = 4096

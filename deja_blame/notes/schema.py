@@ -45,6 +45,9 @@ from deja_blame.notes.public import one_line
 from deja_blame.pathtext import as_text, text_only
 
 NOTES_REF = "refs/notes/deja"
+# git-ai\'s notes (``notes/gitai.py`` reads them); here so that the attribution
+# cache names the ref without importing the agents\' registry
+GITAI_REF = "refs/notes/ai"
 SCHEMA = 2
 
 # path -> session id -> [[start, end, confidence], ...]

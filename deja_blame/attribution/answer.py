@@ -1,0 +1,130 @@
+"""A file's answer from the attribution cache, and the finishing of any answer.
+
+Kept apart from ``blame.py`` (git blame and the matcher): a command whose answer
+is cached imports this module and the cache, not the matcher, the move rules
+or the commit-window rules (``deja blame``'s and the editor's warm path).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from deja_blame.attribution import cache
+from deja_blame.attribution.model import FileBlame, SessionInfo
+from deja_blame.errors import DejaError
+from deja_blame.gitutil import read_worktree_bytes, relative_to_root
+from deja_blame.index import queries as Q
+from deja_blame.models import UNKNOWN_AGENT
+
+
+def cached_blame(
+    conn: sqlite3.Connection,
+    file: Path,
+    rev: str | None,
+    line_range: tuple[int, int] | None,
+    on_miss: Callable[[str, str, str], None] | None = None,
+) -> FileBlame | None:
+    """The answer from the attribution cache alone, through the ``git`` program:
+    no pygit2, no git blame. None when anything is missing (the caller computes);
+    ``on_miss(root, commit, relpath)`` is told when the whole file's answer at a
+    commit is not cached (the caller may start git blame of it at once)."""
+    if not cache.fast_path_enabled():
+        return None
+    start = file.parent if not file.is_dir() else file
+    if not start.is_dir():
+        return None
+    state = cache.repo_state(start)
+    if state is None:
+        return None
+    try:
+        rel = relative_to_root(Path(state.root), file)
+    except DejaError:
+        return None  # outside the repository: the slow path says so
+    commit = state.head if rev is None else cache.resolve_rev_cli(state.root, rev)
+    if commit is None:
+        return None
+    entry = cache.load(
+        conn, cache.entry_key(state.root, commit, rel, "auto"), state.notes, state.root
+    )
+    if entry is None:
+        if on_miss is not None and line_range is None:
+            on_miss(state.root, commit, rel)
+        return None
+    result = from_entry(entry, rel, commit if rev is not None else None, state.root)
+    if rev is None:
+        try:
+            data = read_worktree_bytes(Path(state.root), rel)
+        except DejaError:
+            return None
+        if b"\0" in data[:8000]:
+            return None
+        if cache.content_hash(data) != entry.data_hash:
+            from deja_blame.attribution.blame import overlay
+
+            result = overlay(conn, result, data, state.root, rel)
+    return finish_answer(conn, result, line_range)
+
+
+def from_entry(entry: cache.Entry, relpath: str, rev: str | None, root: str) -> FileBlame:
+    return FileBlame(
+        path=relpath,
+        rev=rev,
+        root=root,
+        lines=cache.entry_lines(entry),
+        note_sessions=dict(entry.note_sessions),
+    )
+
+
+def finish_answer(
+    conn: sqlite3.Connection | None, result: FileBlame, line_range: tuple[int, int] | None
+) -> FileBlame:
+    if conn is not None:
+        result.indexed_sessions = Q.count_sessions(conn)
+    if line_range is not None:
+        start, end = line_range
+        total = result.total_lines
+        if total is None:
+            total = result.lines[-1].line if result.lines else 0
+        if start > total and not (start == 1 and total == 0):
+            raise too_short(result.path, total)
+        result.lines = [ln for ln in result.lines if start <= ln.line <= end]
+    _fill_sessions(conn, result)
+    return result
+
+
+def too_short(path: str, total: int) -> DejaError:
+    """git blame's own words for a line range past the end of the file."""
+    return DejaError(f"file {path} has only {total} line{'s' if total != 1 else ''}")
+
+
+def _fill_sessions(conn: sqlite3.Connection | None, result: FileBlame) -> None:
+    for name in sorted({ln.session for ln in result.lines if ln.session}):
+        row = Q.session_by_id(conn, name) if conn is not None else None
+        if row is not None:
+            result.sessions[name] = SessionInfo(
+                name, row.source, row.project, row.started_at, row.first_prompt, row.model
+            )
+            continue
+        noted = result.note_sessions.get(name) or {}
+        result.sessions[name] = SessionInfo(
+            name,
+            text_or_none(noted.get("agent")) or UNKNOWN_AGENT,
+            text_or_none(noted.get("project")) or "-",
+            text_or_none(noted.get("started_at")),
+            text_or_none(noted.get("first_prompt")),
+            text_or_none(noted.get("model")),
+        )
+
+
+def text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def format_time_epoch(epoch: float) -> str:
+    from deja_blame.transcripts.text import format_time
+
+    return format_time(datetime.fromtimestamp(epoch, tz=timezone.utc))
