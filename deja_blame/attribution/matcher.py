@@ -449,14 +449,16 @@ def match_lines(
     left_out: Counter[tuple[int, int]] = Counter()
     for sid, rows in writes.left_out_of({c[0][0] for c in chosen if c is not None}).items():
         left_out.update((fp, sid) for _, fp, _ in rows)
+    left_by_fp: dict[int, list[tuple[int, int]]] = {}
+    for (other, sid), count in left_out.items():
+        left_by_fp.setdefault(other, []).append((sid, count))
     for c in chosen:
         if c is not None:
             fp = info[c[0]][0]
             if fp not in common:
                 common[fp] = Counter(map(itemgetter(0), by_fp.get(fp, ())))
-                for (other, sid), count in left_out.items():
-                    if other == fp:
-                        common[fp][sid] += count
+                for sid, count in left_by_fp.get(fp, ()):
+                    common[fp][sid] += count
     out: list[LineMatch | None] = []
     for i in range(n):
         pick = chosen[i]
@@ -937,6 +939,12 @@ def _drop_strangers(
 
 
 def _confidence(run: int, occurrences: int, exact_path: bool, trivial: bool) -> float:
+    runs = 3 if run >= 3 else (2 if run == 2 else 1)
+    copies = 1 if occurrences <= 1 else (2 if occurrences < 4 else 4)
+    return _CONFIDENCES[(runs, copies, exact_path, trivial)]
+
+
+def _confidence_of(run: int, occurrences: int, exact_path: bool, trivial: bool) -> float:
     if run >= 3:
         c = 0.97
     elif run == 2:
@@ -950,3 +958,13 @@ def _confidence(run: int, occurrences: int, exact_path: bool, trivial: bool) -> 
     if trivial:
         c *= 0.95
     return round(c, 2)
+
+
+# every answer _confidence_of gives, computed once (it is asked once per line)
+_CONFIDENCES = {
+    (run, occ, exact, trivial): _confidence_of(run, occ, exact, trivial)
+    for run in (1, 2, 3)
+    for occ in (1, 2, 4)
+    for exact in (False, True)
+    for trivial in (False, True)
+}
