@@ -203,6 +203,8 @@ def real_mode(args: argparse.Namespace) -> None:
             "DEJA_DB": str(db),
             "DEJA_ANTIGRAVITY_ROOT": str(root),
             "NO_COLOR": "1",
+            # as an installed deja: bytecode cached (see bench/README.md)
+            "PYTHONDONTWRITEBYTECODE": "",
         }
         subprocess.run([*deja, "index", "-q"], env=env, check=True, cwd=repo)
         print(
@@ -316,7 +318,13 @@ def main() -> None:
     )
     repo, root = args.out / "repo", args.out / "root"
     db = args.out / "index.db"
-    env = {**os.environ, "DEJA_DB": str(db), "DEJA_ANTIGRAVITY_ROOT": str(root), "NO_COLOR": "1"}
+    env = {
+        **os.environ,
+        "DEJA_DB": str(db),
+        "DEJA_ANTIGRAVITY_ROOT": str(root),
+        "NO_COLOR": "1",
+        "PYTHONDONTWRITEBYTECODE": "",  # as an installed deja: bytecode cached
+    }
     deja = [sys.executable, "-m", "deja_blame"]
     subprocess.run([*deja, "index", "-q"], env=env, check=True)
     git_times, cold_times, warm_times = [], [], []

@@ -102,6 +102,9 @@ def main() -> None:
         "DEJA_ANTIGRAVITY_ROOT": str(root),
         "NO_COLOR": "1",
         "DEJA_LSP_POLL": "0",
+        # as an installed deja: its modules' bytecode cached (an environment that
+        # sets PYTHONDONTWRITEBYTECODE compiles every module at every start)
+        "PYTHONDONTWRITEBYTECODE": "",
     }
     subprocess.run(
         [sys.executable, "-m", "deja_blame", "index", "-q"],
