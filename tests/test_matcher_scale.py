@@ -431,3 +431,36 @@ def test_cat_file_reads_past_a_missing_name_with_spaces(repo: Path) -> None:
         ]
     finally:
         batch.close()
+
+
+def test_an_early_blame_nobody_takes_is_ended(
+    committed: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A binary file: the cache misses, git blame starts early, and the blame is
+    refused before it takes that process: the process is ended, not left running
+    (the editor server lives for hours)."""
+    from deja_blame.attribution import api, blame_engine
+    from deja_blame.errors import DejaError
+    from deja_blame.index.db import connect
+
+    repo = committed["repo"]
+    (repo / "logo.bin").write_bytes(b"\x89PNG\x00\x01\x02" * 50)
+    commit_all(repo, "a logo", T0 + 700)
+    ended: list[bool] = []
+    real = blame_engine._start_git
+
+    def watched(root_: Path, relpath: str, rev: str | None, span: Any = None) -> Any:
+        pending = real(root_, relpath, rev, span)
+        cancel = pending.cancel
+        pending.cancel = lambda: (ended.append(True), cancel())[1]  # type: ignore[method-assign]
+        return pending
+
+    monkeypatch.setattr(blame_engine, "_start_git", watched)
+    conn = connect(Path(os.environ["DEJA_DB"]))
+    try:
+        with pytest.raises(DejaError, match="binary"):
+            api.compute(conn, repo / "logo.bin", None, None, refresh=False)
+    finally:
+        conn.close()
+    assert ended == [True]
+    assert not blame_engine._EARLY

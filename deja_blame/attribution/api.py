@@ -35,12 +35,25 @@ def concern_of(file: Path) -> tuple[bytes, ...] | None:
     return needles_for(root, [rel] if rel and rel != "." else [])
 
 
-def _blame_early(root: str, commit: str, relpath: str) -> None:
-    """The attribution cache has no answer: git blame the file now, while the
-    repository is opened and the modules imported (the blame takes it)."""
-    from deja_blame.attribution.blame_engine import start_early
+class _EarlyBlame:
+    """The attribution cache has no answer: git blame the file at once, while the
+    repository is opened and the modules imported (the blame takes that process);
+    ``end`` stops it if nothing took it (a binary file, an error)."""
 
-    start_early(root, commit, relpath)
+    def __init__(self) -> None:
+        self.started: list[tuple[str, str, str]] = []
+
+    def start(self, root: str, commit: str, relpath: str) -> None:
+        from deja_blame.attribution.blame_engine import start_early
+
+        self.started.append((root, commit, relpath))
+        start_early(root, commit, relpath)
+
+    def end(self) -> None:
+        from deja_blame.attribution.blame_engine import drop_early
+
+        for key in self.started:
+            drop_early(*key)
 
 
 def locate(file: Path) -> tuple[pygit2.Repository, str]:
@@ -60,16 +73,20 @@ def compute(
 ) -> FileBlame:
     if file.is_dir():
         raise DejaError(f"{file} is a directory; deja blame takes a file")
+    early = _EarlyBlame()
     if conn is not None and refresh:
         refresh_index(conn, concern=concern_of(file))
     if conn is not None:
-        hit = cached_blame(conn, file, rev, line_range, on_miss=_blame_early)
+        hit = cached_blame(conn, file, rev, line_range, on_miss=early.start)
         if hit is not None:
             return hit
-    repo, rel = locate(file)
-    from deja_blame.attribution.blame import blame_file
-    from deja_blame.notes.lookup import note_lookup_for
+    try:
+        repo, rel = locate(file)
+        from deja_blame.attribution.blame import blame_file
+        from deja_blame.notes.lookup import note_lookup_for
 
-    return blame_file(
-        repo, rel, rev, conn, line_range=line_range, note_lookup=note_lookup_for(repo)
-    )
+        return blame_file(
+            repo, rel, rev, conn, line_range=line_range, note_lookup=note_lookup_for(repo)
+        )
+    finally:
+        early.end()  # a blame started early and not taken (an error, a binary file)

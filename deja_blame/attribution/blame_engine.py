@@ -13,6 +13,7 @@ path and number in that commit (blame follows whole-file renames).
 from __future__ import annotations
 
 import subprocess
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,7 +76,7 @@ def start_blame(
     """Start blaming ``relpath`` at ``rev``; ``span`` (first, last line) limits it
     to those lines, as ``git blame -L`` does (git follows only them)."""
     if engine == "git" or (engine == "auto" and git_available()):
-        early = _EARLY.pop(_early_key(root, rev, relpath), None) if rev and span is None else None
+        early = _take_early(_early_key(root, rev, relpath)) if rev and span is None else None
         return early if early is not None else _start_git(root, relpath, rev, span)
     if not blame_options.current().default:
         raise DejaError("git blame's options (-w, -M, -C, --since, --ignore-rev) need git on PATH")
@@ -86,6 +87,12 @@ def start_blame(
 # attribution cache missed, and git blame works while deja imports and reads.
 _EARLY: dict[tuple[str, str, str, str], PendingBlame] = {}
 _EARLY_KEPT = 4
+_EARLY_LOCK = threading.Lock()  # the editor server blames on threads of its own
+
+
+def _take_early(key: tuple[str, str, str, str]) -> PendingBlame | None:
+    with _EARLY_LOCK:
+        return _EARLY.pop(key, None)
 
 
 def _early_key(root: Path | str, commit: str, relpath: str) -> tuple[str, str, str, str]:
@@ -99,16 +106,20 @@ def start_early(root: Path | str, commit: str, relpath: str) -> None:
     if not git_available():
         return
     key = _early_key(root, commit, relpath)
-    if key in _EARLY:
-        return
-    while len(_EARLY) >= _EARLY_KEPT:  # a server's blames never taken: end the oldest
-        _EARLY.pop(next(iter(_EARLY))).cancel()
-    _EARLY[key] = _start_git(Path(root), relpath, commit)
+    ended: list[PendingBlame] = []
+    with _EARLY_LOCK:
+        if key in _EARLY:
+            return
+        while len(_EARLY) >= _EARLY_KEPT:  # blames never taken: end the oldest
+            ended.append(_EARLY.pop(next(iter(_EARLY))))
+        _EARLY[key] = _start_git(Path(root), relpath, commit)
+    for pending in ended:
+        pending.cancel()
 
 
 def drop_early(root: Path | str, commit: str, relpath: str) -> None:
     """End an early blame nobody will take (its answer was cached after all)."""
-    pending = _EARLY.pop(_early_key(root, commit, relpath), None)
+    pending = _take_early(_early_key(root, commit, relpath))
     if pending is not None:
         pending.cancel()
 
