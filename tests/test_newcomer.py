@@ -177,6 +177,10 @@ def test_small_things_a_person_sees(world: World) -> None:
     assert "@@ -42,0 +43,5 @@" in out
     history = out.split("History (oldest first)")[1]
     assert "    amount = order.total - order.discount" in history
+    # Antigravity's diff counts three context lines before the change; the header
+    # shown (without them) names the lines changed, 40 to 60
+    out, _ = run(world, "deja why src/app.py:42")
+    assert "@@ -40,21 +40,21 @@\n-value_40 = compute(40)\n" in out
     # one format: export needs no --format; stats --no-refresh; --no-pager and --color after
     assert run(world, "deja export --format agent-trace")[0] == run(world, "deja export")[0]
     assert run(world, "deja stats --no-refresh --json")[0] == run(world, "deja stats --json")[0]

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from deja_blame.models import Hunk
 from deja_blame.transcripts import patterns as P
 from deja_blame.transcripts.diffblock import _parse_plain, find_diff_blocks
-from deja_blame.transcripts.text import int64_text, strip_step_header
+from deja_blame.transcripts.text import int64, int64_text, strip_step_header
 
 # What the reader used before find_diff_blocks.
 DIFF_BLOCK_RE = re.compile(r"\[diff_block_start\]\n?(.*?)\n?\[diff_block_end\]", re.DOTALL)
@@ -99,10 +99,18 @@ def test_strip_step_header_examples() -> None:
 
 
 def _parse_plain_before(lines: list[str]) -> list[Any]:
-    """The plain diff reader before its one-test-per-line rewrite."""
+    """The plain diff reader before its one-test-per-line rewrite (positions moved past
+    the context lines before a hunk's first change, as the reader now gives them)."""
     hunks: list[Any] = []
     current = Hunk(removed=[], added=[])
     skip_next_plus = False
+    context_before: list[str] = []
+
+    def changed(h: Any) -> None:
+        if not h.removed and not h.added and None not in (h.old_start, h.new_start):
+            h.old_start = int64(h.old_start + len(context_before))
+            h.new_start = int64(h.new_start + len(context_before))
+
     for i, line in enumerate(lines):
         if skip_next_plus and line.startswith("+++"):
             skip_next_plus = False
@@ -118,14 +126,19 @@ def _parse_plain_before(lines: list[str]) -> list[Any]:
                 old_start=int64_text(m.group(1)),
                 new_start=int64_text(m.group(3)),
             )
+            context_before = []
             continue
         if line.startswith("---") and i + 1 < len(lines) and lines[i + 1].startswith("+++"):
             skip_next_plus = True
             continue
         if line.startswith("-"):
+            changed(current)
             current.removed.append(line[1:])
         elif line.startswith("+"):
+            changed(current)
             current.added.append(line[1:])
+        elif line.startswith(" ") and not current.removed and not current.added:
+            context_before.append(line)
     if current.removed or current.added or current.old_start is not None:
         hunks.append(current)
     return hunks

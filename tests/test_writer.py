@@ -103,7 +103,8 @@ def test_replace_edit_lines_and_hunks(writer: TranscriptWriter) -> None:
     assert edit.source == "agent"
     assert edit.removed == ["    return None"]
     assert edit.added == ["    if not body:", "        return None", "    return respond(body)"]
-    assert [(h.old_start, h.new_start) for h in edit.hunks] == [(3, 3)]
+    # the first changed line (the diff's header counts three context lines before it)
+    assert [(h.old_start, h.new_start) for h in edit.hunks] == [(6, 6)]
     assert edit.witness == [
         "    if not body:",
         "        return None",
@@ -141,8 +142,8 @@ def test_several_hunks_read_as_one_edit(writer: TranscriptWriter) -> None:
     assert edit.removed == ["line 2"]
     assert edit.added == ["line two", "line 25b"]
     assert [(h.old_start, h.new_start, h.added) for h in edit.hunks] == [
-        (1, 1, ["line two"]),
-        (23, 23, ["line 25b"]),
+        (2, 2, ["line two"]),
+        (26, 26, ["line 25b"]),
     ]
     assert edit.witness == ["line two", "", "line 25", "line 25b", ""]
 

@@ -67,12 +67,15 @@ def _parse_with_unidiff(block: str) -> list[Hunk] | None:
     hunks: list[Hunk] = []
     for patched in patch:
         for h in patched:
+            # the header counts the context lines before the first change: the
+            # positions are the first changed line's, as every other reader's are
+            lead = next((i for i, ln in enumerate(h) if ln.is_removed or ln.is_added), 0)
             hunks.append(
                 Hunk(
                     removed=[ln.value.rstrip("\n") for ln in h if ln.is_removed],
                     added=[ln.value.rstrip("\n") for ln in h if ln.is_added],
-                    old_start=int64(h.source_start),
-                    new_start=int64(h.target_start),
+                    old_start=int64(h.source_start + lead),
+                    new_start=int64(h.target_start + lead),
                 )
             )
     return hunks if hunks else None
@@ -84,6 +87,7 @@ def _parse_plain(lines: list[str]) -> list[Hunk]:
     removed, added = current.removed, current.added
     last = len(lines) - 1
     skip = False
+    lead = 0  # context lines between a header and its first change
     # One first-character test per line: blocks run to thousands of lines.
     for i, line in enumerate(lines):
         if skip:
@@ -94,9 +98,15 @@ def _parse_plain(lines: list[str]) -> list[Hunk]:
             if line.startswith("---") and i < last and lines[i + 1].startswith("+++"):
                 skip = True
                 continue  # a unified "--- a/x" / "+++ b/x" header: not a line of the file
+            if lead:
+                lead = _past_context(current, lead)
             removed.append(line[1:])
         elif first == "+":
+            if lead:
+                lead = _past_context(current, lead)
             added.append(line[1:])
+        elif first == " " and not removed and not added:
+            lead += 1
         elif first == "@" and line.startswith("@@"):
             m = P.HUNK_HEADER.match(line)
             if m:
@@ -109,7 +119,17 @@ def _parse_plain(lines: list[str]) -> list[Hunk]:
                     new_start=int64_text(m.group(3)),
                 )
                 removed, added = current.removed, current.added
+                lead = 0
         # " " context lines and anything else belong to neither side
     if removed or added or current.old_start is not None:
         hunks.append(current)
     return hunks
+
+
+def _past_context(hunk: Hunk, lead: int) -> int:
+    """A header's positions moved past the context lines before its first change
+    (as every other reader gives them); the count left: none."""
+    if hunk.old_start is not None and hunk.new_start is not None:
+        hunk.old_start = int64(hunk.old_start + lead)
+        hunk.new_start = int64(hunk.new_start + lead)
+    return 0
