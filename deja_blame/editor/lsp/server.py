@@ -5,8 +5,9 @@ and queues work, so the editor is never kept waiting behind a blame: a
 ``$/cancelRequest`` marks a queued request cancelled, a newer save or edit makes
 an older load of the same file stale, and both are dropped when their turn
 comes. The worker owns the index connection (SQLite connections stay on their
-thread) and every open document; a timer queues a poll that notices a new
-commit, new notes or new transcript lines and refreshes the annotations.
+thread) and every open document; a timer thread looks for a new commit, new
+notes or new transcript lines (with a connection of its own) and queues a poll
+that reads what concerns the open files and refreshes the annotations.
 """
 
 from __future__ import annotations
@@ -65,16 +66,15 @@ class Server:
         self.loads: dict[str, int] = {}  # uri -> the newest load asked for
         self.edits: dict[str, int] = {}  # uri -> the newest buffer change
         self.poll_queued = False
+        self.states: dict[str, Any] = {}  # repository root -> (HEAD, notes) last blamed at
         # the worker's own
         self.docs: dict[str, Document] = {}
         self.conn: sqlite3.Connection | None = None
         self.stories: dict[tuple[str, int], dict[str, Any]] = {}  # (uri, saved line)
         self.histories: dict[tuple[str, int], list[dict[str, Any]]] = {}
         self.history_queued: set[tuple[str, int]] = set()
-        self.states: dict[str, Any] = {}  # repository root -> (HEAD, notes) last seen
         self.repos: dict[str, Any] = {}
         self.here: dict[str, bool] = {}  # session id -> its transcript is in the index
-        self.unread: frozenset[tuple[Any, ...]] | None = None  # transcripts left unread
         self.indexed: int | None = None  # the index's transcripts as the last poll saw them
         self.initialized = False
         self.shutdown = False
@@ -205,12 +205,41 @@ class Server:
         self.jobs.put(("load", uri, n))
 
     def _timer(self, seconds: float) -> None:
-        while not self.stopping.wait(seconds):
-            with self.lock:
-                if self.poll_queued:
+        """Look for what changed off the worker (a stat of every transcript and two
+        git calls per repository take tens of milliseconds with a thousand
+        sessions: a hover must not wait behind them); the worker gets a poll job
+        saying what it has to read and blame again."""
+        conn: sqlite3.Connection | None = None
+        seen: frozenset[tuple[Any, ...]] = frozenset()  # transcripts unread at the last look
+        try:
+            while not self.stopping.wait(seconds):
+                if not self.docs:
                     continue
-                self.poll_queued = True
-            self.jobs.put(("poll",))
+                grown = False
+                if self.db_path is not None:
+                    try:
+                        if conn is None:
+                            from deja_blame.index.db import connect
+
+                            conn = connect(self.db_path)
+                        unread = unread_transcripts(conn)
+                        # new or grown since the last look (one the index has read since
+                        # simply leaves the set: nothing to read for it)
+                        grown = bool(unread - seen)
+                        seen = unread
+                    except (sqlite3.Error, DejaError, OSError) as exc:
+                        log(f"could not look for new transcripts ({exc})")
+                with self.lock:
+                    roots = list(self.states)
+                states = {root: _state_of(root) for root in roots}
+                with self.lock:
+                    if self.poll_queued:
+                        continue
+                    self.poll_queued = True
+                self.jobs.put(("poll", grown, states))
+        finally:
+            if conn is not None:
+                conn.close()
 
     # --- the worker thread -------------------------------------------------------
 
@@ -256,7 +285,7 @@ class Server:
         elif kind == "poll":
             with self.lock:
                 self.poll_queued = False
-            self._poll()
+            self._poll(job[1], job[2])
         elif kind == "request":
             _, msg_id, method, params = job
             with self.lock:
@@ -325,20 +354,6 @@ class Server:
         for root, rels in sorted(by_root.items()):
             self._read_new(needles_for(Path(root), sorted(rels)))
 
-    def _unread(self) -> frozenset[tuple[Any, ...]]:
-        """The transcripts the index has not read as they are now (a stat each)."""
-        from deja_blame.index.changes import changed_transcripts
-        from deja_blame.transcripts.antigravity.discover import discover_roots
-
-        assert self.conn is not None
-        out = set()
-        for tf in changed_transcripts(self.conn, discover_roots()):
-            try:
-                out.add((tf.session_id, str(tf.path), *tf.stat_key()))
-            except OSError:
-                continue
-        return frozenset(out)
-
     def _load(self, uri: str, text: str | None, refresh: bool = True) -> None:
         doc = self.docs.get(uri) or Document(uri, uri_to_path(uri))
         if refresh:
@@ -353,31 +368,24 @@ class Server:
             self.histories = {k: v for k, v in self.histories.items() if k[0] != uri}
             self.history_queued = {k for k in self.history_queued if k[0] != uri}
         if doc.blame is not None:
-            from deja_blame.attribution.cache import repo_state
+            with self.lock:
+                self.states[doc.blame.root] = _state_of(doc.blame.root)
 
-            state = repo_state(Path(doc.blame.root))
-            self.states[doc.blame.root] = (state.head, state.notes) if state else None
-
-    def _poll(self) -> None:
-        """Blame again what a new commit, new notes or new transcript lines changed."""
-        from deja_blame.attribution.cache import repo_state
-
+    def _poll(self, grown: bool, states: dict[str, Any]) -> None:
+        """Blame again what a new commit, new notes or new transcript lines changed
+        (``states``: each repository's HEAD and notes as the timer found them)."""
         stale: set[str] = set()
-        for root, seen in list(self.states.items()):
-            state = repo_state(Path(root))
-            now = (state.head, state.notes) if state else None
-            if now != seen:
+        for root, now in states.items():
+            with self.lock:
+                seen = self.states.get(root)
+            if root in self.states and now != seen:
                 stale |= {u for u, d in self.docs.items() if d.blame and d.blame.root == root}
         if self.conn is not None and self.docs:
             from deja_blame.index.queries import transcript_stats
 
             try:
-                unread = self._unread()
-                if unread != self.unread:
-                    # a transcript new or grown: read what concerns the open files
+                if grown:  # a transcript new or grown: read what concerns the open files
                     self._refresh_open()
-                    unread = self._unread()
-                self.unread = unread
                 # the index read something (here, or `deja index` and the hook elsewhere)
                 indexed = hash(frozenset(transcript_stats(self.conn).items()))
                 if self.indexed is not None and indexed != self.indexed:
@@ -608,6 +616,28 @@ class Server:
             "prompt": prompt,
             "command": f"deja handoff {sid[:8]} --to <agent>",
         }
+
+
+def unread_transcripts(conn: sqlite3.Connection) -> frozenset[tuple[Any, ...]]:
+    """The transcripts the index has not read as they are now (a stat each)."""
+    from deja_blame.index.changes import changed_transcripts
+    from deja_blame.transcripts.antigravity.discover import discover_roots
+
+    out = set()
+    for tf in changed_transcripts(conn, discover_roots()):
+        try:
+            out.add((tf.session_id, str(tf.path), *tf.stat_key()))
+        except OSError:
+            continue
+    return frozenset(out)
+
+
+def _state_of(root: str) -> tuple[str | None, str] | None:
+    """A repository's HEAD and notes tips: a change means a commit or new notes."""
+    from deja_blame.attribution.cache import repo_state
+
+    state = repo_state(Path(root))
+    return (state.head, state.notes) if state else None
 
 
 def _why_summary(story: dict[str, Any]) -> str:
