@@ -464,3 +464,50 @@ def test_an_early_blame_nobody_takes_is_ended(
         conn.close()
     assert ended == [True]
     assert not blame_engine._EARLY
+
+
+def test_a_note_on_another_file_s_commit_keeps_the_cached_answer(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file's cached answer reads only the notes of the commits its lines came
+    from: a note written for a commit that touched another file (what each commit's
+    hook does) keeps it; a note of one of its own commits does not."""
+    from deja_blame.attribution import api
+    from deja_blame.attribution import blame as blame_module
+    from deja_blame.index.db import connect
+
+    (repo / "a.py").write_text("a = 1\n")
+    commit_all(repo, "a", T0)
+    base = git(repo, "rev-parse", "HEAD").strip()
+    (repo / "b.py").write_text("b = 2\nc = 3\n")
+    commit_all(repo, "b", T0 + 60)
+    b_commit = git(repo, "rev-parse", "HEAD").strip()
+    (repo / "a.py").write_text("a = 1\nd = 4\n")
+    commit_all(repo, "a again", T0 + 120)
+    a_commit = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "notes", "--ref", "refs/notes/deja", "add", "-m", "{}", base)
+
+    computed: list[str] = []
+    real = blame_module.blame_file
+
+    def counting(repo_: Any, relpath: str, *args: Any, **kw: Any) -> Any:
+        computed.append(relpath)
+        return real(repo_, relpath, *args, **kw)
+
+    monkeypatch.setattr(blame_module, "blame_file", counting)
+    conn = connect(Path(os.environ["DEJA_DB"]))
+    try:
+        api.compute(conn, repo / "b.py", None, None, refresh=False)
+        api.compute(conn, repo / "b.py", None, None, refresh=False)
+        assert computed == ["b.py"]  # cached
+        git(repo, "notes", "--ref", "refs/notes/deja", "add", "-m", "{}", a_commit)
+        api.compute(conn, repo / "b.py", None, None, refresh=False)
+        assert computed == ["b.py"]  # a.py's commit's note: b.py's answer stands
+        git(repo, "notes", "--ref", "refs/notes/deja", "add", "-m", "{}", b_commit)
+        api.compute(conn, repo / "b.py", None, None, refresh=False)
+        assert computed == ["b.py", "b.py"]  # its own commit's note: computed again
+        git(repo, "notes", "--ref", "refs/notes/deja", "remove", base)
+        api.compute(conn, repo / "b.py", None, None, refresh=False)
+        assert computed == ["b.py", "b.py"]  # a note gone from a commit it never read
+    finally:
+        conn.close()

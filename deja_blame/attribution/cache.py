@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 # Part of every key, with deja's version: an answer computed by other rules (an
 # upgrade, or a change of the matcher during development: bump this) is never read.
-CACHE_VERSION = 7
+CACHE_VERSION = 8
 CACHE_ENTRIES = 500
 
 
@@ -96,12 +96,57 @@ def entry_key(root: str, commit: str, relpath: str, engine: str) -> str:
     return f"{rules}\0{root}\0{commit}\0{relpath}\0{engine}{options}"
 
 
-def token(conn: sqlite3.Connection, root: str, relpaths: set[str], notes: str) -> str:
-    """The state of the index and notes an entry was computed from."""
+def token(conn: sqlite3.Connection, root: str, relpaths: set[str]) -> str:
+    """The state of the index an entry was computed from (the notes are checked
+    apart: ``notes_allow``)."""
     paths = Q.candidate_paths(conn, root, relpaths)
     ids = sorted(paths)
     gens = Q.path_generations(conn, ids)
-    return orjson.dumps([notes, [[pid, paths[pid], gens.get(pid, 0)] for pid in ids]]).decode()
+    return orjson.dumps([[pid, paths[pid], gens.get(pid, 0)] for pid in ids]).decode()
+
+
+def notes_allow(root: str, then: str, now: str, commits: set[str]) -> bool:
+    """Whether an answer computed with the notes at tips ``then`` holds with the
+    notes at ``now``: no note of ``commits`` (the commits its lines were blamed to,
+    whose notes are all a line's answer reads) was added, changed or removed in
+    between. A commit's hook notes that commit alone: the answers of every file it
+    did not touch stay (they were all thrown away at each new note)."""
+    if then == now:
+        return True
+    changed = _notes_changed(root, then, now)
+    return changed is not None and not (changed & commits)
+
+
+_CHANGED: dict[tuple[str, str, str], frozenset[str] | None] = {}
+
+
+def _notes_changed(root: str, then: str, now: str) -> frozenset[str] | None:
+    """The commits whose notes differ between the tips ``then`` and ``now`` (one a
+    line, as ``notes_tip_cli``), from ``git diff-tree`` of each notes ref's commits;
+    None when that cannot be told (a ref appeared or went, git failed)."""
+    key = (root, then, now)
+    if key in _CHANGED:
+        return _CHANGED[key]
+    old, new = then.split("\n"), now.split("\n")
+    got: set[str] | None = set()
+    if len(old) != len(new) or not all(old) or not all(new):
+        got = None
+    else:
+        for a, b in zip(old, new):
+            if a == b:
+                continue
+            proc = _git(root, "diff-tree", "-r", "--no-commit-id", "--name-only", "-z", a, b)
+            if proc is None or proc.returncode != 0 or got is None:
+                got = None
+                break
+            for name in proc.stdout.decode("ascii", "replace").split("\0"):
+                if name:  # a note's path: the annotated object's id, split by fan-out
+                    got.add(name.replace("/", ""))
+    result = frozenset(got) if got is not None else None
+    if len(_CHANGED) > 64:
+        _CHANGED.clear()
+    _CHANGED[key] = result
+    return result
 
 
 @dataclass
@@ -163,7 +208,12 @@ def load(conn: sqlite3.Connection, key: str, notes: str, root: str) -> Entry | N
         )
     except (zlib.error, orjson.JSONDecodeError, KeyError, TypeError):
         return None  # a damaged entry: compute again
-    if row[0] != token(conn, root, set(entry.orig_paths), notes):
+    if row[0] != token(conn, root, set(entry.orig_paths)):
+        return None
+    then = doc.get("notes")
+    if not isinstance(then, str):
+        return None
+    if not notes_allow(root, then, notes, {str(ln[1]) for ln in entry.lines if ln[1]}):
         return None
     with _quiet():
         Q.cache_touch(conn, "attribution_cache", key)
@@ -179,6 +229,7 @@ def store(conn: sqlite3.Connection, key: str, entry: Entry, notes: str, root: st
                 "orig": entry.orig_paths,
                 "lines": entry.lines,
                 "sessions": entry.note_sessions,
+                "notes": notes,  # the notes' tips it was computed with
             }
         )
     except TypeError:
@@ -191,7 +242,7 @@ def store(conn: sqlite3.Connection, key: str, entry: Entry, notes: str, root: st
             key,
             data,
             CACHE_ENTRIES,
-            token=token(conn, root, set(entry.orig_paths), notes),
+            token=token(conn, root, set(entry.orig_paths)),
         )
 
 
