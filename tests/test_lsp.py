@@ -249,3 +249,22 @@ def test_new_transcript_lines_refresh_the_annotations(
     assert list(by_line) == [5, 14]
     assert by_line[14][0].startswith("agy 9b1d2e3f")
     assert client.close() == 0
+
+
+def test_a_cancel_after_the_answer_cancels_nothing_later(
+    world: dict[str, Any], clients: list[LspClient]
+) -> None:
+    """A ``$/cancelRequest`` that arrives after its request was answered is
+    forgotten: a later request with the same id (JSON-RPC lets a client reuse an id
+    once answered) is answered, not cancelled."""
+    client = start(clients, world["repo"])
+    uri = client.open(world["repo"] / "cart.py")
+    first = client.start("textDocument/codeLens", {"textDocument": {"uri": uri}})
+    assert "result" in client.wait(first)
+    client.notify("$/cancelRequest", {"id": first})
+    client.send(
+        {"id": first, "method": "textDocument/codeLens", "params": {"textDocument": {"uri": uri}}}
+    )
+    again = client.wait(first)
+    assert "result" in again, again
+    assert client.close() == 0

@@ -62,6 +62,10 @@ class Server:
         self.jobs: queue.Queue[tuple[Any, ...]] = queue.Queue()
         self.lock = threading.Lock()  # guards what both threads touch: below
         self.cancelled: set[Any] = set()
+        # requests queued and not answered yet: only they can be cancelled (a cancel
+        # that arrives after the answer is forgotten, not kept for ever, and never
+        # cancels a later request that reuses the id)
+        self.unanswered: set[Any] = set()
         self.texts: dict[str, str] = {}
         self.loads: dict[str, int] = {}  # uri -> the newest load asked for
         self.edits: dict[str, int] = {}  # uri -> the newest buffer change
@@ -140,7 +144,8 @@ class Server:
             self.out.reply(msg_id, None)
         elif method == "$/cancelRequest":
             with self.lock:
-                self.cancelled.add(params.get("id"))
+                if params.get("id") in self.unanswered:
+                    self.cancelled.add(params.get("id"))
         elif method in ("textDocument/didOpen", "textDocument/didChange"):
             self._buffer(method, params)
         elif method == "textDocument/didSave":
@@ -155,6 +160,8 @@ class Server:
                 self.texts.pop(uri, None)
             self.jobs.put(("close", uri))
         elif method in WORKER_REQUESTS and msg_id is not None:
+            with self.lock:
+                self.unanswered.add(msg_id)
             self.jobs.put(("request", msg_id, method, params))
         elif msg_id is not None:
             self.out.error(msg_id, METHOD_NOT_FOUND, f"deja lsp does not serve {method}")
@@ -254,6 +261,9 @@ class Server:
             except Exception:  # one bad file must not end the server
                 log("unexpected error:\n" + traceback.format_exc())
                 if kind == "request":
+                    with self.lock:
+                        self.unanswered.discard(job[1])
+                        self.cancelled.discard(job[1])
                     self.out.error(
                         job[1], INTERNAL_ERROR, "deja lsp: unexpected error (see its log)"
                     )
@@ -291,6 +301,8 @@ class Server:
             with self.lock:
                 cancelled = msg_id in self.cancelled
                 self.cancelled.discard(msg_id)
+                if cancelled:
+                    self.unanswered.discard(msg_id)
             if cancelled:
                 self.out.error(msg_id, REQUEST_CANCELLED, "cancelled")
                 return
@@ -298,6 +310,7 @@ class Server:
             with self.lock:
                 cancelled = msg_id in self.cancelled
                 self.cancelled.discard(msg_id)
+                self.unanswered.discard(msg_id)
             if cancelled:
                 self.out.error(msg_id, REQUEST_CANCELLED, "cancelled")
             else:
