@@ -11,7 +11,6 @@ import os
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -1240,11 +1239,11 @@ def test_first_build_skips_flushes_then_leaves_the_index_flushed(tmp_path: Path)
 
 
 OPEN_AT = """
-import sys, time
+import os, sys
 from pathlib import Path
 from deja_blame.index.db import connect
-start = float(sys.argv[2])
-while time.time() < start:
+print("ready", flush=True)
+while not os.path.exists(sys.argv[2]):  # running, not sleeping: they open together
     pass
 connect(Path(sys.argv[1])).close()
 """
@@ -1256,13 +1255,20 @@ def test_many_processes_opening_a_new_index_at_once(tmp_path: Path) -> None:
     one of them must still open it."""
     for trial in range(10):
         db = tmp_path / f"new{trial}.db"
-        start = f"{time.time() + 1.0}"  # all past their imports: they open together
+        go = tmp_path / f"go{trial}"
         procs = [
             subprocess.Popen(
-                [sys.executable, "-c", OPEN_AT, str(db), start], stderr=subprocess.PIPE
+                [sys.executable, "-c", OPEN_AT, str(db), str(go)],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
             )
             for _ in range(8)
         ]
+        try:
+            for p in procs:  # all past their imports (a fixed second was mostly waiting)
+                assert p.stdout is not None and p.stdout.readline() == b"ready\n"
+        finally:
+            go.touch()
         errors = [p.communicate(timeout=60)[1].decode() for p in procs]
         assert [p.returncode for p in procs] == [0] * 8, [e for e in errors if e][:1]
         assert query(db, "PRAGMA journal_mode")[0][0] == "wal"
