@@ -64,12 +64,12 @@ def with_index(f: Callable[..., int], creates: bool = True) -> Callable[..., int
     def wrapper(db: Path | None, **kwargs: Any) -> int:
         import sqlite3
 
-        from deja_blame.index.db import connect, database_error
+        from deja_blame.index.db import connect, database_error, index_command
         from deja_blame.output import warn
 
         path = _db_path(db)
         if not creates and not path.exists():
-            warn(f"no index at {path} yet (run: deja index)")
+            warn(f"no index at {path} yet (run: {index_command(path)})")
             conn = connect(Path(":memory:"))
         else:
             conn = connect(path, notice=warn)
@@ -188,6 +188,9 @@ def cli(chdir: Path | None, global_db: Path | None, color: str | None, no_pager:
     if no_pager:
         os.environ[NO_PAGER_ENV] = "1"
     if global_db is not None:
+        from deja_blame.index.db import note_default_db
+
+        note_default_db()  # hints name this --db where it is not the index found by itself
         # before the command's own --db reads DEJA_DB: its --db, if given, still wins
         os.environ["DEJA_DB"] = str(global_db.absolute())
     if chdir is not None:

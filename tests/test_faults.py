@@ -464,6 +464,17 @@ def test_damaged_index_is_reported_and_rebuilt(tmp_path: Path) -> None:
     assert doctor.returncode == 1
     check = {c["name"]: c for c in orjson.loads(doctor.stdout)["checks"]}["index"]
     assert not check["ok"] and check["fix"] == "deja index --rebuild"
+    # named with --db (not DEJA_DB), the fix names it too: a bare rebuild would
+    # rebuild another index
+    env.pop("DEJA_DB")
+    env["HOME"] = str(tmp_path / "home")
+    proc = deja("--db", str(db), "sessions")
+    text = assert_one_line_error(proc.returncode, proc.stderr)
+    assert f"hint: rebuild it from the transcripts: deja --db {db} index --rebuild" in text
+    doctor = deja("--db", str(db), "doctor", "--json")
+    check = {c["name"]: c for c in orjson.loads(doctor.stdout)["checks"]}["index"]
+    assert check["fix"] == f"deja --db {db} index --rebuild"
+    env["DEJA_DB"] = str(db)
     rebuilt = deja("index", "--rebuild", "-q")
     assert rebuilt.returncode == 0, rebuilt.stderr
     assert integrity(db) == ["ok"]

@@ -28,6 +28,7 @@ from deja_blame.index.db import (
     SCHEMA_VERSION,
     busy_timeout_ms,
     disk_full,
+    index_command,
     open_read_only,
     refuse_not_ours,
     schema_version,
@@ -158,9 +159,9 @@ def integrity_summary(rows: list[Any], shown: int = 2) -> str:
 
 def check_index(db_path: Path, transcripts: list[TranscriptFile]) -> tuple[Check, Check | None]:
     """The index file's health, and (when healthy) whether it is behind the transcripts."""
-    rebuild = "deja index --rebuild"
+    rebuild = index_command(db_path, "--rebuild")
     if not db_path.exists():
-        return Check("index", False, f"{db_path}: not built yet", "deja index"), None
+        return Check("index", False, f"{db_path}: not built yet", index_command(db_path)), None
     try:
         refuse_not_ours(db_path)
     except DejaError as exc:
@@ -215,7 +216,7 @@ def check_index(db_path: Path, transcripts: list[TranscriptFile]) -> tuple[Check
                 None,
             )
         if version == 0:
-            return Check("index", False, f"{where}: empty", "deja index"), None
+            return Check("index", False, f"{where}: empty", index_command(db_path)), None
         sessions = Q.count_sessions(conn)
         stale = "" if version == SCHEMA_VERSION else f", schema {version} (migrates on next use)"
         if full:
@@ -228,12 +229,14 @@ def check_index(db_path: Path, transcripts: list[TranscriptFile]) -> tuple[Check
             True,
             f"{where}: integrity ok, schema {version}{stale}, {counted(sessions, 'session')}",
         )
-        return health, _check_fresh(conn, transcripts)
+        return health, _check_fresh(conn, transcripts, db_path)
     finally:
         conn.close()
 
 
-def _check_fresh(conn: sqlite3.Connection, transcripts: list[TranscriptFile]) -> Check:
+def _check_fresh(
+    conn: sqlite3.Connection, transcripts: list[TranscriptFile], db_path: Path
+) -> Check:
     """New or grown transcripts since the last ``deja index`` (one stat each, as index does)."""
     known = Q.transcript_stats(conn)
     new = changed = 0
@@ -253,7 +256,7 @@ def _check_fresh(conn: sqlite3.Connection, transcripts: list[TranscriptFile]) ->
             "index up to date",
             False,
             f"{new} new and {changed} changed transcripts not yet indexed",
-            "deja index",
+            index_command(db_path),
         )
     return Check("index up to date", True, f"all {counted(len(transcripts), 'transcript')} indexed")
 

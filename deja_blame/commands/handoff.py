@@ -20,6 +20,7 @@ import click
 
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import find_repo_root
+from deja_blame.index.db import index_command, index_path
 from deja_blame.index.store import SessionSummary, list_sessions, load_session, resolve_session_id
 from deja_blame.jsonout import print_json
 from deja_blame.outputs.handoff_prompt import DEFAULT_LIMIT, build_prompt, project_dir
@@ -81,7 +82,7 @@ def choose_session(
         )
         raise DejaError(
             f"no indexed session has {where} as its project",
-            hint=f"read new transcripts with: deja index; or name one: {again}"
+            hint=f"read new transcripts with: {index_command(index_path(conn))}; or name one: {again}"
             " --session ID (list: deja sessions)",
         )
     return here[0].session_id

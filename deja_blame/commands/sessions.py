@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from deja_blame.index.db import index_command, index_path
 from deja_blame.index.store import SessionSummary, list_sessions
 from deja_blame.jsonout import print_json
 from deja_blame.output import inert, shorten, style, use_colour
@@ -46,7 +47,7 @@ def run_sessions(
         return 0
     if not rows:
         click.echo("no sessions indexed", err=True)
-        click.echo("hint: read your transcripts with: deja index", err=True)
+        click.echo(f"hint: read your transcripts with: {index_command(index_path(conn))}", err=True)
         return 0
     c = use_colour()
     # a wide terminal widens the project (up to half of what is left) and the first

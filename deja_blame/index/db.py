@@ -282,6 +282,42 @@ def default_db_path(env: Mapping[str, str] | None = None) -> Path:
     return Path(data) / "deja" / "index.db"
 
 
+# The index deja finds by itself, as the person's environment names it: the CLI
+# notes it before a global --db replaces DEJA_DB for the rest of the command.
+_found_by_itself: Path | None = None
+
+
+def note_default_db() -> None:
+    global _found_by_itself
+    if _found_by_itself is None:
+        _found_by_itself = default_db_path()
+
+
+def index_command(path: Path | str | None, args: str = "") -> str:
+    """``deja index ARGS`` as a hint names it for the index at ``path``: with ``--db
+    PATH`` where that is not the index deja finds by itself (DEJA_DB, else XDG), so
+    that the command hinted works on the index the person named."""
+    import shlex
+
+    command = f"deja index {args}".rstrip()
+    if not path or str(path) == ":memory:":
+        return command
+    try:
+        if Path(path).resolve() == (_found_by_itself or default_db_path()).resolve():
+            return command
+    except (OSError, RuntimeError):
+        pass
+    return f"deja --db {shlex.quote(str(path))} index {args}".rstrip()
+
+
+def index_path(conn: sqlite3.Connection) -> str | None:
+    """The file behind a connection (None in memory)."""
+    for _, name, file in conn.execute("PRAGMA database_list"):
+        if name == "main":
+            return str(file) or None
+    return None
+
+
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
@@ -335,7 +371,7 @@ def is_foreign_database(path: Path) -> bool:
 def corrupt(path: Path, exc: Exception) -> IndexCorruptError:
     return IndexCorruptError(
         f"the index {path} is unreadable ({exc})",
-        hint="rebuild it from the transcripts: deja index --rebuild",
+        hint=f"rebuild it from the transcripts: {index_command(path, '--rebuild')}",
     )
 
 
@@ -353,7 +389,7 @@ def connect(
     """
     refuse_not_ours(path)
     if not create and not path.exists():
-        raise DejaError(f"no index at {path}", hint="build it: deja index")
+        raise DejaError(f"no index at {path}", hint=f"build it: {index_command(path)}")
     if _has_content(path) and (not writable_place(path) or disk_full(path)):
         return open_unwritable(path)
     try:
@@ -547,7 +583,7 @@ def _migrate(
             raise DejaError(
                 f"the index {path} has an older schema ({found}; this deja uses"
                 f" {SCHEMA_VERSION}) and is upgraded by the next deja command",
-                hint="upgrade it now: deja index",
+                hint=f"upgrade it now: {index_command(path)}",
             )
         if notice is not None:
             notice(
@@ -561,7 +597,7 @@ def _migrate(
             raise DejaError(
                 f"the index {path} was written by a newer deja"
                 f" (schema {current} > {SCHEMA_VERSION})",
-                hint="upgrade deja, or start afresh: deja index --rebuild",
+                hint=f"upgrade deja, or start afresh: {index_command(path, '--rebuild')}",
             )
         for version in range(current, SCHEMA_VERSION):
             name, sql = MIGRATIONS[version]
