@@ -56,13 +56,16 @@ def _round_trip(repo: Path, name: str, sid: str, lines: list[int], env: dict[str
     assert {ln["line"] for ln in doc["lines"] if ln["session"] == sid} == set(lines)
 
 
-@pytest.mark.parametrize("name", NAMES)
-@pytest.mark.parametrize(("agent", "write"), [("claude-code", _claude), ("codex", _codex)])
+# a Codex patch names its file on one line ("*** Update File: NAME"): it cannot
+# write a name with a newline, so that pair is not a case
+@pytest.mark.parametrize(
+    ("agent", "write", "name"),
+    [("claude-code", _claude, name) for name in NAMES]
+    + [("codex", _codex, name) for name in NAMES if "\n" not in name],
+)
 def test_other_agents_write_files_of_any_name(
     repo: Path, tmp_path: Path, name: str, agent: str, write: Any
 ) -> None:
-    if agent == "codex" and "\n" in name:
-        pytest.skip("a codex patch names its file on one line: it cannot write this name")
     path = repo / name
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(BEFORE)
