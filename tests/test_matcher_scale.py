@@ -243,14 +243,16 @@ def test_the_cache_is_per_repository(committed: dict[str, Any], tmp_path: Path) 
     assert len({ln["commit"] for ln in theirs["lines"]}) == 1
 
 
-def test_a_warm_why_imports_neither_pygit2_nor_multiprocessing(committed: dict[str, Any]) -> None:
+def _warm_imports(committed: dict[str, Any], sid: str, *command: str) -> tuple[str, set[str]]:
+    """A session's block in cart.py, blamed once (computed and cached); then
+    ``deja COMMAND`` under ``-X importtime``: its output and the modules it imported."""
     repo, root = committed["repo"], committed["root"]
-    s = Session(root, "3f2a9c1e-aaaa-4bbb-8ccc-0000000000c4")
+    s = Session(root, sid)
     s.user("Add a total() helper to cart.py", T0)
     s.replace(repo / "cart.py", [], AGENT_BLOCK, T0 + 60, start=6)
     deja_json("blame", str(repo / "cart.py"), "--json")
     proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "deja_blame", "why", f"{repo / 'cart.py'}:7"],
+        [sys.executable, "-X", "importtime", "-m", "deja_blame", *command],
         capture_output=True,
         env=os.environ.copy(),
         cwd=repo,
@@ -259,10 +261,16 @@ def test_a_warm_why_imports_neither_pygit2_nor_multiprocessing(committed: dict[s
     imported = {
         line.split("|")[-1].strip() for line in proc.stderr.decode().splitlines() if "|" in line
     }
-    assert "deja_blame.attribution.blame" in imported  # the measurement saw deja's imports
+    return proc.stdout.decode(), imported
+
+
+def test_a_warm_why_imports_neither_pygit2_nor_multiprocessing(committed: dict[str, Any]) -> None:
+    sid = "3f2a9c1e-aaaa-4bbb-8ccc-0000000000c4"
+    out, imported = _warm_imports(committed, sid, "why", f"{committed['repo'] / 'cart.py'}:7")
+    assert "deja_blame.attribution.answer" in imported  # the measurement saw deja's imports
     assert "pygit2" not in imported
     assert "multiprocessing" not in imported
-    assert "3f2a9c1e-aaaa-4bbb-8ccc-0000000000c4" in proc.stdout.decode()
+    assert sid in out
 
 
 def test_a_block_pasted_hundreds_of_times_is_walked_within_a_budget(
@@ -336,21 +344,8 @@ def test_a_lockfile_of_repeated_lines_costs_work_in_proportion_to_its_lines() ->
 def test_a_warm_blame_imports_no_matcher_and_no_pygit2(committed: dict[str, Any]) -> None:
     """A cached answer is read through the cache alone: the matcher, the move and
     commit-window rules and pygit2 are never imported (the warm path's start-up)."""
-    repo, root = committed["repo"], committed["root"]
-    s = Session(root, "3f2a9c1e-aaaa-4bbb-8ccc-0000000000c5")
-    s.user("Add a total() helper to cart.py", T0)
-    s.replace(repo / "cart.py", [], AGENT_BLOCK, T0 + 60, start=6)
-    deja_json("blame", str(repo / "cart.py"), "--json")  # computed and cached
-    proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "deja_blame", "blame", "cart.py", "--json"],
-        capture_output=True,
-        env=os.environ.copy(),
-        cwd=repo,
-    )
-    assert proc.returncode == 0, proc.stderr.decode()[-500:]
-    imported = {
-        line.split("|")[-1].strip() for line in proc.stderr.decode().splitlines() if "|" in line
-    }
+    sid = "3f2a9c1e-aaaa-4bbb-8ccc-0000000000c5"
+    out, imported = _warm_imports(committed, sid, "blame", "cart.py", "--json")
     assert "deja_blame.attribution.answer" in imported  # the measurement saw deja's imports
     for heavy in (
         "deja_blame.attribution.blame",
@@ -360,7 +355,7 @@ def test_a_warm_blame_imports_no_matcher_and_no_pygit2(committed: dict[str, Any]
         "pygit2",
     ):
         assert heavy not in imported, heavy
-    assert "3f2a9c1e" in proc.stdout.decode()
+    assert sid[:8] in out
 
 
 def test_git_blame_starts_when_the_cache_misses_and_is_taken_once(
