@@ -112,6 +112,9 @@ def test_a_still_locked_index_leaves_the_note_late_and_annotate_pending_says_why
         pending = world.deja("annotate", "--pending", **short)
     assert pending.returncode == 1
     assert "1 commit waits for its note" in pending.stderr.decode()
+    # the command that failed is not offered as the fix; running it again later is
+    assert "run: deja annotate --pending" not in pending.stderr.decode()
+    assert "hint: run it again when the index is free" in pending.stderr.decode()
     assert late_commits(world) == [sha]
     done = world.deja("annotate", "--pending", "--json")
     assert b'"written"' in done.stdout and sha.encode() in done.stdout

@@ -75,7 +75,7 @@ def run_pending(
     result = late.complete(repo, conn, None, refresh_first=refresh_first)
     if result.left:
         raise DejaError(
-            f"{late.summary(result.left)}: {result.problem or 'not done'}",
+            f"{late.summary(result.left, fix=False)}: {result.problem or 'not done'}",
             hint="run it again when the index is free (another deja may be writing it)",
         )
     if as_json:

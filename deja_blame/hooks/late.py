@@ -140,10 +140,12 @@ def late_records(deja_dir: Path, now: float | None = None) -> list[LateRecord]:
     return [r for r in records(deja_dir) if r.is_late(now)]
 
 
-def summary(count: int) -> str:
-    """The line status and doctor print."""
+def summary(count: int, fix: bool = True) -> str:
+    """The line status and doctor print (``fix``: with the command that writes them;
+    not where that command is what failed)."""
     what = "commit waits" if count == 1 else "commits wait"
-    return f"{count} {what} for {'its note' if count == 1 else 'their notes'}; run: deja annotate --pending"
+    line = f"{count} {what} for {'its note' if count == 1 else 'their notes'}"
+    return f"{line}; run: deja annotate --pending" if fix else line
 
 
 def complete(
