@@ -497,6 +497,7 @@ _MOVE_COPY = re.compile(r"^-([MC])(\d*)$")
     help="Skip the revisions in FILE (default: git's blame.ignoreRevsFile).",
 )
 @click.option(
+    "-p",
     "--porcelain",
     is_flag=True,
     help="git blame --porcelain plus deja-session/deja-confidence lines.",
@@ -564,7 +565,8 @@ def blame_cmd(
       -M[<num>]          lines moved within the file
       -C[<num>]          ... or from other files (-C -C, -C -C -C: more files)
       --since, --ignore-rev, --ignore-revs-file
-    and those that shape its columns: -n -f -l -t -s -e -b -c --root --abbrev --date.
+    and those that shape its columns: -n -f -l -t -s -e -b -c --root --abbrev --date,
+    -p (--porcelain), --line-porcelain.
 
     \b
     Examples:
@@ -804,7 +806,7 @@ def handoff_cmd(
       deja handoff --to agy
       deja handoff --to antigravity --session 3f2a
       deja handoff --to agy --print > prompt.txt
-      deja handoff --to claude --session 0b7c     # a Codex session, continued in Claude Code
+      deja handoff --to claude --session c0de     # a Codex session, continued in Claude Code
       deja handoff --to droid --print             # ... or for Droid, Cursor's CLI, Continue's cn
     """
     from deja_blame.commands.handoff import run_handoff

@@ -147,6 +147,7 @@ def test_output_options(reformatted: dict[str, Any]) -> None:
     assert lp.count("\nfilename cart.py") == 7
     p = deja("blame", "--porcelain", str(repo / "cart.py")).stdout.decode()
     assert p.count("\nauthor ") < 7
+    assert deja("blame", "-p", str(repo / "cart.py")).stdout.decode() == p  # git's short -p
     bad = deja("blame", "--date", "bogus", str(repo / "cart.py"), check=False)
     assert bad.returncode == 1 and b"unknown date format 'bogus'" in bad.stderr
     both = deja("blame", "--porcelain", "--line-porcelain", str(repo / "cart.py"), check=False)
