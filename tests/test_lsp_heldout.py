@@ -135,7 +135,9 @@ def test_the_poll_searches_new_transcripts_once_per_repository(
     from deja_blame.index.prescan import needles_for
 
     asked: list[tuple[bytes, ...] | None] = []
-    monkeypatch.setattr(refresh, "refresh_index", lambda conn, concern=None: asked.append(concern))
+    monkeypatch.setattr(
+        refresh, "refresh_index", lambda conn, concern=None, changed=None: asked.append(concern)
+    )
     srv = lsp_server.Server(io.BytesIO(), io.BytesIO(), None)
     srv.conn = sqlite3.connect(":memory:")
     roots = [tmp_path / "a", tmp_path / "b"]
@@ -181,7 +183,49 @@ def test_a_poll_with_nothing_new_walks_no_transcript_on_the_worker(
     states = {str(world["repo"]): lsp_server._state_of(str(world["repo"]))}
     srv._job(("poll", False, states))  # what the timer queues when nothing grew
     assert walked_on == []
-    assert lsp_server.unread_transcripts(srv.conn) == frozenset()  # all read: nothing grew
+    assert lsp_server.unread_transcripts(srv.conn) == {}  # all read: nothing grew
     assert walked_on == [threading.current_thread().name]
     assert srv.conn is not None
+    srv.conn.close()
+
+
+def test_a_poll_with_new_lines_reads_them_without_a_second_walk_on_the_worker(
+    world: dict[str, Any], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """When the timer found transcripts grown, it hands the worker their list: the
+    worker reads them (the session's new lines reach the open file) without a stat of
+    every transcript of its own, which hovers would wait behind."""
+    import io
+    import threading
+
+    from deja_blame.editor.lsp import server as lsp_server
+    from deja_blame.index import changes
+
+    repo = world["repo"]
+    srv = lsp_server.Server(io.BytesIO(), io.BytesIO(), tmp_path / "index.db")
+    srv._start()
+    uri = (repo / "cart.py").as_uri()
+    added = ["def count(cart):", "    return sum(item.qty for item in cart)"]
+    text = (repo / "cart.py").read_text() + "\n\n" + "\n".join(added) + "\n"
+    (repo / "cart.py").write_text(text)  # not committed; its session not written yet
+    srv._load(uri, None)
+    assert srv.conn is not None and srv.docs[uri].blame is not None
+    later = Session(world["root"], LATER)
+    later.user("Count the items in the cart", T0 + 8000)
+    later.replace(repo / "cart.py", [], added, T0 + 8060, start=15)
+    found = lsp_server.unread_transcripts(srv.conn)  # the timer thread's look
+    assert found
+    walked_on: list[str] = []
+    real = changes.changed_transcripts
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        walked_on.append(threading.current_thread().name)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(changes, "changed_transcripts", spy)
+    states = {str(repo): lsp_server._state_of(str(repo))}
+    srv._job(("poll", True, states, list(found.values())))
+    assert walked_on == []
+    sessions = {ln.session for ln in srv.docs[uri].blame.lines if ln.session}
+    assert LATER in sessions
     srv.conn.close()

@@ -13,20 +13,25 @@ if TYPE_CHECKING:
     from deja_blame.transcripts.transcript_file import TranscriptFile
 
 
-def refresh_index(conn: sqlite3.Connection, concern: tuple[bytes, ...] | None = None) -> None:
+def refresh_index(
+    conn: sqlite3.Connection,
+    concern: tuple[bytes, ...] | None = None,
+    changed: list[TranscriptFile] | None = None,
+) -> None:
     """Read new transcript bytes first: blame right after an agent session just works.
 
     Only files whose stat changed are opened, so this costs a stat per session
     (the same check the post-commit hook makes). With ``concern`` (``prescan``'s
     needles for one repository), only the new transcripts holding one of them are
     read now: the first answer does not wait for every other project's sessions,
-    which ``deja index`` reads.
+    which ``deja index`` reads. ``changed``: the transcripts a caller found changed
+    already (the editor server's timer thread): no second stat of every one.
     """
     roots = discover_roots()
     from deja_blame.index.changes import changed_transcripts
 
     try:
-        files = changed_transcripts(conn, roots)
+        files = list(changed) if changed is not None else changed_transcripts(conn, roots)
         if files and concern is not None:
             from deja_blame.index.prescan import split
 

@@ -19,7 +19,7 @@ import sys
 import threading
 import traceback
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from deja_blame.attribution.explain import line_history_json, line_story
 from deja_blame.attribution.model import LineAttribution
@@ -36,6 +36,9 @@ from deja_blame.editor.lsp.protocol import (
     read_message,
 )
 from deja_blame.errors import DejaError
+
+if TYPE_CHECKING:
+    from deja_blame.transcripts.transcript_file import TranscriptFile
 
 COMMANDS = ("deja.why", "deja.handoff")
 POLL_SECONDS = 2.0  # how often a new commit, note or transcript line is looked for
@@ -223,13 +226,15 @@ class Server:
                 if not self.docs:
                     continue
                 grown = False
+                changed: dict[tuple[Any, ...], TranscriptFile] = {}
                 if self.db_path is not None:
                     try:
                         if conn is None:
                             from deja_blame.index.db import connect
 
                             conn = connect(self.db_path)
-                        unread = unread_transcripts(conn)
+                        changed = unread_transcripts(conn)
+                        unread = frozenset(changed)
                         # new or grown since the last look (one the index has read since
                         # simply leaves the set: nothing to read for it)
                         grown = bool(unread - seen)
@@ -243,7 +248,8 @@ class Server:
                     if self.poll_queued:
                         continue
                     self.poll_queued = True
-                self.jobs.put(("poll", grown, states))
+                # the worker reads these without a second stat of every transcript
+                self.jobs.put(("poll", grown, states, list(changed.values()) if grown else None))
         finally:
             if conn is not None:
                 conn.close()
@@ -295,7 +301,7 @@ class Server:
         elif kind == "poll":
             with self.lock:
                 self.poll_queued = False
-            self._poll(job[1], job[2])
+            self._poll(job[1], job[2], job[3] if len(job) > 3 else None)
         elif kind == "request":
             _, msg_id, method, params = job
             with self.lock:
@@ -343,18 +349,20 @@ class Server:
         if path is not None:
             self._read_new(concern_of(path))
 
-    def _read_new(self, concern: tuple[bytes, ...] | None) -> None:
+    def _read_new(
+        self, concern: tuple[bytes, ...] | None, changed: list[TranscriptFile] | None = None
+    ) -> None:
         from deja_blame.index.refresh import refresh_index
 
         if self.conn is None or concern is None:
             return
         try:
-            refresh_index(self.conn, concern=concern)
+            refresh_index(self.conn, concern=concern, changed=changed)
         except (sqlite3.Error, DejaError, OSError) as exc:
             log(f"could not read new transcripts ({exc})")
         self.here.clear()
 
-    def _refresh_open(self) -> None:
+    def _refresh_open(self, changed: list[TranscriptFile] | None = None) -> None:
         """``_refresh`` for every open file, one search per repository (its root and
         all its open files' paths as needles): prescan remembers a transcript found
         to hold none per set of needles, so the poll re-reads only what grew."""
@@ -365,7 +373,7 @@ class Server:
             if doc.blame is not None:
                 by_root.setdefault(doc.blame.root, set()).add(doc.blame.path)
         for root, rels in sorted(by_root.items()):
-            self._read_new(needles_for(Path(root), sorted(rels)))
+            self._read_new(needles_for(Path(root), sorted(rels)), changed)
 
     def _load(self, uri: str, text: str | None, refresh: bool = True) -> None:
         doc = self.docs.get(uri) or Document(uri, uri_to_path(uri))
@@ -384,7 +392,9 @@ class Server:
             with self.lock:
                 self.states[doc.blame.root] = _state_of(doc.blame.root)
 
-    def _poll(self, grown: bool, states: dict[str, Any]) -> None:
+    def _poll(
+        self, grown: bool, states: dict[str, Any], changed: list[TranscriptFile] | None = None
+    ) -> None:
         """Blame again what a new commit, new notes or new transcript lines changed
         (``states``: each repository's HEAD and notes as the timer found them)."""
         stale: set[str] = set()
@@ -398,7 +408,7 @@ class Server:
 
             try:
                 if grown:  # a transcript new or grown: read what concerns the open files
-                    self._refresh_open()
+                    self._refresh_open(changed)
                 # the index read something (here, or `deja index` and the hook elsewhere)
                 indexed = hash(frozenset(transcript_stats(self.conn).items()))
                 if self.indexed is not None and indexed != self.indexed:
@@ -631,18 +641,19 @@ class Server:
         }
 
 
-def unread_transcripts(conn: sqlite3.Connection) -> frozenset[tuple[Any, ...]]:
-    """The transcripts the index has not read as they are now (a stat each)."""
+def unread_transcripts(conn: sqlite3.Connection) -> dict[tuple[Any, ...], TranscriptFile]:
+    """The transcripts the index has not read as they are now (a stat each), by
+    (session, path, stat)."""
     from deja_blame.index.changes import changed_transcripts
     from deja_blame.transcripts.antigravity.discover import discover_roots
 
-    out = set()
+    out: dict[tuple[Any, ...], TranscriptFile] = {}
     for tf in changed_transcripts(conn, discover_roots()):
         try:
-            out.add((tf.session_id, str(tf.path), *tf.stat_key()))
+            out[(tf.session_id, str(tf.path), *tf.stat_key())] = tf
         except OSError:
             continue
-    return frozenset(out)
+    return out
 
 
 def _state_of(root: str) -> tuple[str | None, str] | None:
