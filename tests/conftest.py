@@ -3,10 +3,12 @@ fixed git identities and dates, and no test may touch the real ~ or index."""
 
 from __future__ import annotations
 
+import fcntl
 import os
+import pickle
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +58,31 @@ def seal(monkeypatch: pytest.MonkeyPatch, home: Path, tmp_path: Path) -> None:
     # (an empty Antigravity root: a root a variable names must exist, or deja index fails)
     (tmp_path / "no-root-chosen" / "brain").mkdir(parents=True, exist_ok=True)
     monkeypatch.setenv("DEJA_ANTIGRAVITY_ROOT", str(tmp_path / "no-root-chosen"))
+
+
+def built_once(
+    tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], Any]
+) -> Any:
+    """``build(directory)``'s result, built once per test run and read back after.
+
+    For an expensive module fixture: ``--dist worksteal`` hands a module's tests to
+    whichever worker is idle, and each worker (each time it comes back to the
+    module) would build the fixture again; test_hostile's took 5-8 s three times.
+    The result must pickle; what it names on disk stays where ``build`` made it.
+    """
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # shared by the run's workers
+    done = base / f"built-once-{name}.pickle"
+    with open(base / f"built-once-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one builds; the others wait, then read
+        if done.exists():
+            return pickle.loads(done.read_bytes())
+        where = base / f"built-once-{name}"
+        where.mkdir()
+        result = build(where)
+        done.write_bytes(pickle.dumps(result))
+        return result
 
 
 @pytest.fixture(autouse=True)

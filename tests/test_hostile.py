@@ -35,7 +35,7 @@ from pathlib import Path
 import orjson
 import pytest
 from antigravity_writer import TranscriptWriter
-from conftest import commit_env, git, seal
+from conftest import built_once, commit_env, git, seal
 
 T0 = 1_784_278_800  # 2026-07-17T09:00:00Z
 SID = "0badc0de-hostile-session"
@@ -207,13 +207,18 @@ USER_NAMED_OUTSIDE = {"blame-linkdir", "blame-dotdot", "why-linkdir"}
 def outputs(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> tuple[World, dict[str, subprocess.CompletedProcess[bytes]], Path | None]:
-    tmp = tmp_path_factory.mktemp("hostile")
-    home = tmp / "home"
-    with pytest.MonkeyPatch.context() as sealing:
-        # built before each test's own sealing: a machine with no git identity of
-        # its own, or a ~/.gitconfig, must see what every test sees
-        seal(sealing, tmp / "seal-home", tmp)
-        return _hostile_outputs(tmp, home)
+
+    def build(
+        tmp: Path,
+    ) -> tuple[World, dict[str, subprocess.CompletedProcess[bytes]], Path | None]:
+        with pytest.MonkeyPatch.context() as sealing:
+            # built before each test's own sealing: a machine with no git identity of
+            # its own, or a ~/.gitconfig, must see what every test sees
+            seal(sealing, tmp / "seal-home", tmp)
+            return _hostile_outputs(tmp, tmp / "home")
+
+    # once for the run: the commands' outputs are only read (or more commands run)
+    return built_once(tmp_path_factory, "hostile", build)
 
 
 def _hostile_outputs(
