@@ -184,6 +184,9 @@ def test_small_things_a_person_sees(world: World) -> None:
     assert "@@ -40,21 +40,21 @@\n-value_40 = compute(40)\n" in out
     # one format: export needs no --format; stats --no-refresh; --no-pager and --color after
     assert run(world, "deja export --format agent-trace")[0] == run(world, "deja export")[0]
+    out, err = run(world, "deja export origin/main..HEAD")  # people's commits only
+    assert out == "" and "no commit in origin/main..HEAD has lines attributed" in err
+    assert "no commit" not in run(world, "deja export v1.0..v1.2")[1]
     assert run(world, "deja stats --no-refresh --json")[0] == run(world, "deja stats --json")[0]
     out, _ = run(world, "deja blame src/app.py -L 40,40 --no-pager --color always")
     assert "\x1b[" in out
