@@ -64,13 +64,13 @@ def with_index(f: Callable[..., int], creates: bool = True) -> Callable[..., int
     def wrapper(db: Path | None, **kwargs: Any) -> int:
         import sqlite3
 
-        from deja_blame.index.db import connect, database_error, index_command
+        from deja_blame.index.db import connect, database_error, empty_stand_in, index_command
         from deja_blame.output import warn
 
         path = _db_path(db)
         if not creates and not path.exists():
             warn(f"no index at {path} yet (run: {index_command(path)})")
-            conn = connect(Path(":memory:"))
+            conn = empty_stand_in(path)
         else:
             conn = connect(path, notice=warn)
         try:

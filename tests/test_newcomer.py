@@ -105,6 +105,8 @@ def test_a_read_only_command_on_a_mistyped_db_creates_nothing(world: World) -> N
     out, err = run(world, f"deja --db {typo}/x/y.db sessions --json")
     assert orjson.loads(out) == {"sessions": []} and f"no index at {typo}/x/y.db" in err
     assert f"(run: deja --db {typo}/x/y.db index)" in err  # the index named, not the default
+    _, err = run(world, f"deja --db {typo}/x/y.db sessions")
+    assert f"hint: read your transcripts with: deja --db {typo}/x/y.db index" in err
     world.run_line(f"deja --db {typo}/x/y.db show 3f2a")  # (found in the notes, or not)
     assert not typo.exists()
 

@@ -311,11 +311,20 @@ def index_command(path: Path | str | None, args: str = "") -> str:
 
 
 def index_path(conn: sqlite3.Connection) -> str | None:
-    """The file behind a connection (None in memory)."""
+    """The file behind a connection: for an empty stand-in, the file it stands for."""
     for _, name, file in conn.execute("PRAGMA database_list"):
-        if name == "main":
-            return str(file) or None
-    return None
+        if name == "main" and file:
+            return str(file)
+    row = conn.execute("SELECT value FROM meta WHERE key='stands_for'").fetchone()
+    return str(row[0]) if row else None
+
+
+def empty_stand_in(path: Path) -> sqlite3.Connection:
+    """An empty index in memory for a read-only command whose index is not there
+    (nothing is created where a mistyped --db points); its hints name ``path``."""
+    conn = connect(Path(":memory:"))
+    conn.execute("INSERT INTO meta(key, value) VALUES ('stands_for', ?)", (str(path),))
+    return conn
 
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
