@@ -178,3 +178,14 @@ def test_white_space_only_changes_give_one_answer_with_or_without_w(
         answers.append([(ln["session"], ln["confidence"]) for ln in doc["lines"]])
     assert answers[0] == answers[1]
     assert [s for s, _ in answers[0]][6:9] == [sid] * 3
+
+
+def test_show_email_gives_the_whole_address_as_git_does(repo: Path) -> None:
+    mail = "maintainers@users.noreply.a-long-organisation-name.example"
+    (repo / "a.py").write_text("x = 1\n")
+    git(repo, "add", "a.py")
+    env = {**commit_env(1_784_278_800), "GIT_AUTHOR_EMAIL": mail}
+    git(repo, "commit", "-q", "-m", "a", env=env)
+    out = deja("blame", "-e", "a.py", cwd=repo).stdout.decode()
+    assert f"(<{mail}> " in out  # a cut address is no address
+    assert f"(<{mail}> " in git(repo, "blame", "-e", "a.py")

@@ -106,7 +106,8 @@ def print_human(result: FileBlame, look: BlameLook | None = None) -> None:
         author = authors.get(ln.commit)
         name = ("<" + author.mail + ">" if look.show_email else author.name) if author else "-"
         day = format_date(author.time, look.date_format) if author else ""
-        people[ln.commit] = f"{shorten(inert(name), 25)}\0{day}"
+        # a long name is cut; an address never (git shows it whole: cut, it is no address)
+        people[ln.commit] = f"{inert(name) if look.show_email else shorten(inert(name), 25)}\0{day}"
     name_w = max((len(v.split("\0")[0]) for v in people.values()), default=0)
     day_w = max((len(v.split("\0")[1]) for v in people.values()), default=0)
     person_w = name_w + day_w + 3 if people else 0
