@@ -607,7 +607,8 @@ def blame_cmd(
         copies=copies,
         since=since,
         ignore_revs=ignore_revs,
-        ignore_revs_files=ignore_revs_files,
+        # as git reads them, from here: deja's git runs in the repository's top
+        ignore_revs_files=tuple(str(Path(f).resolve()) if f else f for f in ignore_revs_files),
     )
     look = BlameLook(
         date_format=date_format or ("raw" if raw_time else None),

@@ -114,7 +114,16 @@ class CatFile:
         """``read`` of each spec, asked of git at once and answered in order (one
         round trip to git for the file's several names at one commit)."""
         out: list[bytes | None] = [None] * len(specs)
-        asked = [k for k, spec in enumerate(specs) if "\n" not in spec]
+        asked: list[int] = []
+        lines: list[bytes] = []
+        for k, spec in enumerate(specs):
+            try:  # a name that is not UTF-8 comes as surrogate escapes (pathtext)
+                line = spec.encode("utf-8", "surrogateescape")
+            except UnicodeEncodeError:
+                continue  # not a name git can have: absent, and the batch goes on
+            if b"\n" not in line:
+                asked.append(k)
+                lines.append(line + b"\n")
         if not asked or self._broken:
             return out
         if self._proc is None:
@@ -133,7 +142,7 @@ class CatFile:
         assert proc.stdin is not None and proc.stdout is not None
         try:
             # a few short lines: they fit in the pipe before git answers the first
-            proc.stdin.write(b"".join(specs[k].encode() + b"\n" for k in asked))
+            proc.stdin.write(b"".join(lines))
             proc.stdin.flush()
             for k in asked:
                 head = proc.stdout.readline().rstrip(b"\n")

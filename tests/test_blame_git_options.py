@@ -189,3 +189,21 @@ def test_show_email_gives_the_whole_address_as_git_does(repo: Path) -> None:
     out = deja("blame", "-e", "a.py", cwd=repo).stdout.decode()
     assert f"(<{mail}> " in out  # a cut address is no address
     assert f"(<{mail}> " in git(repo, "blame", "-e", "a.py")
+
+
+def test_a_revision_added_to_the_ignore_revs_file_is_seen(repo: Path) -> None:
+    """The caches key an ignore-revs file by its content, not only its path: a
+    revision added to it changes git blame's answer, and deja's with it."""
+    (repo / "a.py").write_text("x=1\ny=2\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "person writes", env=commit_env(1_780_000_000))
+    first = git(repo, "rev-parse", "HEAD").strip()
+    (repo / "a.py").write_text("x = 1\ny = 2\n")
+    git(repo, "commit", "-qam", "reformat", env=commit_env(1_780_000_060))
+    reformat = git(repo, "rev-parse", "HEAD").strip()
+    ignore = repo / ".git-blame-ignore-revs"
+    ignore.write_text("")
+    args = ("blame", str(repo / "a.py"), "--json", "--ignore-revs-file", str(ignore))
+    assert _commits(deja_json(*args)) == [reformat] * 2
+    ignore.write_text(reformat + "\n")  # the reformat is to be looked through now
+    assert _commits(deja_json(*args)) == [first] * 2

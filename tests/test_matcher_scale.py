@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import reference_matcher as ref
-from conftest import deja_json, git
+from conftest import deja, deja_json, git
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_blame import AGENT_BLOCK, T0, Session, commit_all
@@ -504,5 +504,119 @@ def test_a_note_on_another_file_s_commit_keeps_the_cached_answer(
         git(repo, "notes", "--ref", "refs/notes/deja", "remove", base)
         api.compute(conn, repo / "b.py", None, None, refresh=False)
         assert computed == ["b.py", "b.py"]  # a note gone from a commit it never read
+    finally:
+        conn.close()
+
+
+def test_cat_file_reads_a_name_that_is_not_utf8_and_goes_on(repo: Path) -> None:
+    """A name that is not UTF-8 (blame's porcelain gives it as surrogate escapes)
+    once raised while asking git and turned off every later read of the process:
+    the commit-window rules then saw no old version of any file."""
+    import os
+
+    from deja_blame.gitutil import CatFile
+
+    (repo / "good.py").write_text("x = 1\n")
+    with open(os.fsencode(repo) + b"/caf\xe9.py", "wb") as f:
+        f.write(b"y = 2\n")
+    commit_all(repo, "two files", T0)
+    batch = CatFile(repo)
+    try:
+        assert batch.read("HEAD:" + os.fsdecode(b"caf\xe9.py")) == b"y = 2\n"
+        assert batch.read("HEAD:\udc80\ud800.py") is None  # no name git can have
+        assert batch.read("HEAD:good.py") == b"x = 1\n"
+    finally:
+        batch.close()
+
+
+def test_deja_no_cache_computes_afresh(
+    committed: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DEJA_NO_CACHE=1 computes everything afresh: no cached answer is read back (the
+    README says so; the attribution cache was still read on the computing path)."""
+    from deja_blame.attribution import api, cache
+    from deja_blame.index.db import connect
+
+    repo = committed["repo"]
+    conn = connect(Path(os.environ["DEJA_DB"]))
+    try:
+        api.compute(conn, repo / "cart.py", None, None, refresh=False)  # cached
+        loaded: list[str] = []
+        real = cache.load
+        monkeypatch.setattr(cache, "load", lambda *a: loaded.append(a[1]) or real(*a))
+        api.compute(conn, repo / "cart.py", None, None, refresh=False)
+        assert loaded  # the cache is read without the variable
+        loaded.clear()
+        monkeypatch.setenv("DEJA_NO_CACHE", "1")
+        api.compute(conn, repo / "cart.py", None, None, refresh=False)
+        assert loaded == []
+    finally:
+        conn.close()
+
+
+def test_an_answer_computed_without_notes_is_not_deja_blame_s(
+    tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The post-commit hook computes a commit's answer without deja's notes (it is
+    writing them); deja blame reads them. A teammate's note on an older commit names
+    its lines: after the hook ran on a later commit, deja blame must still give
+    those lines to the note's session, not the hook's cached answer."""
+    import json
+
+    root = tmp_path / "agroot"
+    monkeypatch.setenv("DEJA_ANTIGRAVITY_ROOT", str(root))
+    (repo / "cart.py").write_text("TAX_RATE = 0.2\n")
+    commit_all(repo, "person starts", T0 - 3600)
+    s = Session(root, "3f2a9c1e-aaaa-4bbb-8ccc-0000000000c7")
+    s.user("Add a total() helper", T0)
+    s.replace(repo / "cart.py", [], AGENT_BLOCK, T0 + 60, start=2)
+    (repo / "cart.py").write_text("TAX_RATE = 0.2\n" + "\n".join(AGENT_BLOCK) + "\n")
+    block = commit_all(repo, "agent block", T0 + 300)
+    note = {
+        "schema": 2,
+        "tool": "deja-blame 0.1.0",
+        "commit": block,
+        "files": {"cart.py": {"teammate-session": [[2, 1 + len(AGENT_BLOCK), 0.97, T0 + 60]]}},
+        "sessions": {"teammate-session": {"agent": "codex", "project": "/elsewhere"}},
+    }
+    git(repo, "notes", "--ref", "refs/notes/deja", "add", "-m", json.dumps(note), block)
+    text = "TAX_RATE = 0.2\n" + "\n".join(AGENT_BLOCK) + "\nX = 1\n"
+    (repo / "cart.py").write_text(text)
+    commit_all(repo, "person adds X", T0 + 600)
+    deja("index")
+    deja("annotate", "HEAD", cwd=repo)  # what the post-commit hook runs: no note to write
+    warm = deja_json("blame", str(repo / "cart.py"), "--json", "--no-refresh")
+    fresh = deja_json(
+        "blame", str(repo / "cart.py"), "--json", "--no-refresh", env={"DEJA_NO_CACHE": "1"}
+    )
+    assert [ln["session"] for ln in fresh["lines"]][1:3] == ["teammate-session"] * 2
+    assert [(ln["session"], ln.get("via")) for ln in warm["lines"]] == [
+        (ln["session"], ln.get("via")) for ln in fresh["lines"]
+    ]
+
+
+def test_answers_under_a_since_are_not_cached(
+    committed: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--since=2.weeks.ago`` is another boundary tomorrow: such answers are neither
+    read from nor written to the caches."""
+    from deja_blame.attribution import api, blame_options, cache
+    from deja_blame.index.db import connect
+
+    repo = committed["repo"]
+    touched: list[str] = []
+    for name in ("load", "store"):
+        real = getattr(cache, name)
+        monkeypatch.setattr(
+            cache, name, lambda *a, real=real, name=name: touched.append(name) or real(*a)
+        )
+    conn = connect(Path(os.environ["DEJA_DB"]))
+    try:
+        with blame_options.using(blame_options.GitBlameOptions(since="2.weeks.ago")):
+            api.compute(conn, repo / "cart.py", None, None, refresh=False)
+            api.compute(conn, repo / "cart.py", None, None, refresh=False)
+        assert touched == []
+        api.compute(conn, repo / "cart.py", None, None, refresh=False)
+        assert "store" in touched  # without it, the answer is cached
     finally:
         conn.close()

@@ -121,3 +121,58 @@ def test_every_log_is_git_s(repo: Path, walked: bool) -> None:
     assert bool(history.commits) == walked
     assert history.log("HEAD", {"b.py"}) == history.log(revs[0], {"b.py"})
     assert history.log("no-such-rev", {"b.py"}) is None
+
+
+def test_threads_asking_logs_at_once_read_the_history_once_each(tmp_path: Path) -> None:
+    """The process's history is shared by threads (a blame's read-ahead, stats' pool,
+    the editor server's worker and history threads): several reading it at once once
+    broke each other's walk ('dictionary changed size during iteration')."""
+    import sys
+    import threading
+
+    from deja_blame.attribution import repo_history as RH
+
+    repo = tmp_path / "r"
+    git(tmp_path, "init", "-q", "-b", "main", str(repo))
+    branches, commits = 8, 300
+    stream, mark = [], 0
+    for b in range(branches):
+        for i in range(commits):
+            mark += 1
+            data = f"branch {b} commit {i}\n"
+            parent = "" if i == 0 else f"from :{mark - 1}\n"
+            stream.append(
+                f"commit refs/heads/b{b}\nmark :{mark}\ncommitter T <t@e> {T0 + mark} +0000\n"
+                f"data 1\nx\n{parent}M 100644 inline f{b}.txt\ndata {len(data)}\n{data}\n"
+            )
+    subprocess.run(
+        ["git", "fast-import", "--quiet"], input="".join(stream).encode(), cwd=repo, check=True
+    )
+    tips = [git(repo, "rev-parse", f"b{b}").strip() for b in range(branches)]
+    errors: list[str] = []
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads switch often: the race shows at once (19 of 80)
+    try:
+        for _ in range(10):
+            history = RepoHistory(str(repo))
+            history._direct = DIRECT_ASKS  # past the first logs: the whole history is read
+            barrier = threading.Barrier(branches)
+
+            def ask(
+                b: int, history: RH.RepoHistory = history, barrier: threading.Barrier = barrier
+            ) -> None:
+                barrier.wait()
+                try:
+                    got = history.log(tips[b], {f"f{b}.txt"})
+                    assert got is not None and len(got) == commits
+                except Exception as exc:  # noqa: BLE001 - what the test looks for
+                    errors.append(repr(exc))
+
+            threads = [threading.Thread(target=ask, args=(b,)) for b in range(branches)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert errors == []

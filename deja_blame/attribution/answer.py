@@ -32,7 +32,7 @@ def cached_blame(
     no pygit2, no git blame. None when anything is missing (the caller computes);
     ``on_miss(root, commit, relpath)`` is told when the whole file's answer at a
     commit is not cached (the caller may start git blame of it at once)."""
-    if not cache.fast_path_enabled():
+    if not cache.fast_path_enabled() or not cache.cacheable():
         return None
     start = file.parent if not file.is_dir() else file
     if not start.is_dir():
@@ -48,7 +48,11 @@ def cached_blame(
     if commit is None:
         return None
     entry = cache.load(
-        conn, cache.entry_key(state.root, commit, rel, "auto"), state.notes, state.root
+        conn,
+        # what deja blame's own compute reads: deja's notes wherever they exist
+        cache.entry_key(state.root, commit, rel, "auto", "notes" if state.deja_notes else ""),
+        state.notes,
+        state.root,
     )
     if entry is None:
         if on_miss is not None and line_range is None:

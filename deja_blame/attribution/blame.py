@@ -153,8 +153,12 @@ def _at_commit(
         result.rev = rev
         return result
     notes = _notes_tip(repo)
-    key = cache.entry_key(root, version.commit, version.relpath, engine)
-    entry = cache.load(conn, key, notes, root)
+    key = cache.entry_key(
+        root, version.commit, version.relpath, engine, cache.notes_read_by(note_lookup)
+    )
+    use_cache = cache.cacheable()
+    # DEJA_NO_CACHE: computed afresh (and still written)
+    entry = cache.load(conn, key, notes, root) if use_cache and cache.fast_path_enabled() else None
     if entry is not None and entry.data_hash == cache.content_hash(version.data):
         return from_entry(entry, version.relpath, rev, root)
     if line_range is not None:
@@ -163,8 +167,9 @@ def _at_commit(
         result.rev = rev
         return result
     result = _compute(repo, conn, version, note_lookup, engine, before_match, None)
-    entry = cache.entry_from(result, version.commit, version.data, version.relpath)
-    cache.store(conn, key, entry, notes, root)
+    if use_cache:
+        entry = cache.entry_from(result, version.commit, version.data, version.relpath)
+        cache.store(conn, key, entry, notes, root)
     result.rev = rev
     return result
 
@@ -211,9 +216,11 @@ def _compute(
     if conn is not None:
         paths = Q.candidate_paths(conn, str(root), {relpath})
         load_writes(conn, paths, file_fps, into=writes, solid=solid)
-    blamed = pending()
-    if early is not None:
-        early.join()
+    try:
+        blamed = pending()
+    finally:
+        if early is not None:
+            early.join()  # its git answers land in caches the rules read next
     by_line: list[BlameLine | None] = [None] * len(part)
     for b in blamed:
         if lo <= b.line <= hi:
@@ -530,7 +537,9 @@ def _start_blame_cached(
 ) -> Callable[[], list[BlameLine]]:
     """The blame of ``version``: from the cache, or started now and cached when done."""
     key = _cache_key(repo, version) + f":{engine}"
-    if conn is not None:
+    use_cache = conn is not None and cache.cacheable()
+    if use_cache and cache.fast_path_enabled():
+        assert conn is not None
         row = Q.cache_get(conn, "blame_cache", key)
         if row is not None:
             try:
@@ -544,7 +553,7 @@ def _start_blame_cached(
 
     def finish() -> list[BlameLine]:
         lines = pending.result()
-        if conn is not None:
+        if use_cache and conn is not None:
             _store(conn, key, lines)
         return lines
 

@@ -15,6 +15,7 @@ itself, as git blame does.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -48,8 +49,19 @@ class GitBlameOptions:
         return out
 
     def signature(self) -> str:
-        """For cache keys: empty for the defaults."""
-        return "" if self.default else "\0" + "\0".join(self.args())
+        """For cache keys: empty for the defaults. An ignore-revs file counts by its
+        content too: a revision added to it is another answer."""
+        if self.default:
+            return ""
+        return "\0" + "\0".join([*self.args(), *map(_content_of, self.ignore_revs_files)])
+
+
+def _content_of(path: str) -> str:
+    try:
+        with open(path, "rb") as f:
+            return hashlib.blake2b(f.read(1 << 22), digest_size=12).hexdigest()
+    except OSError:
+        return "unreadable"
 
 
 _DEFAULT = GitBlameOptions()  # frozen: safe to share

@@ -50,7 +50,8 @@ class RepoState:
 
     root: str
     head: str | None  # None: no commit yet
-    notes: str  # the tip of refs/notes/deja, "" when there are no notes
+    notes: str  # the tips of git-ai's and deja's notes, one a line ("" when none)
+    deja_notes: bool = False  # refs/notes/deja exists: blame reads its notes
 
 
 def _git(cwd: str, *args: str) -> subprocess.CompletedProcess[bytes] | None:
@@ -67,16 +68,23 @@ def repo_state(start: Path) -> RepoState | None:
     out = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
     root = str(Path(out[0]).resolve())
     head = out[1].strip() if len(out) > 1 else None
-    return RepoState(root=root, head=head, notes=notes_tip_cli(root))
+    notes, deja_notes = notes_tips_cli(root)
+    return RepoState(root=root, head=head, notes=notes, deja_notes=deja_notes)
 
 
 def notes_tip_cli(root: str) -> str:
     """The tips of deja's notes and git-ai's (``refs/notes/ai``), one a line: an
     answer computed with other notes is not this one."""
-    proc = _git(root, "for-each-ref", "--format=%(objectname)", NOTES_REF, GITAI_REF)
+    return notes_tips_cli(root)[0]
+
+
+def notes_tips_cli(root: str) -> tuple[str, bool]:
+    """``notes_tip_cli``, and whether deja's notes ref exists."""
+    proc = _git(root, "for-each-ref", "--format=%(objectname) %(refname)", NOTES_REF, GITAI_REF)
     if proc is None or proc.returncode != 0:
-        return ""
-    return proc.stdout.decode().strip()
+        return "", False
+    rows = [ln.split(" ", 1) for ln in proc.stdout.decode().splitlines() if " " in ln]
+    return "\n".join(sha for sha, _ in rows), any(ref == NOTES_REF for _, ref in rows)
 
 
 def resolve_rev_cli(root: str, rev: str) -> str | None:
@@ -90,10 +98,27 @@ def content_hash(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
-def entry_key(root: str, commit: str, relpath: str, engine: str) -> str:
+def entry_key(root: str, commit: str, relpath: str, engine: str, notes_read: str) -> str:
+    """``notes_read``: which notes the answer read (``notes_read_by``): an answer the
+    hook computed without deja's notes is not the answer ``deja blame`` gives with them."""
     options = blame_options.current().signature()  # -w, -M...: another answer
     rules = f"{CACHE_VERSION}.{IDENTITY_VERSION}/{__version__}"  # who belongs: identity.py
-    return f"{rules}\0{root}\0{commit}\0{relpath}\0{engine}{options}"
+    return f"{rules}\0{root}\0{commit}\0{relpath}\0{engine}{options}\0{notes_read}"
+
+
+def notes_read_by(note_lookup: object | None) -> str:
+    """What a note lookup reads, for ``entry_key``: nothing (None), deja's notes as
+    ``deja blame`` reads them (``NotesLookup``), or another reader, by its name."""
+    if note_lookup is None:
+        return ""
+    name = getattr(note_lookup, "__qualname__", None) or type(note_lookup).__qualname__
+    return "notes" if name == "NotesLookup" else name
+
+
+def cacheable() -> bool:
+    """Whether answers may be cached under the current git blame options: not with a
+    ``--since`` (a relative date, ``2.weeks.ago``, means another boundary tomorrow)."""
+    return blame_options.current().since is None
 
 
 def token(conn: sqlite3.Connection, root: str, relpaths: set[str]) -> str:

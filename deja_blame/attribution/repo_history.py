@@ -67,7 +67,10 @@ class RepoHistory:
         self._touching: dict[str, set[str]] = {}  # path -> commits that changed it
         self._logs: dict[tuple[str, frozenset[str]], list[LogEntry]] = {}
         self._direct = 0
-        self._lock = threading.Lock()
+        # one reader at a time: the blame's read-ahead thread, stats' pool and the
+        # editor server's threads share the process's history (reentrant: ``log``
+        # may read a blob)
+        self._lock = threading.RLock()
 
     def read(self, spec: str) -> bytes | None:
         """A blob (``rev:path``) through the repository's one ``git cat-file --batch``."""
@@ -96,6 +99,10 @@ class RepoHistory:
 
     def knows(self, rev: str) -> bool:
         """Whether ``rev`` (a full commit id) is read, reading its history if not."""
+        with self._lock:
+            return self._knows(rev)
+
+    def _knows(self, rev: str) -> bool:
         if rev in self.commits:
             return True
         if rev in self._failed or not _FULL_ID.fullmatch(rev):
@@ -160,6 +167,10 @@ class RepoHistory:
 
     def log(self, rev: str, paths: set[str] | frozenset[str]) -> list[LogEntry] | None:
         """What ``git log --parents REV -- PATHS`` shows (None: ``rev`` unknown to git)."""
+        with self._lock:
+            return self._log(rev, paths)
+
+    def _log(self, rev: str, paths: set[str] | frozenset[str]) -> list[LogEntry] | None:
         found = self.resolve(rev)
         if found is None:
             return None
@@ -174,7 +185,7 @@ class RepoHistory:
                 got = self._git_log(found, wanted)
                 if got is None:
                     return None
-            elif not self.knows(found):
+            elif not self._knows(found):
                 return None
             else:
                 got = self._walk(found, wanted)
