@@ -259,6 +259,10 @@ def _compute(
                 noted = result.note_sessions.get(ln.session) or {}
                 ln.source = text_or_none(noted.get("agent")) or UNKNOWN_AGENT
     if conn is not None:
+        # the file's log under every name blame followed, read while the notes, the
+        # renamed paths' writes and the identity rules are looked at
+        names = {ln.orig_path or "" for ln in lines}
+        log_ahead = _read_log_ahead(root, version.commit, names)
         # Renamed files: their older lines were written under the old path.
         older = {b.orig_path for b in by_line if b is not None and b.orig_path} - {relpath}
         if older:
@@ -270,6 +274,7 @@ def _compute(
         rev_time = None
         if version.commit is not None:
             rev_time = float(repo[version.commit].commit_time)  # type: ignore[attr-defined]
+        log_ahead.join()
         _attribute_from_index(
             conn, lines, by_line, writes, paths, rev_time, str(root), version.commit
         )
@@ -301,6 +306,24 @@ def _read_ahead(
             pass
 
     thread = threading.Thread(target=work, name="deja-read-ahead", daemon=True)
+    thread.start()
+    return thread
+
+
+def _read_log_ahead(root: Path, rev: str | None, names: set[str]) -> threading.Thread:
+    """Read on a thread the log ``window.FileHistory`` asks next (its paths: the names
+    blame followed); the caller joins it before the rules run."""
+    from deja_blame.attribution.repo_history import repo_history
+
+    paths = {p for p in names if p}
+
+    def work() -> None:
+        try:
+            repo_history(root).log(rev or "HEAD", paths)
+        except Exception:  # noqa: BLE001 - FileHistory asks again, and says what failed
+            pass
+
+    thread = threading.Thread(target=work, name="deja-read-log", daemon=True)
     thread.start()
     return thread
 

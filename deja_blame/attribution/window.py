@@ -69,6 +69,12 @@ def has_line(content: str, text: str, exact: bool) -> bool:
     return False
 
 
+def _lines(content: str) -> list[str]:
+    """A version's lines without their ``\r`` (split in C when it has none)."""
+    lines = content.split("\n")
+    return [t.rstrip("\r") for t in lines] if "\r" in content else lines
+
+
 class FileHistory:
     """The commits that touched a file (under any of its names), newest first, and
     the file's line fingerprints at any of them (read through one ``git cat-file``)."""
@@ -167,18 +173,14 @@ class FileHistory:
         every line is asked about)."""
         got = self._texts.get(sha)
         if got is None:
-            got = self._texts[sha] = frozenset(
-                t.rstrip("\r") for t in self._content(sha).split("\n")
-            )
+            got = self._texts[sha] = frozenset(_lines(self._content(sha)))
         return got
 
     def count(self, sha: str, text: str) -> int:
         """How many lines of exactly ``text`` the file has at ``sha``."""
         counts = self._counts.get(sha)
         if counts is None:
-            counts = self._counts[sha] = Counter(
-                t.rstrip("\r") for t in self._content(sha).split("\n")
-            )
+            counts = self._counts[sha] = Counter(_lines(self._content(sha)))
         return counts[text]
 
     def _content(self, sha: str) -> str:
