@@ -205,7 +205,7 @@ def _compute(
     else:
         started = start_blame(root, repo, relpath, version.commit, engine=engine, span=span)
         pending = started.result
-    early = _read_ahead(conn, root, version) if window is None else None
+    early = _read_ahead(conn, root, version)
     if before_match is not None:
         before_match()
     part = texts[lo - 1 : hi]
