@@ -180,7 +180,8 @@ def open_repository(path: Path) -> pygit2.Repository:
     except pygit2.GitError:
         found = None
     if not found:
-        raise NotARepositoryError(f"{path} is not inside a git repository")
+        # absolute: "." or a bare file name does not say where deja looked
+        raise NotARepositoryError(f"{path.absolute()} is not inside a git repository")
     try:
         repo = pygit2.Repository(found)
     except pygit2.GitError as exc:

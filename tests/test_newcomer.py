@@ -100,6 +100,13 @@ def test_a_missing_root_fails_alike_from_a_variable_or_an_option(world: World) -
     assert ".claude" not in err and "DEJA_CODEX_ROOT" not in err
 
 
+def test_outside_a_repository_the_error_says_where(world: World) -> None:
+    _, err = run(world, "deja blame x.py", cwd=world.tmp, code=1)
+    assert err == f"deja: error: {world.tmp} is not inside a git repository\n"  # not "."
+    _, err = run(world, "deja stats", cwd=world.tmp, code=1)
+    assert err.startswith(f"deja: error: {world.tmp} is not inside a git repository")
+
+
 def test_a_read_only_command_on_a_mistyped_db_creates_nothing(world: World) -> None:
     typo = world.tmp / "typo"
     out, err = run(world, f"deja --db {typo}/x/y.db sessions --json")
