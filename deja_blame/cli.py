@@ -451,6 +451,18 @@ class _BlameCommand(click.Command):
 _MOVE_COPY = re.compile(r"^-([MC])(\d*)$")
 
 
+def _date_format(value: str | None) -> str | None:
+    """--date checked as it is read: a bad one is bad usage (exit 2), even where the
+    file has no person's line to show a date on."""
+    from deja_blame.outputs.blame_text import DATE_FORMATS
+
+    if value is None or value.startswith("format:") or value in DATE_FORMATS:
+        return value
+    raise click.BadParameter(
+        f"unknown date format {value!r} (one of: {', '.join(DATE_FORMATS[:8])}, format:...)"
+    )
+
+
 @cli.command("blame", cls=_BlameCommand)
 @click.argument("args", nargs=-1, required=True, metavar="[REV] [--] FILE")
 @click.option(
@@ -512,6 +524,7 @@ _MOVE_COPY = re.compile(r"^-([MC])(\d*)$")
     "date_format",
     metavar="FORMAT",
     default=None,
+    callback=lambda _ctx, _param, value: _date_format(value),
     help="Dates as git shows them: short (default), iso, iso-strict, relative, unix, raw.",
 )
 @click.option("-e", "--show-email", is_flag=True, help="The author's email instead of the name.")

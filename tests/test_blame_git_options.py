@@ -149,7 +149,8 @@ def test_output_options(reformatted: dict[str, Any]) -> None:
     assert p.count("\nauthor ") < 7
     assert deja("blame", "-p", str(repo / "cart.py")).stdout.decode() == p  # git's short -p
     bad = deja("blame", "--date", "bogus", str(repo / "cart.py"), check=False)
-    assert bad.returncode == 1 and b"unknown date format 'bogus'" in bad.stderr
+    assert bad.returncode == 2 and b"unknown date format 'bogus'" in bad.stderr  # bad usage
+    assert b"Traceback" not in bad.stderr
     both = deja("blame", "--porcelain", "--line-porcelain", str(repo / "cart.py"), check=False)
     assert both.returncode == 2
 
