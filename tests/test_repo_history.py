@@ -176,3 +176,19 @@ def test_threads_asking_logs_at_once_read_the_history_once_each(tmp_path: Path) 
     finally:
         sys.setswitchinterval(interval)
     assert errors == []
+
+
+def test_a_long_lived_reader_keeps_a_bounded_memo(repo: Path) -> None:
+    """The editor server asks the log of file after file for hours: the walk's memo
+    (every commit walked, per set of paths) keeps only the newest sets."""
+    from deja_blame.attribution import repo_history as RH
+
+    _history(repo)
+    history = RepoHistory(str(repo))
+    history._direct = DIRECT_ASKS  # the whole history read: logs are walked here
+    for k in range(RH.MEMOS_KEPT + 40):
+        assert history.log("HEAD", {f"no-such-{k}.py"}) == []
+    assert len(history._simplified) <= RH.MEMOS_KEPT
+    assert history.log("HEAD", {"a.py"}) == history._walk(
+        history.resolve("HEAD") or "", frozenset({"a.py"})
+    )

@@ -222,7 +222,13 @@ class RepoHistory:
         """git's walk (``get_revision_1``): newest committer date first, first come
         first among equals; each commit simplified as it is taken, a commit shown
         has its parents rewritten past the commits left out."""
-        memo = self._simplified.setdefault(wanted, {})
+        memo = self._simplified.get(wanted)
+        if memo is None:
+            # a memo per path set, of every commit walked: a server opening file
+            # after file keeps only the newest sets
+            while len(self._simplified) >= MEMOS_KEPT:
+                self._simplified.pop(next(iter(self._simplified)))
+            memo = self._simplified[wanted] = {}
         commits = self.commits
         touching: set[str] = set()
         for path in wanted:
@@ -285,6 +291,7 @@ class RepoHistory:
 
 DIRECT_ASKS = 24  # logs asked of git one by one before the whole history is read
 LOGS_KEPT = 4096  # walks remembered (rev, paths): moves asks the same path's log again
+MEMOS_KEPT = 64  # path sets whose simplification is remembered (each: every commit walked)
 
 NO_BLOB = "0" * 40
 
