@@ -288,10 +288,9 @@ def _compute(
 def _read_ahead(
     conn: sqlite3.Connection | None, root: Path, version: FileVersion
 ) -> threading.Thread | None:
-    """Ask git, on a thread while git blame runs, what the rules will ask after it:
-    the file's log (``window.FileHistory``) and the repository's files (``moves``).
-    Each answer lands in its process cache; the caller joins the thread before the
-    rules run. (A file renamed in its history asks a log of all its names later.)"""
+    """Ask git, while git blame runs, what the rules will ask after it: the file's
+    log (``window.FileHistory``) and the repository's files (``moves``). (A file
+    renamed in its history asks a log of all its names later: ``_read_log_ahead``.)"""
     if conn is None:
         return None
     from deja_blame.attribution.identity import read_repository_files
@@ -299,31 +298,33 @@ def _read_ahead(
     from deja_blame.attribution.repo_history import repo_history
 
     def work() -> None:
-        try:
-            repo_history(root).log(version.commit or "HEAD", {version.relpath})
-            read_repository_files(root, revisions_asked(version.commit))
-        except Exception:  # noqa: BLE001 - the rules ask again, and say what failed
-            pass
+        repo_history(root).log(version.commit or "HEAD", {version.relpath})
+        read_repository_files(root, revisions_asked(version.commit))
 
-    thread = threading.Thread(target=work, name="deja-read-ahead", daemon=True)
-    thread.start()
-    return thread
+    return _in_background("deja-read-ahead", work)
 
 
 def _read_log_ahead(root: Path, rev: str | None, names: set[str]) -> threading.Thread:
-    """Read on a thread the log ``window.FileHistory`` asks next (its paths: the names
-    blame followed); the caller joins it before the rules run."""
+    """Read the log ``window.FileHistory`` asks next (its paths: the names blame
+    followed) while the notes and the renamed paths' writes are looked at."""
     from deja_blame.attribution.repo_history import repo_history
 
     paths = {p for p in names if p}
+    return _in_background("deja-read-log", lambda: repo_history(root).log(rev or "HEAD", paths))
 
-    def work() -> None:
+
+def _in_background(name: str, work: Callable[[], object]) -> threading.Thread:
+    """Run ``work`` on a thread whose answers land in the process's caches; the caller
+    joins it before the rules that read them. A failure is the rules' to meet again
+    and to say (they ask the same of git), not this thread's."""
+
+    def run() -> None:
         try:
-            repo_history(root).log(rev or "HEAD", paths)
-        except Exception:  # noqa: BLE001 - FileHistory asks again, and says what failed
+            work()
+        except Exception:  # noqa: BLE001 - see above
             pass
 
-    thread = threading.Thread(target=work, name="deja-read-log", daemon=True)
+    thread = threading.Thread(target=run, name=name, daemon=True)
     thread.start()
     return thread
 
