@@ -213,8 +213,17 @@ def test_a_session_that_wrote_after_the_commit_gets_nothing(
     commit_all(repo, "person wrote it first", T0)
     s = Session(root, "late-session")
     s.write(repo / "a.py", "\n".join(AGENT_BLOCK) + "\n", T0 + 3600)
+    # the control: the same block, written by the same session before its commit, is
+    # found (an "all None" answer alone is what a blame that matches nothing gives)
+    s.write(repo / "b.py", "\n".join(AGENT_BLOCK) + "\n", T0 + 5000)
+    (repo / "b.py").write_text("\n".join(AGENT_BLOCK) + "\n")
+    commit_all(repo, "the agent's copy", T0 + 7200)
     doc = deja_json("blame", str(repo / "a.py"), "--json")
     assert all(ln["session"] is None for ln in doc["lines"])
+    control = deja_json("blame", str(repo / "b.py"), "--json")
+    assert {ln["session"] for ln in control["lines"] if ln["text"].strip() not in ("", "}")} == {
+        "late-session"
+    }
 
 
 def test_latest_write_before_the_commit_wins(
