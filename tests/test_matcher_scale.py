@@ -620,3 +620,31 @@ def test_answers_under_a_since_are_not_cached(
         assert "store" in touched  # without it, the answer is cached
     finally:
         conn.close()
+
+
+def test_a_file_no_session_wrote_asks_git_for_no_log(
+    committed: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rules' reading ahead (the file's log, on a thread while git blame runs) is
+    for files some session wrote: deja stats blames hundreds that none did, and a log
+    each made it a fifth slower."""
+    from deja_blame.attribution import api
+    from deja_blame.attribution.repo_history import RepoHistory
+    from deja_blame.index.db import connect
+
+    repo = committed["repo"]
+    (repo / "notes.txt").write_text("a person's file\n")
+    commit_all(repo, "notes", T0 + 900)
+    logs: list[frozenset[str]] = []
+    real = RepoHistory.log
+    monkeypatch.setattr(
+        RepoHistory,
+        "log",
+        lambda self, rev, paths: logs.append(frozenset(paths)) or real(self, rev, paths),
+    )
+    conn = connect(Path(os.environ["DEJA_DB"]))
+    try:
+        api.compute(conn, repo / "notes.txt", None, None, refresh=False)
+    finally:
+        conn.close()
+    assert logs == []

@@ -205,7 +205,6 @@ def _compute(
     else:
         started = start_blame(root, repo, relpath, version.commit, engine=engine, span=span)
         pending = started.result
-    early = _read_ahead(conn, root, version)
     if before_match is not None:
         before_match()
     part = texts[lo - 1 : hi]
@@ -216,6 +215,9 @@ def _compute(
     if conn is not None:
         paths = Q.candidate_paths(conn, str(root), {relpath})
         load_writes(conn, paths, file_fps, into=writes, solid=solid)
+    # only a file some session wrote to asks the rules anything (deja stats blames
+    # hundreds that none did: a log each would be git's work for nothing)
+    early = _read_ahead(conn, root, version) if writes else None
     try:
         blamed = pending()
     finally:
@@ -262,7 +264,7 @@ def _compute(
         # the file's log under every name blame followed, read while the notes, the
         # renamed paths' writes and the identity rules are looked at
         names = {ln.orig_path or "" for ln in lines}
-        log_ahead = _read_log_ahead(root, version.commit, names)
+        log_ahead = _read_log_ahead(root, version.commit, names) if writes else None
         # Renamed files: their older lines were written under the old path.
         older = {b.orig_path for b in by_line if b is not None and b.orig_path} - {relpath}
         if older:
@@ -274,7 +276,8 @@ def _compute(
         rev_time = None
         if version.commit is not None:
             rev_time = float(repo[version.commit].commit_time)  # type: ignore[attr-defined]
-        log_ahead.join()
+        if log_ahead is not None:
+            log_ahead.join()
         _attribute_from_index(
             conn, lines, by_line, writes, paths, rev_time, str(root), version.commit
         )
