@@ -229,3 +229,20 @@ def test_deja_busy_timeout_sets_the_wait_and_a_bad_value_is_one_line(
         monkeypatch.setenv("DEJA_BUSY_TIMEOUT", bad)
         with pytest.raises(DejaError, match="DEJA_BUSY_TIMEOUT must be a number of seconds"):
             connect(tmp_path / "b.db", create=True)
+
+
+def test_blame_behind_a_long_write_gives_up_its_refresh_in_seconds(world: World) -> None:
+    """Another process holds the index's write lock (a long `deja index`): deja blame
+    gives up reading its new transcript lines after a few seconds and answers with
+    what the index holds, saying so (it waited the full 30 s, with no variable set)."""
+    world.write(S1, "app.py", body("a", 3))
+    world.commit("agent work")
+    world.write(S2, "lib.py", body("b", 2))  # new transcript lines to read, not yet read
+    env = {k: v for k, v in world.env.items() if k != "DEJA_BUSY_TIMEOUT"}
+    with index_locked(world):
+        started = time.monotonic()
+        proc = world.deja("blame", "app.py", env={**env, "DEJA_BUSY_TIMEOUT": ""}, check=False)
+        took = time.monotonic() - started
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert "could not refresh the index (database is locked)" in proc.stderr.decode()
+    assert took < 20, took

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import sys
 from typing import TYPE_CHECKING
@@ -11,6 +12,9 @@ from deja_blame.transcripts.antigravity.discover import discover_roots
 
 if TYPE_CHECKING:
     from deja_blame.transcripts.transcript_file import TranscriptFile
+
+
+REFRESH_BUSY_MS = 3_000  # how long a refresh waits for another process's write lock
 
 
 def refresh_index(
@@ -29,7 +33,14 @@ def refresh_index(
     """
     roots = discover_roots()
     from deja_blame.index.changes import changed_transcripts
+    from deja_blame.index.db import BUSY_ENV
 
+    # A refresh is a courtesy before the answer: behind another process's long
+    # write (a `deja index` of thousands of sessions) it gives up after a few
+    # seconds and the answer says it used what the index holds (it waited 30 s).
+    waited = int(conn.execute("PRAGMA busy_timeout").fetchone()[0])
+    if not os.environ.get(BUSY_ENV, "").strip():
+        conn.execute(f"PRAGMA busy_timeout = {min(waited, REFRESH_BUSY_MS)}")
     try:
         files = list(changed) if changed is not None else changed_transcripts(conn, roots)
         if files and concern is not None:
@@ -64,3 +75,5 @@ def refresh_index(
                 bar.close()
     except sqlite3.OperationalError as exc:
         warn(f"could not refresh the index ({exc}); blaming with what it holds")
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {waited}")
