@@ -226,3 +226,41 @@ def test_a_brace_far_from_its_edit_now_is_placed_where_its_commit_put_it() -> No
     blamed[-1] = BlameLine(23, "b" * 40, 3_000, "a.js", 23)
     out = matcher.match_lines(file, blamed, ws, now=20_000.0)
     assert out[-1] is None
+
+
+def test_a_long_run_of_repeated_texts_is_not_given_to_a_copy_far_from_its_place() -> None:
+    # the session wrote a four-line block at lines 20-23, beside its "anchor_one()"
+    # (still at line 19); a later change took that copy away. The file holds the
+    # same block at 70-73 and 90-93, typed by the person: every text of the run is
+    # repeated, so its length says nothing of which copy the write made, and the
+    # copies are 40+ lines from where it landed: none of their lines of text is the
+    # session's (their trivial "}" still rides the run: left, see bench/accuracy)
+    block = ["  markDone(task);", "  if (keepGoing === true) {", "    continue;", "  }"]
+    file = [f"step_{k}({k});" for k in range(100)]
+    file[19] = "anchor_one()"
+    for at in (70, 90):
+        file[at : at + 4] = block
+    ws = _writes([(1, 0, 100.0, block), (1, 1, 110.0, ["anchor_one()"])])
+    places = {(1, 0, k): 20 + k for k in range(4)} | {(1, 1, 0): 19}
+    out = matcher.match_lines(
+        file, _blamed(len(file)), ws, now=20_000.0, position=lambda key: places.get(key)
+    )
+    assert is_trivial("  }") and not is_trivial("  markDone(task);")
+    assert [k for k, m in enumerate(out) if m is not None and not is_trivial(file[k])] == [19]
+    # the copy near the place (shifted with its session's anchor) is the session's
+    file2 = list(file)
+    file2[18], file2[19] = "anchor_one()", "step_19(19);"
+    file2[25:29] = block
+    out = matcher.match_lines(
+        file2, _blamed(len(file2)), ws, now=20_000.0, position=lambda key: places.get(key)
+    )
+    assert [k for k, m in enumerate(out) if m is not None] == [18, 25, 26, 27, 28]
+    # a run holding a line the file has once says where it is: taken at any distance
+    file3 = list(file)
+    file3[70] = "  markDone(task, now);"
+    ws3 = _writes([(1, 0, 100.0, ["  markDone(task, now);", *block[1:]]),
+                   (1, 1, 110.0, ["anchor_one()"])])  # fmt: skip
+    out = matcher.match_lines(
+        file3, _blamed(len(file3)), ws3, now=20_000.0, position=lambda key: places.get(key)
+    )
+    assert [k for k, m in enumerate(out) if m is not None] == [19, 70, 71, 72, 73]

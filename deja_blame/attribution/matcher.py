@@ -330,10 +330,16 @@ def match_lines(
     # A run is evidence of place, whichever commit brought its neighbours: a
     # session that rewrote a whole file runs through lines older commits kept.
     # Each run is walked once, from any seed on it, through trivial lines too.
+    # prefix counts: non-trivial lines, and those whose text the file holds once
     solid_before = [0] * (n + 1)
+    once_before = [0] * (n + 1)
     for i in range(n):
         solid_before[i + 1] = solid_before[i] + (0 if trivial[i] else 1)
-    runs: list[dict[Key, tuple[int, int]]] = [dict() for _ in range(n)]
+        once_before[i + 1] = once_before[i] + (
+            1 if not trivial[i] and occurrences[fps[i]] == 1 else 0
+        )
+    prefix = (solid_before, once_before)
+    runs: list[dict[Key, tuple[int, int, int]]] = [dict() for _ in range(n)]
     spent: dict[tuple[int, int], int] = {}
     by_edit = writes.by_edit
     order = sorted(range(n), key=lambda j: occurrences[fps[j]]) if bounded else range(n)
@@ -342,14 +348,14 @@ def match_lines(
             if key in runs[i]:
                 continue
             if not bounded:
-                _walk_run(i, key, fps, solid_before, info, runs)
+                _walk_run(i, key, fps, prefix, info, runs)
                 continue
             edit = (key[0], key[1])
             budget = EDIT_RUN_BUDGET + 4 * len(by_edit[edit])
             used_up = spent.get(edit, 0)
             if used_up >= budget:
                 continue
-            spent[edit] = used_up + _walk_run(i, key, fps, solid_before, info, runs)
+            spent[edit] = used_up + _walk_run(i, key, fps, prefix, info, runs)
     # Each write is one line: it can account for one line of the file, not for
     # every line with the same text (a person's own "return None" elsewhere, or a
     # copy left behind when a block moved). Strongest evidence is served first:
@@ -389,19 +395,26 @@ def match_lines(
             return (-4 * min(run, STRONG_RUN) + 2 * miss, -at, -run * _SPAN + far)
         return (-4 * min(run, STRONG_RUN) + 2 * miss + 1, -run, -at)
 
-    heap: list[tuple[int, float, float, int, int, Key, Twins, int, int, int, float]] = []
+    heap: list[tuple[int, float, float, int, int, Key, Twins, int, int, int, float, bool]] = []
     for i in range(n):
         limit = limits[i]
-        for key, (run, solid) in runs[i].items():
+        for key, (run, solid, once) in runs[i].items():
             if trivial[i] and (run < 2 or solid < 1):
                 continue  # a lone "}" or blank line is no evidence on its own
+            # A run of any length whose every text the file holds more than once (a
+            # block repeated in one file: ``if (done) {`` / ``continue;`` / ``}`` a
+            # dozen times; a doc comment's closing lines) matches every copy of the
+            # block alike: its length says nothing of which copy the write made.
+            # Where it landed does (the far-copy rule below), as for a short run.
+            placeless = repeated[i] and (run < STRONG_RUN or once == 0)
             group = twins[(key[0], key[1])]
             nxt = _next_twin(group, 0, key[2], info, limit)
             if nxt is not None:
                 pos, twin, at, seq = nxt
                 far = distance(i, key) if repeated[i] else 0
                 miss = mismatch(i, twin)
-                heap.append((*rank_of(i, run, at, miss, far), i, seq, twin, group, pos, 0, run, at))
+                rank = rank_of(i, run, at, miss, far)
+                heap.append((*rank, i, seq, twin, group, pos, 0, run, at, placeless))
     heapq.heapify(heap)
     chosen: list[tuple[Key, int] | None] = [None] * n
     used: set[Key] = set()
@@ -409,16 +422,17 @@ def match_lines(
     # so a thousand lines sharing one group do not each step over every taken twin
     taken: dict[tuple[int, int], dict[int, int]] = {}
     while heap:
-        _, _, _, i, _, key, group, pos, tries, run, at = heapq.heappop(heap)
+        _, _, _, i, _, key, group, pos, tries, run, at, placeless = heapq.heappop(heap)
         if chosen[i] is not None:
             continue
         if stale is not None and stale(i, at):
             continue  # checked only for the write about to be given; older twins are older
-        if repeated[i] and run < STRONG_RUN and far_off(i, key):
-            # one of several copies of a text, a short run, and far from where the
-            # write landed (shifted as the rest of its edit or session shifted): the
-            # copy it wrote is gone, this one is another's (a chain ``.trim()``,
-            # ``.split(...)`` repeated in one file)
+        if placeless and far_off(i, key):
+            # one of several copies of a text, a run that does not say which (short,
+            # or all of repeated texts), and far from where the write landed (shifted
+            # as the rest of its edit or session shifted): the copy it wrote is gone,
+            # this one is another's (a chain ``.trim()``, ``.split(...)`` repeated in
+            # one file; a repeated ``if (done) {`` / ``continue;`` / ``}`` block)
             continue
         skips = taken.setdefault((id(group), key[2]), {})
         if key not in used:
@@ -433,7 +447,7 @@ def match_lines(
             pos, twin, at, seq = nxt
             far = distance(i, key) if repeated[i] else 0
             rank = rank_of(i, run, at, mismatch(i, twin), far)
-            heapq.heappush(heap, (*rank, i, seq, twin, group, pos, tries + 1, run, at))
+            heapq.heappush(heap, (*rank, i, seq, twin, group, pos, tries + 1, run, at, placeless))
     # Identical trivial lines ("}", blank) are interchangeable to git's diff: blame
     # may say an old commit kept the "}" that a later session actually added next
     # to its own lines. So the gap rule may use any write made by the blamed
@@ -481,7 +495,7 @@ def match_lines(
 
 
 def _distances(
-    runs: list[dict[Key, tuple[int, int]]],
+    runs: list[dict[Key, tuple[int, int, int]]],
     repeated: list[bool],
     fps: list[int],
     occurrences: Counter[int],
@@ -645,12 +659,13 @@ def _walk_run(
     i: int,
     key: Key,
     fps: list[int],
-    solid_before: list[int],
+    prefix: tuple[list[int], list[int]],
     info: dict[Key, tuple[int, float, bool, bool, int]],
-    runs: list[dict[Key, tuple[int, int]]],
+    runs: list[dict[Key, tuple[int, int, int]]],
 ) -> int:
-    """The run through (line i, write key): its length and solid (non-trivial) count,
-    recorded on every line of it. Returns its length."""
+    """The run through (line i, write key): its length, solid (non-trivial) count and
+    count of lines whose text the file holds once, recorded on every line of it.
+    Returns its length."""
     sid, edit, idx = key
     n = len(fps)
     get = info.get
@@ -666,7 +681,12 @@ def _walk_run(
         if down is None or down[0] != fps[bottom + 1]:
             break
         bottom += 1
-    value = (bottom - top + 1, solid_before[bottom + 1] - solid_before[top])
+    solid_before, once_before = prefix
+    value = (
+        bottom - top + 1,
+        solid_before[bottom + 1] - solid_before[top],
+        once_before[bottom + 1] - once_before[top],
+    )
     base = idx - (i - top)
     for j in range(top, bottom + 1):
         runs[j][(sid, edit, base + (j - top))] = value
