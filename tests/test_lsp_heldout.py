@@ -155,6 +155,23 @@ def test_the_poll_searches_new_transcripts_once_per_repository(
         assert needles_for(root, sorted(f"src/f{i}.py" for i in range(40))) in asked
 
 
+def _walks_recorded(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The name of the thread of each walk of every transcript (a stat each) from now."""
+    import threading
+
+    from deja_blame.index import changes
+
+    walked_on: list[str] = []
+    real = changes.changed_transcripts
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        walked_on.append(threading.current_thread().name)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(changes, "changed_transcripts", spy)
+    return walked_on
+
+
 def test_a_poll_with_nothing_new_walks_no_transcript_on_the_worker(
     world: dict[str, Any], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -165,21 +182,13 @@ def test_a_poll_with_nothing_new_walks_no_transcript_on_the_worker(
     import threading
 
     from deja_blame.editor.lsp import server as lsp_server
-    from deja_blame.index import changes
 
     srv = lsp_server.Server(io.BytesIO(), io.BytesIO(), tmp_path / "index.db")
     srv._start()
     uri = (world["repo"] / "cart.py").as_uri()
     srv._load(uri, None)
     assert srv.docs[uri].blame is not None
-    walked_on: list[str] = []
-    real = changes.changed_transcripts
-
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        walked_on.append(threading.current_thread().name)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(changes, "changed_transcripts", spy)
+    walked_on = _walks_recorded(monkeypatch)
     states = {str(world["repo"]): lsp_server._state_of(str(world["repo"]))}
     srv._job(("poll", False, states))  # what the timer queues when nothing grew
     assert walked_on == []
@@ -196,10 +205,8 @@ def test_a_poll_with_new_lines_reads_them_without_a_second_walk_on_the_worker(
     worker reads them (the session's new lines reach the open file) without a stat of
     every transcript of its own, which hovers would wait behind."""
     import io
-    import threading
 
     from deja_blame.editor.lsp import server as lsp_server
-    from deja_blame.index import changes
 
     repo = world["repo"]
     srv = lsp_server.Server(io.BytesIO(), io.BytesIO(), tmp_path / "index.db")
@@ -215,14 +222,7 @@ def test_a_poll_with_new_lines_reads_them_without_a_second_walk_on_the_worker(
     later.replace(repo / "cart.py", [], added, T0 + 8060, start=15)
     found = lsp_server.unread_transcripts(srv.conn)  # the timer thread's look
     assert found
-    walked_on: list[str] = []
-    real = changes.changed_transcripts
-
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        walked_on.append(threading.current_thread().name)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(changes, "changed_transcripts", spy)
+    walked_on = _walks_recorded(monkeypatch)
     states = {str(repo): lsp_server._state_of(str(repo))}
     srv._job(("poll", True, states, list(found.values())))
     assert walked_on == []

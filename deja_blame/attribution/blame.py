@@ -116,7 +116,7 @@ def _refuse_binary(version: FileVersion) -> None:
 
 def _notes_tip(repo: pygit2.Repository) -> str:
     """The notes an answer depends on: deja's, and git-ai's where there are some
-    (as ``cache.notes_tip_cli`` spells it: the tips, one a line)."""
+    (as ``cache.notes_tips_cli`` spells it: the tips, one a line)."""
     from pygit2 import GitError
 
     from deja_blame.notes.gitai import GITAI_REF

@@ -72,14 +72,10 @@ def repo_state(start: Path) -> RepoState | None:
     return RepoState(root=root, head=head, notes=notes, deja_notes=deja_notes)
 
 
-def notes_tip_cli(root: str) -> str:
-    """The tips of deja's notes and git-ai's (``refs/notes/ai``), one a line: an
-    answer computed with other notes is not this one."""
-    return notes_tips_cli(root)[0]
-
-
 def notes_tips_cli(root: str) -> tuple[str, bool]:
-    """``notes_tip_cli``, and whether deja's notes ref exists."""
+    """The tips of git-ai's notes (``refs/notes/ai``) and deja's, one a line (an
+    answer computed with other notes may not be this one), and whether deja's
+    notes ref exists."""
     proc = _git(root, "for-each-ref", "--format=%(objectname) %(refname)", NOTES_REF, GITAI_REF)
     if proc is None or proc.returncode != 0:
         return "", False
@@ -147,7 +143,7 @@ _CHANGED: dict[tuple[str, str, str], frozenset[str] | None] = {}
 
 def _notes_changed(root: str, then: str, now: str) -> frozenset[str] | None:
     """The commits whose notes differ between the tips ``then`` and ``now`` (one a
-    line, as ``notes_tip_cli``), from ``git diff-tree`` of each notes ref's commits;
+    line, as ``notes_tips_cli``), from ``git diff-tree`` of each notes ref's commits;
     None when that cannot be told (a ref appeared or went, git failed)."""
     key = (root, then, now)
     if key in _CHANGED:

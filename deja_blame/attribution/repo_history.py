@@ -74,10 +74,7 @@ class RepoHistory:
 
     def read(self, spec: str) -> bytes | None:
         """A blob (``rev:path``) through the repository's one ``git cat-file --batch``."""
-        with self._lock:
-            if self._batch is None:
-                self._batch = CatFile(self.root)
-            return self._batch.read(spec)
+        return self.read_many([spec])[0]
 
     def read_many(self, specs: list[str]) -> list[bytes | None]:
         """``read`` of several blobs in one round trip to git."""
