@@ -1007,6 +1007,7 @@ def notes_group() -> None:
     Examples:
       deja notes fetch              # from origin, merged into the local notes
       deja notes push upstream
+      deja notes carry v1.0..HEAD --local   # commits the forge made (CI: --push)
     """
 
 
@@ -1046,6 +1047,82 @@ def notes_push_cmd(remote: str, as_json: bool) -> int:
     from deja_blame.commands.notes import run_push
 
     return run_push(remote, as_json)
+
+
+@notes_group.command("carry")
+@click.argument("spec", default="HEAD", metavar="[BEFORE..AFTER | REV]")
+@click.option(
+    "--remote",
+    default="origin",
+    show_default=True,
+    help="Where the notes and pull request heads are fetched from and pushed to.",
+)
+@click.option(
+    "--pr",
+    "pulls",
+    multiple=True,
+    metavar="N",
+    help="A pull request the new commits came from, besides those their messages name.",
+)
+@click.option(
+    "--from",
+    "sources",
+    multiple=True,
+    metavar="REV|RANGE",
+    help="Candidate old commits: a range, or a ref's commits the branch did not have.",
+)
+@click.option(
+    "--forge",
+    type=click.Choice(["github", "gitlab"]),
+    default="github",
+    show_default=True,
+    help="Where pull request heads live: refs/pull/N/head or refs/merge-requests/N/head.",
+)
+@click.option(
+    "--local",
+    is_flag=True,
+    help="Fetch nothing (no notes, no pull request heads): use what is here.",
+)
+@click.option("--push", is_flag=True, help="Push the notes afterwards (never forcing).")
+@json_option
+def notes_carry_cmd(
+    spec: str,
+    remote: str,
+    pulls: tuple[str, ...],
+    sources: tuple[str, ...],
+    forge: str,
+    local: bool,
+    push: bool,
+    as_json: bool,
+) -> int:
+    """Give commits the forge made on merging (squash, rebase) the pull request's notes.
+
+    For CI on every push to the default branch: BEFORE..AFTER is the push. Each
+    new commit gets the notes of the commits it came from, carried by line
+    text (no transcripts needed): a squash commit those of its pull request
+    (its message's "(#N)"), a rebased commit the one with its patch. Run twice,
+    it changes nothing. In CI: notes carry "$BEFORE..$AFTER" --push (the
+    workflow: docs/forge-merges.md).
+
+    \b
+    Examples:
+      deja notes carry v1.0..HEAD --local
+      deja notes carry v1.0..HEAD --from v1.0 --local --json
+    """
+    from deja_blame.commands.notes import run_carry
+
+    if local and push:
+        raise click.UsageError("--local fetches nothing and pushes nothing: leave out --push")
+    return run_carry(
+        spec,
+        None if local else remote,
+        list(pulls),
+        list(sources),
+        forge,
+        fetch_notes=not local,
+        push=push,
+        as_json=as_json,
+    )
 
 
 @cli.command("doctor")

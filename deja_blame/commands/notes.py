@@ -82,3 +82,51 @@ def _complete_late_notes(repo: pygit2.Repository) -> None:
         complete_for_command(repo, conn, warn)
     finally:
         conn.close()
+
+
+def run_carry(
+    spec: str,
+    remote: str | None,
+    pulls: list[str],
+    sources: list[str],
+    forge: str,
+    fetch_notes: bool,
+    push: bool,
+    as_json: bool,
+    cwd: Path | None = None,
+) -> int:
+    """Fetch the notes, carry them onto the new commits of ``spec``, push them."""
+    from deja_blame.notes.carry import carry_notes
+
+    repo = open_repository(cwd or Path.cwd())
+    fetched = share.fetch(repo, remote) if remote and fetch_notes else None
+    result = carry_notes(repo, spec, remote=remote, pulls=pulls, sources=sources, forge=forge)
+    pushed = None
+    if push and remote:
+        from deja_blame.notes.store import ref_target
+
+        if ref_target(repo) is not None:
+            pushed = share.push(repo, remote)
+    if as_json:
+        doc = result.to_json()
+        doc["fetched"] = fetched.to_json() if fetched is not None else None
+        doc["pushed"] = pushed.to_json() if pushed is not None else None
+        print_json(doc)
+        return 0
+    for c in result.commits:
+        what = {
+            "squash": f"squash of pull request #{c.pull}: {len(c.sources)} commit(s) carried",
+            "rebase": f"rebase of {c.sources[0][:12] if c.sources else '?'}",
+            "text": f"carried by text from {len(c.sources)} candidate commit(s)",
+            "merge": "a merge: its parents' notes apply",
+            "already": "a pull request's own commit: its note applies",
+            "none": "no pull request commit found",
+        }[c.how]
+        click.echo(f"{c.commit[:12]} {what}; {c.lines} attributed line(s)", err=True)
+    for number, head in result.pulls.items():
+        if head is None:
+            click.echo(f"deja: pull request #{number}: no head on {remote}", err=True)
+    if pushed is not None:
+        extra = f" after merging theirs {pushed.merges}x" if pushed.merges else ""
+        click.echo(f"deja: pushed refs/notes/deja to {remote}{extra}", err=True)
+    return 0
