@@ -18,8 +18,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from deja_blame.attribution import matcher
-from deja_blame.attribution.blame_engine import BlameLine
+from deja_blame.attribution.facts import writes as matcher
+from deja_blame.attribution.facts.git_blame import BlameLine
+from deja_blame.attribution.match import lines as match_lines_mod
 from deja_blame.index.db import connect
 from deja_blame.index.fingerprint import fingerprint, is_trivial
 
@@ -54,7 +55,7 @@ def main() -> None:
         for name, narrow in (("every write", None), ("narrowed", solid)):
             start = time.perf_counter()
             writes = matcher.load_writes(conn, {1: True}, fps, solid=narrow)
-            out = matcher.match_lines(texts, blamed, writes, now=3000.0)
+            out = match_lines_mod.match_lines(texts, blamed, writes, now=3000.0)
             took[name].append(time.perf_counter() - start)
             read[name] = len(writes.info)
             answers[name] = [m and (m.sid, m.edit_ord, m.idx, m.confidence, m.run) for m in out]

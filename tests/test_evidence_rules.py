@@ -14,21 +14,23 @@ from pathlib import Path
 
 from conftest import git
 
-from deja_blame.attribution import matcher
-from deja_blame.attribution.blame_engine import BlameLine
-from deja_blame.attribution.reflow import _MAGIC_COMMA
-from deja_blame.attribution.window import CommitWindow, FileHistory
+from deja_blame.attribution.facts import writes as writes_mod
+from deja_blame.attribution.facts.git_blame import BlameLine
+from deja_blame.attribution.facts.versions import FileHistory
+from deja_blame.attribution.match import lines as matcher
+from deja_blame.attribution.match.reflow import _MAGIC_COMMA
+from deja_blame.attribution.match.window import CommitWindow
 from deja_blame.index.fingerprint import fingerprint, is_trivial
 
 
-def _writes(edits: list[tuple[int, int, float, list[str]]]) -> matcher.WriteSet:
+def _writes(edits: list[tuple[int, int, float, list[str]]]) -> writes_mod.WriteSet:
     """(session, edit, time, added lines) -> the WriteSet of one exact path."""
     rows = [
         (1, fingerprint(t), sid, edit, idx, at, 0)
         for sid, edit, at, added in edits
         for idx, t in enumerate(added)
     ]
-    ws = matcher.WriteSet()
+    ws = writes_mod.WriteSet()
     ws.add_rows(sorted(rows, key=lambda r: r[:5]), {1: True})
     return ws
 

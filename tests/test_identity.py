@@ -117,7 +117,7 @@ def test_an_unrelated_project_with_the_same_paths_is_a_stranger(world: World) ->
 
 def test_identity_reads_the_files_as_the_sessions_commit_left_them(world: World) -> None:
     """Straight from the library: judged at its commit, not at HEAD."""
-    from deja_blame.attribution.identity import RepositoryIdentity
+    from deja_blame.attribution.facts.repository import RepositoryIdentity
     from deja_blame.index.db import connect
 
     content = body("i", 6)
@@ -190,8 +190,9 @@ def test_the_attribution_cache_is_not_read_across_identity_rules(
     rule's version is part of the cache key."""
     import pygit2
 
-    from deja_blame.attribution import cache, identity
+    from deja_blame.attribution import cache
     from deja_blame.attribution.blame import blame_file
+    from deja_blame.attribution.facts import repository as identity
     from deja_blame.index.db import connect
 
     remote_session(world, S1, "/home/erin/proj", {"src/app.py": body("e", 6)})

@@ -16,8 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_blame import AGENT_BLOCK, T0, Session, commit_all
 
-from deja_blame.attribution import matcher
-from deja_blame.attribution.blame_engine import BlameLine
+from deja_blame.attribution.facts import writes as writes_mod
+from deja_blame.attribution.facts.git_blame import BlameLine
+from deja_blame.attribution.match import lines as matcher
 from deja_blame.index.fingerprint import fingerprint
 
 # Lines real code repeats: blank, brackets, short keywords, and a few real ones.
@@ -49,7 +50,7 @@ def _both(texts: list[str], blamed: list[BlameLine | None], rows: list[tuple], n
     for _pid, fp, sid, edit, idx, at, by_user in rows:
         by_fp.setdefault(fp, []).append(ref.Write(sid, edit, idx, at, bool(by_user), True))
     fps = {fingerprint(t) for t in texts}
-    ws = matcher.WriteSet()
+    ws = writes_mod.WriteSet()
     ws.add_rows([r for r in rows if r[1] in fps], {1: True})
     old = ref.match_lines(texts, blamed, by_fp, now=now)
     new = matcher.match_lines(texts, blamed, ws, now=now)
@@ -125,7 +126,7 @@ def test_ten_thousand_writes_of_one_line_cost_a_bounded_amount(
         (1, fingerprint("value = compute()"), sid, 0, 0, 100.0 + sid, 0) for sid in range(10_000)
     ]
     rows += [(1, fingerprint(""), sid, 0, 1, 100.0 + sid, 0) for sid in range(10_000)]
-    ws = matcher.WriteSet()
+    ws = writes_mod.WriteSet()
     ws.add_rows(sorted(rows, key=lambda r: r[:5]), {1: True})
     walks = _record_walks(monkeypatch)
     blamed = [BlameLine(i + 1, "c" * 40, 50_000, "a.py", i + 1) for i in range(len(texts))]
@@ -145,7 +146,7 @@ def test_a_file_of_only_blank_and_brace_lines_matches_nothing_and_finishes() -> 
         for sid in range(50)
         for i, t in enumerate(["", "}"] * 20)
     ]
-    ws = matcher.WriteSet()
+    ws = writes_mod.WriteSet()
     ws.add_rows(sorted(rows, key=lambda r: r[:5]), {1: True})
     out = matcher.match_lines(texts, [None] * len(texts), ws, now=100.0)
     assert out == [None] * len(texts)  # trivial lines are never evidence alone
@@ -286,7 +287,7 @@ def test_a_block_pasted_hundreds_of_times_is_walked_within_a_budget(
         for sid in range(200)
         for idx, t in enumerate([*block, f"mark({sid})"])
     ]
-    ws = matcher.WriteSet()
+    ws = writes_mod.WriteSet()
     ws.add_rows(sorted(rows, key=lambda r: r[:5]), {1: True})
     walks = _record_walks(monkeypatch)
     blamed = [BlameLine(i + 1, "c" * 40, 50_000, "a.py", i + 1) for i in range(len(texts))]
@@ -324,7 +325,7 @@ def test_a_lockfile_of_repeated_lines_costs_work_in_proportion_to_its_lines() ->
         ((1, fingerprint(t), 1, 0, idx, 100.0, 0) for idx, t in enumerate(texts)),
         key=lambda r: r[:5],
     )
-    ws = matcher.WriteSet()
+    ws = writes_mod.WriteSet()
     ws.add_rows(rows, {1: True})
 
     class Counted(dict):  # type: ignore[type-arg]
@@ -349,9 +350,9 @@ def test_a_warm_blame_imports_no_matcher_and_no_pygit2(committed: dict[str, Any]
     assert "deja_blame.attribution.answer" in imported  # the measurement saw deja's imports
     for heavy in (
         "deja_blame.attribution.blame",
-        "deja_blame.attribution.matcher",
-        "deja_blame.attribution.moves",
-        "deja_blame.attribution.window",
+        "deja_blame.attribution.match.lines",
+        "deja_blame.attribution.match.moves",
+        "deja_blame.attribution.match.window",
         "pygit2",
     ):
         assert heavy not in imported, heavy
@@ -364,7 +365,8 @@ def test_git_blame_starts_when_the_cache_misses_and_is_taken_once(
     """A cold blame starts git blame as soon as the attribution cache has missed
     (before the repository is opened), and the blame takes that process: git blame
     runs once. With the blame itself cached, the early process is ended."""
-    from deja_blame.attribution import api, blame_engine
+    from deja_blame.attribution import api
+    from deja_blame.attribution.facts import git_blame as blame_engine
     from deja_blame.index.db import connect
 
     repo, root = committed["repo"], committed["root"]
@@ -434,7 +436,8 @@ def test_an_early_blame_nobody_takes_is_ended(
     """A binary file: the cache misses, git blame starts early, and the blame is
     refused before it takes that process: the process is ended, not left running
     (the editor server lives for hours)."""
-    from deja_blame.attribution import api, blame_engine
+    from deja_blame.attribution import api
+    from deja_blame.attribution.facts import git_blame as blame_engine
     from deja_blame.errors import DejaError
     from deja_blame.index.db import connect
 
@@ -629,7 +632,7 @@ def test_a_file_no_session_wrote_asks_git_for_no_log(
     for files some session wrote: deja stats blames hundreds that none did, and a log
     each made it a fifth slower."""
     from deja_blame.attribution import api
-    from deja_blame.attribution.repo_history import RepoHistory
+    from deja_blame.attribution.facts.history import RepoHistory
     from deja_blame.index.db import connect
 
     repo = committed["repo"]

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import commit_env, git
 
-from deja_blame.attribution.repo_history import DIRECT_ASKS, RepoHistory
+from deja_blame.attribution.facts.history import DIRECT_ASKS, RepoHistory
 
 T0 = 1_780_000_000
 
@@ -130,7 +130,7 @@ def test_threads_asking_logs_at_once_read_the_history_once_each(tmp_path: Path) 
     import sys
     import threading
 
-    from deja_blame.attribution import repo_history as RH
+    from deja_blame.attribution.facts import history as RH
 
     repo = tmp_path / "r"
     git(tmp_path, "init", "-q", "-b", "main", str(repo))
@@ -181,7 +181,7 @@ def test_threads_asking_logs_at_once_read_the_history_once_each(tmp_path: Path) 
 def test_a_long_lived_reader_keeps_a_bounded_memo(repo: Path) -> None:
     """The editor server asks the log of file after file for hours: the walk's memo
     (every commit walked, per set of paths) keeps only the newest sets."""
-    from deja_blame.attribution import repo_history as RH
+    from deja_blame.attribution.facts import history as RH
 
     _history(repo)
     history = RepoHistory(str(repo))

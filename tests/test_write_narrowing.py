@@ -12,8 +12,9 @@ import pytest
 from hypothesis import given, settings
 from test_matcher_scale import scenes
 
-from deja_blame.attribution import matcher
-from deja_blame.attribution.blame_engine import BlameLine
+from deja_blame.attribution.facts import writes as matcher
+from deja_blame.attribution.facts.git_blame import BlameLine
+from deja_blame.attribution.match import lines as match_lines_mod
 from deja_blame.index.db import connect
 from deja_blame.index.fingerprint import fingerprint, is_trivial
 
@@ -42,7 +43,11 @@ def _answers(
     fps = {fingerprint(t) for t in texts}
     solid = {fingerprint(t) for t in texts if not is_trivial(t)} if narrowed else None
     writes = matcher.load_writes(conn, paths, fps, solid=solid)
-    out = matcher.match_lines(texts, blamed, writes, now=now) if writes else [None] * len(texts)
+    out = (
+        match_lines_mod.match_lines(texts, blamed, writes, now=now)
+        if writes
+        else [None] * len(texts)
+    )
     key = [None if m is None else (m.sid, m.edit_ord, m.idx, m.confidence, m.run) for m in out]
     return key, len(writes.info)
 
@@ -124,7 +129,7 @@ def test_a_blank_line_left_in_the_index_still_makes_its_session_this_clones(
     fps = {fingerprint(t) for t in texts}
     for solid in (None, {fingerprint(t) for t in texts if not is_trivial(t)}):
         writes = matcher.load_writes(conn, {1: True, 2: False}, fps, solid=solid)
-        out = matcher.match_lines(
+        out = match_lines_mod.match_lines(
             texts, blamed, writes, now=3000.0, final_fps=lambda sid: elsewhere
         )
         assert [m and m.sid for m in out][:2] == [1, 1]

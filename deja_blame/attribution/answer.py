@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +66,7 @@ def cached_blame(
         if b"\0" in data[:8000]:
             return None
         if cache.content_hash(data) != entry.data_hash:
-            from deja_blame.attribution.blame import overlay
+            from deja_blame.attribution.worktree import overlay
 
             result = overlay(conn, result, data, state.root, rel)
     return finish_answer(conn, result, line_range)
@@ -126,9 +125,3 @@ def _fill_sessions(conn: sqlite3.Connection | None, result: FileBlame) -> None:
 
 def text_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
-
-
-def format_time_epoch(epoch: float) -> str:
-    from deja_blame.transcripts.text import format_time
-
-    return format_time(datetime.fromtimestamp(epoch, tz=timezone.utc))

@@ -44,13 +44,13 @@ class _EarlyBlame:
         self.started: list[tuple[str, str, str]] = []
 
     def start(self, root: str, commit: str, relpath: str) -> None:
-        from deja_blame.attribution.blame_engine import start_early
+        from deja_blame.attribution.facts.git_blame import start_early
 
         self.started.append((root, commit, relpath))
         start_early(root, commit, relpath)
 
     def end(self) -> None:
-        from deja_blame.attribution.blame_engine import drop_early
+        from deja_blame.attribution.facts.git_blame import drop_early
 
         for key in self.started:
             drop_early(*key)

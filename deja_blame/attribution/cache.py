@@ -31,7 +31,7 @@ import orjson
 
 from deja_blame import __version__
 from deja_blame.attribution import blame_options
-from deja_blame.attribution.identity import IDENTITY_VERSION
+from deja_blame.attribution.facts.repository import IDENTITY_VERSION
 from deja_blame.index import queries as Q
 from deja_blame.notes.schema import GITAI_REF, NOTES_REF
 

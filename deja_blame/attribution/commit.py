@@ -123,7 +123,7 @@ def written_paths(
     ``commit`` and its parent; without one, HEAD's)."""
     if conn is None:
         return []
-    from deja_blame.attribution.identity import paths_of_repository
+    from deja_blame.attribution.facts.repository import paths_of_repository
 
     revs = [commit, commit + "^"] if commit else ["HEAD"]
     return sorted(paths_of_repository(conn, str(workdir(repo)), revs))
@@ -146,7 +146,7 @@ def files_worth_blaming(
     the time: a 21-file commit of gemini-cli took 8-9 s to annotate (the hook's
     foreground budget is 2 s) for 2 files that could hold a session's line.
     """
-    from deja_blame.attribution.moves import MOVED_BLOCK
+    from deja_blame.attribution.match.moves import MOVED_BLOCK
 
     root = str(workdir(repo))
     out: set[str] = set()

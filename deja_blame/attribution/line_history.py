@@ -42,7 +42,7 @@ class Version:
     agent: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        from deja_blame.attribution.answer import format_time_epoch
+        from deja_blame.attribution.model import format_time_epoch
 
         return {
             "commit": self.commit,

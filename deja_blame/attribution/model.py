@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any
 
 # (commit sha, original path, original line) -> (session id, confidence, written
@@ -92,3 +93,10 @@ class FileBlame:
             "lines": [ln.to_json() for ln in self.lines],
             "sessions": sessions,
         }
+
+
+def format_time_epoch(epoch: float) -> str:
+    """An epoch second as the answers spell times (``transcripts.text.format_time``)."""
+    from deja_blame.transcripts.text import format_time
+
+    return format_time(datetime.fromtimestamp(epoch, tz=timezone.utc))

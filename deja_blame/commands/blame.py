@@ -49,7 +49,7 @@ def _needs_git(spec: str) -> bool:
 
 def _git_range(file: Path, rev: str | None, spec: str) -> tuple[int, int]:
     """The lines git's own ``-L`` finds for ``spec``, as a START,END range."""
-    from deja_blame.attribution.blame_engine import parse_porcelain
+    from deja_blame.attribution.facts.git_blame import parse_porcelain
     from deja_blame.gitutil import run_git
 
     where = file.parent if str(file.parent) else Path(".")
@@ -127,7 +127,7 @@ def run_blame(
 def _reverse_commits(result: FileBlame, spec: str) -> None:
     """git blame --reverse A..B: each line of A (its session stays the one that wrote
     it) gets, as its commit, the last commit of the range that still had it."""
-    from deja_blame.attribution.blame_engine import parse_porcelain
+    from deja_blame.attribution.facts.git_blame import parse_porcelain
     from deja_blame.gitutil import run_git
 
     proc = run_git(

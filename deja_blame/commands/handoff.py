@@ -46,7 +46,7 @@ def sessions_here(
         for s in list_sessions(conn, project=place):
             seen.setdefault(s.session_id, s)
     if repo_root is not None:
-        from deja_blame.attribution.identity import sessions_of_repository
+        from deja_blame.attribution.facts.repository import sessions_of_repository
 
         ids = sessions_of_repository(conn, repo_root) - set(seen)
         if ids:

@@ -96,7 +96,7 @@ def with_repository_sessions(
     """``rows`` and the sessions that worked on the repository holding ``place``
     wherever they ran (another machine, a clone that moved: ``identity.py``),
     newest first."""
-    from deja_blame.attribution.identity import sessions_of_repository
+    from deja_blame.attribution.facts.repository import sessions_of_repository
     from deja_blame.gitutil import find_repo_root
 
     if not place or not os.path.isabs(place) or not Path(place).is_dir():

@@ -37,13 +37,13 @@ import pygit2
 from pygit2.enums import SortMode
 
 from deja_blame import __version__
-from deja_blame.attribution.blame_engine import BlameLine, blame
 from deja_blame.attribution.commit import (
     BLOB_MODES,
     files_worth_blaming,
     introduced_lines,
     written_paths,
 )
+from deja_blame.attribution.facts.git_blame import BlameLine, blame
 from deja_blame.errors import DejaError, RevisionError
 from deja_blame.gitutil import git_available, head_commit, read_file, run_git, workdir
 from deja_blame.index import queries as Q

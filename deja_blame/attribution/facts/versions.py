@@ -1,4 +1,6 @@
-"""Commit-window evidence: was a write still the source of the line its commit brought?
+"""A file's versions over its history: the facts the commit-window rules ask of git.
+
+The rules themselves are in ``match/window.py``; what they decide:
 
 git blame names the commit C that brought each line. A session's write of the
 line's text is evidence for it when the write was made for C: after the
@@ -24,15 +26,14 @@ way to the matcher alone).
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from deja_blame.index.fingerprint import fingerprint, normalise_line
+from deja_blame.index.fingerprint import fingerprint
 
 if TYPE_CHECKING:
-    from deja_blame.attribution.blame_engine import BlameLine
+    pass
 
 CLOCK_SKEW = 120.0  # the matcher's: transcript clocks may run ahead of git's
 # Versions of one file read for one answer, and their lines in all: the stale
@@ -107,7 +108,7 @@ class FileHistory:
         # the file: the version before a commit is its parent's, not whatever the log
         # (ordered by date) shows next, which on a merged branch is another branch's.
         # The repository's history, read once, answers as that log would.
-        from deja_blame.attribution.repo_history import repo_history
+        from deja_blame.attribution.facts.history import repo_history
 
         entries = repo_history(self.root).log(self._rev or "HEAD", set(self.paths))
         if entries is None:
@@ -195,159 +196,9 @@ class FileHistory:
         return got
 
     def _read(self, specs: list[str]) -> list[bytes | None]:
-        from deja_blame.attribution.repo_history import repo_history
+        from deja_blame.attribution.facts.history import repo_history
 
         return repo_history(self.root).read_many(specs)
 
     def close(self) -> None:
         """Nothing to close: the reads go through the repository's one ``cat-file``."""
-
-
-class CommitWindow:
-    """The commit-window rules over one file's lines (``stale``, ``existed``)."""
-
-    def __init__(
-        self,
-        history: FileHistory,
-        blamed: list[BlameLine | None],
-        texts: list[str],
-        fps: list[int],
-        trivial: list[bool],
-    ) -> None:
-        self.history = history
-        self.blamed = blamed
-        self.texts = texts
-        self.fps = fps
-        self.trivial = trivial
-        # the commit before each blamed commit in the file's history (the floor), as
-        # an index into commits; the working tree's is the newest commit
-        self.before: dict[str | None, int | None] = {}
-        # times oldest first, to find the first commit after a write (a running
-        # maximum: a rebase or a merge can put an older time after a newer one)
-        self.ascending: list[int] = []
-        self._stale: dict[tuple[int, float], bool] = {}  # (line, write time) -> answer
-
-    def _prepare(self) -> None:
-        history = self.history
-        history.load()
-        commits = history.commits
-        self.before[None] = 0 if commits else None
-        for b in self.blamed:
-            if b is None or b.commit in self.before:
-                continue
-            parent = history.parent.get(b.commit or "")
-            self.before[b.commit] = history.position.get(parent) if parent else None
-        for t in reversed(history.times):
-            self.ascending.append(max(t, self.ascending[-1]) if self.ascending else t)
-
-    def _prev(self, i: int) -> tuple[str | None, int | None]:
-        if not self.before:
-            self._prepare()
-        b = self.blamed[i]
-        commit = b.commit if b is not None else None
-        return commit, self.before.get(commit)
-
-    def existed(self, i: int, fp: int) -> bool:
-        """Whether text of fingerprint ``fp`` was in the file before line i's commit."""
-        _, prev = self._prev(i)
-        if prev is None or not self.history.readable(self.history.commits[prev]):
-            return False
-        return fp in self.history.fingerprints(self.history.commits[prev])
-
-    def fresh(self, i: int, at: float) -> bool:
-        """Whether a write made at ``at`` is newer than the version line i's commit was
-        made from (then it is never stale). Reads the log, no version of the file."""
-        _, prev = self._prev(i)
-        return prev is None or at >= self.history.times[prev] - CLOCK_SKEW
-
-    def stale(self, i: int, at: float) -> bool:
-        """Whether a write made at ``at`` of line i's text cannot be its source."""
-        commit, prev = self._prev(i)
-        history = self.history
-        commits, times = history.commits, history.times
-        if prev is None or at >= times[prev] - CLOCK_SKEW:
-            return False  # no earlier version, or written after it: in the window
-        if commit in history.restores or not history.readable(commits[prev]):
-            return False
-        if self.trivial[i]:
-            # moved with its block, or only its white space changed: git blame -w would
-            # name the write's commit, and the answer must not depend on -w
-            return not (
-                self._moved_beside(i, commit, commits[prev])
-                or self._respaced(commit, commits[prev], self.texts[i])
-            )
-        known = self._stale.get((i, at))
-        if known is not None:
-            return known
-        text = self.texts[i]
-        stripped = text.strip()
-        if self._reindented(commit, commits[prev], text, stripped):
-            result = False  # there before with other white space: the commit re-indented it
-        else:
-            # the first commit after the write, no later than the one before the line's
-            first = len(commits) - bisect_right(self.ascending, int(at + CLOCK_SKEW)) - 1
-            result = (
-                first >= prev
-                and history.readable(commits[first])
-                and history.has_stripped(commits[first], stripped)
-            )
-        self._stale[(i, at)] = result
-        return result
-
-    def _moved(self, commit: str | None, prev_sha: str, text: str) -> bool:
-        """Whether ``commit`` moved this text: it was there before, and the commit's
-        version does not have more copies of it (a person typing a second copy
-        beside the first moved nothing)."""
-        history = self.history
-        if not history.has_text(prev_sha, text):
-            return False
-        if commit is None or commit not in history.position or not history.spare(commit):
-            return True
-        if not history.has_text(commit, text):
-            return True  # gone from its old place: moved (or re-indented) away and here
-        return history.count(commit, text) <= history.count(prev_sha, text)
-
-    def _reindented(self, commit: str | None, prev_sha: str, text: str, stripped: str) -> bool:
-        """Whether ``commit`` re-indented the line: the version before had its text
-        only at another indent, and (where the commit's own version can be read) a
-        copy at that indent is gone in it. A person typing the same text anew
-        beside the old copy re-indented nothing."""
-        history = self.history
-        if not history.has_stripped(prev_sha, stripped) or history.has_text(prev_sha, text):
-            return False
-        if commit is None or commit not in history.position or not history.spare(commit):
-            return True
-        after = history.texts(commit)
-        return any(t not in after for t in history.texts(prev_sha) if t.strip() == stripped)
-
-    def _respaced(self, commit: str | None, prev_sha: str, text: str) -> bool:
-        """Whether ``commit`` changed only this trivial line's white space (``y = 1`` to
-        ``y = 1 ``, a blank line to one of spaces): the version before had the text
-        only with other white space, and the commit's version has fewer copies of
-        that spelling than the version before."""
-        history = self.history
-        if history.has_text(prev_sha, text):
-            return False
-        norm = normalise_line(text)
-        if fingerprint(text) not in history.fingerprints(prev_sha):
-            return False
-        if commit is None or commit not in history.position or not history.spare(commit):
-            return True
-        before = {t for t in history.texts(prev_sha) if normalise_line(t) == norm}
-        return any(history.count(commit, t) < history.count(prev_sha, t) for t in before)
-
-    def _moved_beside(self, i: int, commit: str | None, prev_sha: str) -> bool:
-        """A blank line or bracket beside a line its commit moved (the same text was
-        in the version before): it moved with its block."""
-        texts, trivial = self.texts, self.trivial
-        for step in (-1, 1):
-            j = i + step
-            while 0 <= j < len(texts) and abs(j - i) <= 3:
-                if not trivial[j]:
-                    b = self.blamed[j]
-                    same = (b.commit if b is not None else None) == commit
-                    if same and self._moved(commit, prev_sha, texts[j]):
-                        return True
-                    break
-                j += step
-        return False

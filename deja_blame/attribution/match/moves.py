@@ -12,25 +12,22 @@ from, and are less certain than lines matched in place.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from deja_blame.attribution.blame_engine import BlameLine, blame_copies
-from deja_blame.attribution.matcher import CLOCK_SKEW, WriteSet, load_writes
-from deja_blame.attribution.repo_history import repo_history
-from deja_blame.attribution.window import has_line
-from deja_blame.gitutil import FileVersion, try_git
-from deja_blame.index import queries as Q
+from deja_blame.attribution.facts.git_blame import BlameLine
+from deja_blame.attribution.facts.versions import has_line
+from deja_blame.attribution.facts.writes import WriteSet
+from deja_blame.attribution.match.lines import CLOCK_SKEW
 from deja_blame.index.fingerprint import fingerprint, is_trivial
 
 if TYPE_CHECKING:
+    from deja_blame.attribution.facts.source import FactSource
     from deja_blame.attribution.model import LineAttribution
 
-# blame's _attribute_from_index: (conn, lines, evidence, writes, paths, rev_time,
-# root, rev, only=...) -> None, matching ``lines`` against ``writes``
+# match.attribute_lines: (facts, lines, evidence, writes, paths, rev_time, only=...)
+# -> None, matching ``lines`` against ``writes``
 Attribute = Callable[..., None]
 
 MOVED_BLOCK = 2  # lines: a block moved between files, not a line that happens to recur
@@ -38,9 +35,8 @@ LEFT_BEHIND_COMMITS = 24  # commits examined for text that left a file unseen, p
 
 
 def follow_moves(
-    conn: sqlite3.Connection,
-    root: Path,
-    version: FileVersion,
+    facts: FactSource,
+    relpath: str,
     lines: list[LineAttribution],
     by_line: list[BlameLine | None],
     writes: WriteSet,
@@ -62,8 +58,8 @@ def follow_moves(
     ]
     if not todo:
         return
-    elsewhere, names = _written_elsewhere(
-        conn, str(root), version.commit, set(paths), {fingerprint(lines[k].text) for k in todo}
+    elsewhere, names = facts.written_elsewhere(
+        set(paths), {fingerprint(lines[k].text) for k in todo}
     )
     todo = [k for k in todo if fingerprint(lines[k].text) in elsewhere]
     if not todo:
@@ -82,7 +78,7 @@ def follow_moves(
     last = lines[-1].line
     # the blank lines and brackets at a moved block's edges moved with it
     ranges = [[max(first, a - 2), min(last, b + 2)] for a, b in ranges]
-    found = blame_copies(root, version.relpath, version.commit, [(a, b) for a, b in ranges])
+    found = facts.blame_copies(relpath, [(a, b) for a, b in ranges])
     moved = [False] * len(lines)
     evidence = list(by_line)
     for b in found:
@@ -103,12 +99,8 @@ def follow_moves(
         for b in found
         if b.commit and b.orig_path and 0 <= b.line - first < len(moved) and moved[b.line - first]
     }:
-        sources |= _renamed_to(root, commit, source)
-    more = {
-        pid: exact
-        for pid, exact in Q.candidate_paths(conn, str(root), sources).items()
-        if pid not in paths
-    }
+        sources |= facts.renamed_to(commit, source)
+    more = {pid: exact for pid, exact in facts.candidate_paths(sources).items() if pid not in paths}
 
     # Work that left a file in the commit that brought it here, never committed
     # where the session wrote it: a rename git did not see as one (the person
@@ -116,22 +108,16 @@ def follow_moves(
     # function the person moved before committing. Neither blame nor -C can
     # point at it; that the commit deleted the file, or that a session wrote the
     # text there after the file's last commit, can.
-    def written_at(pid: int, fp: int) -> list[float]:
-        return [r[5] for r in Q.line_writes(conn, pid, [fp]) if r[5] is not None and not r[6]]
-
-    blobs = _Blobs(root)  # the files at commits these questions read, one cat-file
-    try:
+    try:  # the files at commits these questions read are kept until the end
         left = _left_behind(
-            root,
-            blobs,
-            version.commit,
+            facts,
             lines,
             evidence,
             ranges,
             first,
             elsewhere,
             names,
-            written_at,
+            facts.write_times,
         )
         renamed: dict[str, set[int]] = {}  # commit -> files it deleted that moved here
         texts_here = {ln.text.strip() for ln in lines if not is_trivial(ln.text)}
@@ -144,13 +130,13 @@ def follow_moves(
             for pid in pids:
                 if brought.commit in renamed and pid in renamed[brought.commit]:
                     continue
-                log = _path_log(root, version.commit, names[pid])
+                log = facts.path_log(names[pid])
                 if _deleted_in(log, brought.commit) and _mostly_here(
-                    blobs, brought.commit, names[pid], texts_here
+                    facts, brought.commit, names[pid], texts_here
                 ):
                     renamed.setdefault(brought.commit, set()).add(pid)
     finally:
-        blobs.close()
+        facts.close()
     # A file that left whole and is mostly here (a rename git missed: the same
     # commit rewrote much of it): every line that commit brought here may be its,
     # not only the blocks found (a lone docstring line, a blank). A new module
@@ -162,7 +148,7 @@ def follow_moves(
     # A file a session wrote that the person renamed before the first commit: git
     # never had the session's path, so neither blame nor -C can point at it.
     wrote = {pid for pids in elsewhere.values() for pid in pids} - set(more)
-    gone = _paths_git_lacks(root, version.commit, {pid: names[pid] for pid in wrote})
+    gone = facts.paths_git_lacks({pid: names[pid] for pid in wrote})
     if gone:
         for start, end in ranges:
             for k in range(start - first, end - first + 1):
@@ -172,18 +158,8 @@ def follow_moves(
     if not any(moved):
         return
     solid = {fingerprint(ln.text) for ln in lines if not is_trivial(ln.text)}
-    load_writes(conn, more, {fingerprint(ln.text) for ln in lines}, into=writes, solid=solid)
-    attribute(
-        conn,
-        lines,
-        evidence,
-        writes,
-        {**paths, **more},
-        rev_time,
-        str(root),
-        version.commit,
-        only=moved,
-    )
+    facts.load_writes(more, {fingerprint(ln.text) for ln in lines}, into=writes, solid=solid)
+    attribute(facts, lines, evidence, writes, {**paths, **more}, rev_time, only=moved)
     _keep_blocks(lines, moved)
     for k, ln in enumerate(lines):
         if moved[k] and ln.session is not None and ln.confidence is not None:
@@ -207,9 +183,7 @@ def _keep_blocks(lines: list[LineAttribution], moved: list[bool]) -> None:
 
 
 def _left_behind(
-    root: Path,
-    blobs: _Blobs,
-    rev: str | None,
+    facts: FactSource,
     lines: list[LineAttribution],
     evidence: list[BlameLine | None],
     ranges: list[list[int]],
@@ -259,9 +233,7 @@ def _left_behind(
             fp = fingerprint(lines[k].text)
             for pid in asked & elsewhere.get(fp, set()):
                 stripped = lines[k].text.strip()
-                if _text_left(
-                    root, blobs, rev, b, names[pid], stripped, partial(written_at, pid, fp)
-                ):
+                if _text_left(facts, b, names[pid], stripped, partial(written_at, pid, fp)):
                     left.setdefault(pid, set()).add(k)
         sources = {
             pid
@@ -282,19 +254,8 @@ def _left_behind(
     return out
 
 
-def _renamed_to(root: Path, commit: str, path: str) -> set[str]:
-    """The paths ``commit`` renamed to ``path`` (as git's rename detection sees it)."""
-    return {
-        before
-        for before, (status, after) in _touched(root, commit).items()
-        if status == "R" and after == path
-    }
-
-
 def _text_left(
-    root: Path,
-    blobs: _Blobs,
-    rev: str | None,
+    facts: FactSource,
     b: BlameLine,
     path: str,
     stripped: str,
@@ -318,130 +279,35 @@ def _text_left(
     # commit only changed is git blame -C's to find (reading that file before
     # every such commit cost deja stats on click 7 % for 12 more lines of 5,653
     # and 5 more wrong on packaging's history).
-    log = _path_log(root, rev, path)
+    log = facts.path_log(path)
     deleted = _deleted_in(log, commit)
-    if not (deleted and has_line(blobs.text(commit + "^", path), stripped, exact=False)):
+    if not (deleted and has_line(facts.text_at(commit + "^", path), stripped, exact=False)):
         until = (b.commit_time or 0) + CLOCK_SKEW
         since = max(
             (t for sha, t, _ in log if t <= (b.commit_time or 0) and sha != commit), default=0
         )
         if not any(since < at <= until for at in written_at()):
             return False
-    if path in _renamed_to(root, commit, here):
+    if path in facts.renamed_to(commit, here):
         return False
-    status, now = _touched(root, commit).get(path, (None, path))
-    if now is None and _renamed_to(root, commit, here):
+    status, now = facts.touched(commit).get(path, (None, path))
+    if now is None and facts.renamed_to(commit, here):
         return False  # deleted, but git saw another file renamed to this one: not its source
     # still there (or there under its new name): a copy, not a move
-    return now is None or not has_line(blobs.text(commit, now), stripped, exact=False)
-
-
-class _Blobs:
-    """Files at commits, read through the repository's one ``cat-file --batch`` and
-    kept for one file's answer (then dropped: ``deja stats`` asks this for every
-    file, and each would keep versions of the others)."""
-
-    def __init__(self, root: str | Path) -> None:
-        self.history = repo_history(root)
-        self.texts: dict[tuple[str, str], str] = {}
-
-    def text(self, rev: str, path: str) -> str:
-        """The file's text at ``rev``; empty where it has no such file."""
-        got = self.texts.get((rev, path))
-        if got is None:
-            data = self.history.read(f"{rev}:{path}") or b""
-            got = self.texts[(rev, path)] = data.decode("utf-8", "replace")
-        return got
-
-    def close(self) -> None:
-        self.texts.clear()
+    return now is None or not has_line(facts.text_at(commit, now), stripped, exact=False)
 
 
 RENAMED_SHARE = 0.5  # of a deleted file's lines found here: this file is that one
 
 
-def _mostly_here(blobs: _Blobs, commit: str, path: str, texts_here: set[str]) -> bool:
+def _mostly_here(facts: FactSource, commit: str, path: str, texts_here: set[str]) -> bool:
     """Whether most different lines ``path`` had before ``commit`` are in this file."""
-    before = {t.strip() for t in blobs.text(commit + "^", path).splitlines() if not is_trivial(t)}
+    before = {
+        t.strip() for t in facts.text_at(commit + "^", path).splitlines() if not is_trivial(t)
+    }
     return bool(before) and len(before & texts_here) >= RENAMED_SHARE * len(before)
 
 
 def _deleted_in(log: list[tuple[str, int, str]], commit: str) -> bool:
     """Whether ``commit`` deleted the path of ``log`` (``_path_log``)."""
     return any(sha == commit and status == "D" for sha, _, status in log)
-
-
-def _path_log(root: Path, rev: str | None, path: str) -> list[tuple[str, int, str]]:
-    """(commit, time, status of the path) for every commit up to ``rev`` (None:
-    HEAD) that touched the path, renames as a deletion and an addition: what
-    ``git log --name-status --no-renames REV -- PATH`` shows, from the
-    repository's history read once."""
-    entries = repo_history(root).log(rev or "HEAD", {path})
-    return [(e.commit, e.time, status) for e in entries or () for status, _ in e.changes.values()]
-
-
-def _touched(root: Path, commit: str) -> dict[str, tuple[str, str | None]]:
-    """Path before ``commit`` -> (status letter, its path after: None when deleted)
-    for what the commit changed, renames as git's rename detection sees them."""
-    key = (str(root), commit)
-    got = _TOUCHED.get(key)
-    if got is None:
-        got = {}
-        proc = try_git(root, ["diff-tree", "-r", "--root", "-M", "--name-status", "-z", commit])
-        if proc is not None and proc.returncode == 0:
-            fields = [f.decode("utf-8", "surrogateescape") for f in proc.stdout.split(b"\0")]
-            # the commit's id comes first
-            k = 1 if fields and len(fields[0]) >= 40 and "\t" not in fields[0] else 0
-            while k + 1 < len(fields):
-                status = fields[k][:1]
-                if status in ("R", "C") and k + 2 < len(fields):
-                    got[fields[k + 1]] = (status, fields[k + 2])
-                    k += 3
-                    continue
-                got[fields[k + 1]] = (status, None if status == "D" else fields[k + 1])
-                k += 2
-        _TOUCHED[key] = got
-    return got
-
-
-# commits never change: what each touched
-_TOUCHED: dict[tuple[str, str], dict[str, tuple[str, str | None]]] = {}
-
-
-def revisions_asked(commit: str | None) -> list[str]:
-    """The trees whose files ``_written_elsewhere`` takes for the repository's."""
-    return [commit, commit + "^"] if commit else ["HEAD"]
-
-
-def _written_elsewhere(
-    conn: sqlite3.Connection, root: str, commit: str | None, skip: set[int], fps: set[int]
-) -> tuple[dict[int, set[int]], dict[int, str]]:
-    """Which of ``fps`` some session wrote to another file of this repository (under
-    ``root``, or in another clone by path suffix: ``identity.paths_of_repository``,
-    the files of ``commit`` and its parent): fp -> path ids, and those paths
-    relative to the repository."""
-    from deja_blame.attribution.identity import paths_of_repository
-
-    found: dict[int, set[int]] = {}
-    names: dict[int, str] = {}
-    revs = revisions_asked(commit)
-    for pid, rel in paths_of_repository(conn, root, revs).items():
-        if pid in skip:
-            continue
-        names[pid] = rel
-        for fp in Q.fingerprints_written(conn, pid, fps):
-            found.setdefault(fp, set()).add(pid)
-    return found, names
-
-
-def _paths_git_lacks(root: Path, commit: str | None, names: dict[int, str]) -> set[int]:
-    """Of these paths (relative to ``root``), those no commit up to ``commit`` (HEAD
-    for the working tree) ever had: written by a session, renamed before git saw it."""
-    rel = {path: pid for pid, path in names.items()}
-    if not rel:
-        return set()
-    entries = repo_history(root).log(commit or "HEAD", set(rel))
-    if entries is None:
-        return set()
-    had = {p for e in entries for p in e.changes}
-    return {pid for path, pid in rel.items() if path not in had}

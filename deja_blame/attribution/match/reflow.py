@@ -19,12 +19,15 @@ consecutive lines of the edit beside it" found 4 more lines and 10 wrong ones.
 from __future__ import annotations
 
 import re
-import sqlite3
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from deja_blame.attribution.blame_engine import BlameLine
-from deja_blame.attribution.matcher import CLOCK_SKEW, LineMatch, load_writes
+from deja_blame.attribution.facts.git_blame import BlameLine
+from deja_blame.attribution.match.lines import CLOCK_SKEW, LineMatch
 from deja_blame.index.fingerprint import fingerprint, is_trivial, normalise_line
+
+if TYPE_CHECKING:
+    from deja_blame.attribution.facts.source import FactSource
 
 REFLOW_MAX = 6  # lines one written line may become
 _MAGIC_COMMA = re.compile(r",([)\]}])")
@@ -32,7 +35,7 @@ CONFIDENCE = 0.8
 
 
 def reflow_matches(
-    conn: sqlite3.Connection,
+    facts: FactSource,
     texts: list[str],
     blamed: list[BlameLine | None],
     matches: list[LineMatch | None],
@@ -50,12 +53,12 @@ def reflow_matches(
         + CLOCK_SKEW
         for b in blamed
     ]
-    _splits(conn, [normalise_line(t) for t in texts], out, paths, limits, existed)
+    _splits(facts, [normalise_line(t) for t in texts], out, paths, limits, existed)
     return out
 
 
 def _splits(
-    conn: sqlite3.Connection,
+    facts: FactSource,
     norm: list[str],
     out: list[LineMatch | None],
     paths: dict[int, bool],
@@ -84,7 +87,7 @@ def _splits(
                 spots.setdefault(fingerprint(bare), []).append((i, k, bare))
     if not spots:
         return
-    writes = load_writes(conn, paths, spots)
+    writes = facts.load_writes(paths, spots)
     if not writes:
         return
     # the longest splits first: "f(", "a,", "b)" is one line split in three, not in two

@@ -1,0 +1,279 @@
+"""Stage 1 for one file: git's blame, the commits' notes, and the index's writes of
+the file's texts, gathered once into a ``FileFacts``.
+
+git blame is started first (its own process: it is most of the wait); the
+index's writes of the file's texts are read while it runs, and, where some
+session wrote to the file, the file's log and the repository's file list too
+(what the rules ask next), so the rules find them read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import threading
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from deja_blame.attribution import blame_options, cache
+from deja_blame.attribution.facts.git_blame import BlameLine, drop_early, start_blame
+from deja_blame.attribution.facts.writes import WriteSet, load_writes
+from deja_blame.attribution.model import LineAttribution, NoteLookup, format_time_epoch
+from deja_blame.gitutil import FileVersion, head_commit, workdir
+from deja_blame.index import queries as Q
+from deja_blame.index.fingerprint import fingerprint, is_trivial
+
+if TYPE_CHECKING:
+    import pygit2
+
+CACHE_ENTRIES = 2000
+WINDOW_CONTEXT = 40  # lines blamed and matched around a range or an uncommitted block
+
+
+@dataclass
+class FileFacts:
+    """What the matcher is given about one file (or a window of it).
+
+    ``lines`` carry git's blame (commit, time, where each line was then) and the
+    commits' notes (``via: "note"``); ``blamed[i]`` is line i's blame as git gave
+    it; ``writes`` are the index's writes of the lines' texts to ``paths`` (index
+    path ids -> matched exactly, not by suffix); ``rev_time`` is the blamed
+    commit's time (None: the working tree). ``gitai`` answers for git-ai's notes.
+    """
+
+    path: str
+    root: str
+    commit: str | None
+    total_lines: int
+    lines: list[LineAttribution]
+    blamed: list[BlameLine | None]
+    writes: WriteSet = field(default_factory=WriteSet)
+    paths: dict[int, bool] = field(default_factory=dict)
+    rev_time: float | None = None
+    note_sessions: dict[str, Any] = field(default_factory=dict)
+    gitai: Callable[[str, str, int], Any] | None = None
+
+
+def gather_file(
+    repo: pygit2.Repository,
+    conn: sqlite3.Connection | None,
+    version: FileVersion,
+    note_lookup: NoteLookup | None,
+    engine: str,
+    before_match: Callable[[], None] | None,
+    window: tuple[int, int] | None,
+) -> FileFacts:
+    """The facts of ``version``: the whole file, or ``window`` (lines) and its context."""
+    root = workdir(repo)
+    relpath = version.relpath
+    texts = version.lines()
+    lo, hi = 1, len(texts)
+    if window is not None:
+        lo = max(1, window[0] - WINDOW_CONTEXT)
+        hi = min(len(texts), window[1] + WINDOW_CONTEXT)
+        if lo > hi:
+            return FileFacts(relpath, str(root), version.commit, len(texts), [], [])
+    if window is None:
+        pending = _start_blame_cached(conn, root, repo, version, engine)
+    else:
+        started = start_blame(root, repo, relpath, version.commit, engine=engine, span=(lo, hi))
+        pending = started.result
+    if before_match is not None:
+        before_match()
+    part = texts[lo - 1 : hi]
+    paths: dict[int, bool] = {}
+    writes = WriteSet()
+    file_fps = {fingerprint(t) for t in part}
+    solid = {fingerprint(t) for t in part if not is_trivial(t)}
+    if conn is not None:
+        paths = Q.candidate_paths(conn, str(root), {relpath})
+        load_writes(conn, paths, file_fps, into=writes, solid=solid)
+    # only a file some session wrote to asks the rules anything (deja stats blames
+    # hundreds that none did: a log each would be git's work for nothing)
+    early = _read_ahead(conn, root, version) if writes else None
+    try:
+        blamed = pending()
+    finally:
+        if early is not None:
+            early.join()  # its git answers land in caches the rules read next
+    by_line: list[BlameLine | None] = [None] * len(part)
+    for b in blamed:
+        if lo <= b.line <= hi:
+            by_line[b.line - lo] = b
+    lines = [
+        LineAttribution(
+            line=lo + i,
+            text=part[i],
+            commit=b.commit if b else None,
+            commit_time=b.commit_time if b and b.commit else None,
+            orig_path=b.orig_path if b else relpath,
+            orig_line=b.orig_line if b else lo + i,
+        )
+        for i, b in enumerate(by_line)
+    ]
+    facts = FileFacts(relpath, str(root), version.commit, len(texts), lines, by_line)
+    if note_lookup is not None:
+        _apply_notes(facts, note_lookup)
+    facts.gitai = _gitai_lookup(repo)
+    if conn is None:
+        return facts
+    # the file's log under every name blame followed, read while the notes, the
+    # renamed paths' writes and the identity rules are looked at
+    names = {ln.orig_path or "" for ln in lines}
+    log_ahead = _read_log_ahead(root, version.commit, names) if writes else None
+    # Renamed files: their older lines were written under the old path.
+    older = {b.orig_path for b in by_line if b is not None and b.orig_path} - {relpath}
+    if older:
+        more = {
+            k: v for k, v in Q.candidate_paths(conn, str(root), older).items() if k not in paths
+        }
+        load_writes(conn, more, file_fps, into=writes, solid=solid)
+        paths.update(more)
+    if version.commit is not None:
+        facts.rev_time = float(repo[version.commit].commit_time)  # type: ignore[attr-defined]
+    if log_ahead is not None:
+        log_ahead.join()
+    facts.writes, facts.paths = writes, paths
+    return facts
+
+
+def _apply_notes(facts: FileFacts, note_lookup: NoteLookup) -> None:
+    """The commits' notes: a line a note names a session for is that session's."""
+    from deja_blame.models import UNKNOWN_AGENT
+
+    lines = facts.lines
+    for ln in lines:
+        if ln.commit is None:
+            continue
+        hit = note_lookup(ln.commit, ln.orig_path or facts.path, ln.orig_line or ln.line)
+        if hit is not None:
+            ln.session, ln.confidence, ln.via = hit[0], hit[1], "note"
+            if hit[2] is not None:
+                ln.written_at = format_time_epoch(hit[2])
+    info_of = getattr(note_lookup, "session_info", None)
+    if info_of is not None:
+        for sid in {ln.session for ln in lines if ln.via == "note" and ln.session}:
+            info = info_of(sid)
+            if isinstance(info, dict):
+                facts.note_sessions[sid] = info
+    for ln in lines:
+        if ln.via == "note" and ln.session:
+            noted = facts.note_sessions.get(ln.session) or {}
+            agent = noted.get("agent")
+            ln.source = agent if isinstance(agent, str) and agent else UNKNOWN_AGENT
+
+
+def _gitai_lookup(repo: pygit2.Repository) -> Callable[[str, str, int], Any] | None:
+    from deja_blame.notes.gitai import gitai_lookup_for
+
+    return gitai_lookup_for(repo)
+
+
+def _read_ahead(
+    conn: sqlite3.Connection | None, root: Path, version: FileVersion
+) -> threading.Thread | None:
+    """Ask git, while git blame runs, what the rules will ask after it: the file's
+    log (``versions.FileHistory``) and the repository's files (the move rule). (A
+    file renamed in its history asks a log of all its names later: ``_read_log_ahead``.)"""
+    if conn is None:
+        return None
+    from deja_blame.attribution.facts.history import repo_history
+    from deja_blame.attribution.facts.repository import read_repository_files
+    from deja_blame.attribution.facts.source import revisions_asked
+
+    def work() -> None:
+        repo_history(root).log(version.commit or "HEAD", {version.relpath})
+        read_repository_files(root, revisions_asked(version.commit))
+
+    return _in_background("deja-read-ahead", work)
+
+
+def _read_log_ahead(root: Path, rev: str | None, names: set[str]) -> threading.Thread:
+    """Read the log ``versions.FileHistory`` asks next (its paths: the names blame
+    followed) while the notes and the renamed paths' writes are looked at."""
+    from deja_blame.attribution.facts.history import repo_history
+
+    paths = {p for p in names if p}
+    return _in_background("deja-read-log", lambda: repo_history(root).log(rev or "HEAD", paths))
+
+
+def _in_background(name: str, work: Callable[[], object]) -> threading.Thread:
+    """Run ``work`` on a thread whose answers land in the process's caches; the caller
+    joins it before the rules that read them. A failure is the rules' to meet again
+    and to say (they ask the same of git), not this thread's."""
+
+    def run() -> None:
+        try:
+            work()
+        except Exception:  # noqa: BLE001 - see above
+            pass
+
+    thread = threading.Thread(target=run, name=name, daemon=True)
+    thread.start()
+    return thread
+
+
+# -- the blame cache ------------------------------------------------------------------
+
+
+def _cache_key(repo: pygit2.Repository, version: FileVersion) -> str:
+    # the repository is part of the key: a shallow clone's blame of a commit (its
+    # boundary) is not the full clone's
+    root = workdir(repo)
+    options = blame_options.current().signature()
+    if version.commit is not None:
+        return f"rev:{root}:{version.commit}:{version.relpath}{options}"
+    head = head_commit(repo)
+    digest = hashlib.blake2b(version.data, digest_size=16).hexdigest()
+    return f"wt:{root}:{head.id if head else '-'}:{version.relpath}:{digest}{options}"
+
+
+def _start_blame_cached(
+    conn: sqlite3.Connection | None,
+    root: Path,
+    repo: pygit2.Repository,
+    version: FileVersion,
+    engine: str,
+) -> Callable[[], list[BlameLine]]:
+    """The blame of ``version``: from the cache, or started now and cached when done."""
+    key = _cache_key(repo, version) + f":{engine}"
+    use_cache = conn is not None and cache.cacheable()
+    if use_cache and cache.fast_path_enabled():
+        assert conn is not None
+        row = Q.cache_get(conn, "blame_cache", key)
+        if row is not None:
+            try:
+                cached = [BlameLine(*item) for item in orjson.loads(zlib.decompress(row[0]))]
+                if version.commit is not None:
+                    drop_early(root, version.commit, version.relpath)
+                return lambda: cached
+            except (zlib.error, orjson.JSONDecodeError, TypeError):
+                pass  # a damaged entry: blame again
+    pending = start_blame(root, repo, version.relpath, version.commit, engine=engine)
+
+    def finish() -> list[BlameLine]:
+        lines = pending.result()
+        if use_cache and conn is not None:
+            _store(conn, key, lines)
+        return lines
+
+    return finish
+
+
+def _store(conn: sqlite3.Connection, key: str, lines: list[BlameLine]) -> None:
+    try:
+        rows = orjson.dumps(
+            [[b.line, b.commit, b.commit_time, b.orig_path, b.orig_line] for b in lines]
+        )
+    except TypeError:
+        return  # a file name that is not UTF-8 (pathtext): not cached, blamed each time
+    data = zlib.compress(rows, 1)
+    try:
+        Q.cache_put(conn, "blame_cache", key, data, CACHE_ENTRIES)
+    except sqlite3.OperationalError:
+        pass  # a busy or read-only index only costs the cache

@@ -1,0 +1,219 @@
+"""The questions the matcher's rules ask, answered from git and the index.
+
+The rules (``attribution/match/``) never run git nor read SQLite: what they need
+beyond a file's ``FileFacts`` they ask of a ``FactSource``, one per answer. It
+keeps what it was told (a commit's changes never change, nor a session's
+writes), reads a file's versions through the repository's one ``cat-file
+--batch`` (``history.py``) and asks the index once per write or session. A test
+gives the rules a source of plain dicts instead (``tests/test_engine_stages.py``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from pathlib import Path
+
+from deja_blame.attribution.facts.git_blame import BlameLine, blame_copies
+from deja_blame.attribution.facts.history import repo_history
+from deja_blame.attribution.facts.versions import FileHistory
+from deja_blame.attribution.facts.writes import Key, WriteSet, load_writes
+from deja_blame.gitutil import try_git
+from deja_blame.index import queries as Q
+from deja_blame.index.fingerprint import fingerprint, is_trivial
+
+# (commit, time, status of the path) for each commit that touched a path
+PathLog = list[tuple[str, int, str]]
+
+
+class FactSource:
+    """One answer's window on git and the index: the repository at ``root``, the
+    file's revision ``rev`` (None: the working tree)."""
+
+    def __init__(self, conn: sqlite3.Connection, root: str | Path, rev: str | None) -> None:
+        self.conn = conn
+        self.root = str(root)
+        self.rev = rev
+        self._per_write: dict[str, dict[tuple[int, int], list[object]]] = {
+            "text": {},
+            "position": {},
+        }
+        self._identity: object | None = None
+        self._texts: dict[tuple[str, str], str] = {}
+
+    # -- the index ------------------------------------------------------------------
+
+    def written_text(self, key: Key) -> str | None:
+        """A write's exact text (its indent included)."""
+        return self._write_value("text", key)  # type: ignore[return-value]
+
+    def position(self, key: Key) -> int | None:
+        """Where a write landed in the session's file (0-based)."""
+        return self._write_value("position", key)  # type: ignore[return-value]
+
+    def _write_value(self, what: str, key: Key) -> object | None:
+        loaded = self._per_write[what]
+        edit = (key[0], key[1])
+        got = loaded.get(edit)
+        if got is None:
+            load = Q.edit_added_lines if what == "text" else Q.edit_positions
+            got = loaded[edit] = list(load(self.conn, *edit))
+        return got[key[2]] if 0 <= key[2] < len(got) else None
+
+    def final_fingerprints(self, sid: int, path_ids: list[int]) -> set[int]:
+        """Fingerprints of the lines a session left in a file: what it wrote, minus
+        what it replaced itself afterwards (a write_to_file starts the file afresh)."""
+        current: set[int] = set()
+        for tool, removed, added in Q.agent_edits_of_paths(self.conn, sid, path_ids):
+            new = {fingerprint(x) for x in added}
+            if tool == "write_to_file":
+                current.clear()
+            current -= {fingerprint(x) for x in removed} - new
+            current |= new
+        return current
+
+    def edited_any(self, sid: int, path_ids: list[int]) -> bool:
+        """Whether the session edited any of these paths (a timed edit)."""
+        return Q.edited_any_path(self.conn, sid, path_ids)
+
+    def belongs(self, sid: int) -> bool | None:
+        """Whether a session matched by path suffix worked on this repository
+        (``repository.RepositoryIdentity``); None: nothing says."""
+        if self._identity is None:
+            from deja_blame.attribution.facts.repository import RepositoryIdentity
+
+            self._identity = RepositoryIdentity(self.conn, self.root)
+        return self._identity.belongs(sid)  # type: ignore[attr-defined, no-any-return]
+
+    def session_names(self, sids: set[int]) -> dict[int, tuple[str, str]]:
+        """Row id -> (session id, agent) of these sessions."""
+        return Q.session_names(self.conn, sids)
+
+    def candidate_paths(self, relpaths: set[str]) -> dict[int, bool]:
+        """The index's path ids that are these repository paths (exactly, or by suffix)."""
+        return Q.candidate_paths(self.conn, self.root, relpaths)
+
+    def load_writes(
+        self,
+        paths: dict[int, bool],
+        fps: Iterable[int],
+        into: WriteSet | None = None,
+        solid: Iterable[int] | None = None,
+    ) -> WriteSet:
+        """The writes of these fingerprints to these paths (``writes.load_writes``)."""
+        return load_writes(self.conn, paths, fps, into=into, solid=solid)
+
+    def write_times(self, pid: int, fp: int) -> list[float]:
+        """When sessions (not the person) wrote text of ``fp`` to path ``pid``."""
+        rows = Q.line_writes(self.conn, pid, [fp])
+        return [r[5] for r in rows if r[5] is not None and not r[6]]
+
+    def written_elsewhere(
+        self, skip: set[int], fps: set[int]
+    ) -> tuple[dict[int, set[int]], dict[int, str]]:
+        """Which of ``fps`` some session wrote to another file of this repository (the
+        files of the revision and its parent; another clone's by path suffix):
+        fp -> path ids, and those paths relative to the repository."""
+        from deja_blame.attribution.facts.repository import paths_of_repository
+
+        found: dict[int, set[int]] = {}
+        names: dict[int, str] = {}
+        for pid, rel in paths_of_repository(
+            self.conn, self.root, revisions_asked(self.rev)
+        ).items():
+            if pid in skip:
+                continue
+            names[pid] = rel
+            for fp in Q.fingerprints_written(self.conn, pid, fps):
+                found.setdefault(fp, set()).add(pid)
+        return found, names
+
+    # -- git --------------------------------------------------------------------------
+
+    def file_history(self, paths: set[str]) -> FileHistory:
+        """The file's versions under these names, up to the revision (``versions.py``)."""
+        return FileHistory(self.root, paths, self.rev)
+
+    def blame_copies(self, relpath: str, ranges: list[tuple[int, int]]) -> list[BlameLine]:
+        """``git blame -C`` of these line ranges: where moved lines came from."""
+        return blame_copies(Path(self.root), relpath, self.rev, ranges)
+
+    def text_at(self, rev: str, path: str) -> str:
+        """A file's text at ``rev`` (``X^`` too); empty where it has no such file. Kept
+        until ``close`` (one file's answer)."""
+        got = self._texts.get((rev, path))
+        if got is None:
+            data = repo_history(self.root).read(f"{rev}:{path}") or b""
+            got = self._texts[(rev, path)] = data.decode("utf-8", "replace")
+        return got
+
+    def path_log(self, path: str) -> PathLog:
+        """(commit, time, status of the path) for every commit up to the revision
+        that touched the path, renames as a deletion and an addition."""
+        entries = repo_history(self.root).log(self.rev or "HEAD", {path})
+        return [(e.commit, e.time, st) for e in entries or () for st, _ in e.changes.values()]
+
+    def touched(self, commit: str) -> dict[str, tuple[str, str | None]]:
+        """Path before ``commit`` -> (status letter, its path after: None when
+        deleted), renames as git's rename detection sees them."""
+        return touched(self.root, commit)
+
+    def renamed_to(self, commit: str, path: str) -> set[str]:
+        """The paths ``commit`` renamed to ``path``."""
+        return {
+            before
+            for before, (status, after) in self.touched(commit).items()
+            if status == "R" and after == path
+        }
+
+    def paths_git_lacks(self, names: dict[int, str]) -> set[int]:
+        """Of these paths, those no commit up to the revision ever had."""
+        rel = {path: pid for pid, path in names.items()}
+        if not rel:
+            return set()
+        entries = repo_history(self.root).log(self.rev or "HEAD", set(rel))
+        if entries is None:
+            return set()
+        had = {p for e in entries for p in e.changes}
+        return {pid for path, pid in rel.items() if path not in had}
+
+    def close(self) -> None:
+        """Forget the files' texts read for this answer (``deja stats`` asks for every
+        file, and each would keep versions of the others)."""
+        self._texts.clear()
+
+
+def revisions_asked(commit: str | None) -> list[str]:
+    """The trees whose files ``written_elsewhere`` takes for the repository's."""
+    return [commit, commit + "^"] if commit else ["HEAD"]
+
+
+def touched(root: str, commit: str) -> dict[str, tuple[str, str | None]]:
+    key = (root, commit)
+    got = _TOUCHED.get(key)
+    if got is None:
+        got = {}
+        proc = try_git(root, ["diff-tree", "-r", "--root", "-M", "--name-status", "-z", commit])
+        if proc is not None and proc.returncode == 0:
+            fields = [f.decode("utf-8", "surrogateescape") for f in proc.stdout.split(b"\0")]
+            # the commit's id comes first
+            k = 1 if fields and len(fields[0]) >= 40 and "\t" not in fields[0] else 0
+            while k + 1 < len(fields):
+                status = fields[k][:1]
+                if status in ("R", "C") and k + 2 < len(fields):
+                    got[fields[k + 1]] = (status, fields[k + 2])
+                    k += 3
+                    continue
+                got[fields[k + 1]] = (status, None if status == "D" else fields[k + 1])
+                k += 2
+        _TOUCHED[key] = got
+    return got
+
+
+# commits never change: what each touched
+_TOUCHED: dict[tuple[str, str], dict[str, tuple[str, str | None]]] = {}
+
+
+def solid_fingerprints(texts: Iterable[str]) -> set[int]:
+    """The fingerprints of the texts that are not trivial (what narrows writes)."""
+    return {fingerprint(t) for t in texts if not is_trivial(t)}

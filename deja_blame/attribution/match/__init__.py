@@ -1,0 +1,137 @@
+"""Stage 2: the matcher. Given a file's facts, which session wrote each line.
+
+The rules, each a module of this package, read the ``FileFacts`` the first stage
+gathered and ask anything more of a ``FactSource`` (``facts/source.py``); none of
+them runs git, reads SQLite or starts a thread. In the order they apply:
+
+- ``lines.py``: a line is the latest write of its text before its commit, a run
+  of neighbouring lines of one edit being the strongest evidence (trivial lines
+  only inside such runs); a person's later write takes it away;
+- ``window.py``: a write older than the version its commit was made from, whose
+  text was committed since, is stale (someone else brought it again);
+- ``reflow.py``: lines a formatter split are the session's that wrote the line;
+- ``moves.py``: a block moved here from another file keeps its session;
+- ``from_git_ai``: what is left unexplained, git-ai's notes may say.
+
+``docs/engine.md`` tells the stages and the rules' order for a newcomer.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from deja_blame.attribution.match.lines import match_lines
+from deja_blame.attribution.match.moves import follow_moves
+from deja_blame.attribution.match.reflow import reflow_matches
+from deja_blame.attribution.match.window import CommitWindow
+from deja_blame.attribution.model import format_time_epoch
+from deja_blame.index.fingerprint import fingerprint, is_trivial
+
+if TYPE_CHECKING:
+    from deja_blame.attribution.facts.gather import FileFacts
+    from deja_blame.attribution.facts.git_blame import BlameLine
+    from deja_blame.attribution.facts.source import FactSource
+    from deja_blame.attribution.facts.writes import WriteSet
+    from deja_blame.attribution.model import LineAttribution
+
+
+def match_file(facts: FileFacts, source: FactSource | None) -> None:
+    """Give ``facts.lines`` their sessions: the index's writes (with the commit-window
+    and reflow rules), then blocks moved from other files, then git-ai's notes.
+    Without a ``source`` (no index) only git-ai's notes."""
+    if source is not None:
+        attribute_lines(
+            source, facts.lines, facts.blamed, facts.writes, facts.paths, facts.rev_time
+        )
+        follow_moves(
+            source,
+            facts.path,
+            facts.lines,
+            facts.blamed,
+            facts.writes,
+            facts.paths,
+            facts.rev_time,
+            attribute_lines,
+        )
+    from_git_ai(facts)
+
+
+def attribute_lines(
+    source: FactSource,
+    lines: list[LineAttribution],
+    blamed: list[BlameLine | None],
+    writes: WriteSet,
+    paths: dict[int, bool],
+    rev_time: float | None,
+    only: list[bool] | None = None,
+) -> None:
+    """Match ``lines`` against ``writes``; writes after the blamed revision cannot be
+    in it (``rev_time``; the working tree: now), nor writes older than their
+    line's commit window (``window.py``). ``only`` marks the lines to set; a line
+    a commit's note already gave keeps it (the note wins over the index)."""
+    if not writes:
+        return
+    path_ids = sorted(paths)
+    exact_ids = [pid for pid, exact in paths.items() if exact]
+    texts = [ln.text for ln in lines]
+    history = source.file_history({ln.orig_path or "" for ln in lines})
+    try:
+        window = CommitWindow(
+            history, blamed, texts, [fingerprint(t) for t in texts], [is_trivial(t) for t in texts]
+        )
+        matches = match_lines(
+            texts,
+            blamed,
+            writes,
+            now=rev_time,
+            final_fps=lambda sid: source.final_fingerprints(sid, path_ids),
+            has_exact=lambda sid: source.edited_any(sid, exact_ids),
+            stale=window.stale,
+            fresh=window.fresh,
+            same_project=source.belongs,
+            written_text=source.written_text,
+            position=source.position,
+        )
+        matches = reflow_matches(
+            source,
+            texts,
+            blamed,
+            matches,
+            paths,
+            time.time() if rev_time is None else rev_time,
+            window.existed,
+        )
+    finally:
+        history.close()
+    names = source.session_names({m.sid for m in matches if m is not None})
+    when: dict[float, str] = {}
+    for k, (ln, m) in enumerate(zip(lines, matches)):
+        if m is None or ln.via == "note" or (only is not None and not only[k]):
+            continue
+        ln.session, ln.source = names.get(m.sid, (None, None))
+        ln.confidence = m.confidence
+        if m.at not in when:
+            when[m.at] = format_time_epoch(m.at)
+        ln.written_at = when[m.at]
+        ln.edit_ord = m.edit_ord
+        ln.via = "index"
+
+
+def from_git_ai(facts: FileFacts) -> None:
+    """Lines deja's notes and index leave unexplained, from git-ai's notes: its
+    sessions' lines (``via: "git-ai"``); lines it says a person wrote stay people's."""
+    lookup = facts.gitai
+    if lookup is None:
+        return
+    from deja_blame.notes.gitai import CONFIDENCE
+
+    for ln in facts.lines:
+        if ln.session is not None or ln.commit is None:
+            continue
+        who = lookup(ln.commit, ln.orig_path or facts.path, ln.orig_line or ln.line)
+        if who is None or who.human:
+            continue
+        ln.session, ln.source, ln.via = who.key, who.agent or "unknown", "git-ai"
+        ln.confidence = CONFIDENCE
+        facts.note_sessions.setdefault(who.key, who.info())
