@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from deja_blame.attribution.facts import writes as matcher
-from deja_blame.attribution.facts.git_blame import BlameLine
+from deja_blame.attribution.facts.model import BlameLine
 from deja_blame.attribution.match import lines as match_lines_mod
 from deja_blame.index.db import connect
 from deja_blame.index.fingerprint import fingerprint, is_trivial

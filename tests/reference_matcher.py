@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from deja_blame.attribution.facts.git_blame import BlameLine
+from deja_blame.attribution.facts.model import BlameLine
 from deja_blame.index.fingerprint import fingerprint, is_trivial, normalise_line
 
 CLOCK_SKEW = 120.0  # seconds a transcript clock may run ahead of git's

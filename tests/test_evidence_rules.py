@@ -14,8 +14,8 @@ from pathlib import Path
 
 from conftest import git
 
-from deja_blame.attribution.facts import writes as writes_mod
-from deja_blame.attribution.facts.git_blame import BlameLine
+from deja_blame.attribution.facts import model as writes_mod
+from deja_blame.attribution.facts.model import BlameLine
 from deja_blame.attribution.facts.versions import FileHistory
 from deja_blame.attribution.match import lines as matcher
 from deja_blame.attribution.match.reflow import _MAGIC_COMMA

@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_blame import AGENT_BLOCK, T0, Session, commit_all
 
-from deja_blame.attribution.facts import writes as writes_mod
-from deja_blame.attribution.facts.git_blame import BlameLine
+from deja_blame.attribution.facts import model as writes_mod
+from deja_blame.attribution.facts.model import BlameLine
 from deja_blame.attribution.match import lines as matcher
 from deja_blame.index.fingerprint import fingerprint
 

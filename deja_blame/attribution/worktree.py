@@ -7,7 +7,7 @@ import sqlite3
 
 from deja_blame.attribution import cache
 from deja_blame.attribution.facts.gather import WINDOW_CONTEXT
-from deja_blame.attribution.facts.git_blame import BlameLine
+from deja_blame.attribution.facts.model import BlameLine
 from deja_blame.attribution.facts.source import FactSource
 from deja_blame.attribution.match import attribute_lines
 from deja_blame.attribution.model import FileBlame, LineAttribution

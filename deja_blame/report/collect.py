@@ -43,7 +43,8 @@ from deja_blame.attribution.commit import (
     introduced_lines,
     written_paths,
 )
-from deja_blame.attribution.facts.git_blame import BlameLine, blame
+from deja_blame.attribution.facts.git_blame import blame
+from deja_blame.attribution.facts.model import BlameLine
 from deja_blame.errors import DejaError, RevisionError
 from deja_blame.gitutil import git_available, head_commit, read_file, run_git, workdir
 from deja_blame.index import queries as Q

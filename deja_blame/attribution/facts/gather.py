@@ -14,15 +14,15 @@ import sqlite3
 import threading
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import orjson
 
 from deja_blame.attribution import blame_options, cache
-from deja_blame.attribution.facts.git_blame import BlameLine, drop_early, start_blame
-from deja_blame.attribution.facts.writes import WriteSet, load_writes
+from deja_blame.attribution.facts.git_blame import drop_early, start_blame
+from deja_blame.attribution.facts.model import BlameLine, FileFacts, WriteSet
+from deja_blame.attribution.facts.writes import load_writes
 from deja_blame.attribution.model import LineAttribution, NoteLookup, format_time_epoch
 from deja_blame.gitutil import FileVersion, head_commit, workdir
 from deja_blame.index import queries as Q
@@ -33,30 +33,6 @@ if TYPE_CHECKING:
 
 CACHE_ENTRIES = 2000
 WINDOW_CONTEXT = 40  # lines blamed and matched around a range or an uncommitted block
-
-
-@dataclass
-class FileFacts:
-    """What the matcher is given about one file (or a window of it).
-
-    ``lines`` carry git's blame (commit, time, where each line was then) and the
-    commits' notes (``via: "note"``); ``blamed[i]`` is line i's blame as git gave
-    it; ``writes`` are the index's writes of the lines' texts to ``paths`` (index
-    path ids -> matched exactly, not by suffix); ``rev_time`` is the blamed
-    commit's time (None: the working tree). ``gitai`` answers for git-ai's notes.
-    """
-
-    path: str
-    root: str
-    commit: str | None
-    total_lines: int
-    lines: list[LineAttribution]
-    blamed: list[BlameLine | None]
-    writes: WriteSet = field(default_factory=WriteSet)
-    paths: dict[int, bool] = field(default_factory=dict)
-    rev_time: float | None = None
-    note_sessions: dict[str, Any] = field(default_factory=dict)
-    gitai: Callable[[str, str, int], Any] | None = None
 
 
 def gather_file(
@@ -119,7 +95,7 @@ def gather_file(
     facts = FileFacts(relpath, str(root), version.commit, len(texts), lines, by_line)
     if note_lookup is not None:
         _apply_notes(facts, note_lookup)
-    facts.gitai = _gitai_lookup(repo)
+    _add_gitai(facts, repo)
     if conn is None:
         return facts
     # the file's log under every name blame followed, read while the notes, the
@@ -168,10 +144,12 @@ def _apply_notes(facts: FileFacts, note_lookup: NoteLookup) -> None:
             ln.source = agent if isinstance(agent, str) and agent else UNKNOWN_AGENT
 
 
-def _gitai_lookup(repo: pygit2.Repository) -> Callable[[str, str, int], Any] | None:
-    from deja_blame.notes.gitai import gitai_lookup_for
+def _add_gitai(facts: FileFacts, repo: pygit2.Repository) -> None:
+    """git-ai's notes, where the repository has some (``match.from_git_ai``)."""
+    from deja_blame.notes.gitai import CONFIDENCE, gitai_lookup_for
 
-    return gitai_lookup_for(repo)
+    facts.gitai = gitai_lookup_for(repo)
+    facts.gitai_confidence = CONFIDENCE
 
 
 def _read_ahead(

@@ -15,11 +15,11 @@ from __future__ import annotations
 import subprocess
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from deja_blame.attribution import blame_options
+from deja_blame.attribution.facts.model import BlameLine
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import (
     git_available,
@@ -34,15 +34,6 @@ if TYPE_CHECKING:
     import pygit2
 
 NULL_SHA = "0" * 40
-
-
-@dataclass
-class BlameLine:
-    line: int  # 1-based, in the blamed version
-    commit: str | None  # None: not committed yet
-    commit_time: int | None  # committer time (epoch seconds)
-    orig_path: str
-    orig_line: int
 
 
 class PendingBlame:

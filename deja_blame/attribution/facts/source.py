@@ -14,10 +14,11 @@ import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
-from deja_blame.attribution.facts.git_blame import BlameLine, blame_copies
+from deja_blame.attribution.facts.git_blame import blame_copies
 from deja_blame.attribution.facts.history import repo_history
+from deja_blame.attribution.facts.model import BlameLine, Key, WriteSet
 from deja_blame.attribution.facts.versions import FileHistory
-from deja_blame.attribution.facts.writes import Key, WriteSet, load_writes
+from deja_blame.attribution.facts.writes import load_writes
 from deja_blame.gitutil import try_git
 from deja_blame.index import queries as Q
 from deja_blame.index.fingerprint import fingerprint, is_trivial

@@ -30,12 +30,12 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from deja_blame.attribution.facts.model import has_line
 from deja_blame.index.fingerprint import fingerprint
 
 if TYPE_CHECKING:
     pass
 
-CLOCK_SKEW = 120.0  # the matcher's: transcript clocks may run ahead of git's
 # Versions of one file read for one answer, and their lines in all: the stale
 # check reads the version after each old write, and past the budget it gives way
 # to the matcher alone. On click's core.py (3,799 lines, 422 commits, 1,000
@@ -44,30 +44,6 @@ CLOCK_SKEW = 120.0  # the matcher's: transcript clocks may run ahead of git's
 # (searched, not split into sets): about its size in memory.
 MAX_VERSIONS = 200
 MAX_VERSION_LINES = 640_000
-
-
-def has_line(content: str, text: str, exact: bool) -> bool:
-    """Whether ``content`` (a file's text) has a line of ``text``: exactly, or at
-    any indent (``exact=False``: ``text`` stripped). A search of the text, not a
-    set of its lines: most versions of a file are asked about a few lines, and
-    building sets of every line of hundreds of versions cost more than the rest
-    of a blame."""
-    if not text.strip():
-        return any((t if exact else t.strip()) == text for t in content.split("\n"))
-    size = len(text)
-    at = content.find(text)
-    while at >= 0:
-        start = content.rfind("\n", 0, at) + 1
-        end = content.find("\n", at + size)
-        end = len(content) if end < 0 else end
-        before, after = content[start:at], content[at + size : end]
-        if exact:
-            if not before and after in ("", "\r"):
-                return True
-        elif not before.strip() and not after.strip():
-            return True
-        at = content.find(text, at + 1)
-    return False
 
 
 def _lines(content: str) -> list[str]:

@@ -29,10 +29,8 @@ from deja_blame.attribution.model import format_time_epoch
 from deja_blame.index.fingerprint import fingerprint, is_trivial
 
 if TYPE_CHECKING:
-    from deja_blame.attribution.facts.gather import FileFacts
-    from deja_blame.attribution.facts.git_blame import BlameLine
+    from deja_blame.attribution.facts.model import BlameLine, FileFacts, WriteSet
     from deja_blame.attribution.facts.source import FactSource
-    from deja_blame.attribution.facts.writes import WriteSet
     from deja_blame.attribution.model import LineAttribution
 
 
@@ -124,8 +122,6 @@ def from_git_ai(facts: FileFacts) -> None:
     lookup = facts.gitai
     if lookup is None:
         return
-    from deja_blame.notes.gitai import CONFIDENCE
-
     for ln in facts.lines:
         if ln.session is not None or ln.commit is None:
             continue
@@ -133,5 +129,5 @@ def from_git_ai(facts: FileFacts) -> None:
         if who is None or who.human:
             continue
         ln.session, ln.source, ln.via = who.key, who.agent or "unknown", "git-ai"
-        ln.confidence = CONFIDENCE
+        ln.confidence = facts.gitai_confidence
         facts.note_sessions.setdefault(who.key, who.info())

@@ -26,11 +26,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from operator import itemgetter
 
-from deja_blame.attribution.facts.git_blame import BlameLine
-from deja_blame.attribution.facts.writes import Key, Twins, WriteSet
+from deja_blame.attribution.facts.model import CLOCK_SKEW, BlameLine, Key, Twins, WriteSet
 from deja_blame.index.fingerprint import fingerprint, is_trivial, normalise_line
 
-CLOCK_SKEW = 120.0  # seconds a transcript clock may run ahead of git's
 # A run of this many lines is strong evidence of place: among writes with runs at
 # least this long made in the line's commit window the latest wins (a later
 # session re-wrote a block an earlier one wrote whole); shorter runs, and older

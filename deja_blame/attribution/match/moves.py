@@ -16,10 +16,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
-from deja_blame.attribution.facts.git_blame import BlameLine
-from deja_blame.attribution.facts.versions import has_line
-from deja_blame.attribution.facts.writes import WriteSet
-from deja_blame.attribution.match.lines import CLOCK_SKEW
+from deja_blame.attribution.facts.model import CLOCK_SKEW, BlameLine, WriteSet, has_line
 from deja_blame.index.fingerprint import fingerprint, is_trivial
 
 if TYPE_CHECKING:

@@ -22,8 +22,8 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from deja_blame.attribution.facts.git_blame import BlameLine
-from deja_blame.attribution.match.lines import CLOCK_SKEW, LineMatch
+from deja_blame.attribution.facts.model import CLOCK_SKEW, BlameLine
+from deja_blame.attribution.match.lines import LineMatch
 from deja_blame.index.fingerprint import fingerprint, is_trivial, normalise_line
 
 if TYPE_CHECKING:

@@ -27,11 +27,11 @@ from __future__ import annotations
 from bisect import bisect_right
 from typing import TYPE_CHECKING
 
-from deja_blame.attribution.facts.versions import CLOCK_SKEW
+from deja_blame.attribution.facts.model import CLOCK_SKEW
 from deja_blame.index.fingerprint import fingerprint, normalise_line
 
 if TYPE_CHECKING:
-    from deja_blame.attribution.facts.git_blame import BlameLine
+    from deja_blame.attribution.facts.model import BlameLine
     from deja_blame.attribution.facts.versions import FileHistory
 
 

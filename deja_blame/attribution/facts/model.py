@@ -1,0 +1,196 @@
+"""The plain data the two stages pass: git's blame of a line, the index's writes of
+a file's texts, one file's facts. No module here runs git or reads the index."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from deja_blame.attribution.model import LineAttribution
+from deja_blame.index.fingerprint import fingerprint
+
+CLOCK_SKEW = 120.0  # seconds a transcript clock may run ahead of git's
+
+# (session row id, edit ordinal, index of the line among the edit's added lines)
+Key = tuple[int, int, int]
+# a row of the lines table: (path_id, fp, sid, edit_ord, idx, at_epoch, by_user)
+WriteRow = tuple[int, int, int, int, int, "float | None", int]
+
+
+@dataclass
+class BlameLine:
+    line: int  # 1-based, in the blamed version
+    commit: str | None  # None: not committed yet
+    commit_time: int | None  # committer time (epoch seconds)
+    orig_path: str
+    orig_line: int
+
+
+BLANK_FP = fingerprint("")
+
+
+@dataclass
+class Twins:
+    """Identical edits, latest first, and their times negated (ascending, for bisect)."""
+
+    members: list[tuple[int, int]]
+    neg_at: list[float]
+
+
+@dataclass
+class WriteSet:
+    """The writes that can matter for one file: those of the fingerprints it holds.
+
+    ``info[key]`` is (fingerprint, time, by the person, exact path, seq) for each
+    write; ``seq`` numbers the writes in the lines table's order (path rank, path,
+    fingerprint, session, edit, index), which breaks ties the same way every time.
+    ``by_fp[fp]`` lists the writes of one fingerprint in that order,
+    ``by_edit[(sid, edit)]`` the (index, fingerprint) pairs of each edit, and
+    ``blank_by_edit[(sid, edit)]`` the blank lines each edit wrote.
+    """
+
+    info: dict[Key, tuple[int, float, bool, bool, int]] = field(default_factory=dict)
+    by_fp: dict[int, list[Key]] = field(default_factory=dict)
+    by_edit: dict[tuple[int, int], list[tuple[int, int]]] = field(default_factory=dict)
+    blank_by_edit: dict[tuple[int, int], list[Key]] = field(default_factory=dict)
+    any_suffix: bool = False  # some write was matched by path suffix only
+    # Writes ``load_writes`` left in the index (``solid``): where to read a session's
+    # (its path ids and exactness, the trivial fingerprints), and whether any exist.
+    left_out: list[tuple[dict[int, bool], list[int]]] = field(default_factory=list)
+    any_left_out: bool = False
+    # reads a session's left-out writes: (path id, trivial fingerprints, sids) -> rows
+    # of the lines table (set by ``load_writes``: the facts stage)
+    fetch_left_out: Callable[[int, list[int], list[int]], Iterable[WriteRow]] | None = None
+    _of_sessions: dict[int, list[tuple[Key, int, bool]]] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.info)
+
+    def __bool__(self) -> bool:
+        return bool(self.info) or self.any_left_out
+
+    def left_out_of(self, sids: Iterable[int]) -> dict[int, list[tuple[Key, int, bool]]]:
+        """sid -> (key, fingerprint, exact path) of each timed write of the session that
+        ``load_writes`` left in the index: with ``info``, every write of the session here."""
+        todo = sorted({sid for sid in sids if sid not in self._of_sessions})
+        if todo:
+            for sid in todo:
+                self._of_sessions[sid] = []
+            if self.fetch_left_out is not None:
+                for paths, trivial in self.left_out:
+                    for pid in sorted(paths):
+                        rows = self.fetch_left_out(pid, trivial, todo)
+                        for _, fp, sid, edit_ord, idx, at, _ in rows:
+                            key = (sid, edit_ord, idx)
+                            if at is not None and key not in self.info:
+                                self._of_sessions[sid].append((key, fp, paths[pid]))
+        return {sid: self._of_sessions[sid] for sid in sids}
+
+    def add_rows(
+        self,
+        rows: Iterable[tuple[int, int, int, int, int, float | None, int]],
+        exact: dict[int, bool],
+    ) -> None:
+        """Rows of the lines table, (path_id, fp, sid, edit_ord, idx, at_epoch, by_user),
+        in its order (path, fp, sid, edit_ord, idx); a later call's rows come after."""
+        info, by_fp, by_edit = self.info, self.by_fp, self.by_edit
+        blank_by_edit = self.blank_by_edit
+        seq = len(info)
+        if not all(exact.values()):
+            self.any_suffix = True
+        for pid, fp, sid, edit_ord, idx, at, by_user in rows:
+            if at is None:
+                continue  # a write with no time cannot be placed before a commit
+            key = (sid, edit_ord, idx)
+            if key in info:
+                continue  # one edit has one path: only a path listed twice repeats a key
+            info[key] = (fp, at, by_user != 0, exact[pid], seq)
+            seq += 1
+            keys = by_fp.get(fp)
+            if keys is None:
+                by_fp[fp] = [key]
+            else:
+                keys.append(key)
+            edit = (sid, edit_ord)
+            pairs = by_edit.get(edit)
+            if pairs is None:
+                by_edit[edit] = [(idx, fp)]
+            else:
+                pairs.append((idx, fp))
+            if fp == BLANK_FP:
+                blank_by_edit.setdefault(edit, []).append(key)
+
+    def twins(self) -> dict[tuple[int, int], Twins]:
+        """Each edit -> the edits identical to it here (itself included), latest first.
+
+        Edits that wrote the same lines of the file at the same places (a retried
+        edit, a replayed hunk) have the same runs at every line: the matcher walks
+        the runs of the first of them only and offers the others in its place.
+        """
+        groups: dict[tuple[object, ...], list[tuple[int, int]]] = {}
+        info = self.info
+        for edit, pairs in self.by_edit.items():
+            first = info[(edit[0], edit[1], pairs[0][0])]
+            groups.setdefault((first[2], first[3], tuple(pairs)), []).append(edit)
+        out: dict[tuple[int, int], Twins] = {}
+        for members in groups.values():
+            idx0 = self.by_edit[members[0]][0][0]
+            if len(members) > 1:
+                members.sort(
+                    key=lambda e: (-info[(e[0], e[1], idx0)][1], info[(e[0], e[1], idx0)][4])
+                )
+            twins = Twins(members, [-info[(e[0], e[1], idx0)][1] for e in members])
+            for e in members:
+                out[e] = twins
+        return out
+
+
+@dataclass
+class FileFacts:
+    """What the matcher is given about one file (or a window of it).
+
+    ``lines`` carry git's blame (commit, time, where each line was then) and the
+    commits' notes (``via: "note"``); ``blamed[i]`` is line i's blame as git gave
+    it; ``writes`` are the index's writes of the lines' texts to ``paths`` (index
+    path ids -> matched exactly, not by suffix); ``rev_time`` is the blamed
+    commit's time (None: the working tree). ``gitai`` answers for git-ai's notes,
+    its lines given ``gitai_confidence``.
+    """
+
+    path: str
+    root: str
+    commit: str | None
+    total_lines: int
+    lines: list[LineAttribution]
+    blamed: list[BlameLine | None]
+    writes: WriteSet = field(default_factory=lambda: WriteSet())
+    paths: dict[int, bool] = field(default_factory=dict)
+    rev_time: float | None = None
+    note_sessions: dict[str, Any] = field(default_factory=dict)
+    gitai: Callable[[str, str, int], Any] | None = None
+    gitai_confidence: float = 0.0
+
+
+def has_line(content: str, text: str, exact: bool) -> bool:
+    """Whether ``content`` (a file's text) has a line of ``text``: exactly, or at
+    any indent (``exact=False``: ``text`` stripped). A search of the text, not a
+    set of its lines: most versions of a file are asked about a few lines, and
+    building sets of every line of hundreds of versions cost more than the rest
+    of a blame."""
+    if not text.strip():
+        return any((t if exact else t.strip()) == text for t in content.split("\n"))
+    size = len(text)
+    at = content.find(text)
+    while at >= 0:
+        start = content.rfind("\n", 0, at) + 1
+        end = content.find("\n", at + size)
+        end = len(content) if end < 0 else end
+        before, after = content[start:at], content[at + size : end]
+        if exact:
+            if not before and after in ("", "\r"):
+                return True
+        elif not before.strip() and not after.strip():
+            return True
+        at = content.find(text, at + 1)
+    return False
