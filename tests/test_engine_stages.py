@@ -1,0 +1,210 @@
+"""The attribution engine's two stages keep apart (docs/engine.md).
+
+Stage 1 (``attribution/facts/``) asks git and the index; stage 2
+(``attribution/match/``) decides from what it is given. The matcher's modules
+import nothing that runs git, reads SQLite or starts a thread, and a source of
+plain dicts drives the whole matcher, moves and git-ai's notes included.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from deja_blame.attribution.facts.model import BlameLine, FileFacts, WriteSet
+from deja_blame.attribution.facts.versions import FileHistory
+from deja_blame.attribution.match import match_file
+from deja_blame.attribution.model import LineAttribution
+from deja_blame.index.fingerprint import fingerprint
+
+PACKAGE = Path(__file__).resolve().parents[1] / "deja_blame"
+MATCH = PACKAGE / "attribution" / "match"
+
+# What a rule may import at run time: the standard library's pure parts, the plain
+# data both stages share, the answer's model and the text fingerprints.
+ALLOWED_DEJA = {
+    "deja_blame.attribution.facts.model",
+    "deja_blame.attribution.model",
+    "deja_blame.index.fingerprint",
+}
+FORBIDDEN_STDLIB = {"sqlite3", "subprocess", "threading", "multiprocessing", "os", "pygit2"}
+
+
+def _runtime_imports(path: Path) -> set[str]:
+    """The modules a file imports outside ``if TYPE_CHECKING:`` blocks."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    typing_only: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for inner in ast.walk(node):
+                typing_only.add(id(inner))
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.add(node.module)
+    return out
+
+
+def test_the_matcher_stage_imports_nothing_that_runs_git_or_reads_the_index() -> None:
+    modules = sorted(MATCH.glob("*.py"))
+    assert len(modules) >= 5  # lines, window, reflow, moves and the stage's entry
+    for path in modules:
+        for name in _runtime_imports(path):
+            top = name.split(".")[0]
+            assert top not in FORBIDDEN_STDLIB, f"{path.name} imports {name}"
+            if top == "deja_blame":
+                assert name in ALLOWED_DEJA or name.startswith("deja_blame.attribution.match"), (
+                    f"{path.name} imports {name}: ask the facts stage (facts/source.py)"
+                )
+
+
+def test_only_the_facts_stage_runs_git_or_reads_the_index_among_the_engine_s_modules() -> None:
+    # the modules that may: the facts stage, and the cache/answer/api layer above it
+    facts = PACKAGE / "attribution" / "facts"
+    for path in sorted(facts.glob("*.py")):
+        if path.name == "model.py":
+            continue
+        assert "deja_blame.attribution.match" not in " ".join(_runtime_imports(path)), path.name
+    # the plain data module imports neither stage's workers
+    assert _runtime_imports(facts / "model.py") <= {
+        "__future__",
+        "collections.abc",
+        "dataclasses",
+        "typing",
+        "deja_blame.attribution.model",
+        "deja_blame.index.fingerprint",
+    }
+
+
+class PlainSource:
+    """Everything the rules may ask, from dicts: no git, no index."""
+
+    def __init__(self, names: dict[int, tuple[str, str]], texts: dict[tuple[int, int], list[str]]):
+        self.names = names
+        self.texts = texts
+        self.asked: list[str] = []
+
+    def file_history(self, paths: set[str]) -> FileHistory:
+        self.asked.append("file_history")
+        history = FileHistory("/nowhere", paths, None)
+        history._loaded = True  # nothing to read: the file has no earlier version
+        return history
+
+    def final_fingerprints(self, sid: int, path_ids: list[int]) -> set[int]:
+        return {fingerprint(t) for (s, _), added in self.texts.items() if s == sid for t in added}
+
+    def edited_any(self, sid: int, path_ids: list[int]) -> bool:
+        return True
+
+    def belongs(self, sid: int) -> bool | None:
+        return True
+
+    def written_text(self, key: tuple[int, int, int]) -> str | None:
+        added = self.texts.get((key[0], key[1]), [])
+        return added[key[2]] if key[2] < len(added) else None
+
+    def position(self, key: tuple[int, int, int]) -> int | None:
+        return key[2]
+
+    def session_names(self, sids: set[int]) -> dict[int, tuple[str, str]]:
+        return {sid: self.names[sid] for sid in sids if sid in self.names}
+
+    def load_writes(self, paths: dict[int, bool], fps: object, **_: object) -> WriteSet:
+        self.asked.append("load_writes")
+        return WriteSet()
+
+    def written_elsewhere(self, skip: set[int], fps: set[int]):  # type: ignore[no-untyped-def]
+        self.asked.append("written_elsewhere")
+        return {}, {}
+
+    def close(self) -> None:
+        pass
+
+
+def _facts(texts: list[str], commit_time: int, writes: WriteSet) -> FileFacts:
+    blamed = [BlameLine(i + 1, "c" * 40, commit_time, "app.py", i + 1) for i in range(len(texts))]
+    lines = [
+        LineAttribution(line=i + 1, text=t, commit="c" * 40, commit_time=commit_time)
+        for i, t in enumerate(texts)
+    ]
+    return FileFacts(
+        path="app.py",
+        root="/nowhere",
+        commit="c" * 40,
+        total_lines=len(texts),
+        lines=lines,
+        blamed=blamed,
+        writes=writes,
+        paths={1: True},
+        rev_time=float(commit_time),
+    )
+
+
+FILE = [
+    "import os",
+    "",
+    "def total(order):",
+    "    subtotal = sum(i.price for i in order.items)",
+    "    return round(subtotal * 1.2, 2)",
+    "",
+    "print(total(ORDER))",
+]
+AGENT = FILE[2:5]  # what the session wrote (edit 0 of session 7)
+
+
+def _writes(at: float) -> WriteSet:
+    ws = WriteSet()
+    rows = [(1, fingerprint(t), 7, 0, i, at, 0) for i, t in enumerate(AGENT)]
+    ws.add_rows(sorted(rows, key=lambda r: r[:5]), {1: True})
+    return ws
+
+
+def test_a_plain_data_source_drives_the_matcher_to_the_session_that_wrote_the_lines() -> None:
+    source = PlainSource({7: ("s-7", "claude-code")}, {(7, 0): AGENT})
+    facts = _facts(FILE, commit_time=10_000, writes=_writes(at=9_000.0))
+    match_file(facts, source)  # type: ignore[arg-type]
+    got = [(ln.session, ln.source, ln.via) for ln in facts.lines]
+    agent = ("s-7", "claude-code", "index")
+    person = (None, None, None)
+    assert got == [person, person, agent, agent, agent, person, person]
+    assert "file_history" in source.asked  # the rules asked their source, not git
+
+
+def test_a_write_after_the_commit_is_no_evidence_for_it() -> None:
+    source = PlainSource({7: ("s-7", "claude-code")}, {(7, 0): AGENT})
+    facts = _facts(FILE, commit_time=10_000, writes=_writes(at=20_000.0))
+    match_file(facts, source)  # type: ignore[arg-type]
+    assert all(ln.session is None for ln in facts.lines)
+
+
+def test_a_line_a_note_gave_keeps_it_and_git_ai_fills_what_is_left() -> None:
+    class Who:
+        key, agent, human = "gitai-1", "cursor", False
+
+        def info(self) -> dict[str, str]:
+            return {"agent": "cursor"}
+
+    source = PlainSource({7: ("s-7", "claude-code")}, {(7, 0): AGENT})
+    facts = _facts(FILE, commit_time=10_000, writes=_writes(at=9_000.0))
+    facts.lines[2].session, facts.lines[2].via, facts.lines[2].source = "noted", "note", "codex"
+    facts.gitai = lambda commit, path, line: Who() if line == 7 else None
+    facts.gitai_confidence = 0.5
+    match_file(facts, source)  # type: ignore[arg-type]
+    assert (facts.lines[2].session, facts.lines[2].via) == ("noted", "note")
+    assert (facts.lines[3].session, facts.lines[3].via) == ("s-7", "index")
+    assert (facts.lines[6].session, facts.lines[6].via, facts.lines[6].confidence) == (
+        "gitai-1",
+        "git-ai",
+        0.5,
+    )
+    assert facts.note_sessions["gitai-1"] == {"agent": "cursor"}
+
+
+def test_without_a_source_only_the_notes_answer() -> None:
+    facts = _facts(FILE, commit_time=10_000, writes=_writes(at=9_000.0))
+    match_file(facts, None)
+    assert all(ln.session is None for ln in facts.lines)
