@@ -97,6 +97,9 @@ class PlainSource:
     def final_fingerprints(self, sid: int, path_ids: list[int]) -> set[int]:
         return {fingerprint(t) for (s, _), added in self.texts.items() if s == sid for t in added}
 
+    def left_in_file(self, sid: int, path_ids: list[int]) -> set[int]:
+        return self.final_fingerprints(sid, path_ids)
+
     def edited_any(self, sid: int, path_ids: list[int]) -> bool:
         return True
 

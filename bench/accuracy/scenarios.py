@@ -503,6 +503,32 @@ def unrelated_project_same_path(sim: Sim, small: bool) -> None:
     sim.expect("app/config.py")
 
 
+@scenario("the repository at a path is replaced by another project its sessions never saw")
+def project_replaced_at_same_path(sim: Sim, small: bool) -> None:
+    # the old project's sessions ran in this very folder and wrote its config module
+    old = sim.session("old-project", "Write the settings module.")
+    old.write_file("app/config.py", C.CONFIG_PY)
+    sim.advance(10 * MINUTE)
+    sim.commit("Settings")
+    sim.advance(30 * 24 * HOUR)
+    sim.replace_repository()
+    # another project now: the person writes the same boilerplate by hand
+    own = (
+        '"""Configuration of the shop service."""\n\nimport logging\nimport os\n\n'
+        "logger = logging.getLogger(__name__)" + C.ENV_PATH_FUNC + "\n"
+    )
+    sim.person_write("app/config.py", own)
+    sim.commit("Config")
+    sim.advance(HOUR)
+    s = sim.session("here", "Add env_float.")
+    func = C.ENV_FLOAT_FUNC.split("\n\n\ndef env_list")[0] if small else C.ENV_FLOAT_FUNC
+    anchor = "    return os.path.expanduser(raw)"
+    s.replace("app/config.py", anchor, anchor + func)
+    sim.advance(10 * MINUTE)
+    sim.commit("env_float")
+    sim.expect("app/config.py")
+
+
 @scenario("the person deletes an agent's function, then types it back elsewhere later")
 def person_retypes_deleted_code(sim: Sim, small: bool) -> None:
     # commit-window evidence: the session's write was committed and gone before

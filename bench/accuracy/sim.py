@@ -552,6 +552,19 @@ class Sim:
         self.clock += 1
         return sha
 
+    def replace_repository(self) -> Sim:
+        """The folder now holds another project: its files and history are gone, a new
+        repository is made at the same path (sessions of the old one ran here)."""
+        import shutil
+
+        shutil.rmtree(self.repo)
+        self.repo.mkdir(parents=True)
+        self.files, self.head, self.snapshots, self.commits = {}, {}, {}, []
+        self.targets = []
+        self.git("init", "-q", "-b", "main")
+        self.git("config", "commit.gpgsign", "false")
+        return self
+
     def git_mv(self, old: str, new: str) -> Sim:
         (self.repo / new).parent.mkdir(parents=True, exist_ok=True)
         self.git("mv", old, new)

@@ -73,6 +73,18 @@ class FactSource:
             current |= new
         return current
 
+    def left_in_file(self, sid: int, path_ids: list[int]) -> set[int]:
+        """The non-trivial fingerprints a session left in a file (as ``final_fingerprints``,
+        blank lines and brackets aside: they say nothing of which file it was)."""
+        current: set[int] = set()
+        for tool, removed, added in Q.agent_edits_of_paths(self.conn, sid, path_ids):
+            new = {fingerprint(x) for x in added if not is_trivial(x)}
+            if tool == "write_to_file":
+                current.clear()
+            current -= {fingerprint(x) for x in removed} - new
+            current |= new
+        return current
+
     def edited_any(self, sid: int, path_ids: list[int]) -> bool:
         """Whether the session edited any of these paths (a timed edit)."""
         return Q.edited_any_path(self.conn, sid, path_ids)

@@ -7,6 +7,9 @@ them runs git, reads SQLite or starts a thread. In the order they apply:
 - ``lines.py``: a line is the latest write of its text before its commit, a run
   of neighbouring lines of one edit being the strongest evidence (trivial lines
   only inside such runs); a person's later write takes it away;
+- ``before_history.py``: a session that wrote here before the file's first
+  commit must have left most of its lines in that first version (another
+  project once lived at this path);
 - ``window.py``: a write older than the version its commit was made from, whose
   text was committed since, is stale (someone else brought it again);
 - ``reflow.py``: lines a formatter split are the session's that wrote the line;
@@ -21,6 +24,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from deja_blame.attribution.match.before_history import strangers_before_history
 from deja_blame.attribution.match.lines import match_lines
 from deja_blame.attribution.match.moves import follow_moves
 from deja_blame.attribution.match.reflow import reflow_matches
@@ -31,6 +35,8 @@ from deja_blame.index.fingerprint import fingerprint, is_trivial
 if TYPE_CHECKING:
     from deja_blame.attribution.facts.model import BlameLine, FileFacts, WriteSet
     from deja_blame.attribution.facts.source import FactSource
+    from deja_blame.attribution.facts.versions import FileHistory
+    from deja_blame.attribution.match.lines import LineMatch
     from deja_blame.attribution.model import LineAttribution
 
 
@@ -91,6 +97,7 @@ def attribute_lines(
             written_text=source.written_text,
             position=source.position,
         )
+        matches = _without_strangers_before_history(source, matches, writes, history, path_ids)
         matches = reflow_matches(
             source,
             texts,
@@ -114,6 +121,34 @@ def attribute_lines(
         ln.written_at = when[m.at]
         ln.edit_ord = m.edit_ord
         ln.via = "index"
+
+
+def _without_strangers_before_history(
+    source: FactSource,
+    matches: list[LineMatch | None],
+    writes: WriteSet,
+    history: FileHistory,
+    path_ids: list[int],
+) -> list[LineMatch | None]:
+    """``matches`` without the sessions of another project that lived at this path
+    before the file's history began (``before_history.py``)."""
+
+    def first_version() -> frozenset[int] | None:
+        oldest = history.commits[-1]
+        return history.fingerprints(oldest) if history.readable(oldest) else None
+
+    history.load()
+    first_time = float(history.times[-1]) if history.times else None
+    strangers = strangers_before_history(
+        {m.sid for m in matches if m is not None},
+        writes,
+        first_time,
+        first_version,
+        lambda sid: source.left_in_file(sid, path_ids),
+    )
+    if not strangers:
+        return matches
+    return [None if m is not None and m.sid in strangers else m for m in matches]
 
 
 def from_git_ai(facts: FileFacts) -> None:
