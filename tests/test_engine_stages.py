@@ -211,3 +211,29 @@ def test_without_a_source_only_the_notes_answer() -> None:
     facts = _facts(FILE, commit_time=10_000, writes=_writes(at=9_000.0))
     match_file(facts, None)
     assert all(ln.session is None for ln in facts.lines)
+
+
+def test_a_session_before_the_file_s_history_keeps_it_only_where_it_made_the_first_version() -> (
+    None
+):
+    from deja_blame.attribution.match.before_history import strangers_before_history
+
+    ws = WriteSet()
+    rows = [
+        (1, 11, 1, 0, 0, 100.0, 0),  # an old project's session, long before the history
+        (1, 11, 2, 0, 0, 100.0, 0),  # the session that scaffolded the file
+        (1, 11, 3, 0, 0, 9_000.0, 0),  # a session after the first commit
+    ]
+    ws.add_rows(rows, {1: True})
+    left = {1: {11, 12, 13, 14}, 2: {11, 12, 13, 14}, 3: {11, 99}}
+    first = frozenset({11, 12, 13})
+
+    def run(first_version: frozenset[int] | None) -> set[int]:
+        return strangers_before_history(
+            {1, 2, 3}, ws, 5_000.0, lambda: first_version, lambda sid: left[sid]
+        )
+
+    left[1] = {11, 20, 21, 22}  # the old project's lines: one of four is here
+    assert run(first) == {1}
+    assert run(None) == set()  # the first version unread: nothing says so
+    assert strangers_before_history({1, 2}, ws, None, lambda: first, lambda s: left[s]) == set()
