@@ -116,7 +116,14 @@ def print_human(result: FileBlame, look: BlameLook | None = None) -> None:
         sid: shorten(inert(info.model), 16) for sid, info in result.sessions.items() if info.model
     }
     model_w = max((len(m) for m in models.values()), default=0)
-    agent_w = 8 + 1 + 6 + (model_w + 1 if model_w else 0) + (0 if look.suppress else 17) + 5
+    # the agent's label: six characters for the agents deja knows, as wide as the
+    # widest other name here (a note's "unknown", another tool's id), up to 12
+    labels = {
+        ln.source: shorten(inert(label_of(ln.source)), 12) for ln in result.lines if ln.session
+    }
+    label_w = max((len(v) for v in labels.values()), default=6)
+    label_w = max(label_w, 6)
+    agent_w = 8 + 1 + label_w + (model_w + 1 if model_w else 0) + (0 if look.suppress else 17) + 5
     who_w = max(person_w, agent_w, 0 if look.suppress else 19)
     out = []
     sha_w = look.sha_width()
@@ -133,8 +140,7 @@ def print_human(result: FileBlame, look: BlameLook | None = None) -> None:
             )
             when = "" if look.suppress else (ln.written_at or "")[:16].replace("T", " ")
             conf = f"{ln.confidence:.2f}" if ln.confidence is not None else "note"
-            agent = inert(label_of(ln.source))[:6]
-            who = f"{inert(ln.session)[:8]} {agent:<6} "
+            who = f"{inert(ln.session)[:8]} {labels[ln.source]:<{label_w}} "
             if model_w:
                 who += f"{models.get(ln.session, ''):<{model_w}} "
             who += f"{when:<16} {conf}" if not look.suppress else conf

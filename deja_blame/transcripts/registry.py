@@ -87,9 +87,10 @@ def known(agent_id: str | None) -> Agent | None:
 
 
 def label_of(agent_id: str | None) -> str:
-    """The agent as blame's narrow column shows it (six characters at most)."""
+    """The agent as blame's narrow column shows it: six characters for the agents
+    deja knows; another name (a note's "unknown", another tool's) up to twelve."""
     a = known(agent_id)
-    return a.label if a is not None else (agent_id or UNKNOWN_AGENT)[:6]
+    return a.label if a is not None else (agent_id or UNKNOWN_AGENT)[:12]
 
 
 def display_name(agent_id: str | None) -> str:
