@@ -413,3 +413,23 @@ def test_cache_fields_follow_line_attribution() -> None:
     from deja_blame.attribution.model import LineAttribution
 
     assert tuple(f.name for f in fields(LineAttribution))[1:] == cache._FIELDS
+
+
+def test_a_revision_s_file_whose_folder_the_working_tree_lost_is_blamed_as_git_does(
+    repo: Path,
+) -> None:
+    # git blame REV -- PATH answers for a path the working tree no longer has; so does
+    # deja (it looked for the file's folder first and said "no such file")
+    (repo / "pkg" / "sub").mkdir(parents=True)
+    (repo / "pkg" / "sub" / "m.py").write_text("a = 1\nb = 2\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "one", env=commit_env(1_767_225_600))
+    git(repo, "rm", "-rq", "pkg")
+    git(repo, "commit", "-qm", "two", env=commit_env(1_767_225_700))
+    doc = deja_json("blame", "--json", "HEAD~1", "--", "pkg/sub/m.py", cwd=repo)
+    assert [ln["text"] for ln in doc["lines"]] == ["a = 1", "b = 2"]
+    why = deja("why", "--rev", "HEAD~1", "pkg/sub/m.py:2", cwd=repo).stdout.decode()
+    assert "b = 2" in why
+    # without a revision the file is missing, as git blame says
+    proc = deja("blame", "pkg/sub/m.py", cwd=repo, check=False)
+    assert proc.returncode != 0 and b"no such file" in proc.stderr

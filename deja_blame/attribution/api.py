@@ -6,6 +6,7 @@ and blames the file against the index and the repository's notes.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -56,9 +57,18 @@ class _EarlyBlame:
             drop_early(*key)
 
 
-def locate(file: Path) -> tuple[pygit2.Repository, str]:
+def locate(file: Path, rev: str | None = None) -> tuple[pygit2.Repository, str]:
+    """The repository of ``file`` and its path there. With ``rev``, a file whose folder
+    the working tree no longer has is found as git blame finds it: from the nearest
+    folder that exists."""
     if not file.exists() and not file.parent.exists():
-        raise DejaError(f"no such file or directory: {file}")
+        if rev is None:
+            raise DejaError(f"no such file or directory: {file}")
+        start = Path(os.path.abspath(file)).parent
+        while not start.is_dir() and start != start.parent:
+            start = start.parent
+        repo = open_repository(start)
+        return repo, relative_path(repo, file)
     repo = open_repository(file if file.exists() else file.parent)
     rel = relative_path(repo, file)
     return repo, rel
@@ -81,7 +91,7 @@ def compute(
         if hit is not None:
             return hit
     try:
-        repo, rel = locate(file)
+        repo, rel = locate(file, rev)
         from deja_blame.attribution.blame import blame_file
         from deja_blame.notes.lookup import note_lookup_for
 
