@@ -65,7 +65,7 @@ def test_planted_job_markers_neither_hang_nor_fill_memory(world: World, tmp_path
 
 def test_the_hook_log_and_the_notes_lock_are_not_followed(world: World, tmp_path: Path) -> None:
     from deja_blame.gitutil import open_repository
-    from deja_blame.hooks.run import HookLog
+    from deja_blame.hooks.log import HookLog
     from deja_blame.notes.store import writer_lock
 
     victim = tmp_path / "victim.txt"

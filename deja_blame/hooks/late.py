@@ -198,7 +198,8 @@ def _refresh(
     repo: pygit2.Repository, conn: sqlite3.Connection, deadline: float | None
 ) -> str | None:
     """Read new transcript bytes into the index; why not, or None when all were read."""
-    from deja_blame.hooks.run import HookLog, refresh
+    from deja_blame.hooks.log import HookLog
+    from deja_blame.hooks.refresh import refresh
 
     log = HookLog("late-notes", None)
     log_lines: list[str] = []

@@ -22,20 +22,19 @@ import time
 import traceback
 from pathlib import Path
 from types import FrameType
-from typing import Any
 
 import pygit2
 
-from deja_blame import statefile
 from deja_blame.errors import DejaError, IndexCorruptError
 from deja_blame.gitutil import no_git_env, open_repository
 from deja_blame.hooks import late
+from deja_blame.hooks.log import HookLog
+from deja_blame.hooks.refresh import refresh
 from deja_blame.notes.store import deja_dir
 
 DEFAULT_TIMEOUT = 2.0  # seconds, in the foreground (git waits)
 BACKGROUND_TIMEOUT = 30.0  # in the background (git does not wait; bounds a stuck deja)
 HOOK_TYPES = ("post-commit", "post-rewrite")
-LOG_MAX_BYTES = 256 * 1024
 INDEX_BUSY_MS = 400  # in the foreground, where git waits
 # In the background a busy index (another deja writing) is waited for, up to this
 # share of the budget: giving up after 400 ms left commits without notes.
@@ -44,42 +43,6 @@ BACKGROUND_BUSY_SHARE = 0.4
 
 class HookTimeout(Exception):
     pass
-
-
-class HookLog:
-    """One-line warnings: stderr and ``.git/deja/hook.log``."""
-
-    def __init__(self, hook: str, repo: pygit2.Repository | None) -> None:
-        self.hook = hook
-        self.path = deja_dir(repo) / "hook.log" if repo is not None else None
-        self.warnings: list[str] = []
-        # while a commit's note is being written, what any warning means for it
-        self.late_suffix = ""
-
-    def warn(self, message: str, details: str | None = None) -> None:
-        line = f"deja: {self.hook} hook: {message}{self.late_suffix}"
-        self.warnings.append(line)
-        try:
-            sys.stderr.write(line + "\n")
-            sys.stderr.flush()
-        except OSError:
-            pass
-        if self.path is None:
-            return
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            size = statefile.size_of(self.path)  # never through a link or a special file
-            if size is not None and size > LOG_MAX_BYTES:
-                data = statefile.read_bytes(self.path, 4 * LOG_MAX_BYTES) or b""
-                keep = data[-LOG_MAX_BYTES // 2 :]
-                statefile.write_bytes(self.path, keep[keep.find(b"\n") + 1 :])
-            stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-            text = f"{stamp} {line}\n"
-            if details:
-                text += details if details.endswith("\n") else details + "\n"
-            statefile.append_bytes(self.path, text.encode("utf-8", "replace"))
-        except OSError:
-            pass
 
 
 def _config(repo: pygit2.Repository, key: str) -> str | None:
@@ -145,71 +108,6 @@ def open_index(log: HookLog) -> sqlite3.Connection | None:
 # Of the hook's budget, the share that reading transcripts may take: the rest is
 # for computing and writing the note.
 REFRESH_SHARE = 0.6
-PROBE_BYTES = 64 * 1024
-
-
-def refresh(
-    conn: sqlite3.Connection,
-    log: HookLog,
-    repo: pygit2.Repository | None = None,
-    deadline: float | None = None,
-) -> sqlite3.Connection | None:
-    """Read new transcript bytes into the index; a busy index is used as it is.
-
-    The transcripts of this repository's sessions go first (their first 64 KB
-    name its directory), then the newest; reading stops at ``deadline`` (a
-    first build of a big root goes on at the next commit).
-    """
-    from deja_blame.transcripts.antigravity.discover import discover_roots
-
-    roots = discover_roots()
-    try:
-        from deja_blame.index.changes import changed_transcripts
-        from deja_blame.index.ingest import index_roots
-        from deja_blame.transcripts.registry import reads_whole
-
-        files = changed_transcripts(conn, roots)
-        if files and repo is not None:
-            files = ours_first(files, str(Path(repo.workdir or ".").resolve()))
-        done = 0
-        while done < len(files):
-            if deadline is not None and time.monotonic() > deadline:
-                log.warn(
-                    f"read {done} of {len(files)} new transcripts in the time budget;"
-                    " the rest is read at the next commit (or now: deja index)"
-                )
-                break
-            # in this process: the hook's time is bounded, worker start-up is not.
-            # Another agent's transcript is read whole when it changed: one at a time,
-            # so the deadline is checked between them.
-            group = files[done : done + 16]
-            if any(reads_whole(tf) for tf in group):
-                group = [group[0]]
-            index_roots(conn, roots, transcripts=group, jobs=1)
-            done += len(group)
-    except sqlite3.OperationalError as exc:
-        log.warn(f"could not read new transcripts into the index ({exc}); using what it holds")
-    except sqlite3.DatabaseError as exc:
-        log.warn(f"the index is unreadable ({exc}); only carried notes are used")
-        return None
-    return conn
-
-
-def ours_first(files: list[Any], root: str) -> list[Any]:
-    """This repository's transcripts first (those naming its directory near their
-    start), then the most recently written."""
-    needle = root.encode("utf-8", "surrogateescape")
-
-    def key(tf: Any) -> tuple[int, float]:
-        try:
-            with open(tf.path, "rb") as fh:
-                head = fh.read(PROBE_BYTES)
-            mtime = os.stat(tf.path).st_mtime
-        except OSError:
-            return (1, 0.0)
-        return (0 if needle in head else 1, -mtime)
-
-    return sorted(files, key=key)
 
 
 def last_head_move(repo: pygit2.Repository, sha: str | None = None) -> str:
