@@ -663,6 +663,14 @@ def blame_cmd(
 @click.option(
     "--no-refresh", is_flag=True, help="Do not read new transcript lines into the index first."
 )
+@click.option(
+    "--html",
+    "html_out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    metavar="FILE",
+    help="With --by: also write the history as a self-contained HTML page of charts to FILE.",
+)
 @db_option
 @json_option
 @with_index
@@ -672,6 +680,7 @@ def stats_cmd(
     rev: str | None,
     by: str | None,
     no_refresh: bool,
+    html_out: Path | None,
     as_json: bool,
 ) -> int:
     """How much of this repository agents wrote: lines, share, by agent, model, session, person.
@@ -687,14 +696,22 @@ def stats_cmd(
       deja stats src/ --rev v1.2
       deja stats --json | jq '.by_agent'
       deja stats --by month v1.0..HEAD
+      deja stats --by month --html share.html
     """
     from deja_blame.commands.stats import run_history, run_stats
 
+    if html_out is not None and by is None:
+        raise click.UsageError("--html draws the history: give --by week or --by month")
     if by is not None:
         if rev is not None or len(paths) > 1:
             raise click.UsageError("with --by: one RANGE (deja stats --by week v1.0..HEAD)")
         return run_history(
-            conn, str(paths[0]) if paths else None, by, as_json, refresh=not no_refresh
+            conn,
+            str(paths[0]) if paths else None,
+            by,
+            as_json,
+            refresh=not no_refresh,
+            html_out=html_out,
         )
     return run_stats(conn, paths, rev, as_json, refresh=not no_refresh)
 
@@ -704,29 +721,58 @@ def stats_cmd(
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["agent-trace"]),
+    type=click.Choice(["agent-trace", "rows"]),
     default="agent-trace",
     show_default=True,
-    help="agent-trace (the only one yet): one Agent Trace 0.1.0 record per commit, as JSON Lines.",
+    help="agent-trace: one Agent Trace 0.1.0 record per commit (JSON Lines). rows: one row"
+    " per commit x file x session for a warehouse (JSON Lines; Parquet with -o F.parquet).",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write to this file (0600) instead of stdout; rows to a .parquet file are Parquet"
+    " (needs pyarrow: pip install 'deja-blame[parquet]').",
+)
+@click.option(
+    "--repository",
+    default=None,
+    metavar="NAME",
+    help="rows: the repository's name in every row (default: origin's address, as"
+    " host/owner/name, without credentials).",
 )
 @db_option
 @with_index
-def export_cmd(conn: sqlite3.Connection, range_spec: str | None, fmt: str) -> int:
+def export_cmd(
+    conn: sqlite3.Connection,
+    range_spec: str | None,
+    fmt: str,
+    output: Path | None,
+    repository: str | None,
+) -> int:
     """Write the attribution of a range's commits in an interchange format, on stdout.
 
-    One Agent Trace 0.1.0 record per commit with attributed lines (JSON Lines):
-    the files, one conversation per session with its contributor (the model
-    where known) and line ranges in that commit's version. RANGE as in deja
-    report; default: all of HEAD's history. From the commits' notes, else the index.
+    agent-trace: one Agent Trace 0.1.0 record per commit with attributed lines
+    (JSON Lines): the files, one conversation per session with its contributor
+    (the model where known) and line ranges in that commit's version. rows: one
+    row per commit x file x session (people's lines: session null) with its
+    agent, model, lines added and lines still there at the range's tip
+    (docs/warehouse.md loads them into DuckDB, BigQuery, ClickHouse or Spark).
+    RANGE as in deja report; default: all of HEAD's history. From the commits'
+    notes, else the index.
 
     \b
     Examples:
       deja export > traces.jsonl
       deja export --format agent-trace origin/main..HEAD
+      deja export --format rows -o rows.jsonl
     """
     from deja_blame.commands.export import run_export
 
-    return run_export(conn, range_spec, fmt)
+    if fmt != "rows" and repository is not None:
+        raise click.UsageError("--repository is for --format rows")
+    return run_export(conn, range_spec, fmt, output, repository)
 
 
 @cli.command("why")
@@ -1123,6 +1169,66 @@ def notes_carry_cmd(
         push=push,
         as_json=as_json,
     )
+
+
+@cli.group("warehouse")
+def warehouse_group() -> None:
+    """Many repositories' rows in one DuckDB file, and the share queries people ask.
+
+    Needs DuckDB (pip install 'deja-blame[warehouse]'). The rows come from
+    deja export --format rows, one file per repository; loading a repository
+    again replaces its rows. Other engines: docs/warehouse.md.
+
+    \b
+    Examples:
+      deja export --format rows -o app.jsonl && deja warehouse load org.duckdb app.jsonl
+      deja warehouse query org.duckdb share-by-agent
+    """
+
+
+@warehouse_group.command("load")
+@click.argument("database", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@json_option
+def warehouse_load_cmd(database: Path, files: tuple[Path, ...], as_json: bool) -> int:
+    """Load rows files (JSON Lines or .parquet) into DATABASE's table deja_rows.
+
+    \b
+    Example:
+      deja warehouse load org.duckdb app.jsonl
+    """
+    from deja_blame.commands.warehouse import run_load
+
+    return run_load(database, list(files), as_json)
+
+
+@warehouse_group.command("query")
+@click.argument("database", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument(
+    "name",
+    type=click.Choice(
+        [
+            "share-by-repository",
+            "share-by-agent",
+            "share-by-model",
+            "share-by-month",
+            "agent-by-month",
+        ]
+    ),
+)
+@click.option("--sql", "show_sql", is_flag=True, help="Print the query's SQL instead.")
+@json_option
+def warehouse_query_cmd(database: Path, name: str, show_sql: bool, as_json: bool) -> int:
+    """Run one of the share queries over DATABASE (a table; --json: a list of objects).
+
+    \b
+    Examples:
+      deja warehouse query org.duckdb share-by-month
+      deja warehouse query org.duckdb share-by-model --json
+    """
+    from deja_blame.commands.warehouse import run_query
+
+    return run_query(database, name, show_sql, as_json)
 
 
 @cli.command("doctor")

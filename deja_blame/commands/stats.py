@@ -114,7 +114,12 @@ def _print(s: Stats) -> None:
 
 
 def run_history(
-    conn: sqlite3.Connection, spec: str | None, by: str, as_json: bool, refresh: bool = True
+    conn: sqlite3.Connection,
+    spec: str | None,
+    by: str,
+    as_json: bool,
+    refresh: bool = True,
+    html_out: Path | None = None,
 ) -> int:
     from deja_blame.report.collect import build_report
     from deja_blame.report.history import share_history
@@ -137,6 +142,13 @@ def run_history(
         if progress is not None:
             progress.close()
     periods = share_history(report, by)
+    if html_out is not None:
+        from deja_blame.commands.report import _write
+        from deja_blame.report.render_history_html import render_history_html
+
+        _write(render_history_html(periods, by, report.spec, report.tip), html_out)
+        if not as_json:
+            click.echo(f"deja: wrote {inert(str(html_out))}", err=True)
     if as_json:
         print_json(
             {
