@@ -817,6 +817,41 @@ def lsp_cmd(db: Path | None) -> int:
     return run_lsp(db)
 
 
+@cli.command("mcp")
+@click.option(
+    "--repo",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="The repository to answer about (default: the client's roots, else here).",
+)
+@click.option(
+    "--prompts",
+    is_flag=True,
+    help="Show the person's requests (redacted) even where git config deja.notes.prompts"
+    " is not true.",
+)
+@db_option
+def mcp_cmd(db: Path | None, repo: Path | None, prompts: bool) -> int:
+    """Serve the Model Context Protocol on stdin/stdout, for coding agents.
+
+    Tools: why (the session, request, reasoning, edit and tests behind a line),
+    blame (who wrote each line), sessions (the sessions that touched a path),
+    show (one session); the resource deja://stats. Answers are bounded (a cursor
+    for more), redacted, and hold the person's requests only where they opted
+    in (git config deja.notes.prompts true, or --prompts). Nothing outside the
+    repository is read.
+
+    \b
+    Agents start it themselves (docs/mcp.md):
+      Claude Code:  claude mcp add deja -- deja mcp
+      Codex CLI:    codex mcp add deja -- deja mcp
+      Gemini CLI:   gemini mcp add deja deja mcp
+    """
+    from deja_blame.commands.mcp import run_mcp
+
+    return run_mcp(db, repo, prompts)
+
+
 @cli.command("handoff")
 @click.option(
     "--to",

@@ -21,7 +21,7 @@ def run_show(conn: sqlite3.Connection, session: str, as_json: bool, full: bool =
         session_id = resolve_session_id(conn, session)
     except DejaError as exc:
         # not indexed here: a reviewer's clone may know it from the notes
-        noted = _from_notes(session)
+        noted = noted_session(Path.cwd(), session)
         if noted is None:
             raise exc from None
         if as_json:
@@ -37,8 +37,9 @@ def run_show(conn: sqlite3.Connection, session: str, as_json: bool, full: bool =
     return 0
 
 
-def _from_notes(prefix: str) -> dict[str, Any] | None:
-    """What this repository's notes say of the one session matching ``prefix``."""
+def noted_session(where: Path, prefix: str) -> dict[str, Any] | None:
+    """What the notes of the repository holding ``where`` say of the one session
+    matching ``prefix`` (a reviewer's clone knows it from them alone)."""
     if not prefix:
         return None
     from deja_blame.gitutil import open_repository
@@ -46,7 +47,7 @@ def _from_notes(prefix: str) -> dict[str, Any] | None:
     from deja_blame.notes.store import note_blob_map, ref_target
 
     try:
-        repo = open_repository(Path.cwd())
+        repo = open_repository(where)
     except DejaError:
         return None
     found: dict[str, dict[str, Any]] = {}

@@ -6,6 +6,7 @@ import os
 import sqlite3
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -37,9 +38,37 @@ def run_stats(
     specs = [_pathspec(root, p) for p in paths]
     # the commit's id, never the tree's: files are blamed at a commit
     commit = str(resolve_commit(repo, rev).id) if rev is not None else None
+    files = files_of(root, commit, specs)
+    if sys.stderr.isatty() and not as_json:
+        with click.progressbar(length=len(files), label="blaming files", file=sys.stderr) as bar:
+            stats = stats_of(conn, root, commit, files, refresh, lambda _p: bar.update(1))
+    else:
+        stats = stats_of(conn, root, commit, files, refresh)
+    if as_json:
+        print_json(stats.to_json())
+    else:
+        _print(stats)
+    return 0
+
+
+def files_of(root: Path, commit: str | None, specs: list[str]) -> list[str]:
+    """The tracked files of ``root`` under ``specs`` (all for none) at ``commit``."""
     files = tree_files(root, commit, specs)
     if not files:
         raise DejaError("no tracked files" + (f" under {', '.join(specs)}" if specs else ""))
+    return files
+
+
+def stats_of(
+    conn: sqlite3.Connection,
+    root: Path,
+    commit: str | None,
+    files: list[str],
+    refresh: bool = True,
+    progress: Callable[[str], None] | None = None,
+) -> Stats:
+    """deja stats' numbers for ``files`` (``files_of``) at ``commit`` (the working tree
+    for None); ``progress(path)`` after each file."""
     if refresh:
         from deja_blame.index.prescan import needles_for
 
@@ -56,16 +85,7 @@ def run_stats(
         return compute(mine, path, commit, None, refresh=False)
 
     jobs = max(1, min(MAX_JOBS, 2 * (os.cpu_count() or 1)))
-    if sys.stderr.isatty() and not as_json:
-        with click.progressbar(length=len(files), label="blaming files", file=sys.stderr) as bar:
-            stats = collect_stats(root, files, commit, blame, lambda _p: bar.update(1), jobs)
-    else:
-        stats = collect_stats(root, files, commit, blame, jobs=jobs)
-    if as_json:
-        print_json(stats.to_json())
-    else:
-        _print(stats)
-    return 0
+    return collect_stats(root, files, commit, blame, progress, jobs)
 
 
 # threads blaming files at once: each mostly waits on git, so twice the cores,

@@ -540,6 +540,19 @@ def commands_of(conn: sqlite3.Connection, sid: int) -> list[tuple[str, int | Non
     ]
 
 
+def paths_touched(conn: sqlite3.Connection, sid: int) -> list[tuple[str, str]]:
+    """(path, action) of every file the session read, wrote or edited, in order:
+    ``edit`` for its edits, the file records' own actions (view, write...) for the rest."""
+    seen: dict[tuple[str, str], None] = {}
+    for path, action in conn.execute(
+        "SELECT path, 'edit' FROM edits WHERE sid=? AND source='agent'"
+        " UNION ALL SELECT path, action FROM files WHERE sid=?",
+        (sid, sid),
+    ):
+        seen.setdefault((str(path), str(action)), None)
+    return list(seen)
+
+
 def transcript_stats(conn: sqlite3.Connection) -> dict[str, tuple[Any, ...]]:
     """session id -> (transcript, size, mtime_ns, inode) as the index last read it."""
     return {

@@ -1,0 +1,142 @@
+"""Compact text for a model: what the tools' data says, in few tokens.
+
+Every field was made fit to leave already (``scope.Repository``); here it is
+only made one line where it must be (``inert``: no control characters).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from deja_blame.output import inert
+
+
+def _one(value: Any) -> str:
+    return " ".join(inert(str(value)).split())
+
+
+def _lines(first: int, last: int) -> str:
+    return f"line {first}" if first == last else f"lines {first}-{last}"
+
+
+def _who(run: dict[str, Any]) -> str:
+    if run["kind"] == "agent":
+        model = f", model {_one(run['model'])}" if run.get("model") else ""
+        conf = run.get("confidence")
+        sure = f", confidence {conf:.2f}" if isinstance(conf, (int, float)) else ""
+        return (
+            f"agent session {_one(run['session'])} ({_one(run.get('agent') or '?')}{model}{sure})"
+        )
+    if run["kind"] == "uncommitted":
+        return "not committed yet, and no indexed session wrote it (the person's own edit?)"
+    who = _one(run.get("author") or "?")
+    return f"person {who}"
+
+
+def _commit(run: dict[str, Any]) -> str:
+    if not run.get("commit"):
+        return "not committed yet"
+    when = f" {run['committed_at'][:10]}" if run.get("committed_at") else ""
+    subject = f' "{_one(run["summary"])}"' if run.get("summary") else ""
+    return f"commit {run['commit'][:12]}{when}{subject}"
+
+
+def why_run(path: str, run: dict[str, Any]) -> str:
+    out = [f"{_one(path)} {_lines(run['start'], run['end'])}: {_one(run['text'])}"]
+    out.append(f"  by {_who(run)}; {_commit(run)}")
+    if run["kind"] == "agent":
+        if run.get("note_only"):
+            out.append("  (known from the commit's note: the transcript is not on this machine)")
+        if run.get("started_at"):
+            out.append(f"  session started {run['started_at']}")
+        if run.get("request"):
+            out.append(f"  request: {_one(run['request'])}")
+        elif run.get("request_withheld"):
+            out.append(
+                "  request: withheld (the person has not opted in:"
+                " git config deja.notes.prompts true)"
+            )
+        for said in run.get("agent_said") or []:
+            out.append(f"  agent said: {_one(said)}")
+        edit = run.get("edit")
+        if edit:
+            out.append(f"  edit: {_one(edit.get('tool'))} at {edit.get('at') or '?'}")
+            for h in edit["hunks"]:
+                out += [f"    -{inert(x)}" for x in h["removed"]]
+                out += [f"    +{inert(x)}" for x in h["added"]]
+            if edit.get("lines_left_out"):
+                out.append(f"    ({edit['lines_left_out']} more lines of the edit left out)")
+        for c in run.get("commands_after") or []:
+            code = c["exit_code"]
+            result = f"exit {code}" if code is not None else (c.get("status") or "no exit code")
+            out.append(f"  then ran: {_one(c['command'])} -> {result}")
+    elif run.get("changed_by_command"):
+        by = run["changed_by_command"]
+        out.append(
+            f"  changed by a command of session {_one(by['session'])}: {_one(by['command'])}"
+        )
+    history = run.get("history") or []
+    if len(history) > 1 or any(v.get("session") for v in history):
+        out.append("  history (oldest first):")
+        for v in history:
+            who = (
+                f"session {_one(v['session'])[:8]} {_one(v.get('agent') or '')}"
+                if v.get("session")
+                else _one(v.get("author") or "-")
+            )
+            out.append(
+                f"    {(v.get('commit') or '')[:8]} {(v.get('at') or '')[:10]} {who}: {_one(v['text'])}"
+            )
+    return "\n".join(out)
+
+
+def blame_run(run: dict[str, Any]) -> str:
+    return f"{_lines(run['start'], run['end'])}: {_who(run)}; {_commit(run)}"
+
+
+def session_line(s: dict[str, Any]) -> str:
+    what = (
+        "from this repository's notes"
+        if s.get("from_notes")
+        else f"{s.get('edits') or 0} edits, {s.get('commands') or 0} commands"
+    )
+    model = f" {_one(s['model'])}" if s.get("model") else ""
+    out = f"{_one(s['session'])} {_one(s.get('agent') or '?')}{model} started {s.get('started_at') or '?'} ({what})"
+    if s.get("first_request"):
+        out += f"\n  first request: {_one(s['first_request'])}"
+    if s.get("files"):
+        out += "\n  files: " + ", ".join(_one(f) for f in s["files"][:10])
+    return out
+
+
+def show_head(d: dict[str, Any]) -> str:
+    model = f", model {_one(d['model'])}" if d.get("model") else ""
+    where = (
+        " (from this repository's notes: its transcript is not here)" if d.get("from_notes") else ""
+    )
+    return (
+        f"session {_one(d['session'])} ({_one(d.get('agent') or '?')}{model}){where}\n"
+        f"started {d.get('started_at') or '?'}, ended {d.get('ended_at') or '?'},"
+        f" in {_one(d.get('project') or '-')}"
+    )
+
+
+def show_entry(e: dict[str, Any]) -> str:
+    if e["kind"] == "request":
+        if e.get("withheld"):
+            return "request: withheld (not opted in: git config deja.notes.prompts true)"
+        return f"request: {_one(e['text'])}"
+    if e["kind"] == "file":
+        return f"file {_one(e['path'])}: {', '.join(e['actions'])}"
+    if e["kind"] == "commit":
+        return f"commit {e['commit'][:12]}: {e['lines']} lines of {_one(e['path'])}"
+    code = e["exit_code"]
+    return f"ran: {_one(e['command'])} -> {f'exit {code}' if code is not None else 'no exit code'}"
+
+
+def answer(parts: list[str], data: dict[str, Any], tool: str) -> str:
+    """The parts, and what to do for more when there is more."""
+    text = "\n".join(parts) if parts else "nothing found"
+    if data.get("next_cursor"):
+        text += f'\n(more: call {tool} again with the same arguments and cursor "{data["next_cursor"]}")'
+    return text
