@@ -167,9 +167,10 @@ class _Deja(click.Group):
 def cli(chdir: Path | None, global_db: Path | None, color: str | None, no_pager: bool) -> None:
     """Which AI agent session wrote this line, and why?
 
-    deja reads the transcripts of Antigravity / agy, Claude Code, Codex CLI and
-    Gemini CLI after the fact, indexes them, and matches each line of your
-    repository to the session that wrote it.
+    deja reads the transcripts of Antigravity / agy, Claude Code, Codex CLI,
+    Gemini CLI, Cursor, GitHub Copilot (VS Code), GitHub Copilot CLI, Windsurf,
+    OpenCode, Amp, Droid, Continue and Aider after the fact, indexes them, and
+    matches each line of your repository to the session that wrote it.
 
     \b
     Start here:

@@ -42,6 +42,20 @@ def test_ci_runs_exactly_the_readme_s_test_command() -> None:
     assert commands[-1] == tests, "the last line of .ci/run must be the README's test command"
 
 
+def test_the_test_packages_come_before_the_test_command() -> None:
+    """Followed top to bottom, the README installs what the tests need before it runs
+    them, and names every program ``.ci/run`` installs for them (npm only packages
+    the extension, and python3-venv is the quick start's own first line)."""
+    section = README.read_text().split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    lines = [ln for b in sh_blocks(section) for ln in b]
+    packages = next(ln for ln in lines if "chromium" in ln)
+    tests = quick_start()[1]
+    assert lines.index(packages) < lines.index(tests)
+    ci = (REPO_ROOT / ".ci" / "run").read_text()
+    needed = set(re.findall(r'missing="\$missing ([\w.-]+)"', ci)) - {"npm", "python3-venv"}
+    assert needed and needed <= set(packages.split("install -y", 1)[1].split()), needed
+
+
 def test_every_link_stays_in_the_repository() -> None:
     for doc in [README, *sorted((REPO_ROOT / "docs").glob("*.md"))]:
         for target in re.findall(r"\]\(([^)\s]+)\)", doc.read_text()):
