@@ -187,3 +187,33 @@ def test_read_only_commands_work_on_an_index_on_a_full_disk(
     assert "its disk is full" in out  # doctor tells a full disk from damage
     assert "index-rc=1" in out  # a write fails, with a one-line error
     assert "--rebuild" not in err  # and never recommends deleting a healthy index
+
+
+@pytest.mark.parametrize("kind", ["text", "sqlite", "damaged"])
+def test_rebuild_recovers_a_damaged_index_in_deja_s_own_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    """Whatever lies at ~/.local/share/deja/index.db deja put there: unreadable, it is a
+    damaged index, and the hint's ``deja index --rebuild`` sets it aside and builds
+    a new one (a file named with --db or DEJA_DB is still never touched: above)."""
+    monkeypatch.delenv("DEJA_DB")
+    db = Path(os.environ["XDG_DATA_HOME"]) / "deja" / "index.db"
+    db.parent.mkdir(parents=True)
+    env = {"DEJA_ANTIGRAVITY_ROOT": str(FIXTURES / "demo")}
+    if kind == "text":
+        db.write_bytes(b"\x00" * 4096)  # a zeroed first page
+    elif kind == "sqlite":
+        _foreign_sqlite(db)
+    else:
+        deja("index", "-q", env=env)
+        data = db.read_bytes()
+        db.write_bytes(data[:100] + b"\xff" * 4000 + data[4100:])  # the schema page
+    before = db.read_bytes()
+    proc = deja("sessions", env=env, check=False)
+    assert proc.returncode == 1
+    assert "deja index --rebuild" in proc.stderr.decode()  # the hint names the way out
+    proc = deja("index", "--rebuild", env=env, check=False)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert "kept as" in proc.stderr.decode() and "Traceback" not in proc.stderr.decode()
+    assert db.with_name("index.db.damaged-1").read_bytes() == before  # kept aside
+    assert "3f2a9c1e" in deja("sessions", env=env).stdout.decode()

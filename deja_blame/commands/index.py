@@ -15,10 +15,12 @@ from deja_blame.index.db import (
     connect,
     corrupt,
     database_error,
+    in_deja_own_place,
     is_foreign_database,
     rebuild_path,
     refuse_not_ours,
     remove_index,
+    set_aside,
     swap_in,
 )
 from deja_blame.index.ingest import IndexReport, index_roots
@@ -48,7 +50,11 @@ def run_index(
         named_missing = [root for root in named_missing if not root.exists()]
     if rebuild:
         # Never destroy what is not ours; build beside the old index and swap it in
-        # at the end, so a killed rebuild leaves the old index as it was.
+        # at the end, so a killed rebuild leaves the old index as it was. In deja's
+        # own place anything unreadable is a damaged index: set aside, not refused.
+        if in_deja_own_place(db_path) and db_path.is_file() and _unreadable(db_path):
+            aside = set_aside(db_path)
+            warn(f"{db_path} was no readable deja index: kept as {aside}; building a new one")
         refuse_not_ours(db_path)
         if db_path.exists() and is_foreign_database(db_path):
             raise NotAnIndexError(
@@ -125,6 +131,28 @@ def run_index(
     elif not quiet:
         click.echo(report.summary(), err=True)
     return 1 if named_missing else 0
+
+
+def _unreadable(path: Path) -> bool:
+    """Not an SQLite file, one without deja's schema (what ``connect`` refuses), or
+    one whose schema cannot be read (damaged past its header)."""
+    from urllib.parse import quote
+
+    try:
+        refuse_not_ours(path)
+    except NotAnIndexError:
+        return True
+    if is_foreign_database(path):
+        return True
+    try:
+        conn = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True)
+        try:
+            conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError:
+        return True
+    return False
 
 
 def _chosen(agents: list[str] | None) -> list[Agent]:

@@ -282,6 +282,39 @@ def default_db_path(env: Mapping[str, str] | None = None) -> Path:
     return Path(data) / "deja" / "index.db"
 
 
+def in_deja_own_place(path: Path) -> bool:
+    """Whether ``path`` is the index file in deja's own data folder (XDG's, not one
+    that ``--db`` or DEJA_DB names): whatever lies there deja put there, so a file
+    that is not a readable index is a damaged one, which ``--rebuild`` sets aside."""
+    env = {k: v for k, v in os.environ.items() if k != DB_ENV}
+    try:
+        return path.absolute() == default_db_path(env).absolute()
+    except (OSError, RuntimeError):
+        return False
+
+
+def set_aside(path: Path) -> Path:
+    """Move a damaged index (and its WAL companions) to ``PATH.damaged-N`` beside it,
+    kept for whoever wants to look; the name that was free."""
+    n = 1
+    while (aside := path.with_name(f"{path.name}.damaged-{n}")).exists():
+        n += 1
+    os.replace(path, aside)
+    for suffix in ("-wal", "-shm", "-journal"):
+        with contextlib.suppress(FileNotFoundError):
+            os.replace(str(path) + suffix, str(aside) + suffix)
+    return aside
+
+
+def _not_ours_hint(path: Path) -> str:
+    if in_deja_own_place(path):
+        return (
+            "it lies where deja keeps its index: `deja index --rebuild` sets it aside"
+            " and builds a new one from the transcripts"
+        )
+    return "name another file with --db or DEJA_DB"
+
+
 # The index deja finds by itself, as the person's environment names it: the CLI
 # notes it before a global --db replaces DEJA_DB for the rest of the command.
 _found_by_itself: Path | None = None
@@ -357,7 +390,7 @@ def refuse_not_ours(path: Path) -> None:
     if head and head != SQLITE_MAGIC:
         raise NotAnIndexError(
             f"{path} is not a deja index (not an SQLite database); deja leaves it as it is",
-            hint="name another file with --db or DEJA_DB",
+            hint=_not_ours_hint(path),
         )
 
 
@@ -574,7 +607,7 @@ def _refuse_foreign(conn: sqlite3.Connection, path: Path) -> None:
     if foreign:
         raise IndexCorruptError(
             f"{path} is not a deja index (an SQLite database without a deja schema version)",
-            hint="name another file with --db or DEJA_DB; deja leaves this one as it is",
+            hint=_not_ours_hint(path),
         )
 
 
