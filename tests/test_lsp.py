@@ -4,10 +4,10 @@ a reviewer's clone with notes only, refresh on a new commit, cancel, exit."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 import pytest
 from conftest import deja, git
@@ -90,6 +90,29 @@ def test_agent_block_person_lines_and_a_clean_exit(
     )
     assert handoff["session"] == SID and REQUEST in handoff["prompt"]
     assert client.errors == []
+    assert client.close() == 0
+
+
+def test_the_hand_off_lens_opens_the_prompt(
+    world: dict[str, Any], clients: list[LspClient], tmp_path: Path
+) -> None:
+    """The "hand off" lens opens what it says: the prompt the next agent would start on,
+    as a private file the client is asked to show (window/showDocument), and a
+    message naming the command that starts an agent on it."""
+    client = LspClient(world["repo"])
+    clients.append(client)
+    caps = {"window": {"showDocument": {"support": True}}}
+    client.request("initialize", {"processId": None, "rootUri": None, "capabilities": caps})
+    client.notify("initialized", {})
+    uri = client.open(world["repo"] / "cart.py")
+    lens = next(x for x in client.lenses(uri) if x["command"]["title"] == "hand off")
+    client.start("workspace/executeCommand", lens["command"])
+    shown = client.wait_for("window/showDocument")
+    path = Path(unquote(urlparse(shown["params"]["uri"]).path))
+    assert REQUEST in path.read_text() and SID in path.read_text()
+    assert path.stat().st_mode & 0o777 == 0o600 and path.is_relative_to(tmp_path)
+    said = client.wait_for("window/showMessage")["params"]["message"]
+    assert str(path) in said and f"deja handoff {SID[:8]} --to" in said
     assert client.close() == 0
 
 
@@ -181,9 +204,15 @@ def test_a_reviewer_s_clone_from_notes_alone(
 def test_a_new_commit_refreshes_the_annotations(
     world: dict[str, Any], clients: list[LspClient]
 ) -> None:
+    """No timer (the poll is off): the editor reloading the committed file is what tells
+    the server, and it blames again at once, so what the client sees next is right
+    (it raced a 2-second poll and could show "not committed yet")."""
     repo = world["repo"]
-    client = start(clients, repo, {"DEJA_LSP_POLL": "0.2"})
+    (repo / "notes.txt").write_text("a note\n")
+    commit_all(repo, "a note", T0 + 3600)
+    client = start(clients, repo, {"DEJA_LSP_POLL": "0"})
     uri = client.open(repo / "cart.py")
+    other = client.open(repo / "notes.txt")  # another file of the repository, open
     assert list(lens_lines(client.lenses(uri))) == [5]
     # the person rewrites the agent's first line and commits
     text = (repo / "cart.py").read_text().replace("def total(cart):", "def total(basket):")
@@ -194,19 +223,38 @@ def test_a_new_commit_refreshes_the_annotations(
         "textDocument/didChange",
         {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": text}]},
     )
-    refreshed = client.wait_for("deja/annotationsChanged")
-    assert refreshed["params"]["uris"] == [uri]
-    assert client.wait_for("workspace/codeLens/refresh")["id"]
-    assert list(lens_lines(client.lenses(uri))) == [6]
+    assert list(lens_lines(client.lenses(uri))) == [6]  # the next answer is the new one
     renamed = client.hover(uri, 5) or ""
     assert "rename" in renamed and SID not in renamed  # the person's line now
-    # an agent's line: its history is read after the first hover answered
+    assert "not committed" not in renamed
+    told = [client.wait_for("deja/annotationsChanged")["params"]["uris"] for _ in range(2)]
+    assert sorted(told) == sorted([[uri], [other]])  # the commit moved the other file's too
+    assert client.wait_for("workspace/codeLens/refresh")["id"]
+    # an agent's line: the first hover answers in full
     first = client.hover(uri, 6) or ""
-    assert SID in first and "being read" in first
-    deadline = time.monotonic() + 30
-    while "being read" in (again := client.hover(uri, 6) or "") and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert SID in again and "being read" not in again
+    assert SID in first and "hover again" not in first
+    assert client.close() == 0
+
+
+def test_the_first_hover_shows_the_line_s_history(
+    tmp_path: Path, repo: Path, clients: list[LspClient], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A line a person wrote and a session rewrote: its history (both versions) is in
+    the first hover, not promised for a second one."""
+    root = tmp_path / "agroot"
+    monkeypatch.setenv("DEJA_ANTIGRAVITY_ROOT", str(root))
+    (repo / "cart.py").write_text(PERSON)
+    commit_all(repo, "person starts the cart", T0 - 3600)
+    s = Session(root, SID)
+    s.user("Raise the tax rate", T0)
+    s.replace(repo / "cart.py", ["TAX_RATE = 0.2"], ["TAX_RATE = 0.25"], T0 + 60, start=1)
+    (repo / "cart.py").write_text(PERSON.replace("0.2\n", "0.25\n", 1))
+    commit_all(repo, "tax", T0 + 600)
+    client = start(clients, repo)
+    uri = client.open(repo / "cart.py")
+    first = client.hover(uri, 0) or ""
+    assert SID in first and "**History**" in first, first
+    assert "TAX_RATE = 0.2" in first and "hover again" not in first
     assert client.close() == 0
 
 

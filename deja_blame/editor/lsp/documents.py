@@ -77,6 +77,20 @@ class Document:
             return
         self.lines = [saved[i] if i is not None else None for i in aligned(old, buffer)]
 
+    def changed_on_disk(self) -> bool:
+        """Whether the buffer no longer lines up with the blame because the file on disk
+        changed since it was blamed, and the buffer is that new file (an editor
+        reloading it after a commit, a checkout, a formatter): then it is blamed again.
+        Typing alone never reads the disk more than once per change."""
+        if self.blame is None or self.path is None or self.text is None or None not in self.lines:
+            return False
+        try:
+            disk = split_lines(self.path.read_bytes().decode("utf-8", "surrogateescape"))
+        except OSError:
+            return False
+        blamed = [ln.text.removesuffix("\r") for ln in self.blame.lines]
+        return disk != blamed and disk == split_lines(self.text)
+
     def line(self, n: int) -> LineAttribution | None:
         """The attribution of buffer line ``n`` (0-based), None if typed and not saved."""
         return self.lines[n] if 0 <= n < len(self.lines) else None

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import os
 import queue
+import re
 import sqlite3
 import sys
 import threading
+import time
 import traceback
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -43,6 +45,9 @@ if TYPE_CHECKING:
 COMMANDS = ("deja.why", "deja.handoff")
 POLL_SECONDS = 2.0  # how often a new commit, note or transcript line is looked for
 POLL_ENV = "DEJA_LSP_POLL"  # seconds; 0 turns the poll off (tests drive it by saving)
+# how long a hover waits for its line's history (git's log of one line: 30 ms to a
+# second) before answering without it
+HISTORY_WAIT_SECONDS = 15.0
 
 # the requests answered on the worker thread (everything about a document's lines)
 WORKER_REQUESTS = (
@@ -64,6 +69,7 @@ class Server:
         self.db = db
         self.jobs: queue.Queue[tuple[Any, ...]] = queue.Queue()
         self.lock = threading.Lock()  # guards what both threads touch: below
+        self.history_done = threading.Condition(self.lock)  # a line's history was read
         self.cancelled: set[Any] = set()
         # requests queued and not answered yet: only they can be cancelled (a cancel
         # that arrives after the answer is forgotten, not kept for ever, and never
@@ -86,6 +92,7 @@ class Server:
         self.initialized = False
         self.shutdown = False
         self.lens_refresh = False
+        self.show_document = False  # the client opens a document the server names
         self.stopping = threading.Event()
         self.worker = threading.Thread(target=self._work, name="deja-lsp-worker", daemon=True)
         # the lines' histories: a thread (and an index connection) of their own, so
@@ -173,6 +180,8 @@ class Server:
         caps = params.get("capabilities") or {}
         workspace = caps.get("workspace") or {}
         self.lens_refresh = bool((workspace.get("codeLens") or {}).get("refreshSupport"))
+        window = caps.get("window") or {}
+        self.show_document = bool((window.get("showDocument") or {}).get("support"))
         self.initialized = True
         from deja_blame import __version__
 
@@ -296,6 +305,11 @@ class Server:
             if not stale and doc is not None:
                 doc.text = text
                 doc.remap()
+                if doc.changed_on_disk():
+                    # the editor reloaded the file from disk (a commit, a checkout, a
+                    # formatter): blame it again now, not at the next poll
+                    self._load(uri, text)
+                    self._tell_refreshed([uri])
         elif kind == "close":
             self.docs.pop(job[1], None)
         elif kind == "poll":
@@ -389,8 +403,21 @@ class Server:
             self.histories = {k: v for k, v in self.histories.items() if k[0] != uri}
             self.history_queued = {k for k in self.history_queued if k[0] != uri}
         if doc.blame is not None:
+            root = doc.blame.root
+            now = _state_of(root)
             with self.lock:
-                self.states[doc.blame.root] = _state_of(doc.blame.root)
+                before = self.states.get(root, now)
+                self.states[root] = now
+            if now != before:  # a commit or new notes since: the root's other files too
+                others = sorted(
+                    u for u, d in self.docs.items() if u != uri and d.blame and d.blame.root == root
+                )
+                for other in others:
+                    with self.lock:
+                        other_text = self.texts.get(other)
+                    self._load(other, other_text, refresh=False)
+                if others:
+                    self._tell_refreshed(others)
 
     def _poll(
         self, grown: bool, states: dict[str, Any], changed: list[TranscriptFile] | None = None
@@ -518,8 +545,8 @@ class Server:
                 noted.get("first_prompt") if isinstance(noted.get("first_prompt"), str) else None
             )
             text = render.agent_hover(doc.blame, ln, story, request)
-            if story["history"] is None:
-                text += "\n\n*the line's history is being read: hover again for it*"
+            if story["history"] is None and self.db_path is not None:
+                text += "\n\n*the line's history took too long to read: hover again for it*"
         elif ln.commit is None:
             text = render.uncommitted_hover()
         else:
@@ -543,17 +570,25 @@ class Server:
         return self.stories[key]
 
     def _history(self, doc: Document, ln: LineAttribution) -> list[dict[str, Any]] | None:
-        """The line's history if read, else None and it is queued: git's log of one
-        line takes 30 ms to a second, so the hover does not wait for it."""
+        """The line's history, read on the history thread (its own index connection)
+        and waited for, so the first hover answers in full; None if it is not read
+        within ``HISTORY_WAIT_SECONDS`` (then a later hover has it)."""
         key = (doc.uri, ln.line)
         with self.lock:
             if key in self.histories:
                 return self.histories[key]
-            if key in self.history_queued or doc.blame is None or self.db_path is None:
+            if doc.blame is None or self.db_path is None:
                 return None
-            self.history_queued.add(key)
-        self.history_jobs.put((key, doc.blame, ln))
-        return None
+            if key not in self.history_queued:
+                self.history_queued.add(key)
+                self.history_jobs.put((key, doc.blame, ln))
+            deadline = time.monotonic() + HISTORY_WAIT_SECONDS
+            while key in self.history_queued and key not in self.histories:
+                left = deadline - time.monotonic()
+                if left <= 0 or self.stopping.is_set():
+                    break
+                self.history_done.wait(left)
+            return self.histories.get(key)
 
     def _history_work(self) -> None:
         conn: sqlite3.Connection | None = None
@@ -563,6 +598,7 @@ class Server:
                 doc = self.docs.get(key[0])
                 if doc is None or doc.blame is not blame:
                     self.history_queued.discard(key)
+                    self.history_done.notify_all()
                     continue  # blamed again since: a hover asks anew
             try:
                 if conn is None:
@@ -578,6 +614,8 @@ class Server:
                 doc = self.docs.get(key[0])
                 if key in self.history_queued and doc is not None and doc.blame is blame:
                     self.histories[key] = found
+                self.history_queued.discard(key)
+                self.history_done.notify_all()
         if conn is not None:
             conn.close()
 
@@ -633,12 +671,57 @@ class Server:
             return None
         session = load_session(self.conn, sid)
         prompt = build_prompt(session, Path(doc.blame.root))
+        command = f"deja handoff {sid[:8]} --to <agent>"
+        path = _write_prompt(sid, prompt)
+        # the lens says "hand off": open the prompt the next agent would start on
+        # (an editor that cannot open documents for a server gets its path)
+        if path is not None and self.show_document:
+            self.out.send(
+                {
+                    "id": f"deja-show-{sid[:8]}-{time.monotonic_ns()}",
+                    "method": "window/showDocument",
+                    "params": {"uri": path.as_uri(), "takeFocus": True},
+                }
+            )
+        where = f"in {path}" if path is not None else "not written (see deja lsp's log)"
+        self.out.notify(
+            "window/showMessage",
+            {
+                "type": 3,
+                "message": f"deja: the hand-off prompt of session {sid[:8]} is {where};"
+                f" start an agent on it in a terminal: {command}",
+            },
+        )
         return {
             "session": sid,
             "agent": session.source,
             "prompt": prompt,
-            "command": f"deja handoff {sid[:8]} --to <agent>",
+            "path": str(path) if path is not None else None,
+            "command": command,
         }
+
+
+def handoff_dir() -> Path:
+    """Where the editor's hand-off prompts are written: deja's state folder (XDG)."""
+    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state) / "deja" / "handoff"
+
+
+def _write_prompt(sid: str, prompt: str) -> Path | None:
+    """The prompt in a file of its own (0600, in 0700 folders: it quotes transcripts),
+    written beside and renamed over, never through a link; None if it cannot be."""
+    from deja_blame.statefile import write_bytes
+
+    folder = handoff_dir()
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        # a session id comes from a transcript: only its safe characters name a file
+        path = folder / (re.sub(r"[^A-Za-z0-9_-]", "_", sid)[:100] + ".md")
+        write_bytes(path, prompt.encode("utf-8", "surrogateescape"), mode=0o600)
+    except OSError as exc:
+        log(f"could not write the hand-off prompt ({exc})")
+        return None
+    return path
 
 
 def unread_transcripts(conn: sqlite3.Connection) -> dict[tuple[Any, ...], TranscriptFile]:
