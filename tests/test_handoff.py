@@ -368,6 +368,20 @@ def test_agy_missing_is_a_one_line_error_and_print_still_works(
     assert "Make the cart total include tax." in ok.stdout.decode()
 
 
+def test_the_print_hint_keeps_the_session_named(world: dict[str, Any], tmp_path: Path) -> None:
+    """The hint's command prints the prompt of the session the person named, not the
+    newest one (a newer session of the repository would be handed off instead)."""
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    proc = deja(
+        "handoff", "--to", "agy", "--session", SID[:8], cwd=world["repo"],
+        env={"PATH": str(empty)}, check=False,
+    )  # fmt: skip
+    hint = next(ln for ln in proc.stderr.decode().splitlines() if ln.startswith("hint:"))
+    command = hint.split("instead: ", 1)[1]
+    assert command == f"deja handoff --to agy --session {SID[:12]} --print"
+
+
 def test_json_shows_the_argument_vector_and_directory(world: dict[str, Any]) -> None:
     out = json.loads(deja("handoff", "--to", "agy", "--json", cwd=world["repo"]).stdout)
     assert out["session_id"] == SID and out["target"] == "agy"

@@ -117,19 +117,20 @@ def run_handoff(
     if print_only:
         click.echo(prompt, nl=False)
         return 0
+    # the prompt of this very session: without --session the newest one would be printed
+    print_instead = f"deja handoff --to {target} --session {session_id[:12]} --print"
     found = shutil.which(program)
     if found is None:
         raise DejaError(
             f"{program} is not on PATH: cannot start the handoff",
-            hint=f"{chosen.handoff.install}, or print the prompt instead:"
-            f" deja handoff --to {target} --print",
+            hint=f"{chosen.handoff.install}, or print the prompt instead: {print_instead}",
         )
     executable = os.path.abspath(found)  # before chdir: a relative PATH entry would move
     if runs_through_a_shell(executable):
         raise DejaError(
             f"{program} is {os.path.basename(executable)}, a batch file: Windows runs it"
             " through cmd.exe, which would read the prompt as commands",
-            hint=f"print the prompt and paste it instead: deja handoff --to {target} --print",
+            hint=f"print the prompt and paste it instead: {print_instead}",
         )
     conn.close()
     return _start(executable, argv, workdir)
