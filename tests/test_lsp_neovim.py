@@ -148,3 +148,43 @@ def test_no_deja_on_path_is_said_once_without_a_stack_trace(
     assert "stack traceback" not in said and "Error" not in said, said
     assert seen["messages"].count("deja: deja is not on PATH") == 1, said
     assert seen["attached"] is False
+
+
+def test_emacs_eglot_shows_the_hovers(world: dict[str, Any], tmp_path: Path) -> None:  # noqa: F811
+    """Debian's Emacs (28) and eglot (elpa-eglot), with docs/editors.md's snippet as the
+    user's init.el, as written: M-x eglot starts deja lsp and its hovers answer."""
+    emacs = shutil.which("emacs")
+    if emacs is None:
+        pytest.fail("emacs is not installed (apt-get install -y emacs-nox elpa-eglot)")
+    section = EDITORS.read_text().split("\n## Emacs (eglot)\n", 1)[1].split("\n## ", 1)[0]
+    (init,) = re.findall(r"```elisp\n(.*?)```", section, re.S)
+    (tmp_path / "init.el").write_text(init)
+    out = tmp_path / "eglot.json"
+    venv_bin = str(Path(sys.executable).parent)
+    proc = subprocess.run(
+        [
+            emacs,
+            "--batch",
+            "-l",
+            str(tmp_path / "init.el"),
+            "-l",
+            str(DRIVER.with_name("lsp_eglot.el")),
+        ],
+        cwd=world["repo"],
+        env={
+            **os.environ,
+            "PATH": venv_bin + os.pathsep + os.environ["PATH"],
+            "DEJA_EGLOT_OUT": str(out),
+            "DEJA_FILE": str(world["repo"] / "cart.py"),
+            "DEJA_AGENT_LINE": "7",
+            "DEJA_LSP_POLL": "0",
+        },
+        capture_output=True,
+        timeout=120,
+    )
+    assert out.is_file(), proc.stderr.decode(errors="replace")[-2000:]
+    seen = orjson.loads(out.read_bytes())
+    assert seen["error"] is None, seen["error"]
+    assert seen["server"] == "deja"
+    assert SID in seen["agent_hover"] and REQUEST in seen["agent_hover"]
+    assert "person starts the cart" in seen["person_hover"]
