@@ -100,6 +100,9 @@ class PlainSource:
     def left_in_file(self, sid: int, path_ids: list[int]) -> set[int]:
         return self.final_fingerprints(sid, path_ids)
 
+    def repository_start(self) -> float | None:
+        return None
+
     def edited_any(self, sid: int, path_ids: list[int]) -> bool:
         return True
 
@@ -222,15 +225,16 @@ def test_a_session_before_the_file_s_history_keeps_it_only_where_it_made_the_fir
     rows = [
         (1, 11, 1, 0, 0, 100.0, 0),  # an old project's session, long before the history
         (1, 11, 2, 0, 0, 100.0, 0),  # the session that scaffolded the file
-        (1, 11, 3, 0, 0, 9_000.0, 0),  # a session after the first commit
+        (1, 11, 3, 0, 0, 300_000.0, 0),  # a session after the first commit
+        (1, 11, 4, 0, 0, 196_400.0, 0),  # an hour before it: this project's scaffolding
     ]
     ws.add_rows(rows, {1: True})
-    left = {1: {11, 12, 13, 14}, 2: {11, 12, 13, 14}, 3: {11, 99}}
+    left = {1: {11, 12, 13, 14}, 2: {11, 12, 13, 14}, 3: {11, 99}, 4: {11, 97, 98, 99}}
     first = frozenset({11, 12, 13})
 
     def run(first_version: frozenset[int] | None) -> set[int]:
         return strangers_before_history(
-            {1, 2, 3}, ws, 5_000.0, lambda: first_version, lambda sid: left[sid]
+            {1, 2, 3, 4}, ws, 200_000.0, lambda: first_version, lambda sid: left[sid]
         )
 
     left[1] = {11, 20, 21, 22}  # the old project's lines: one of four is here

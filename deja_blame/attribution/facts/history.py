@@ -162,6 +162,15 @@ class RepoHistory:
         self._simplified.clear()
         self._logs.clear()
 
+    def first_time(self, rev: str) -> int | None:
+        """When the history up to ``rev`` began: the oldest root commit's committer time."""
+        sha = self.resolve(rev)
+        if sha is None or not self.knows(sha):
+            return None
+        with self._lock:
+            roots = [c.time for c in self.commits.values() if not c.parents]
+        return min(roots) if roots else None
+
     def log(self, rev: str, paths: set[str] | frozenset[str]) -> list[LogEntry] | None:
         """What ``git log --parents REV -- PATHS`` shows (None: ``rev`` unknown to git)."""
         with self._lock:

@@ -147,6 +147,11 @@ class FactSource:
         """The file's versions under these names, up to the revision (``versions.py``)."""
         return FileHistory(self.root, paths, self.rev)
 
+    def repository_start(self) -> float | None:
+        """When this repository's history began (its oldest root commit), up to the revision."""
+        got = repo_history(self.root).first_time(self.rev or "HEAD")
+        return None if got is None else float(got)
+
     def blame_copies(self, relpath: str, ranges: list[tuple[int, int]]) -> list[BlameLine]:
         """``git blame -C`` of these line ranges: where moved lines came from."""
         return blame_copies(Path(self.root), relpath, self.rev, ranges)

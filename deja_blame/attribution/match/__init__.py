@@ -138,7 +138,10 @@ def _without_strangers_before_history(
         return history.fingerprints(oldest) if history.readable(oldest) else None
 
     history.load()
-    first_time = float(history.times[-1]) if history.times else None
+    # before the repository itself began: a write older than the file's history that
+    # came while the repository was already there (a file renamed, added later) is
+    # this project's work; only one older than the whole history may be another's
+    first_time = source.repository_start() if history.times else None
     strangers = strangers_before_history(
         {m.sid for m in matches if m is not None},
         writes,

@@ -1,8 +1,8 @@
 """Sessions that worked at this path before the file's history began.
 
-A session that wrote a file here before the file's first commit either made it
-(an agent scaffolds, the person commits) or worked on another project that lived
-at the same path before this repository replaced it (a folder reused, a project
+A session that wrote a file here before this repository's first commit either
+made it (an agent scaffolds, the person commits) or worked on another project
+that lived at the same path before this repository replaced it (a folder reused, a project
 re-created under the same name). The paths cannot tell them apart, and the
 looser identity that lets sessions of other machines match must not let sessions
 of other projects match. The text can: a session that made the file left most
@@ -14,11 +14,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from deja_blame.attribution.facts.model import CLOCK_SKEW, WriteSet
+from deja_blame.attribution.facts.model import WriteSet
 
 # of the distinct non-trivial lines a session left in the file, those in its first
 # version: at least this share, or the session was not making this file
 COVERAGE = 0.5
+# seconds before the repository's first commit: work this much older than the
+# repository itself is asked whether it made the file. An agent's scaffolding is
+# committed within hours (bench/accuracy's real histories: 5 minutes before the
+# first commit, then files of it committed later); a project the folder held
+# before this one was replaced days or weeks earlier.
+BEFORE = 24 * 3600.0
 
 
 def strangers_before_history(
@@ -28,8 +34,8 @@ def strangers_before_history(
     first_version: Callable[[], frozenset[int] | None],
     left_in_file: Callable[[int], set[int]],
 ) -> set[int]:
-    """Of ``sids``, those whose every write here came before the file's first commit
-    (``first_time``) and who left less than ``COVERAGE`` of their lines in its first
+    """Of ``sids``, those whose every write here came a day or more before the
+    repository's first commit (``first_time``) and who left less than ``COVERAGE`` of their lines in its first
     version (``first_version()``: its line fingerprints, None when unreadable).
     ``left_in_file(sid)``: the non-trivial fingerprints the session left in the file."""
     if first_time is None or not sids:
@@ -38,7 +44,7 @@ def strangers_before_history(
     for (sid, _, _), (_, at, by_user, _, _) in writes.info.items():
         if sid in sids and not by_user:
             latest[sid] = max(at, latest.get(sid, at))
-    early = sorted(sid for sid, at in latest.items() if at + CLOCK_SKEW < first_time)
+    early = sorted(sid for sid, at in latest.items() if at + BEFORE < first_time)
     if not early:
         return set()
     first = first_version()
