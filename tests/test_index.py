@@ -907,6 +907,26 @@ def test_fingerprint_values_are_stable() -> None:
     assert fingerprint("    body = parse(event)") == 7320087452063469691
 
 
+def test_reader_state_bytes_are_what_they_were() -> None:
+    """A stored state is read back by every later version: its bytes are asdict's, as before."""
+    from dataclasses import asdict
+
+    from deja_blame.transcripts.reading import ReaderState
+
+    state = ReaderState(
+        started_at="2026-07-17T09:00:00Z",
+        started_epoch=1.5,
+        seen_steps=[1, -2, 2**62],
+        planner_calls=[{"name": "write_to_file", "args": {"x": [1, None, "a\u2028"]}}],
+        pending_writes={"/w/a.py": {"content": "x\n"}},
+        edit_dirs={"/w": 3},
+        other={"cursor": {"nested": [{"k": 1.25}]}},
+        model="m",
+    )
+    assert state.to_bytes() == orjson.dumps(asdict(state))
+    assert ReaderState.from_bytes(state.to_bytes()) == state
+
+
 # -- schema ------------------------------------------------------------------------------------
 
 

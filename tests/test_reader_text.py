@@ -18,7 +18,13 @@ from hypothesis import strategies as st
 
 from deja_blame.models import Hunk
 from deja_blame.transcripts import patterns as P
-from deja_blame.transcripts.diffblock import _parse_plain, find_diff_blocks
+from deja_blame.transcripts.diffblock import (
+    _parse_plain,
+    _parse_unified_simple,
+    _parse_with_unidiff,
+    find_diff_blocks,
+    parse_diff_block,
+)
 from deja_blame.transcripts.text import int64, int64_text, strip_step_header
 
 # What the reader used before find_diff_blocks.
@@ -174,6 +180,61 @@ _diff_lines = st.lists(
 @given(_diff_lines)
 def test_plain_diff_reader_equals_the_line_by_line_original(lines: list[str]) -> None:
     assert _parse_plain(lines) == _parse_plain_before(lines)
+
+
+# Unified blocks: a header pair, then hunks whose headers count right or wrong, and
+# the lines unidiff has rules of its own for (no-newline markers, blank lines, CR).
+_unified_blocks = st.builds(
+    lambda head, rest, end: "\n".join([*head, *rest]) + end,
+    st.sampled_from([["--- a/x", "+++ b/x"], ["--- x\t2024", "+++ x"], ["--- a", "+++ b", "x"]]),
+    st.lists(
+        st.sampled_from(
+            [
+                "@@ -1,2 +1,2 @@",
+                "@@ -1,3 +1,2 @@ def f():",
+                "@@ -5 +5 @@",
+                "@@ -1,0 +1,1 @@",
+                "@@ -3,1 +3,0 @@",
+                "@@ -1,0 +1,0 @@",
+                "@@ -\u0661,1 +2,1 @@",
+                " ctx",
+                " ",
+                "-old",
+                "+new",
+                "-",
+                "+",
+                "+a\rb",
+                "-x\u2028y",
+                "\\ No newline at end of file",
+                "",
+                "--- a/y",
+                "+++ b/y",
+                "x",
+            ]
+        ),
+        max_size=14,
+    ),
+    st.sampled_from(["", "\n", "\n\n"]),
+)
+
+
+@settings(max_examples=3000)
+@given(_unified_blocks)
+def test_the_simple_unified_reader_gives_unidiff_s_hunks(block: str) -> None:
+    # where it reads a block at all, exactly what unidiff gives; else unidiff reads it
+    fast = _parse_unified_simple(block.split("\n"), block.endswith("\n"))
+    if fast is not None:
+        assert fast == _parse_with_unidiff(block)
+
+
+def test_the_simple_unified_reader_reads_the_common_block() -> None:
+    block = "--- a/f.py\n+++ b/f.py\n@@ -3,4 +3,4 @@ def f():\n x\n-old\n+new\n y\n z\n@@ -20 +20,2 @@\n+one\n q"
+    hunks = _parse_unified_simple(block.split("\n"), False)
+    assert hunks == [
+        Hunk(removed=["old"], added=["new"], old_start=4, new_start=4),
+        Hunk(removed=[], added=["one"], old_start=20, new_start=20),
+    ]
+    assert parse_diff_block(block) == hunks == _parse_with_unidiff(block)
 
 
 def test_an_oversized_line_is_skipped_counted_and_never_held_whole(

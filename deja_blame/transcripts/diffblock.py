@@ -9,6 +9,7 @@ gives hunk positions. Blocks without headers are read line by line.
 from __future__ import annotations
 
 from unidiff import PatchSet
+from unidiff.constants import RE_HUNK_HEADER
 from unidiff.errors import UnidiffParseError
 
 from deja_blame.models import Hunk
@@ -46,7 +47,9 @@ def parse_diff_block(block: str) -> list[Hunk]:
     """One block's text (between the markers) -> its hunks, in order."""
     lines = block.split("\n")
     if "\n+++ " in block and _has_unified_headers(lines):
-        hunks = _parse_with_unidiff(block)
+        hunks = _parse_unified_simple(lines, block.endswith("\n"))
+        if hunks is None:
+            hunks = _parse_with_unidiff(block)
         if hunks is not None:
             return hunks
     return _parse_plain(lines)
@@ -57,6 +60,64 @@ def _has_unified_headers(lines: list[str]) -> bool:
         if line.startswith("--- ") and lines[i + 1].startswith("+++ "):
             return True
     return False
+
+
+def _parse_unified_simple(lines: list[str], ends_with_newline: bool) -> list[Hunk] | None:
+    """The hunks of the common block, one file's ``---``/``+++`` pair then hunks whose
+    headers count their lines exactly, as unidiff gives them (None: any other block,
+    which unidiff reads). Building unidiff's objects line by line was most of
+    reading a client's edit (about 0.2 ms a block)."""
+    body = lines[:-1] if ends_with_newline else lines  # unidiff reads block + "\n"
+    if len(body) < 3 or not body[0].startswith("--- ") or not body[1].startswith("+++ "):
+        return None
+    hunks: list[Hunk] = []
+    i, n = 2, len(body)
+    while i < n:
+        header = RE_HUNK_HEADER.match(body[i])
+        if header is None:
+            return None
+        src_start, src_len, tgt_start, tgt_len, _ = header.groups()
+        to_remove = 1 if src_len is None else int(src_len)
+        to_add = 1 if tgt_len is None else int(tgt_len)
+        if to_remove == 0 and to_add == 0:
+            return None
+        i += 1
+        removed: list[str] = []
+        added: list[str] = []
+        lead = -1  # context lines before the first change
+        seen = 0
+        while to_remove > 0 or to_add > 0:
+            if i >= n:
+                return None  # shorter than its header says
+            line = body[i]
+            first = line[:1]
+            if first == " ":
+                to_remove -= 1
+                to_add -= 1
+            elif first == "-":
+                to_remove -= 1
+                removed.append(line[1:])
+            elif first == "+":
+                to_add -= 1
+                added.append(line[1:])
+            else:
+                return None  # "\\ No newline", a blank line, anything else: unidiff's rules
+            if first != " " and lead < 0:
+                lead = seen
+            if to_remove < 0 or to_add < 0:
+                return None  # longer than its header says
+            seen += 1
+            i += 1
+        lead = max(lead, 0)
+        hunks.append(
+            Hunk(
+                removed=removed,
+                added=added,
+                old_start=int64(int(src_start) + lead),
+                new_start=int64(int(tgt_start) + lead),
+            )
+        )
+    return hunks or None
 
 
 def _parse_with_unidiff(block: str) -> list[Hunk] | None:
