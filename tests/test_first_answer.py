@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 from conftest import commit_env, deja, deja_json, git
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_blame import T0, Session
 
 from deja_blame.index import prescan
@@ -88,6 +90,25 @@ def test_a_needle_across_chunks_or_json_escaped_is_found(
     assert "\\\\u00f8" in inner and prescan.holds_any(f, needles)
     f.write_text(json.dumps({"TargetFile": "/elsewhere/parse.py"}))
     assert not prescan.holds_any(f, needles)
+
+
+@settings(max_examples=500)
+@given(
+    st.lists(st.binary(min_size=1, max_size=4).map(lambda b: b.replace(b"\x00", b"a")), max_size=6),
+    st.binary(max_size=40),
+)
+def test_needles_holding_another_are_left_out_and_the_same_files_found(
+    needles: list[bytes], haystack: bytes
+) -> None:
+    kept = prescan.without_redundant(needles)
+    assert set(kept) <= set(needles) and all(a not in b for a in kept for b in kept if a != b)
+    assert any(n in haystack for n in needles) == any(n in haystack for n in kept)
+
+
+def test_the_escaped_forms_of_a_name_are_one_search() -> None:
+    needles = prescan.needles_for(Path("/w/shop"), ["src/a.py"])
+    assert b"\\shop\\" in needles and b"\\\\shop\\\\" not in needles
+    assert b"/w/shop" in needles and b"src/a.py" in needles
 
 
 def test_a_transcript_found_unrelated_is_not_searched_again_until_it_changes(

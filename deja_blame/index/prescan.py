@@ -62,7 +62,19 @@ def needles_for(root: Path, relpaths: Iterable[str] = ()) -> tuple[bytes, ...]:
         once = json.dumps(text)[1:-1]
         out.add(once.encode())
         out.add(json.dumps(once)[1:-1].encode())
-    return tuple(sorted(out, key=len))
+    return without_redundant(out)
+
+
+def without_redundant(needles: Iterable[bytes]) -> tuple[bytes, ...]:
+    """``needles`` less each one that holds another: a file holding it holds the other,
+    so searching for the shorter one finds the same files (``\\\\repo\\\\``, the
+    escaped form, holds ``\\repo\\``). Each needle left is a pass over every byte
+    of every new transcript. Shortest first."""
+    kept: list[bytes] = []
+    for needle in sorted(set(needles), key=lambda n: (len(n), n)):
+        if not any(k in needle for k in kept):
+            kept.append(needle)
+    return tuple(kept)
 
 
 def holds_any(path: Path, needles: tuple[bytes, ...]) -> bool:
