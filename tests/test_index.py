@@ -396,6 +396,44 @@ def test_interrupted_run_resumes_where_its_last_batch_ended(
     assert users == [f"Request {10 * t}" for t in range(30)]
 
 
+def test_small_transcripts_are_written_in_one_transaction_and_a_failure_keeps_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "root"
+    for k in range(5):
+        append(transcript(root, f"small{k}"), *conversation(3))
+    db = db_path(tmp_path)
+    real_commit = ingest._commit
+    commits: list[str] = []
+
+    def failing_at_the_fourth(conn: Any, tf: Any, *args: Any, **kwargs: Any) -> Any:
+        if len(commits) == 3:
+            raise sqlite3.OperationalError("disk I/O error")
+        commits.append(tf.session_id)
+        return real_commit(conn, tf, *args, **kwargs)
+
+    conn = index_db.connect(db)
+    try:
+        with monkeypatch.context() as patched:
+            patched.setattr(ingest, "_commit", failing_at_the_fourth)
+            with pytest.raises(sqlite3.OperationalError):
+                ingest.index_roots(conn, [root], jobs=1)
+        # the three written before the failure were in the same transaction: gone too
+        assert len(commits) == 3
+        assert conn.execute("SELECT count(*) FROM sessions").fetchone()[0] == 0
+        statements: list[str] = []
+        conn.set_trace_callback(statements.append)
+        report = ingest.index_roots(conn, [root], jobs=1)
+        conn.set_trace_callback(None)
+    finally:
+        conn.close()
+    assert report.added == 5
+    assert statements.count("BEGIN IMMEDIATE") == 1  # one transaction for the five
+    assert statements.count("SAVEPOINT deja_batch") == 5
+    for k in range(5):
+        assert counts(db, f"small{k}")["messages"] == 9
+
+
 def test_half_written_last_line_waits_until_complete(tmp_path: Path) -> None:
     root = tmp_path / "root"
     path = transcript(root, "half")

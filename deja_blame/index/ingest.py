@@ -71,6 +71,8 @@ TASK_BYTES = 8 * 1024 * 1024  # of transcript per worker task (bounds what waits
 # Tasks in flight beyond one per worker: done ones wait for the writer, so a worker
 # has the next one at hand (at most this many task results sit in memory).
 AHEAD = 3
+# Small transcripts written in one transaction, up to this much of them (see _index_here)
+GROUP_BYTES = 4 * 1024 * 1024
 
 
 @dataclass
@@ -236,17 +238,73 @@ def _index_here(
     batch_bytes: int,
     progress: Callable[[TranscriptFile], None] | None,
 ) -> None:
-    """Read and write ``files`` one after another, in this process."""
+    """Read and write ``files`` one after another, in this process.
+
+    Small transcripts are written together, up to ``GROUP_BYTES`` of them in one
+    transaction (each still in a savepoint of its own): a transaction per session
+    rewrote the same pages of every table into the WAL at each commit, which was
+    most of writing a thousand small sessions. A killed run loses at most the
+    group it was in; what the index holds stays consistent (rows, offset and
+    state commit together, as before).
+    """
+    group: list[TranscriptFile] = []
+    held = 0
     for tf in files:
-        try:
-            index_transcript(conn, tf, report, paths, batch_bytes)
-        except sqlite3.Error:
-            paths.cache.clear()  # path ids of a rolled-back batch are gone
-            raise
-        except OSError as exc:
-            report.cannot_read(tf, exc)
-        if progress is not None:
-            progress(tf)
+        size = _size_of(tf)
+        if group and (held + size > GROUP_BYTES or size > GROUP_BYTES):
+            _index_group(conn, group, report, paths, batch_bytes, progress)
+            group, held = [], 0
+        group.append(tf)
+        held += size
+    if group:
+        _index_group(conn, group, report, paths, batch_bytes, progress)
+
+
+def _size_of(tf: TranscriptFile) -> int:
+    try:
+        return os.stat(tf.path).st_size
+    except OSError:
+        return 0  # the indexer says what is wrong with it
+
+
+def _index_group(
+    conn: sqlite3.Connection,
+    group: list[TranscriptFile],
+    report: IndexReport,
+    paths: PathIds,
+    batch_bytes: int,
+    progress: Callable[[TranscriptFile], None] | None,
+) -> None:
+    """``group`` in one transaction (a single file: a transaction per batch, as always)."""
+    try:
+        with transaction(conn) if len(group) > 1 else contextlib.nullcontext(conn):
+            for tf in group:
+                try:
+                    index_transcript(conn, tf, report, paths, batch_bytes)
+                except OSError as exc:
+                    report.cannot_read(tf, exc)
+                if progress is not None:
+                    progress(tf)
+    except sqlite3.Error:
+        paths.cache.clear()  # path ids of a rolled-back batch are gone
+        raise
+
+
+@contextlib.contextmanager
+def _batch_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One batch's writes: a transaction of its own, or a savepoint in a group's."""
+    if not conn.in_transaction:
+        with transaction(conn):
+            yield conn
+        return
+    conn.execute("SAVEPOINT deja_batch")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK TO deja_batch")
+        conn.execute("RELEASE deja_batch")
+        raise
+    conn.execute("RELEASE deja_batch")
 
 
 def _same_stat(tf: TranscriptFile, row: tuple[Any, ...] | None) -> bool:
@@ -494,7 +552,7 @@ def _commit(
     path_text = str(tf.path)
     state = ReaderState.from_bytes(batch.state)
     rows = batch.rows
-    with transaction(conn):
+    with _batch_transaction(conn):
         now = conn.execute(
             "SELECT sid, offset, transcript FROM sessions WHERE session_id=?", (tf.session_id,)
         ).fetchone()

@@ -139,6 +139,12 @@ def with_extras(
         return
     while current is not None:
         upcoming = next(batch_list, None)
+        if not pending:
+            # nothing to put in (the common case: one file per session): the batch as
+            # it is, without a time parse of each of its records
+            yield current, list(current.records), list[tuple[int, int] | None](current.spans)
+            current = upcoming
+            continue
         records: list[dict[str, Any] | None] = []
         spans: list[tuple[int, int] | None] = []
         last = float("-inf")

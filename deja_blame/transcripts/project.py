@@ -20,6 +20,7 @@ decoded) by ``text.normalise_path``.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -198,10 +199,12 @@ def _work_tree(directory: str) -> str:
 
 
 def _mtimes(root: Path) -> tuple[int, int]:
+    # asked at each batch the index writes: plain strings, no Path objects made
+    cache = os.path.join(root, "cache")
     out = []
     for name in ("conversation_metadata.json", "last_conversations.json"):
         try:
-            out.append((root / "cache" / name).stat().st_mtime_ns)
+            out.append(os.stat(os.path.join(cache, name)).st_mtime_ns)
         except OSError:
             out.append(0)
     return out[0], out[1]
