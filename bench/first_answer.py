@@ -9,12 +9,20 @@ Then, alternated, --runs times:
 - the floor: every line of every transcript read and ``orjson.loads``-ed, one process;
 - ``deja blame FILE --json`` with an empty index (what a heavy user's first
   blame does), with this checkout's deja and, with ``--old DIR`` (a checkout
-  of another commit), with that one too, each answer saved for comparison.
+  of another commit), with that one too, each answer saved for comparison;
+- with ``--index``: ``deja index --jobs 1`` of everything into an empty index
+  (in one process: its CPU is all of its work), and the index's size.
+
+Wall and CPU seconds (the process's own, from wait4), medians, as ratios to the
+floor's. With ``--old``, the answers of both are compared: the blame's lines,
+and after ``--index`` also ``sessions --json``, ``show --json`` of four sessions and
+``why --json`` of five lines.
 
     python bench/first_answer.py --real /path/to/click --file src/click/core.py \\
-        --old /tmp/deja-old --runs 3
+        --sessions 400 --mb 100 --old /tmp/deja-old --runs 3 --index
 
-Goal: the first blame <= 3x the floor. Disk: about --mb MB under --out (delete it after).
+Goals (issue 38): the first blame <= 3x the floor; deja index >= 20 % of its speed;
+the index <= 15 % of the transcripts. Disk: about --mb MB under --out (delete it after).
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -35,29 +44,64 @@ from ingest import floor_pass, generate  # noqa: E402
 from realhistory import build as build_replay  # noqa: E402
 
 
-def first_blame(
-    pythonpath: Path, db: Path, roots: list[Path], repo: Path, file: str
-) -> tuple[float, bytes]:
-    for suffix in ("", "-wal", "-shm"):
-        Path(str(db) + suffix).unlink(missing_ok=True)
-    env = {
-        **os.environ,
+def _env(pythonpath: Path, db: Path, roots: list[Path]) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DEJA_")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode cached, as in an installed deja
+    return {
+        **env,
         "DEJA_DB": str(db),
         "DEJA_ANTIGRAVITY_ROOT": os.pathsep.join(map(str, roots)),
         "NO_COLOR": "1",
         "PYTHONPATH": str(pythonpath),
     }
-    start = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-m", "deja_blame", "blame", file, "--json"],
-        env=env,
-        cwd=repo,
-        capture_output=True,
-    )
-    elapsed = time.perf_counter() - start
-    if proc.returncode != 0:
-        raise SystemExit(f"deja blame failed: {proc.stderr.decode()[-500:]}")
-    return elapsed, proc.stdout
+
+
+def deja(env: dict[str, str], cwd: Path, *args: str) -> tuple[float, float, bytes]:
+    """(wall s, CPU s, stdout) of one deja command."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "deja_blame", *args], env=env, cwd=cwd, stdout=out, stderr=err
+        )
+        _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - start
+        out.seek(0)
+        err.seek(0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise SystemExit(f"deja {' '.join(args)} failed: {err.read().decode()[-500:]}")
+        return elapsed, usage.ru_utime + usage.ru_stime, out.read()
+
+
+def empty(db: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(db) + suffix).unlink(missing_ok=True)
+
+
+def first_blame(
+    pythonpath: Path, db: Path, roots: list[Path], repo: Path, file: str
+) -> tuple[float, float, bytes]:
+    empty(db)
+    return deja(_env(pythonpath, db, roots), repo, "blame", file, "--json")
+
+
+def full_index(pythonpath: Path, db: Path, roots: list[Path], repo: Path) -> tuple[float, float]:
+    empty(db)
+    wall, cpu, _ = deja(_env(pythonpath, db, roots), repo, "index", "--jobs", "1", "--json")
+    return wall, cpu
+
+
+def answers(pythonpath: Path, db: Path, roots: list[Path], repo: Path, file: str) -> list[bytes]:
+    """What scripts read from the full index: sessions, show of four, why of five lines."""
+    env = _env(pythonpath, db, roots)
+    out = [deja(env, repo, "sessions", "--json")[2]]
+    listed = json.loads(out[0])["sessions"]
+    ids = sorted(s["session_id"] for s in listed)
+    for sid in ids[:: max(1, len(ids) // 4)][:4]:
+        out.append(deja(env, repo, "show", sid, "--json")[2])
+    n = len((repo / file).read_text(errors="replace").splitlines())
+    for k in range(1, 6):
+        out.append(deja(env, repo, "why", f"{file}:{k * n // 6}", "--json")[2])
+    return out
 
 
 def lines_of(doc: bytes) -> list[object]:
@@ -76,6 +120,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--old", type=Path, help="a checkout of the deja to compare with")
     ap.add_argument("--out", type=Path, default=HERE / "out" / "first_answer")
+    ap.add_argument("--index", action="store_true", help="also deja index of everything")
     args = ap.parse_args()
     generate(args.out / "unrelated", args.sessions, args.mb, 7)
     replay = args.out / "replay"
@@ -85,31 +130,67 @@ def main() -> None:
     versions = {"new": HERE.parent}
     if args.old is not None:
         versions["old"] = args.old
-    times: dict[str, list[float]] = {"floor": [], **{v: [] for v in versions}}
-    answers: dict[str, list[object]] = {}
+    times: dict[str, list[float]] = {}
+    answers_of: dict[str, list[object]] = {}
+    sizes: dict[str, int] = {}
     total = 0
+
+    def note(key: str, value: float) -> None:
+        times.setdefault(key, []).append(value)
+
     for r in range(args.runs):
         took = 0.0
+        cpu_start = time.process_time()
+        total = 0
         for root in roots:
             t, size, _ = floor_pass(root)
             took += t
-            total = size if root == roots[0] else total + size
-        times["floor"].append(took)
+            total += size
+        note("floor", took)
+        note("floor cpu", time.process_time() - cpu_start)
         order = list(versions) if r % 2 == 0 else list(reversed(versions))
         for v in order:
-            t, doc = first_blame(versions[v], args.out / f"index-{v}.db", roots, repo, args.file)
-            times[v].append(t)
-            answers[v] = lines_of(doc)
-            print(f"run {r + 1}: {v} {t:.2f} s, floor {took:.2f} s", file=sys.stderr)
+            db = args.out / f"index-{v}.db"
+            t, cpu, doc = first_blame(versions[v], db, roots, repo, args.file)
+            note(f"blame {v}", t)
+            note(f"blame {v} cpu", cpu)
+            answers_of[v] = lines_of(doc)
+            print(
+                f"run {r + 1}: {v} blame {t:.2f} s ({cpu:.2f} s CPU), floor {took:.2f} s",
+                file=sys.stderr,
+            )
+            if args.index:
+                t, cpu = full_index(versions[v], db, roots, repo)
+                note(f"index {v}", t)
+                note(f"index {v} cpu", cpu)
+                sizes[v] = db.stat().st_size
+                print(f"run {r + 1}: {v} index {t:.2f} s ({cpu:.2f} s CPU)", file=sys.stderr)
     med = {k: statistics.median(x) for k, x in times.items()}
-    print(f"\n{total / 1e9:.2f} GB of transcripts; medians of {args.runs} alternated runs")
-    print(f"{'':28}{'s':>8}{'x floor':>9}")
-    print(f"{'orjson pass (floor)':28}{med['floor']:>8.2f}{1.0:>9.2f}")
+    print(f"\n{total / 1e6:.0f} MB of transcripts; medians of {args.runs} alternated runs")
+    print(f"{'':30}{'wall s':>8}{'x floor':>9}{'CPU s':>8}{'x floor':>9}")
+
+    def row(name: str, key: str, inverse: bool = False) -> None:
+        wall, cpu = med[key], med[key + " cpu"]
+        wr = med["floor"] / wall if inverse else wall / med["floor"]
+        cr = med["floor cpu"] / cpu if inverse else cpu / med["floor cpu"]
+        print(f"{name:30}{wall:>8.2f}{wr:>9.2f}{cpu:>8.2f}{cr:>9.2f}")
+
+    row("orjson pass (floor)", "floor")
     for v in versions:
-        print(f"{'first deja blame, ' + v:28}{med[v]:>8.2f}{med[v] / med['floor']:>9.2f}")
-    if "old" in answers:
-        same = answers["old"] == answers["new"]
-        print(f"lines the same as {args.old}'s: {same}")
+        row(f"first deja blame, {v}", f"blame {v}")
+    for v in versions:
+        if f"index {v}" in med:
+            row(f"deja index, {v} (speed)", f"index {v}", inverse=True)
+            print(
+                f"{'index size, ' + v:30}{sizes[v] / 1e6:>8.1f} MB, {sizes[v] / total:.1%} of the transcripts"
+            )
+    if "old" in answers_of:
+        print(f"blame lines the same as {args.old}'s: {answers_of['old'] == answers_of['new']}")
+        if args.index:
+            same = answers(
+                versions["old"], args.out / "index-old.db", roots, repo, args.file
+            ) == answers(versions["new"], args.out / "index-new.db", roots, repo, args.file)
+            print(f"sessions, show and why the same as {args.old}'s: {same}")
 
 
 if __name__ == "__main__":

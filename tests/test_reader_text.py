@@ -313,3 +313,27 @@ def test_the_ide_s_notice_of_the_person_s_change_is_not_a_request(tmp_path: Any)
     assert requests == ["Fix the cart.", "Now round it to cents."]
     # the change itself is still read: the person's edit of a.py, twice
     assert [(e.path, e.source) for e in session.edits] == [("/home/u/shop/a.py", "user")] * 2
+
+
+@settings(max_examples=2000)
+@given(
+    st.one_of(
+        st.builds(
+            lambda y, mo, d, h, mi, s, tail: (
+                f"{y:04d}-{mo:02d}-{d:02d}T{h:02d}:{mi:02d}:{s:02d}{tail}"
+            ),
+            st.integers(1, 9999),
+            st.integers(0, 13),
+            st.integers(0, 32),
+            st.integers(0, 24),
+            st.integers(0, 60),
+            st.integers(0, 60),
+            st.sampled_from(["Z", "z", "+02:00", ".5Z", ".123456Z", "", " "]),
+        ),
+        st.text(max_size=24),
+    )
+)
+def test_epoch_of_is_the_full_parse_s_epoch(text: str) -> None:
+    from deja_blame.transcripts.text import epoch_of, normalise_time
+
+    assert epoch_of(text) == (normalise_time(text)[1] if text else None)

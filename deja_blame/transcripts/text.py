@@ -131,7 +131,8 @@ def record_epoch(value: object) -> float | None:
 
 
 def epoch_of(at: str | None) -> float | None:
-    return normalise_time(at)[1] if at else None
+    # record_epoch is normalise_time(at)[1], without a full parse of the canonical form
+    return record_epoch(at) if at else None
 
 
 _WINDOWS_DRIVE = re.compile(r"^/?([A-Za-z]):[\\/]")
