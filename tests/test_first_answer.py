@@ -105,6 +105,35 @@ def test_needles_holding_another_are_left_out_and_the_same_files_found(
     assert any(n in haystack for n in needles) == any(n in haystack for n in kept)
 
 
+_name_bytes = st.lists(st.sampled_from([b"/", b"\\", b'"', b"shop", b"sh", b"op", b"a.py", b"x"]))
+
+
+@settings(max_examples=1000)
+@given(
+    st.lists(_name_bytes.map(b"".join).filter(bool), min_size=1, max_size=5),
+    _name_bytes.map(b"".join),
+    st.sampled_from([1, 2, 64]),
+)
+def test_the_anchored_search_finds_what_a_search_for_each_needle_finds(
+    needles: list[bytes], haystack: bytes, hits: int
+) -> None:
+    kept = prescan.without_redundant(needles)
+    saved = prescan.ANCHOR_HITS
+    prescan.ANCHOR_HITS = hits  # past it, an anchor's needles are searched as they are
+    try:
+        found = prescan._found(haystack, prescan.search_plan(kept))
+    finally:
+        prescan.ANCHOR_HITS = saved
+    assert found == any(n in haystack for n in needles)
+
+
+def test_the_forms_of_a_name_share_one_anchor() -> None:
+    plan = prescan.search_plan(prescan.needles_for(Path("/w/shop"), ["src/cart.py"]))
+    anchors = dict(plan.anchored)
+    assert set(anchors) == {b"cart.py", b"shop"} and not plan.direct
+    assert b"/w/shop" in anchors[b"shop"] and b"src\\cart.py" in anchors[b"cart.py"]
+
+
 def test_the_escaped_forms_of_a_name_are_one_search() -> None:
     needles = prescan.needles_for(Path("/w/shop"), ["src/a.py"])
     assert b"\\shop\\" in needles and b"\\\\shop\\\\" not in needles

@@ -20,6 +20,8 @@ import os
 import sqlite3
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
 from hashlib import blake2b
 from pathlib import Path
 
@@ -84,6 +86,7 @@ def holds_any(path: Path, needles: tuple[bytes, ...]) -> bool:
     if not needles:
         return True
     overlap = max(len(n) for n in needles) - 1
+    plan = search_plan(tuple(needles))
     try:
         with open(path, "rb", buffering=0) as fh:
             tail = b""
@@ -92,12 +95,84 @@ def holds_any(path: Path, needles: tuple[bytes, ...]) -> bool:
                 if not chunk:
                     return False
                 data = tail + chunk
-                for n in needles:
-                    if data.find(n) >= 0:
-                        return True
+                if _found(data, plan):
+                    return True
                 tail = data[-overlap:] if overlap > 0 else b""
     except OSError:
         return True
+
+
+# The parts of names that anchor a search: no separator or quote (the bytes JSON
+# and paths are full of), long enough to be rare.
+ANCHOR_MIN, ANCHOR_MAX = 4, 12
+ANCHOR_HITS = 64  # hits of an anchor in a chunk past which its needles are searched as they are
+_NOT_IN_ANCHORS = frozenset(b'/\\"')
+
+
+@dataclass(frozen=True)
+class SearchPlan:
+    """How to look for needles: a few anchors, each found once per chunk and its
+    needles then checked around each hit, and the needles no anchor covers."""
+
+    anchored: tuple[tuple[bytes, tuple[bytes, ...]], ...]
+    direct: tuple[bytes, ...]
+
+
+@lru_cache(maxsize=16)
+def search_plan(needles: tuple[bytes, ...]) -> SearchPlan:
+    """Anchors chosen greedily: the part of a name most needles hold (the longest of
+    equals). Forms of one name (``/shop/``, ``\\shop\\``, ``/w/shop``) then cost one
+    pass instead of one each: ``bytes.find`` of a needle ending in ``/`` or ``\\``,
+    which transcripts are full of, crawls."""
+    left = list(dict.fromkeys(needles))
+    anchored: list[tuple[bytes, tuple[bytes, ...]]] = []
+    while left:
+        counts: dict[bytes, int] = {}
+        for needle in left:
+            for part in _anchor_candidates(needle):
+                counts[part] = counts.get(part, 0) + 1
+        if not counts:
+            break
+        best = max(counts, key=lambda a: (counts[a], len(a), a))
+        if counts[best] < 2:
+            break  # an anchor for one needle saves nothing
+        held = tuple(n for n in left if best in n)
+        anchored.append((best, held))
+        left = [n for n in left if best not in n]
+    return SearchPlan(tuple(anchored), tuple(left))
+
+
+def _anchor_candidates(needle: bytes) -> set[bytes]:
+    out: set[bytes] = set()
+    start = 0
+    for i in range(len(needle) + 1):
+        if i == len(needle) or needle[i] in _NOT_IN_ANCHORS:
+            run = needle[start:i]
+            for size in range(ANCHOR_MIN, min(ANCHOR_MAX, len(run)) + 1):
+                for k in range(len(run) - size + 1):
+                    out.add(run[k : k + size])
+            start = i + 1
+    return out
+
+
+def _found(data: bytes, plan: SearchPlan) -> bool:
+    """Whether ``data`` holds one of the plan's needles."""
+    for anchor, held in plan.anchored:
+        reach = max(len(n) for n in held)
+        at = data.find(anchor)
+        hits = 0
+        while at >= 0:
+            hits += 1
+            if hits > ANCHOR_HITS:
+                # a common word: the needles themselves, once each, are cheaper
+                if any(data.find(n) >= 0 for n in held):
+                    return True
+                break
+            window = data[max(0, at - reach) : at + reach + len(anchor)]
+            if any(n in window for n in held):
+                return True
+            at = data.find(anchor, at + 1)
+    return any(data.find(n) >= 0 for n in plan.direct)
 
 
 def concerns(tf: TranscriptFile, needles: tuple[bytes, ...]) -> bool:
