@@ -972,7 +972,7 @@ def report_cmd(
 
 
 @cli.command("annotate")
-@click.argument("rev", default="HEAD", metavar="[REV]")
+@click.argument("rev", required=False, metavar="[REV]")
 @click.option(
     "--no-refresh", is_flag=True, help="Do not read new transcript lines into the index first."
 )
@@ -982,16 +982,23 @@ def report_cmd(
     is_flag=True,
     help="Complete the notes the hooks left late (deja hooks status counts them); no REV.",
 )
+@click.option(
+    "--all",
+    "all_history",
+    is_flag=True,
+    help="Every commit of the branch's history that sessions touched (missing or stale notes).",
+)
 @db_option
 @json_option
 @with_index
 def annotate_cmd(
     conn: sqlite3.Connection,
-    rev: str,
+    rev: str | None,
     no_refresh: bool,
     dry_run: bool,
     as_json: bool,
     pending: bool,
+    all_history: bool,
 ) -> int:
     """Store which sessions wrote a commit's lines as its note (refs/notes/deja).
 
@@ -1004,12 +1011,17 @@ def annotate_cmd(
       deja annotate main..HEAD         # every commit of a branch
       deja annotate HEAD~1 --json      # print the note
       deja annotate --pending          # the notes the hooks left late
+      deja annotate --all              # the whole history: resumable, idempotent
     """
-    from deja_blame.commands.annotate import run_annotate, run_pending
+    from deja_blame.commands.annotate import run_annotate, run_annotate_all, run_pending
 
+    if all_history:
+        if rev is not None or pending or dry_run:
+            raise click.UsageError("--all takes no REV, --pending or --dry-run")
+        return run_annotate_all(conn, as_json, refresh_first=not no_refresh)
     if pending:
         return run_pending(conn, as_json, refresh_first=not no_refresh)
-    return run_annotate(conn, rev, as_json, refresh_first=not no_refresh, dry_run=dry_run)
+    return run_annotate(conn, rev or "HEAD", as_json, refresh_first=not no_refresh, dry_run=dry_run)
 
 
 @cli.group("hooks")

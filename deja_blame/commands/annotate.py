@@ -62,6 +62,61 @@ def run_annotate(
     return 0
 
 
+def run_annotate_all(
+    conn: sqlite3.Connection, as_json: bool, refresh_first: bool = True, cwd: Path | None = None
+) -> int:
+    """``deja annotate --all``: the notes of the branch's history (``notes/annotate_all.py``)."""
+    import sys
+
+    from deja_blame.hooks.pending import wait_for_hooks
+    from deja_blame.notes.annotate_all import annotate_history, history_lock
+
+    repo = open_repository(cwd or Path.cwd())
+    wait_for_hooks(repo)  # one writer of a note at a time
+    if conn is not None and refresh_first:
+        refresh(conn)
+    show = sys.stderr.isatty()
+    width = 0
+
+    def progress(done: int, todo: int, written: int) -> None:
+        nonlocal width
+        line = f"deja: annotating history: {done}/{todo} commits, {written} notes written"
+        click.echo("\r" + line.ljust(width), err=True, nl=False)
+        width = len(line)
+
+    def clear() -> None:
+        if width:
+            click.echo("\r" + " " * width + "\r", err=True, nl=False)
+
+    with history_lock(repo, wait=False) as free:
+        if not free:
+            click.echo("deja: another history pass is at work here; waiting for it", err=True)
+    with history_lock(repo, wait=True):
+        try:
+            result = annotate_history(repo, conn, on_progress=progress if show else None)
+        except KeyboardInterrupt:
+            clear()
+            click.echo(
+                "deja: interrupted; the notes written so far are kept:"
+                " run deja annotate --all again to finish",
+                err=True,
+            )
+            raise SystemExit(130) from None
+        finally:
+            clear()
+    if as_json:
+        print_json(result.to_json())
+    else:
+        n = len(result.written)
+        click.echo(
+            f"deja: {result.commits} commits, {result.touched} touched by sessions:"
+            f" {n} note{'s' if n != 1 else ''} written, {result.fresh} up to date,"
+            f" {result.derived - n} with no attributed lines",
+            err=True,
+        )
+    return 0
+
+
 def run_pending(
     conn: sqlite3.Connection, as_json: bool, refresh_first: bool = True, cwd: Path | None = None
 ) -> int:

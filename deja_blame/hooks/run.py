@@ -187,6 +187,33 @@ def _complete_late(
     result = late.complete(repo, conn, stop, refresh_first=False, skip=frozenset(progress.commits))
     if result.done:
         log.warn(f"wrote {len(result.done)} late note(s): {', '.join(c[:12] for c in result.done)}")
+    _history_pass(repo, conn, stop)
+
+
+# Of a background hook's budget, at most this for the history's notes: `deja notes
+# push` right after a commit waits for the hook's job. The next commit goes on.
+HISTORY_SECONDS = 10.0
+
+
+def _history_pass(repo: pygit2.Repository, conn: sqlite3.Connection, stop: float | None) -> None:
+    """The history's missing and stale notes (``deja annotate --all``), in a background
+    hook only (git does not wait for it), until ``stop`` and for at most
+    ``HISTORY_SECONDS``: a first install annotates the history over the first commits,
+    and a transcript that arrives later re-derives the notes it concerns. Nothing to
+    do (no pass since the index's writes changed) costs one query."""
+    if os.environ.get("DEJA_HOOK_BACKGROUND") != "true":
+        return
+    from deja_blame.notes.annotate_all import annotate_history, history_lock, needs_pass
+
+    if not needs_pass(repo, conn):
+        return
+    end = time.monotonic() + HISTORY_SECONDS
+    if stop is not None:
+        end = min(end, stop)
+    with history_lock(repo, wait=False) as mine:
+        if not mine:
+            return  # a deja annotate --all is at work here
+        annotate_history(repo, conn, deadline=end)  # what it wrote: deja annotate --all
 
 
 def post_commit(

@@ -355,6 +355,24 @@ def fingerprints_written_to_any(
     return found
 
 
+def fingerprints_written_by(
+    conn: sqlite3.Connection, path_ids: Iterable[int], fps: Iterable[int], until: float
+) -> set[int]:
+    """Which of ``fps`` some session wrote to one of these paths at or before ``until``
+    (epoch seconds; a write of unknown time counts)."""
+    found: set[int] = set()
+    wanted = sorted(set(fps))
+    for pids, pmarks in in_chunks(sorted(set(path_ids))):
+        for part, marks in in_chunks(wanted):
+            for (fp,) in conn.execute(
+                f"SELECT DISTINCT fp FROM lines WHERE path_id IN ({pmarks}) AND fp IN ({marks})"
+                " AND (at_epoch IS NULL OR at_epoch <= ?)",
+                [*pids, *part, until],
+            ):
+                found.add(int(fp))
+    return found
+
+
 def line_writes(
     conn: sqlite3.Connection, path_id: int, fps: list[int]
 ) -> list[tuple[int, int, int, int, int, float | None, int]]:
@@ -559,6 +577,38 @@ def transcript_stats(conn: sqlite3.Connection) -> dict[str, tuple[Any, ...]]:
         r[0]: (r[1], r[2], r[3], r[4])
         for r in conn.execute("SELECT session_id, transcript, size, mtime_ns, inode FROM sessions")
     }
+
+
+def write_counts(
+    conn: sqlite3.Connection, path_ids: Iterable[int]
+) -> list[tuple[int, str, float | None, int]]:
+    """(path id, session id, written at, lines) of the writes to these paths, one row
+    per session and edit time: what a commit's note is computed from (``notes/derived_from``)."""
+    out: list[tuple[int, str, float | None, int]] = []
+    for part, marks in in_chunks(sorted(set(path_ids))):
+        for pid, session_id, at, n in conn.execute(
+            "SELECT l.path_id, s.session_id, l.at_epoch, count(*) FROM lines l"
+            f" JOIN sessions s ON s.sid = l.sid WHERE l.path_id IN ({marks})"
+            " GROUP BY l.path_id, l.sid, l.at_epoch",
+            part,
+        ):
+            out.append((int(pid), str(session_id), None if at is None else float(at), int(n)))
+    return out
+
+
+def earliest_session_start(conn: sqlite3.Connection) -> tuple[int, float | None]:
+    """(how many sessions, the earliest start of them, or None when some start is unknown)."""
+    count, known, first = conn.execute(
+        "SELECT count(*), count(started_epoch), min(started_epoch) FROM sessions"
+    ).fetchone()
+    return int(count), (float(first) if count and known == count else None)
+
+
+def writes_generation(conn: sqlite3.Connection) -> str:
+    """A value that changes whenever the index's writes change (any path): whether a
+    history pass done before may have something new to look at."""
+    count, total = conn.execute("SELECT count(*), coalesce(sum(gen), 0) FROM path_gen").fetchone()
+    return f"{int(count)}.{int(total)}"
 
 
 def has_any_table(conn: sqlite3.Connection) -> bool:

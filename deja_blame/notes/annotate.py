@@ -51,14 +51,21 @@ def prompts_opted_in(repo: pygit2.Repository) -> bool:
 
 
 def derive(
-    repo: pygit2.Repository, sha: str, conn: sqlite3.Connection | None, include_prompts: bool
+    repo: pygit2.Repository,
+    sha: str,
+    conn: sqlite3.Connection | None,
+    include_prompts: bool,
+    only: set[str] | None = None,
 ) -> Note:
-    """The commit's attribution from the index alone (notes not consulted)."""
+    """The commit's attribution from the index alone (notes not consulted); ``only``:
+    the files worth blaming, when the caller knows (``attribute_commit``'s)."""
     if conn is None:
         return Note(commit=sha, tool=TOOL)
     from deja_blame.attribution.commit import attribute_commit
 
-    note = attribute_commit(repo, sha, conn, note_lookup=None, include_prompts=include_prompts).note
+    note = attribute_commit(
+        repo, sha, conn, note_lookup=None, include_prompts=include_prompts, only=only
+    ).note
     note.tool = TOOL
     return note
 
@@ -164,11 +171,107 @@ def _carried(
     return Carrier(repo, sha).carry_from(pairs)
 
 
-def _own(docs: list[Note], sha: str) -> Note | None:
+def own_document(docs: list[Note], sha: str) -> Note | None:
     own = [d for d in docs if not d.commit or d.commit == sha]
     if not own:
         return None
     return own[0] if len(own) == 1 else merge_notes(own, commit=sha)
+
+
+@dataclass
+class Derivation:
+    """A commit's attribution from the index, before it is merged with its stored
+    note and carried notes and written."""
+
+    sha: str
+    note: Note
+    sources: list[str]
+    # what it was computed from (``notes/derived_from``); None: no index to say
+    derived_from: dict[str, int] | None
+
+
+def derive_commit(
+    repo: pygit2.Repository,
+    commit: pygit2.Commit,
+    conn: sqlite3.Connection | None,
+    include_prompts: bool,
+    is_head: bool = False,
+    extra_sources: list[str] | None = None,
+    derived_from: dict[str, int] | None = None,
+    only: set[str] | None = None,
+) -> Derivation:
+    """``derive`` and the commits whose notes are carried; ``derived_from`` is computed
+    here when not given (the history pass has it already, and ``only``)."""
+    sha = str(commit.id)
+    if derived_from is None and conn is not None:
+        from deja_blame.notes.derived_from import commit_derived_from
+
+        derived_from = commit_derived_from(conn, workdir(repo), sha)
+    sources = carry_sources(repo, commit, is_head) + [s for s in (extra_sources or []) if s != sha]
+    note = derive(repo, sha, conn, include_prompts, only)
+    return Derivation(sha, note, sources, derived_from)
+
+
+def final_note(
+    r: pygit2.Repository, d: Derivation, include_prompts: bool
+) -> tuple[Note, list[Note], list[str], int]:
+    """(the note ``d`` makes, the stored documents, other tools' lines, lines carried)."""
+    from deja_blame.notes.derived_from import combined
+
+    docs, foreign = read_note_parts(r, d.sha)
+    carried = _carried(r, d.sha, d.sources, docs)
+    own = own_document(docs, d.sha)
+    final = merge_notes([d.note, own, carried], commit=d.sha, tool=TOOL)
+    final.sessions = public_sessions(final.sessions, str(workdir(r)), include_prompts)
+    recorded = own.derived_from if own is not None else None
+    final.derived_from = recorded if d.derived_from is None else combined(recorded, d.derived_from)
+    return final, docs, foreign, carried.line_count() if carried is not None else 0
+
+
+def unchanged(final: Note, docs: list[Note]) -> bool:
+    """The stored note already says this (what it was computed from included)."""
+    return (
+        len(docs) == 1
+        and final.same_content(docs[0])
+        and final.derived_from == docs[0].derived_from
+    )
+
+
+def store_notes(
+    repo: pygit2.Repository,
+    items: list[Derivation],
+    include_prompts: bool,
+    message: str,
+    results: dict[str, AnnotateResult] | None = None,
+) -> str | None:
+    """Write the notes of ``items`` in one notes commit (merged with what is stored,
+    each written only when it changed); ``results``: what each note says now."""
+    out: dict[str, str | None] = {}
+
+    def compute(r: pygit2.Repository, tip: str | None) -> dict[str, str | None]:
+        out.clear()  # called again after a lost race: the last call's is what is written
+        for d in items:
+            final, docs, foreign, carried_lines = final_note(r, d, include_prompts)
+            if results is not None:
+                results[d.sha] = AnnotateResult(
+                    commit=d.sha,
+                    note=final,
+                    written=False,
+                    existed=bool(docs),
+                    derived_lines=d.note.line_count(),
+                    carried_lines=carried_lines,
+                    sources=d.sources,
+                )
+            if final.is_empty() or unchanged(final, docs):
+                continue  # nothing to say, or already said: idempotent
+            out[d.sha] = with_foreign(final.dumps(), foreign)  # another tool's lines kept
+        return dict(out)
+
+    tip = update_notes(repo, compute, message)
+    if tip is not None and results is not None:
+        for sha in out:
+            results[sha].written = True
+    return tip
 
 
 def annotate(
@@ -188,41 +291,21 @@ def annotate(
         include_prompts = prompts_opted_in(repo)
     head = repo.head.target if not repo.head_is_unborn else None
     is_head = head is not None and str(head) == sha
-    derived = derive(repo, sha, conn, include_prompts)
-    sources = carry_sources(repo, commit, is_head) + [s for s in (extra_sources or []) if s != sha]
-    result = AnnotateResult(
-        commit=sha, note=Note(commit=sha, tool=TOOL), written=False, existed=False, sources=sources
-    )
-    result.derived_lines = derived.line_count()
-    root = str(workdir(repo))
-
-    foreign: list[str] = []
-
-    def final_for(r: pygit2.Repository) -> tuple[Note, list[Note]]:
-        docs, foreign[:] = read_note_parts(r, sha)
-        carried = _carried(r, sha, sources, docs)
-        result.carried_lines = carried.line_count() if carried is not None else 0
-        final = merge_notes([derived, _own(docs, sha), carried], commit=sha, tool=TOOL)
-        final.sessions = public_sessions(final.sessions, root, include_prompts)
-        return final, docs
-
-    def compute(r: pygit2.Repository, tip: str | None) -> dict[str, str | None]:
-        final, docs = final_for(r)
-        result.note = final
-        result.existed = bool(docs)
-        if final.is_empty():
-            return {}
-        if len(docs) == 1 and final.same_content(docs[0]):
-            return {}  # already says this: idempotent
-        return {sha: with_foreign(final.dumps(), foreign)}  # another tool's lines kept
-
+    d = derive_commit(repo, commit, conn, include_prompts, is_head, extra_sources)
     if not write:
-        final, docs = final_for(repo)
-        result.note, result.existed = final, bool(docs)
-        return result
-    tip = update_notes(repo, compute, f"deja annotate {sha[:12]}")
-    result.written = tip is not None
-    return result
+        final, docs, _, carried_lines = final_note(repo, d, include_prompts)
+        return AnnotateResult(
+            commit=sha,
+            note=final,
+            written=False,
+            existed=bool(docs),
+            derived_lines=d.note.line_count(),
+            carried_lines=carried_lines,
+            sources=d.sources,
+        )
+    results: dict[str, AnnotateResult] = {}
+    store_notes(repo, [d], include_prompts, f"deja annotate {sha[:12]}", results)
+    return results[sha]
 
 
 def commits_of(repo: pygit2.Repository, spec: str) -> list[str]:
@@ -310,7 +393,7 @@ def rewrite_notes(
                     continue
                 docs, foreign = read_note_parts(r, new)
                 final = merge_notes(
-                    [derived.get(new), _own(docs, new), carried[new]], commit=new, tool=TOOL
+                    [derived.get(new), own_document(docs, new), carried[new]], commit=new, tool=TOOL
                 )
                 final.sessions = public_sessions(final.sessions, root, bool(include_prompts))
                 if final.is_empty():

@@ -12,7 +12,8 @@ Schema 2 (schema 1 is read as well: the same without the written time)::
       "sessions": {
         "<session id>": {"agent": "antigravity", "project": "/work/api",
                           "started_at": "2026-07-17T09:00:00Z"}
-      }
+      },
+      "derived_from": {"<session key>": 42}
     }
 
 Ranges are 1-based, inclusive, in that commit's version of the file: [start,
@@ -23,6 +24,12 @@ text (``sessions.<id>.first_prompt``) only when the user opted in
 (``git config deja.notes.prompts true``). ``commit`` names the commit the
 ranges were computed for: a note git copied to another commit on a rewrite
 (``notes.rewriteRef``) still names the old one, so its ranges can be remapped.
+
+``derived_from`` (optional; ``notes/derived_from.py``) says what the note was
+computed from: per session that wrote to the commit's files by the commit's
+time, a key (a digest of its id: a session that left no line in the commit is
+not named) and how many lines it had written there. A reader that does not know
+the field ignores it; a note without it was computed from an unknown set.
 
 git may hand us several documents in one note: ``notes.rewriteMode=concatenate``
 (the default) joins the notes of squashed commits with a blank line, and a
@@ -63,15 +70,20 @@ class Note:
     sessions: dict[str, dict[str, Any]] = field(default_factory=dict)
     tool: str = ""
     schema: int = SCHEMA
+    # session key -> lines it had written to the commit's files by then (None: not said)
+    derived_from: dict[str, int] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "schema": self.schema,
             "tool": self.tool,
             "commit": self.commit,
             "files": self.files,
             "sessions": self.sessions,
         }
+        if self.derived_from is not None:
+            out["derived_from"] = dict(sorted(self.derived_from.items()))
+        return out
 
     def dumps(self) -> str:
         """The note's text: sorted, one line per file's session and per session (diffable)."""
@@ -88,13 +100,17 @@ class Note:
         sessions = [f"    {j(sid)}: {j(self.sessions[sid])}" for sid in sorted(self.sessions)]
         files_text = "{\n" + ",\n".join(files) + "\n  }" if files else "{}"
         sessions_text = "{\n" + ",\n".join(sessions) + "\n  }" if sessions else "{}"
+        derived = ""
+        if self.derived_from is not None:
+            derived = f',\n  "derived_from": {j(self.derived_from)}'
         return (
             "{\n"
             f'  "schema": {self.schema},\n'
             f'  "tool": {j(self.tool)},\n'
             f'  "commit": {j(self.commit)},\n'
             f'  "files": {files_text},\n'
-            f'  "sessions": {sessions_text}\n'
+            f'  "sessions": {sessions_text}'
+            f"{derived}\n"
             "}\n"
         )
 
@@ -348,6 +364,7 @@ def _note_of(doc: Any) -> Note | None:
                 clean.setdefault(path, {})[sid] = good
     sessions = doc.get("sessions") if isinstance(doc.get("sessions"), dict) else {}
     return Note(
+        derived_from=_derived_from(doc.get("derived_from")),
         commit=str(doc.get("commit", ""))[:80],
         files=clean,
         sessions={
@@ -358,6 +375,30 @@ def _note_of(doc: Any) -> Note | None:
         tool=str(doc.get("tool", "")),
         schema=int(doc["schema"]),
     )
+
+
+MAX_DERIVED_FROM = 10_000  # sessions one note may say it was computed from
+
+
+def _derived_from(value: Any) -> dict[str, int] | None:
+    """A note's ``derived_from``: session key -> lines written (absent or unreadable: None).
+    Keys are short hex digests; counts whole and sane (input from strangers)."""
+    if not isinstance(value, dict):
+        return None
+    out: dict[str, int] = {}
+    for key, count in list(value.items())[:MAX_DERIVED_FROM]:
+        if (
+            isinstance(key, str)
+            and 0 < len(key) <= 64
+            and set(key) <= _HEX_DIGITS
+            and _number(count)
+            and 0 <= count <= MAX_NOTE_LINES * 1000
+        ):
+            out[key] = int(count)
+    return out
+
+
+_HEX_DIGITS = frozenset("0123456789abcdef")
 
 
 def _written(r: list[Any]) -> int | None:

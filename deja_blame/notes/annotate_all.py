@@ -1,0 +1,293 @@
+"""``deja annotate --all``: a note for every commit of the branch's history that
+sessions touched, root commit included, at git's pace.
+
+One ``git log --raw`` reads the history (``notes/history.py``: every commit's time
+and paths, oldest first, from the first indexed session's start on), one SQL pass
+the index's writes to those paths (``notes/derived_from.py``). A commit whose note
+says it was computed from what the index holds now is up to date. A commit whose
+files no session wrote by its time can hold only a block of session lines moved
+from another file: it is derived only when its introduced lines say so
+(``notes/worth.py``), and each derived commit blames only the files that can hold
+a session's line. The others are derived (``notes/annotate.derive_commit``: the attribution's
+own entry point, as ``deja annotate REV`` and the post-commit hook use it) and
+written in batches, about one notes commit a second: an interrupted pass keeps
+what it wrote, and the next one does only what is left.
+
+A commit derived with no attributed line gets no note (as everywhere); that it
+was looked at, and from what, is kept in ``.git/deja/history`` (``none <sha>
+<digest>`` lines), so it is not derived again until a session's writes to its
+files change. ``done <generation>`` records a complete pass and the index's
+writes at the time (``index.queries.writes_generation``): the post-commit hook's
+late pass runs the pass again only when they changed.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import pygit2
+
+from deja_blame import statefile
+from deja_blame.gitutil import workdir
+from deja_blame.index import queries as Q
+from deja_blame.notes.annotate import (
+    AnnotateResult,
+    Derivation,
+    derive_commit,
+    own_document,
+    prompts_opted_in,
+    store_notes,
+)
+from deja_blame.notes.derived_from import SKEW, SessionWrites, digest, is_stale
+from deja_blame.notes.history import read_history
+from deja_blame.notes.store import check_notes_ref, deja_dir, read_note_docs
+from deja_blame.notes.worth import files_worth_deriving
+
+STATE_FILE = "history"
+STATE_BYTES = 4 * 1024 * 1024  # a longer record is started afresh (costs a re-derive)
+LOCK_FILE = "history.lock"
+FLUSH_SECONDS = 1.0  # a notes commit about this often: what an interrupt may lose
+FLUSH_COMMITS = 64
+# the record of a commit no session wrote the files of, that no moved block reached,
+# at this generation of the index's writes
+MOVES_ONLY = "moves-"
+
+
+@dataclass
+class HistoryResult:
+    commits: int = 0  # of the branch's history, from the first session's start on
+    touched: int = 0  # that sessions wrote to the files of, by their time
+    fresh: int = 0  # whose note (or record of none) was up to date
+    derived: int = 0  # derived now
+    written: list[str] = field(default_factory=list)  # notes written or updated
+    left: int = 0  # touched, not up to date, not derived (out of time)
+    busy: bool = False  # another pass holds the lock
+
+    @property
+    def complete(self) -> bool:
+        return not self.left and not self.busy
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "commits": self.commits,
+            "touched": self.touched,
+            "fresh": self.fresh,
+            "derived": self.derived,
+            "written": self.written,
+            "left": self.left,
+        }
+
+
+# (done, to do, notes written so far): after each commit derived
+Progress = Callable[[int, int, int], None]
+
+
+class HistoryState:
+    """``.git/deja/history``: commits derived with no line (and from what), and the
+    index's generation at the last complete pass. Never read or written through a link."""
+
+    def __init__(self, repo: pygit2.Repository) -> None:
+        self.path = deja_dir(repo) / STATE_FILE
+        self.none: dict[str, str] = {}
+        self.done: str | None = None
+        data = statefile.read_bytes(self.path, STATE_BYTES + 1)
+        if data is None or len(data) > STATE_BYTES:
+            return
+        for line in data.decode("ascii", "replace").splitlines():
+            fields = line.split()
+            if len(fields) == 3 and fields[0] == "none":
+                self.none[fields[1]] = fields[2]
+            elif len(fields) == 2 and fields[0] == "done":
+                self.done = fields[1]
+
+    def _append(self, text: str) -> None:
+        try:
+            if not statefile.ensure_dir(self.path.parent):
+                return
+            size = statefile.size_of(self.path)
+            if size is None or size + len(text) > STATE_BYTES:
+                kept = "".join(f"none {sha} {d}\n" for sha, d in self.none.items())
+                if len(kept) + len(text) > STATE_BYTES:
+                    kept = ""
+                statefile.write_bytes(self.path, (kept + text).encode(), mode=0o600)
+            else:
+                statefile.append_bytes(self.path, text.encode())
+        except OSError:
+            pass  # costs a re-derive next time, nothing else
+
+    def record_none(self, sha: str, value: str) -> None:
+        self.none[sha] = value
+        self._append(f"none {sha} {value}\n")
+
+    def record_done(self, generation: str) -> None:
+        self.done = generation
+        self._append(f"done {generation}\n")
+
+
+def needs_pass(repo: pygit2.Repository, conn: sqlite3.Connection) -> bool:
+    """Whether a history pass may have work: none completed yet, or the index's writes
+    changed since the last one (cheap: one small query and one small file)."""
+    return HistoryState(repo).done != Q.writes_generation(conn)
+
+
+@contextmanager
+def history_lock(repo: pygit2.Repository, wait: bool) -> Iterator[bool]:
+    """One history pass at a time per repository; yields whether this one has the lock
+    (``wait``: until it is free). Without fcntl (Windows) every pass goes ahead."""
+    try:
+        import fcntl
+    except ImportError:
+        yield True
+        return
+    where = deja_dir(repo)
+    fd = statefile.open_lock(where / LOCK_FILE) if statefile.ensure_dir(where) else None
+    if fd is None:
+        yield True
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except OSError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)
+
+
+def annotate_history(
+    repo: pygit2.Repository,
+    conn: sqlite3.Connection,
+    rev: str = "HEAD",
+    deadline: float | None = None,
+    on_progress: Progress | None = None,
+    include_prompts: bool | None = None,
+) -> HistoryResult:
+    """Write the notes of ``rev``'s history that are missing or stale, until ``deadline``
+    (monotonic). The caller holds ``history_lock``."""
+    check_notes_ref(repo)
+    result = HistoryResult()
+    if repo.head_is_unborn:
+        return result
+    if include_prompts is None:
+        include_prompts = prompts_opted_in(repo)
+    generation = Q.writes_generation(conn)
+    state = HistoryState(repo)
+    count, first_start = Q.earliest_session_start(conn)
+    if not count:
+        state.record_done(generation)
+        return result
+    root = workdir(repo)
+    since = first_start - SKEW if first_start is not None else None
+    commits = read_history(root, [rev], since)
+    result.commits = len(commits)
+    writes = SessionWrites(conn, root, {p for c in commits for p in c.paths})
+    todo: list[tuple[str, dict[str, int], set[str] | None]] = []
+    if writes.touched():
+        for c in commits:
+            local = writes.of(c)
+            if local:
+                own = own_document(read_note_docs(repo, c.sha), c.sha)
+                if own is not None:
+                    up_to_date = not is_stale(own.derived_from, local)
+                else:
+                    up_to_date = state.none.get(c.sha) == digest(local)
+                result.touched += 1
+                if up_to_date:
+                    result.fresh += 1
+                else:
+                    todo.append((c.sha, local, None))
+                continue
+            # no session wrote to its files: a block of their lines moved here from
+            # another file is all it may hold (looked at again when the writes change)
+            if state.none.get(c.sha) == MOVES_ONLY + generation or read_note_docs(repo, c.sha):
+                continue
+            commit = repo[c.sha].peel(pygit2.Commit)
+            only = files_worth_deriving(repo, commit, conn, writes)
+            if only:
+                result.touched += 1
+                todo.append((c.sha, local, only))
+            else:
+                state.record_none(c.sha, MOVES_ONLY + generation)
+    _derive_all(
+        repo,
+        conn,
+        generation,
+        writes,
+        todo,
+        state,
+        result,
+        bool(include_prompts),
+        deadline,
+        on_progress,
+    )
+    if result.complete:
+        state.record_done(generation)
+    return result
+
+
+def _derive_all(
+    repo: pygit2.Repository,
+    conn: sqlite3.Connection,
+    generation: str,
+    writes: SessionWrites,
+    todo: list[tuple[str, dict[str, int], set[str] | None]],
+    state: HistoryState,
+    result: HistoryResult,
+    include_prompts: bool,
+    deadline: float | None,
+    on_progress: Progress | None,
+) -> None:
+    batch: list[Derivation] = []
+    locals_of: dict[str, dict[str, int]] = {}
+
+    def flush() -> None:
+        if not batch:
+            return
+        results: dict[str, AnnotateResult] = {}
+        store_notes(repo, batch, include_prompts, f"deja annotate --all: {len(batch)}", results)
+        for d in batch:
+            r = results[d.sha]
+            if r.written:
+                result.written.append(d.sha)
+            if r.note.is_empty():
+                local = locals_of[d.sha]
+                state.record_none(d.sha, digest(local) if local else MOVES_ONLY + generation)
+        result.derived += len(batch)
+        batch.clear()
+
+    last = time.monotonic()
+    done = 0
+    try:
+        for sha, local, only in todo:
+            if deadline is not None and time.monotonic() > deadline:
+                break
+            commit = repo[sha].peel(pygit2.Commit)
+            if only is None:
+                only = files_worth_deriving(repo, commit, conn, writes)
+            batch.append(
+                derive_commit(repo, commit, conn, include_prompts, derived_from=local, only=only)
+            )
+            locals_of[sha] = local
+            done += 1
+            if time.monotonic() - last > FLUSH_SECONDS or len(batch) >= FLUSH_COMMITS:
+                flush()
+                last = time.monotonic()
+            if on_progress is not None:
+                on_progress(done, len(todo), len(result.written))
+    except BaseException:
+        # Ctrl-C, the hook's budget: what was derived is written, the rest left for
+        # the next pass (a failure inside the write itself is not retried here)
+        try:
+            flush()
+        finally:
+            result.left = len(todo) - result.derived
+        raise
+    flush()
+    result.left = len(todo) - result.derived

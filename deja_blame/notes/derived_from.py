@@ -1,0 +1,107 @@
+"""What a note was computed from, so that whether it is stale is a comparison.
+
+A commit's note is derived from what sessions wrote to the commit's files (every
+path its diff names, here or in another clone: ``index.queries.candidate_paths``)
+by the commit's time; a later write cannot give the commit a line. The note's
+``derived_from`` records, per such session, a key (``session_key``: a digest of
+its id, so a session that left no line in the commit is not named to whoever
+reads the notes) and how many lines it had written there then.
+
+A note is stale when this machine's index knows a session the note does not
+name, or more lines of one it names: a transcript that arrived (or grew) after
+the note was written. A note that names more than this index knows (computed on
+another machine, with other transcripts) is not stale here: re-deriving it
+would find nothing new. A note without the field (an older deja's, another
+tool's) is stale wherever the index knows a session of its commit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Iterable
+from pathlib import Path
+
+import orjson
+
+from deja_blame.index import queries as Q
+from deja_blame.notes.history import HistoryCommit, read_history
+
+# Generous on purpose (identity.SKEW, not the matcher's 120 s): this only chooses the
+# sessions worth a look; the matcher's own window decides which line is whose.
+SKEW = 600.0
+KEY_DIGITS = 16
+
+Recorded = dict[str, int]
+
+
+def session_key(session_id: str) -> str:
+    return hashlib.sha256(session_id.encode("utf-8", "surrogateescape")).hexdigest()[:KEY_DIGITS]
+
+
+def is_stale(recorded: Recorded | None, local: Recorded) -> bool:
+    """Whether a note that says it was computed from ``recorded`` misses what the index
+    now holds for its commit (``local``)."""
+    if not local:
+        return False
+    if recorded is None:
+        return True
+    return any(recorded.get(key, -1) < n for key, n in local.items())
+
+
+def combined(recorded: Recorded | None, local: Recorded) -> Recorded:
+    """What a note re-derived here was computed from: what it said, and what is here."""
+    out = dict(recorded or {})
+    for key, n in local.items():
+        out[key] = max(n, out.get(key, 0))
+    return dict(sorted(out.items()))
+
+
+def digest(local: Recorded) -> str:
+    """One short value for ``local`` (the local record of commits that got no note)."""
+    text = orjson.dumps(local, option=orjson.OPT_SORT_KEYS)
+    return hashlib.sha256(text).hexdigest()[:KEY_DIGITS]
+
+
+class SessionWrites:
+    """The index's writes to a history's files, read once: per path, per session and
+    edit time, how many lines. ``of(commit)`` is then a sum, no SQL."""
+
+    def __init__(self, conn: sqlite3.Connection, root: str | Path, relpaths: Iterable[str]) -> None:
+        root = str(root)
+        self.pids: dict[str, list[int]] = {}
+        for rel in set(relpaths):
+            found = Q.candidate_paths(conn, root, {rel})
+            if found:
+                self.pids[rel] = sorted(found)
+        wanted = {pid for pids in self.pids.values() for pid in pids}
+        self.writes: dict[int, list[tuple[str, float | None, int]]] = {}
+        for pid, session_id, at, n in Q.write_counts(conn, wanted):
+            self.writes.setdefault(pid, []).append((session_key(session_id), at, n))
+
+    def touched(self) -> bool:
+        """Whether any session wrote to any of these files."""
+        return bool(self.writes)
+
+    def of(self, commit: HistoryCommit) -> Recorded:
+        """session key -> lines written to the commit's files by its time (plus skew)."""
+        limit = commit.time + SKEW
+        counts: Recorded = {}
+        seen: set[int] = set()
+        for rel in commit.paths:
+            for pid in self.pids.get(rel, ()):
+                if pid in seen:
+                    continue
+                seen.add(pid)
+                for key, at, n in self.writes.get(pid, ()):
+                    if at is None or at <= limit:
+                        counts[key] = counts.get(key, 0) + n
+        return dict(sorted(counts.items()))
+
+
+def commit_derived_from(conn: sqlite3.Connection, root: str | Path, sha: str) -> Recorded:
+    """``SessionWrites.of`` for one commit (the hooks' and ``deja annotate REV``'s note)."""
+    commits = read_history(root, ["-1", sha])
+    if not commits:
+        return {}
+    return SessionWrites(conn, root, commits[0].paths).of(commits[0])
