@@ -9,10 +9,10 @@ rules need at the least to give a line of it to a session, by the commit's time:
 - a line the commit introduced, not trivial, whose text a session wrote to this
   file (here or in another clone);
 - consecutive introduced lines that, joined, are the text of one line a session
-  wrote there (a formatter split it: ``attribution/reflow.py``), with the
+  wrote there (a formatter split it: ``attribution/match/reflow.py``), with the
   trailing comma such a split adds also tried without it;
 - ``MOVED_BLOCK`` introduced lines whose texts a session wrote to any file of
-  this repository (a block moved between files: ``attribution/moves.py``).
+  this repository (a block moved between files: ``attribution/match/moves.py``).
 
 A file that has none of these is not blamed; a commit none of whose files has
 is derived without a blame (its note, if it has one, is still merged and told
@@ -27,15 +27,15 @@ import sqlite3
 import pygit2
 
 from deja_blame.attribution.commit import introduced_lines
-from deja_blame.attribution.moves import MOVED_BLOCK
-from deja_blame.attribution.reflow import REFLOW_MAX
+from deja_blame.attribution.match.moves import MOVED_BLOCK
+from deja_blame.attribution.match.reflow import REFLOW_MAX
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import read_file
 from deja_blame.index import queries as Q
 from deja_blame.index.fingerprint import fingerprint, is_trivial, normalise_line
 from deja_blame.notes.derived_from import SKEW, SessionWrites
 
-# as attribution/reflow.py: the comma black and ruff add after a split call's last item
+# as attribution/match/reflow.py: the comma black and ruff add after a split call's last item
 _MAGIC_COMMA = re.compile(r",([)\]}])")
 
 
