@@ -18,6 +18,17 @@ and prints medians, the ratios to the baselines of the same round, and whether
 every deja printed the same bytes. Goals: report <= 2x, stats cold <= 2x and
 warm <= 0.5x.
 
+``--annotate`` measures the history's notes instead: the baseline is git blame
+--porcelain of each file each commit added or changed, at that commit, for the
+commits ``deja annotate --all`` walks (HEAD's history from the first session's
+start, less 10 minutes); each deja, its notes removed first, runs ``annotate
+--all`` (a deja without it: ``annotate OLDEST^..HEAD``, the same commits but the
+oldest's parent's side); then whether every deja wrote the same notes (the
+``tool`` and ``derived_from`` fields aside). Goal: <= 3x.
+
+    python bench/history.py --data /tmp/range --annotate \
+        --deja old=/tmp/base/.venv/bin/python --deja new=.venv/bin/python --rounds 1
+
     python bench/realhistory.py --source /work/.mirror/pallets+click/repo \\
         --range HEAD~46..HEAD --share 2 --out /tmp/range
     python bench/history.py --data /tmp/range --range HEAD~46..HEAD \\
@@ -72,7 +83,8 @@ def git_lines(repo: Path, *args: str) -> list[str]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--data", type=Path, required=True, help="realhistory.py --range's --out")
-    ap.add_argument("--range", required=True)
+    ap.add_argument("--range", help="the range report and stats are asked about")
+    ap.add_argument("--annotate", action="store_true", help="deja annotate --all instead")
     ap.add_argument("--deja", action="append", required=True, metavar="NAME=PYTHON")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--skip-stats", action="store_true")
@@ -90,6 +102,10 @@ def main() -> int:
         clean[name] = work / f"{name}-clean.db"
         env = {**base_env, "DEJA_DB": str(clean[name])}
         subprocess.run([python, "-m", "deja_blame", "index", "-q"], cwd=repo, env=env, check=True)
+    if args.annotate:
+        return annotate_all(repo, work, base_env, dejas, clean, args.rounds)
+    if not args.range:
+        ap.error("--range is needed (or --annotate)")
     changed: list[tuple[str, str]] = []
     for sha in git_lines(repo, "rev-list", args.range):
         for path in git_lines(
@@ -155,6 +171,88 @@ def main() -> int:
     for label in commands:
         same = all(outputs[(n, label)] == outputs[(names[0], label)] for n in names)
         print(f"{label}: {'the same bytes' if same else 'DIFFERENT'} from every deja")
+    shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+def first_session_start(db: Path) -> float:
+    with sqlite3.connect(db) as conn:
+        return float(conn.execute("SELECT min(started_epoch) FROM sessions").fetchone()[0])
+
+
+def notes_text(repo: Path) -> str:
+    """Every note, ``tool`` and ``derived_from`` lines aside (they differ by design)."""
+    out = []
+    for line in sorted(git_lines(repo, "notes", "--ref", "refs/notes/deja", "list")):
+        sha = line.split()[1]
+        body = git_lines(repo, "notes", "--ref", "refs/notes/deja", "show", sha)
+        kept = [b.rstrip(",") for b in body if '"tool"' not in b and '"derived_from"' not in b]
+        out.append(f"== {sha}\n" + "\n".join(kept))
+    return "\n".join(out)
+
+
+def annotate_all(
+    repo: Path,
+    work: Path,
+    base_env: dict[str, str],
+    dejas: dict[str, str],
+    clean: dict[str, Path],
+    rounds: int,
+) -> int:
+    since = int(first_session_start(next(iter(clean.values()))) - 600)
+    commits = git_lines(repo, "rev-list", f"--since=@{since}", "HEAD")
+    changed = [
+        (sha, path)
+        for sha in commits
+        for path in git_lines(
+            repo,
+            "diff-tree",
+            "-r",
+            "--no-commit-id",
+            "--name-only",
+            "--diff-filter=AMR",
+            "-M",
+            "--root",
+            sha,
+        )
+    ]
+    times: dict[str, list[tuple[float, float]]] = {}
+    notes: dict[str, str] = {}
+    for r in range(rounds):
+        times.setdefault("git blame changed", []).append(blame_each(repo, changed, base_env))
+        for name, python in dejas.items():
+            db = work / f"{name}.db"
+            shutil.copy(clean[name], db)
+            env = {**base_env, "DEJA_DB": str(db)}
+            subprocess.run(["git", "-C", str(repo), "update-ref", "-d", "refs/notes/deja"])
+            (repo / ".git" / "deja" / "history").unlink(missing_ok=True)
+            helped = subprocess.run(
+                [python, "-m", "deja_blame", "annotate", "--help"], capture_output=True, env=env
+            ).stdout
+            cmd = (
+                ["annotate", "--all"]
+                if b"--all" in helped
+                else ["annotate", f"{commits[-1]}^..HEAD"]
+            )
+            times.setdefault(f"{name} {' '.join(cmd)}", []).append(
+                run([python, "-m", "deja_blame", *cmd], repo, env)
+            )
+            notes[name] = notes_text(repo)
+        print(f"round {r + 1} done", file=sys.stderr)
+
+    def med(key: str, k: int) -> float:
+        return statistics.median(t[k] for t in times[key])
+
+    print(f"{len(commits)} commits, {len(changed)} (commit, file) blames")
+    print(f"{'':40}{'wall s':>9}{'cpu s':>9}{'x git (wall)':>14}{'x git (cpu)':>13}")
+    ref = "git blame changed"
+    for key in times:
+        ratio = f"{med(key, 0) / med(ref, 0):>14.2f}{med(key, 1) / med(ref, 1):>13.2f}"
+        print(f"{key:40}{med(key, 0):>9.2f}{med(key, 1):>9.2f}{ratio}")
+    names = list(dejas)
+    count = notes[names[0]].count("== ")
+    same = all(notes[n] == notes[names[0]] for n in names)
+    print(f"{count} notes: {'the same' if same else 'DIFFERENT'} from every deja")
     shutil.rmtree(work, ignore_errors=True)
     return 0
 
