@@ -16,7 +16,8 @@ what it wrote, and the next one does only what is left.
 A commit derived with no attributed line gets no note (as everywhere); that it
 was looked at, and from what, is kept in ``.git/deja/history`` (``none <sha>
 <digest>`` lines), so it is not derived again until a session's writes to its
-files change. ``done <generation>`` records a complete pass and the index's
+files change (a commit none wrote the files of, until a session arrives).
+``done <generation>`` records a complete pass and the index's
 writes at the time (``index.queries.writes_generation``): the post-commit hook's
 late pass runs the pass again only when they changed.
 """
@@ -55,7 +56,8 @@ LOCK_FILE = "history.lock"
 FLUSH_SECONDS = 1.0  # a notes commit about this often: what an interrupt may lose
 FLUSH_COMMITS = 64
 # the record of a commit no session wrote the files of, that no moved block reached,
-# at this generation of the index's writes
+# while the index held this many sessions (looked at again when one arrives, not at
+# each write of a session at work: the hook's pass would redo every such commit)
 MOVES_ONLY = "moves-"
 
 
@@ -180,6 +182,7 @@ def annotate_history(
     generation = Q.writes_generation(conn)
     state = HistoryState(repo)
     count, first_start = Q.earliest_session_start(conn)
+    moves_key = f"{MOVES_ONLY}{count}"
     if not count:
         state.record_done(generation)
         return result
@@ -206,7 +209,7 @@ def annotate_history(
                 continue
             # no session wrote to its files: a block of their lines moved here from
             # another file is all it may hold (looked at again when the writes change)
-            if state.none.get(c.sha) == MOVES_ONLY + generation or read_note_docs(repo, c.sha):
+            if state.none.get(c.sha) == moves_key or read_note_docs(repo, c.sha):
                 continue
             commit = repo[c.sha].peel(pygit2.Commit)
             only = files_worth_deriving(repo, commit, conn, writes)
@@ -214,11 +217,11 @@ def annotate_history(
                 result.touched += 1
                 todo.append((c.sha, local, only))
             else:
-                state.record_none(c.sha, MOVES_ONLY + generation)
+                state.record_none(c.sha, moves_key)
     _derive_all(
         repo,
         conn,
-        generation,
+        moves_key,
         writes,
         todo,
         state,
@@ -235,7 +238,7 @@ def annotate_history(
 def _derive_all(
     repo: pygit2.Repository,
     conn: sqlite3.Connection,
-    generation: str,
+    moves_key: str,
     writes: SessionWrites,
     todo: list[tuple[str, dict[str, int], set[str] | None]],
     state: HistoryState,
@@ -258,7 +261,7 @@ def _derive_all(
                 result.written.append(d.sha)
             if r.note.is_empty():
                 local = locals_of[d.sha]
-                state.record_none(d.sha, digest(local) if local else MOVES_ONLY + generation)
+                state.record_none(d.sha, digest(local) if local else moves_key)
         result.derived += len(batch)
         batch.clear()
 
