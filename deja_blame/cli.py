@@ -389,6 +389,26 @@ def forget_cmd(conn: sqlite3.Connection, session: str, as_json: bool) -> int:
     return run_forget(conn, session, as_json)
 
 
+@cli.command("trust")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--remove", is_flag=True, help="Stop trusting the PATHS.")
+@json_option
+def trust_cmd(paths: tuple[Path, ...], remove: bool, as_json: bool) -> int:
+    """Read the sessions in PATHS (files or folders) as yours.
+
+    deja leaves out a transcript a repository tracks (it came with a clone) or
+    another user owns (deja doctor lists them). With no PATHS: what is trusted.
+
+    \b
+    Examples:
+      deja trust ~/src/app/.aider.chat.history.md
+      deja trust --remove ~/src/app/.aider.chat.history.md
+    """
+    from deja_blame.commands.trust import run_trust
+
+    return run_trust(list(paths), remove, as_json)
+
+
 @cli.command("show")
 @click.argument("session")
 @db_option

@@ -191,6 +191,13 @@ def open_repository(path: Path) -> pygit2.Repository:
                 f" {pygit2.LIBGIT2_VERSION} (deja's git library) cannot read",
                 hint="deja works in SHA-1 repositories (git's default) only, for now",
             ) from exc
+        if "not owned by current user" in str(exc):
+            # git's own words and remedy (CVE-2022-24765): someone else's repository
+            top = Path(found).parent if Path(found).name == ".git" else Path(found)
+            raise NotARepositoryError(
+                f"detected dubious ownership in repository at '{top}'",
+                hint=f"if it is yours: git config --global --add safe.directory {top}",
+            ) from exc
         raise NotARepositoryError(f"{path}: cannot open its repository: {exc}") from exc
     if repo.is_bare:
         raise NotARepositoryError(f"{path} is in a bare repository (no working tree)")

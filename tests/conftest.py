@@ -58,6 +58,9 @@ def seal(monkeypatch: pytest.MonkeyPatch, home: Path, tmp_path: Path) -> None:
     # (an empty Antigravity root: a root a variable names must exist, or deja index fails)
     (tmp_path / "no-root-chosen" / "brain").mkdir(parents=True, exist_ok=True)
     monkeypatch.setenv("DEJA_ANTIGRAVITY_ROOT", str(tmp_path / "no-root-chosen"))
+    # deja's own fixtures are tracked by deja's repository, which makes them a
+    # stranger's sessions (transcripts/provenance.py) unless trusted, as here
+    monkeypatch.setenv("DEJA_TRUSTED", str(REPO_ROOT / "fixtures"))
 
 
 def built_once(

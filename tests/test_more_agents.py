@@ -386,6 +386,9 @@ def test_held_out_world_every_agent_in_one_repository(
         place = _place(agent, home, repo)
         _retarget(place, repo)
     _second_droid_session(home, repo)
+    # as Aider offers to: its history is the user's, not the repository's (a tracked
+    # one would be a stranger's: test_hostile_provenance.py)
+    (repo / ".git" / "info" / "exclude").write_text(".aider*\n")
     for name, (_before, after) in WORLD.items():
         (repo / name).write_text(after)
     git(repo, "add", "-A")
@@ -543,7 +546,13 @@ def test_a_missing_root_is_one_line_and_exit_1_for_every_agent(agent: str, tmp_p
 PACKAGE = Path(__file__).resolve().parents[1] / "deja_blame"
 # what a layer may import from deja (lazily, inside a function, too)
 MAY_IMPORT = {
-    "transcripts": ("deja_blame.transcripts", "deja_blame.models", "deja_blame.errors"),
+    # linediff: a leaf (git's diff of two lists of lines), importing nothing of deja
+    "transcripts": (
+        "deja_blame.transcripts",
+        "deja_blame.models",
+        "deja_blame.errors",
+        "deja_blame.linediff",
+    ),
     "index": (
         "deja_blame.index",
         "deja_blame.transcripts",

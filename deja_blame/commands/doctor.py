@@ -134,6 +134,18 @@ def check_roots(roots: list[Path]) -> tuple[Check, list[TranscriptFile]]:
     return Check("transcript roots", True, detail), found
 
 
+def check_left_out() -> Check | None:
+    """The transcripts deja found and does not read (a repository carries them, or
+    another user owns them: ``transcripts.provenance``), each with the command that
+    reads it. Not a failure: leaving them out is deja working as it should."""
+    from deja_blame.index.provenance import left_out_now
+
+    left = left_out_now()
+    if not left:
+        return None
+    return Check("left out", True, "; ".join(lo.line() for lo in left))
+
+
 # -- the index -------------------------------------------------------------------------------
 
 
@@ -370,6 +382,9 @@ def diagnose(
     checks = [check_git(), check_pygit2()]
     roots_check, transcripts = check_roots(roots if roots is not None else discover_roots())
     repo_checks = check_repository(cwd or Path.cwd())
+    left_out = check_left_out()
+    if left_out is not None:
+        checks.append(left_out)
     notes = next((c for c in repo_checks if c.name == "notes"), None)
     if not transcripts and _no_sessions(db_path) and notes is not None and _has_notes(notes):
         # A reviewer's clone (or CI): no transcripts, no index, and the notes that

@@ -35,9 +35,16 @@ def run_sessions(
             break
     if project:
         rows = with_repository_sessions(conn, rows, spellings[0], limit, agent)
+    from deja_blame.index.provenance import left_out_now, left_out_summary
+
+    left_out = left_out_now()
     if as_json:
-        print_json({"sessions": [r.to_json() for r in rows]})
+        print_json(
+            {"sessions": [r.to_json() for r in rows], "left_out": [lo.to_json() for lo in left_out]}
+        )
         return 0
+    if left_out:
+        click.echo(f"deja: {inert(left_out_summary(left_out))}", err=True)
     if not rows and project:
         click.echo(f"no indexed session worked in {inert(spellings[0] or project)}", err=True)
         click.echo("hint: deja sessions lists them all", err=True)

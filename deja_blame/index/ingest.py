@@ -144,6 +144,21 @@ def collect_transcripts(roots: Iterable[Path], report: IndexReport) -> list[Tran
     return one_copy_each(found, report.problems)
 
 
+def _own_only(files: list[TranscriptFile], report: IndexReport) -> list[TranscriptFile]:
+    """The transcripts that are the user's own (``index.provenance``): one a
+    repository carries, or another user owns, is left out, and the run says so."""
+    from deja_blame.index.provenance import FOREIGN, split_trusted
+    from deja_blame.output import warn
+
+    kept, left_out = split_trusted(files)
+    for lo in left_out:
+        if lo.why == FOREIGN:
+            warn(lo.line())  # as git warns of a repository someone else owns, every time
+        else:
+            report.problems.append(lo.line())
+    return kept
+
+
 def index_roots(
     conn: sqlite3.Connection,
     roots: Iterable[Path],
@@ -161,6 +176,7 @@ def index_roots(
     """
     report = IndexReport()
     files = transcripts if transcripts is not None else collect_transcripts(roots, report)
+    files = _own_only(files, report)
     paths = PathIds(conn)
     # Fewer, larger checkpoints while writing in bulk: each one costs two fsyncs.
     (checkpoint_pages,) = conn.execute("PRAGMA wal_autocheckpoint").fetchone()

@@ -1,0 +1,233 @@
+"""Where a transcript came from, and whether deja takes it as the user's own
+(``deja index`` and every refresh pass what they found through ``split_trusted``).
+
+deja trusts what a repository carries no more than git does. An agent's own store
+under the user's home is the user's; so is a history the user's own Aider wrote
+into a working tree and never committed. A transcript a repository *tracks* came
+with ``git clone`` or ``git pull``: anybody who could push wrote it (thousands of
+public repositories commit Aider's ``.aider.chat.history.md``), so it is a
+stranger's. A file owned by another local user is a stranger's too, and so,
+outside every work tree, is a file in a folder another user owns (another user's
+``/tmp/.aider.chat.history.md``, found walking up from the current folder): git's
+``safe.directory`` rule, CVE-2022-24765. A stranger's session is not read into the
+index, so no blame, note, report or handoff uses it, until the user says so:
+``deja trust PATH`` (``trusted`` below), ``DEJA_TRUSTED=PATH[:PATH]``, or
+``git config deja.trustSessions true`` in the repository that carries it (a
+repository's own config never travels with a clone).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from deja_blame.transcripts.transcript_file import TranscriptFile
+
+TRUSTED_ENV = "DEJA_TRUSTED"
+TRUST_CONFIG = "deja.trustSessions"  # git config: this repository's tracked sessions are mine
+MAX_TRUST_FILE = 1 << 20
+
+CARRIED = "carried"  # tracked by the repository holding it
+FOREIGN = "foreign"  # owned by another user
+UNCHECKED = "unchecked"  # git could not say whether the repository tracks it
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """A transcript deja found and did not read, and why."""
+
+    path: Path
+    agent: str
+    why: str  # CARRIED, FOREIGN or UNCHECKED
+    where: Path  # the work tree that carries it, or the folder someone else owns
+
+    def line(self) -> str:
+        """One line: what, why, and the command that includes it."""
+        if self.why == CARRIED:
+            reason = f"tracked by the repository at {self.where}: written by whoever pushed it"
+        elif self.why == FOREIGN:
+            reason = f"detected dubious ownership in '{self.where}': someone else's"
+        else:
+            reason = f"git could not say whether the repository at {self.where} tracks it"
+        return f"left out {self.path} ({self.agent}): {reason}; to read it: deja trust {self.path}"
+
+    def to_json(self) -> dict[str, str]:
+        return {
+            "path": str(self.path),
+            "agent": self.agent,
+            "why": self.why,
+            "where": str(self.where),
+        }
+
+
+def trust_file(env: Mapping[str, str] | None = None) -> Path:
+    """Where ``deja trust`` keeps the paths the user vouched for."""
+    env = os.environ if env is None else env
+    config = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME") or Path.home()) / ".config")
+    return Path(config) / "deja" / "trusted"
+
+
+def trusted_paths(env: Mapping[str, str] | None = None) -> list[Path]:
+    """Every file or folder the user said is theirs: ``DEJA_TRUSTED`` and ``deja trust``'s file."""
+    from deja_blame.statefile import read_text
+
+    env = os.environ if env is None else env
+    out = [Path(p).expanduser() for p in (env.get(TRUSTED_ENV) or "").split(os.pathsep) if p]
+    text = read_text(trust_file(env), MAX_TRUST_FILE) or ""
+    out += [Path(line) for line in text.splitlines() if line.strip()]
+    return [_absolute(p) for p in out]
+
+
+def is_trusted(path: Path, trusted: Iterable[Path]) -> bool:
+    """``path`` is one of ``trusted`` or lies under one of them."""
+    here = _absolute(path)
+    return any(here == t or t in here.parents for t in trusted)
+
+
+def owned_by_me(st: os.stat_result) -> bool:
+    """git's ownership rule: the user's own, or root's when the user is root through
+    sudo (``SUDO_UID``). Always True where there are no user ids (Windows)."""
+    uid = getattr(os, "geteuid", None)
+    if uid is None:
+        return True
+    me = uid()
+    if st.st_uid == me:
+        return True
+    if me == 0:
+        sudo = os.environ.get("SUDO_UID", "")
+        return sudo.isdigit() and int(sudo) == st.st_uid
+    return False
+
+
+def work_tree_of(directory: Path, memo: dict[Path, Path | None] | None = None) -> Path | None:
+    """The nearest folder at or above ``directory`` holding ``.git`` (a directory, or a
+    worktree's or submodule's file): by stat alone; None outside every work tree."""
+    memo = {} if memo is None else memo
+    walked: list[Path] = []
+    found: Path | None = None
+    for d in (directory, *directory.parents):
+        if d in memo:
+            found = memo[d]
+            break
+        walked.append(d)
+        if os.path.lexists(d / ".git"):
+            found = d
+            break
+    for d in walked:
+        memo[d] = found
+    return found
+
+
+def split_trusted(
+    files: list[TranscriptFile], env: Mapping[str, str] | None = None
+) -> tuple[list[TranscriptFile], list[LeftOut]]:
+    """``files`` as (the user's own, the strangers' left out). A stat per file and a
+    memoised walk up its folders; git is asked only about the work trees that hold one."""
+    if not files:
+        return [], []
+    trusted = trusted_paths(env)
+    memo: dict[Path, Path | None] = {}
+    kept: list[TranscriptFile] = []
+    left: list[LeftOut] = []
+    in_trees: dict[Path, list[TranscriptFile]] = {}
+    for tf in files:
+        path = _absolute(tf.path)
+        if trusted and is_trusted(path, trusted):
+            kept.append(tf)
+            continue
+        try:
+            st = os.lstat(path)
+        except OSError:
+            kept.append(tf)  # gone: the index reports what it cannot read
+            continue
+        if not owned_by_me(st):
+            left.append(LeftOut(tf.path, tf.agent, FOREIGN, path.parent))
+            continue
+        top = work_tree_of(path.parent, memo)
+        if top is None:
+            if folder_is_mine(path.parent):
+                kept.append(tf)
+            else:
+                left.append(LeftOut(tf.path, tf.agent, FOREIGN, path.parent))
+        else:
+            in_trees.setdefault(top, []).append(tf)
+    for top, inside in in_trees.items():
+        tracked = tracked_among(top, [_absolute(tf.path) for tf in inside])
+        if tracked is None:
+            left += [LeftOut(tf.path, tf.agent, UNCHECKED, top) for tf in inside]
+            continue
+        if tracked and _repository_trusts_its_sessions(top):
+            tracked = set()
+        for tf in inside:
+            if _absolute(tf.path) in tracked:
+                left.append(LeftOut(tf.path, tf.agent, CARRIED, top))
+            else:
+                kept.append(tf)
+    order = {id(tf): k for k, tf in enumerate(files)}
+    kept.sort(key=lambda tf: order[id(tf)])
+    return kept, left
+
+
+def tracked_among(top: Path, paths: list[Path]) -> set[Path] | None:
+    """Which of ``paths`` (inside the work tree ``top``) its index tracks; None when
+    git cannot say (not a repository after all, someone else's, git missing)."""
+    from deja_blame.gitutil import try_git
+
+    rels: dict[str, Path] = {}
+    for p in paths:
+        try:
+            rels[p.relative_to(top).as_posix()] = p
+        except ValueError:
+            continue
+    if not rels:
+        return set()
+    names = list(rels)
+    listed: list[str] = []
+    for k in range(0, len(names), 256):  # a bounded command line
+        specs = [f":(literal){rel}" for rel in names[k : k + 256]]
+        proc = try_git(top, ["ls-files", "-z", "--", *specs])
+        if proc is None or proc.returncode != 0:
+            return None
+        listed += proc.stdout.decode("utf-8", "surrogateescape").split("\0")
+    return {rels[name] for name in listed if name in rels}
+
+
+def _repository_trusts_its_sessions(top: Path) -> bool:
+    from deja_blame.gitutil import try_git
+
+    proc = try_git(top, ["config", "--bool", "--get", TRUST_CONFIG])
+    return proc is not None and proc.returncode == 0 and proc.stdout.strip() == b"true"
+
+
+def folder_is_mine(directory: Path) -> bool:
+    """git's rule for a folder it would read outside a repository: the user owns it."""
+    try:
+        st = os.lstat(directory)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and owned_by_me(st)
+
+
+def _absolute(path: Path) -> Path:
+    return Path(os.path.abspath(path))
+
+
+def left_out_now(env: Mapping[str, str] | None = None) -> list[LeftOut]:
+    """What every agent's places hold that deja leaves out, found afresh (``deja
+    doctor``, ``deja sessions``): the same walk as ``deja index`` makes."""
+    from deja_blame.transcripts.registry import discover
+
+    return split_trusted(discover(env=env, problems=[]), env)[1]
+
+
+def left_out_summary(left: list[LeftOut]) -> str:
+    """One line for ``deja sessions``: how many, and where to read more."""
+    from deja_blame.output import counted
+
+    return (
+        f"{counted(len(left), 'session')} left out (a repository carries it, or another"
+        " user owns it): deja doctor lists them, deja trust PATH reads one"
+    )
