@@ -35,9 +35,9 @@ def run_sessions(
             break
     if project:
         rows = with_repository_sessions(conn, rows, spellings[0], limit, agent)
-    from deja_blame.index.provenance import left_out_now, left_out_summary
+    from deja_blame.index.provenance import left_out_recorded, left_out_summary
 
-    left_out = left_out_now()
+    left_out = left_out_recorded(conn)
     if as_json:
         print_json(
             {"sessions": [r.to_json() for r in rows], "left_out": [lo.to_json() for lo in left_out]}

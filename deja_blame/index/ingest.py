@@ -53,7 +53,7 @@ from deja_blame.index.store import (
 from deja_blame.transcripts.antigravity.discover import find_transcripts
 from deja_blame.transcripts.jsonl import CHUNK_BYTES, iter_batches, with_extras
 from deja_blame.transcripts.project import ProjectHints, resolve_project
-from deja_blame.transcripts.reading import IncompleteTranscript, ReaderState
+from deja_blame.transcripts.reading import IncompleteTranscript, ReaderState, open_regular
 from deja_blame.transcripts.registry import agent_named, reads_whole, resumable_reader
 from deja_blame.transcripts.text import epoch_of
 from deja_blame.transcripts.transcript_file import TranscriptFile, one_copy_each
@@ -144,13 +144,16 @@ def collect_transcripts(roots: Iterable[Path], report: IndexReport) -> list[Tran
     return one_copy_each(found, report.problems)
 
 
-def _own_only(files: list[TranscriptFile], report: IndexReport) -> list[TranscriptFile]:
+def _own_only(
+    conn: sqlite3.Connection, files: list[TranscriptFile], report: IndexReport
+) -> list[TranscriptFile]:
     """The transcripts that are the user's own (``index.provenance``): one a
     repository carries, or another user owns, is left out, and the run says so."""
-    from deja_blame.index.provenance import FOREIGN, split_trusted
+    from deja_blame.index.provenance import FOREIGN, remember_left_out, split_trusted
     from deja_blame.output import warn
 
     kept, left_out = split_trusted(files)
+    remember_left_out(conn, left_out, kept)
     for lo in left_out:
         if lo.why == FOREIGN:
             warn(lo.line())  # as git warns of a repository someone else owns, every time
@@ -176,7 +179,6 @@ def index_roots(
     """
     report = IndexReport()
     files = transcripts if transcripts is not None else collect_transcripts(roots, report)
-    files = _own_only(files, report)
     paths = PathIds(conn)
     # Fewer, larger checkpoints while writing in bulk: each one costs two fsyncs.
     (checkpoint_pages,) = conn.execute("PRAGMA wal_autocheckpoint").fetchone()
@@ -217,6 +219,8 @@ def index_roots(
                 with transaction(conn):
                     remember_forgotten(conn, tf.session_id, None)
             changed.append(tf)
+        # whose they are is asked of what is read now: what the index holds passed
+        changed = _own_only(conn, changed, report)
         workers = default_jobs() if jobs is None else max(1, jobs)
         # sizes only where workers may read: the hook and blame's refresh (jobs=1)
         # need no more than the stat per file above
@@ -419,7 +423,7 @@ def read_batches(
     path_text = str(tf.path)
     # The hash windows are read through a second handle: the batches' handle
     # must not move under the line iterator.
-    with open(tf.path, "rb") as fh, open(tf.path, "rb") as peek:
+    with open_regular(tf.path) as fh, open_regular(tf.path) as peek:
         stored: ReaderState | None = None  # where the index stopped, if still this file
         if (
             start is not None

@@ -25,6 +25,7 @@ from functools import lru_cache
 from hashlib import blake2b
 from pathlib import Path
 
+from deja_blame.transcripts.reading import open_regular
 from deja_blame.transcripts.transcript_file import TranscriptFile
 
 SCAN_CHUNK = 4 * 1024 * 1024
@@ -88,7 +89,7 @@ def holds_any(path: Path, needles: tuple[bytes, ...]) -> bool:
     overlap = max(len(n) for n in needles) - 1
     plan = search_plan(tuple(needles))
     try:
-        with open(path, "rb", buffering=0) as fh:
+        with open_regular(path) as fh:
             tail = b""
             while True:
                 chunk = fh.read(SCAN_CHUNK)

@@ -18,7 +18,9 @@ repository's own config never travels with a clone).
 
 from __future__ import annotations
 
+import json
 import os
+import sqlite3
 import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -102,22 +104,30 @@ def owned_by_me(st: os.stat_result) -> bool:
     return False
 
 
-def work_tree_of(directory: Path, memo: dict[Path, Path | None] | None = None) -> Path | None:
+def work_tree_of(directory: Path, memo: dict[str, str | None] | None = None) -> Path | None:
     """The nearest folder at or above ``directory`` holding ``.git`` (a directory, or a
     worktree's or submodule's file): by stat alone; None outside every work tree."""
-    memo = {} if memo is None else memo
-    walked: list[Path] = []
-    found: Path | None = None
-    for d in (directory, *directory.parents):
+    found = _tree_of(os.path.abspath(directory), {} if memo is None else memo)
+    return None if found is None else Path(found)
+
+
+def _tree_of(d: str, memo: dict[str, str | None]) -> str | None:
+    walked: list[str] = []
+    found: str | None = None
+    while True:
         if d in memo:
             found = memo[d]
             break
         walked.append(d)
-        if os.path.lexists(d / ".git"):
+        if os.path.lexists(os.path.join(d, ".git")):
             found = d
             break
-    for d in walked:
-        memo[d] = found
+        parent = os.path.dirname(d)
+        if parent == d:
+            break
+        d = parent
+    for w in walked:
+        memo[w] = found
     return found
 
 
@@ -129,32 +139,37 @@ def split_trusted(
     if not files:
         return [], []
     trusted = trusted_paths(env)
-    memo: dict[Path, Path | None] = {}
+    memo: dict[str, str | None] = {}
+    mine: dict[str, bool] = {}
     kept: list[TranscriptFile] = []
     left: list[LeftOut] = []
-    in_trees: dict[Path, list[TranscriptFile]] = {}
+    in_trees: dict[str, list[TranscriptFile]] = {}
     for tf in files:
-        path = _absolute(tf.path)
-        if trusted and is_trusted(path, trusted):
+        text = os.path.abspath(tf.path)
+        if trusted and is_trusted(Path(text), trusted):
             kept.append(tf)
             continue
         try:
-            st = os.lstat(path)
+            st = os.lstat(text)
         except OSError:
             kept.append(tf)  # gone: the index reports what it cannot read
             continue
+        folder = os.path.dirname(text)
         if not owned_by_me(st):
-            left.append(LeftOut(tf.path, tf.agent, FOREIGN, path.parent))
+            left.append(LeftOut(tf.path, tf.agent, FOREIGN, Path(folder)))
             continue
-        top = work_tree_of(path.parent, memo)
-        if top is None:
-            if folder_is_mine(path.parent):
-                kept.append(tf)
-            else:
-                left.append(LeftOut(tf.path, tf.agent, FOREIGN, path.parent))
+        tree = _tree_of(folder, memo)
+        if tree is not None:
+            in_trees.setdefault(tree, []).append(tf)
+            continue
+        if folder not in mine:
+            mine[folder] = folder_is_mine(Path(folder))
+        if mine[folder]:
+            kept.append(tf)
         else:
-            in_trees.setdefault(top, []).append(tf)
-    for top, inside in in_trees.items():
+            left.append(LeftOut(tf.path, tf.agent, FOREIGN, Path(folder)))
+    for top_text, inside in in_trees.items():
+        top = Path(top_text)
         tracked = tracked_among(top, [_absolute(tf.path) for tf in inside])
         if tracked is None:
             left += [LeftOut(tf.path, tf.agent, UNCHECKED, top) for tf in inside]
@@ -213,6 +228,53 @@ def folder_is_mine(directory: Path) -> bool:
 
 def _absolute(path: Path) -> Path:
     return Path(os.path.abspath(path))
+
+
+LEFT_OUT = "left-out:"  # meta key prefix: a transcript the last reads left out, and why
+
+
+def remember_left_out(
+    conn: sqlite3.Connection, left: list[LeftOut], kept: list[TranscriptFile]
+) -> None:
+    """Record what a run left out (``deja sessions`` says it without a walk of every
+    store), and forget what a run read after all (trusted since, or untracked)."""
+    from deja_blame.index.db import transaction
+
+    known = {
+        key
+        for (key,) in conn.execute(
+            "SELECT key FROM meta WHERE key >= ? AND key < ?", (LEFT_OUT, "left-out;")
+        )
+    }
+    add = {LEFT_OUT + str(lo.path): lo for lo in left}
+    gone = known & {LEFT_OUT + str(tf.path) for tf in kept}
+    new = {k: lo for k, lo in add.items() if k not in known}
+    if not new and not gone:
+        return
+    with transaction(conn):
+        for key in gone:
+            conn.execute("DELETE FROM meta WHERE key=?", (key,))
+        for key, lo in new.items():
+            conn.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                (key, json.dumps(lo.to_json())),
+            )
+
+
+def left_out_recorded(conn: sqlite3.Connection) -> list[LeftOut]:
+    """What the index's runs left out and is still there (``remember_left_out``)."""
+    out = []
+    for (value,) in conn.execute(
+        "SELECT value FROM meta WHERE key >= ? AND key < ?", (LEFT_OUT, "left-out;")
+    ):
+        try:
+            doc = json.loads(value)
+            lo = LeftOut(Path(doc["path"]), str(doc["agent"]), str(doc["why"]), Path(doc["where"]))
+        except (ValueError, KeyError, TypeError):
+            continue
+        if os.path.lexists(lo.path):
+            out.append(lo)
+    return out
 
 
 def left_out_now(env: Mapping[str, str] | None = None) -> list[LeftOut]:

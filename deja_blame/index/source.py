@@ -15,6 +15,7 @@ from typing import IO
 
 from deja_blame.transcripts.antigravity.reader import planner_text, tool_output_text
 from deja_blame.transcripts.jsonl import decode_line
+from deja_blame.transcripts.reading import open_regular
 
 HEAD_BYTES = 4096
 READ_HASH_PREFIX = "ht:"  # head_hash column: hash of the head and tail windows before offset
@@ -71,7 +72,7 @@ def read_messages(
     if not stored_hash or not spans:
         return out
     try:
-        with open(transcript, "rb") as fh:
+        with open_regular(transcript) as fh:
             if not same_bytes(fh, offset, stored_hash):
                 return out
             for start, length, chars, role in spans:

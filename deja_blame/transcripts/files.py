@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -24,11 +25,19 @@ def walk_files(
         for name in sorted(filenames):
             if wanted(dirpath, name):
                 path = Path(dirpath) / name
-                try:
-                    if path.is_file():
+                try:  # a regular file itself: a link or a FIFO is never a transcript
+                    if stat.S_ISREG(os.lstat(path).st_mode):
                         yield path
                 except OSError:
                     continue
+
+
+def is_regular(path: Path) -> bool:
+    """``path`` itself is a regular file (a link to one is not: never followed)."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def files_as_sessions(

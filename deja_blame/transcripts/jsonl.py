@@ -112,7 +112,13 @@ class WholeFile:
         self.skipped = 0
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        with open(self.path, "rb") as fh:
+        from deja_blame.transcripts.reading import max_transcript_bytes, open_regular, too_large
+
+        limit = max_transcript_bytes()
+        with open_regular(self.path) as fh:
+            # the reader keeps the session it builds in memory: bounded like a document
+            if os.fstat(fh.fileno()).st_size > limit:
+                raise too_large(limit)
             for batch in iter_batches(fh, 0, final=False):
                 for record in batch.records:
                     if record is None:

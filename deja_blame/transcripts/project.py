@@ -221,7 +221,9 @@ def _caches(root: str, _ide_mtime: int, _cli_mtime: int) -> tuple[dict[str, str]
 
 def _load(path: Path) -> Any:
     try:
-        return orjson.loads(path.read_bytes())
+        from deja_blame.transcripts.reading import read_whole
+
+        return orjson.loads(read_whole(path))
     except (OSError, orjson.JSONDecodeError):
         return None
 

@@ -7,16 +7,28 @@ agent's transcript they came from.
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import IO, Any
 
 import orjson
 
 from deja_blame.models import Command, Edit, FileRecord, Message
 
-# a transcript read whole as one JSON document: larger than this, it is not read
-MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
+# A transcript read whole (one JSON document, Aider's Markdown, a JSON Lines file a
+# reader keeps in memory) larger than this is not read: one line says so. Decoded,
+# a transcript takes several times its size (Python objects, the session built
+# from it): 64 MB keeps the worst well under 2 GB, and is ten times the largest
+# session file of any agent seen in the wild. DEJA_MAX_TRANSCRIPT_MB moves it.
+MAX_TRANSCRIPT_ENV = "DEJA_MAX_TRANSCRIPT_MB"
+DEFAULT_MAX_TRANSCRIPT_MB = 64
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_BINARY = getattr(os, "O_BINARY", 0)
 
 
 class IncompleteTranscript(OSError):
@@ -25,14 +37,80 @@ class IncompleteTranscript(OSError):
     run, keeps what it holds of the session, and reads it once it is complete."""
 
 
-def load_document(path: str | os.PathLike[str], max_bytes: int = MAX_DOCUMENT_BYTES) -> Any:
+class Skipped(OSError):
+    """A transcript deja will not read, and why (``strerror``: what the index's
+    ``cannot read PATH: WHY`` line says)."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.strerror = why
+
+
+class NotARegularFile(Skipped):
+    """A transcript's name that is a symbolic link, a FIFO, a device or a socket: never
+    read (a link copies whatever it points at into the index, a FIFO's read never
+    returns, ``/dev/zero``'s never ends)."""
+
+
+class MalformedTranscript(Skipped):
+    """A transcript its reader cannot make sense of: skipped and counted, never a crash."""
+
+
+class TooLarge(Skipped):
+    """A transcript past deja's byte or record limit: skipped whole, with one line."""
+
+
+def max_transcript_bytes() -> int:
+    """The byte limit of a transcript read whole (``DEJA_MAX_TRANSCRIPT_MB``)."""
+    text = os.environ.get(MAX_TRANSCRIPT_ENV, "").strip()
+    mb = int(text) if text.isdigit() and int(text) > 0 else DEFAULT_MAX_TRANSCRIPT_MB
+    return mb << 20
+
+
+def open_regular(path: str | bytes | os.PathLike[str]) -> IO[bytes]:
+    """``path`` opened for reading when it is a regular file, not through a link (its
+    last name) and without waiting on a FIFO; NotARegularFile otherwise."""
+    fd = None
+    try:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC | _BINARY)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotARegularFile("not a regular file (a FIFO, a device?): skipped")
+        if _NONBLOCK:
+            os.set_blocking(fd, True)
+        fh = os.fdopen(fd, "rb")
+        fd = None
+        return fh
+    except OSError as exc:
+        if isinstance(exc, NotARegularFile):
+            raise
+        if _NOFOLLOW and exc.errno == errno.ELOOP:  # O_NOFOLLOW met a link
+            raise NotARegularFile("a symbolic link: skipped (deja never follows one)") from None
+        raise
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def too_large(limit: int) -> TooLarge:
+    return TooLarge(f"larger than {limit >> 20} MB: skipped (the limit: {MAX_TRANSCRIPT_ENV})")
+
+
+def read_whole(path: str | os.PathLike[str], max_bytes: int | None = None) -> bytes:
+    """A regular file's bytes, whole; TooLarge past ``max_bytes`` (the transcript limit)."""
+    limit = max_transcript_bytes() if max_bytes is None else max_bytes
+    with open_regular(path) as fh:
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise too_large(limit)
+    return data
+
+
+def load_document(path: str | os.PathLike[str], max_bytes: int | None = None) -> Any:
     """The JSON document in ``path``, whole. Not (yet) one complete JSON value (empty,
-    cut short, being rewritten): IncompleteTranscript. Larger than ``max_bytes``:
-    an OSError (a problem the index reports; the session is not read)."""
-    with open(path, "rb") as fh:
-        data = fh.read(max_bytes + 1)
-    if len(data) > max_bytes:
-        raise OSError(f"{os.fspath(path)}: larger than {max_bytes >> 20} MB, not read")
+    cut short, being rewritten): IncompleteTranscript. Larger than ``max_bytes``
+    (the transcript limit), or not a regular file: an OSError (a problem the index
+    reports; the session is not read)."""
+    data = read_whole(path, max_bytes)
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:

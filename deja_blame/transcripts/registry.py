@@ -19,6 +19,7 @@ import orjson
 from deja_blame.errors import DejaError
 from deja_blame.models import UNKNOWN_AGENT
 from deja_blame.transcripts.agent import Agent, Sniffed
+from deja_blame.transcripts.reading import MalformedTranscript, open_regular
 from deja_blame.transcripts.transcript_file import TranscriptFile, one_copy_each
 
 if TYPE_CHECKING:  # the readers are imported where a transcript is read
@@ -181,7 +182,21 @@ def discover_in(
 
 def read_session(tf: TranscriptFile) -> Session:
     """One transcript as a Session, by its agent's reader."""
-    return agent_named(tf.agent).read(tf)
+    return read_checked(agent_named(tf.agent), tf)
+
+
+def read_checked(a: Agent, tf: TranscriptFile) -> Session:
+    """``a.read(tf)``; a transcript its reader cannot make sense of (a JSON document
+    of another shape, values of the wrong type, nested past Python's limit) is a
+    MalformedTranscript: an OSError, which the index skips and counts as it does a
+    file it cannot read, and ``deja parse`` says in one line."""
+    try:
+        return a.read(tf)
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError) as exc:
+        raise MalformedTranscript(
+            f"not a {a.display_name} transcript deja can read, skipped"
+            f" ({type(exc).__name__}: {str(exc)[:200]})"
+        ) from None
 
 
 def reads_whole(tf: TranscriptFile) -> bool:
@@ -210,7 +225,7 @@ def sniffed_agent(path: Path, among: list[Agent] | tuple[Agent, ...] = AGENTS) -
     """The agent of ``among`` surest that ``path`` is its (the earlier registered on
     a tie); None when none of them knows it."""
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             head = fh.read(_SNIFF_BYTES)
     except OSError:
         head = b""
@@ -243,4 +258,4 @@ def parse_any(path: Path, agent: str | None = None) -> Session:
     a = agent_named(agent) if agent else agent_named(guess_agent(path))
     parts = a.parts(path) if a.parts is not None else ()
     tf = TranscriptFile(session_id="", path=path, root=path.parent, agent=a.id, parts=parts)
-    return a.read(tf)
+    return read_checked(a, tf)

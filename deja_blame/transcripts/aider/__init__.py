@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -49,8 +50,8 @@ def session_id_of(path: Path) -> str:
 
 def find_transcripts(root: Path, problems: list[str] | None = None) -> Iterator[TranscriptFile]:
     path = root if root.is_file() else root / HISTORY_NAME
-    try:
-        if not path.is_file():
+    try:  # the history itself: a committed link to ~/.netrc is no history
+        if not stat.S_ISREG(os.lstat(path).st_mode):
             return
     except OSError:
         return

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from deja_blame.models import Session
 from deja_blame.transcripts.builder import SessionBuilder
+from deja_blame.transcripts.reading import read_whole
 from deja_blame.transcripts.text import format_time
 from deja_blame.transcripts.tool_edits import add_replacement, file_time
 
@@ -54,7 +55,7 @@ def parse_transcript(path: Path | str, session_id: str | None = None) -> Session
     path = Path(path)
     b = SessionBuilder(session_id or path.stem, str(path.resolve()), AGENT)
     b.cwd = str(path.resolve().parent)  # aider's paths are the repository's, from its top
-    text = path.read_bytes().decode("utf-8", "replace")
+    text = read_whole(path).decode("utf-8", "replace")
     at: str | None = None
     reply: list[str] = []
     applied: set[str] = set()

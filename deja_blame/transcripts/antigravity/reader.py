@@ -27,7 +27,7 @@ from deja_blame.transcripts.antigravity.discover import AGENT, sibling_transcrip
 from deja_blame.transcripts.diffblock import find_diff_blocks, parse_diff_block
 from deja_blame.transcripts.jsonl import iter_batches, with_extras
 from deja_blame.transcripts.project import ProjectHints, agent_place, resolve_project
-from deja_blame.transcripts.reading import Chunk, ReaderState
+from deja_blame.transcripts.reading import Chunk, ReaderState, open_regular
 from deja_blame.transcripts.text import (
     cap_text,
     clean_user_text,
@@ -817,13 +817,13 @@ def extra_records(primary: Path, others: Iterable[Path]) -> list[dict[str, Any]]
     if not others:
         return []
     seen: set[tuple[Any, ...]] = set()
-    with open(primary, "rb") as fh:
+    with open_regular(primary) as fh:
         for batch in iter_batches(fh, 0, final=True):
             seen.update(record_key(r) for r in batch.records if r is not None)
     extra: list[dict[str, Any]] = []
     for other in others:
         try:
-            fh = open(other, "rb")
+            fh = open_regular(other)
         except OSError:
             continue
         with fh:
@@ -868,7 +868,7 @@ def parse_transcript(
     reader.state.artifact_dir = artifact_dir_for(path, session_id)
     session = Session(session_id=session_id, transcript=str(resolved), source=AGENT)
     extra = extra_records(path, others)
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         for _, records, spans in with_extras(iter_batches(fh, 0, final=True), extra):
             apply_chunk(session, reader.feed(records, spans))
     st = reader.state

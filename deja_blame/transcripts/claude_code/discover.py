@@ -14,7 +14,9 @@ import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from deja_blame.transcripts.files import is_regular
 from deja_blame.transcripts.jsonl import decode_line
+from deja_blame.transcripts.reading import open_regular
 from deja_blame.transcripts.transcript_file import TranscriptFile
 
 ROOT_ENV = "DEJA_CLAUDE_ROOT"
@@ -50,7 +52,7 @@ def find_transcripts(root: Path, problems: list[str] | None = None) -> Iterator[
         sessions: dict[str, Path] = {}
         parts: dict[str, list[Path]] = {}
         for e in entries:
-            if not _SESSION_FILE.match(e.name) or not e.is_file():
+            if not _SESSION_FILE.match(e.name) or not e.is_file(follow_symlinks=False):
                 continue
             if e.name.startswith("agent-"):
                 parent = _session_named_in(Path(e.path))
@@ -69,7 +71,7 @@ def subagent_files(path: Path) -> list[Path]:
     """The sub-agent files current versions keep beside a session: ``<id>/subagents/``."""
     sub = path.with_suffix("") / "subagents"
     try:
-        return sorted(p for p in sub.glob("*.jsonl") if p.is_file()) if sub.is_dir() else []
+        return sorted(p for p in sub.glob("*.jsonl") if is_regular(p)) if sub.is_dir() else []
     except OSError:
         return []
 
@@ -78,7 +80,7 @@ def _session_named_in(path: Path) -> str | None:
     """The session an old sub-agent file names: its first records say (a few lines
     read, not the file: discovery runs before every blame)."""
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             for _ in range(_PEEK_LINES):
                 raw = fh.readline(_PEEK_BYTES)
                 if not raw:

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from deja_blame.transcripts.files import is_regular
 from deja_blame.transcripts.transcript_file import TranscriptFile
 
 ROOT_ENV = "DEJA_CODEX_ROOT"
@@ -45,7 +46,7 @@ def find_transcripts(root: Path, problems: list[str] | None = None) -> Iterator[
             ]
     for path in found:
         try:
-            if not path.is_file():
+            if not is_regular(path):
                 continue
         except OSError:
             continue

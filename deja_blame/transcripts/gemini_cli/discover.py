@@ -15,6 +15,8 @@ import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from deja_blame.transcripts.files import is_regular
+from deja_blame.transcripts.reading import open_regular, read_whole
 from deja_blame.transcripts.transcript_file import TranscriptFile
 
 ROOT_ENV = "DEJA_GEMINI_ROOT"
@@ -32,7 +34,7 @@ def default_roots(env: Mapping[str, str], home: Path) -> list[Path]:
 def session_id_in(path: Path) -> str | None:
     """The ``sessionId`` a session file names first (its metadata comes first)."""
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             head = fh.read(_FIRST_BYTES)  # the metadata comes first: usually all it takes
             m = _SESSION_ID.search(head)
             if m is None:
@@ -58,7 +60,7 @@ def find_transcripts(root: Path, problems: list[str] | None = None) -> Iterator[
             continue
         chosen: dict[str, Path] = {}
         for e in entries:
-            if not e.name.startswith("session-") or not e.is_file():
+            if not e.name.startswith("session-") or not e.is_file(follow_symlinks=False):
                 continue
             if not e.name.endswith((".json", ".jsonl")):
                 continue
@@ -76,7 +78,9 @@ def find_transcripts(root: Path, problems: list[str] | None = None) -> Iterator[
         for sid, path in chosen.items():
             sub = chats / sid
             parts = (
-                tuple(sorted(p for p in sub.glob("*.jsonl") if p.is_file())) if sub.is_dir() else ()
+                tuple(sorted(p for p in sub.glob("*.jsonl") if is_regular(p)))
+                if sub.is_dir()
+                else ()
             )
             yield TranscriptFile(session_id=sid, path=path, root=root, agent=AGENT, parts=parts)
 
@@ -94,7 +98,9 @@ def subagent_files(path: Path, session_id: str | None = None) -> tuple[Path, ...
     """A session's sub-agent files: ``chats/<session id>/*.jsonl``."""
     sub = path.parent / (session_id or session_id_in(path) or path.stem)
     try:
-        return tuple(sorted(p for p in sub.glob("*.jsonl") if p.is_file())) if sub.is_dir() else ()
+        return (
+            tuple(sorted(p for p in sub.glob("*.jsonl") if is_regular(p))) if sub.is_dir() else ()
+        )
     except OSError:
         return ()
 
@@ -103,7 +109,7 @@ def project_root_of(transcript: Path) -> str | None:
     """The project a chats folder belongs to, where Gemini CLI wrote it down."""
     marker = transcript.parent.parent / ".project_root"
     try:
-        text = marker.read_text("utf-8").strip()
+        text = read_whole(marker, 64 * 1024).decode("utf-8").strip()
     except (OSError, UnicodeDecodeError):
         return None
     return text or None

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from deja_blame.transcripts.agent import BY_CONTENT, BY_NAME, Agent, Handoff, Sniffed
+from deja_blame.transcripts.files import is_regular
 from deja_blame.transcripts.transcript_file import TranscriptFile
 
 if TYPE_CHECKING:  # sqlite3 is imported where OpenCode's database is read: --help never needs it
@@ -55,7 +56,7 @@ def db_error(db: Path, exc: sqlite3.Error) -> OSError:
 def find_transcripts(root: Path, problems: list[str] | None = None) -> Iterator[TranscriptFile]:
     db = root / DB_NAME
     seen: set[str] = set()
-    if db.is_file():
+    if is_regular(db):
         import sqlite3
 
         try:
@@ -86,7 +87,7 @@ def _storage_sessions(storage: Path, root: Path, seen: set[str]) -> Iterator[Tra
         if directory.name in seen:
             continue
         try:
-            files = tuple(sorted(directory.glob("*.json")))
+            files = tuple(sorted(p for p in directory.glob("*.json") if is_regular(p)))
         except OSError:
             continue
         if files:

@@ -1,0 +1,176 @@
+"""Every reader is bounded and reads regular files only (issue 39 items 2 and 6).
+
+A planted transcript must cost bounded time and memory (no quadratic diff, no
+transcript past the byte limit read whole), must never be a link (it would copy
+``~/.netrc`` into the index), a FIFO (a read that never returns) or a device, and a
+malformed one is skipped and counted by every reader, never an exit 1.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import sqlite3
+from pathlib import Path
+
+import orjson
+import pytest
+from agent_goldens import FIXTURES, lay_out
+from conftest import deja, git
+
+from deja_blame import linediff
+from deja_blame.transcripts.edits import hunks_between
+from deja_blame.transcripts.reading import NotARegularFile, TooLarge, open_regular, read_whole
+from deja_blame.transcripts.registry import agent_named, discover, parse_any
+
+HISTORY = (FIXTURES / "aider" / ".aider.chat.history.md").read_text()
+
+
+def _sessions(db: Path) -> int:
+    return int(sqlite3.connect(db).execute("SELECT count(*) FROM sessions").fetchone()[0])
+
+
+def test_line_mapping_of_a_huge_repetitive_block_is_not_quadratic(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """12,000 lines that repeat (what took difflib a minute): difflib only ever
+    compares a small middle, and the hunks are still exactly the lines changed."""
+    compared: list[int] = []
+    real_init = difflib.SequenceMatcher.__init__
+
+    def spy(
+        self: difflib.SequenceMatcher[str],
+        isjunk: object = None,
+        a: object = "",
+        b: object = "",
+        autojunk: bool = True,
+    ) -> None:  # noqa: E501
+        compared.append(len(a) * len(b))  # type: ignore[arg-type]
+        real_init(self, isjunk, a, b, autojunk)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(difflib.SequenceMatcher, "__init__", spy)
+    old = ["x = 1", "", "pass"] * 4000
+    new = list(old)
+    new[6001] = "changed"
+    new.insert(9000, "added")
+    hunks = hunks_between(old, new)
+    assert [(h.removed, h.added) for h in hunks] == [([""], ["changed"]), ([], ["added"])]
+    assert max(compared, default=0) <= linediff.SMALL
+
+
+def test_small_edits_keep_their_hunks() -> None:
+    old = ["a", "b", "c", "d"]
+    new = ["a", "B", "c", "d", "e"]
+    got = [(h.removed, h.added, h.old_start, h.new_start) for h in hunks_between(old, new, 10)]
+    assert got == [(["b"], ["B"], 11, 11), ([], ["e"], 14, 14)]
+
+
+def test_a_history_that_is_a_link_is_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = tmp_path / "netrc"
+    secret.write_text(HISTORY)  # readable, and shaped like a history: still not read
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / ".aider.chat.history.md").symlink_to(secret)
+    monkeypatch.chdir(repo)
+    assert discover(["aider"]) == []
+    with pytest.raises(NotARegularFile):
+        open_regular(repo / ".aider.chat.history.md")
+    # the control: the same text as a file is read
+    (repo / ".aider.chat.history.md").unlink()
+    (repo / ".aider.chat.history.md").write_text(HISTORY)
+    assert len(discover(["aider"])) == 1
+
+
+@pytest.mark.parametrize("agent", ["claude-code", "codex", "cursor", "droid", "windsurf"])
+def test_a_store_s_links_and_fifos_are_not_transcripts(
+    agent: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = lay_out(agent, tmp_path / "store")
+    monkeypatch.setenv(agent_named(agent).root_env, str(store))
+    found = discover([agent])
+    assert found  # the control
+    victim = found[0].path
+    text = victim.read_bytes()
+    victim.unlink()
+    os.mkfifo(victim)
+    assert victim not in [tf.path for tf in discover([agent])]
+    victim.unlink()
+    (tmp_path / "elsewhere.jsonl").write_bytes(text)
+    victim.symlink_to(tmp_path / "elsewhere.jsonl")
+    assert victim not in [tf.path for tf in discover([agent])]
+
+
+def test_a_fifo_in_opencode_storage_does_not_hang_the_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = lay_out("opencode", tmp_path / "data")
+    monkeypatch.setenv("DEJA_OPENCODE_ROOT", str(store))
+    part = store / "storage" / "session"
+    fifo = next(part.rglob("*.json"))
+    fifo.unlink()
+    os.mkfifo(fifo)
+    db = tmp_path / "index.db"
+    proc = deja("index", "--db", str(db), check=False)  # a hang fails by timeout
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert _sessions(db) >= 1
+
+
+def test_a_transcript_past_the_byte_limit_is_skipped_with_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    big = tmp_path / "big"
+    big.mkdir()
+    git(big, "init", "-q")
+    (big / ".git" / "info" / "exclude").write_text(".aider*\n")
+    history = big / ".aider.chat.history.md"
+    history.write_text(HISTORY + ("#### more\n\nsome reply\n\n" * 60_000))  # ~1.4 MB
+    db = tmp_path / "index.db"
+    proc = deja("index", "--db", str(db), cwd=big, env={"DEJA_MAX_TRANSCRIPT_MB": "1"})
+    said = proc.stderr.decode()
+    assert f"cannot read {history}: larger than 1 MB: skipped" in said, said
+    assert "DEJA_MAX_TRANSCRIPT_MB" in said and _sessions(db) == 0
+    deja("index", "--db", str(db), cwd=big, env={"DEJA_MAX_TRANSCRIPT_MB": "2"})
+    assert _sessions(db) == 1  # the control
+    with pytest.raises(TooLarge):
+        read_whole(history, 1 << 20)
+
+
+# a document of the agent's file name and of another shape: each reader's worst
+MALFORMED = {
+    "continue": ("sessions/0000-bad.json", b'{"sessionId": "0000-bad", "history": 5}'),
+    "amp": ("threads/T-0000-bad.json", b'{"id": "T-0000-bad", "messages": 5}'),
+}
+
+
+@pytest.mark.parametrize("agent", sorted(MALFORMED))
+def test_a_malformed_transcript_is_skipped_and_counted(
+    agent: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = lay_out(agent, tmp_path / "data")
+    monkeypatch.setenv(agent_named(agent).root_env, str(store))
+    name, body = MALFORMED[agent]
+    bad = store / name
+    bad.parent.mkdir(parents=True, exist_ok=True)
+    bad.write_bytes(body)
+    db = tmp_path / "index.db"
+    proc = deja("index", "--db", str(db), "--json", check=False)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert "Traceback" not in proc.stderr.decode()
+    assert _sessions(db) >= 1  # the good sessions are read
+    problems = orjson.loads(proc.stdout)["problems"]
+    assert any(str(bad) in p and "skipped" in p for p in problems), problems
+    # deja parse says it in one line
+    parsed = deja("parse", str(bad), "--agent", agent, "--json", check=False)
+    assert parsed.returncode == 1 and "Traceback" not in parsed.stderr.decode()
+    assert len(parsed.stderr.decode().strip().splitlines()) <= 2
+
+
+def test_parse_any_raises_an_oserror_for_a_malformed_document(tmp_path: Path) -> None:
+    bad = tmp_path / ".continue" / "sessions" / "x.json"
+    bad.parent.mkdir(parents=True)
+    bad.write_bytes(MALFORMED["continue"][1])
+    with pytest.raises(OSError):
+        parse_any(bad, "continue")
