@@ -92,11 +92,13 @@ def agent_hover(
     sid = ln.session or ""
     info = blame.sessions.get(sid)
     model = (info.model if info else None) or (story.get("edit") or {}).get("model")
-    head = f"**deja** · {display_name(ln.source)} session {_code(inert(sid))}"
-    conf = f"{ln.confidence:.2f}" if ln.confidence is not None else "1.00"
+    # every field a transcript or a note gave goes through md_text or inside code:
+    # a note's agent "![x](https://...)" would make the editor fetch it on hover
+    head = f"**deja** · {md_text(display_name(ln.source))} session {_code(inert(sid))}"
+    conf = f"{ln.confidence:.2f}" if isinstance(ln.confidence, (int, float)) else "1.00"
     facts = [
-        f"written {when(ln) or '?'}",
-        f"confidence {conf} (from the {ln.via or 'index'})",
+        f"written {md_text(when(ln)) or '?'}",
+        f"confidence {conf} (from the {md_text(ln.via or 'index')})",
     ]
     if model:
         facts.insert(0, f"model {_code(inert(model))}")
@@ -104,7 +106,7 @@ def agent_hover(
     if info is not None and info.project:
         out.append(f"project {_code(inert(info.project))}")
     if ln.commit:
-        out.append(f"commit {_code(ln.commit[:12])}")
+        out.append(f"commit {_code(inert(ln.commit)[:12])}")
     else:
         out.append("not committed yet")
     prompt = story.get("prompt")
@@ -122,7 +124,8 @@ def agent_hover(
             diff += [f"-{inert(r)}" for r in h["removed"]] + [f"+{inert(a)}" for a in h["added"]]
         more = len(diff) - EDIT_LINES
         body = "\n".join(diff[:EDIT_LINES]) + (f"\n... {more} more lines" if more > 0 else "")
-        out.append(f"**The edit** ({_code(inert(edit['tool'] or '?'))}, {edit['at'] or '?'})\n\n")
+        tool, at = _code(inert(str(edit["tool"] or "?"))), md_text(str(edit["at"] or "?"))
+        out.append(f"**The edit** ({tool}, {at})\n\n")
         out[-1] += _fenced(body, "diff")
     history = story.get("history") or []
     if len(history) > 1:
@@ -148,7 +151,7 @@ def person_hover(commit: str, author: str, email: str, time: int, summary: str) 
     """The hover of a person's line: git blame's author, date and commit summary."""
     day = datetime.fromtimestamp(time, tz=timezone.utc).strftime("%Y-%m-%d %H:%M")
     return (
-        f"**{_escape(author)}** {_code(inert('<' + email + '>'))} · {day} · commit {_code(commit[:12])}"
+        f"**{md_text(author)}** {_code(inert('<' + email + '>'))} · {day} · commit {_code(commit[:12])}"
         f"\n\n{_fenced(inert(summary))}"
     )
 
@@ -161,6 +164,8 @@ def uncommitted_hover() -> str:
     return "**deja** · not committed yet, and no indexed session wrote this line"
 
 
-def _escape(text: str) -> str:
-    """A name as plain markdown text: no markup, no links."""
-    return re.sub(r"([\\`*_{}\[\]()#+\-.!<>|~])", r"\\\1", inert(text))
+def md_text(text: str) -> str:
+    """The editor's one escaping of a field as Markdown text (LSP hover): control
+    characters gone, every character Markdown gives a meaning backslash-escaped (no
+    markup, no link, no image, no HTML), one line (a newline would start a block)."""
+    return re.sub(r"([\\`*_{}\[\]()#+\-.!<>|~&:=\"'])", r"\\\1", " ".join(inert(text).split()))

@@ -29,6 +29,7 @@ from deja_blame.editor.lsp import render
 from deja_blame.editor.lsp.documents import Document, uri_to_path
 from deja_blame.editor.lsp.protocol import (
     INTERNAL_ERROR,
+    INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     REQUEST_CANCELLED,
@@ -120,7 +121,16 @@ class Server:
                     continue
                 if msg.get("method") == "exit":
                     break
-                self._dispatch(msg)
+                try:
+                    self._dispatch(msg)
+                except Exception as exc:  # noqa: BLE001 - a mistyped message must not end the server
+                    log(
+                        f"ignored a bad {str(msg.get('method'))[:80]!r} message: {type(exc).__name__}"
+                    )
+                    if msg.get("id") is not None and msg.get("method") is not None:
+                        self.out.error(
+                            msg.get("id"), INVALID_PARAMS, "the parameters are not well formed"
+                        )
         finally:
             self.stopping.set()
             self.jobs.put(("stop",))
