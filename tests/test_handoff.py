@@ -636,3 +636,34 @@ def test_a_windows_batch_shim_is_refused_not_run_through_cmd() -> None:
     assert runs_through_a_shell(r"C:\tools\droid.bat", windows=True)
     assert not runs_through_a_shell(r"C:\tools\cursor-agent.exe", windows=True)
     assert not runs_through_a_shell("/usr/local/bin/code.cmd", windows=False)
+
+
+def test_the_agent_is_found_on_path_only_never_in_the_current_folder(
+    world: dict[str, Any], tmp_path: Path
+) -> None:
+    """A cloned repository's own ``agy`` (``claude.exe`` on Windows, where Python's
+    ``shutil.which`` looks in the current folder first; an empty PATH entry is the
+    current folder everywhere) is never started."""
+    from deja_blame.commands.handoff import find_on_path
+
+    planted = world["repo"] / "agy"
+    planted.write_text("#!/bin/sh\ntouch pwned\n")
+    planted.chmod(0o755)
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    env = {"PATH": f":{empty}:."}  # both spellings of "the current folder"
+    proc = deja("handoff", "--to", "agy", cwd=world["repo"], env=env, check=False)
+    assert proc.returncode == 1 and "agy is not on PATH" in proc.stderr.decode()
+    assert not (world["repo"] / "pwned").exists()
+    # Windows' rules, here: a current-folder claude.exe is not found, a PATH one is
+    (tmp_path / "claude.exe").write_text("")
+    (tmp_path / "claude.exe").chmod(0o755)
+    (empty / "claude.exe").write_text("")
+    (empty / "claude.exe").chmod(0o755)
+    assert find_on_path("claude", {"PATH": ".;"}, windows=True) is None
+    # (a POSIX folder stands for C:\ here: only the drive-letter form is absolute)
+    assert find_on_path("claude", {"PATH": f"C:\\nowhere;{empty}"}, windows=True) is None
+    assert find_on_path("agy", {"PATH": str(empty)}) is None
+    (empty / "agy").write_text("")
+    (empty / "agy").chmod(0o755)
+    assert find_on_path("agy", {"PATH": f":{empty}"}) == str(empty / "agy")

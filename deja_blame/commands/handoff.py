@@ -10,7 +10,7 @@ the terminal and the exit status belong to it.
 from __future__ import annotations
 
 import os
-import shutil
+import re
 import sqlite3
 import subprocess
 import sys
@@ -119,7 +119,7 @@ def run_handoff(
         return 0
     # the prompt of this very session: without --session the newest one would be printed
     print_instead = f"deja handoff --to {target} --session {session_id[:12]} --print"
-    found = shutil.which(program)
+    found = find_on_path(program)
     if found is None:
         raise DejaError(
             f"{program} is not on PATH: cannot start the handoff",
@@ -134,6 +134,39 @@ def run_handoff(
         )
     conn.close()
     return _start(executable, argv, workdir)
+
+
+def find_on_path(
+    program: str, env: dict[str, str] | None = None, windows: bool | None = None
+) -> str | None:
+    """``program`` in the absolute folders of PATH, and nowhere else. Not
+    ``shutil.which``: on Windows it looks in the current folder first (a cloned
+    repository's own ``claude.exe`` would run, as Python's docs warn), and an empty
+    or relative PATH entry (``PATH=:/usr/bin``) is the current folder on any system."""
+    env = dict(os.environ) if env is None else env
+    windows = os.name == "nt" if windows is None else windows
+    exts = [""]
+    if windows:
+        exts = [e for e in (env.get("PATHEXT") or ".COM;.EXE;.BAT;.CMD").lower().split(";") if e]
+        if os.path.splitext(program)[1].lower() in exts:
+            exts = ["", *exts]
+    for entry in (env.get("PATH") or "").split(";" if windows else os.pathsep):
+        entry = entry.strip().strip('"')
+        if not entry or not _absolute(entry, windows):
+            continue
+        for ext in exts:
+            candidate = os.path.join(entry, program + ext)
+            if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+                return candidate
+    return None
+
+
+def _absolute(entry: str, windows: bool) -> bool:
+    """A folder named from a drive's root (``C:\\bin``) or a share (``\\\\host\\bin``) on
+    Windows; from ``/`` elsewhere."""
+    if windows:
+        return re.match(r"^(?:[A-Za-z]:[\\/]|\\\\)", entry) is not None
+    return os.path.isabs(entry)
 
 
 def runs_through_a_shell(executable: str, windows: bool | None = None) -> bool:
