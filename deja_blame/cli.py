@@ -1360,9 +1360,11 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(1)
         log = _log_path()
         try:
-            log.parent.mkdir(parents=True, exist_ok=True)
-            with open(log, "a", encoding="utf-8") as fh:
-                fh.write(traceback.format_exc())
+            log.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            from deja_blame.statefile import append_bytes
+
+            if not append_bytes(log, traceback.format_exc().encode("utf-8", "replace")):
+                raise OSError("not a regular file")
             where = f"details in {log}"
         except OSError:
             where = "no log could be written"

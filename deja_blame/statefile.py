@@ -6,7 +6,8 @@ deja is about to write (``.post-commit.deja-tmp -> ~/.bashrc``) or a FIFO where 
 reads (``.git/deja/jobs/x``: a read that never returns), or a link to
 ``/dev/zero`` (a read that never ends). So: ``O_NOFOLLOW`` on every open, regular
 files only (checked on the open descriptor), ``O_NONBLOCK`` so that opening a
-FIFO does not wait, and reads bounded in size.
+FIFO does not wait, and reads bounded in size. What deja creates is the user's
+alone (0600: logs and records name files and sessions), but for hooks (0755).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
-def _open(path: Path, flags: int, mode: int = 0o644) -> int | None:
+def _open(path: Path, flags: int, mode: int = 0o600) -> int | None:
     """A descriptor of ``path`` as a regular file, or None (a link, a FIFO, a device,
     a directory, absent)."""
     try:
@@ -64,7 +65,7 @@ def read_text(path: Path, limit: int) -> str | None:
     return data.decode("utf-8", "replace") if data is not None else None
 
 
-def write_bytes(path: Path, data: bytes, mode: int = 0o644) -> None:
+def write_bytes(path: Path, data: bytes, mode: int = 0o600) -> None:
     """Replace ``path`` with ``data``: written to a new file beside it (created, never
     opened through whatever is there), then renamed over it. OSError on failure."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.deja-tmp")

@@ -435,9 +435,10 @@ def connect(
     if _has_content(path) and (not writable_place(path) or disk_full(path)):
         return open_unwritable(path)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     except OSError as exc:
         raise DejaError(f"cannot create the index directory {path.parent}: {exc.strerror}") from exc
+    _create_private(path)
     conn: sqlite3.Connection | None = None
     try:
         busy_ms = busy_timeout_ms()
@@ -693,6 +694,18 @@ def read_snapshot(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     finally:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
+
+
+def _create_private(path: Path) -> None:
+    """A new index is the user's alone (0600: it holds raw prompts); SQLite gives its
+    -wal and -shm files the same mode. An existing file is left as it is."""
+    try:
+        fd = os.open(
+            path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600
+        )
+    except OSError:
+        return  # there already (or not creatable: sqlite says why)
+    os.close(fd)
 
 
 def rebuild_path(path: Path) -> Path:
