@@ -697,7 +697,15 @@ def test_unreadable_transcript_is_reported_and_skipped(
             raise PermissionError(13, "Permission denied", str(file))
         return real_open(file, *args, **kwargs)
 
+    real_os_open = os.open
+
+    def guarded_os_open(file: Any, *args: Any, **kwargs: Any) -> Any:
+        if Path(file) == locked:  # the readers open transcripts with os.open (no links)
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_os_open(file, *args, **kwargs)
+
     monkeypatch.setattr("builtins.open", guarded_open)
+    monkeypatch.setattr("os.open", guarded_os_open)
     try:
         result = run_deja("index", "--root", str(root))
         assert result.exit_code == 0, result.output
