@@ -698,7 +698,10 @@ def read_snapshot(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
 
 def _create_private(path: Path) -> None:
     """A new index is the user's alone (0600: it holds raw prompts); SQLite gives its
-    -wal and -shm files the same mode. An existing file is left as it is."""
+    -wal and -shm files the same mode. An existing file is left as it is; SQLite's
+    in-memory database (``:memory:``, a read-only command's empty stand-in) is no file."""
+    if str(path) == ":memory:":
+        return
     try:
         fd = os.open(
             path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600
