@@ -34,24 +34,14 @@ class NotesLookup:
     def __call__(self, commit: str, path: str, line: int) -> tuple[str, float, int | None] | None:
         key = (commit, path)
         if key not in self.lines:
-            note = self._note(commit)
+            if commit not in self.notes:
+                note = self.notes[commit] = read_note(self.repo, commit)
+                if note is not None:
+                    for sid, info in note.sessions.items():
+                        self.sessions.setdefault(sid, info)
+            note = self.notes[commit]
             self.lines[key] = note.line_map(path) if note is not None else {}
         return self.lines[key].get(line)
-
-    def _note(self, commit: str) -> Note | None:
-        if commit not in self.notes:
-            note = self.notes[commit] = read_note(self.repo, commit)
-            if note is not None:
-                for sid, info in note.sessions.items():
-                    self.sessions.setdefault(sid, info)
-        return self.notes[commit]
-
-    def derived_from(self, commit: str) -> dict[str, int] | None:
-        """What the commit's note was computed from (``notes/derived_from.py``); None
-        when it has no note or the note does not say (an older deja's)."""
-        note = self._note(commit)
-        recorded = getattr(note, "derived_from", None) if note is not None else None
-        return recorded if isinstance(recorded, dict) else None
 
     def session_info(self, sid: str) -> dict[str, Any] | None:
         return self.sessions.get(sid)

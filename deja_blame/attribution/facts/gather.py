@@ -22,7 +22,6 @@ import orjson
 from deja_blame.attribution import blame_options, cache
 from deja_blame.attribution.facts.git_blame import drop_early, start_blame
 from deja_blame.attribution.facts.model import BlameLine, FileFacts, WriteSet
-from deja_blame.attribution.facts.settled import settled_lines
 from deja_blame.attribution.facts.writes import load_writes
 from deja_blame.attribution.model import LineAttribution, NoteLookup, format_time_epoch
 from deja_blame.gitutil import FileVersion, head_commit, workdir
@@ -67,13 +66,9 @@ def gather_file(
     writes = WriteSet()
     file_fps = {fingerprint(t) for t in part}
     solid = {fingerprint(t) for t in part if not is_trivial(t)}
-    # A repository with deja's notes: a commit whose note is current answers for its
-    # lines (``settled.py``), so the writes are read after git blame, for the others only
-    notes_first = conn is not None and hasattr(note_lookup, "derived_from")
     if conn is not None:
         paths = Q.candidate_paths(conn, str(root), {relpath})
-        if not notes_first:
-            load_writes(conn, paths, file_fps, into=writes, solid=solid)
+        load_writes(conn, paths, file_fps, into=writes, solid=solid)
     # only a file some session wrote to asks the rules anything (deja stats blames
     # hundreds that none did: a log each would be git's work for nothing)
     early = _read_ahead(conn, root, version) if writes else None
@@ -103,24 +98,16 @@ def gather_file(
     _add_gitai(facts, repo)
     if conn is None:
         return facts
-    # Renamed files: their older lines were written under the old path.
-    older = {b.orig_path for b in by_line if b is not None and b.orig_path} - {relpath}
-    more: dict[int, bool] = {}
-    if older:
-        more = {
-            k: v for k, v in Q.candidate_paths(conn, str(root), older).items() if k not in paths
-        }
-    if notes_first:
-        facts.settled = settled_lines(conn, note_lookup, lines, {**paths, **more})
-        open_texts = [t for t, done in zip(part, facts.settled) if not done]
-        file_fps = {fingerprint(t) for t in open_texts}
-        solid = {fingerprint(t) for t in open_texts if not is_trivial(t)}
-        load_writes(conn, paths, file_fps, into=writes, solid=solid)
     # the file's log under every name blame followed, read while the notes, the
     # renamed paths' writes and the identity rules are looked at
     names = {ln.orig_path or "" for ln in lines}
     log_ahead = _read_log_ahead(root, version.commit, names) if writes else None
-    if more:
+    # Renamed files: their older lines were written under the old path.
+    older = {b.orig_path for b in by_line if b is not None and b.orig_path} - {relpath}
+    if older:
+        more = {
+            k: v for k, v in Q.candidate_paths(conn, str(root), older).items() if k not in paths
+        }
         load_writes(conn, more, file_fps, into=writes, solid=solid)
         paths.update(more)
     if version.commit is not None:
