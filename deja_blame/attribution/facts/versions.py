@@ -1,22 +1,6 @@
 """A file's versions over its history: the facts the commit-window rules ask of git.
 
-The rules themselves are in ``match/window.py``; what they decide:
-
-git blame names the commit C that brought each line. A session's write of the
-line's text is evidence for it when the write was made for C: after the
-version of the file C was made from (C's parent for this file, its "floor").
-A write older than that is *stale* when its text (indent aside) was in the
-first commit that touched the file after the write: the session's work was
-committed, and C brought the text again, so whoever did that (a person moving
-or retyping it, another session) wrote it, not the old session. It stays
-evidence when its text was never committed before C (the person staged other
-hunks first), when C only re-indented the line (the version before C had it
-with other white space and not as it is now, and C's version lost a copy at
-that other indent), and for every line of a file C
-restored byte for byte from an older commit. Trivial lines (blank, a lone
-bracket) carry no text to tell these apart: for them a write older than the
-floor is stale unless a line beside them, brought by the same commit, is one
-that commit moved (its exact text was there before).
+The rules that ask (what makes a write stale for a line) are ``match/window.py``.
 
 The file's history is one ``git log`` of the paths blame reported; versions are
 read (one ``git cat-file --batch``) only for the lines that need the check, at
