@@ -185,6 +185,40 @@ def _clear_caches(db: Path) -> None:
                 conn.execute(f"DELETE FROM {t}")
 
 
+def _annotated(
+    deja: list[str], env: dict[str, str], repo: Path, db: Path, file: str, runs: int, doc: bytes
+) -> dict[str, float]:
+    """``deja annotate --all`` of the replay's history, then cold blames (caches emptied)
+    against git blame, side by side, which a note lookup answers; the notes are removed
+    after (the replay is reused)."""
+    t = time.perf_counter()
+    subprocess.run([*deja, "annotate", "--all", "--no-refresh"], env=env, cwd=repo, check=True)
+    took = time.perf_counter() - t
+    g, cold = [], []
+    out = b""
+    try:
+        for _ in range(runs):
+            g.append(timed(["git", "blame", "--porcelain", file], env, repo)[0])
+            _clear_caches(db)
+            c, _, out = _peak([*deja, "blame", file, "--json", "--no-refresh"], env, repo)
+            cold.append(c)
+    finally:
+        subprocess.run(["git", "-C", str(repo), "update-ref", "-d", "refs/notes/deja"], check=False)
+        (repo / ".git" / "deja" / "history").unlink(missing_ok=True)  # the pass's record
+        _clear_caches(db)
+
+    def sessions(data: bytes) -> list[object]:
+        return [x["session"] for x in json.loads(data)["lines"]]
+
+    med = statistics.median
+    return {
+        "annotate_all": took,
+        "noted_git": med(g),
+        "noted_cold": med(cold),
+        "noted_same": float(sessions(out) == sessions(doc)),
+    }
+
+
 def real_mode(args: argparse.Namespace) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from realhistory import build as build_real
@@ -249,6 +283,9 @@ def real_mode(args: argparse.Namespace) -> None:
             a, r, _ = _peak([*deja, "annotate", newest, "--dry-run", "--no-refresh"], env, repo)
             ann.append(a)
             rss_ann = max(rss_ann, r)
+        noted: dict[str, float] = {}
+        if args.annotated:
+            noted = _annotated(deja, env, repo, db, args.file, args.runs, doc)
         lines = json.loads(doc)["lines"]
         med = statistics.median
         rows.append(
@@ -264,6 +301,7 @@ def real_mode(args: argparse.Namespace) -> None:
                 "rss_mb": max(rss_cold, rss_warm, rss_why, rss_ann) / 1024,
                 "attributed": sum(1 for x in lines if x["session"]),
                 "lines": len(lines),
+                **noted,
             }
         )
     print()
@@ -281,6 +319,14 @@ def real_mode(args: argparse.Namespace) -> None:
             f"{r['rss_mb']:>8.0f}{r['attributed']:>7}/{r['lines']}"
         )
     print("goals: cold <= 1.5x git, warm <= 0.5x, why <= 2x -L, RSS < 200 MB, annotate < 2 s")
+    for r in rows:
+        if "noted_cold" in r:
+            print(
+                f"{r['sessions']} sessions, history annotated ({r['annotate_all']:.1f} s for"
+                f" deja annotate --all): git blame {r['noted_git']:.3f} s, deja blame cold"
+                f" {r['noted_cold']:.3f} s ({r['noted_cold'] / r['noted_git']:.2f}x),"
+                f" same answer: {r['noted_same']}"
+            )
     if args.json_out:
         args.json_out.write_text(json.dumps(rows, indent=1))
 
@@ -305,6 +351,11 @@ def main() -> None:
         "--sessions-list", default="100,1000,5000", help="real-code mode: session counts"
     )
     ap.add_argument("--json-out", type=Path, help="real-code mode: also write the table as JSON")
+    ap.add_argument(
+        "--annotated",
+        action="store_true",
+        help="real-code mode: also deja annotate --all, then cold blame answered from notes",
+    )
     args = ap.parse_args()
     if args.real is not None:
         real_mode(args)

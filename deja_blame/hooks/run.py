@@ -248,8 +248,9 @@ def post_commit(
     conn = open_index(log)
     if conn is not None:
         conn = refresh(conn, log, repo, deadline)
+    written = None
     try:
-        annotate(repo, rev or "HEAD", conn)
+        written = annotate(repo, rev or "HEAD", conn)
     except sqlite3.DatabaseError as exc:
         log.warn(f"the index failed while reading ({exc}); trying with carried notes only")
         conn = None
@@ -262,6 +263,10 @@ def post_commit(
         _note_is_late(repo, log, [sha], "the index could not be read in full", say=False)
         return
     late.clear(deja_dir(repo), sha)
+    if written is not None and written.note.is_empty():
+        from deja_blame.notes.annotate_all import record_looked_at
+
+        record_looked_at(repo, conn, sha)  # blame reads its lines as people's, unasked
     _complete_late(repo, conn, log, progress, stop)
 
 

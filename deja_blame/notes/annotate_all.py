@@ -45,13 +45,18 @@ from deja_blame.notes.annotate import (
     prompts_opted_in,
     store_notes,
 )
-from deja_blame.notes.derived_from import SKEW, SessionWrites, digest, is_stale
+from deja_blame.notes.derived_from import (
+    SKEW,
+    SessionWrites,
+    commit_derived_from,
+    digest,
+    is_stale,
+)
 from deja_blame.notes.history import read_history
+from deja_blame.notes.history_state import HistoryState
 from deja_blame.notes.store import check_notes_ref, deja_dir, read_note_docs
 from deja_blame.notes.worth import files_worth_deriving
 
-STATE_FILE = "history"
-STATE_BYTES = 4 * 1024 * 1024  # a longer record is started afresh (costs a re-derive)
 LOCK_FILE = "history.lock"
 FLUSH_SECONDS = 1.0  # a notes commit about this often: what an interrupt may lose
 FLUSH_COMMITS = 64
@@ -90,46 +95,13 @@ class HistoryResult:
 Progress = Callable[[int, int, int], None]
 
 
-class HistoryState:
-    """``.git/deja/history``: commits derived with no line (and from what), and the
-    index's generation at the last complete pass. Never read or written through a link."""
-
-    def __init__(self, repo: pygit2.Repository) -> None:
-        self.path = deja_dir(repo) / STATE_FILE
-        self.none: dict[str, str] = {}
-        self.done: str | None = None
-        data = statefile.read_bytes(self.path, STATE_BYTES + 1)
-        if data is None or len(data) > STATE_BYTES:
-            return
-        for line in data.decode("ascii", "replace").splitlines():
-            fields = line.split()
-            if len(fields) == 3 and fields[0] == "none":
-                self.none[fields[1]] = fields[2]
-            elif len(fields) == 2 and fields[0] == "done":
-                self.done = fields[1]
-
-    def _append(self, text: str) -> None:
-        try:
-            if not statefile.ensure_dir(self.path.parent):
-                return
-            size = statefile.size_of(self.path)
-            if size is None or size + len(text) > STATE_BYTES:
-                kept = "".join(f"none {sha} {d}\n" for sha, d in self.none.items())
-                if len(kept) + len(text) > STATE_BYTES:
-                    kept = ""
-                statefile.write_bytes(self.path, (kept + text).encode(), mode=0o600)
-            else:
-                statefile.append_bytes(self.path, text.encode())
-        except OSError:
-            pass  # costs a re-derive next time, nothing else
-
-    def record_none(self, sha: str, value: str) -> None:
-        self.none[sha] = value
-        self._append(f"none {sha} {value}\n")
-
-    def record_done(self, generation: str) -> None:
-        self.done = generation
-        self._append(f"done {generation}\n")
+def record_looked_at(repo: pygit2.Repository, conn: sqlite3.Connection, sha: str) -> None:
+    """Record a commit derived with no line (the post-commit hook's), as a pass would:
+    while the index's writes stay as the last complete pass saw them, blame then
+    takes its lines for people's without matching them (``facts/settled.py``)."""
+    local = commit_derived_from(conn, workdir(repo), sha)
+    count, _ = Q.earliest_session_start(conn)
+    HistoryState(repo).record_none(sha, digest(local) if local else f"{MOVES_ONLY}{count}")
 
 
 def needs_pass(repo: pygit2.Repository, conn: sqlite3.Connection) -> bool:

@@ -11,9 +11,10 @@ from deja_blame.notes.schema import NOTES_REF, LineMap, Note
 from deja_blame.notes.store import read_note_docs, ref_target
 
 
-def read_note(repo: pygit2.Repository, commit: str) -> Note | None:
-    """The commit's note as it applies to that commit (copied documents remapped)."""
-    return effective_note(repo, commit, read_note_docs(repo, commit))
+def read_note(repo: pygit2.Repository, commit: str, derived: bool = True) -> Note | None:
+    """The commit's note as it applies to that commit (copied documents remapped);
+    ``derived=False``: its ``derived_from`` checked only when asked (``recorded_from``)."""
+    return effective_note(repo, commit, read_note_docs(repo, commit, derived=derived))
 
 
 def has_notes(repo: pygit2.Repository) -> bool:
@@ -34,14 +35,27 @@ class NotesLookup:
     def __call__(self, commit: str, path: str, line: int) -> tuple[str, float, int | None] | None:
         key = (commit, path)
         if key not in self.lines:
-            if commit not in self.notes:
-                note = self.notes[commit] = read_note(self.repo, commit)
-                if note is not None:
-                    for sid, info in note.sessions.items():
-                        self.sessions.setdefault(sid, info)
-            note = self.notes[commit]
+            note = self._note(commit)
             self.lines[key] = note.line_map(path) if note is not None else {}
         return self.lines[key].get(line)
+
+    def _note(self, commit: str) -> Note | None:
+        if commit not in self.notes:
+            note = self.notes[commit] = read_note(self.repo, commit, derived=False)
+            if note is not None:
+                for sid, info in note.sessions.items():
+                    self.sessions.setdefault(sid, info)
+        return self.notes[commit]
+
+    def noted(self, commit: str) -> bool:
+        """Whether the commit has a note (its lines are the note's sessions' or people's)."""
+        return self._note(commit) is not None
+
+    def derived_from(self, commit: str) -> dict[str, int] | None:
+        """What the commit's note was computed from (``notes/derived_from.py``); None
+        when it has no note or the note does not say (an older deja's)."""
+        note = self._note(commit)
+        return note.recorded_from() if note is not None else None
 
     def session_info(self, sid: str) -> dict[str, Any] | None:
         return self.sessions.get(sid)

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -72,6 +73,16 @@ class Note:
     schema: int = SCHEMA
     # session key -> lines it had written to the commit's files by then (None: not said)
     derived_from: dict[str, int] | None = None
+    # read and not yet checked (``parse_note_docs(..., derived=False)``: blame reads
+    # hundreds of notes and needs few of these): ``recorded_from`` checks it
+    raw_derived_from: Any = field(default=None, repr=False, compare=False)
+
+    def recorded_from(self) -> dict[str, int] | None:
+        """``derived_from``, checked now if it was read unchecked."""
+        if self.derived_from is None and self.raw_derived_from is not None:
+            self.derived_from = _derived_from(self.raw_derived_from)
+            self.raw_derived_from = None
+        return self.derived_from
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -235,8 +246,12 @@ def _number(x: Any) -> bool:
 
 def _good_range(r: Any) -> list[Any] | None:
     """[start, end, confidence(, written)] with sane values, or None."""
-    if not isinstance(r, list) or len(r) < 2 or not all(_number(x) for x in r[:4]):
+    if not isinstance(r, list) or len(r) < 2:
         return None
+    for x in r[:4]:  # _number, inline: blame checks every range of hundreds of notes
+        kind = type(x)
+        if kind is not int and not (kind is float and math.isfinite(x)):
+            return None
     start, end = int(r[0]), int(r[1])
     if not 1 <= start <= end <= MAX_LINE:
         return None
@@ -306,8 +321,9 @@ def with_foreign(text: str, foreign: list[str]) -> str:
     return "\n".join(foreign) + "\n\n" + text
 
 
-def parse_note_docs(text: str | bytes) -> list[Note]:
-    """Each deja document in a note's text (usually one), in order."""
+def parse_note_docs(text: str | bytes, derived: bool = True) -> list[Note]:
+    """Each deja document in a note's text (usually one), in order; ``derived=False``
+    leaves ``derived_from`` unchecked until ``Note.recorded_from`` asks."""
     if len(text) > MAX_NOTE_BYTES:
         return []  # not one deja wrote: decoding it would cost memory, not give lines
     try:
@@ -317,7 +333,7 @@ def parse_note_docs(text: str | bytes) -> list[Note]:
         docs = split_note(raw)[0]
     out = []
     for doc in docs:
-        note = _note_of(doc)
+        note = _note_of(doc, derived)
         if note is not None:
             out.append(note)
     return out
@@ -337,7 +353,7 @@ def parse_note(text: str | bytes) -> Note | None:
     return merge_notes(docs)
 
 
-def _note_of(doc: Any) -> Note | None:
+def _note_of(doc: Any, derived: bool = True) -> Note | None:
     if not isinstance(doc, dict) or not isinstance(doc.get("schema"), int):
         return None
     if doc["schema"] > SCHEMA:
@@ -364,7 +380,8 @@ def _note_of(doc: Any) -> Note | None:
                 clean.setdefault(path, {})[sid] = good
     sessions = doc.get("sessions") if isinstance(doc.get("sessions"), dict) else {}
     return Note(
-        derived_from=_derived_from(doc.get("derived_from")),
+        derived_from=_derived_from(doc.get("derived_from")) if derived else None,
+        raw_derived_from=None if derived else doc.get("derived_from"),
         commit=str(doc.get("commit", ""))[:80],
         files=clean,
         sessions={
@@ -382,23 +399,25 @@ MAX_DERIVED_FROM = 10_000  # sessions one note may say it was computed from
 
 def _derived_from(value: Any) -> dict[str, int] | None:
     """A note's ``derived_from``: session key -> lines written (absent or unreadable: None).
-    Keys are short hex digests; counts whole and sane (input from strangers)."""
+    Keys are short hex digests; counts whole and sane (input from strangers). A note
+    of a file a thousand sessions wrote names them all, and blame reads hundreds of
+    notes: the check is one comprehension, not a call per field."""
     if not isinstance(value, dict):
         return None
-    out: dict[str, int] = {}
-    for key, count in list(value.items())[:MAX_DERIVED_FROM]:
-        if (
-            isinstance(key, str)
-            and 0 < len(key) <= 64
-            and set(key) <= _HEX_DIGITS
-            and _number(count)
-            and 0 <= count <= MAX_NOTE_LINES * 1000
-        ):
-            out[key] = int(count)
-    return out
+    items = list(value.items())[:MAX_DERIVED_FROM]
+    good = _HEX_KEY.fullmatch
+    return {
+        key: int(count)
+        for key, count in items
+        if type(key) is str
+        and good(key)
+        and (type(count) is int or (type(count) is float and math.isfinite(count)))
+        and 0 <= count <= MAX_COUNT
+    }
 
 
-_HEX_DIGITS = frozenset("0123456789abcdef")
+MAX_COUNT = MAX_NOTE_LINES * 1000
+_HEX_KEY = re.compile(r"[0-9a-f]{1,64}")
 
 
 def _written(r: list[Any]) -> int | None:

@@ -237,12 +237,14 @@ def _skipped_note(commit: str, size: int, ref: str = NOTES_REF) -> None:
         warn(f"skipping more unreadable notes in {ref} without saying so")
 
 
-def read_note_docs(repo: pygit2.Repository, commit: str, ref: str = NOTES_REF) -> list[Note]:
+def read_note_docs(
+    repo: pygit2.Repository, commit: str, ref: str = NOTES_REF, derived: bool = True
+) -> list[Note]:
     text = read_note_text(repo, commit, ref)
     if text is None:
         return []
     _said_foreign(commit, text)
-    return parse_note_docs(text)
+    return parse_note_docs(text, derived)
 
 
 @contextmanager

@@ -22,6 +22,7 @@ import orjson
 from deja_blame.attribution import blame_options, cache
 from deja_blame.attribution.facts.git_blame import drop_early, start_blame
 from deja_blame.attribution.facts.model import BlameLine, FileFacts, WriteSet
+from deja_blame.attribution.facts.settled import PassRecord, pass_record, settled_lines
 from deja_blame.attribution.facts.writes import load_writes
 from deja_blame.attribution.model import LineAttribution, NoteLookup, format_time_epoch
 from deja_blame.gitutil import FileVersion, head_commit, workdir
@@ -66,9 +67,15 @@ def gather_file(
     writes = WriteSet()
     file_fps = {fingerprint(t) for t in part}
     solid = {fingerprint(t) for t in part if not is_trivial(t)}
+    # A history annotated by a pass that saw the index's writes as they are answers for
+    # its commits' lines (``settled.py``): the writes are read after git blame, for the
+    # other lines only. Otherwise they are read while git blame runs.
+    passed = _last_pass(repo, conn) if conn is not None and note_lookup is not None else None
+    notes_first = passed is not None
     if conn is not None:
         paths = Q.candidate_paths(conn, str(root), {relpath})
-        load_writes(conn, paths, file_fps, into=writes, solid=solid)
+        if not notes_first:
+            load_writes(conn, paths, file_fps, into=writes, solid=solid)
     # only a file some session wrote to asks the rules anything (deja stats blames
     # hundreds that none did: a log each would be git's work for nothing)
     early = _read_ahead(conn, root, version) if writes else None
@@ -98,16 +105,27 @@ def gather_file(
     _add_gitai(facts, repo)
     if conn is None:
         return facts
-    # the file's log under every name blame followed, read while the notes, the
-    # renamed paths' writes and the identity rules are looked at
-    names = {ln.orig_path or "" for ln in lines}
-    log_ahead = _read_log_ahead(root, version.commit, names) if writes else None
     # Renamed files: their older lines were written under the old path.
     older = {b.orig_path for b in by_line if b is not None and b.orig_path} - {relpath}
+    more: dict[int, bool] = {}
     if older:
         more = {
             k: v for k, v in Q.candidate_paths(conn, str(root), older).items() if k not in paths
         }
+    if note_lookup is not None:
+        facts.settled = settled_lines(conn, note_lookup, passed, lines, {**paths, **more})
+    if notes_first:
+        open_texts = [t for t, done in zip(part, facts.settled) if not done]
+        file_fps = {fingerprint(t) for t in open_texts}
+        solid = {fingerprint(t) for t in open_texts if not is_trivial(t)}
+        if not solid:
+            file_fps = set()  # blank lines and brackets alone: nothing to match them by
+        load_writes(conn, paths, file_fps, into=writes, solid=solid)
+    # the file's log under every name blame followed, read while the notes, the
+    # renamed paths' writes and the identity rules are looked at
+    names = {ln.orig_path or "" for ln in lines}
+    log_ahead = _read_log_ahead(root, version.commit, names) if writes else None
+    if more:
         load_writes(conn, more, file_fps, into=writes, solid=solid)
         paths.update(more)
     if version.commit is not None:
@@ -116,6 +134,15 @@ def gather_file(
         log_ahead.join()
     facts.writes, facts.paths = writes, paths
     return facts
+
+
+def _last_pass(repo: pygit2.Repository, conn: sqlite3.Connection) -> PassRecord | None:
+    """The last complete ``deja annotate --all`` pass, if the index's writes are as it
+    saw them (``settled.py``)."""
+    from deja_blame.notes.history_state import HistoryState
+
+    state = HistoryState(repo)
+    return pass_record(conn, set(state.none), state.done)
 
 
 def _apply_notes(facts: FileFacts, note_lookup: NoteLookup) -> None:

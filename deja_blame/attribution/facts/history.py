@@ -165,11 +165,22 @@ class RepoHistory:
     def first_time(self, rev: str) -> int | None:
         """When the history up to ``rev`` began: the oldest root commit's committer time."""
         sha = self.resolve(rev)
-        if sha is None or not self.knows(sha):
+        if sha is None:
             return None
         with self._lock:
+            if sha not in self.commits:
+                # the root commits alone: git finds them without the diffs the whole
+                # history's read computes (0.43 s on click's 422 commits, against 5 ms)
+                return self._first_time_of(sha)
             roots = [c.time for c in self.commits.values() if not c.parents]
         return min(roots) if roots else None
+
+    def _first_time_of(self, sha: str) -> int | None:
+        proc = try_git(self.root, ["log", "--max-parents=0", "--format=%ct", sha])
+        if proc is None or proc.returncode != 0:
+            return None
+        times = [int(t) for t in proc.stdout.split() if t.isdigit()]
+        return min(times) if times else None
 
     def log(self, rev: str, paths: set[str] | frozenset[str]) -> list[LogEntry] | None:
         """What ``git log --parents REV -- PATHS`` shows (None: ``rev`` unknown to git)."""

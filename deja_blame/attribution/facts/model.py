@@ -155,7 +155,8 @@ class FileFacts:
     it; ``writes`` are the index's writes of the lines' texts to ``paths`` (index
     path ids -> matched exactly, not by suffix); ``rev_time`` is the blamed
     commit's time (None: the working tree). ``gitai`` answers for git-ai's notes,
-    its lines given ``gitai_confidence``.
+    its lines given ``gitai_confidence``. ``settled[i]``: line i's commit has a
+    current note, which answers for it.
     """
 
     path: str
@@ -170,6 +171,9 @@ class FileFacts:
     note_sessions: dict[str, Any] = field(default_factory=dict)
     gitai: Callable[[str, str, int], Any] | None = None
     gitai_confidence: float = 0.0
+    # lines a current note of their commit answers for (``settled.py``): the
+    # rules leave them as the note says (its session, or the person's)
+    settled: list[bool] = field(default_factory=list)
 
 
 def has_line(content: str, text: str, exact: bool) -> bool:

@@ -43,10 +43,18 @@ if TYPE_CHECKING:
 def match_file(facts: FileFacts, source: FactSource | None) -> None:
     """Give ``facts.lines`` their sessions: the index's writes (with the commit-window
     and reflow rules), then blocks moved from other files, then git-ai's notes.
-    Without a ``source`` (no index) only git-ai's notes."""
-    if source is not None:
+    Without a ``source`` (no index) only git-ai's notes; lines a current note
+    settled (``facts.settled``) keep what it says."""
+    open_lines = [not done for done in facts.settled] if any(facts.settled) else None
+    if source is not None and (open_lines is None or any(open_lines)):
         attribute_lines(
-            source, facts.lines, facts.blamed, facts.writes, facts.paths, facts.rev_time
+            source,
+            facts.lines,
+            facts.blamed,
+            facts.writes,
+            facts.paths,
+            facts.rev_time,
+            only=open_lines,
         )
         follow_moves(
             source,
@@ -57,6 +65,7 @@ def match_file(facts: FileFacts, source: FactSource | None) -> None:
             facts.paths,
             facts.rev_time,
             attribute_lines,
+            skip=facts.settled or None,
         )
     from_git_ai(facts)
 

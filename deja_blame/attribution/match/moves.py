@@ -40,6 +40,7 @@ def follow_moves(
     paths: dict[int, bool],
     rev_time: float | None,
     attribute: Attribute,
+    skip: list[bool] | None = None,
 ) -> None:
     """Lines a person moved here from another file keep their session.
 
@@ -51,7 +52,10 @@ def follow_moves(
     todo = [
         k
         for k, ln in enumerate(lines)
-        if ln.session is None and ln.commit is not None and not is_trivial(ln.text)
+        if ln.session is None
+        and ln.commit is not None
+        and not is_trivial(ln.text)
+        and not (skip and skip[k])
     ]
     if not todo:
         return
@@ -152,6 +156,8 @@ def follow_moves(
                 if not moved[k] and lines[k].session is None and lines[k].commit is not None:
                     moved[k] = True
         more.update(dict.fromkeys(gone, True))
+    if skip:
+        moved = [m and not done for m, done in zip(moved, skip)]
     if not any(moved):
         return
     solid = {fingerprint(ln.text) for ln in lines if not is_trivial(ln.text)}

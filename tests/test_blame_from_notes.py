@@ -1,0 +1,134 @@
+"""An annotated history is blamed from its notes: a commit whose note is current for
+what the index holds answers for its lines, and the matcher looks at none of them;
+a transcript that arrives later makes that commit's note stale, and its lines are
+matched again (docs/engine.md, attribution/facts/settled.py)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import git, run_deja
+from test_notes_world import S1, S3, World, body, make_world
+
+import deja_blame.attribution.match as match_stage
+
+
+@pytest.fixture
+def world(tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch) -> World:
+    return make_world(tmp_path, repo, monkeypatch)
+
+
+def _matched(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many lines each call of the index's matcher was asked to set."""
+    calls: list[int] = []
+    real = match_stage.attribute_lines
+
+    def spy(*args: Any, **kw: Any) -> None:
+        only = kw.get("only")
+        calls.append(len(args[1]) if only is None else sum(only))
+        real(*args, **kw)
+
+    monkeypatch.setattr(match_stage, "attribute_lines", spy)
+    return calls
+
+
+def _blame(world: World, rel: str) -> list[tuple[str | None, str | None]]:
+    import orjson
+
+    out = run_deja("blame", str(world.repo / rel), "--json", "--no-refresh")
+    assert out.exit_code == 0, out.output
+    doc = orjson.loads(out.stdout)
+    return [(ln["session"], ln.get("via")) for ln in doc["lines"]]
+
+
+def test_an_annotated_history_is_blamed_from_its_notes(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DEJA_NO_CACHE", "1")  # every blame computed afresh
+    world.person("README.md", "# project\n")
+    world.commit("init")
+    world.write(S1, "app.py", body("a", 3))
+    # S3 writes to the same file before the commit; its transcript is on another
+    # machine, synced later
+    world.write(S3, "app.py", body("a", 3) + body("c", 2))
+    world.commit("two sessions")
+    later = tmp_path / "later"
+    for path in world.root.rglob("*"):
+        if S3 in str(path) and path.is_file():
+            dest = later / path.relative_to(world.root)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(str(path), dest)
+    world.index()
+    before = _blame(world, "app.py")
+    world.deja("annotate", "--all")
+    calls = _matched(monkeypatch)
+    after = _blame(world, "app.py")
+    # the same sessions, now from the note; the matcher was not asked about any line
+    assert [s for s, _ in after] == [s for s, _ in before] == [S1, S1, S1, None, None]
+    assert {v for s, v in after if s} == {"note"}
+    assert sum(calls) == 0
+    # the transcript arrives: the note says less than the index knows, the commit's
+    # lines are matched again and S3's are found (before any new annotate)
+    shutil.copytree(later, world.root, dirs_exist_ok=True)
+    world.index()
+    calls.clear()
+    stale = _blame(world, "app.py")
+    assert [s for s, _ in stale] == [S1, S1, S1, S3, S3]
+    assert sum(calls) > 0
+
+
+def test_a_persons_commits_are_settled_by_the_last_complete_pass(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A commit the pass derived with no line gets no note, only a record of having
+    been looked at (``.git/deja/history``): while the index's writes are as that pass
+    saw them, its lines are people's without asking the matcher. A transcript that
+    arrives after the pass sends them to the matcher again."""
+    monkeypatch.setenv("DEJA_NO_CACHE", "1")
+    world.write(S1, "app.py", body("a", 3))
+    world.commit("a session")
+    world.person("app.py", body("a", 3) + body("p", 4))
+    world.commit("a person")
+    world.index()
+    before = _blame(world, "app.py")
+    assert [s for s, _ in before] == [S1] * 3 + [None] * 4
+    world.deja("annotate", "--all")
+    calls = _matched(monkeypatch)
+    after = _blame(world, "app.py")
+    assert after == [(S1, "note")] * 3 + [(None, None)] * 4
+    assert sum(calls) == 0  # the person's lines too: the pass recorded their commit
+    # a session indexed later that wrote the person's text before the commit: the
+    # pass no longer answers (the writes changed), the matcher looks again
+    world.write(S3, "other.py", body("z", 2))
+    world.index()
+    calls.clear()
+    _blame(world, "app.py")
+    assert sum(calls) == 4
+
+
+def test_a_hooked_persons_commit_joins_the_last_pass(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The post-commit hook records a commit it derived with no line as the pass would:
+    a person's commit made after ``deja annotate --all`` is blamed without the matcher."""
+    from test_hooks_faults import commit
+
+    from deja_blame.hooks.pending import wait_for_hook_jobs
+
+    monkeypatch.setenv("DEJA_NO_CACHE", "1")
+    world.write(S1, "app.py", body("a", 3))
+    world.commit("a session")
+    world.index()
+    world.deja("annotate", "--all")
+    world.deja("hooks", "install")
+    git(world.repo, "config", "deja.hook.timeout", "60")  # python's start on a loaded machine
+    world.person("app.py", body("a", 3) + body("p", 2))
+    commit(world, "a person, hooked")
+    assert wait_for_hook_jobs(world.repo / ".git" / "deja", limit=90)
+    calls = _matched(monkeypatch)
+    after = _blame(world, "app.py")
+    assert after == [(S1, "note")] * 3 + [(None, None)] * 2
+    assert sum(calls) == 0
