@@ -8,13 +8,17 @@ import pygit2
 
 from deja_blame.notes.remap import effective_note
 from deja_blame.notes.schema import NOTES_REF, LineMap, Note
-from deja_blame.notes.store import read_note_docs, ref_target
+from deja_blame.notes.store import notes_tree, read_note_docs, ref_target
 
 
-def read_note(repo: pygit2.Repository, commit: str, derived: bool = True) -> Note | None:
+def read_note(
+    repo: pygit2.Repository, commit: str, derived: bool = True, tree: pygit2.Tree | None = None
+) -> Note | None:
     """The commit's note as it applies to that commit (copied documents remapped);
-    ``derived=False``: its ``derived_from`` checked only when asked (``recorded_from``)."""
-    return effective_note(repo, commit, read_note_docs(repo, commit, derived=derived))
+    ``derived=False``: its ``derived_from`` checked only when asked (``recorded_from``);
+    ``tree``: the notes tree (``store.notes_tree``), resolved once by a reader of many."""
+    docs = read_note_docs(repo, commit, derived=derived, tree=tree)
+    return effective_note(repo, commit, docs)
 
 
 def has_notes(repo: pygit2.Repository) -> bool:
@@ -31,6 +35,7 @@ class NotesLookup:
         self.notes: dict[str, Note | None] = {}
         self.lines: dict[tuple[str, str], LineMap] = {}
         self.sessions: dict[str, dict[str, Any]] = {}
+        self._tree: pygit2.Tree | None = None  # the notes' tree, as at the first lookup
 
     def __call__(self, commit: str, path: str, line: int) -> tuple[str, float, int | None] | None:
         key = (commit, path)
@@ -41,7 +46,13 @@ class NotesLookup:
 
     def _note(self, commit: str) -> Note | None:
         if commit not in self.notes:
-            note = self.notes[commit] = read_note(self.repo, commit, derived=False)
+            if self._tree is None:
+                self._tree = notes_tree(self.repo)
+            note = self.notes[commit] = (
+                read_note(self.repo, commit, derived=False, tree=self._tree)
+                if self._tree is not None
+                else None
+            )
             if note is not None:
                 for sid, info in note.sessions.items():
                     self.sessions.setdefault(sid, info)

@@ -153,14 +153,33 @@ def _has_dir(tree: pygit2.Tree, sha: str, depth: int) -> bool:
         return False
 
 
-def read_note_text(repo: pygit2.Repository, commit: str, ref: str = NOTES_REF) -> str | None:
-    """The text of ``commit``'s note under ``ref``, or None. Its size is read first
-    (libgit2's note lookup loads the whole blob): a 1 GB note costs a header read."""
+def notes_tree(repo: pygit2.Repository, ref: str = NOTES_REF) -> pygit2.Tree | None:
+    """The tree of ``ref``'s notes commit (None: no notes), for ``read_note_text``'s
+    ``tree``: a reader of hundreds of notes resolves the ref once."""
     tip = ref_target(repo, ref)
     if tip is None:
         return None
     try:
-        found = _find_note(repo[tip].peel(pygit2.Tree), commit)
+        return repo[tip].peel(pygit2.Tree)
+    except (KeyError, pygit2.GitError, ValueError):
+        return None
+
+
+def read_note_text(
+    repo: pygit2.Repository,
+    commit: str,
+    ref: str = NOTES_REF,
+    tree: pygit2.Tree | None = None,
+) -> str | None:
+    """The text of ``commit``'s note under ``ref`` (or in ``tree``: ``notes_tree``), or
+    None. Its size is read first (libgit2's note lookup loads the whole blob): a 1 GB
+    note costs a header read."""
+    if tree is None:
+        tree = notes_tree(repo, ref)
+        if tree is None:
+            return None
+    try:
+        found = _find_note(tree, commit)
         if found is None:
             return None
         blob_id = found[1]
@@ -238,9 +257,13 @@ def _skipped_note(commit: str, size: int, ref: str = NOTES_REF) -> None:
 
 
 def read_note_docs(
-    repo: pygit2.Repository, commit: str, ref: str = NOTES_REF, derived: bool = True
+    repo: pygit2.Repository,
+    commit: str,
+    ref: str = NOTES_REF,
+    derived: bool = True,
+    tree: pygit2.Tree | None = None,
 ) -> list[Note]:
-    text = read_note_text(repo, commit, ref)
+    text = read_note_text(repo, commit, ref, tree)
     if text is None:
         return []
     _said_foreign(commit, text)

@@ -65,13 +65,16 @@ def gather_file(
     part = texts[lo - 1 : hi]
     paths: dict[int, bool] = {}
     writes = WriteSet()
-    file_fps = {fingerprint(t) for t in part}
-    solid = {fingerprint(t) for t in part if not is_trivial(t)}
     # A history annotated by a pass that saw the index's writes as they are answers for
     # its commits' lines (``settled.py``): the writes are read after git blame, for the
     # other lines only. Otherwise they are read while git blame runs.
     passed = _last_pass(repo, conn) if conn is not None and note_lookup is not None else None
     notes_first = passed is not None
+    file_fps: set[int] = set()
+    solid: set[int] = set()
+    if not notes_first:
+        file_fps = {fingerprint(t) for t in part}
+        solid = {fingerprint(t) for t in part if not is_trivial(t)}
     if conn is not None:
         paths = Q.candidate_paths(conn, str(root), {relpath})
         if not notes_first:
@@ -150,6 +153,7 @@ def _apply_notes(facts: FileFacts, note_lookup: NoteLookup) -> None:
     from deja_blame.models import UNKNOWN_AGENT
 
     lines = facts.lines
+    times: dict[int, str] = {}  # a note's lines share a few written times
     for ln in lines:
         if ln.commit is None:
             continue
@@ -157,7 +161,10 @@ def _apply_notes(facts: FileFacts, note_lookup: NoteLookup) -> None:
         if hit is not None:
             ln.session, ln.confidence, ln.via = hit[0], hit[1], "note"
             if hit[2] is not None:
-                ln.written_at = format_time_epoch(hit[2])
+                when = times.get(hit[2])
+                if when is None:
+                    when = times[hit[2]] = format_time_epoch(hit[2])
+                ln.written_at = when
     info_of = getattr(note_lookup, "session_info", None)
     if info_of is not None:
         for sid in {ln.session for ln in lines if ln.via == "note" and ln.session}:
