@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from deja_blame.notes.schema import GITAI_REF, MAX_LINE, MAX_NOTE_LINES, MAX_PATH, MAX_RANGES
-from deja_blame.transcripts.registry import from_other_name
 
 if TYPE_CHECKING:  # pygit2 is imported where a note is read: a warm blame never needs it
     import pygit2
@@ -90,7 +89,7 @@ class Authorship:
         return Author(
             key=sid,
             human=False,
-            agent=from_other_name(tool) if tool else None,  # agent_id.tool, in deja's ids
+            agent=_deja_id(tool) if tool else None,  # agent_id.tool, in deja's ids
             model=_str(agent_id.get("model")),
             tool_session=_str(agent_id.get("id")),
         )
@@ -194,6 +193,13 @@ class GitAiLookup:
     def __call__(self, commit: str, path: str, line: int) -> Author | None:
         note = self.note(commit)
         return note.author_of(path, line) if note is not None else None
+
+
+def _deja_id(tool: str) -> str:
+    # the registry imports every agent's plug-in: only where git-ai's notes are read
+    from deja_blame.transcripts.registry import from_other_name
+
+    return from_other_name(tool)
 
 
 def gitai_lookup_for(repo: pygit2.Repository) -> GitAiLookup | None:

@@ -11,7 +11,6 @@ from deja_blame.attribution.model import FileBlame
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import commit_authors
 from deja_blame.output import inert, paged, shorten, style, use_colour
-from deja_blame.transcripts.registry import label_of
 
 if TYPE_CHECKING:
     import pygit2
@@ -118,6 +117,8 @@ def print_human(result: FileBlame, look: BlameLook | None = None) -> None:
     model_w = max((len(m) for m in models.values()), default=0)
     # the agent's label: six characters for the agents deja knows, as wide as the
     # widest other name here (a note's "unknown", another tool's id), up to 12
+    from deja_blame.transcripts.registry import label_of  # the 13 plug-ins: text only
+
     labels = {
         ln.source: shorten(inert(label_of(ln.source)), 12) for ln in result.lines if ln.session
     }
