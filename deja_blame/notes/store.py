@@ -133,16 +133,30 @@ def note_path(repo: pygit2.Repository, commit: str, sha: str) -> str | None:
 
 
 def _find_note(tree: pygit2.Tree, sha: str) -> tuple[str, pygit2.Oid] | None:
-    """(path, blob id) of ``sha``'s note in a notes tree, at whatever fan-out git chose."""
+    """(path, blob id) of ``sha``'s note in a notes tree, at whatever fan-out git chose
+    (the depth of the last note found is tried first: one tree has one fan-out, and
+    a miss costs an exception)."""
+    depth = _LAST_DEPTH[0]
+    if depth:
+        path = "/".join([sha[2 * i : 2 * i + 2] for i in range(depth)] + [sha[2 * depth :]])
+        try:
+            return path, tree[path].id
+        except KeyError:
+            pass
     for depth in range(0, len(sha) // 2):
         if depth and not _has_dir(tree, sha, depth):
             return None  # no fan-out directory this deep: no note deeper either
         path = "/".join([sha[2 * i : 2 * i + 2] for i in range(depth)] + [sha[2 * depth :]])
         try:
-            return path, tree[path].id
+            found = path, tree[path].id
         except KeyError:
             continue
+        _LAST_DEPTH[0] = depth
+        return found
     return None
+
+
+_LAST_DEPTH = [0]  # the fan-out of the notes tree last read
 
 
 def _has_dir(tree: pygit2.Tree, sha: str, depth: int) -> bool:
