@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from conftest import git, run_deja
-from test_notes_world import S1, S3, World, body, make_world
+from test_notes_world import S1, S2, S3, World, body, make_world
 
 import deja_blame.attribution.match as match_stage
 
@@ -81,15 +81,25 @@ def test_an_annotated_history_is_blamed_from_its_notes(
 
 
 def test_a_persons_commits_are_settled_by_the_last_complete_pass(
-    world: World, monkeypatch: pytest.MonkeyPatch
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A commit the pass derived with no line gets no note, only a record of having
-    been looked at (``.git/deja/history``): while the index's writes are as that pass
-    saw them, its lines are people's without asking the matcher. A transcript that
-    arrives after the pass sends them to the matcher again."""
+    been looked at (``.git/deja/history``): its lines are people's without asking the
+    matcher, also once the index's writes changed, as long as no session's writes to
+    its files by its time did (a session at work now leaves older commits settled).
+    A transcript that concerns it (written before it, indexed after the pass) sends
+    its lines to the matcher again."""
     monkeypatch.setenv("DEJA_NO_CACHE", "1")
     world.write(S1, "app.py", body("a", 3))
     world.commit("a session")
+    # S3 wrote the text the person commits next; its transcript is synced later
+    world.write(S3, "app.py", body("a", 3) + body("p", 2))
+    later = tmp_path / "later"
+    for path in world.root.rglob("*"):
+        if S3 in str(path) and path.is_file():
+            dest = later / path.relative_to(world.root)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(str(path), dest)
     world.person("app.py", body("a", 3) + body("p", 4))
     world.commit("a person")
     world.index()
@@ -100,9 +110,15 @@ def test_a_persons_commits_are_settled_by_the_last_complete_pass(
     after = _blame(world, "app.py")
     assert after == [(S1, "note")] * 3 + [(None, None)] * 4
     assert sum(calls) == 0  # the person's lines too: the pass recorded their commit
-    # a session indexed later that wrote the person's text before the commit: the
-    # pass no longer answers (the writes changed), the matcher looks again
-    world.write(S3, "other.py", body("z", 2))
+    # a session at work now, on another file: the pass is no longer current, the
+    # commits are asked one by one, and none of them concerns it
+    world.write(S2, "other.py", body("z", 2))
+    world.index()
+    calls.clear()
+    assert _blame(world, "app.py") == after
+    assert sum(calls) == 0
+    # S3's transcript arrives: it wrote the person's commit's file before it
+    shutil.copytree(later, world.root, dirs_exist_ok=True)
     world.index()
     calls.clear()
     _blame(world, "app.py")

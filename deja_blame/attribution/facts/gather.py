@@ -65,11 +65,11 @@ def gather_file(
     part = texts[lo - 1 : hi]
     paths: dict[int, bool] = {}
     writes = WriteSet()
-    # A history annotated by a pass that saw the index's writes as they are answers for
-    # its commits' lines (``settled.py``): the writes are read after git blame, for the
-    # other lines only. Otherwise they are read while git blame runs.
+    # A history annotated by ``deja annotate --all`` answers for its commits' lines
+    # where their notes and records are current (``settled.py``): the writes are read
+    # after git blame, for the other lines only. Otherwise while git blame runs.
     passed = _last_pass(repo, conn) if conn is not None and note_lookup is not None else None
-    notes_first = passed is not None
+    notes_first = passed is not None and passed.completed
     file_fps: set[int] = set()
     solid: set[int] = set()
     if not notes_first:
@@ -116,7 +116,8 @@ def gather_file(
             k: v for k, v in Q.candidate_paths(conn, str(root), older).items() if k not in paths
         }
     if note_lookup is not None:
-        facts.settled = settled_lines(conn, note_lookup, passed, lines, {**paths, **more})
+        assert passed is not None
+        facts.settled = settled_lines(conn, str(root), note_lookup, passed, lines)
     if notes_first:
         open_texts = [t for t, done in zip(part, facts.settled) if not done]
         file_fps = {fingerprint(t) for t in open_texts}
@@ -139,13 +140,12 @@ def gather_file(
     return facts
 
 
-def _last_pass(repo: pygit2.Repository, conn: sqlite3.Connection) -> PassRecord | None:
-    """The last complete ``deja annotate --all`` pass, if the index's writes are as it
-    saw them (``settled.py``)."""
+def _last_pass(repo: pygit2.Repository, conn: sqlite3.Connection) -> PassRecord:
+    """What the history passes recorded (``settled.py``), once one completed."""
     from deja_blame.notes.history_state import HistoryState
 
     state = HistoryState(repo)
-    return pass_record(conn, set(state.none), state.done)
+    return pass_record(conn, state.none, state.done)
 
 
 def _apply_notes(facts: FileFacts, note_lookup: NoteLookup) -> None:

@@ -13,9 +13,13 @@ commit older than the first indexed session cannot hold a session's line. Blame
 of an annotated history is then git blame and a note lookup per commit: no
 write of the index is read for those lines, whatever the number of sessions.
 
-When the writes changed since (a transcript arrived), a commit's note is still
-current when its ``derived_from`` counts every session that wrote to the file by
-the commit's time, with as many lines; other commits are matched as before.
+When the writes changed since (a session at work, a transcript synced), each
+commit is asked as the pass asks it: its note is current while its
+``derived_from`` counts every session that wrote to the commit's files by its
+time, with as many lines; its record of no line while the same writes give the
+same digest. A session writing now leaves older commits settled (its writes come
+after them); one whose transcript arrived late unsettles the commits it concerns,
+whose lines are matched again until the next pass re-derives them.
 """
 
 from __future__ import annotations
@@ -25,29 +29,39 @@ from collections.abc import Callable
 from typing import Any
 
 from deja_blame.attribution.model import LineAttribution
+from deja_blame.errors import DejaError
 from deja_blame.index import queries as Q
-from deja_blame.notes.derived_from import SKEW, is_stale, session_key
+from deja_blame.notes.derived_from import SKEW, is_stale
 
 
 class PassRecord:
-    """The last complete history pass, when the index holds the same writes as it saw:
-    the commits it recorded with no line, and where its history began (None: from
-    the root commit)."""
+    """What ``.git/deja/history`` says of the history passes: the commits recorded with
+    no line (sha -> the value recorded: what the index held of their files), whether
+    the last complete pass saw the index's writes as they are now (``current``), and
+    the time before which no indexed session can have written a line (None: some
+    session's start is unknown)."""
 
-    def __init__(self, none: set[str], since: float | None) -> None:
+    def __init__(
+        self, none: dict[str, str], current: bool, since: float | None, completed: bool
+    ) -> None:
         self.none = none
+        self.current = current
         self.since = since
+        self.completed = completed  # some pass completed: most commits are settled
 
 
 def settled_lines(
     conn: sqlite3.Connection,
+    root: str,
     note_lookup: Any,
-    passed: PassRecord | None,
+    passed: PassRecord,
     lines: list[LineAttribution],
-    paths: dict[int, bool],
 ) -> list[bool]:
-    """One flag per line: the last complete history pass (``passed``, still current)
-    or a current note of the line's commit answers for it."""
+    """One flag per line: its commit's note or the history passes' record answers for
+    it. While the last complete pass is current, every commit it recorded or noted
+    is; else each commit is asked whether the index's writes to its files by its
+    time are what its note or record was computed from (a session at work now does
+    not unsettle older commits: its writes come after them)."""
     noted: Callable[[str], bool] | None = getattr(note_lookup, "noted", None)
     if noted is None:
         return [False] * len(lines)
@@ -55,62 +69,54 @@ def settled_lines(
     for ln in lines:
         if ln.commit is not None and ln.commit_time is not None:
             times.setdefault(ln.commit, ln.commit_time)
-    if passed is not None:
-        since = passed.since
-        done = {
-            c
-            for c, at in times.items()
-            if c in passed.none or noted(c) or (since is not None and at < since)
-        }
+    since = passed.since
+    done = {c for c, at in times.items() if since is not None and at < since}
+    if passed.current:
+        done |= {c for c in times if c in passed.none or noted(c)}
         return [ln.commit in done for ln in lines]
-    recorded_of: Callable[[str], dict[str, int] | None] = note_lookup.derived_from
-    records: dict[str, dict[str, int]] = {}
-    for commit in times:
-        recorded = recorded_of(commit)
-        if recorded is not None:
-            records[commit] = recorded
-    if not records:
-        return [False] * len(lines)
-    current = current_commits(records, times, Q.write_counts(conn, paths))
-    return [ln.commit in current for ln in lines]
+    asked = [c for c in times if c not in done and (c in passed.none or noted(c))]
+    if asked:
+        done |= still_current(conn, root, asked, note_lookup.derived_from, passed.none)
+    return [ln.commit in done for ln in lines]
 
 
-def pass_record(conn: sqlite3.Connection, none: set[str], done: str | None) -> PassRecord | None:
-    """The last complete pass as ``.git/deja/history`` tells it (``none``, ``done``: the
-    writes generation it saw); None when none completed or the writes changed since."""
-    if done is None or done != Q.writes_generation(conn):
-        return None
-    count, first_start = Q.earliest_session_start(conn)
-    since = first_start - SKEW if count and first_start is not None else None
-    return PassRecord(none, since)
-
-
-def current_commits(
-    records: dict[str, dict[str, int]],
-    times: dict[str, int],
-    rows: list[tuple[int, str, float | None, int]],
+def still_current(
+    conn: sqlite3.Connection,
+    root: str,
+    commits: list[str],
+    recorded_of: Callable[[str], dict[str, int] | None],
+    none: dict[str, str],
 ) -> set[str]:
-    """The commits of ``records`` (commit -> what its note was computed from) whose
-    note counts every session that wrote ``rows`` (path id, session id, time, lines)
-    by the commit's time (``times``), with at least as many lines."""
-    # the writes in time order; the commits too: each session's count grows as a
-    # sweep passes the commits' times, one pass over the writes for them all
-    timed = sorted(((at, session_key(sid), n) for _, sid, at, n in rows), key=_time_first)
-    local: dict[str, int] = {}
-    k = 0
+    """Of ``commits``, those whose note (``recorded_of``: its ``derived_from``) or record
+    of no line (``none``) was computed from what the index holds now of the writes to
+    the commit's files by its time: the test ``deja annotate --all`` makes, over the
+    same paths (one ``git log`` of those commits for their files, one SQL pass)."""
+    from deja_blame.notes.annotate_all import MOVES_ONLY
+    from deja_blame.notes.derived_from import SessionWrites, digest
+    from deja_blame.notes.history import read_history
+
+    try:
+        found = read_history(root, ["--no-walk=unsorted", *sorted(commits)])
+    except DejaError:
+        return set()
+    writes = SessionWrites(conn, root, {p for c in found for p in c.paths})
+    count, _ = Q.earliest_session_start(conn)
     out: set[str] = set()
-    for commit in sorted(records, key=lambda c: times[c]):
-        limit = times[commit] + SKEW
-        while k < len(timed) and _time_first(timed[k])[1] <= limit:
-            _, key, n = timed[k]
-            local[key] = local.get(key, 0) + n
-            k += 1
-        if not is_stale(records[commit], local):
-            out.add(commit)
+    for c in found:
+        local = writes.of(c)
+        recorded = recorded_of(c.sha)
+        if recorded is not None:
+            if not is_stale(recorded, local):
+                out.add(c.sha)
+        elif c.sha in none and none[c.sha] == (digest(local) if local else f"{MOVES_ONLY}{count}"):
+            out.add(c.sha)
     return out
 
 
-def _time_first(write: tuple[float | None, str, int]) -> tuple[int, float]:
-    # a write of no known time counts for every commit (as the note's own count does)
-    at = write[0]
-    return (0, float("-inf")) if at is None else (1, at)
+def pass_record(conn: sqlite3.Connection, none: dict[str, str], done: str | None) -> PassRecord:
+    """What ``.git/deja/history`` tells: ``none``, and ``done``, the writes generation
+    the last complete pass saw (None: no pass completed)."""
+    count, first_start = Q.earliest_session_start(conn)
+    since = first_start - SKEW if count and first_start is not None else None
+    current = done is not None and done == Q.writes_generation(conn)
+    return PassRecord(none, current, since, done is not None)
