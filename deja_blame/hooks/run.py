@@ -266,7 +266,10 @@ def post_commit(
     if written is not None and written.note.is_empty():
         from deja_blame.notes.annotate_all import record_looked_at
 
-        record_looked_at(repo, conn, sha)  # blame reads its lines as people's, unasked
+        try:
+            record_looked_at(repo, conn, sha)  # blame reads its lines as people's, unasked
+        except (DejaError, sqlite3.Error):
+            pass  # costs the matcher a look at its lines, nothing else
     _complete_late(repo, conn, log, progress, stop)
 
 
