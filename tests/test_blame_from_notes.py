@@ -148,3 +148,32 @@ def test_a_hooked_persons_commit_joins_the_last_pass(
     after = _blame(world, "app.py")
     assert after == [(S1, "note")] * 3 + [(None, None)] * 2
     assert sum(calls) == 0
+
+
+def test_a_commits_note_matches_only_its_lines(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A commit's note holds the lines that commit brought: deriving it matches those
+    lines only (the others are older commits'), and says the same as matching all."""
+    from deja_blame.attribution import commit as commit_mod
+
+    monkeypatch.setenv("DEJA_NO_CACHE", "1")
+    world.write(S1, "app.py", body("a", 6))
+    world.commit("first")
+    world.write(S2, "app.py", body("a", 6) + body("b", 3))
+    second = world.commit("second")
+    world.index()
+    monkeypatch.chdir(world.repo)
+    calls = _matched(monkeypatch)
+    out = run_deja("annotate", second, "--dry-run", "--json", "--no-refresh")
+    assert out.exit_code == 0, out.output
+    assert sum(calls) == 3  # the three lines the second commit brought
+    real = commit_mod.blame_file
+    monkeypatch.setattr(
+        commit_mod, "blame_file", lambda *a, **kw: real(*a, **{**kw, "focus": None})
+    )
+    calls.clear()
+    whole = run_deja("annotate", second, "--dry-run", "--json", "--no-refresh")
+    assert sum(calls) == 9  # every line of the file, without the focus
+    assert whole.stdout == out.stdout
+    assert S2 in out.stdout and S1 not in out.stdout

@@ -36,8 +36,13 @@ def blame_file(
     note_lookup: NoteLookup | None = None,
     engine: str = "auto",
     before_match: Callable[[], None] | None = None,
+    focus: str | None = None,
 ) -> FileBlame:
     """Attribute every line of ``relpath`` at ``rev`` (None: the working tree).
+
+    ``focus`` (a commit, with ``rev``): only the lines that commit brought are
+    matched (a commit's note needs no other); the others keep what the notes say,
+    and the answer, partial, is not cached.
 
     The whole file's answer at a commit is kept in the attribution cache
     (``cache``); the working tree is HEAD's answer plus its uncommitted lines.
@@ -51,7 +56,15 @@ def blame_file(
         _refuse_binary(version)
         assert version.commit is not None
         result = _at_commit(
-            repo, conn, version, line_range, note_lookup, engine, before_match, rev=version.commit
+            repo,
+            conn,
+            version,
+            line_range,
+            note_lookup,
+            engine,
+            before_match,
+            rev=version.commit,
+            focus=focus,
         )
         return finish_answer(conn, result, line_range)
     work = read_file(repo, relpath, None)
@@ -107,6 +120,7 @@ def _at_commit(
     engine: str,
     before_match: Callable[[], None] | None,
     rev: str | None,
+    focus: str | None = None,
 ) -> FileBlame:
     """The file at a commit: from the attribution cache, or computed (and cached).
 
@@ -128,9 +142,9 @@ def _at_commit(
     entry = cache.load(conn, key, notes, root) if use_cache and cache.fast_path_enabled() else None
     if entry is not None and entry.data_hash == cache.content_hash(version.data):
         return from_entry(entry, version.relpath, rev, root)
-    if line_range is not None:
-        # one line or a few: blame and match only around them; nothing cached
-        result = _compute(repo, conn, version, note_lookup, engine, before_match, line_range)
+    if line_range is not None or focus is not None:
+        # one line or a few, or one commit's lines: only those matched; nothing cached
+        result = _compute(repo, conn, version, note_lookup, engine, before_match, line_range, focus)
         result.rev = rev
         return result
     result = _compute(repo, conn, version, note_lookup, engine, before_match, None)
@@ -149,10 +163,12 @@ def _compute(
     engine: str,
     before_match: Callable[[], None] | None,
     window: tuple[int, int] | None,
+    focus: str | None = None,
 ) -> FileBlame:
     """The two stages: the file's facts (git's blame, the notes, the index's writes),
-    then the matcher. With a window, the lines of the window and its context only."""
-    facts = gather_file(repo, conn, version, note_lookup, engine, before_match, window)
+    then the matcher. With a window, the lines of the window and its context only;
+    with ``focus``, the lines of that commit only."""
+    facts = gather_file(repo, conn, version, note_lookup, engine, before_match, window, focus)
     source = FactSource(conn, facts.root, version.commit) if conn is not None else None
     match_file(facts, source)
     return FileBlame(

@@ -195,7 +195,9 @@ def attribute_commit(
         if only is not None and path not in only:
             continue
         try:
-            fb = blame_file(repo, path, sha, conn, note_lookup=note_lookup)
+            # only this commit's lines go in its note: only they are matched
+            focus = None if keep_blames else sha
+            fb = blame_file(repo, path, sha, conn, note_lookup=note_lookup, focus=focus)
         except DejaError:
             continue  # binary files and the like: nothing to attribute
         mine = [ln for ln in fb.lines if ln.commit == sha]

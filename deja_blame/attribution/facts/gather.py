@@ -44,8 +44,11 @@ def gather_file(
     engine: str,
     before_match: Callable[[], None] | None,
     window: tuple[int, int] | None,
+    focus: str | None = None,
 ) -> FileFacts:
-    """The facts of ``version``: the whole file, or ``window`` (lines) and its context."""
+    """The facts of ``version``: the whole file, or ``window`` (lines) and its context;
+    ``focus`` (a commit): the index's writes of that commit's lines only, the other
+    lines settled (``FileFacts.settled``) as the notes leave them."""
     root = workdir(repo)
     relpath = version.relpath
     texts = version.lines()
@@ -68,8 +71,12 @@ def gather_file(
     # A history annotated by ``deja annotate --all`` answers for its commits' lines
     # where their notes and records are current (``settled.py``): the writes are read
     # after git blame, for the other lines only. Otherwise while git blame runs.
-    passed = _last_pass(repo, conn) if conn is not None and note_lookup is not None else None
-    notes_first = passed is not None and passed.completed
+    passed = (
+        _last_pass(repo, conn)
+        if conn is not None and note_lookup is not None and focus is None
+        else None
+    )
+    notes_first = (passed is not None and passed.completed) or focus is not None
     file_fps: set[int] = set()
     solid: set[int] = set()
     if not notes_first:
@@ -115,7 +122,9 @@ def gather_file(
         more = {
             k: v for k, v in Q.candidate_paths(conn, str(root), older).items() if k not in paths
         }
-    if note_lookup is not None:
+    if focus is not None:
+        facts.settled = [ln.commit != focus for ln in lines]
+    elif note_lookup is not None:
         assert passed is not None
         facts.settled = settled_lines(conn, str(root), note_lookup, passed, lines)
     if notes_first:
