@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 import pytest
 from conftest import commit_env, deja, git
-from test_notes_world import S1, body, file_claims, make_world
+from test_notes_world import S1, S2, body, file_claims, make_world
 from test_other_agents import AFTER, BEFORE, NEW_LINES, T0, _claude
 from test_other_agents import _codex as codex_session
 
@@ -147,3 +147,44 @@ def _strings(doc: Any) -> set[str]:
     if isinstance(doc, list):
         return set().union(set(), *(_strings(v) for v in doc))
     return set()
+
+
+def test_names_through_the_hooks_annotate_all_stats_and_report(
+    tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The note the post-commit hook writes, ``annotate --all``, ``stats`` and
+    ``report`` name every file as git does, beside pathspec magic (``:``, ``*``,
+    ``[``) that would match another file if the name reached git as a pattern."""
+    w = make_world(tmp_path, repo, monkeypatch)
+    monkeypatch.setenv("DEJA_HOOK_SYNC", "1")
+    w.person("README.md", "# p\n")
+    w.commit("init")
+    w.deja("hooks", "install")
+    git(repo, "config", "deja.hook.timeout", "120")  # the note, not the budget, is checked
+    names = [*NAMES, ":colon.py", "st*r.py", "br[a]c.py"]
+    for k, name in enumerate(names):
+        w.write(S1, name, body(f"n{k}", 3))
+    w.write(S2, "star.py", body("other", 3))  # what st*r.py would match as a glob
+    first = w.commit("agent")
+    for k, name in enumerate(names):
+        w.write(S1, name, body(f"n{k}", 3) + body(f"m{k}", 2))
+    second = w.commit("agent again")
+    for sha, lines in ((first, {1: S1, 2: S1, 3: S1}), (second, {4: S1, 5: S1})):
+        note = w.note(sha)
+        assert note is not None
+        for name in names:
+            assert file_claims(note, name) == lines, (name, note)
+    assert file_claims(w.note(first), "star.py") == {1: S2, 2: S2, 3: S2}
+    assert "star.py" not in w.note(second)["files"]
+    git(repo, "notes", "--ref", "deja", "remove", first, second)
+    w.deja("annotate", "--all")
+    for name in names:
+        assert file_claims(w.note(second), name) == {4: S1, 5: S1}, name
+    stats = orjson.loads(w.deja("stats", "--json").stdout)
+    by_session = {s["session"]: s["lines"] for s in stats["by_session"]}
+    assert by_session == {S1: 5 * len(names), S2: 3} and stats["skipped"] == []
+    report = orjson.loads(w.deja("report", "HEAD~2..HEAD", "--format", "json").stdout)
+    assert set(names) <= _strings(report)
+    for name in names:
+        doc = orjson.loads(w.deja("blame", "--json", "--", name).stdout)
+        assert [ln["session"] for ln in doc["lines"]] == [S1] * 5, name

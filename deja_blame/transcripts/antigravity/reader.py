@@ -461,7 +461,7 @@ class SessionReader:
             return False
         blocks = find_diff_blocks(body)
         for i, ch in enumerate(changes):
-            path = _path_from_sentence(ch.group("rest"))
+            path = _path_from_sentence(_sentence_rest(body, ch))
             if not path:
                 continue
             by_user = ch.group("user") is not None
@@ -721,6 +721,15 @@ def _status(rec: dict[str, Any], body: str) -> str | None:
         return status.upper()
     m = P.STATUS_LINE.search(body)
     return m.group(1).upper() if m else None
+
+
+def _sentence_rest(body: str, ch: re.Match[str]) -> str:
+    """What follows ``to:``: its line, or up to ``. If relevant`` when that comes
+    before the diff block (a file name with a newline in it spans lines)."""
+    start = ch.start("rest")
+    block = body.find("[diff_block_start]", start)
+    cut = body.find(". If relevant", start, block if block >= 0 else len(body))
+    return body[start:cut] + ". If relevant" if cut >= 0 else ch.group("rest")
 
 
 def _path_from_sentence(rest: str) -> str | None:
