@@ -186,11 +186,7 @@ def open_repository(path: Path) -> pygit2.Repository:
         repo = pygit2.Repository(found)
     except pygit2.GitError as exc:
         if "object format" in str(exc):
-            raise UnsupportedRepositoryError(
-                f"{path} is in a repository of SHA-256 object names, which libgit2"
-                f" {pygit2.LIBGIT2_VERSION} (deja's git library) cannot read",
-                hint="deja works in SHA-1 repositories (git's default) only, for now",
-            ) from exc
+            return _cli_repository(path, found)
         if "not owned by current user" in str(exc):
             # git's own words and remedy (CVE-2022-24765): someone else's repository
             top = Path(found).parent if Path(found).name == ".git" else Path(found)
@@ -202,6 +198,29 @@ def open_repository(path: Path) -> pygit2.Repository:
     if repo.is_bare:
         raise NotARepositoryError(f"{path} is in a bare repository (no working tree)")
     return repo
+
+
+def _cli_repository(path: Path, found: str) -> pygit2.Repository:
+    """A repository libgit2 cannot read (SHA-256 object names), read through git."""
+    from typing import cast
+
+    from deja_blame.gitcli import CliRepository, object_format
+
+    fmt = object_format(found)
+    if fmt != "sha256" or not git_available():
+        raise UnsupportedRepositoryError(
+            f"{path} is in a repository of {fmt.upper()} object names, which deja cannot read"
+            + ("" if git_available() else " without the git program"),
+            hint="deja reads SHA-1 and SHA-256 repositories (the latter through git)",
+        )
+    try:
+        repo = CliRepository(path if path.is_dir() else path.parent)
+    except KeyError as exc:
+        raise NotARepositoryError(f"{path}: cannot open its repository: {exc}") from exc
+    if repo.is_bare:
+        raise NotARepositoryError(f"{path} is in a bare repository (no working tree)")
+    # the same interface as pygit2's Repository, for the part deja uses (gitcli.py)
+    return cast("pygit2.Repository", repo)
 
 
 def workdir(repo: pygit2.Repository) -> Path:
@@ -317,7 +336,7 @@ def read_worktree_bytes(root: Path, relpath: str) -> bytes:
 
 def read_file(repo: pygit2.Repository, relpath: str, rev: str | None) -> FileVersion:
     """The file at ``rev``, or in the working tree when ``rev`` is None, with clear errors."""
-    import pygit2
+    from deja_blame.gitcli import is_blob, is_tree
 
     if rev is None:
         data = read_worktree_bytes(workdir(repo), relpath)
@@ -341,9 +360,9 @@ def read_file(repo: pygit2.Repository, relpath: str, rev: str | None) -> FileVer
                 " (a partial clone whose remote cannot be reached?)"
             ) from None
         return FileVersion(relpath=relpath, commit=str(commit.id), data=proc.stdout)
-    if isinstance(obj, pygit2.Tree):
+    if is_tree(obj):
         raise DejaError(f"{relpath} is a directory in revision {rev}, not a file")
-    if not isinstance(obj, pygit2.Blob):
+    if not is_blob(obj):
         raise DejaError(f"{relpath} is not a regular file in revision {rev}")
     return FileVersion(relpath=relpath, commit=str(commit.id), data=obj.data)
 

@@ -287,6 +287,10 @@ def check_repository(cwd: Path) -> list[Check]:
     except DejaError as exc:
         return [Check("repository", True, f"{exc}: hooks and notes not checked")]
     checks = [check_hooks(repo), check_notes(repo)]
+    from deja_blame.gitcli import is_cli
+
+    if is_cli(repo):
+        checks.insert(0, Check("repository", True, "SHA-256 object names: read through git"))
     late = check_late_notes(repo)
     if late is not None:
         checks.append(late)

@@ -33,13 +33,14 @@ from deja_blame.notes.public import public_sessions
 from deja_blame.notes.remap import Carrier
 from deja_blame.notes.schema import Note, merge_notes, with_foreign
 from deja_blame.notes.store import check_notes_ref, read_note_docs, read_note_parts, update_notes
+from deja_blame.objectid import ID, is_object_id
 
 TOOL = f"deja-blame {__version__}"
 PROMPTS_KEY = "deja.notes.prompts"
 MAX_SOURCES = 50
 
-_CHERRY = re.compile(r"\(cherry picked from commit ([0-9a-f]{40})\)")
-_SQUASHED = re.compile(r"^commit ([0-9a-f]{40})$", re.MULTILINE)
+_CHERRY = re.compile(rf"\(cherry picked from commit ({ID})\)")
+_SQUASHED = re.compile(rf"^commit ({ID})$", re.MULTILINE)
 
 
 def prompts_opted_in(repo: pygit2.Repository) -> bool:
@@ -93,7 +94,7 @@ def _read_ref_file(path: Path) -> str | None:
         text = path.read_text(encoding="ascii").strip()
     except (OSError, UnicodeDecodeError):
         return None
-    return text if re.fullmatch(r"[0-9a-f]{40}", text) else None
+    return text if is_object_id(text) else None
 
 
 def carry_sources(repo: pygit2.Repository, commit: pygit2.Commit, is_head: bool) -> list[str]:
@@ -344,7 +345,7 @@ def parse_rewrite_pairs(text: str) -> list[tuple[str, str]]:
     pairs = []
     for line in text.splitlines():
         parts = line.split()
-        if len(parts) >= 2 and all(re.fullmatch(r"[0-9a-f]{40}", p) for p in parts[:2]):
+        if len(parts) >= 2 and all(is_object_id(p) for p in parts[:2]):
             pairs.append((parts[0], parts[1]))
     return pairs
 

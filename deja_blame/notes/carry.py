@@ -35,17 +35,19 @@ from typing import Any
 import pygit2
 
 from deja_blame.errors import DejaError
+from deja_blame.gitcli import is_commit
 from deja_blame.gitutil import run_git, workdir
 from deja_blame.notes.annotate import rewrite_notes
 from deja_blame.notes.lookup import read_note
+from deja_blame.objectid import ID
 
 FORGE_REFS = {
     "github": "refs/pull/{n}/head",
     "gitlab": "refs/merge-requests/{n}/head",
 }
 LOCAL_PREFIX = "refs/deja-carry/"  # where fetched pull request heads are kept
-NULL = re.compile(r"^0{40}$")
-_HEX = re.compile(r"^[0-9a-f]{40}$")
+NULL = re.compile(r"^0{40}(?:0{24})?$")
+_HEX = re.compile(rf"^{ID}$")
 # GitHub squash: "Subject (#123)"; GitHub merge: "Merge pull request #123 from ...";
 # GitLab: "See merge request group/project!123" in the merge or squash commit
 _SQUASH_SUBJECT = re.compile(r"\(#(\d{1,9})\)\s*$")
@@ -138,7 +140,7 @@ def target_commits(repo: pygit2.Repository, spec: str) -> tuple[str | None, list
         )
     sha = _commit_id(repo, spec)
     commit = repo[sha]
-    assert isinstance(commit, pygit2.Commit)
+    assert is_commit(commit)
     parent = str(commit.parent_ids[0]) if commit.parent_ids else None
     return parent, [sha]
 
@@ -245,13 +247,13 @@ def carry_notes(
         if c in ids:
             by_patch.setdefault(ids[c], []).append(c)
         obj = repo[c]
-        assert isinstance(obj, pygit2.Commit)
+        assert is_commit(obj)
         by_identity.setdefault(_identity(obj), []).append(c)
 
     pairs: list[tuple[str, str]] = []
     for sha in targets:
         commit = commits[sha]
-        assert isinstance(commit, pygit2.Commit)
+        assert is_commit(commit)
         named = [n for n in pulls_named(commit.message or "") if pull_commits.get(n)]
         entry = CarriedCommit(commit=sha, how="none", pull=named[0] if named else None)
         result.commits.append(entry)

@@ -13,6 +13,7 @@ from collections import Counter
 import pygit2
 
 from deja_blame import linediff
+from deja_blame.gitcli import is_blob
 from deja_blame.notes.schema import LineMap, Note, merge_notes, set_lines
 
 
@@ -29,7 +30,7 @@ def file_lines(repo: pygit2.Repository, commit: pygit2.Commit, path: str) -> lis
         blob = repo[commit.tree[path].id]
     except KeyError:
         return None
-    if not isinstance(blob, pygit2.Blob) or b"\0" in blob.data[:8000]:
+    if not is_blob(blob) or b"\0" in blob.data[:8000]:
         return None
     text = blob.data.decode("utf-8", "replace")
     parts = text.split("\n")

@@ -21,6 +21,7 @@ from typing import Any
 import pygit2
 
 from deja_blame.errors import DejaError
+from deja_blame.gitcli import is_blob, is_commit
 from deja_blame.gitutil import run_git, workdir
 from deja_blame.notes.public import public_sessions
 from deja_blame.notes.remap import effective_note
@@ -33,7 +34,6 @@ from deja_blame.notes.schema import (
 )
 from deja_blame.notes.store import (
     MAX_ATTEMPTS,
-    NULL_SHA,
     _fast_import,
     _fast_import_stream,
     check_notes_ref,
@@ -43,6 +43,7 @@ from deja_blame.notes.store import (
     ref_target,
     writer_lock,
 )
+from deja_blame.objectid import null_id
 
 REMOTE_PREFIX = "refs/notes/deja-remote/"
 PUSH_ATTEMPTS = 5
@@ -91,19 +92,19 @@ class FetchResult:
 
 
 def _update_ref(repo: pygit2.Repository, new: str, old: str | None) -> bool:
-    proc = run_git(workdir(repo), ["update-ref", NOTES_REF, new, old or NULL_SHA], check=False)
+    proc = run_git(workdir(repo), ["update-ref", NOTES_REF, new, old or null_id(new)], check=False)
     return proc.returncode == 0
 
 
 def _blob_text(repo: pygit2.Repository, blob: str) -> str:
     obj = repo[blob]
-    assert isinstance(obj, pygit2.Blob)
+    assert is_blob(obj)
     return obj.data.decode("utf-8", "replace")
 
 
 def _is_commit_here(repo: pygit2.Repository, sha: str) -> bool:
     try:
-        return isinstance(repo[sha], pygit2.Commit)
+        return is_commit(repo[sha])
     except (KeyError, ValueError):
         return False
 

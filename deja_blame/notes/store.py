@@ -23,6 +23,7 @@ import pygit2
 
 from deja_blame import statefile
 from deja_blame.errors import DejaError
+from deja_blame.gitcli import is_blob, is_tree
 from deja_blame.gitutil import no_git_env, workdir
 from deja_blame.notes.schema import (
     MAX_NOTE_BYTES,
@@ -33,8 +34,8 @@ from deja_blame.notes.schema import (
     split_note,
     with_foreign,
 )
+from deja_blame.objectid import LENGTHS, null_id
 
-NULL_SHA = "0" * 40
 MAX_ATTEMPTS = 12
 LOCK_WAIT = 10.0  # seconds to wait for another deja writer before going ahead anyway
 
@@ -115,11 +116,11 @@ def note_blob_map(repo: pygit2.Repository, commit: str | None) -> dict[str, str]
     def walk(t: pygit2.Tree, prefix: str) -> None:
         for entry in t:
             name = prefix + (entry.name or "")
-            if entry.type_str == "tree" and len(name) < 40:
+            if entry.type_str == "tree" and len(name) < max(LENGTHS):
                 sub = repo[entry.id]
-                assert isinstance(sub, pygit2.Tree)
+                assert is_tree(sub)
                 walk(sub, name)
-            elif entry.type_str == "blob" and len(name) == 40 and _HEX.issuperset(name):
+            elif entry.type_str == "blob" and len(name) in LENGTHS and _HEX.issuperset(name):
                 out[name] = str(entry.id)  # (a non-hex name annotates nothing git knows)
 
     walk(tree, "")
@@ -204,7 +205,7 @@ def read_note_text(
         _skipped_note(commit, size, ref)
         return None
     blob = repo[blob_id]
-    if not isinstance(blob, pygit2.Blob):
+    if not is_blob(blob):
         return None
     return blob.data.decode("utf-8", "replace")
 
@@ -354,7 +355,7 @@ def _fast_import_stream(
         parts.append(f"merge {merge}\n".encode())
     for sha, text in sorted(changes.items()):
         if text is None:
-            parts.append(f"N {NULL_SHA} {sha}\n".encode())  # fast-import: delete the note
+            parts.append(f"N {null_id(sha)} {sha}\n".encode())  # fast-import: delete the note
         else:
             body = text.encode()
             parts.append(f"N inline {sha}\ndata {len(body)}\n".encode() + body + b"\n")

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
 from deja_blame.attribution.model import FileBlame
 from deja_blame.errors import DejaError
-from deja_blame.gitutil import commit_authors
+from deja_blame.gitcli import is_commit
+from deja_blame.gitutil import commit_authors, open_repository
+from deja_blame.objectid import null_id
 from deja_blame.output import inert, paged, shorten, style, use_colour
 
 if TYPE_CHECKING:
@@ -35,8 +38,8 @@ class BlameLook:
 
     def sha_width(self) -> int:
         if self.long_sha:
-            return 40
-        return min(40, self.abbrev + 1) if self.abbrev is not None else 8
+            return 64  # the whole id: 40 digits (SHA-1) or 64 (SHA-256)
+        return min(64, self.abbrev + 1) if self.abbrev is not None else 8
 
 
 DATE_FORMATS = (
@@ -131,8 +134,9 @@ def print_human(result: FileBlame, look: BlameLook | None = None) -> None:
     boundary = _root_commits(result) if look.blank_boundary and not look.root else set()
     name_col = max((len(ln.orig_path or result.path) for ln in result.lines), default=0)
     number_col = max((len(str(ln.orig_line or ln.line)) for ln in result.lines), default=1)
+    null = null_id(next((ln.commit for ln in result.lines if ln.commit), ""))
     for ln in result.lines:
-        sha = (ln.commit or "0" * 40)[:sha_w]
+        sha = (ln.commit or null)[:sha_w]
         if ln.commit in boundary:
             sha = " " * len(sha)
         if ln.session:
@@ -181,7 +185,7 @@ def _root_commits(result: FileBlame) -> set[str]:
     """The commits among the lines' that have no parent (git blame's boundary)."""
     import pygit2
 
-    repo = pygit2.Repository(result.root)
+    repo = open_repository(Path(result.root))
     shas = {ln.commit for ln in result.lines if ln.commit}
     return {sha for sha in shas if not repo[sha].peel(pygit2.Commit).parents}
 
@@ -189,14 +193,13 @@ def _root_commits(result: FileBlame) -> set[str]:
 def print_porcelain(result: FileBlame, every_line: bool = False) -> None:
     """git blame --porcelain (``every_line``: --line-porcelain, the commit's details on
     each line), plus ``deja-session`` / ``deja-confidence`` header lines."""
-    import pygit2
-
-    repo = pygit2.Repository(result.root)
+    repo = open_repository(Path(result.root))
+    null = null_id(next((ln.commit for ln in result.lines if ln.commit), ""))
     seen: set[str] = set()
     details: dict[str, list[str]] = {}
     out: list[str] = []
     for ln in result.lines:
-        sha = ln.commit or "0" * 40
+        sha = ln.commit or null
         out.append(f"{sha} {ln.orig_line or ln.line} {ln.line} 1")
         if sha not in seen or every_line:
             seen.add(sha)
@@ -215,7 +218,6 @@ def print_porcelain(result: FileBlame, every_line: bool = False) -> None:
 
 
 def _commit_details(repo: pygit2.Repository, sha: str | None) -> list[str]:
-    import pygit2
 
     if sha is None:
         import time
@@ -233,7 +235,7 @@ def _commit_details(repo: pygit2.Repository, sha: str | None) -> list[str]:
             "summary Version of the working tree",
         ]
     c = repo[sha]
-    assert isinstance(c, pygit2.Commit)
+    assert is_commit(c)
 
     def tz(offset: int) -> str:
         sign = "+" if offset >= 0 else "-"

@@ -46,6 +46,7 @@ from deja_blame.attribution.commit import (
 from deja_blame.attribution.facts.git_blame import blame
 from deja_blame.attribution.facts.model import BlameLine
 from deja_blame.errors import DejaError, RevisionError
+from deja_blame.gitcli import is_cli, is_commit
 from deja_blame.gitutil import git_available, head_commit, read_file, run_git, workdir
 from deja_blame.index import queries as Q
 from deja_blame.models import UNKNOWN_AGENT
@@ -245,11 +246,11 @@ def range_commits(repo: pygit2.Repository, rng: Range) -> list[pygit2.Commit]:
     """The range's commits, oldest first (parents before children)."""
     if not rng.include:
         return []
-    walker = repo.walk(pygit2.Oid(hex=rng.include[0]), SortMode.TOPOLOGICAL | SortMode.REVERSE)
+    walker = repo.walk(rng.include[0], SortMode.TOPOLOGICAL | SortMode.REVERSE)
     for sha in rng.include[1:]:
-        walker.push(pygit2.Oid(hex=sha))
+        walker.push(sha)
     for sha in rng.exclude:
-        walker.hide(pygit2.Oid(hex=sha))
+        walker.hide(sha)
     return list(walker)
 
 
@@ -400,7 +401,7 @@ def blame_at(
         out: dict[str, list[BlameLine]] = {}
         for p in paths:
             try:
-                out[p] = blame(root, repo, p, tip, engine="pygit2")
+                out[p] = blame(root, repo, p, tip, engine="git" if is_cli(repo) else "pygit2")
             except DejaError:
                 out[p] = []
         return out
@@ -588,7 +589,7 @@ def build_report(
     lines_cut = 0
     if commits and rng.tip is not None and at_tip:
         tip_commit = repo[rng.tip]
-        assert isinstance(tip_commit, pygit2.Commit)
+        assert is_commit(tip_commit)
         tree = tip_commit.tree
         wanted = {p for sf in session_files.values() for p in sf}
         if want_lines:
@@ -606,14 +607,14 @@ def build_report(
                     texts = None
             runs: list[list[ShownLine]] = []
             for b in blamed.get(path, []):
-                cl = per_commit.get(b.commit or "")
-                if cl is None:
+                owner = per_commit.get(b.commit or "")
+                if owner is None:
                     continue
-                sid = cl.session_of.get(b.orig_path, {}).get(b.orig_line)
-                if sid is None and b.orig_line not in cl.introduced.get(b.orig_path, ()):
+                who = owner.session_of.get(b.orig_path, {}).get(b.orig_line)
+                if who is None and b.orig_line not in owner.introduced.get(b.orig_path, ()):
                     continue  # blamed to a range commit, but not a line it introduced
-                if sid is not None and sid in by_id:
-                    sf = by_id[sid].files.setdefault(path, SessionFile(path))
+                if who is not None and who in by_id:
+                    sf = by_id[who].files.setdefault(path, SessionFile(path))
                     sf.surviving += 1
                 if texts is None or not (1 <= b.line <= len(texts)):
                     continue
@@ -621,8 +622,8 @@ def build_report(
                     lines_cut += 1
                     continue
                 text = texts[b.line - 1]
-                request = find_request(sid, path, text) if sid else None
-                sl = ShownLine(line=b.line, text=text, session=sid, request=request)
+                request = find_request(who, path, text) if who else None
+                sl = ShownLine(line=b.line, text=text, session=who, request=request)
                 if runs and runs[-1][-1].line == b.line - 1:
                     runs[-1].append(sl)
                 else:

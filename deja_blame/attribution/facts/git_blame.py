@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from deja_blame.attribution import blame_options
 from deja_blame.attribution.facts.model import BlameLine
 from deja_blame.errors import DejaError
+from deja_blame.gitcli import is_blob, is_cli
 from deja_blame.gitutil import (
     git_available,
     head_commit,
@@ -29,11 +30,10 @@ from deja_blame.gitutil import (
     resolve_commit,
 )
 from deja_blame.linediff import aligned
+from deja_blame.objectid import LENGTHS
 
 if TYPE_CHECKING:
     import pygit2
-
-NULL_SHA = "0" * 40
 
 
 class PendingBlame:
@@ -66,7 +66,7 @@ def start_blame(
 ) -> PendingBlame:
     """Start blaming ``relpath`` at ``rev``; ``span`` (first, last line) limits it
     to those lines, as ``git blame -L`` does (git follows only them)."""
-    if engine == "git" or (engine == "auto" and git_available()):
+    if engine == "git" or (engine == "auto" and git_available()) or is_cli(repo):
         early = _take_early(_early_key(root, rev, relpath)) if rev and span is None else None
         return early if early is not None else _start_git(root, relpath, rev, span)
     if not blame_options.current().default:
@@ -186,7 +186,7 @@ def parse_porcelain(data: bytes) -> list[BlameLine]:
         if not raw:
             continue
         if raw[:1] == b"\t":
-            commit = None if sha == NULL_SHA else sha
+            commit = sha if sha.strip("0") else None  # all zeros: not committed yet
             out.append(
                 BlameLine(
                     line=final,
@@ -198,7 +198,7 @@ def parse_porcelain(data: bytes) -> list[BlameLine]:
             )
             continue
         head, _, rest = raw.partition(b" ")
-        if len(head) == 40 and rest[:1].isdigit():
+        if len(head) in LENGTHS and rest[:1].isdigit():
             sha = head.decode()
             parts = rest.split(b" ")
             orig, final = int(parts[0]), int(parts[1])
@@ -287,7 +287,6 @@ def _blame_pygit2(
 
 
 def _blob_lines(repo: pygit2.Repository, commit: pygit2.Commit | None, relpath: str) -> list[str]:
-    import pygit2
 
     if commit is None:
         return []
@@ -295,6 +294,6 @@ def _blob_lines(repo: pygit2.Repository, commit: pygit2.Commit | None, relpath: 
         blob = repo[commit.tree[relpath].id]
     except KeyError:
         return []
-    if not isinstance(blob, pygit2.Blob):
+    if not is_blob(blob):
         return []
     return blob.data.decode("utf-8", "replace").splitlines()

@@ -28,8 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from deja_blame.gitutil import CatFile, try_git
+from deja_blame.objectid import ID
 
-_FULL_ID = re.compile(r"[0-9a-f]{40}")
+_FULL_ID = re.compile(ID)  # SHA-1 or SHA-256
 
 # what changed against one parent: path -> (status letter, blob after; 40 zeros: none)
 Changes = dict[str, tuple[str, str]]
@@ -310,8 +311,6 @@ DIRECT_ASKS = 24  # logs asked of git one by one before the whole history is rea
 LOGS_KEPT = 4096  # walks remembered (rev, paths): moves asks the same path's log again
 MEMOS_KEPT = 64  # path sets whose simplification is remembered (each: every commit walked)
 
-NO_BLOB = "0" * 40
-
 
 def _changes(c: _Commit, parents: tuple[str, ...], wanted: frozenset[str]) -> Changes:
     """What the log prints for a commit: nothing for a merge; a commit whose
@@ -326,7 +325,7 @@ def _changes(c: _Commit, parents: tuple[str, ...], wanted: frozenset[str]) -> Ch
     for block in c.against:
         for p, (_, blob) in block.items():
             if p in wanted and p not in out:
-                status = "D" if blob == NO_BLOB else ("M" if parents else "A")
+                status = "D" if not blob.strip("0") else ("M" if parents else "A")
                 out[p] = (status, blob)
     return out
 

@@ -22,6 +22,7 @@ from deja_blame.attribution.facts.writes import load_writes
 from deja_blame.gitutil import try_git
 from deja_blame.index import queries as Q
 from deja_blame.index.fingerprint import fingerprint, is_trivial
+from deja_blame.objectid import LENGTHS
 
 # (commit, time, status of the path) for each commit that touched a path
 PathLog = list[tuple[str, int, str]]
@@ -215,7 +216,7 @@ def touched(root: str, commit: str) -> dict[str, tuple[str, str | None]]:
         if proc is not None and proc.returncode == 0:
             fields = [f.decode("utf-8", "surrogateescape") for f in proc.stdout.split(b"\0")]
             # the commit's id comes first
-            k = 1 if fields and len(fields[0]) >= 40 and "\t" not in fields[0] else 0
+            k = 1 if fields and len(fields[0]) in LENGTHS and "\t" not in fields[0] else 0
             while k + 1 < len(fields):
                 status = fields[k][:1]
                 if status in ("R", "C") and k + 2 < len(fields):

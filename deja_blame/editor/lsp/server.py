@@ -39,6 +39,8 @@ from deja_blame.editor.lsp.protocol import (
     read_message,
 )
 from deja_blame.errors import DejaError
+from deja_blame.gitcli import is_commit
+from deja_blame.gitutil import open_repository
 
 if TYPE_CHECKING:
     from deja_blame.transcripts.transcript_file import TranscriptFile
@@ -630,16 +632,14 @@ class Server:
             conn.close()
 
     def _person(self, root: str, commit: str) -> str:
-        import pygit2
-
         repo = self.repos.get(root)
         if repo is None:
-            repo = self.repos[root] = pygit2.Repository(root)
+            repo = self.repos[root] = open_repository(Path(root))
         try:
             c = repo[commit]
         except (KeyError, ValueError):
             return f"commit `{commit[:12]}`"
-        assert isinstance(c, pygit2.Commit)
+        assert is_commit(c)
         summary = c.message.splitlines()[0] if c.message else ""
         return render.person_hover(commit, c.author.name, c.author.email, c.author.time, summary)
 

@@ -26,6 +26,7 @@ from deja_blame.editor.mcp import render
 from deja_blame.editor.mcp.paging import CURSOR, MAX_TEXT, cut, make_cursor, page, read_cursor
 from deja_blame.editor.mcp.scope import Repository, file_in, inside
 from deja_blame.errors import DejaError
+from deja_blame.gitcli import is_commit
 
 WHY_WINDOW = 200  # lines blamed per why answer (a range gets a cursor for the rest)
 BLAME_WINDOW = 400  # lines blamed per blame answer
@@ -668,7 +669,6 @@ class _People:
         return self.seen[sha]
 
     def _read(self, sha: str) -> dict[str, Any]:
-        import pygit2
 
         from deja_blame.gitutil import open_repository
 
@@ -678,7 +678,7 @@ class _People:
             c = self.repo[sha]
         except (KeyError, ValueError):
             return {}
-        if not isinstance(c, pygit2.Commit):
+        if not is_commit(c):
             return {}
         when = dt.datetime.fromtimestamp(c.author.time, tz=dt.timezone.utc)
         subject = c.message.splitlines()[0] if c.message else ""

@@ -1,0 +1,658 @@
+"""A repository read through the ``git`` program, for what libgit2 cannot open.
+
+deja reads repositories through one interface: the part of pygit2's
+``Repository`` it uses (objects by name, ``revparse_single``, ``head``,
+``references``, ``config``, ``walk``, ``diff``, ``descendant_of``,
+``merge_base``, ``odb.read_header``). ``gitutil.open_repository`` chooses the
+implementation once per repository: pygit2 (libgit2) where it can open the
+repository, as always; this module's ``CliRepository`` where it cannot, a
+repository of SHA-256 object names (libgit2 1.9 reads SHA-1 only).
+
+Objects come from one ``git cat-file --batch`` per repository; trees are parsed
+here (an entry's name is raw bytes followed by the object's raw id, 20 or 32
+bytes); diffs name their files with ``git diff-tree -z`` and their lines come
+from ``pygit2.Patch.create_from`` on the two blobs' bytes (libgit2's diff of
+buffers knows no object format). Blame is ``git blame`` (``facts/git_blame``).
+
+Code that checks an object's kind asks ``is_commit``/``is_tree``/``is_blob``,
+not ``isinstance`` with pygit2's classes, so both implementations pass.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeGuard
+
+from deja_blame.gitutil import no_git_env
+
+if TYPE_CHECKING:
+    import pygit2
+
+# pygit2's numbers for a delta's status and a tree entry's mode (the same in both)
+_STATUS = {"A": 1, "D": 2, "M": 3, "R": 4, "C": 5, "T": 8}
+_KINDS = {"Commit": "commit", "Tree": "tree", "Blob": "blob", "Tag": "tag"}
+
+
+def object_format(gitdir: str | Path) -> str:
+    """``sha1`` or ``sha256``: the repository's object format, as git reports it."""
+    proc = subprocess.run(
+        ["git", "--git-dir", str(gitdir), "rev-parse", "--show-object-format"],
+        capture_output=True,
+        env=no_git_env(),
+        timeout=30,
+    )
+    return proc.stdout.decode("ascii", "replace").strip() or "sha1"
+
+
+def is_cli(repo: Any) -> bool:
+    """``repo`` is read through the git program (pygit2's blame is not there)."""
+    return isinstance(repo, CliRepository)
+
+
+def _kind(obj: Any) -> str | None:
+    return getattr(obj, "type_str", None)
+
+
+def is_commit(obj: Any) -> TypeGuard[pygit2.Commit]:
+    return _kind(obj) == "commit"
+
+
+def is_tree(obj: Any) -> TypeGuard[pygit2.Tree]:
+    return _kind(obj) == "tree"
+
+
+def is_blob(obj: Any) -> TypeGuard[pygit2.Blob]:
+    return _kind(obj) == "blob"
+
+
+@dataclass(frozen=True)
+class Signature:
+    name: str
+    email: str
+    time: int
+    offset: int  # minutes east of UTC
+
+
+def _signature(raw: bytes) -> Signature:
+    text = raw.decode("utf-8", "replace")
+    name, _, rest = text.partition(" <")
+    email, _, when = rest.partition("> ")
+    parts = when.split()
+    time = int(parts[0]) if parts and parts[0].lstrip("-").isdigit() else 0
+    offset = 0
+    if len(parts) > 1 and len(parts[1]) == 5:
+        sign = -1 if parts[1][0] == "-" else 1
+        offset = sign * (int(parts[1][1:3]) * 60 + int(parts[1][3:5]))
+    return Signature(name, email, time, offset)
+
+
+class CliObject:
+    type_str = ""
+
+    def __init__(self, repo: CliRepository, oid: str, name: str | None, filemode: int) -> None:
+        self._repo = repo
+        self.id = oid
+        self.name = name
+        self.filemode = filemode
+
+    @property
+    def hex(self) -> str:
+        return self.id
+
+    def peel(self, kind: type) -> Any:
+        want = _KINDS.get(getattr(kind, "__name__", ""), "")
+        obj: Any = self
+        for _ in range(8):
+            if obj.type_str == want:
+                return obj
+            if obj.type_str == "commit" and want == "tree":
+                return obj.tree
+            if obj.type_str == "tag":
+                obj = self._repo[obj.target]
+                continue
+            break
+        raise ValueError(f"{self.id} cannot be peeled to a {want or kind!r}")
+
+    def _data(self) -> bytes:
+        return self._repo._read(self.id, self.type_str)
+
+
+class CliBlob(CliObject):
+    type_str = "blob"
+
+    @property
+    def data(self) -> bytes:
+        return self._data()
+
+    @property
+    def size(self) -> int:
+        return len(self._data())
+
+    @property
+    def is_binary(self) -> bool:
+        return b"\0" in self._data()[:8000]
+
+
+class CliTag(CliObject):
+    type_str = "tag"
+
+    @property
+    def target(self) -> str:
+        for line in self._data().split(b"\n"):
+            if line.startswith(b"object "):
+                return line[7:].decode("ascii")
+            if not line:
+                break
+        raise KeyError(self.id)
+
+
+class CliCommit(CliObject):
+    type_str = "commit"
+
+    def _headers(self) -> tuple[dict[bytes, list[bytes]], bytes]:
+        data = self._data()
+        head, _, message = data.partition(b"\n\n")
+        fields: dict[bytes, list[bytes]] = {}
+        last = b""
+        for line in head.split(b"\n"):
+            if line.startswith(b" "):  # a continued header (a signature): not ours
+                continue
+            last, _, value = line.partition(b" ")
+            fields.setdefault(last, []).append(value)
+        return fields, message
+
+    @property
+    def tree_id(self) -> str:
+        return self._headers()[0][b"tree"][0].decode("ascii")
+
+    @property
+    def tree(self) -> CliTree:
+        tree = self._repo[self.tree_id]
+        assert isinstance(tree, CliTree)
+        return tree
+
+    @property
+    def parent_ids(self) -> list[str]:
+        return [p.decode("ascii") for p in self._headers()[0].get(b"parent", [])]
+
+    @property
+    def parents(self) -> list[CliCommit]:
+        out = []
+        for p in self.parent_ids:
+            c = self._repo[p]
+            assert isinstance(c, CliCommit)
+            out.append(c)
+        return out
+
+    @property
+    def message(self) -> str:
+        return self._headers()[1].decode("utf-8", "replace")
+
+    @property
+    def raw_message(self) -> bytes:
+        return self._headers()[1]
+
+    @property
+    def author(self) -> Signature:
+        return _signature(self._headers()[0].get(b"author", [b""])[0])
+
+    @property
+    def committer(self) -> Signature:
+        return _signature(self._headers()[0].get(b"committer", [b""])[0])
+
+    @property
+    def commit_time(self) -> int:
+        return self.committer.time
+
+    @property
+    def commit_time_offset(self) -> int:
+        return self.committer.offset
+
+
+class CliTree(CliObject):
+    type_str = "tree"
+
+    def _entries(self) -> list[CliObject]:
+        data = self._data()
+        size = self._repo.id_bytes
+        out: list[CliObject] = []
+        k = 0
+        while k < len(data):
+            space = data.index(b" ", k)
+            nul = data.index(b"\0", space)
+            mode = int(data[k:space], 8)
+            name = data[space + 1 : nul].decode("utf-8", "surrogateescape")
+            oid = data[nul + 1 : nul + 1 + size].hex()
+            k = nul + 1 + size
+            cls: type[CliObject]
+            if mode == 0o040000:
+                cls = CliTree
+            elif mode == 0o160000:
+                cls = CliCommit  # a submodule: a commit of another repository
+            else:
+                cls = CliBlob
+            out.append(cls(self._repo, oid, name, mode))
+        return out
+
+    def __iter__(self) -> Iterator[CliObject]:
+        return iter(self._entries())
+
+    def __len__(self) -> int:
+        return len(self._entries())
+
+    def __getitem__(self, path: str) -> CliObject:
+        tree: CliTree = self
+        parts = path.split("/")
+        for k, part in enumerate(parts):
+            found = next((e for e in tree._entries() if e.name == part), None)
+            if found is None:
+                raise KeyError(path)
+            if k == len(parts) - 1:
+                return found
+            if not isinstance(found, CliTree):
+                raise KeyError(path)
+            tree = found
+        raise KeyError(path)
+
+    def __contains__(self, path: str) -> bool:
+        try:
+            self[path]
+        except KeyError:
+            return False
+        return True
+
+    def diff_to_tree(
+        self, other: CliTree | None = None, context_lines: int = 3, swap: bool = False, **_: Any
+    ) -> CliDiff:
+        old: str | None = self.id
+        new: str | None = other.id if other is not None else None
+        if swap:
+            old, new = new, old
+        return CliDiff(self._repo, old, new, context_lines)
+
+
+@dataclass
+class DiffFile:
+    path: str
+    id: str
+    mode: int
+
+
+@dataclass
+class Delta:
+    status: int
+    old_file: DiffFile
+    new_file: DiffFile
+    similarity: int = 0
+
+
+class CliDiff:
+    """The files two trees differ in (``git diff-tree -z``), each file's patch on demand."""
+
+    def __init__(
+        self, repo: CliRepository, old: str | None, new: str | None, context_lines: int
+    ) -> None:
+        self._repo = repo
+        self.old = old or repo.empty_tree
+        self.new = new or repo.empty_tree
+        self.context_lines = context_lines
+        self._renames = False
+        self._deltas: list[Delta] | None = None
+
+    def find_similar(self, *args: Any, **kwargs: Any) -> None:
+        self._renames = True
+        self._deltas = None
+
+    @property
+    def deltas(self) -> list[Delta]:
+        if self._deltas is None:
+            args = ["diff-tree", "-r", "-z", "--raw", "--no-abbrev", "--no-ext-diff"]
+            args.append("-M" if self._renames else "--no-renames")
+            raw = self._repo.git([*args, self.old, self.new])
+            self._deltas = _parse_raw(raw)
+        return self._deltas
+
+    def __len__(self) -> int:
+        return len(self.deltas)
+
+    def __getitem__(self, k: int) -> pygit2.Patch | None:
+        import pygit2
+
+        delta = self.deltas[k]
+        if 0o160000 in (delta.old_file.mode, delta.new_file.mode):
+            return None  # a submodule: no text
+        zero = set("0")
+        old = None if set(delta.old_file.id) == zero else self._repo._read(delta.old_file.id)
+        new = None if set(delta.new_file.id) == zero else self._repo._read(delta.new_file.id)
+        return pygit2.Patch.create_from(
+            old,
+            new,
+            old_as_path=delta.old_file.path,
+            new_as_path=delta.new_file.path,
+            context_lines=self.context_lines,
+        )
+
+    def __iter__(self) -> Iterator[pygit2.Patch | None]:
+        return (self[k] for k in range(len(self)))
+
+
+def _parse_raw(raw: bytes) -> list[Delta]:
+    """``git diff-tree -r -z --raw`` -> deltas (``:old new oldid newid S\\0path\\0[path\\0]``)."""
+    fields = raw.split(b"\0")
+    out: list[Delta] = []
+    k = 0
+    while k < len(fields):
+        meta = fields[k].lstrip(b"\n")
+        k += 1
+        if not meta.startswith(b":"):
+            continue
+        old_mode, new_mode, old_id, new_id, status = meta[1:].decode("ascii").split(" ")[:5]
+        names = fields[k : k + (2 if status[0] in "RC" else 1)]
+        k += len(names)
+        paths = [n.decode("utf-8", "surrogateescape") for n in names]
+        out.append(
+            Delta(
+                status=_STATUS.get(status[0], 3),
+                old_file=DiffFile(paths[0], old_id, int(old_mode, 8)),
+                new_file=DiffFile(paths[-1], new_id, int(new_mode, 8)),
+                similarity=int(status[1:] or 0),
+            )
+        )
+    return out
+
+
+class CliReference:
+    def __init__(self, repo: CliRepository, name: str, target: str) -> None:
+        self._repo = repo
+        self.name = name
+        self.target = target  # always the object it resolves to
+
+    def resolve(self) -> CliReference:
+        return self
+
+    def peel(self, kind: type) -> Any:
+        return self._repo[self.target].peel(kind)
+
+    def log(self) -> Iterator[Any]:
+        raw = self._repo.git(["log", "-g", "--format=%H%x00%gs%x00", self.name, "--"], check=False)
+        parts = raw.split(b"\0")
+        for k in range(0, len(parts) - 1, 2):
+            yield ReflogEntry(parts[k].strip().decode("ascii"), parts[k + 1].decode("utf-8"))
+
+
+@dataclass(frozen=True)
+class ReflogEntry:
+    oid_new: str
+    message: str
+
+
+class CliReferences:
+    def __init__(self, repo: CliRepository) -> None:
+        self._repo = repo
+
+    def __getitem__(self, name: str) -> CliReference:
+        out = self._repo.git(["rev-parse", "--verify", "-q", "--end-of-options", name], check=False)
+        if not out.strip():
+            raise KeyError(name)
+        return CliReference(self._repo, name, out.decode("ascii").strip())
+
+    def __contains__(self, name: str) -> bool:
+        try:
+            self[name]
+        except KeyError:
+            return False
+        return True
+
+    def get(self, name: str) -> CliReference | None:
+        try:
+            return self[name]
+        except KeyError:
+            return None
+
+    def __iter__(self) -> Iterator[str]:
+        raw = self._repo.git(["for-each-ref", "--format=%(refname)"], check=False)
+        return iter(raw.decode("utf-8", "replace").split())
+
+
+class CliConfig:
+    def __init__(self, repo: CliRepository) -> None:
+        self._repo = repo
+
+    def _get(self, key: str, *opts: str) -> str:
+        proc = self._repo.run(["config", *opts, "--get", key])
+        if proc.returncode != 0:
+            raise KeyError(key)
+        return proc.stdout.decode("utf-8", "replace").rstrip("\n")
+
+    def __getitem__(self, key: str) -> str:
+        return self._get(key)
+
+    def __contains__(self, key: str) -> bool:
+        try:
+            self._get(key)
+        except KeyError:
+            return False
+        return True
+
+    def get_bool(self, key: str) -> bool:
+        try:
+            return self._get(key, "--type=bool") == "true"
+        except KeyError:
+            return False
+
+
+class CliOdb:
+    def __init__(self, repo: CliRepository) -> None:
+        self._repo = repo
+
+    def read_header(self, oid: Any) -> tuple[str, int]:
+        kind, size = self._repo._header(str(oid))
+        return kind, size
+
+
+class CliWalker:
+    def __init__(self, repo: CliRepository, start: Any) -> None:
+        self._repo = repo
+        self._include = [str(start)] if start is not None else []
+        self._exclude: list[str] = []
+
+    def push(self, oid: Any) -> None:
+        self._include.append(str(oid))
+
+    def hide(self, oid: Any) -> None:
+        self._exclude.append(str(oid))
+
+    def __iter__(self) -> Iterator[CliCommit]:
+        if not self._include:
+            return iter(())
+        args = ["rev-list", "--topo-order", "--reverse", *self._include]
+        args += [f"^{x}" for x in self._exclude]
+        shas = self._repo.git([*args, "--"]).decode("ascii").split()
+        return (self._repo[s] for s in shas)  # type: ignore[misc]
+
+
+class CliRepository:
+    """A repository read through the ``git`` program (see the module's docstring)."""
+
+    def __init__(self, start: str | Path) -> None:
+        """The repository holding the directory ``start``."""
+        self.workdir: str | None = None
+        proc = subprocess.run(
+            ["git", "-C", str(start), "rev-parse", "--absolute-git-dir", "--show-toplevel"],
+            capture_output=True,
+            env=no_git_env(),
+            timeout=30,
+        )
+        lines = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
+        if proc.returncode != 0 or not lines:
+            raise KeyError(f"{start}: not in a git repository")
+        self._gitdir = lines[0]
+        self.is_bare = len(lines) < 2
+        self.workdir = None if self.is_bare else lines[1] + "/"
+        self.path = self._gitdir + "/"
+        fmt = object_format(self._gitdir)
+        self.id_bytes = 32 if fmt == "sha256" else 20
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._cache: dict[str, tuple[str, bytes]] = {}
+        self.references = CliReferences(self)
+        self.config = CliConfig(self)
+        self.odb = CliOdb(self)
+        self._empty_tree: str | None = None
+
+    # -- the git program -------------------------------------------------------------
+
+    def run(
+        self, args: list[str], input: bytes | None = None
+    ) -> subprocess.CompletedProcess[bytes]:
+        cwd = ["-C", self.workdir] if self.workdir else ["--git-dir", self._gitdir]
+        return subprocess.run(
+            ["git", *cwd, *args], input=input, capture_output=True, env=no_git_env(), timeout=300
+        )
+
+    def git(self, args: list[str], check: bool = True, input: bytes | None = None) -> bytes:
+        proc = self.run(args, input)
+        if check and proc.returncode != 0:
+            raise KeyError(proc.stderr.decode("utf-8", "replace").strip() or " ".join(args))
+        return proc.stdout
+
+    @property
+    def empty_tree(self) -> str:
+        if self._empty_tree is None:
+            out = self.git(["hash-object", "-t", "tree", "--stdin"], input=b"")
+            self._empty_tree = out.decode("ascii").strip()
+        return self._empty_tree
+
+    def _batch(self, name: str) -> tuple[str, str, bytes] | None:
+        """(id, kind, data) of the object ``name`` names, from one ``cat-file --batch``."""
+        if "\n" in name or not name:
+            return None
+        with self._lock:
+            if self._proc is None or self._proc.poll() is not None:
+                cwd = ["-C", self.workdir] if self.workdir else ["--git-dir", self._gitdir]
+                self._proc = subprocess.Popen(
+                    ["git", *cwd, "cat-file", "--batch"],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                    env=no_git_env(),
+                )
+            proc = self._proc
+            assert proc.stdin is not None and proc.stdout is not None
+            proc.stdin.write(name.encode("utf-8", "surrogateescape") + b"\n")
+            proc.stdin.flush()
+            head = proc.stdout.readline().rstrip(b"\n")
+            fields = head.split(b" ")
+            if len(fields) != 3 or not fields[2].isdigit():
+                return None  # "<name> missing", "<name> ambiguous"
+            data = proc.stdout.read(int(fields[2]) + 1)[:-1]
+            return fields[0].decode("ascii"), fields[1].decode("ascii"), data
+
+    def _read(self, oid: str, kind: str | None = None) -> bytes:
+        hit = self._cache.get(oid)
+        if hit is None:
+            got = self._batch(oid)
+            if got is None:
+                raise KeyError(oid)
+            hit = (got[1], got[2])
+            if len(self._cache) > 4096:
+                self._cache.clear()
+            self._cache[oid] = hit
+        return hit[1]
+
+    def _header(self, oid: str) -> tuple[str, int]:
+        self._read(oid)
+        kind, data = self._cache[oid]
+        return kind, len(data)
+
+    def close(self) -> None:
+        if self._proc is not None:
+            try:
+                if self._proc.stdin is not None:
+                    self._proc.stdin.close()
+                self._proc.wait(timeout=5)
+            except (OSError, subprocess.SubprocessError):
+                self._proc.kill()
+            self._proc = None
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - at interpreter exit, anything may be gone
+            pass
+
+    # -- pygit2's Repository, the part deja uses ----------------------------------------
+
+    def _object(self, oid: str, kind: str) -> CliObject:
+        cls = {"commit": CliCommit, "tree": CliTree, "blob": CliBlob, "tag": CliTag}.get(kind)
+        if cls is None:
+            raise KeyError(oid)
+        return cls(self, oid, None, 0o040000 if kind == "tree" else 0o100644)
+
+    def __getitem__(self, key: Any) -> CliObject:
+        name = str(key)
+        if name not in self._cache:
+            got = self._batch(name)
+            if got is None:
+                raise KeyError(name)
+            oid, kind, data = got
+            self._cache[oid] = (kind, data)
+            return self._object(oid, kind)
+        return self._object(name, self._cache[name][0])
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def __contains__(self, key: Any) -> bool:
+        return self.get(key) is not None
+
+    def revparse_single(self, rev: str) -> CliObject:
+        out = self.git(["rev-parse", "--verify", "-q", "--end-of-options", rev], check=False)
+        if not out.strip():
+            raise KeyError(rev)
+        return self[out.decode("ascii").strip()]
+
+    @property
+    def head_is_unborn(self) -> bool:
+        return "HEAD" not in self.references
+
+    @property
+    def head(self) -> CliReference:
+        return self.references["HEAD"]
+
+    def lookup_reference(self, name: str) -> CliReference:
+        return self.references[name]
+
+    @property
+    def is_shallow(self) -> bool:
+        return self.git(["rev-parse", "--is-shallow-repository"]).strip() == b"true"
+
+    def descendant_of(self, a: Any, b: Any) -> bool:
+        """``a`` descends from ``b`` (and is not ``b``)."""
+        if str(a) == str(b):
+            return False
+        proc = self.run(["merge-base", "--is-ancestor", str(b), str(a)])
+        if proc.returncode > 1:
+            raise KeyError(f"{a} {b}")
+        return proc.returncode == 0
+
+    def merge_base(self, a: Any, b: Any) -> str | None:
+        out = self.git(["merge-base", str(a), str(b)], check=False).decode("ascii").strip()
+        return out or None
+
+    def walk(self, oid: Any, sort: Any = None) -> CliWalker:
+        return CliWalker(self, oid)
+
+    def diff(self, a: Any, b: Any, context_lines: int = 3, **_: Any) -> CliDiff:
+        def tree_of(x: Any) -> str:
+            obj = x if isinstance(x, CliObject) else self[x]
+            return str(obj.peel(type("Tree", (), {})).id)
+
+        return CliDiff(self, tree_of(a), tree_of(b), context_lines)
