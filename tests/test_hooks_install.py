@@ -27,6 +27,9 @@ echo "pre-commit ran $0" >> "{marker}"
 def world(tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch) -> World:
     w = make_world(tmp_path, repo, monkeypatch)
     monkeypatch.setenv("DEJA_HOOK_SYNC", "1")  # deterministic: the hook runs in the foreground
+    # and is given the time a loaded machine takes (the 2 s default ran out under
+    # load: an empty note); the budget itself is test_hooks_faults' subject
+    git(repo, "config", "deja.hook.timeout", "60")
     w.person("README.md", "# project\n")
     w.commit("init")
     return w
@@ -316,6 +319,7 @@ def test_hooks_run_in_the_background_by_itself(
 
 
 def test_status_reports_the_budget_in_force(world: World) -> None:
+    git(world.repo, "config", "--unset", "deja.hook.timeout")  # the fixture's: the defaults here
     world.deja("hooks", "install")
     doc = orjson.loads(world.deja("hooks", "status", "--json").stdout)
     assert doc["budget_seconds"] == 30  # in the background by default

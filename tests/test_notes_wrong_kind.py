@@ -75,6 +75,7 @@ def test_a_local_notes_ref_of_the_wrong_kind_is_left_alone(
     assert world.sessions_by_line("app.py") == [S1] * 4
     # the hook: a warning in its log, the commit stands, nothing written
     world.deja("hooks", "install")
+    git(world.repo, "config", "deja.hook.timeout", "60")  # a loaded machine: the hook gets there
     world.write(S1, "app.py", body("a", 5))
     monkeypatch.setenv("DEJA_HOOK_SYNC", "1")
     world.commit("more")

@@ -443,6 +443,7 @@ def test_hook_note_carries_the_agent(
     git(repo, "add", "pricing.py")
     git(repo, "commit", "-qm", "prices", env=commit_env(T0))
     deja("hooks", "install", cwd=repo)
+    git(repo, "config", "deja.hook.timeout", "60")  # a loaded machine: no note left late
     sid = _claude(tmp_path / "home", repo, T0 + 3600)
     (repo / "pricing.py").write_text(AFTER)
     git(repo, "commit", "-qam", "discount", env=commit_env(T0 + 7200))

@@ -606,9 +606,11 @@ def test_markdown_stays_under_the_limit_and_says_what_was_cut() -> None:
 
 
 def test_speed_200_commits_with_notes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The bench repository: correct totals, in well under 2 s, without a process per commit."""
+    """The bench repository: correct totals, in well under 2 s of CPU (this process and
+    the git it runs: wall time on a loaded machine measured the load), without a
+    process per commit."""
     import importlib.util
-    import time
+    import resource
 
     spec = importlib.util.spec_from_file_location("bench_report", REPO_ROOT / "bench/report.py")
     assert spec and spec.loader
@@ -624,10 +626,16 @@ def test_speed_200_commits_with_notes(tmp_path: Path, monkeypatch: pytest.Monkey
         calls.append(args[0] if args else kwargs.get("args"))
         return real_run(*args, **kwargs)
 
+    def cpu() -> float:
+        return sum(
+            r.ru_utime + r.ru_stime
+            for r in map(resource.getrusage, (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+        )
+
     monkeypatch.setattr(subprocess, "run", counting_run)
-    start = time.perf_counter()
+    start = cpu()
     report = build_report(repo, "main~200..main", None)
-    took = time.perf_counter() - start
+    took = cpu() - start
     render_markdown(report)
     assert (report.totals.added, report.totals.by_sessions) == (
         expected["added"],
@@ -635,7 +643,7 @@ def test_speed_200_commits_with_notes(tmp_path: Path, monkeypatch: pytest.Monkey
     )
     assert report.notes_found == 200
     assert len(calls) <= 25, f"{len(calls)} subprocesses for 200 commits"  # blame per file
-    assert took < 2.0, f"build_report took {took:.2f} s"
+    assert took < 2.0, f"build_report took {took:.2f} s of CPU"
 
 
 # -- the documented JSON schema ----------------------------------------------------------
