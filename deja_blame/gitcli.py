@@ -130,7 +130,7 @@ class CliBlob(CliObject):
 
     @property
     def size(self) -> int:
-        return len(self._data())
+        return self._repo._header(self.id)[2]
 
     @property
     def is_binary(self) -> bool:
@@ -450,7 +450,7 @@ class CliOdb:
         self._repo = repo
 
     def read_header(self, oid: Any) -> tuple[str, int]:
-        kind, size = self._repo._header(str(oid))
+        _, kind, size = self._repo._header(str(oid))
         return kind, size
 
 
@@ -497,8 +497,9 @@ class CliRepository:
         fmt = object_format(self._gitdir)
         self.id_bytes = 32 if fmt == "sha256" else 20
         self._lock = threading.Lock()
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._cache: dict[str, tuple[str, bytes]] = {}
+        self._procs: dict[str, subprocess.Popen[bytes]] = {}
+        self._data: dict[str, bytes] = {}
+        self._headers: dict[str, tuple[str, str, int]] = {}
         self.references = CliReferences(self)
         self.config = CliConfig(self)
         self.odb = CliOdb(self)
@@ -527,21 +528,23 @@ class CliRepository:
             self._empty_tree = out.decode("ascii").strip()
         return self._empty_tree
 
-    def _batch(self, name: str) -> tuple[str, str, bytes] | None:
-        """(id, kind, data) of the object ``name`` names, from one ``cat-file --batch``."""
+    def _ask(self, mode: str, name: str) -> tuple[str, str, int, bytes | None] | None:
+        """(id, kind, size, data or None) of the object ``name`` names, from one
+        ``git cat-file --batch`` (``mode`` "--batch") or ``--batch-check`` (no data:
+        a note's size is read before its bytes) per repository, kept running."""
         if "\n" in name or not name:
             return None
         with self._lock:
-            if self._proc is None or self._proc.poll() is not None:
+            proc = self._procs.get(mode)
+            if proc is None or proc.poll() is not None:
                 cwd = ["-C", self.workdir] if self.workdir else ["--git-dir", self._gitdir]
-                self._proc = subprocess.Popen(
-                    ["git", *cwd, "cat-file", "--batch"],
+                proc = self._procs[mode] = subprocess.Popen(
+                    ["git", *cwd, "cat-file", mode],
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
                     stderr=subprocess.DEVNULL,
                     env=no_git_env(),
                 )
-            proc = self._proc
             assert proc.stdin is not None and proc.stdout is not None
             proc.stdin.write(name.encode("utf-8", "surrogateescape") + b"\n")
             proc.stdin.flush()
@@ -549,35 +552,44 @@ class CliRepository:
             fields = head.split(b" ")
             if len(fields) != 3 or not fields[2].isdigit():
                 return None  # "<name> missing", "<name> ambiguous"
-            data = proc.stdout.read(int(fields[2]) + 1)[:-1]
-            return fields[0].decode("ascii"), fields[1].decode("ascii"), data
+            size = int(fields[2])
+            data = proc.stdout.read(size + 1)[:-1] if mode == "--batch" else None
+            return fields[0].decode("ascii"), fields[1].decode("ascii"), size, data
 
     def _read(self, oid: str, kind: str | None = None) -> bytes:
-        hit = self._cache.get(oid)
-        if hit is None:
-            got = self._batch(oid)
-            if got is None:
+        data = self._data.get(oid)
+        if data is None:
+            got = self._ask("--batch", oid)
+            if got is None or got[3] is None:
                 raise KeyError(oid)
-            hit = (got[1], got[2])
-            if len(self._cache) > 4096:
-                self._cache.clear()
-            self._cache[oid] = hit
-        return hit[1]
+            data = got[3]
+            if len(self._data) > 4096:
+                self._data.clear()
+            self._data[oid] = data
+        return data
 
-    def _header(self, oid: str) -> tuple[str, int]:
-        self._read(oid)
-        kind, data = self._cache[oid]
-        return kind, len(data)
+    def _header(self, name: str) -> tuple[str, str, int]:
+        """(id, kind, size) of the object ``name`` names, or KeyError."""
+        hit = self._headers.get(name)
+        if hit is None:
+            got = self._ask("--batch-check", name)
+            if got is None:
+                raise KeyError(name)
+            hit = got[:3]
+            if len(self._headers) > 65536:
+                self._headers.clear()
+            self._headers[hit[0]] = hit  # by id only: a name such as HEAD moves
+        return hit
 
     def close(self) -> None:
-        if self._proc is not None:
+        for proc in self._procs.values():
             try:
-                if self._proc.stdin is not None:
-                    self._proc.stdin.close()
-                self._proc.wait(timeout=5)
+                if proc.stdin is not None:
+                    proc.stdin.close()
+                proc.wait(timeout=5)
             except (OSError, subprocess.SubprocessError):
-                self._proc.kill()
-            self._proc = None
+                proc.kill()
+        self._procs.clear()
 
     def __del__(self) -> None:
         try:
@@ -594,15 +606,8 @@ class CliRepository:
         return cls(self, oid, None, 0o040000 if kind == "tree" else 0o100644)
 
     def __getitem__(self, key: Any) -> CliObject:
-        name = str(key)
-        if name not in self._cache:
-            got = self._batch(name)
-            if got is None:
-                raise KeyError(name)
-            oid, kind, data = got
-            self._cache[oid] = (kind, data)
-            return self._object(oid, kind)
-        return self._object(name, self._cache[name][0])
+        oid, kind, _ = self._header(str(key))
+        return self._object(oid, kind)
 
     def get(self, key: Any, default: Any = None) -> Any:
         try:

@@ -159,3 +159,29 @@ def test_object_ids_of_either_length_in_what_deja_parses() -> None:
     assert parse_rewrite_pairs(f"{'a' * 50} {b}\n") == []
     assert _CHERRY.findall(f"x\n(cherry picked from commit {a})") == [a]
     assert _SQUASHED.findall(f"Squashed commit of the following:\n\ncommit {b}\n") == [b]
+
+
+def test_the_editor_server_in_a_sha256_repository(world: World) -> None:
+    """deja lsp: lenses on the session's lines, a person's hover with the commit's details."""
+    from lsp_client import LspClient
+
+    w = world
+    w.write(S1, "app.py", body("a", 3))
+    w.person("README.md", "# project\n\nby hand\n")
+    sha = w.commit("agent work")
+    w.index()
+    client = LspClient(w.repo, w.env)
+    try:
+        client.initialize(w.repo)
+        uri = client.open(w.repo / "app.py")
+        lines = {lens["range"]["start"]["line"] for lens in client.lenses(uri)}
+        assert lines == {0}
+        hover = client.hover(uri, 1)
+        assert hover is not None and S1 in hover and sha[:12] in hover
+        readme = client.open(w.repo / "README.md")
+        person = client.hover(readme, 2)
+        assert person is not None and "Test Person" in person and sha[:12] in person
+        assert client.errors == []
+        assert client.close() == 0
+    finally:
+        client.kill()
