@@ -185,3 +185,49 @@ def test_the_editor_server_in_a_sha256_repository(world: World) -> None:
         assert client.close() == 0
     finally:
         client.kill()
+
+
+def _repository_attributes_deja_uses() -> dict[str, set[str]]:
+    """Attribute -> modules, of every name deja annotates ``pygit2.Repository``
+    (parameters, and ``self.X`` set from one)."""
+    import ast
+
+    root = Path(__file__).resolve().parents[1] / "deja_blame"
+    used: dict[str, set[str]] = {}
+    for path in root.rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            names = {
+                a.arg
+                for a in [*fn.args.args, *fn.args.kwonlyargs]
+                if a.annotation is not None and "pygit2.Repository" in ast.unparse(a.annotation)
+            }
+            selves = {
+                t.attr
+                for node in ast.walk(fn)
+                if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name)
+                and node.value.id in names
+                for t in node.targets
+                if isinstance(t, ast.Attribute)
+            }  # fmt: skip
+            for node in ast.walk(tree if selves else fn):
+                if not isinstance(node, ast.Attribute):
+                    continue
+                v = node.value
+                if (isinstance(v, ast.Name) and v.id in names) or (
+                    isinstance(v, ast.Attribute) and v.attr in selves
+                ):
+                    used.setdefault(node.attr, set()).add(path.name)
+    return used
+
+
+def test_the_git_program_implementation_has_all_deja_asks_of_a_repository(world: World) -> None:
+    """A new use of pygit2's Repository in deja must be given to gitcli too (or this fails)."""
+    repo = open_repository(world.repo)
+    used = _repository_attributes_deja_uses()
+    assert {"head", "references", "config", "diff", "walk", "path"} <= set(used)
+    # pygit2's blame is never asked of a CliRepository: blame there is git blame
+    missing = {a: sorted(m) for a, m in used.items() if a != "blame" and not hasattr(repo, a)}
+    assert missing == {}
