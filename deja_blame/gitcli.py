@@ -25,7 +25,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
 from deja_blame.gitutil import no_git_env
 
@@ -288,6 +288,16 @@ class Delta:
     old_file: DiffFile
     new_file: DiffFile
     similarity: int = 0
+    is_binary: bool = False
+
+
+@dataclass
+class Patch:
+    """One file's patch: its delta (the names as git gave them, any byte) and the
+    hunks libgit2 computed from the two blobs."""
+
+    delta: Delta
+    hunks: list[Any]
 
 
 class CliDiff:
@@ -325,16 +335,11 @@ class CliDiff:
         delta = self.deltas[k]
         if 0o160000 in (delta.old_file.mode, delta.new_file.mode):
             return None  # a submodule: no text
-        zero = set("0")
-        old = None if set(delta.old_file.id) == zero else self._repo._read(delta.old_file.id)
-        new = None if set(delta.new_file.id) == zero else self._repo._read(delta.new_file.id)
-        return pygit2.Patch.create_from(
-            old,
-            new,
-            old_as_path=delta.old_file.path,
-            new_as_path=delta.new_file.path,
-            context_lines=self.context_lines,
-        )
+        old = self._repo._read(delta.old_file.id) if delta.old_file.id.strip("0") else None
+        new = self._repo._read(delta.new_file.id) if delta.new_file.id.strip("0") else None
+        made = pygit2.Patch.create_from(old, new, context_lines=self.context_lines)
+        delta.is_binary = bool(made.delta.is_binary)
+        return cast("pygit2.Patch", Patch(delta, list(made.hunks)))
 
     def __iter__(self) -> Iterator[pygit2.Patch | None]:
         return (self[k] for k in range(len(self)))

@@ -231,3 +231,23 @@ def test_the_git_program_implementation_has_all_deja_asks_of_a_repository(world:
     # pygit2's blame is never asked of a CliRepository: blame there is git blame
     missing = {a: sorted(m) for a, m in used.items() if a != "blame" and not hasattr(repo, a)}
     assert missing == {}
+
+
+def test_names_of_any_byte_in_a_sha256_repository(world: World) -> None:
+    """Trees and diffs read by the git-program implementation keep a name's bytes."""
+    from deja_blame.attribution.commit import introduced_lines
+
+    w = world
+    raw = b"caf\xe9\tx.py".decode("utf-8", "surrogateescape")
+    (w.repo / raw).write_bytes(b"x = 1\n")
+    w.commit("latin-1 name")
+    (w.repo / raw).write_bytes(b"x = 1\ny = 2\n")
+    w.commit("a line more")
+    repo = open_repository(w.repo)
+    head = resolve_commit(repo, "HEAD")
+    assert introduced_lines(repo, head) == {raw: {2}}
+    assert read_file(repo, raw, "HEAD").data == b"x = 1\ny = 2\n"
+    stats = orjson.loads(w.deja("stats", "--json").stdout)
+    assert stats["skipped"] == [] and stats["lines"] == 3
+    w.deja("annotate", "--all")
+    w.deja("report", "HEAD~1..HEAD", "--format", "json")
