@@ -132,6 +132,82 @@ def test_realhist_text_moved_within_a_file_is_either_writers(tmp_path: Path) -> 
     assert replay.restored == 1
 
 
+# The shape of a real Go test file (214 lines, three table tests of which two are
+# copies but for their names): each number is one distinct line text.
+GO_TABLE_TESTS = [0, 1, 2, 3, 4, 3, 5, 6, 7, 8, 9, 3, 10, 11, 12, 3, 13, 14, 15, 16, 17, 18, 19, 3, 20, 21, 22, 23, 24, 25, 19, 3, 26, 27, 28, 29, 30, 19, 19, 3, 31, 11, 12, 3, 32, 33, 34, 19, 35, 36, 19, 3, 37, 38, 39, 40, 19, 3, 41, 42, 43, 44, 19, 33, 34, 19, 45, 46, 19, 19, 3, 47, 48, 49, 50, 51, 52, 53, 51, 54, 39, 40, 53, 53, 19, 55, 56, 57, 58, 59, 60, 61, 62, 19, 63, 64, 19, 65, 66, 19, 19, 19, 3, 67, 48, 49, 50, 51, 52, 53, 51, 54, 39, 40, 53, 53, 19, 55, 56, 57, 58, 59, 60, 61, 62, 19, 63, 64, 19, 65, 66, 19, 19, 19, 3, 68, 48, 49, 50, 51, 52, 53, 51, 54, 39, 40, 53, 53, 19, 55, 69, 57, 70, 59, 71, 61, 72, 19, 63, 64, 19, 73, 74, 19, 19, 19, 3, 75, 76, 77, 48, 49, 78, 79, 50, 51, 52, 80, 81, 53, 51, 54, 82, 40, 53, 83, 81, 53, 19, 55, 84, 85, 86, 19, 87, 88, 19, 19, 19, 3, 89, 76, 77, 3, 12, 90, 91, 92, 19, 93, 94, 92, 19, 19]  # fmt: skip
+
+
+def test_person_edit_in_one_of_two_copied_blocks_keeps_the_others_owners() -> None:
+    # difflib's "popular line" junk (a file of 200+ lines) aligned a one-line change
+    # inside the first of two copied table tests as the first copy typed again and
+    # the second deleted: the person's 32 lines; git's diff changes one line
+    texts = [f"\tstep{k}()" for k in GO_TABLE_TESTS]
+    old = [Line(t, "S") for t in texts]
+    new_texts = list(texts)
+    new_texts[85] += "  // reviewed"
+    new = retrack(old, new_texts, PERSON, by_person=True)
+    assert [i for i, x in enumerate(new) if x.owner == PERSON] == [85]
+
+
+def test_an_added_block_that_slides_is_either_writers() -> None:
+    # a session adds a documented method after another: difflib keeps the old "  }"
+    # and calls the last "  }" new; a diff that slides the block up calls the first
+    # "  }" new and keeps the last: either writer is right for the traded lines
+    old_texts = ["class A {", "  /**", "   * One.", "   */", "  one() {", "    return 1;",
+                 "  }", "}"]  # fmt: skip
+    old = [Line(t, "P") for t in old_texts]
+    new_texts = old_texts[:6] + ["  }", "", "  /**", "   * Two.", "   */", "  two() {",
+                                 "    return 2;"] + old_texts[6:]  # fmt: skip
+    new = retrack(old, new_texts, "S", by_person=False)
+    got = {i: (x.owner, x.alt) for i, x in enumerate(new)}
+    assert got[6] == ("P", ("S",))  # the old "  }": or the session's
+    assert got[13] == ("S", ("P",))  # the "  }" difflib calls new: or the old one
+    assert got[9] == ("S", ())  # the method's own lines are the session's alone
+
+
+def test_realhist_repeated_blocks_are_either_writers() -> None:
+    # two copies of one block by different writers: which copy the diff calls new
+    # is difflib's choice for the truth and git's for blame; either is right
+    from realhist import mark_ambiguous
+
+    block = ["if ready {", "\tbuild()", "\tcheck()", "}", "done()"]
+    lines = [Line(t, "S") for t in block]
+    lines += [Line("other()", "S"), Line("more()", "S")]
+    lines += [Line(t, PERSON) for t in block]
+
+    class One:
+        truth = lines
+
+    sim = type("S", (), {"targets": [One()]})()
+    assert mark_ambiguous(sim) > 0  # type: ignore[arg-type]
+    assert PERSON in lines[1].alt and "S" in lines[8].alt
+    assert lines[5].alt == ()  # a line outside the copies stays as it was
+
+
+def test_realhist_reads_go_releases_from_git_tags(tmp_path: Path) -> None:
+    from realhist import load_git_tag_releases
+
+    repo = tmp_path / "lib"
+    repo.mkdir()
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+
+    git("init", "-q")
+    for version, body in (("v1.0.0", "1"), ("v1.1.0", "2")):
+        (repo / "vendor").mkdir(exist_ok=True)
+        (repo / "lib.go").write_text(f"package lib\n\nconst V = {body}\n")
+        (repo / "vendor" / "dep.go").write_text("package dep\n")
+        (repo / "README.md").write_text(body)
+        git("add", "-A")
+        git("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", version)
+        git("tag", version)
+    git("tag", "not-a-release")
+    got = load_git_tag_releases(repo)
+    assert [(v, sorted(f)) for v, f in got] == [("1.0.0", ["lib.go"]), ("1.1.0", ["lib.go"])]
+    assert got[1][1]["lib.go"].endswith("const V = 2\n")
+
+
 def test_person_move_keeps_owners(tmp_path: Path) -> None:
     sim = Sim(tmp_path, "move")
     sim.person_write("a.py", "a = 1\nb = 2\nc = 3\n")

@@ -31,11 +31,21 @@ Blank lines trade writers as in the scripted scenarios.
 
     python bench/accuracy/realhist.py --sdists DIR [--package packaging] [-k VARIANT] [-v]
     python bench/accuracy/realhist.py --npm DIR --package semver --prettier DIR   # JavaScript
+    python bench/accuracy/realhist.py --npm DIR --package immer --lang ts --prettier DIR
+    python bench/accuracy/realhist.py --git-tags GITDIR --package uuid --lang go  # Go
     DEJA_BENCH_AGENT=mixed python bench/accuracy/realhist.py ...   # sessions of three agents
 
 JavaScript: the releases are npm tarballs (``npm pack NAME@VERSION``), their
 ``.js``/``.ts`` files; the formatter is prettier (``--prettier``: a directory
-where ``npm install prettier`` ran) at a short print width.
+where ``npm install prettier`` ran) at a short print width, in the project's
+own style (``--prettier-options``). TypeScript (``--lang ts``): the tarballs'
+``.ts`` sources (not ``.d.ts``), prettier's TypeScript parser.
+
+Go: the releases are a git repository's tags (``--git-tags``: a repository or its
+git directory, such as a mirror; ``--tags`` picks them, else the last eleven
+``vX.Y.Z``), their ``.go`` files; the formatter is ``gofmt -s`` with the
+``interface{}`` -> ``any`` rewrite (Go code is already gofmt's, so adopting a
+formatter there is the simplifying pass).
 """
 
 from __future__ import annotations
@@ -101,8 +111,7 @@ def load_releases(sdists: Path, package: str) -> list[Release]:
 JS_SUFFIXES = (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts")
 
 
-def load_npm_releases(tarballs: Path, package: str) -> list[Release]:
-    """Each npm tarball's JavaScript/TypeScript sources (``package/...``), oldest first."""
+def _npm_releases(tarballs: Path, package: str, wanted: Callable[[str], bool]) -> list[Release]:
     out: list[Release] = []
     for tar in tarballs.glob(f"{package}-*.tgz"):
         version = tar.name[len(package) + 1 : -len(".tgz")]
@@ -110,7 +119,7 @@ def load_npm_releases(tarballs: Path, package: str) -> list[Release]:
         with tarfile.open(tar) as tf:
             for m in tf.getmembers():
                 parts = m.name.split("/")[1:]
-                if not m.isfile() or not m.name.endswith(JS_SUFFIXES) or "node_modules" in parts:
+                if not m.isfile() or not wanted(m.name) or "node_modules" in parts:
                     continue
                 data = tf.extractfile(m)
                 if data is not None:
@@ -122,6 +131,71 @@ def load_npm_releases(tarballs: Path, package: str) -> list[Release]:
             out.append((version, files))
     out.sort(key=lambda r: _version_key(r[0]))
     return out
+
+
+TS_SUFFIXES = (".ts", ".tsx", ".mts", ".cts")
+
+
+def load_npm_releases(tarballs: Path, package: str, lang: str = "js") -> list[Release]:
+    """Each npm tarball's sources (``package/...``), oldest first: JavaScript and
+    TypeScript for ``lang`` "js", TypeScript only (no ``.d.ts``) for "ts"."""
+
+    def wanted(name: str) -> bool:
+        if lang == "ts":
+            return name.endswith(TS_SUFFIXES) and not re.search(r"\.d\.[mc]?ts$", name)
+        return name.endswith(JS_SUFFIXES)
+
+    return _npm_releases(tarballs, package, wanted)
+
+
+GO_TAG = re.compile(r"v\d+\.\d+\.\d+")
+
+
+def load_git_tag_releases(
+    repo: Path, tags: list[str] | None = None, suffixes: tuple[str, ...] = (".go",), last: int = 11
+) -> list[Release]:
+    """The files of each tag of a git repository (a mirror's git directory will do),
+    oldest first: ``tags`` in that order, else the last ``last`` ``vX.Y.Z`` tags by
+    version. Vendored code and ``testdata`` are left out."""
+    git = ["git", "--git-dir", str(_git_dir(repo))]
+    if not tags:
+        listed = subprocess.run(
+            [*git, "tag", "--list"], capture_output=True, text=True, check=True
+        ).stdout.split()
+        tags = sorted((t for t in listed if GO_TAG.fullmatch(t)), key=_version_key)[-last:]
+    out: list[Release] = []
+    for tag in tags:
+        listing = subprocess.run(
+            [*git, "ls-tree", "-r", "-z", f"{tag}^{{tree}}"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        blobs: dict[str, str] = {}
+        for entry in listing.split("\0"):
+            if not entry:
+                continue
+            meta, path = entry.split("\t", 1)
+            mode, kind, oid = meta.split()
+            parts = path.split("/")
+            if kind != "blob" or mode == "120000" or not path.endswith(suffixes):
+                continue
+            if "vendor" in parts or "testdata" in parts:
+                continue
+            blobs[path] = oid
+        files: dict[str, str] = {}
+        for path, oid in sorted(blobs.items()):
+            text = subprocess.run(
+                [*git, "cat-file", "blob", oid], capture_output=True, check=True
+            ).stdout.decode("utf-8", "replace")
+            files[path] = text if text.endswith("\n") or not text else text + "\n"
+        if files:
+            out.append((tag.removeprefix("v"), files))
+    return out
+
+
+def _git_dir(repo: Path) -> Path:
+    return repo / ".git" if (repo / ".git").exists() else repo
 
 
 def flat_layout(files: dict[str, str], package: str) -> dict[str, str]:
@@ -148,6 +222,15 @@ def formatter(line_length: int) -> Callable[[str], str]:
     return run
 
 
+def gofmt(text: str) -> str:
+    """``gofmt -s`` and the ``interface{}`` -> ``any`` rewrite, as a Go person's
+    formatter pass; the text unchanged where gofmt cannot parse it."""
+    proc = subprocess.run(
+        ["gofmt", "-s", "-r", "interface{} -> any"], input=text, capture_output=True, text=True
+    )
+    return proc.stdout if proc.returncode == 0 else text
+
+
 class Prettier:
     """prettier (from npm) as the person's formatter: one node process per batch of
     files, the project's quotes and semicolons kept, a short print width so it
@@ -155,7 +238,8 @@ class Prettier:
 
     OPTIONS = {"printWidth": 72, "singleQuote": True, "semi": False, "trailingComma": "all"}
 
-    def __init__(self, install: Path) -> None:
+    def __init__(self, install: Path, options: dict[str, object] | None = None) -> None:
+        self.options = {**self.OPTIONS, **(options or {})}
         self.module = str(install.resolve() / "node_modules" / "prettier")
         self.cache: dict[tuple[str, str], str] = {}
 
@@ -164,7 +248,7 @@ class Prettier:
         if todo:
             proc = subprocess.run(
                 ["node", str(HERE / "prettier_batch.js")],
-                input=json.dumps({"options": self.OPTIONS, "files": todo}),
+                input=json.dumps({"options": self.options, "files": todo}),
                 capture_output=True,
                 text=True,
                 env={**os.environ, "PRETTIER_PATH": self.module},
@@ -182,9 +266,17 @@ class Prettier:
 
 
 class Replay:
-    def __init__(self, sim: Sim, variant: str, seed: int, prettier: Prettier | None = None) -> None:
+    def __init__(
+        self,
+        sim: Sim,
+        variant: str,
+        seed: int,
+        prettier: Prettier | None = None,
+        lang: str | None = None,
+    ) -> None:
         self.sim = sim
         self.prettier = prettier  # JavaScript: the formatter, and JS comments
+        self.lang = lang or ("js" if prettier is not None else "py")
         self.variant = variant
         self.rng = random.Random(f"{seed}/{variant}")
         self.on = {variant} if variant != "all" else set(VARIANTS)
@@ -204,7 +296,7 @@ class Replay:
 
     def finish(self, s: Session) -> None:
         ok = self.rng.random() < 0.8
-        test = "npm test" if self.prettier else "python -m pytest -q"
+        test = {"py": "python -m pytest -q", "go": "go test ./..."}.get(self.lang, "npm test")
         s.run(test, 0 if ok else 1, "12 passed" if ok else "1 failed, 11 passed")
         if not ok:
             s.run(test, 0, "12 passed")
@@ -294,10 +386,14 @@ class Replay:
                     sim.commit("Adopt prettier (print width 72)")
                     self.fmt = lambda t: t  # marks the formatter adopted
                 else:
-                    self.fmt = formatter(72)
+                    self.fmt = gofmt if self.lang == "go" else formatter(72)
                     for path in sorted(sim.files):
                         sim.person_rewrite(path, self.fmt)
-                    sim.commit("Adopt ruff format (line length 72)")
+                    sim.commit(
+                        "Adopt gofmt -s"
+                        if self.lang == "go"
+                        else "Adopt ruff format (line length 72)"
+                    )
             if self.fmt is not None:
                 if self.prettier is not None:
                     want = self.prettier.batch(want)
@@ -323,21 +419,25 @@ class Replay:
         """The real layout change (``pkg/`` -> ``src/pkg/``) by ``git mv``."""
         sim = self.sim
         sim.git("add", "-A")  # files of a release not committed yet (squash) move too
+        moved_now = False
         for path in sorted(sim.files):
             moved = f"src/{path}"
             if path not in raw and moved in raw:
                 sim.git_mv(path, moved)
+                moved_now = True
         moved_layout = any(p.startswith("src/") for p in sim.files)
-        if not getattr(self, "_renamed", False) and (moved_layout or self.prettier is not None):
-            # a JavaScript package with no real layout change: its module renamed
+        if not getattr(self, "_renamed", False) and (moved_layout or self.lang != "py"):
+            # a JavaScript or Go package with no real layout change: its module renamed
             candidates = sorted(
                 p
                 for p in sim.files
-                if p.endswith((".py", *JS_SUFFIXES)) and "__init__" not in p and "index." not in p
+                if p.endswith((".py", ".go", *JS_SUFFIXES))
+                and "__init__" not in p
+                and "index." not in p
             )
             if candidates:
                 src = candidates[len(candidates) // 2]
-                if moved_layout:
+                if moved_now:  # (a package in src/ from its first release moved nothing)
                     sim.commit("Move to the src layout")
                 # one module renamed, as the person does it: git mv, the later releases follow
                 stem, dot, ext = src.rpartition(".")
@@ -468,8 +568,9 @@ class Replay:
         """The person edits a few lines sessions wrote in this release before committing."""
         sim = self.sim
         ids = {s.id for s in self._by_label.values()} if hasattr(self, "_by_label") else set()
-        comment = "  // reviewed" if self.prettier else "  # reviewed"
-        quiet = ("//", "/*", "*", "`") if self.prettier else ("#", '"')
+        c_like = self.lang != "py"
+        comment = "  // reviewed" if c_like else "  # reviewed"
+        quiet = ("//", "/*", "*", "`") if c_like else ("#", '"')
         for path in sorted(sim.files):
             lines = sim.files[path]
             mine = [
@@ -550,7 +651,10 @@ class Replay:
             sim.commit("Move helpers to where they are used")
 
 
-FUNCTION_STARTS = ("def ", "function ", "async function ", "const ", "class ")
+FUNCTION_STARTS = (
+    *("def ", "function ", "async function ", "const ", "class ", "func "),
+    *("export function ", "export async function ", "export const ", "export class "),
+)
 
 
 def _agent_function(lines: list[Line]) -> tuple[int, int] | None:
@@ -560,7 +664,7 @@ def _agent_function(lines: list[Line]) -> tuple[int, int] | None:
         if not x.text.startswith(FUNCTION_STARTS) or x.owner == PERSON:
             continue
         braces = x.text.rstrip().endswith("{")
-        if x.text.startswith("const ") and not braces:
+        if x.text.startswith(("const ", "export const ")) and not braces:
             continue
         j = i + 1
         while j < len(lines) and (
@@ -595,7 +699,46 @@ def mark_ambiguous(sim: Sim) -> int:
             a.alt = (*a.alt, b.owner)
             b.alt = (*b.alt, a.owner)
             n += 2
+        n += _mark_repeated_blocks(lines)
     return n
+
+
+REPEAT_SPAN = 2  # a line with this many identical lines either side is in a repeated block
+
+
+def _mark_repeated_blocks(lines: list[Line]) -> int:
+    """Two copies of one block (Go's table tests, a test function pasted and
+    renamed) whose corresponding lines have different writers: which copy is the
+    old one and which the new is the diff's choice (difflib's for the truth, git's
+    for blame), and both are right; either writer is right for such a line.
+    Returns how many lines that made ambiguous."""
+    norm = [normalise(x.text) for x in lines]
+    at: dict[str, list[int]] = {}
+    for i, t in enumerate(norm):
+        if _solid(lines[i].text):
+            at.setdefault(t, []).append(i)
+    marked: set[int] = set()
+    for spots in at.values():
+        if len(spots) < 2 or len(spots) > 12:
+            continue
+        for k, i in enumerate(spots):
+            for j in spots[k + 1 :]:
+                lo, hi = -REPEAT_SPAN, REPEAT_SPAN
+                if i + lo < 0 or j + hi >= len(lines) or j - i <= 2 * REPEAT_SPAN:
+                    continue
+                if any(norm[i + d] != norm[j + d] for d in range(lo, hi + 1)):
+                    continue
+                for d in range(lo, hi + 1):
+                    a, b = lines[i + d], lines[j + d]
+                    if a.owner == b.owner:
+                        continue
+                    if b.owner not in a.alt:
+                        a.alt = (*a.alt, b.owner)
+                        marked.add(i + d)
+                    if a.owner not in b.alt:
+                        b.alt = (*b.alt, a.owner)
+                        marked.add(j + d)
+    return len(marked)
 
 
 def agent_table(scores: list[Score]) -> str:
@@ -634,9 +777,10 @@ def build(
     workdir: Path,
     seed: int,
     prettier: Prettier | None = None,
+    lang: str | None = None,
 ) -> tuple[Sim, int]:
     sim = Sim(workdir, f"{package}-{variant}")
-    replay = Replay(sim, variant, seed, prettier)
+    replay = Replay(sim, variant, seed, prettier, lang)
     replay.run(releases, package)
     return sim, mark_ambiguous(sim) + replay.restored
 
@@ -648,7 +792,15 @@ def main(argv: list[str] | None = None) -> int:
     src = ap.add_mutually_exclusive_group(required=True)
     src.add_argument("--sdists", type=Path, help="directory of NAME-VERSION.tar.gz (Python)")
     src.add_argument("--npm", type=Path, help="directory of NAME-VERSION.tgz (npm pack)")
+    src.add_argument("--git-tags", type=Path, help="a git repository whose tags are releases (Go)")
+    ap.add_argument(
+        "--lang", choices=("js", "ts", "go"), help="with --npm: js or ts; --git-tags: go"
+    )
+    ap.add_argument("--tags", help="with --git-tags: the tags to replay, comma-separated, in order")
     ap.add_argument("--prettier", type=Path, help="where `npm install prettier` ran (with --npm)")
+    ap.add_argument(
+        "--prettier-options", type=json.loads, default=None, help="JSON: the project's own style"
+    )
     ap.add_argument("--package", default="packaging")
     ap.add_argument("-k", dest="only", action="append", default=[], help="variants to run")
     ap.add_argument("--seed", type=int, default=1)
@@ -660,14 +812,32 @@ def main(argv: list[str] | None = None) -> int:
         if args.prettier is None or not (args.prettier / "node_modules" / "prettier").is_dir():
             print("--npm needs --prettier DIR (run `npm install prettier` in DIR)", file=sys.stderr)
             return 2
-        releases = load_npm_releases(args.npm, args.package)
-        prettier: Prettier | None = Prettier(args.prettier)
+        releases = load_npm_releases(args.npm, args.package, args.lang or "js")
+        prettier: Prettier | None = Prettier(args.prettier, args.prettier_options)
+    elif args.git_tags is not None:
+        if args.lang not in (None, "go"):
+            print("--git-tags replays Go (--lang go)", file=sys.stderr)
+            return 2
+        if shutil.which("gofmt") is None:
+            print("--git-tags needs gofmt (apt-get install golang-go)", file=sys.stderr)
+            return 2
+        tags = [t for t in (args.tags or "").split(",") if t] or None
+        try:
+            releases = load_git_tag_releases(args.git_tags, tags)
+        except subprocess.CalledProcessError as e:
+            print(f"cannot read the tags of {args.git_tags}: {e.stderr.strip()}", file=sys.stderr)
+            return 2
+        prettier = None
+        args.lang = "go"
     else:
         releases = load_releases(args.sdists, args.package)
         prettier = None
+    # a release that changed none of the files replayed (only the build, the docs)
+    releases = [r for k, r in enumerate(releases) if k == 0 or r[1] != releases[k - 1][1]]
     if len(releases) < 2:
         print(
-            f"need two or more {args.package} releases in {args.sdists or args.npm}",
+            f"need two or more {args.package} releases in "
+            f"{args.sdists or args.npm or args.git_tags}",
             file=sys.stderr,
         )
         return 2
@@ -677,7 +847,9 @@ def main(argv: list[str] | None = None) -> int:
     extra: dict[str, dict[str, int]] = {}
     try:
         for v in names:
-            sim, ambiguous = build(v, releases, args.package, base / v, args.seed, prettier)
+            sim, ambiguous = build(
+                v, releases, args.package, base / v, args.seed, prettier, args.lang
+            )
             score = sim.run_deja()
             scores.append(score)
             extra[v] = {
