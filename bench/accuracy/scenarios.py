@@ -6,6 +6,7 @@ pytest version), never the kind of change it makes.
 
 from __future__ import annotations
 
+import re
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -796,6 +797,50 @@ def formatter_adds_trailing_comma(sim: Sim, small: bool) -> None:
     )
     sim.commit("Format")
     sim.expect("app/report.py")
+
+
+@scenario("prettier puts a session's TypeScript signatures one parameter a line")
+def prettier_splits_signatures(sim: Sim, small: bool) -> None:
+    path = "src/cli.ts"
+    sim.person_write(path, "export interface Cli {\n  run(): void\n}\n")
+    sim.commit("The command line's interface")
+    sim.advance(HOUR)
+    s = sim.session("cli-options", "Declare the option methods of the command line.")
+    option = (
+        "  option(flags: string, description: string, parse: (value: string) => unknown, "
+        "hidden: boolean, group: string, env: string, choices: string[], "
+        "fallback?: string | number): this\n"
+    )
+    required = (
+        "  requiredOption(flags: string, summary?: string, defaultValue?: string | boolean): this\n"
+    )
+    settings = (
+        "\nexport interface Settings {\n  defaultValue?: string | boolean\n  env?: string\n}\n"
+    )
+    s.replace(path, "  run(): void\n}\n", "  run(): void\n" + option + required + "}\n" + settings)
+    # the member goes again before the commit: its text is now only the last
+    # parameter of requiredOption, which the matcher gives the member's write
+    s.replace(path, "{\n  defaultValue?: string | boolean\n", "{\n")
+    sim.advance(10 * MINUTE)
+    sim.commit("Option methods")
+    sim.advance(HOUR)
+
+    def one_a_line(line: str) -> str:  # prettier at print width 72, no trailing comma
+        name, _, rest = line.strip().partition("(")
+        params, _, tail = rest.rpartition(")")
+        parts = re.split(r", (?![^(]*\))", params)
+        return f"  {name}(\n" + ",\n".join(f"    {p}" for p in parts) + f"\n  ){tail}\n"
+
+    # ten lines from the first (more than six); the second's last parameter is also a
+    # line the session wrote (the Settings member it removed), matched as such
+    sim.person_rewrite(
+        path,
+        lambda text: text.replace(option, one_a_line(option)).replace(
+            required, one_a_line(required)
+        ),
+    )
+    sim.commit("Format with prettier")
+    sim.expect(path)
 
 
 @scenario("a Claude Code session edits a one-line file (.python-version 3.12 -> 3.13)")
