@@ -29,14 +29,27 @@ def _open(path: Path, flags: int, mode: int = 0o600) -> int | None:
     except OSError:
         return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
             os.close(fd)
             return None
         os.set_blocking(fd, True)
+        if flags & os.O_CREAT and stat.S_IMODE(st.st_mode) & ~mode & 0o077:
+            _tighten(fd, st, mode)
     except OSError:
         os.close(fd)
         return None
     return fd
+
+
+def _tighten(fd: int, st: os.stat_result, mode: int) -> None:
+    """A log or record an older deja created by the umask (0644) is made the user's
+    alone the next time deja writes it (the user's own file only)."""
+    if hasattr(os, "fchmod") and st.st_uid == getattr(os, "geteuid", lambda: st.st_uid)():
+        try:
+            os.fchmod(fd, stat.S_IMODE(st.st_mode) & mode)
+        except OSError:
+            pass
 
 
 def read_bytes(path: Path, limit: int) -> bytes | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import stat
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -439,6 +440,7 @@ def connect(
     except OSError as exc:
         raise DejaError(f"cannot create the index directory {path.parent}: {exc.strerror}") from exc
     _create_private(path)
+    tighten_old(path)
     conn: sqlite3.Connection | None = None
     try:
         busy_ms = busy_timeout_ms()
@@ -709,6 +711,31 @@ def _create_private(path: Path) -> None:
     except OSError:
         return  # there already (or not creatable: sqlite says why)
     os.close(fd)
+
+
+def tighten_old(path: Path) -> None:
+    """An index an older deja created by the umask (0644: anyone on the machine could
+    read the prompts it holds) is made the user's alone when opened: the file, its
+    -wal and -shm 0600, and deja's own folder 0700 (a folder ``--db`` or DEJA_DB
+    names is the user's choice, left as it is). Only what the user owns is changed,
+    never through a link."""
+    if str(path) == ":memory:":
+        return
+    for name in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        _restrict(name, stat.S_ISREG, 0o600)
+    if in_deja_own_place(path):
+        _restrict(path.parent, stat.S_ISDIR, 0o700)
+
+
+def _restrict(path: Path, kind: Callable[[int], bool], mode: int) -> None:
+    from deja_blame.index.provenance import owned_by_me
+
+    try:
+        st = os.lstat(path)
+        if kind(st.st_mode) and owned_by_me(st) and stat.S_IMODE(st.st_mode) & 0o077:
+            os.chmod(path, stat.S_IMODE(st.st_mode) & mode)
+    except OSError:
+        pass  # not there, or not ours to change: SQLite says what matters
 
 
 def rebuild_path(path: Path) -> Path:

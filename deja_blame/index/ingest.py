@@ -162,6 +162,23 @@ def _own_only(
     return kept
 
 
+def _drop_strangers_held(conn: sqlite3.Connection, report: IndexReport) -> None:
+    """An index an older deja built may hold sessions the gate now leaves out: once,
+    they are removed, and the run says so as it does of what it leaves out."""
+    from deja_blame.index.provenance import FOREIGN, drop_strangers_held
+    from deja_blame.output import warn
+
+    try:
+        dropped = drop_strangers_held(conn)
+    except sqlite3.OperationalError:
+        return  # a read-only index: the next run that can write does it
+    for lo in dropped:
+        if lo.why == FOREIGN:
+            warn(f"removed from the index: {lo.line()}")
+        else:
+            report.problems.append(f"removed from the index: {lo.line()}")
+
+
 def index_roots(
     conn: sqlite3.Connection,
     roots: Iterable[Path],
@@ -178,6 +195,7 @@ def index_roots(
     costs more than a small run takes); 1 reads everything in this process.
     """
     report = IndexReport()
+    _drop_strangers_held(conn, report)
     files = transcripts if transcripts is not None else collect_transcripts(roots, report)
     paths = PathIds(conn)
     # Fewer, larger checkpoints while writing in bulk: each one costs two fsyncs.

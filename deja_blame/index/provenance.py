@@ -293,3 +293,40 @@ def left_out_summary(left: list[LeftOut]) -> str:
         f"{counted(len(left), 'session')} left out (a repository carries it, or another"
         " user owns it): deja doctor lists them, deja trust PATH reads one"
     )
+
+
+GATE_CHECKED = "provenance-gate"  # meta key: the sessions the index held were put through it
+GATE_VERSION = "1"
+
+
+def drop_strangers_held(conn: sqlite3.Connection) -> list[LeftOut]:
+    """Once per index: sessions an index holds from before the gate (an older deja read
+    every transcript it found) that the gate now leaves out are removed, so that no
+    ``--rebuild`` is needed; what was dropped, for the run to say. An index built
+    with the gate passes it at once (what it holds went through ``split_trusted``)."""
+    from deja_blame.index.db import transaction
+    from deja_blame.index.store import clear_session_rows
+
+    done = conn.execute("SELECT value FROM meta WHERE key=?", (GATE_CHECKED,)).fetchone()
+    if done is not None and done[0] == GATE_VERSION:
+        return []
+    rows = conn.execute("SELECT sid, session_id, source, transcript FROM sessions").fetchall()
+    by_path: dict[Path, list[int]] = {}
+    held: list[TranscriptFile] = []
+    for sid, session_id, source, transcript in rows:
+        path = Path(str(transcript))
+        if path not in by_path:
+            held.append(TranscriptFile(str(session_id), path, path.parent, str(source)))
+        by_path.setdefault(path, []).append(int(sid))
+    _kept, left = split_trusted(held)
+    with transaction(conn):
+        for lo in left:
+            for sid in by_path.get(lo.path, []):
+                clear_session_rows(conn, sid)
+                conn.execute("DELETE FROM sessions WHERE sid=?", (sid,))
+        conn.execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (GATE_CHECKED, GATE_VERSION)
+        )
+    if left:
+        remember_left_out(conn, left, [])
+    return left

@@ -1,0 +1,110 @@
+"""An index an older deja built (issue 39): created by the umask (0644, in a 0755
+folder), and holding sessions the provenance gate now leaves out (a history a
+cloned repository carries, read before the gate existed). Opened by this deja it
+is made the user's alone, and the strangers' sessions go at the next run,
+without ``--rebuild``."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES, commit_env, deja, deja_json, git
+
+from deja_blame.hooks.log import HookLog
+from deja_blame.index.provenance import GATE_CHECKED, trust_file
+
+T0 = 1_796_000_000
+
+
+@pytest.fixture(autouse=True)
+def usual_umask() -> Iterator[None]:
+    old = os.umask(0o022)
+    yield
+    os.umask(old)
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(os.lstat(path).st_mode)
+
+
+def _as_an_older_deja_left_it(db: Path) -> None:
+    """What an index from before the gate looks like: readable by all, in a folder
+    anyone may list, and no record that its sessions went through the gate."""
+    with sqlite3.connect(db) as conn:
+        conn.execute("DELETE FROM meta WHERE key=?", (GATE_CHECKED,))
+    conn.close()
+    for p in db.parent.iterdir():
+        os.chmod(p, 0o644)
+    os.chmod(db.parent, 0o755)
+
+
+def test_an_older_index_in_dejas_own_folder_is_made_private(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("DEJA_DB")  # deja's own place: $XDG_DATA_HOME/deja/index.db
+    db = Path(os.environ["XDG_DATA_HOME"]) / "deja" / "index.db"
+    deja("index", "--root", str(FIXTURES / "demo"))
+    _as_an_older_deja_left_it(db)
+    assert _mode(db) == 0o644
+    deja("index", "--root", str(FIXTURES / "demo"))
+    made = {p.name: _mode(p) for p in db.parent.iterdir()}
+    assert made == {name: 0o600 for name in made} and "index.db" in made
+    assert _mode(db.parent) == 0o700
+
+
+def test_a_folder_the_user_named_is_left_as_it_is(tmp_path: Path) -> None:
+    """--db names the user's folder (a project, a shared disk): only deja's files change."""
+    folder = tmp_path / "mine"
+    folder.mkdir(mode=0o755)
+    db = folder / "index.db"
+    deja("index", "--db", str(db), "--root", str(FIXTURES / "demo"))
+    _as_an_older_deja_left_it(db)
+    deja("index", "--db", str(db), "--root", str(FIXTURES / "demo"))
+    assert _mode(db) == 0o600
+    assert _mode(folder) == 0o755
+
+
+def test_an_older_hook_log_is_made_private(repo: Path) -> None:
+    import pygit2
+
+    log = repo / ".git" / "deja" / "hook.log"
+    log.parent.mkdir()
+    log.write_text("an older line\n")
+    os.chmod(log, 0o644)
+    HookLog("post-commit", pygit2.Repository(str(repo))).warn("a line")
+    assert _mode(log) == 0o600
+    assert log.read_text().startswith("an older line\n")
+
+
+def test_a_session_an_older_index_holds_from_a_cloned_history_is_dropped(
+    tmp_path: Path,
+) -> None:
+    upstream = tmp_path / "upstream"
+    upstream.mkdir()
+    git(upstream, "init", "-q", "-b", "main")
+    (upstream / "cart.py").write_text("x = 1\n")
+    history = FIXTURES.parent / "aider" / ".aider.chat.history.md"
+    (upstream / ".aider.chat.history.md").write_text(history.read_text())
+    git(upstream, "add", "-A")
+    git(upstream, "commit", "-qm", "start", env=commit_env(T0))
+    git(tmp_path, "clone", "-q", str(upstream), "clone")
+    clone = tmp_path / "clone"
+    planted = clone / ".aider.chat.history.md"
+    # an older deja read every history it found: here, the same by trusting it
+    deja("trust", str(planted), cwd=clone)
+    deja("index", cwd=clone)
+    assert [s["agent"] for s in deja_json("sessions", "--json", cwd=clone)["sessions"]] == ["aider"]
+    trust_file().unlink()
+    _as_an_older_deja_left_it(Path(os.environ["DEJA_DB"]))
+
+    said = deja("index", cwd=clone).stderr.decode()
+    assert f"removed from the index: left out {planted} (aider)" in said, said
+    assert deja_json("sessions", "--json", cwd=clone)["sessions"] == []
+    # once: the next run leaves it out as any stranger's, and removes nothing more
+    again = deja("index", cwd=clone).stderr.decode()
+    assert "removed from the index" not in again and f"left out {planted}" in again
