@@ -53,7 +53,12 @@ from deja_blame.index.store import (
 from deja_blame.transcripts.antigravity.discover import find_transcripts
 from deja_blame.transcripts.jsonl import CHUNK_BYTES, iter_batches, with_extras
 from deja_blame.transcripts.project import ProjectHints, resolve_project
-from deja_blame.transcripts.reading import IncompleteTranscript, ReaderState, open_regular
+from deja_blame.transcripts.reading import (
+    IncompleteTranscript,
+    ReaderState,
+    check_line_count,
+    open_regular,
+)
 from deja_blame.transcripts.registry import agent_named, reads_whole, resumable_reader
 from deja_blame.transcripts.text import epoch_of
 from deja_blame.transcripts.transcript_file import TranscriptFile, one_copy_each
@@ -461,6 +466,13 @@ def read_batches(
             return
         fresh = stored is None
         offset = 0 if stored is None or start is None else start.offset
+        # the record limit: the lines to read now and the rows the index holds of it
+        held = (
+            0
+            if stored is None
+            else stored.n_messages + stored.n_commands + stored.n_files + stored.n_edits
+        )
+        check_line_count(peek, offset, held)
         stat = tf.stat_key() if tf.parts else (st.st_size, st.st_mtime_ns, st.st_ino)
         # Read from scratch, an Antigravity session also takes the steps only its
         # other file holds (the compact one can reach further back). Read on from

@@ -16,6 +16,7 @@ from typing import IO, Any
 
 import orjson
 
+from deja_blame.transcripts.reading import too_many_containers
 from deja_blame.transcripts.text import record_epoch
 
 CHUNK_BYTES = 8 * 1024 * 1024  # lines read per batch; bounds memory on huge transcripts
@@ -23,6 +24,7 @@ CHUNK_BYTES = 8 * 1024 * 1024  # lines read per batch; bounds memory on huge tra
 # and never held whole: no client writes one (messages are capped at 1 MiB), and
 # a 2 GB line would take gigabytes to decode.
 MAX_LINE_BYTES = 64 * 1024 * 1024
+BIG_LINE = 1 << 20  # a line longer than this has its objects counted before it is decoded
 
 
 @dataclass
@@ -62,7 +64,8 @@ def iter_batches(
             offset += length
             continue
         end = offset + len(raw)
-        record = decode_line(raw)
+        # one line of millions of empty objects would decode to gigabytes
+        record = None if len(raw) > BIG_LINE and too_many_containers(raw) else decode_line(raw)
         if record is None:
             if not final and not raw.endswith(b"\n"):
                 break  # half written: read again once complete
@@ -112,13 +115,19 @@ class WholeFile:
         self.skipped = 0
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        from deja_blame.transcripts.reading import max_transcript_bytes, open_regular, too_large
+        from deja_blame.transcripts.reading import (
+            check_line_count,
+            max_transcript_bytes,
+            open_regular,
+            too_large,
+        )
 
         limit = max_transcript_bytes()
         with open_regular(self.path) as fh:
             # the reader keeps the session it builds in memory: bounded like a document
             if os.fstat(fh.fileno()).st_size > limit:
                 raise too_large(limit)
+            check_line_count(fh, 0)
             for batch in iter_batches(fh, 0, final=False):
                 for record in batch.records:
                     if record is None:

@@ -24,6 +24,20 @@ from deja_blame.models import Command, Edit, FileRecord, Message
 # session file of any agent seen in the wild. DEJA_MAX_TRANSCRIPT_MB moves it.
 MAX_TRANSCRIPT_ENV = "DEJA_MAX_TRANSCRIPT_MB"
 DEFAULT_MAX_TRANSCRIPT_MB = 64
+# A transcript of more records than this (JSON Lines lines; a document's JSON
+# objects and arrays; a session's messages, commands, files and edits) is not
+# read either: under the byte limit a file of tiny records still makes millions
+# of Python objects (1,000,000 one-line messages: 62 s and 245 MB to index; a
+# 60 MB line of empty objects alone decodes to 1.9 GB). Real long sessions hold
+# 7,000-10,000 records in 15 MB (Claude Code); a 64 MB one about 60,000.
+# DEJA_MAX_TRANSCRIPT_RECORDS moves it.
+MAX_RECORDS_ENV = "DEJA_MAX_TRANSCRIPT_RECORDS"
+DEFAULT_MAX_RECORDS = 250_000
+_COUNT_BLOCK = 1 << 20
+# A record's JSON objects and arrays, at most, on average: a real Claude Code line
+# holds 10-30, a message of a Gemini CLI document fewer; 8 a record over a whole
+# transcript, 2,000,000 at the default limit, decode to about 200 MB.
+CONTAINERS_PER_RECORD = 8
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
@@ -65,6 +79,58 @@ def max_transcript_bytes() -> int:
     text = os.environ.get(MAX_TRANSCRIPT_ENV, "").strip()
     mb = int(text) if text.isdigit() and int(text) > 0 else DEFAULT_MAX_TRANSCRIPT_MB
     return mb << 20
+
+
+def max_transcript_records() -> int:
+    """The record limit of a transcript (``DEJA_MAX_TRANSCRIPT_RECORDS``)."""
+    text = os.environ.get(MAX_RECORDS_ENV, "").strip()
+    return int(text) if text.isdigit() and int(text) > 0 else DEFAULT_MAX_RECORDS
+
+
+def too_many(limit: int) -> TooLarge:
+    records = "record" if limit == 1 else "records"
+    return TooLarge(f"more than {limit:,} {records}: skipped (the limit: {MAX_RECORDS_ENV})")
+
+
+def check_line_count(fh: IO[bytes], start: int, already: int = 0) -> None:
+    """TooLarge when the lines of ``fh`` from ``start`` and the ``already`` records read
+    before it pass the record limit: counted a block at a time (newlines only, no
+    decoding), before any is read; the position is left where it was."""
+    limit = max_transcript_records()
+    if os.fstat(fh.fileno()).st_size - start + already <= limit:
+        return  # fewer bytes than the limit: fewer lines too
+    where = fh.tell()
+    fh.seek(start)
+    count = already
+    try:
+        while count <= limit:
+            block = fh.read(_COUNT_BLOCK)
+            if not block:
+                return
+            count += block.count(b"\n")
+        raise too_many(limit)
+    finally:
+        fh.seek(where)
+
+
+def too_many_containers(data: bytes | str) -> bool:
+    """Whether a JSON text holds more objects and arrays than a transcript may
+    (``CONTAINERS_PER_RECORD`` to a record of the limit): each decodes to a Python
+    object of about 100 bytes, so 60 MB of empty objects would take 1.9 GB.
+    Counted on the bytes, before decoding (brackets inside strings too: an upper
+    bound); a text shorter than the limit cannot pass it."""
+    cap = max_transcript_records() * CONTAINERS_PER_RECORD
+    if len(data) <= cap:
+        return False
+    if isinstance(data, str):
+        return data.count("{") + data.count("[") > cap
+    return data.count(b"{") + data.count(b"[") > cap
+
+
+def check_containers(data: bytes) -> None:
+    """TooLarge when the JSON document ``data`` passes the record limit (``too_many_containers``)."""
+    if too_many_containers(data):
+        raise too_many(max_transcript_records())
 
 
 def open_regular(path: str | bytes | os.PathLike[str]) -> IO[bytes]:
@@ -111,6 +177,7 @@ def load_document(path: str | os.PathLike[str], max_bytes: int | None = None) ->
     (the transcript limit), or not a regular file: an OSError (a problem the index
     reports; the session is not read)."""
     data = read_whole(path, max_bytes)
+    check_containers(data)
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:

@@ -19,7 +19,12 @@ import orjson
 from deja_blame.errors import DejaError
 from deja_blame.models import UNKNOWN_AGENT
 from deja_blame.transcripts.agent import Agent, Sniffed
-from deja_blame.transcripts.reading import MalformedTranscript, open_regular
+from deja_blame.transcripts.reading import (
+    MalformedTranscript,
+    max_transcript_records,
+    open_regular,
+    too_many,
+)
 from deja_blame.transcripts.transcript_file import TranscriptFile, one_copy_each
 
 if TYPE_CHECKING:  # the readers are imported where a transcript is read
@@ -191,12 +196,18 @@ def read_checked(a: Agent, tf: TranscriptFile) -> Session:
     MalformedTranscript: an OSError, which the index skips and counts as it does a
     file it cannot read, and ``deja parse`` says in one line."""
     try:
-        return a.read(tf)
+        session = a.read(tf)
     except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError) as exc:
         raise MalformedTranscript(
             f"not a {a.display_name} transcript deja can read, skipped"
             f" ({type(exc).__name__}: {str(exc)[:200]})"
         ) from None
+    # the record limit, whatever the shape (Aider's Markdown, a document's messages)
+    limit = max_transcript_records()
+    held = len(session.messages) + len(session.commands) + len(session.files) + len(session.edits)
+    if held > limit:
+        raise too_many(limit)
+    return session
 
 
 def reads_whole(tf: TranscriptFile) -> bool:

@@ -27,7 +27,7 @@ from deja_blame.transcripts.antigravity.discover import AGENT, sibling_transcrip
 from deja_blame.transcripts.diffblock import find_diff_blocks, parse_diff_block
 from deja_blame.transcripts.jsonl import iter_batches, with_extras
 from deja_blame.transcripts.project import ProjectHints, agent_place, resolve_project
-from deja_blame.transcripts.reading import Chunk, ReaderState, open_regular
+from deja_blame.transcripts.reading import Chunk, ReaderState, check_line_count, open_regular
 from deja_blame.transcripts.text import (
     cap_text,
     clean_user_text,
@@ -836,6 +836,7 @@ def extra_records(primary: Path, others: Iterable[Path]) -> list[dict[str, Any]]
         except OSError:
             continue
         with fh:
+            check_line_count(fh, 0)  # its records are held: bounded like the session's
             for batch in iter_batches(fh, 0, final=True):
                 for rec in batch.records:
                     if rec is None or not _well_formed(rec):
@@ -876,6 +877,8 @@ def parse_transcript(
     reader = SessionReader()
     reader.state.artifact_dir = artifact_dir_for(path, session_id)
     session = Session(session_id=session_id, transcript=str(resolved), source=AGENT)
+    with open_regular(path) as fh:
+        check_line_count(fh, 0)  # read whole into memory: the record limit first
     extra = extra_records(path, others)
     with open_regular(path) as fh:
         for _, records, spans in with_extras(iter_batches(fh, 0, final=True), extra):

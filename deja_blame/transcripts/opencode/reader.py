@@ -15,7 +15,13 @@ from typing import Any
 from deja_blame.models import Session
 from deja_blame.transcripts.builder import SessionBuilder
 from deja_blame.transcripts.opencode import db_error, open_db
-from deja_blame.transcripts.reading import IncompleteTranscript, load_document
+from deja_blame.transcripts.reading import (
+    IncompleteTranscript,
+    load_document,
+    max_transcript_records,
+    too_many,
+    too_many_containers,
+)
 from deja_blame.transcripts.tool_edits import (
     add_patch,
     add_replacement,
@@ -38,6 +44,14 @@ def read_database(db: Path, session_id: str | None) -> Session:
                 "SELECT id FROM session ORDER BY time_updated DESC LIMIT 1"
             ).fetchone()
             session_id = str(row[0]) if row else ""
+        # the record limit before any row is read: the database has no byte limit
+        (held,) = conn.execute(
+            "SELECT (SELECT count(*) FROM message WHERE session_id=?)"
+            " + (SELECT count(*) FROM part WHERE session_id=?)",
+            (session_id, session_id),
+        ).fetchone()
+        if int(held) > max_transcript_records():
+            raise too_many(max_transcript_records())
         row = conn.execute("SELECT directory FROM session WHERE id=?", (session_id,)).fetchone()
         directory = str(row[0]) if row and row[0] else None
         messages = [
@@ -64,7 +78,10 @@ def read_storage(first_message: Path, session_id: str) -> Session:
     """The JSON file layout: ``storage/message/<session>/*.json``, ``storage/part/<message>/*.json``."""
     storage = first_message.parents[2]
     messages = []
-    for f in sorted(first_message.parent.glob("*.json")):
+    files = sorted(first_message.parent.glob("*.json"))
+    if len(files) > max_transcript_records():
+        raise too_many(max_transcript_records())
+    for f in files:
         doc = _load(f)
         messages.append((str(doc.get("id") or f.stem), doc))
     messages.sort(key=lambda m: (_created(m[1]), m[0]))
@@ -142,6 +159,8 @@ def _created(doc: dict[str, Any]) -> float:
 
 
 def _doc(data: object) -> dict[str, Any]:
+    if isinstance(data, (str, bytes)) and too_many_containers(data):
+        return {}  # one row of millions of empty objects: gigabytes decoded
     try:
         doc = json.loads(data) if isinstance(data, (str, bytes)) else None
     except ValueError:
