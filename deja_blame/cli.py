@@ -1339,12 +1339,12 @@ def main(argv: list[str] | None = None) -> None:
         exc.show()
         sys.exit(exc.exit_code)
     except DejaError as exc:
-        from deja_blame.output import inert
+        from deja_blame.output import terminal
 
         # messages can quote session ids, projects and paths from transcripts: inert
-        click.echo(f"deja: error: {inert(str(exc))}", err=True)
+        click.echo(f"deja: error: {terminal(str(exc))}", err=True)
         if exc.hint:
-            click.echo(f"hint: {inert(exc.hint)}", err=True)
+            click.echo(f"hint: {terminal(exc.hint)}", err=True)
         sys.exit(1)
     except BrokenPipeError:
         sys.stderr.close()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import shlex
 import subprocess
 import sys
@@ -13,23 +12,12 @@ from typing import IO, Any
 
 import click
 
-# ANSI/VT escape sequences and other control characters from transcript text
-# must never reach the terminal as commands: CSI and OSC sequences whole (in their
-# ESC and their one-character C1 forms, U+009B and U+009D), then any C0 or C1
-# control left (a lone ESC, BEL, DCS U+0090, ...), except tab and newline.
-# The bidirectional controls go too: U+202E reverses what follows on screen, so
-# text could show other code than it holds ("Trojan Source").
-_CONTROL = re.compile(
-    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
-    r"|(?:\x1b\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
-    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
-)
-
-
-def inert(text: str) -> str:
-    """Transcript text safe to print: escape sequences and control characters removed."""
-    return _CONTROL.sub("", text)
-
+# the terminal's escaping of transcript and note fields (outputs/escape.py), here
+# for the commands that print
+from deja_blame.outputs.escape import inert as inert
+from deja_blame.outputs.escape import shorten as shorten
+from deja_blame.outputs.escape import terminal as terminal
+from deja_blame.outputs.escape import terminal_lines as terminal_lines
 
 COLOR_ENV = "DEJA_COLOR"  # auto | always | never (set by --color)
 
@@ -47,15 +35,8 @@ def style(text: str, colour: bool, **kwargs: object) -> str:
     return click.style(text, **kwargs) if colour else text  # type: ignore[arg-type]
 
 
-def shorten(text: str | None, width: int) -> str:
-    if not text:
-        return ""
-    one = " ".join(inert(text).split())
-    return one if len(one) <= width else one[: max(0, width - 1)] + "…"
-
-
 def warn(message: str) -> None:
-    click.echo(f"deja: {inert(message)}", err=True)
+    click.echo(f"deja: {terminal(message)}", err=True)
 
 
 def counted(n: int, word: str, many: str | None = None) -> str:

@@ -35,7 +35,7 @@ from deja_blame.index.db import (
     writable_place,
 )
 from deja_blame.jsonout import print_json
-from deja_blame.output import counted, inert, shorten, style, use_colour, warn
+from deja_blame.output import counted, shorten, style, terminal, use_colour, warn
 from deja_blame.transcripts.antigravity.discover import (
     ROOT_ENV,
     TranscriptFile,
@@ -441,11 +441,11 @@ def run_doctor(db_path: Path, as_json: bool, cwd: Path | None = None) -> int:
         width = max(len(c.name) for c in checks)
         for c in checks:
             mark = style("ok  ", colour, fg="green") if c.ok else style("FAIL", colour, fg="red")
-            click.echo(f"{mark}  {c.name:<{width}}  {inert(c.detail)}")
+            click.echo(f"{mark}  {c.name:<{width}}  {terminal(c.detail)}")
         if problems:
             click.echo("\nto fix:")
             for c in problems:
-                click.echo(f"  {c.name}: {inert(c.fix)}")
+                click.echo(f"  {c.name}: {terminal(c.fix)}")
     if problems:
         warn(f"{counted(len(problems), 'problem')} found")
         return 1

@@ -15,7 +15,7 @@ import orjson
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import open_repository
 from deja_blame.index.refresh import refresh_index
-from deja_blame.output import CommitProgress, inert
+from deja_blame.output import CommitProgress, terminal
 from deja_blame.outputs.agent_trace import trace_records
 
 
@@ -48,7 +48,7 @@ def run_export(
     finally:
         progress.close()
     if not written:  # an empty output is an answer: say it, on stderr
-        where = inert(spec) if spec else "HEAD's history"
+        where = terminal(spec) if spec else "HEAD's history"
         what = (
             "changed lines: no rows"
             if fmt == "rows"

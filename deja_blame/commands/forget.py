@@ -16,7 +16,7 @@ import click
 from deja_blame.index.db import transaction
 from deja_blame.index.store import forget_session, resolve_session_id
 from deja_blame.jsonout import print_json
-from deja_blame.output import inert
+from deja_blame.output import terminal
 
 
 def run_forget(conn: sqlite3.Connection, session: str, as_json: bool = False) -> int:
@@ -29,10 +29,10 @@ def run_forget(conn: sqlite3.Connection, session: str, as_json: bool = False) ->
             {"forgotten": session_id, "transcript": transcript, "transcript_exists": still_there}
         )
         return 0
-    click.echo(f"forgot session {inert(session_id)}")
+    click.echo(f"forgot session {terminal(session_id)}")
     if still_there:
         click.echo(
-            f"note: its transcript {inert(transcript or '')} stays where it is; the"
+            f"note: its transcript {terminal(transcript or '')} stays where it is; the"
             " session is read again when it changes, or by deja index --rebuild",
             err=True,
         )

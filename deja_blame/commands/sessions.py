@@ -13,7 +13,7 @@ import click
 from deja_blame.index.db import index_command, index_path
 from deja_blame.index.store import SessionSummary, list_sessions
 from deja_blame.jsonout import print_json
-from deja_blame.output import inert, shorten, style, use_colour
+from deja_blame.output import shorten, style, terminal, use_colour
 
 
 def run_sessions(
@@ -44,9 +44,9 @@ def run_sessions(
         )
         return 0
     if left_out:
-        click.echo(f"deja: {inert(left_out_summary(left_out))}", err=True)
+        click.echo(f"deja: {terminal(left_out_summary(left_out))}", err=True)
     if not rows and project:
-        click.echo(f"no indexed session worked in {inert(spellings[0] or project)}", err=True)
+        click.echo(f"no indexed session worked in {terminal(spellings[0] or project)}", err=True)
         click.echo("hint: deja sessions lists them all", err=True)
         return 0
     if not rows and agent:
@@ -74,9 +74,9 @@ def run_sessions(
         )
     )
     for r in rows:
-        started = (r.started_at or "")[:16].replace("T", " ")
+        started = terminal((r.started_at or "")[:16].replace("T", " "))
         click.echo(
-            f"{inert(r.session_id)[:8]:<10} {inert(r.source)[:11]:<11} {started:<17}"
+            f"{terminal(r.session_id)[:8]:<10} {terminal(r.source)[:11]:<11} {started:<17}"
             f" {r.n_edits:>5} {r.n_commands:>4}  "
             f"{shorten_path(r.project, project_w):<{project_w}} {shorten(r.first_prompt, prompt_w)}"
         )
@@ -89,7 +89,7 @@ FIXED_COLUMNS = 10 + 1 + 11 + 1 + 17 + 1 + 5 + 1 + 4 + 2
 
 def shorten_path(path: str | None, width: int) -> str:
     """A directory cut from its start, so its last names (the repository's) stay."""
-    one = " ".join(inert(path or "").split())
+    one = " ".join(terminal(path or "").split())
     return one if len(one) <= width else "…" + one[len(one) - width + 1 :]
 
 

@@ -12,7 +12,7 @@ from deja_blame.errors import DejaError
 from deja_blame.index.store import load_session, resolve_session_id
 from deja_blame.jsonout import print_json
 from deja_blame.models import UNKNOWN_AGENT
-from deja_blame.output import counted, inert, shorten, style, use_colour
+from deja_blame.output import counted, shorten, style, terminal, use_colour
 from deja_blame.outputs.session_text import print_session
 
 
@@ -78,12 +78,12 @@ def _print_noted(doc: dict[str, Any]) -> None:
     c = use_colour()
     echo = click.echo
     echo(
-        style(f"session {inert(doc['session_id'])}", c, bold=True)
-        + f"  ({inert(str(doc.get('agent') or UNKNOWN_AGENT))}, from this repository's notes:"
+        style(f"session {terminal(doc['session_id'])}", c, bold=True)
+        + f"  ({terminal(str(doc.get('agent') or UNKNOWN_AGENT))}, from this repository's notes:"
         " its transcript is not on this machine)"
     )
-    echo(f"project     {inert(str(doc.get('project') or '-'))}")
-    echo(f"started     {doc.get('started_at') or '?'}")
+    echo(f"project     {terminal(str(doc.get('project') or '-'))}")
+    echo(f"started     {terminal(doc.get('started_at') or '?')}")
     if doc.get("first_prompt"):
         echo(f"request     {shorten(str(doc['first_prompt']), 100)}")
     echo("\n" + style("Lines it wrote, by commit", c, bold=True))
@@ -93,5 +93,5 @@ def _print_noted(doc: dict[str, Any]) -> None:
                 f"{r[0]}-{r[1]}" if r[0] != r[1] else f"{r[0]}" for r in info["ranges"][:8]
             )
             echo(
-                f"  {item['commit'][:8]}  {inert(path)}  {counted(info['lines'], 'line')} ({spans})"
+                f"  {item['commit'][:8]}  {terminal(path)}  {counted(info['lines'], 'line')} ({spans})"
             )

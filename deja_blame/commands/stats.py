@@ -20,7 +20,7 @@ from deja_blame.index import queries as Q
 from deja_blame.index.db import connect
 from deja_blame.index.refresh import refresh_index
 from deja_blame.jsonout import print_json
-from deja_blame.output import CommitProgress, inert, shorten, style, use_colour, warn
+from deja_blame.output import CommitProgress, shorten, style, terminal, use_colour, warn
 
 
 def run_stats(
@@ -125,11 +125,11 @@ def _print(s: Stats) -> None:
         click.echo("")
         click.echo(style(f"by {title}", c, bold=True))
         for name, n in rows:
-            click.echo(f"  {shorten(inert(str(name)), 40):<40} {n:>8,} {_pct(n, s.lines)}")
+            click.echo(f"  {shorten(terminal(str(name)), 40):<40} {n:>8,} {_pct(n, s.lines)}")
     if s.skipped:
         click.echo("")
         click.echo(f"skipped {len(s.skipped)} file(s): " + ", ".join(
-            f"{inert(p)} ({r})" for p, r in s.skipped[:5]) + (" ..." if len(s.skipped) > 5 else ""),
+            f"{terminal(p)} ({r})" for p, r in s.skipped[:5]) + (" ..." if len(s.skipped) > 5 else ""),
             err=True)  # fmt: skip
 
 
@@ -168,7 +168,7 @@ def run_history(
 
         _write(render_history_html(periods, by, report.spec, report.tip), html_out)
         if not as_json:
-            click.echo(f"deja: wrote {inert(str(html_out))}", err=True)
+            click.echo(f"deja: wrote {terminal(str(html_out))}", err=True)
     if as_json:
         print_json(
             {
@@ -191,6 +191,6 @@ def run_history(
         agents = ", ".join(f"{a} {n}" for a, n in sorted(p.by_agent.items(), key=lambda x: -x[1]))
         click.echo(
             f"{p.key:<10} {p.commits:>7} {p.added:>8,} {p.by_agents:>8,}"
-            f" {_pct(p.by_agents, p.added)}  {inert(agents)}"
+            f" {_pct(p.by_agents, p.added)}  {terminal(agents)}"
         )
     return 0

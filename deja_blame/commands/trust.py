@@ -12,7 +12,7 @@ from deja_blame import statefile
 from deja_blame.errors import DejaError
 from deja_blame.index.provenance import trust_file, trusted_paths
 from deja_blame.jsonout import print_json
-from deja_blame.output import inert
+from deja_blame.output import terminal
 
 
 def run_trust(paths: list[Path], remove: bool, as_json: bool) -> int:
@@ -32,9 +32,9 @@ def run_trust(paths: list[Path], remove: bool, as_json: bool) -> int:
         print_json({"trusted": listed, "file": str(where)})
         return 0
     if not listed:
-        click.echo(f"nothing trusted beyond deja's own rules ({inert(str(where))} is empty)")
+        click.echo(f"nothing trusted beyond deja's own rules ({terminal(str(where))} is empty)")
     for p in listed:
-        click.echo(inert(p))
+        click.echo(terminal(p))
     if paths and not remove:
         click.echo("read at the next deja command (or now: deja index)", err=True)
     return 0

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from deja_blame.jsonout import print_json
-from deja_blame.output import inert
+from deja_blame.output import terminal
 
 
 def run_load(database: Path, files: list[Path], as_json: bool) -> int:
@@ -33,7 +33,7 @@ def _cell(value: Any) -> str:
         return f"{100 * value:.1f}%"
     if isinstance(value, int):
         return f"{value:,}"
-    return inert(str(value))
+    return terminal(str(value))
 
 
 def run_query(database: Path, name: str, show_sql: bool, as_json: bool) -> int:

@@ -13,7 +13,7 @@ from deja_blame.attribution.explain import line_story
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import SHALLOW_WARNING, is_shallow
 from deja_blame.jsonout import print_json
-from deja_blame.output import inert, shorten, style, use_colour, warn
+from deja_blame.output import shorten, style, terminal, terminal_lines, use_colour, warn
 from deja_blame.outputs.session_text import exit_text
 
 
@@ -40,7 +40,7 @@ def explain(
 
 def _code(text: str, width: int) -> str:
     """A line of code as it stands (its white space kept), cut at ``width``."""
-    one = inert(text.rstrip("\n")).replace("\t", "    ")
+    one = terminal(text.rstrip("\n")).replace("\t", "    ")
     return one if len(one) <= width else one[: width - 1] + "…"
 
 
@@ -61,11 +61,11 @@ def _print_history(history: list[dict[str, Any]], c: bool) -> None:
         return
     click.echo("\n" + style("History (oldest first)", c, bold=True))
     for v in history:
-        when = (v["at"] or "")[:16].replace("T", " ")
+        when = terminal((v["at"] or "")[:16].replace("T", " "))
         if v["session"]:
-            who = f"{inert(v['session'])[:8]} {inert(v['agent'] or '?')}"
+            who = f"{terminal(v['session'])[:8]} {terminal(v['agent'] or '?')}"
         else:
-            who = inert(v["author"] or "-")
+            who = terminal(v["author"] or "-")
         click.echo(f"  {v['commit'][:8]} {when:<16} {shorten(who, 28):<28} {_code(v['text'], 70)}")
 
 
@@ -78,38 +78,42 @@ def run_why(
         return 0
     c = use_colour()
     echo = click.echo
-    echo(f"{inert(doc['path'])}:{doc['line']}  {inert(doc['text'])}")
+    echo(f"{terminal(doc['path'])}:{doc['line']}  {terminal(doc['text'])}")
     commit = doc["commit"][:12] if doc["commit"] else "(not committed yet)"
     if not doc["session"]:
         echo(f"commit {commit}: not written by any indexed session (a person, or unknown)")
         by_command = doc.get("changed_by_command")
         if by_command:
             echo(
-                f"changed by a command of session {inert(by_command['session'])}"
-                f" ({by_command['at'] or 'no time'}): {shorten(inert(by_command['command']), 100)}"
+                f"changed by a command of session {terminal(by_command['session'])}"
+                f" ({terminal(by_command['at'] or 'no time')}): {shorten(by_command['command'], 100)}"
             )
         first = next((v for v in doc["history"] if v["session"]), None)
         if first is not None:
             echo(
-                f"an earlier version was written by session {inert(first['session'])}"
-                f" ({inert(first['agent'] or '?')}) in commit {first['commit'][:12]}"
+                f"an earlier version was written by session {terminal(first['session'])}"
+                f" ({terminal(first['agent'] or '?')}) in commit {first['commit'][:12]}"
             )
         _print_history(doc["history"], c)
         return 0
     conf = doc["confidence"]
     echo(
-        style(f"session {inert(doc['session'])}", c, bold=True)
-        + f"  commit {commit}  confidence {conf if conf is not None else '?'}  (from the {doc['via']})"
+        style(f"session {terminal(doc['session'])}", c, bold=True)
+        + f"  commit {commit}  confidence {conf if conf is not None else '?'}"
+        + f"  (from the {terminal(doc['via'])})"
     )
     info = doc.get("session_info") or {}
-    echo(f"project {inert(info.get('project') or '-')}  started {info.get('started_at') or '?'}")
+    echo(
+        f"project {terminal(info.get('project') or '-')}"
+        f"  started {terminal(info.get('started_at') or '?')}"
+    )
     if doc.get("note_only"):
         echo("(the transcript is not on this machine: only the commit's note is known)")
         _print_history(doc["history"], c)
         return 0
     if doc.get("prompt"):
-        echo("\n" + style("Asked", c, bold=True) + f"  ({doc['prompt']['at'] or '?'})")
-        for line in inert(doc["prompt"]["text"]).splitlines()[:20]:
+        echo("\n" + style("Asked", c, bold=True) + f"  ({terminal(doc['prompt']['at'] or '?')})")
+        for line in terminal_lines(doc["prompt"]["text"])[:20]:
             echo(f"  {line}")
     if doc.get("assistant"):
         echo("\n" + style("The agent said", c, bold=True))
@@ -117,9 +121,10 @@ def run_why(
             echo(f"  {shorten(m['text'], 200)}")
     if doc.get("edit"):
         e = doc["edit"]
-        by = f", {inert(e['model'])}" if e.get("model") else ""
-        echo("\n" + style(f"The edit ({e['tool']}{by}, {e['at'] or '?'})", c, bold=True))
-        echo(f"--- a/{inert(doc['path'])}\n+++ b/{inert(doc['path'])}")
+        by = f", {terminal(e['model'])}" if e.get("model") else ""
+        heading = f"The edit ({terminal(e['tool'])}{by}, {terminal(e['at'] or '?')})"
+        echo("\n" + style(heading, c, bold=True))
+        echo(f"--- a/{terminal(doc['path'])}\n+++ b/{terminal(doc['path'])}")
         for h in e["hunks"]:
             if h.get("old_start") is not None:
                 header = hunk_header(
@@ -127,9 +132,9 @@ def run_why(
                 )
                 echo(style(header, c, fg="cyan"))
             for r in h["removed"]:
-                echo(style(f"-{inert(r)}", c, fg="red"))
+                echo(style(f"-{terminal(r)}", c, fg="red"))
             for a in h["added"]:
-                echo(style(f"+{inert(a)}", c, fg="green"))
+                echo(style(f"+{terminal(a)}", c, fg="green"))
     if doc.get("commands_after"):
         echo("\n" + style("Then ran", c, bold=True))
         for cmd in doc["commands_after"]:

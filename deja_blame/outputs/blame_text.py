@@ -13,7 +13,7 @@ from deja_blame.errors import DejaError
 from deja_blame.gitcli import is_commit
 from deja_blame.gitutil import commit_authors, open_repository
 from deja_blame.objectid import null_id
-from deja_blame.output import inert, paged, shorten, style, use_colour
+from deja_blame.output import paged, shorten, style, terminal, use_colour
 
 if TYPE_CHECKING:
     import pygit2
@@ -109,13 +109,17 @@ def print_human(result: FileBlame, look: BlameLook | None = None) -> None:
         name = ("<" + author.mail + ">" if look.show_email else author.name) if author else "-"
         day = format_date(author.time, look.date_format) if author else ""
         # a long name is cut; an address never (git shows it whole: cut, it is no address)
-        people[ln.commit] = f"{inert(name) if look.show_email else shorten(inert(name), 25)}\0{day}"
+        people[ln.commit] = (
+            f"{terminal(name) if look.show_email else shorten(terminal(name), 25)}\0{day}"
+        )
     name_w = max((len(v.split("\0")[0]) for v in people.values()), default=0)
     day_w = max((len(v.split("\0")[1]) for v in people.values()), default=0)
     person_w = name_w + day_w + 3 if people else 0
     # the model behind each session, where known: a column of its own when any is
     models = {
-        sid: shorten(inert(info.model), 16) for sid, info in result.sessions.items() if info.model
+        sid: shorten(terminal(info.model), 16)
+        for sid, info in result.sessions.items()
+        if info.model
     }
     model_w = max((len(m) for m in models.values()), default=0)
     # the agent's label: six characters for the agents deja knows, as wide as the
@@ -123,7 +127,7 @@ def print_human(result: FileBlame, look: BlameLook | None = None) -> None:
     from deja_blame.transcripts.registry import label_of  # the 13 plug-ins: text only
 
     labels = {
-        ln.source: shorten(inert(label_of(ln.source)), 12) for ln in result.lines if ln.session
+        ln.source: shorten(terminal(label_of(ln.source)), 12) for ln in result.lines if ln.session
     }
     label_w = max((len(v) for v in labels.values()), default=6)
     label_w = max(label_w, 6)
@@ -145,7 +149,7 @@ def print_human(result: FileBlame, look: BlameLook | None = None) -> None:
             )
             when = "" if look.suppress else (ln.written_at or "")[:16].replace("T", " ")
             conf = f"{ln.confidence:.2f}" if ln.confidence is not None else "note"
-            who = f"{inert(ln.session)[:8]} {labels[ln.source]:<{label_w}} "
+            who = f"{terminal(ln.session)[:8]} {labels[ln.source]:<{label_w}} "
             if model_w:
                 who += f"{models.get(ln.session, ''):<{model_w}} "
             who += f"{when:<16} {conf}" if not look.suppress else conf
@@ -159,10 +163,10 @@ def print_human(result: FileBlame, look: BlameLook | None = None) -> None:
             # a person's line: git blame's author and date
             name, _, day = people[ln.commit].partition("\0")
             who = style(f"{f'({name:<{name_w}} {day:<{day_w}})':<{who_w}}", colour, dim=True)
-        text = inert(ln.text)
+        text = terminal(ln.text)
         where = ""
         if look.show_name:
-            where += f"{inert(ln.orig_path or result.path):<{name_col}} "
+            where += f"{terminal(ln.orig_path or result.path):<{name_col}} "
         if look.show_number:
             where += f"{ln.orig_line or ln.line:>{number_col}} "
         if look.annotate:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from deja_blame.index.fingerprint import normalise_line
 from deja_blame.models import Command, Edit, Session
-from deja_blame.output import inert
+from deja_blame.output import inert, terminal
 from deja_blame.outputs.redact import redact
 from deja_blame.transcripts.registry import display_name
 from deja_blame.transcripts.text import epoch_of
@@ -357,7 +357,7 @@ def _item(text: str, limit: int, indent: str = "  ") -> str:
 
 
 def _quote(line: str, limit: int = 160) -> str:
-    one = _redacted(line.strip())
+    one = terminal(_redacted(line.strip()))
     if len(one) > limit:
         one = one[: limit - 1] + "…"
     return one
@@ -366,7 +366,7 @@ def _quote(line: str, limit: int = 160) -> str:
 def _time(at: str | None) -> str:
     if not at:
         return ""
-    return at[:16].replace("T", " ") + " "
+    return terminal(at[:16].replace("T", " ")) + " "
 
 
 def _open_items(session: Session, files: list[FileState], background: set[str]) -> list[str]:
@@ -406,7 +406,7 @@ def _open_items(session: Session, files: list[FileState], background: set[str]) 
     for fs in files:
         if fs.found_at is not None and fs.written and not fs.kept:
             out.append(
-                f"None of the lines the session wrote to {fs.shown} are in the working tree"
+                f"None of the lines the session wrote to {terminal(fs.shown)} are in the working tree"
                 " any more (reverted or rewritten since?)."
             )
     return out
@@ -420,9 +420,10 @@ def _render(session: Session, files: list[FileState], caps: _Caps) -> str:
         " left off: check the current state of the files and the tests first, then continue"
         " with what is left open.",
         "",
-        f"Previous session: {session.session_id}",
-        f"Project: {session.project}",
-        f"Time: {session.started_at or '?'} -> {session.ended_at or '?'}",
+        # one line each: a newline in a field would start a line of the prompt's own
+        f"Previous session: {terminal(session.session_id)}",
+        f"Project: {terminal(session.project)}",
+        f"Time: {terminal(session.started_at or '?')} -> {terminal(session.ended_at or '?')}",
         "(Summary by deja handoff. Text quoted from that session; secrets are redacted.)",
     ]
 
@@ -457,7 +458,7 @@ def _render(session: Session, files: list[FileState], caps: _Caps) -> str:
     if not cmds:
         lines.append("- (no commands recorded)")
     for cmd in cmds[::-1][: caps.commands]:
-        where = f"  (in {cmd.cwd})" if cmd.cwd and cmd.cwd != session.project else ""
+        where = f"  (in {terminal(cmd.cwd)})" if cmd.cwd and cmd.cwd != session.project else ""
         lines.append(f"- `{_item(cmd.command, caps.chars)}` -> {_outcome(cmd, background)}{where}")
     if len(cmds) > caps.commands:
         lines.append(f"- ({len(cmds) - caps.commands} earlier commands left out)")
@@ -465,13 +466,14 @@ def _render(session: Session, files: list[FileState], caps: _Caps) -> str:
     last_words = [m for m in session.messages if m.role == "assistant" and m.text]
     if last_words and caps.last_words:
         lines += ["", "## The agent's last message"]
-        lines.append(_clip(_redacted(last_words[-1].text.strip()), caps.last_words))
+        # indented, as every quoted text: no line of it reads as a heading of deja's
+        lines.append("  " + _item(last_words[-1].text, caps.last_words))
     return "\n".join(lines) + "\n"
 
 
 def _file_lines(fs: FileState, caps: _Caps) -> list[str]:
     edits = f"{fs.edits} edit" + ("s" if fs.edits != 1 else "")
-    head = f"- {fs.shown}: +{fs.added} -{fs.removed} lines in {edits}"
+    head = f"- {terminal(fs.shown)}: +{fs.added} -{fs.removed} lines in {edits}"
     if fs.by_user:
         head += f" (and {fs.by_user} change(s) by the person)"
     out = [head]

@@ -7,19 +7,19 @@ import os
 import click
 
 from deja_blame.models import Session
-from deja_blame.output import counted, inert, shorten, style, use_colour
+from deja_blame.output import counted, shorten, style, terminal, terminal_lines, use_colour
 
 
 def print_session(s: Session, full: bool = False) -> None:
     c = use_colour()
     echo = click.echo
     # ids, projects and paths come from directory names and transcripts: inert too
-    echo(style(f"session {inert(s.session_id)}", c, bold=True) + f"  ({s.source})")
-    echo(f"project     {inert(s.project)}")
+    echo(style(f"session {terminal(s.session_id)}", c, bold=True) + f"  ({terminal(s.source)})")
+    echo(f"project     {terminal(s.project)}")
     if s.model:
-        echo(f"model       {inert(s.model)}")
-    echo(f"time        {s.started_at or '?'} -> {s.ended_at or '?'}")
-    echo(f"transcript  {inert(s.transcript)}")
+        echo(f"model       {terminal(s.model)}")
+    echo(f"time        {terminal(s.started_at or '?')} -> {terminal(s.ended_at or '?')}")
+    echo(f"transcript  {terminal(s.transcript)}")
     if s.transcript and not os.path.exists(s.transcript):
         echo(
             style(
@@ -36,7 +36,7 @@ def print_session(s: Session, full: bool = False) -> None:
     if prompts:
         echo("\n" + style("Requests", c, bold=True))
         for m in prompts:
-            echo(f"  {_time(m.at)}  {shorten(m.text, width) if not full else inert(m.text)}")
+            echo(f"  {_time(m.at)}  {shorten(m.text, width)}")
     if s.commands:
         echo("\n" + style("Commands", c, bold=True))
         for cmd in s.commands:
@@ -54,26 +54,27 @@ def print_session(s: Session, full: bool = False) -> None:
                     fg="yellow",
                 )
             echo(
-                f"  {_time(e.at)}  {inert(e.path)}  +{len(e.added)} -{len(e.removed)}  [{e.tool}]{who}"
+                f"  {_time(e.at)}  {terminal(e.path)}  +{len(e.added)} -{len(e.removed)}  [{terminal(e.tool)}]{who}"
             )
     viewed = sorted({f.path for f in s.files if f.action in ("view", "list")})
     if viewed:
         echo("\n" + style("Read", c, bold=True))
         for p in viewed[:20]:
-            echo(f"  {inert(p)}")
+            echo(f"  {terminal(p)}")
         if len(viewed) > 20:
             echo(f"  ... and {len(viewed) - 20} more")
     if full:
         echo("\n" + style("Conversation", c, bold=True))
         for m in s.messages:
-            echo(f"--- {m.role} {_time(m.at)}")
-            echo(inert(m.text))
+            echo(f"--- {terminal(m.role)} {_time(m.at)}")
+            for line in terminal_lines(m.text):  # indented: no line of it looks like deja's
+                echo(f"  {line}")
 
 
 def _time(at: str | None) -> str:
     if not at:
         return "--:--:--"
-    return at[11:19] if len(at) >= 19 else at
+    return terminal(at[11:19] if len(at) >= 19 else at)
 
 
 def exit_text(code: int | None, status: str | None) -> str:

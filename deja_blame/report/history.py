@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
-from html import escape
 from typing import Any
 
 from deja_blame.models import UNKNOWN_AGENT
+from deja_blame.outputs.escape import html as escape
 from deja_blame.report.model import Report
 
 PERIODS = ("week", "month")

@@ -10,9 +10,7 @@ the share as a line; then the numbers as a table.
 
 from __future__ import annotations
 
-from html import escape
-
-from deja_blame.output import inert
+from deja_blame.outputs.escape import html as html_text
 from deja_blame.report.history import Period, svg_chart
 from deja_blame.report.render_html import CSP, _hue
 
@@ -20,8 +18,8 @@ WIDTH, HEIGHT = 720, 200
 PAD_L, PAD_B, PAD_T, PAD_R = 44, 28, 12, 8
 
 
-def e(text: object) -> str:
-    return escape("" if text is None else inert(str(text)), quote=True)
+# the HTML reports' escaping of every field (outputs/escape.py)
+e = html_text
 
 
 def _agents(periods: list[Period]) -> list[str]:

@@ -11,18 +11,15 @@ escaping: everything from a transcript or the repository goes through
 
 from __future__ import annotations
 
-from html import escape
-
-from deja_blame.output import inert
+from deja_blame.outputs.escape import html as html_text
 from deja_blame.report.history import choose_period, share_history, svg_chart
 from deja_blame.report.model import Counts, FileLines, Report, SessionReport, pct
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'none'"
 
 
-def e(text: object) -> str:
-    # control characters first: an escape sequence is no text, in a browser or a pager
-    return escape("" if text is None else inert(str(text)), quote=True)
+# the HTML reports' escaping of every field (outputs/escape.py)
+e = html_text
 
 
 def _hue(i: int) -> float:

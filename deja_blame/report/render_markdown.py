@@ -12,10 +12,9 @@ spaces and ``@name`` cannot mention anyone.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
-from deja_blame.output import inert, shorten
+from deja_blame.outputs.escape import markdown, markdown_code
 from deja_blame.report.model import Report, SessionReport, pct
 
 MARKER = "<!-- deja-report -->"
@@ -27,26 +26,9 @@ MAX_REQUESTS = 12
 MAX_COMMANDS = 15
 MAX_SESSION_FILES = 20
 
-# Markdown punctuation that could start emphasis, a link, an image, a heading or strike.
-_MD_PUNCT = re.compile(r"([\\*_\[\]()#!~])")
-
-
-def md_text(text: str | None, width: int | None = None) -> str:
-    """Transcript text made inert for Markdown (and table cells), on one line."""
-    if not text:
-        return ""
-    one = shorten(text, width) if width else " ".join(inert(text).split())
-    one = one.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    one = _MD_PUNCT.sub(r"\\\1", one)
-    return (
-        one.replace("|", "&#124;")
-        .replace("`", "&#96;")
-        .replace("@", "@&#8203;")  # no @mentions from a prompt
-    )
-
-
-def md_code(text: str | None, width: int | None = None) -> str:
-    return f"<code>{md_text(text, width)}</code>" if text else ""
+# the Markdown report's escaping of every field (outputs/escape.py)
+md_text = markdown
+md_code = markdown_code
 
 
 def _short(sha: str) -> str:

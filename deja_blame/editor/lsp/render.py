@@ -14,7 +14,8 @@ from datetime import datetime, timezone
 from typing import Any
 
 from deja_blame.attribution.model import FileBlame, LineAttribution
-from deja_blame.output import inert, shorten
+from deja_blame.output import inert, shorten, terminal
+from deja_blame.outputs.escape import lsp_markdown
 from deja_blame.outputs.redact import redact
 from deja_blame.transcripts.registry import display_name, label_of
 
@@ -66,8 +67,8 @@ def when(ln: LineAttribution) -> str:
 def lens_title(ln: LineAttribution) -> str:
     """``agy 3f2a9c1e 2026-07-17 09:30 0.95``: blame's agent columns, plain text."""
     conf = f"{ln.confidence:.2f}" if ln.confidence is not None else "note"
-    parts = [label_of(ln.source), inert(ln.session or "")[:8], when(ln), conf]
-    return " ".join(p for p in parts if p)
+    parts = [label_of(ln.source), (ln.session or "")[:8], when(ln), conf]
+    return " ".join(terminal(p) for p in parts if p)  # plain text: one line, inert
 
 
 def _fenced(text: str, lang: str = "text") -> str:
@@ -78,7 +79,9 @@ def _fenced(text: str, lang: str = "text") -> str:
 
 
 def _code(text: str) -> str:
-    """Inline code that no backtick inside ``text`` can close early."""
+    """Inline code that no backtick inside ``text`` can close early, on one line (a
+    blank line would end the paragraph, and the code span with it)."""
+    text = " ".join(inert(text).split())
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
     tick = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
@@ -136,7 +139,7 @@ def agent_hover(
 def _history_text(history: list[dict[str, Any]]) -> str:
     rows = []
     for v in history:
-        at = (v.get("at") or "")[:16].replace("T", " ")
+        at = terminal((v.get("at") or "")[:16].replace("T", " "))
         if v.get("session"):
             who = f"{inert(v['session'])[:8]} {label_of(v.get('agent'))}"
         else:
@@ -164,8 +167,5 @@ def uncommitted_hover() -> str:
     return "**deja** · not committed yet, and no indexed session wrote this line"
 
 
-def md_text(text: str) -> str:
-    """The editor's one escaping of a field as Markdown text (LSP hover): control
-    characters gone, every character Markdown gives a meaning backslash-escaped (no
-    markup, no link, no image, no HTML), one line (a newline would start a block)."""
-    return re.sub(r"([\\`*_{}\[\]()#+\-.!<>|~&:=\"'])", r"\\\1", " ".join(inert(text).split()))
+# the editor's one escaping of a field (outputs/escape.py)
+md_text = lsp_markdown

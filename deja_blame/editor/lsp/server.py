@@ -758,15 +758,15 @@ def _state_of(root: str) -> tuple[str | None, str] | None:
 
 
 def _why_summary(story: dict[str, Any]) -> str:
-    from deja_blame.output import inert, shorten
+    from deja_blame.output import shorten, terminal
     from deja_blame.outputs.redact import redact
 
-    sid = inert(story.get("session") or "")
+    sid = terminal(story.get("session") or "")
     info = story.get("session_info") or {}
-    text = f"deja: line {story.get('line')} written by session {sid} ({inert(info.get('agent') or '?')})"
+    text = f"deja: line {story.get('line')} written by session {sid} ({terminal(info.get('agent') or '?')})"
     prompt = story.get("prompt")
     if prompt:
-        text += ", asked: " + shorten(redact(inert(prompt["text"])), 200)
+        text += ", asked: " + shorten(redact(terminal(prompt["text"])), 200)
     return text
 
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from deja_blame.output import inert
+from deja_blame.output import terminal
 
 
 def _one(value: Any) -> str:
-    return " ".join(inert(str(value)).split())
+    return " ".join(terminal(str(value)).split())
 
 
 def _lines(first: int, last: int) -> str:
@@ -48,7 +48,7 @@ def why_run(path: str, run: dict[str, Any]) -> str:
         if run.get("note_only"):
             out.append("  (known from the commit's note: the transcript is not on this machine)")
         if run.get("started_at"):
-            out.append(f"  session started {run['started_at']}")
+            out.append(f"  session started {_one(run['started_at'])}")
         if run.get("request"):
             out.append(f"  request: {_one(run['request'])}")
         elif run.get("request_withheld"):
@@ -60,15 +60,15 @@ def why_run(path: str, run: dict[str, Any]) -> str:
             out.append(f"  agent said: {_one(said)}")
         edit = run.get("edit")
         if edit:
-            out.append(f"  edit: {_one(edit.get('tool'))} at {edit.get('at') or '?'}")
+            out.append(f"  edit: {_one(edit.get('tool'))} at {_one(edit.get('at') or '?')}")
             for h in edit["hunks"]:
-                out += [f"    -{inert(x)}" for x in h["removed"]]
-                out += [f"    +{inert(x)}" for x in h["added"]]
+                out += [f"    -{terminal(x)}" for x in h["removed"]]
+                out += [f"    +{terminal(x)}" for x in h["added"]]
             if edit.get("lines_left_out"):
                 out.append(f"    ({edit['lines_left_out']} more lines of the edit left out)")
         for c in run.get("commands_after") or []:
             code = c["exit_code"]
-            result = f"exit {code}" if code is not None else (c.get("status") or "no exit code")
+            result = f"exit {code}" if code is not None else _one(c.get("status") or "no exit code")
             out.append(f"  then ran: {_one(c['command'])} -> {result}")
     elif run.get("changed_by_command"):
         by = run["changed_by_command"]
@@ -85,7 +85,7 @@ def why_run(path: str, run: dict[str, Any]) -> str:
                 else _one(v.get("author") or "-")
             )
             out.append(
-                f"    {(v.get('commit') or '')[:8]} {(v.get('at') or '')[:10]} {who}: {_one(v['text'])}"
+                f"    {(v.get('commit') or '')[:8]} {_one((v.get('at') or '')[:10])} {who}: {_one(v['text'])}"
             )
     return "\n".join(out)
 
@@ -101,7 +101,7 @@ def session_line(s: dict[str, Any]) -> str:
         else f"{s.get('edits') or 0} edits, {s.get('commands') or 0} commands"
     )
     model = f" {_one(s['model'])}" if s.get("model") else ""
-    out = f"{_one(s['session'])} {_one(s.get('agent') or '?')}{model} started {s.get('started_at') or '?'} ({what})"
+    out = f"{_one(s['session'])} {_one(s.get('agent') or '?')}{model} started {_one(s.get('started_at') or '?')} ({what})"
     if s.get("first_request"):
         out += f"\n  first request: {_one(s['first_request'])}"
     if s.get("files"):
@@ -116,7 +116,7 @@ def show_head(d: dict[str, Any]) -> str:
     )
     return (
         f"session {_one(d['session'])} ({_one(d.get('agent') or '?')}{model}){where}\n"
-        f"started {d.get('started_at') or '?'}, ended {d.get('ended_at') or '?'},"
+        f"started {_one(d.get('started_at') or '?')}, ended {_one(d.get('ended_at') or '?')},"
         f" in {_one(d.get('project') or '-')}"
     )
 
