@@ -174,3 +174,27 @@ def test_parse_any_raises_an_oserror_for_a_malformed_document(tmp_path: Path) ->
     bad.write_bytes(MALFORMED["continue"][1])
     with pytest.raises(OSError):
         parse_any(bad, "continue")
+
+
+def test_an_opencode_database_of_another_shape_is_skipped_and_counted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A database whose tables have other columns (another OpenCode version, or not
+    OpenCode's): one line naming the file once, the storage sessions still read."""
+    store = lay_out("opencode", tmp_path / "data")
+    monkeypatch.setenv("DEJA_OPENCODE_ROOT", str(store))
+    conn = sqlite3.connect(store / "opencode.db")
+    conn.execute("DROP TABLE part")
+    conn.execute("CREATE TABLE part (id TEXT)")
+    conn.commit()
+    conn.close()
+    db = tmp_path / "index.db"
+    proc = deja("index", "--db", str(db), "--json", check=False)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr.decode()
+    problems = orjson.loads(proc.stdout)["problems"]
+    bad = store / "opencode.db"
+    assert problems == [
+        f"cannot read {bad}: not an OpenCode database deja can read, skipped"
+        " (no such column: session_id)"
+    ]
+    assert _sessions(db) == 1  # the storage layout's session

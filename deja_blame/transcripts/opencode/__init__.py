@@ -45,12 +45,14 @@ def db_error(db: Path, exc: sqlite3.Error) -> OSError:
     (IncompleteTranscript); anything else is a problem with the file."""
     import sqlite3
 
-    from deja_blame.transcripts.reading import IncompleteTranscript
+    from deja_blame.transcripts.reading import IncompleteTranscript, MalformedTranscript
 
     text = str(exc)
     if "locked" in text or "busy" in text or type(exc) is sqlite3.DatabaseError:
         return IncompleteTranscript(f"{db}: {text} (OpenCode is writing it?)")
-    return OSError(f"cannot read {db}: {text}")
+    # another shape (tables or columns of another version): skipped and counted, the
+    # index's ``cannot read PATH: WHY`` line names the file
+    return MalformedTranscript(f"not an OpenCode database deja can read, skipped ({text})")
 
 
 def find_transcripts(root: Path, problems: list[str] | None = None) -> Iterator[TranscriptFile]:
@@ -70,7 +72,8 @@ def find_transcripts(root: Path, problems: list[str] | None = None) -> Iterator[
             # index keeps what it holds of them meanwhile
             ids = []
             if problems is not None:
-                problems.append(str(db_error(db, exc)))
+                problem = db_error(db, exc)
+                problems.append(f"cannot read {db}: {problem.strerror or problem}")
         for sid in ids:
             seen.add(sid)
             yield TranscriptFile(session_id=sid, path=db, root=root, agent=AGENT)
