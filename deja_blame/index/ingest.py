@@ -170,10 +170,14 @@ def _own_only(
 def _drop_strangers_held(conn: sqlite3.Connection, report: IndexReport) -> None:
     """An index an older deja built may hold sessions the gate now leaves out: once,
     they are removed, and the run says so as it does of what it leaves out."""
-    from deja_blame.index.provenance import FOREIGN, drop_strangers_held
-    from deja_blame.output import warn
-
     try:
+        # provenance.GATE_CHECKED and GATE_VERSION
+        done = conn.execute("SELECT value FROM meta WHERE key='provenance-gate'").fetchone()
+        if done is not None and done[0] == "1":
+            return  # the usual case, without importing the gate (a refresh's start-up)
+        from deja_blame.index.provenance import FOREIGN, drop_strangers_held
+        from deja_blame.output import warn
+
         dropped = drop_strangers_held(conn)
     except sqlite3.OperationalError:
         return  # a read-only index: the next run that can write does it

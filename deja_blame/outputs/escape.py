@@ -21,7 +21,6 @@ control characters as ``\\uXXXX``).
 
 from __future__ import annotations
 
-import html as _html
 import re
 
 # ANSI/VT escape sequences and other control characters from transcript text
@@ -90,6 +89,8 @@ def markdown_code(text: str | None, width: int | None = None) -> str:
 def html(text: object) -> str:
     """A field for an HTML page: control characters first (an escape sequence is no
     text, in a browser or a pager), then every character HTML gives a meaning."""
+    import html as _html  # here: html.entities is large, and only the HTML reports need it
+
     return _html.escape("" if text is None else inert(str(text)), quote=True)
 
 
