@@ -870,3 +870,62 @@ def blank_before_later_session(sim: Sim, small: bool) -> None:
     sim.person_edit(SERVICE, "    return 2\n\n\ndef helper", "    return 2\ndef helper")
     sim.commit("Helper")
     sim.expect(SERVICE)
+
+
+TESTS_A = """\
+import pytest
+
+from orders.service import total, validate
+
+
+@pytest.fixture
+def order():
+    return {"id": 1, "items": []}
+
+
+def test_validate_accepts_an_order_with_an_id(order):
+    validate(order)
+
+
+def test_total_of_two_items_with_tax(order):
+    order["items"] = [{"sku": "a", "price": 10, "qty": 2}, {"sku": "b", "price": 5, "qty": 1}]
+    assert total(order) == 30.0
+"""
+
+TESTS_B = """\
+import pytest
+
+from orders.service import total, validate
+
+
+@pytest.fixture
+def order():
+    return {"id": 1, "items": []}
+
+
+def test_validate_refuses_an_order_without_an_id():
+    with pytest.raises(ValueError):
+        validate({"items": []})
+
+
+def test_total_of_an_empty_order(order):
+    assert total(order) == 0
+"""
+
+
+@scenario("a session wrote test scaffolding in one file; weeks later a person writes it in another")
+def common_test_lines_elsewhere(sim: Sim, small: bool) -> None:
+    _service_base(sim)
+    s = sim.session("tests-a", "Write tests for validate() and total().")
+    s.write_file("tests/test_a.py", TESTS_A)
+    s.run("python -m pytest -q tests/test_a.py", 0, "2 passed in 0.05s")
+    sim.advance(10 * MINUTE)
+    sim.commit("Service tests")
+    sim.advance(21 * 24 * HOUR)
+    # the person's own test module, the same imports and fixture as the first (a
+    # commit that also touches tests/test_a.py, so git blame -C looks there)
+    sim.person_write("tests/test_b.py", TESTS_B)
+    sim.person_edit("tests/test_a.py", "def test_validate_accepts", "def test_validate_takes")
+    sim.commit("More service tests")
+    sim.expect("tests/test_b.py")
+    sim.expect("tests/test_a.py")

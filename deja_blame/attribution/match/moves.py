@@ -17,6 +17,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from deja_blame.attribution.facts.model import CLOCK_SKEW, BlameLine, WriteSet, has_line
+from deja_blame.attribution.match.scaffolding import is_distinctive
 from deja_blame.index.fingerprint import fingerprint, is_trivial
 
 if TYPE_CHECKING:
@@ -81,6 +82,9 @@ def follow_moves(
     ranges = [[max(first, a - 2), min(last, b + 2)] for a, b in ranges]
     found = facts.blame_copies(relpath, [(a, b) for a, b in ranges])
     moved = [False] * len(lines)
+    # lines whose text left the file it came from in the commit that brought it here
+    # (a move, not a copy): they need no distinctive text (``_keep_blocks``)
+    left_file = [False] * len(lines)
     evidence = list(by_line)
     for b in found:
         k = b.line - first
@@ -92,6 +96,14 @@ def follow_moves(
         ):
             evidence[k] = b
             moved[k] = True
+            brought = by_line[k]
+            if brought is not None and brought.commit is not None:
+                # still in the file it came from after the commit that brought it
+                # here: a copy (the scaffolding a person types into a new test
+                # file), which must be distinctive to keep its session
+                left_file[k] = not has_line(
+                    facts.text_at(brought.commit, b.orig_path), lines[k].text.strip(), exact=False
+                )
     # -C names the file the lines came from as it was then; where the commit that
     # brought them there renamed it, the sessions of that commit wrote the old name
     sources = {b.orig_path for b in found if b.orig_path}
@@ -123,7 +135,7 @@ def follow_moves(
         renamed: dict[str, set[int]] = {}  # commit -> files it deleted that moved here
         texts_here = {ln.text.strip() for ln in lines if not is_trivial(ln.text)}
         for k, pids in left.items():
-            moved[k] = True
+            moved[k] = left_file[k] = True
             more.update(dict.fromkeys((pid for pid in pids if pid not in paths), True))
             brought = evidence[k]
             if brought is None or brought.commit is None:
@@ -145,7 +157,7 @@ def follow_moves(
     for k, ln in enumerate(lines):
         brought = evidence[k]
         if not moved[k] and ln.session is None and brought is not None:
-            moved[k] = brought.commit in renamed
+            moved[k] = left_file[k] = brought.commit in renamed
     # A file a session wrote that the person renamed before the first commit: git
     # never had the session's path, so neither blame nor -C can point at it.
     wrote = {pid for pids in elsewhere.values() for pid in pids} - set(more)
@@ -154,7 +166,7 @@ def follow_moves(
         for start, end in ranges:
             for k in range(start - first, end - first + 1):
                 if not moved[k] and lines[k].session is None and lines[k].commit is not None:
-                    moved[k] = True
+                    moved[k] = left_file[k] = True
         more.update(dict.fromkeys(gone, True))
     if skip:
         moved = [m and not done for m, done in zip(moved, skip)]
@@ -163,20 +175,25 @@ def follow_moves(
     solid = {fingerprint(ln.text) for ln in lines if not is_trivial(ln.text)}
     facts.load_writes(more, {fingerprint(ln.text) for ln in lines}, into=writes, solid=solid)
     attribute(facts, lines, evidence, writes, {**paths, **more}, rev_time, only=moved)
-    _keep_blocks(lines, moved)
+    _keep_blocks(lines, moved, left_file)
     for k, ln in enumerate(lines):
         if moved[k] and ln.session is not None and ln.confidence is not None:
             ln.confidence = round(ln.confidence * 0.9, 2)  # moved: less certain than in place
 
 
-def _keep_blocks(lines: list[LineAttribution], moved: list[bool]) -> None:
+def _keep_blocks(lines: list[LineAttribution], moved: list[bool], left_file: list[bool]) -> None:
     """A session keeps the lines it was given as moved here only where at least
-    ``MOVED_BLOCK`` different lines of its own moved here: one ``import re`` that
-    arrived with a person's new code is a line that happens to recur."""
+    ``MOVED_BLOCK`` different lines of its own moved here that say who wrote them:
+    lines whose text left the file the session wrote them in (a move), or
+    distinctive lines (``scaffolding.py``). One ``import re`` that arrived with a
+    person's new code is a line that happens to recur; so are the imports, the
+    fixture and the short asserts a person types into a new test file that a
+    session once wrote into another (git blame -C finds them all the same)."""
     texts: dict[str, set[str]] = {}
     for k, ln in enumerate(lines):
         if moved[k] and ln.session is not None and ln.via == "index" and not is_trivial(ln.text):
-            texts.setdefault(ln.session, set()).add(ln.text.strip())
+            if left_file[k] or is_distinctive(ln.text):
+                texts.setdefault(ln.session, set()).add(ln.text.strip())
     for k, ln in enumerate(lines):
         if moved[k] and ln.via == "index" and len(texts.get(ln.session or "", ())) < MOVED_BLOCK:
             ln.session = ln.source = ln.written_at = None
