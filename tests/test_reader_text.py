@@ -337,3 +337,12 @@ def test_epoch_of_is_the_full_parse_s_epoch(text: str) -> None:
     from deja_blame.transcripts.text import epoch_of, normalise_time
 
     assert epoch_of(text) == (normalise_time(text)[1] if text else None)
+
+
+def test_a_hunk_header_past_int_digit_limit_is_no_position_not_a_crash() -> None:
+    # the fuzz test's find: int() refuses 4,300+ digits (Python's guard); such a
+    # position is as good as absent, as every number past 64 bits is
+    huge = "1" + "0" * 5000
+    block = f"--- a/src/app.py\n+++ b/src/app.py\n@@ -0,2 +{huge},3 @@\n+\n \n \n"
+    (hunk,) = parse_diff_block(block) or []
+    assert hunk.added == [""] and hunk.new_start is None

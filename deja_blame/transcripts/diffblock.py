@@ -77,6 +77,8 @@ def _parse_unified_simple(lines: list[str], ends_with_newline: bool) -> list[Hun
         if header is None:
             return None
         src_start, src_len, tgt_start, tgt_len, _ = header.groups()
+        if any(len(g or "") > 18 for g in (src_start, src_len, tgt_start, tgt_len)):
+            return None  # past 64 bits (and past int()'s digit limit): unidiff's to refuse
         to_remove = 1 if src_len is None else int(src_len)
         to_add = 1 if tgt_len is None else int(tgt_len)
         if to_remove == 0 and to_add == 0:
