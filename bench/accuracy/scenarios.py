@@ -929,3 +929,115 @@ def common_test_lines_elsewhere(sim: Sim, small: bool) -> None:
     sim.commit("More service tests")
     sim.expect("tests/test_b.py")
     sim.expect("tests/test_a.py")
+
+
+HEREDOC_TESTS = """
+
+def test_refund_of_a_missing_sku_is_refused():
+    order = {"id": 7, "items": [{"sku": "a", "price": 4, "qty": 1}]}
+    with pytest.raises(KeyError):
+        refund(order, "zz")
+"""
+
+HEREDOC_MODULE = '''\
+"""Helpers the service tests share."""
+
+
+def make_order(*skus, price=3, qty=1):
+    items = [{"sku": s, "price": price, "qty": qty} for s in skus]
+    return {"id": len(items) + 100, "items": items}
+'''
+
+HEREDOC_TAIL = """
+
+def test_total_rounds_to_cents():
+    order = make_order("a", "b", price=0.335)
+    assert total(order) == round(0.335 * 2 * 1.2, 2)
+"""
+
+
+@scenario("a Claude Code session writes files with shell here documents (cat >>, cd &&, tee -a)")
+def heredoc_appends(sim: Sim, small: bool) -> None:
+    sim.person_write(
+        "tests/test_service.py",
+        "import pytest\n\nfrom orders.service import refund, total\n\n\n"
+        "def test_nothing_to_refund():\n    assert refund({'id': 1, 'items': []}, 'a') is None\n",
+    )
+    sim.commit("Service tests")
+    sim.advance(HOUR)
+    s = sim.session("shell-tests", "Add tests for refunds and totals.", agent="claude-code")
+    s.view("tests/test_service.py")
+    body = HEREDOC_TESTS
+    s.shell_write(
+        "tests/test_service.py", body, f"cat >> tests/test_service.py << 'EOF'\n{body}EOF"
+    )
+    s.shell_write(
+        "tests/helpers.py",
+        HEREDOC_MODULE,
+        f"cd tests && cat > helpers.py <<'EOF'\n{HEREDOC_MODULE}EOF\n",
+        append=False,
+    )
+    if not small:
+        s.shell_write(
+            "tests/test_service.py",
+            HEREDOC_TAIL,
+            f"cat <<'EOF' | tee -a tests/test_service.py >/dev/null\n{HEREDOC_TAIL}EOF",
+        )
+    s.run("python -m pytest -q tests", 0, "3 passed in 0.04s")
+    sim.advance(10 * MINUTE)
+    sim.commit("Refund and rounding tests")
+    sim.expect("tests/test_service.py")
+    sim.expect("tests/helpers.py")
+
+
+SPLIT_TESTS_FIRST = """\
+from orders.service import Order, total, validate
+
+
+def test_total_of_one_item():
+    order = Order(id="o-1", items=[{"sku": "a", "price": 10, "qty": 1}])
+    validate(order)
+    assert total(order) == 12.0
+    assert order.items[0]["sku"] == "a"
+"""
+
+SPLIT_TESTS_SECOND = """
+
+def test_total_of_two_items():
+    order = Order(id="o-1", items=[{"sku": "a", "price": 10, "qty": 1}])
+    order.items.append({"sku": "b", "price": 5, "qty": 2})
+    validate(order)
+    assert total(order) == 24.0
+    assert order.items[0]["sku"] == "a"
+
+
+def test_total_with_a_discount():
+    order = Order(id="o-1", items=[{"sku": "a", "price": 10, "qty": 1}])
+    order.items[0]["discount"] = 0.5
+    validate(order)
+    assert total(order) == 6.0
+    assert order.items[0]["sku"] == "a"
+"""
+
+
+@scenario("a session's work committed in two commits (the person stages half, then the rest)")
+def split_commits(sim: Sim, small: bool) -> None:
+    path = "tests/test_totals.py"
+    sim.person_write("tests/__init__.py", "")
+    sim.commit("Tests folder")
+    sim.advance(HOUR)
+    s = sim.session("total-tests", "Write tests for total().")
+    s.write_file(path, SPLIT_TESTS_FIRST + SPLIT_TESTS_SECOND)
+    s.run("python -m pytest -q tests/test_totals.py", 0, "3 passed in 0.03s")
+    sim.advance(10 * MINUTE)
+    # git add -p: the first test only, then the rest five minutes later
+    full = [x.copy() for x in sim.files[path]]
+    first = len(SPLIT_TESTS_FIRST.splitlines())
+    sim.files[path] = full[:first]
+    (sim.repo / path).write_text(sim.read(path), encoding="utf-8")
+    sim.commit("Test total() of one item")
+    sim.advance(5 * MINUTE)
+    sim.files[path] = full
+    (sim.repo / path).write_text(sim.read(path), encoding="utf-8")
+    sim.commit("Test total() of several items")
+    sim.expect(path)

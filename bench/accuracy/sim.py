@@ -419,6 +419,17 @@ class Session:
             ]
         return self
 
+    def shell_write(self, path: str, content: str, command: str, *, append: bool = True) -> Session:
+        """The session writes ``content`` to ``path`` through its shell: ``command`` (a
+        here document, ``cat >> f <<'EOF'``), as the agent would type it. Appended (or
+        the file replaced): the new lines are the session's."""
+        self._start()
+        self.writer.run_command(command, 0, cwd=self.workspace, output="")
+        self._sync()
+        before = self.sim.read(path) if append and path in self.sim.files else ""
+        self.sim._set(path, before + content, owner=self.id, by_person=False)
+        return self
+
     def user_edit(self, path: str, old: str, new: str) -> Session:
         """The person edits while the session runs; the transcript reports it (USER diff)."""
         self._start()

@@ -51,6 +51,7 @@ class FileHistory:
         self._fps: dict[str, frozenset[int]] = {}
         self._texts: dict[str, frozenset[str]] = {}
         self._counts: dict[str, Counter[str]] = {}
+        self._stripped_counts: dict[str, Counter[str]] = {}
         self._contents: dict[str, str] = {}  # versions read: what the budget counts
         # answers of has_text / has_stripped: the same blank line or bracket is asked
         # about once per line of it, and a blank line's search splits the whole version
@@ -143,6 +144,15 @@ class FileHistory:
         if counts is None:
             counts = self._counts[sha] = Counter(_lines(self._content(sha)))
         return counts[text]
+
+    def count_stripped(self, sha: str, stripped: str) -> int:
+        """How many lines of this text, at any indent, the file has at ``sha``."""
+        counts = self._stripped_counts.get(sha)
+        if counts is None:
+            counts = self._stripped_counts[sha] = Counter(
+                t.strip() for t in _lines(self._content(sha))
+            )
+        return counts[stripped]
 
     def _content(self, sha: str) -> str:
         """The file's text at ``sha`` (under each of its names, one after another),

@@ -82,7 +82,7 @@ def match_lines(
     now: float | None = None,
     final_fps: Callable[[int], set[int]] | None = None,
     has_exact: Callable[[int], bool] | None = None,
-    stale: Callable[[int, float], bool] | None = None,
+    stale: Callable[..., bool] | None = None,
     fresh: Callable[[int, float], bool] | None = None,
     same_project: Callable[[int], bool | None] | None = None,
     written_text: Callable[[Key], str | None] | None = None,
@@ -90,8 +90,9 @@ def match_lines(
 ) -> list[LineMatch | None]:
     """One LineMatch (or None) per line of ``texts``; ``blamed[i]`` is line i's blame.
 
-    ``stale(i, at)`` says a write made at ``at`` cannot be line i's source (commit-window
-    evidence, ``window.py``): such writes are never given to the line. ``fresh(i, at)``
+    ``stale(i, at, copies)`` says a write made at ``at`` cannot be line i's source
+    (commit-window evidence, ``window.py``; ``copies``: the lines of that text the
+    write's edit made): such writes are never given to the line. ``fresh(i, at)``
     says it was made after the version line i's commit was made from (no file is
     read to say so): only among such writes does a later one beat a longer run.
     ``written_text(key)`` is a write's exact text: where the file holds one text at
@@ -217,6 +218,8 @@ def match_lines(
             return (-4 * min(run, STRONG_RUN) + 2 * miss, -at, -run * _SPAN + far)
         return (-4 * min(run, STRONG_RUN) + 2 * miss + 1, -run, -at)
 
+    copies = _Copies(writes)
+
     heap: list[tuple[int, float, float, int, int, Key, Twins, int, int, int, float, bool]] = []
     for i in range(n):
         limit = limits[i]
@@ -247,7 +250,9 @@ def match_lines(
         _, _, _, i, _, key, group, pos, tries, run, at, placeless = heapq.heappop(heap)
         if chosen[i] is not None:
             continue
-        if stale is not None and stale(i, at):
+        if stale is not None and stale(
+            i, at, 1 if fresh is not None and fresh(i, at) else copies(key, fps[i], limits[i])
+        ):
             continue  # checked only for the write about to be given; older twins are older
         if placeless and far_off(i, key):
             # one of several copies of a text, a run that does not say which (short,
@@ -275,8 +280,8 @@ def match_lines(
     # to its own lines. So the gap rule may use any write made by the blamed
     # revision, anchored to its own edit's lines.
     blank = [not normalise_line(t) for t in texts]
-    _fill_gaps(chosen, fps, trivial, blank, writes, used, limits, now + CLOCK_SKEW, stale)
-    _fill_gaps_where_committed(chosen, fps, trivial, blamed, writes, used, limits, stale)
+    _fill_gaps(chosen, fps, trivial, blank, writes, used, limits, now + CLOCK_SKEW, stale, copies)
+    _fill_gaps_where_committed(chosen, fps, trivial, blamed, writes, used, limits, stale, copies)
     if n and all(trivial) and not any(chosen):
         _whole_file(chosen, fps, writes, limits, stale)
     # How often each fingerprint occurs in each session's edits of the file.
@@ -527,7 +532,8 @@ def _fill_gaps(
     used: set[Key],
     limits: list[float],
     late: float,
-    stale: Callable[[int, float], bool] | None = None,
+    stale: Callable[..., bool] | None = None,
+    copies: _Copies | None = None,
 ) -> None:
     """Trivial lines between lines another session rewrote.
 
@@ -594,10 +600,50 @@ def _fill_gaps(
                 continue
             options.append((-w[1], w[4], key))  # the latest write first
         for neg_at, _, key in sorted(set(options)):
-            if stale is None or not stale(i, -neg_at):
+            n_copies = 1 if copies is None else copies(key, fps[i], limits[i])
+            if stale is None or not stale(i, -neg_at, n_copies):
                 chosen[i] = (key, 1)
                 used.add(key)
                 break
+
+
+class _Copies:
+    """``copies(key, fp, limit)``: what the commit-window check (``window.stale``) is
+    told of a write: how many lines of its text its edit made, where no other
+    session wrote to the file between it and ``limit`` (the line's commit); else 1.
+
+    A person who commits a session's work in two commits (``git add -p``, a rebase)
+    leaves the first commit with some of the edit's copies of a repeated text
+    (``validate(order)`` in three tests) and the line's commit with the rest: the
+    write is still the source of those. A session that wrote to the file in
+    between is the nearer writer: then the write is stale as soon as its first
+    commit had the text (on packaging's tweaks an older session's long run
+    otherwise won lines from the later session that wrote them again)."""
+
+    def __init__(self, writes: WriteSet) -> None:
+        self.writes = writes
+        self.in_edit: dict[tuple[int, int, int], int] = {}
+        self.spans: list[tuple[float, float, int]] | None = None
+
+    def __call__(self, key: Key, fp: int, limit: float) -> int:
+        info = self.writes.info
+        at = info[key][1]
+        if self.spans is None:
+            # each session's first and last write here: when the others worked on it
+            spans: dict[int, list[float]] = {}
+            for k, w in info.items():
+                span = spans.setdefault(k[0], [w[1], w[1]])
+                span[0], span[1] = min(span[0], w[1]), max(span[1], w[1])
+            self.spans = [(a, b, sid) for sid, (a, b) in spans.items()]
+        for first, last, sid in self.spans:
+            if sid != key[0] and last > at and first <= limit:
+                return 1  # another session wrote here since: the nearer writer
+        edit = (key[0], key[1], fp)
+        got = self.in_edit.get(edit)
+        if got is None:
+            pairs = self.writes.by_edit[(key[0], key[1])]
+            got = self.in_edit[edit] = sum(1 for _, f in pairs if f == fp)
+        return got
 
 
 def _fill_gaps_where_committed(
@@ -608,7 +654,8 @@ def _fill_gaps_where_committed(
     writes: WriteSet,
     used: set[Key],
     limits: list[float],
-    stale: Callable[[int, float], bool] | None = None,
+    stale: Callable[..., bool] | None = None,
+    copies: _Copies | None = None,
 ) -> None:
     """Trivial lines whose edit's other lines are now far away, measured where their
     commit put them.
@@ -674,7 +721,8 @@ def _fill_gaps_where_committed(
                     continue
                 options.append((-w[1], w[4], key))
         for neg_at, _, key in sorted(set(options)):
-            if stale is None or not stale(i, -neg_at):
+            n_copies = 1 if copies is None else copies(key, fps[i], limits[i])
+            if stale is None or not stale(i, -neg_at, n_copies):
                 chosen[i] = (key, 1)
                 used.add(key)
                 break
@@ -689,7 +737,7 @@ def _whole_file(
     fps: list[int],
     writes: WriteSet,
     limits: list[float],
-    stale: Callable[[int, float], bool] | None = None,
+    stale: Callable[..., bool] | None = None,
 ) -> None:
     """A file too short to hold evidence (``.python-version``: ``3.13``) whose whole
     text is what one edit of this very path wrote, before the commit: that edit's.

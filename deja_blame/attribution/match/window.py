@@ -57,7 +57,7 @@ class CommitWindow:
         # times oldest first, to find the first commit after a write (a running
         # maximum: a rebase or a merge can put an older time after a newer one)
         self.ascending: list[int] = []
-        self._stale: dict[tuple[int, float], bool] = {}  # (line, write time) -> answer
+        self._stale: dict[tuple[int, float, int], bool] = {}  # (line, write time, copies)
 
     def _prepare(self) -> None:
         history = self.history
@@ -92,8 +92,9 @@ class CommitWindow:
         _, prev = self._prev(i)
         return prev is None or at >= self.history.times[prev] - CLOCK_SKEW
 
-    def stale(self, i: int, at: float) -> bool:
-        """Whether a write made at ``at`` of line i's text cannot be its source."""
+    def stale(self, i: int, at: float, copies: int = 1) -> bool:
+        """Whether a write made at ``at`` of line i's text cannot be its source.
+        ``copies``: how many lines of that text the write's edit wrote (``_brought``)."""
         commit, prev = self._prev(i)
         history = self.history
         commits, times = history.commits, history.times
@@ -104,11 +105,22 @@ class CommitWindow:
         if self.trivial[i]:
             # moved with its block, or only its white space changed: git blame -w would
             # name the write's commit, and the answer must not depend on -w
-            return not (
-                self._moved_beside(i, commit, commits[prev])
-                or self._respaced(commit, commits[prev], self.texts[i])
+            if self._moved_beside(i, commit, commits[prev]) or self._respaced(
+                commit, commits[prev], self.texts[i]
+            ):
+                return False
+            if copies <= 1:
+                return True
+            # an edit's blank lines and brackets: stale only where the first commit
+            # after the write took as many as it wrote (not a split commit's first half)
+            first = len(commits) - bisect_right(self.ascending, int(at + CLOCK_SKEW)) - 1
+            stripped = self.texts[i].strip()
+            return (
+                first >= prev
+                and history.readable(commits[first])
+                and self._brought(first, stripped) >= copies
             )
-        known = self._stale.get((i, at))
+        known = self._stale.get((i, at, copies))
         if known is not None:
             return known
         text = self.texts[i]
@@ -122,9 +134,29 @@ class CommitWindow:
                 first >= prev
                 and history.readable(commits[first])
                 and history.has_stripped(commits[first], stripped)
+                and (copies <= 1 or self._brought(first, stripped) >= copies)
             )
-        self._stale[(i, at)] = result
+        self._stale[(i, at, copies)] = result
         return result
+
+    def _brought(self, k: int, stripped: str) -> int:
+        """How many lines of this text (any indent) the commit at ``k`` (the first after
+        a write) added to the file: a write is committed there only if it brought
+        as many as the write's edit made. A text the file held already
+        (``validate(order)``, ``assert result.ok``) is in that commit whether or not
+        it holds the write: the person split the session's work over several
+        commits (``git add -p``, or a rebase), and the write's copies came in a
+        later one. Where the version before cannot be read (the budget), every
+        copy counts as brought, as before this rule."""
+        history = self.history
+        commits = history.commits
+        now = history.count_stripped(commits[k], stripped)
+        if k + 1 >= len(commits):
+            return now  # the file's first version brought every line it has
+        older = commits[k + 1]
+        if not history.spare(older):
+            return now
+        return now - history.count_stripped(older, stripped)
 
     def _moved(self, commit: str | None, prev_sha: str, text: str) -> bool:
         """Whether ``commit`` moved this text: it was there before, and the commit's
