@@ -151,3 +151,21 @@ def test_why_names_a_command_that_changed_the_file(tmp_path: Path, repo: Path) -
     git(repo, "commit", "-q", "-am", "a person's", env=commit_env(1772359500))
     doc = orjson.loads(deja("why", "conf.py:1", "--json", cwd=repo, env=env).stdout)
     assert "changed_by_command" not in doc
+
+
+def test_a_here_document_after_cd_lands_under_that_folder() -> None:
+    # Claude Code and Codex run "cd sub && cat > f <<'EOF'" as often as the plain form
+    got = shell_writes("cd tests && cat > helpers.py <<'EOF'\nx = 1\nEOF\n")
+    assert got == [ShellWrite("tests/helpers.py", "x = 1\n")]
+    assert shell_writes("cd /srv/app && cat >> b.py <<EOF\nq\nEOF") == [
+        ShellWrite("/srv/app/b.py", "q\n", append=True)
+    ]
+    # where the shell decides the folder, a relative target is unknown
+    assert shell_writes("cd $DIR && cat > b.py <<'EOF'\nq\nEOF") == []
+    assert shell_writes("cd && cat > b.py <<'EOF'\nq\nEOF") == []
+
+
+def test_a_here_document_piped_to_tee_is_written_by_tee() -> None:
+    got = shell_writes("cat <<'EOF' | tee -a tests/t.py >/dev/null\ny = 2\nEOF")
+    assert got == [ShellWrite("tests/t.py", "y = 2\n", append=True)]
+    assert shell_writes("cat <<'EOF' | sort > out.txt\nb\na\nEOF") == []  # sort's output

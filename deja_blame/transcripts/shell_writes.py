@@ -40,14 +40,50 @@ def shell_writes(command: str) -> list[ShellWrite]:
     out: list[ShellWrite] = []
     bodies, head = _split_heredocs(command)
     k = 0
+    folder = ""  # where ``cd DIR`` went: relative targets after it are under DIR
     for line in head:
+        piped: tuple[str, bool] | None = None  # a here document ``cat`` passes on
         for part in _simple_commands(line):
             body = None
             if "<<" in part and k < len(bodies):
                 body = bodies[k]
                 k += 1
-            out += _one(part, body)
+            elif piped is not None and _first_word(part) == "tee":
+                body = piped  # cat <<'EOF' | tee -a f
+            piped = None
+            if _first_word(part) == "cd":
+                folder = _cd(folder, part)
+                continue
+            writes = _one(part, body)
+            if not writes and body is not None and _first_word(part) == "cat":
+                piped = body
+            out += [
+                ShellWrite(posixpath.join(folder, w.path), w.content, w.append)
+                if folder and not w.path.startswith(("/", "~")) and folder != "?"
+                else w
+                for w in writes
+                if folder != "?" or w.path.startswith("/")
+            ]
     return out
+
+
+def _first_word(part: str) -> str:
+    return part.split(None, 1)[0].rsplit("/", 1)[-1] if part.split() else ""
+
+
+def _cd(folder: str, part: str) -> str:
+    """The folder after ``cd DIR`` (relative to the command's own folder); "?" where
+    the shell decides (``cd``, ``cd -``, ``$VAR``): relative writes after it are unknown."""
+    try:
+        words = shlex.split(part)
+    except ValueError:
+        return "?"
+    if len(words) != 2 or folder == "?" or _SHELL_MAGIC.search(words[1]) or words[1] == "-":
+        return "?"
+    target = words[1]
+    if target.startswith("~"):
+        return "?"
+    return posixpath.normpath(posixpath.join(folder, target)) if folder else target
 
 
 def _split_heredocs(command: str) -> tuple[list[tuple[str, bool] | None], list[str]]:
