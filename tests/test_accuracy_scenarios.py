@@ -24,6 +24,7 @@ from scenarios import SCENARIOS  # noqa: E402
 from sim import PERSON, Line, Score, Sim, Target, normalise, retrack, score_target  # noqa: E402
 
 from deja_blame.transcripts.registry import parse_any  # noqa: E402
+from deja_blame.transcripts.shell_writes import command_edits  # noqa: E402
 
 NAMES = list(SCENARIOS)
 
@@ -54,8 +55,13 @@ def test_truth_matches_files_and_transcripts(name: str, tmp_path: Path) -> None:
     for sid, session in sim.sessions.items():
         parsed = parse_any(session.writer.path, session.agent)
         assert parsed.session_id == sid
+        # what its shell wrote too (here documents: read from its commands at indexing)
+        shell = [e for _, e in command_edits(list(enumerate(parsed.commands)))]
         written[sid] = {
-            normalise(line) for e in parsed.edits if e.source == "agent" for line in e.added
+            normalise(line)
+            for e in [*parsed.edits, *shell]
+            if e.source == "agent"
+            for line in e.added
         }
     for t in sim.targets:
         for line in t.truth:
