@@ -4,7 +4,6 @@ commit with a note is the same answer in the author's clone and a reviewer's."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -165,18 +164,13 @@ def test_a_stale_note_is_re_derived_when_a_later_transcript_arrives(
     world.write(S3, "app.py", body("a", 3) + body("c", 2))
     sha = world.commit("two sessions")
     later = tmp_path / "later"
-    later.mkdir()
-    for path in world.root.rglob("*"):
-        if S3 in str(path) and path.is_file():
-            dest = later / path.relative_to(world.root)
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.move(str(path), dest)
+    world.hold_back(S3, later)
     run_all(world)
     assert file_claims(world.note(sha), "app.py") == {1: S1, 2: S1, 3: S1}
     assert set(world.note(sha)["derived_from"]) == {session_key(S1)}
     assert run_all(world)["derived"] == 0
     # the transcript arrives: the note no longer says all the index knows
-    shutil.copytree(later, world.root, dirs_exist_ok=True)
+    world.sync(later)
     out = run_all(world)
     assert out["derived"] == 1 and out["written"] == [sha]
     assert file_claims(world.note(sha), "app.py") == {1: S1, 2: S1, 3: S1, 4: S3, 5: S3}
@@ -264,11 +258,7 @@ def test_the_hooks_annotate_the_history_in_the_background_and_re_derive_later(
     world.write(S3, "util.py", body("u", 3) + body("w", 2))
     util = world.commit("util")
     later = tmp_path / "later"
-    for path in world.root.rglob("*"):
-        if S3 in str(path) and path.is_file():
-            dest = later / path.relative_to(world.root)
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.move(str(path), dest)
+    world.hold_back(S3, later)
     world.deja("hooks", "install")
     git(world.repo, "config", "deja.hook.timeout", "60")  # python's start on a loaded machine
     jobs = world.repo / ".git" / "deja"
@@ -279,7 +269,7 @@ def test_the_hooks_annotate_the_history_in_the_background_and_re_derive_later(
     assert file_claims(world.note(root), "app.py") == {i: S1 for i in range(1, 5)}
     assert file_claims(world.note(util), "util.py") == {1: S2, 2: S2, 3: S2}
     # the transcript arrives; the next commit's hook re-derives the note it concerns
-    shutil.copytree(later, world.root, dirs_exist_ok=True)
+    world.sync(later)
     world.person("other.txt", "by hand\n")
     commit(world, "second hooked commit")
     assert wait_for_hook_jobs(jobs, limit=90)

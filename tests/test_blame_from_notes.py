@@ -5,7 +5,6 @@ matched again (docs/engine.md, attribution/facts/settled.py)."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -56,11 +55,7 @@ def test_an_annotated_history_is_blamed_from_its_notes(
     world.write(S3, "app.py", body("a", 3) + body("c", 2))
     world.commit("two sessions")
     later = tmp_path / "later"
-    for path in world.root.rglob("*"):
-        if S3 in str(path) and path.is_file():
-            dest = later / path.relative_to(world.root)
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.move(str(path), dest)
+    world.hold_back(S3, later)
     world.index()
     before = _blame(world, "app.py")
     world.deja("annotate", "--all")
@@ -72,7 +67,7 @@ def test_an_annotated_history_is_blamed_from_its_notes(
     assert sum(calls) == 0
     # the transcript arrives: the note says less than the index knows, the commit's
     # lines are matched again and S3's are found (before any new annotate)
-    shutil.copytree(later, world.root, dirs_exist_ok=True)
+    world.sync(later)
     world.index()
     calls.clear()
     stale = _blame(world, "app.py")
@@ -95,11 +90,7 @@ def test_a_persons_commits_are_settled_by_the_last_complete_pass(
     # S3 wrote the text the person commits next; its transcript is synced later
     world.write(S3, "app.py", body("a", 3) + body("p", 2))
     later = tmp_path / "later"
-    for path in world.root.rglob("*"):
-        if S3 in str(path) and path.is_file():
-            dest = later / path.relative_to(world.root)
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.move(str(path), dest)
+    world.hold_back(S3, later)
     world.person("app.py", body("a", 3) + body("p", 4))
     world.commit("a person")
     world.index()
@@ -118,7 +109,7 @@ def test_a_persons_commits_are_settled_by_the_last_complete_pass(
     assert _blame(world, "app.py") == after
     assert sum(calls) == 0
     # S3's transcript arrives: it wrote the person's commit's file before it
-    shutil.copytree(later, world.root, dirs_exist_ok=True)
+    world.sync(later)
     world.index()
     calls.clear()
     _blame(world, "app.py")

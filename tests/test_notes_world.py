@@ -101,6 +101,24 @@ class World:
         env = {**self.env, **kw.pop("env", {})}
         return deja(*args, cwd=cwd or self.repo, env=env, **kw)
 
+    def hold_back(self, sid: str, later: Path) -> None:
+        """Move session ``sid``'s transcript files to ``later``: written on another
+        machine, synced after (``sync``)."""
+        import shutil
+
+        later.mkdir(parents=True, exist_ok=True)
+        for path in list(self.root.rglob("*")):
+            if sid in str(path) and path.is_file():
+                dest = later / path.relative_to(self.root)
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.move(str(path), dest)
+
+    def sync(self, later: Path) -> None:
+        """The transcripts ``hold_back`` kept aside arrive."""
+        import shutil
+
+        shutil.copytree(later, self.root, dirs_exist_ok=True)
+
     def index(self) -> None:
         self.deja("index", "-q")
 
