@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
-from deja_blame.gitutil import no_git_env
+from deja_blame.gitenv import no_git_env
 
 if TYPE_CHECKING:
     import pygit2

@@ -13,7 +13,7 @@ import contextlib
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,40 +24,10 @@ from deja_blame.errors import (
     RevisionError,
     UnsupportedRepositoryError,
 )
+from deja_blame.gitenv import no_git_env
 
 if TYPE_CHECKING:
     import pygit2
-
-_KEEP_GIT_VARS = {
-    "GIT_EXEC_PATH",
-    "GIT_SSH",
-    "GIT_SSH_COMMAND",
-    "GIT_SSL_CAINFO",
-    "GIT_SSL_NO_VERIFY",
-    "GIT_ASKPASS",
-    "GIT_CONFIG_NOSYSTEM",
-    "GIT_CONFIG_GLOBAL",
-    "GIT_TERMINAL_PROMPT",
-    "GIT_AUTHOR_NAME",
-    "GIT_AUTHOR_EMAIL",
-    "GIT_AUTHOR_DATE",
-    "GIT_COMMITTER_NAME",
-    "GIT_COMMITTER_EMAIL",
-    "GIT_COMMITTER_DATE",
-}
-
-
-def no_git_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
-    env = os.environ if env is None else env
-    return {
-        k: v
-        for k, v in env.items()
-        if not k.startswith("GIT_")
-        or k in _KEEP_GIT_VARS
-        or k.startswith("GIT_CONFIG_KEY_")
-        or k.startswith("GIT_CONFIG_VALUE_")
-        or k == "GIT_CONFIG_COUNT"
-    }
 
 
 def git_available() -> bool:

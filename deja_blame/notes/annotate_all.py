@@ -53,17 +53,13 @@ from deja_blame.notes.derived_from import (
     is_stale,
 )
 from deja_blame.notes.history import read_history
-from deja_blame.notes.history_state import HistoryState
+from deja_blame.notes.history_state import MOVES_ONLY, HistoryState
 from deja_blame.notes.store import check_notes_ref, deja_dir, read_note_docs
 from deja_blame.notes.worth import files_worth_deriving
 
 LOCK_FILE = "history.lock"
 FLUSH_SECONDS = 1.0  # a notes commit about this often: what an interrupt may lose
 FLUSH_COMMITS = 64
-# the record of a commit no session wrote the files of, that no moved block reached,
-# while the index held this many sessions (looked at again when one arrives, not at
-# each write of a session at work: the hook's pass would redo every such commit)
-MOVES_ONLY = "moves-"
 
 
 @dataclass

@@ -20,6 +20,10 @@ if TYPE_CHECKING:
 
 STATE_FILE = "history"
 STATE_BYTES = 4 * 1024 * 1024  # a longer record is started afresh (costs a re-derive)
+# the record of a commit no session wrote the files of, that no moved block reached,
+# while the index held this many sessions (looked at again when one arrives, not at
+# each write of a session at work: the hook's pass would redo every such commit)
+MOVES_ONLY = "moves-"
 
 
 class HistoryState:

@@ -91,9 +91,9 @@ def still_current(
     of no line (``none``) was computed from what the index holds now of the writes to
     the commit's files by its time: the test ``deja annotate --all`` makes, over the
     same paths (one ``git log`` of those commits for their files, one SQL pass)."""
-    from deja_blame.notes.annotate_all import MOVES_ONLY
     from deja_blame.notes.derived_from import SessionWrites, digest
     from deja_blame.notes.history import read_history
+    from deja_blame.notes.history_state import MOVES_ONLY
 
     try:
         found = read_history(root, ["--no-walk=unsorted", *sorted(commits)])
