@@ -49,11 +49,10 @@ from deja_blame.notes.derived_from import (
     SKEW,
     SessionWrites,
     commit_derived_from,
-    digest,
     is_stale,
 )
 from deja_blame.notes.history import read_history
-from deja_blame.notes.history_state import MOVES_ONLY, HistoryState
+from deja_blame.notes.history_state import HistoryState, none_value
 from deja_blame.notes.store import check_notes_ref, deja_dir, read_note_docs
 from deja_blame.notes.worth import files_worth_deriving
 
@@ -97,7 +96,7 @@ def record_looked_at(repo: pygit2.Repository, conn: sqlite3.Connection, sha: str
     takes its lines for people's without matching them (``facts/settled.py``)."""
     local = commit_derived_from(conn, workdir(repo), sha)
     count, _ = Q.earliest_session_start(conn)
-    HistoryState(repo).record_none(sha, digest(local) if local else f"{MOVES_ONLY}{count}")
+    HistoryState(repo).record_none(sha, none_value(local, count))
 
 
 def needs_pass(repo: pygit2.Repository, conn: sqlite3.Connection) -> bool:
@@ -150,7 +149,7 @@ def annotate_history(
     generation = Q.writes_generation(conn)
     state = HistoryState(repo)
     count, first_start = Q.earliest_session_start(conn)
-    moves_key = f"{MOVES_ONLY}{count}"
+    moves_key = none_value({}, count)
     if not count:
         state.record_done(generation)
         return result
@@ -168,7 +167,7 @@ def annotate_history(
                 if own is not None:
                     up_to_date = not is_stale(own.derived_from, local)
                 else:
-                    up_to_date = state.none.get(c.sha) == digest(local)
+                    up_to_date = state.none.get(c.sha) == none_value(local, count)
                 result.touched += 1
                 if up_to_date:
                     result.fresh += 1
@@ -189,7 +188,7 @@ def annotate_history(
     _derive_all(
         repo,
         conn,
-        moves_key,
+        count,
         writes,
         todo,
         state,
@@ -206,7 +205,7 @@ def annotate_history(
 def _derive_all(
     repo: pygit2.Repository,
     conn: sqlite3.Connection,
-    moves_key: str,
+    sessions: int,
     writes: SessionWrites,
     todo: list[tuple[str, dict[str, int], set[str] | None]],
     state: HistoryState,
@@ -229,7 +228,7 @@ def _derive_all(
                 result.written.append(d.sha)
             if r.note.is_empty():
                 local = locals_of[d.sha]
-                state.record_none(d.sha, digest(local) if local else moves_key)
+                state.record_none(d.sha, none_value(local, sessions))
         result.derived += len(batch)
         batch.clear()
 

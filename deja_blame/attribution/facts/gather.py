@@ -23,11 +23,12 @@ from deja_blame.attribution import blame_options, cache
 from deja_blame.attribution.facts.git_blame import drop_early, start_blame
 from deja_blame.attribution.facts.model import BlameLine, FileFacts, WriteSet
 from deja_blame.attribution.facts.settled import PassRecord, pass_record, settled_lines
+from deja_blame.attribution.facts.source import solid_fingerprints
 from deja_blame.attribution.facts.writes import load_writes
 from deja_blame.attribution.model import LineAttribution, NoteLookup, format_time_epoch
 from deja_blame.gitutil import FileVersion, head_commit, workdir
 from deja_blame.index import queries as Q
-from deja_blame.index.fingerprint import fingerprint, is_trivial
+from deja_blame.index.fingerprint import fingerprint
 
 if TYPE_CHECKING:
     import pygit2
@@ -77,11 +78,7 @@ def gather_file(
         else None
     )
     notes_first = (passed is not None and passed.completed) or focus is not None
-    file_fps: set[int] = set()
-    solid: set[int] = set()
-    if not notes_first:
-        file_fps = {fingerprint(t) for t in part}
-        solid = {fingerprint(t) for t in part if not is_trivial(t)}
+    file_fps, solid = _fingerprints([] if notes_first else part)
     if conn is not None:
         paths = Q.candidate_paths(conn, str(root), {relpath})
         if not notes_first:
@@ -128,9 +125,7 @@ def gather_file(
         assert passed is not None
         facts.settled = settled_lines(conn, str(root), note_lookup, passed, lines)
     if notes_first:
-        open_texts = [t for t, done in zip(part, facts.settled) if not done]
-        file_fps = {fingerprint(t) for t in open_texts}
-        solid = {fingerprint(t) for t in open_texts if not is_trivial(t)}
+        file_fps, solid = _fingerprints([t for t, done in zip(part, facts.settled) if not done])
         if not solid:
             file_fps = set()  # blank lines and brackets alone: nothing to match them by
         load_writes(conn, paths, file_fps, into=writes, solid=solid)
@@ -147,6 +142,12 @@ def gather_file(
         log_ahead.join()
     facts.writes, facts.paths = writes, paths
     return facts
+
+
+def _fingerprints(texts: list[str]) -> tuple[set[int], set[int]]:
+    """The texts' fingerprints, and those of the texts that are not trivial (what
+    narrows the writes read: ``writes.load_writes``)."""
+    return {fingerprint(t) for t in texts}, solid_fingerprints(texts)
 
 
 def _last_pass(repo: pygit2.Repository, conn: sqlite3.Connection) -> PassRecord:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from deja_blame.attribution.model import LineAttribution
@@ -34,20 +35,19 @@ from deja_blame.index import queries as Q
 from deja_blame.notes.derived_from import SKEW, is_stale
 
 
+@dataclass(frozen=True)
 class PassRecord:
     """What ``.git/deja/history`` says of the history passes: the commits recorded with
     no line (sha -> the value recorded: what the index held of their files), whether
-    the last complete pass saw the index's writes as they are now (``current``), and
-    the time before which no indexed session can have written a line (None: some
-    session's start is unknown)."""
+    the last complete pass saw the index's writes as they are now (``current``), the
+    time before which no indexed session can have written a line (None: some
+    session's start is unknown), and how many sessions the index holds."""
 
-    def __init__(
-        self, none: dict[str, str], current: bool, since: float | None, completed: bool
-    ) -> None:
-        self.none = none
-        self.current = current
-        self.since = since
-        self.completed = completed  # some pass completed: most commits are settled
+    none: dict[str, str]
+    current: bool
+    since: float | None
+    completed: bool  # some pass completed: most commits are settled
+    sessions: int
 
 
 def settled_lines(
@@ -76,7 +76,7 @@ def settled_lines(
         return [ln.commit in done for ln in lines]
     asked = [c for c in times if c not in done and (c in passed.none or noted(c))]
     if asked:
-        done |= still_current(conn, root, asked, note_lookup.derived_from, passed.none)
+        done |= still_current(conn, root, asked, note_lookup.derived_from, passed)
     return [ln.commit in done for ln in lines]
 
 
@@ -85,22 +85,21 @@ def still_current(
     root: str,
     commits: list[str],
     recorded_of: Callable[[str], dict[str, int] | None],
-    none: dict[str, str],
+    passed: PassRecord,
 ) -> set[str]:
     """Of ``commits``, those whose note (``recorded_of``: its ``derived_from``) or record
-    of no line (``none``) was computed from what the index holds now of the writes to
+    of no line (``passed.none``) was computed from what the index holds now of the writes to
     the commit's files by its time: the test ``deja annotate --all`` makes, over the
     same paths (one ``git log`` of those commits for their files, one SQL pass)."""
-    from deja_blame.notes.derived_from import SessionWrites, digest
+    from deja_blame.notes.derived_from import SessionWrites
     from deja_blame.notes.history import read_history
-    from deja_blame.notes.history_state import MOVES_ONLY
+    from deja_blame.notes.history_state import none_value
 
     try:
         found = read_history(root, ["--no-walk=unsorted", *sorted(commits)])
     except DejaError:
         return set()
     writes = SessionWrites(conn, root, {p for c in found for p in c.paths})
-    count, _ = Q.earliest_session_start(conn)
     out: set[str] = set()
     for c in found:
         local = writes.of(c)
@@ -108,7 +107,7 @@ def still_current(
         if recorded is not None:
             if not is_stale(recorded, local):
                 out.add(c.sha)
-        elif c.sha in none and none[c.sha] == (digest(local) if local else f"{MOVES_ONLY}{count}"):
+        elif passed.none.get(c.sha) == none_value(local, passed.sessions):
             out.add(c.sha)
     return out
 
@@ -119,4 +118,4 @@ def pass_record(conn: sqlite3.Connection, none: dict[str, str], done: str | None
     count, first_start = Q.earliest_session_start(conn)
     since = first_start - SKEW if count and first_start is not None else None
     current = done is not None and done == Q.writes_generation(conn)
-    return PassRecord(none, current, since, done is not None)
+    return PassRecord(none, current, since, done is not None, count)
