@@ -85,21 +85,14 @@ def trace_records(
     """The records for the commits of ``spec`` (default: all of HEAD's history), oldest first."""
     from deja_blame.report.collect import (
         NoteStore,
-        Range,
         attribute,
+        export_range,
         range_commits,
-        resolve_range,
         written_paths,
     )
 
     root = workdir(repo)
-    if spec is None:
-        head = repo.head.peel(pygit2.Commit) if not repo.head_is_unborn else None
-        if head is None:
-            raise DejaError("this repository has no commits yet: nothing to export")
-        rng = Range("HEAD", str(head.id), [str(head.id)], [])
-    else:
-        rng = resolve_range(repo, root, spec)
+    rng = export_range(repo, root, spec)
     notes = NoteStore(repo)
     use_index = conn is not None and Q.has_sessions(conn)
     written = written_paths(repo, conn) if use_index else []

@@ -124,22 +124,15 @@ def export_rows(
     first, then by path, people's row before the sessions' (by session id)."""
     from deja_blame.report.collect import (
         NoteStore,
-        Range,
         attribute,
         blame_at,
+        export_range,
         range_commits,
-        resolve_range,
         written_paths,
     )
 
     root = workdir(repo)
-    if spec is None:
-        head = repo.head.peel(pygit2.Commit) if not repo.head_is_unborn else None
-        if head is None:
-            raise DejaError("this repository has no commits yet: nothing to export")
-        rng = Range("HEAD", str(head.id), [str(head.id)], [])
-    else:
-        rng = resolve_range(repo, root, spec)
+    rng = export_range(repo, root, spec)
     assert rng.tip is not None
     identity = repository_identity(repo, rng.tip, repository)
     notes = NoteStore(repo)

@@ -205,6 +205,17 @@ def default_range(repo: pygit2.Repository, root: Path) -> Range:
     return Range("HEAD^!", str(head.id), [str(head.id)], parents)
 
 
+def export_range(repo: pygit2.Repository, root: Path, spec: str | None) -> Range:
+    """The commits an export covers: ``spec`` (``resolve_range``), or by default all of
+    HEAD's history; a repository with no commit yet has nothing to export."""
+    if spec is not None:
+        return resolve_range(repo, root, spec)
+    head = repo.head.peel(pygit2.Commit) if not repo.head_is_unborn else None
+    if head is None:
+        raise DejaError("this repository has no commits yet: nothing to export")
+    return Range("HEAD", str(head.id), [str(head.id)], [])
+
+
 def resolve_range(repo: pygit2.Repository, root: Path, spec: str | None) -> Range:
     """A git revision range -> the commits to include and exclude, and the tip.
 
