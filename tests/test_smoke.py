@@ -1,5 +1,6 @@
 from pathlib import Path
 
+import pytest
 from conftest import deja
 
 
@@ -42,6 +43,22 @@ def test_demo_runs_the_main_job_on_the_bundled_fixtures() -> None:
     person = [ln for ln in out.splitlines() if ln.endswith("def total(items):")]
     assert person and all("3f2a9c1e" not in ln for ln in person)
     assert "$ python -m pytest -q  exit 0" in out
+
+
+def test_demo_as_a_newcomer_runs_it_trusts_its_own_transcripts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The quick start as written: nobody has said ``deja trust`` (the suite's own
+    DEJA_TRUSTED aside). The demo's transcripts are tracked by the checkout, which
+    the provenance gate leaves out; running ``deja demo`` is asking to read them."""
+    from conftest import REPO_ROOT
+
+    monkeypatch.delenv("DEJA_TRUSTED", raising=False)
+    proc = deja("demo", cwd=REPO_ROOT)
+    out = proc.stdout.decode()
+    assert "3f2a9c1e" in out and "b81d4f60" in out
+    assert "left out" not in proc.stderr.decode()
+    assert any("3f2a9c1e agy" in ln for ln in out.splitlines())
 
 
 def _modules_loaded(*args: str) -> set[str]:

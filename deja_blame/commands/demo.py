@@ -12,7 +12,8 @@ import os
 import sqlite3
 import subprocess
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,7 +54,8 @@ def run_demo(root: Path | None, steps: DemoSteps) -> int:
     with tempfile.TemporaryDirectory(prefix="deja-demo-") as tmp:
         db = Path(tmp) / "index.db"
         click.echo(f"$ deja index --root {root}   (throwaway index {db})", err=True)
-        steps.index(db, [root], rebuild=False, as_json=False)
+        with _trusting(root):
+            steps.index(db, [root], rebuild=False, as_json=False)
         conn = connect(db)
         try:
             click.echo("\n$ deja sessions")
@@ -67,6 +69,25 @@ def run_demo(root: Path | None, steps: DemoSteps) -> int:
         finally:
             conn.close()
     return 0
+
+
+@contextmanager
+def _trusting(root: Path) -> Iterator[None]:
+    """The demo's transcripts are tracked by the checkout that ships them, which the
+    provenance gate leaves out (a repository's sessions are a stranger's until the
+    user says so). Running ``deja demo`` is saying so, for this root and this run
+    only: as ``DEJA_TRUSTED`` would, not written to ``deja trust``'s file."""
+    from deja_blame.index.provenance import TRUSTED_ENV
+
+    before = os.environ.get(TRUSTED_ENV)
+    os.environ[TRUSTED_ENV] = os.pathsep.join([str(root), *([before] if before else [])])
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(TRUSTED_ENV, None)
+        else:
+            os.environ[TRUSTED_ENV] = before
 
 
 CART_BEFORE = """from dataclasses import dataclass
