@@ -3,6 +3,7 @@ README's world (tests/newcomer_world.py)."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import orjson
@@ -75,6 +76,17 @@ def test_why_line_zero_says_lines_start_at_one(world: World) -> None:
 
 def test_notes_push_and_fetch_to_a_broken_remote_say_git_s_reason(world: World) -> None:
     git(world.repo, "remote", "add", "broken", str(world.tmp / "no-such-remote.git"))
+    # the module's world has notes once the tests before this one ran; alone (or on
+    # another xdist worker) it has none, and push says so before asking the remote
+    had_notes = (
+        subprocess.run(
+            ["git", "-C", str(world.repo), "rev-parse", "-q", "--verify", "refs/notes/deja"],
+            capture_output=True,
+        ).returncode
+        == 0
+    )
+    if not had_notes:
+        git(world.repo, "notes", "--ref", "refs/notes/deja", "add", "-m", "{}", "HEAD")
     try:
         for verb in ("push", "fetch"):
             _, err = run(world, f"deja notes {verb} broken", code=1)
@@ -84,6 +96,8 @@ def test_notes_push_and_fetch_to_a_broken_remote_say_git_s_reason(world: World) 
             assert "repository exists" not in line
     finally:
         git(world.repo, "remote", "remove", "broken")
+        if not had_notes:
+            git(world.repo, "update-ref", "-d", "refs/notes/deja")
 
 
 def test_a_missing_root_fails_alike_from_a_variable_or_an_option(world: World) -> None:
