@@ -17,6 +17,10 @@ def main(argv: list[str] | None = None) -> None:
 
         sys.stdout.write(f"deja, version {__version__}\n")
         sys.exit(0)
+    if args[:1] == ["blame"]:
+        from deja_blame.attribution.facts.early import speculate
+
+        speculate(args)  # git blame works while click, the index and pygit2 load
     from deja_blame.cli import main as cli_main
 
     cli_main(argv)

@@ -1272,6 +1272,7 @@ def test_a_schema_6_index_upgrades_with_every_edit_as_it_was(tmp_path: Path) -> 
     conn.executemany(f"INSERT INTO edits_v6 VALUES ({','.join('?' * 14)})", old_rows)
     conn.execute("DROP TABLE edits")
     conn.execute("ALTER TABLE edits_v6 RENAME TO edits")
+    conn.execute("DROP TABLE note_docs")  # 0008's, after 6
     conn.execute("UPDATE meta SET value='6' WHERE key='schema_version'")
     conn.close()
 

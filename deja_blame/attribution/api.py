@@ -96,7 +96,7 @@ def compute(
         from deja_blame.notes.lookup import note_lookup_for
 
         return blame_file(
-            repo, rel, rev, conn, line_range=line_range, note_lookup=note_lookup_for(repo)
+            repo, rel, rev, conn, line_range=line_range, note_lookup=note_lookup_for(repo, conn)
         )
     finally:
         early.end()  # a blame started early and not taken (an error, a binary file)

@@ -62,10 +62,17 @@ def _git(cwd: str, *args: str) -> subprocess.CompletedProcess[bytes] | None:
 
 def repo_state(start: Path) -> RepoState | None:
     """The state of the repository holding ``start`` (a directory), via ``git``."""
-    proc = _git(str(start), "rev-parse", "--show-toplevel", "--verify", "-q", "HEAD")
-    if proc is None or not proc.stdout:
+    from deja_blame.attribution.facts.early import rev_parse_output
+
+    said = rev_parse_output(str(start.absolute()))  # the console script asked already
+    if said is None:
+        proc = _git(str(start), "rev-parse", "--show-toplevel", "--verify", "-q", "HEAD")
+        if proc is None:
+            return None
+        said = proc.stdout
+    if not said:
         return None
-    out = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
+    out = said.decode("utf-8", "surrogateescape").splitlines()
     root = str(Path(out[0]).resolve())
     head = out[1].strip() if len(out) > 1 else None
     notes, deja_notes = notes_tips_cli(root)

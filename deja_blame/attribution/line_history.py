@@ -140,7 +140,7 @@ def line_history(
         try:
             fb = blame_file(
                 repo, v.path, v.commit, conn, line_range=(v.line, v.line),
-                note_lookup=note_lookup_for(repo),
+                note_lookup=note_lookup_for(repo, conn),
             )  # fmt: skip
         except DejaError:
             continue

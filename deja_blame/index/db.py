@@ -18,7 +18,7 @@ from typing import Any
 
 from deja_blame.errors import DejaError, IndexCorruptError
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 DB_ENV = "DEJA_DB"
 BUSY_TIMEOUT_MS = 30_000  # the default wait for another process's write lock
 BUSY_ENV = "DEJA_BUSY_TIMEOUT"  # seconds, where a script would rather fail sooner
@@ -216,6 +216,22 @@ MIGRATIONS: list[tuple[str, str | Callable[[sqlite3.Connection], None]]] = [
         """,
     ),
     ("0007_edit_text_in_one_value", lambda conn: _edit_text_in_one_value(conn)),  # below
+    (
+        "0008_note_docs",
+        """
+        -- The notes, indexed as the transcripts are: what a commit's note says about
+        -- that commit (its files' line ranges and its sessions, checked and remapped),
+        -- keyed by the commit and the note's blob id. A blob id names its content, so
+        -- a row never goes stale: a note rewritten, fetched or copied is another blob.
+        -- Blame of an annotated history reads a row per commit instead of the note.
+        CREATE TABLE note_docs (
+            commit_id TEXT NOT NULL,
+            blob TEXT NOT NULL,
+            doc BLOB NOT NULL,
+            PRIMARY KEY (commit_id, blob)
+        ) WITHOUT ROWID;
+        """,
+    ),
 ]
 
 EDITS_V7 = """

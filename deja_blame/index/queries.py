@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from deja_blame.index.db import in_chunks
+from deja_blame.index.db import in_chunks, transaction
 from deja_blame.index.store import (
     EDIT_COLUMNS,
     edit_from_row,
@@ -464,6 +464,35 @@ def path_generations(conn: sqlite3.Connection, path_ids: list[int]) -> dict[int,
 
 
 # -- the caches ------------------------------------------------------------------------------
+
+
+def note_docs_get(
+    conn: sqlite3.Connection, keys: list[tuple[str, str]]
+) -> dict[tuple[str, str], bytes]:
+    """The indexed notes (``notes/indexed.py``) of (commit, note blob) pairs."""
+    out: dict[tuple[str, str], bytes] = {}
+    if len(keys) == 1:
+        row = conn.execute(
+            "SELECT doc FROM note_docs WHERE commit_id=? AND blob=?", keys[0]
+        ).fetchone()
+        return {keys[0]: row[0]} if row is not None else {}
+    wanted = dict(keys)
+    for chunk, marks in in_chunks(wanted):
+        for commit, blob, doc in conn.execute(
+            f"SELECT commit_id, blob, doc FROM note_docs WHERE commit_id IN ({marks})", chunk
+        ):
+            if wanted.get(commit) == blob:
+                out[(commit, blob)] = doc
+    return out
+
+
+def note_docs_put(conn: sqlite3.Connection, rows: list[tuple[str, str, bytes]]) -> None:
+    """Index notes read (commit, note blob, doc); a busy index raises
+    ``sqlite3.OperationalError`` after ``CACHE_BUSY_MS`` (the notes are read again)."""
+    with _short_wait(conn), transaction(conn):
+        conn.executemany(
+            "INSERT OR REPLACE INTO note_docs(commit_id, blob, doc) VALUES (?, ?, ?)", rows
+        )
 
 
 def cache_get(conn: sqlite3.Connection, table: str, key: str) -> tuple[Any, ...] | None:

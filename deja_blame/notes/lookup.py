@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import sqlite3
+from bisect import bisect_right
 from typing import Any
 
 import pygit2
 
+from deja_blame.notes import indexed
 from deja_blame.notes.remap import effective_note
 from deja_blame.notes.schema import NOTES_REF, LineMap, Note
 from deja_blame.notes.store import notes_tree, read_note_docs, ref_target
@@ -28,35 +31,57 @@ def has_notes(repo: pygit2.Repository) -> bool:
 class NotesLookup:
     """(commit, path, line) -> (session, confidence, written) over this repository's
     notes, reading each commit's note once; ``session_info`` gives what the notes
-    read so far say of a session (agent, project, start time)."""
+    read so far say of a session (agent, project, start time). With an index
+    (``conn``), a note it holds is a row, not a read (``indexed.py``); ``save``
+    indexes the notes read."""
 
-    def __init__(self, repo: pygit2.Repository) -> None:
+    def __init__(self, repo: pygit2.Repository, conn: sqlite3.Connection | None = None) -> None:
         self.repo = repo
         self.notes: dict[str, Note | None] = {}
-        self.lines: dict[tuple[str, str], LineMap] = {}
+        # (commit, path) -> its ranges by start, or (where they overlap) line -> answer
+        self.ranges: dict[tuple[str, str], _Ranges] = {}
         self.sessions: dict[str, dict[str, Any]] = {}
         self._tree: pygit2.Tree | None = None  # the notes' tree, as at the first lookup
+        self._index = indexed.NoteIndex(conn) if conn is not None else None
 
     def __call__(self, commit: str, path: str, line: int) -> tuple[str, float, int | None] | None:
         key = (commit, path)
-        if key not in self.lines:
+        found = self.ranges.get(key)
+        if found is None:
             note = self._note(commit)
-            self.lines[key] = note.line_map(path) if note is not None else {}
-        return self.lines[key].get(line)
+            found = self.ranges[key] = _by_start(note.ranges_of(path) if note else [])
+        if isinstance(found, dict):
+            return found.get(line)
+        starts, ranges = found
+        k = bisect_right(starts, line) - 1
+        if k >= 0 and line <= ranges[k][1]:
+            return ranges[k][2:]
+        return None
 
     def _note(self, commit: str) -> Note | None:
         if commit not in self.notes:
             if self._tree is None:
                 self._tree = notes_tree(self.repo)
-            note = self.notes[commit] = (
-                read_note(self.repo, commit, derived=False, tree=self._tree)
-                if self._tree is not None
-                else None
-            )
+            if self._tree is None:
+                note = None
+            elif self._index is not None:
+                note = self._index.note(self.repo, self._tree, commit)
+            else:
+                note = read_note(self.repo, commit, derived=False, tree=self._tree)
+            self.notes[commit] = note
             if note is not None:
                 for sid, info in note.sessions.items():
                     self.sessions.setdefault(sid, info)
         return self.notes[commit]
+
+    def prefetch(self) -> None:
+        """Read every indexed note's row now (``indexed.NoteIndex.prefetch``)."""
+        if self._index is None:
+            return
+        if self._tree is None:
+            self._tree = notes_tree(self.repo)
+        if self._tree is not None:
+            self._index.prefetch(self.repo, self._tree)
 
     def noted(self, commit: str) -> bool:
         """Whether the commit has a note (its lines are the note's sessions' or people's)."""
@@ -66,14 +91,44 @@ class NotesLookup:
         """What the commit's note was computed from (``notes/derived_from.py``); None
         when it has no note or the note does not say (an older deja's)."""
         note = self._note(commit)
+        if note is not None and self._index is not None and self._index.holds(commit):
+            # the index keeps what a note says of lines, not what it was derived from
+            read = read_note(self.repo, commit, derived=False, tree=self._tree)
+            return read.recorded_from() if read is not None else None
         return note.recorded_from() if note is not None else None
+
+    def save(self) -> None:
+        """Index the notes read from git (the next blame reads them as rows)."""
+        if self._index is not None:
+            self._index.save()
 
     def session_info(self, sid: str) -> dict[str, Any] | None:
         return self.sessions.get(sid)
 
 
-def note_lookup_for(repo: pygit2.Repository) -> NotesLookup | None:
-    """A lookup over this repository's notes, or None when it has none."""
+_Range = tuple[int, int, str, float, "int | None"]
+_Ranges = tuple[list[int], list[_Range]] | LineMap
+
+
+def _by_start(ranges: list[_Range]) -> _Ranges:
+    """A note's ranges of one path, for lookups by line: sorted by start (bisected)
+    when none overlap, as every note deja writes; else the line map (``line_map``'s
+    order decides which range claims a shared line)."""
+    ordered = sorted(ranges)
+    if all(a[1] < b[0] for a, b in zip(ordered, ordered[1:])):
+        return [r[0] for r in ordered], ordered
+    out: LineMap = {}
+    for start, end, sid, conf, written in ranges:
+        for line in range(start, end + 1):
+            out.setdefault(line, (sid, conf, written))
+    return out
+
+
+def note_lookup_for(
+    repo: pygit2.Repository, conn: sqlite3.Connection | None = None
+) -> NotesLookup | None:
+    """A lookup over this repository's notes (through the index ``conn`` where it
+    holds them), or None when it has none."""
     if not has_notes(repo):
         return None
-    return NotesLookup(repo)
+    return NotesLookup(repo, conn)

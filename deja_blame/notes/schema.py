@@ -146,6 +146,17 @@ class Note:
                     out.setdefault(line, (sid, conf, written))
         return out
 
+    def ranges_of(self, path: str) -> list[tuple[int, int, str, float, int | None]]:
+        """``path``'s ranges as (start, end, session, confidence, written), in the
+        order ``line_map`` lets them claim a line (the first that holds it): what a
+        reader asking a few lines of many notes scans instead of expanding each."""
+        out = []
+        for sid, ranges in sorted(self.files.get(path, {}).items()):
+            for r in ranges:
+                conf = float(r[2]) if len(r) > 2 else 1.0
+                out.append((int(r[0]), int(r[1]), sid, conf, _written(r)))
+        return out
+
     def line_count(self) -> int:
         return sum(len(self.line_map(p)) for p in self.files)
 

@@ -107,11 +107,14 @@ _HEX = frozenset("0123456789abcdef")
 
 def note_blob_map(repo: pygit2.Repository, commit: str | None) -> dict[str, str]:
     """annotated commit sha -> note blob sha, for the notes commit ``commit`` (any fan-out)."""
-    out: dict[str, str] = {}
     if commit is None:
-        return out
-    obj = repo[commit]
-    tree = obj.peel(pygit2.Tree)
+        return {}
+    return tree_note_blobs(repo, repo[commit].peel(pygit2.Tree))
+
+
+def tree_note_blobs(repo: pygit2.Repository, tree: pygit2.Tree) -> dict[str, str]:
+    """annotated commit sha -> note blob sha, for a notes tree (``notes_tree``)."""
+    out: dict[str, str] = {}
 
     def walk(t: pygit2.Tree, prefix: str) -> None:
         for entry in t:
@@ -131,6 +134,12 @@ def note_path(repo: pygit2.Repository, commit: str, sha: str) -> str | None:
     """Where the notes commit ``commit`` keeps the note of ``sha`` (any fan-out)."""
     found = _find_note(repo[commit].peel(pygit2.Tree), sha)
     return found[0] if found else None
+
+
+def note_blob(tree: pygit2.Tree, sha: str) -> str | None:
+    """The id of the blob holding ``sha``'s note in a notes tree, or None."""
+    found = _find_note(tree, sha)
+    return str(found[1]) if found is not None else None
 
 
 def _find_note(tree: pygit2.Tree, sha: str) -> tuple[str, pygit2.Oid] | None:
@@ -215,7 +224,7 @@ def read_note(repo: pygit2.Repository, commit: str, ref: str = NOTES_REF) -> Not
     if text is None:
         return None
     note = parse_note(text)
-    if note is None and not _said_foreign(commit, text):
+    if note is None and not said_foreign(commit, text):
         _skipped_note(commit, len(text.encode("utf-8", "replace")), ref)
     return note
 
@@ -223,7 +232,7 @@ def read_note(repo: pygit2.Repository, commit: str, ref: str = NOTES_REF) -> Not
 _FOREIGN_SAID: list[str] = []
 
 
-def _said_foreign(commit: str, text: str) -> bool:
+def said_foreign(commit: str, text: str) -> bool:
     """Say (once per process) that notes hold lines deja does not read; True when
     ``text`` holds such lines."""
     if text.lstrip().startswith("{") and text.rstrip().endswith("}"):
@@ -281,7 +290,7 @@ def read_note_docs(
     text = read_note_text(repo, commit, ref, tree)
     if text is None:
         return []
-    _said_foreign(commit, text)
+    said_foreign(commit, text)
     return parse_note_docs(text, derived)
 
 

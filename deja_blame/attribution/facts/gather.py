@@ -86,6 +86,9 @@ def gather_file(
     # only a file some session wrote to asks the rules anything (deja stats blames
     # hundreds that none did: a log each would be git's work for nothing)
     early = _read_ahead(conn, root, version) if writes else None
+    prefetch = getattr(note_lookup, "prefetch", None)
+    if prefetch is not None and window is None:
+        prefetch()  # every note's row, while git blame runs (it names the commits)
     try:
         blamed = pending()
     finally:
@@ -124,6 +127,9 @@ def gather_file(
     elif note_lookup is not None:
         assert passed is not None
         facts.settled = settled_lines(conn, str(root), note_lookup, passed, lines)
+    save_notes = getattr(note_lookup, "save", None)
+    if save_notes is not None:
+        save_notes()  # the notes read from git, indexed for the next question
     if notes_first:
         file_fps, solid = _fingerprints([t for t, done in zip(part, facts.settled) if not done])
         if not solid:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from deja_blame.attribution import blame_options
+from deja_blame.attribution.facts import early
 from deja_blame.attribution.facts.model import BlameLine
 from deja_blame.errors import DejaError
 from deja_blame.gitcli import is_blob, is_cli
@@ -136,7 +137,9 @@ def _start_git(
     if rev is not None:
         args.append(rev)
     args += ["--", relpath]
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=no_git_env())
+    proc = early.take(args) or subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=no_git_env()
+    )
 
     def finish() -> list[BlameLine]:
         out, err_bytes = proc.communicate()

@@ -1,0 +1,93 @@
+"""``git blame`` started by the console script, before deja's own modules load.
+
+A cold ``deja blame FILE`` waits on git's blame of the file (most of its time)
+and, before it, on Python importing click, the index and pygit2 (a third of it
+again). The blame does not depend on anything deja reads: so ``entry.py`` starts
+it first, for the common form of the command (a file, flags that do not change
+git's blame), and the blame path takes the process when it asks git for exactly
+the same command (``git_blame._start_git``); a command that did not ask (the
+answer was cached, another option changed git's arguments) kills it at exit.
+
+This module imports nothing of deja's but ``gitenv``: its point is to run first.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import subprocess
+
+from deja_blame.gitenv import no_git_env
+
+# Flags of ``deja blame`` that change neither the file blamed nor git's arguments.
+SAFE_FLAGS = frozenset(
+    {
+        "--json", "--porcelain", "--line-porcelain", "--no-refresh", "-n", "--show-number",
+        "-f", "--show-name", "-l", "-t", "-b", "--root", "-c", "-s", "-e", "--show-email",
+        "--",
+    }
+)  # fmt: skip
+# What ``blame_options.GitBlameOptions().args()`` gives (the defaults: no ignore file)
+DEFAULT_ARGS = ("--ignore-revs-file=",)
+
+_STARTED: dict[tuple[str, ...], subprocess.Popen[bytes]] = {}
+_REV_PARSE: dict[str, bytes] = {}
+
+
+def speculate(argv: list[str]) -> None:
+    """Start git's blame for ``deja blame [SAFE FLAGS] FILE`` (anything else: nothing)."""
+    if argv[:1] != ["blame"]:
+        return
+    files = [a for a in argv[1:] if not a.startswith("-")]
+    if len(files) != 1 or not {a for a in argv[1:] if a.startswith("-")} <= SAFE_FLAGS:
+        return  # a REV, an option with a value or one that changes git's blame
+    file = files[0]
+    if not os.path.isfile(file):
+        return
+    path = os.path.realpath(file)
+    where = os.path.dirname(os.path.abspath(file))
+    env = no_git_env()
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel", "--verify", "-q", "HEAD"],
+            cwd=where, capture_output=True, env=env, timeout=10,
+        ).stdout  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return
+    _REV_PARSE[where] = out
+    lines = out.decode("utf-8", "surrogateescape").splitlines()
+    if len(lines) != 2:
+        return  # not in a repository, or no commit yet
+    root, head = os.path.realpath(lines[0]), lines[1].strip()
+    rel = os.path.relpath(path, root)
+    if rel.startswith("..") or os.sep != "/" and "\\" in rel.replace(os.sep, "/"):
+        return
+    args = ("git", "-C", root, "blame", "--porcelain", *DEFAULT_ARGS, head, "--", rel)
+    try:
+        _STARTED[args] = subprocess.Popen(
+            args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+        )
+    except OSError:
+        return
+
+
+def take(args: list[str]) -> subprocess.Popen[bytes] | None:
+    """The git process started for exactly ``args``, once."""
+    return _STARTED.pop(tuple(args), None) if _STARTED else None
+
+
+def rev_parse_output(where: str) -> bytes | None:
+    """What ``git rev-parse --show-toplevel --verify -q HEAD`` said in ``where``."""
+    return _REV_PARSE.pop(where, None) if _REV_PARSE else None
+
+
+@atexit.register
+def _end() -> None:
+    """Blames nobody took (a cached answer, other options): end them."""
+    while _STARTED:
+        proc = _STARTED.popitem()[1]
+        try:
+            proc.kill()
+            proc.communicate(timeout=5)
+        except (OSError, subprocess.SubprocessError):
+            pass

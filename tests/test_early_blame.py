@@ -1,0 +1,67 @@
+"""The console script starts git's blame of ``deja blame FILE`` before deja loads
+(attribution/facts/early.py); the blame path takes that process only when it asks
+git for exactly the same command, and any other form of the command starts none."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import git
+
+from deja_blame.attribution import blame_options
+from deja_blame.attribution.facts import early, git_blame
+
+
+@pytest.fixture
+def committed(repo: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (repo / "src").mkdir()
+    (repo / "src" / "app.py").write_text("a = 1\nb = 2\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "init")
+    monkeypatch.chdir(repo / "src")
+    yield repo
+    early._end()  # nothing left running between tests
+
+
+def test_the_blame_path_takes_the_early_blame(committed: Path) -> None:
+    early.speculate(["blame", "app.py", "--json", "--no-refresh"])
+    assert len(early._STARTED) == 1
+    head = git(committed, "rev-parse", "HEAD").strip()
+    # what the blame path starts for the file at HEAD, with the default options
+    assert blame_options.current().default
+    pending = git_blame._start_git(committed.resolve(), "src/app.py", head)
+    assert early._STARTED == {}  # taken: the same command, to the argument
+    assert [(b.line, b.commit) for b in pending.result()] == [(1, head), (2, head)]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["blame", "-L", "1,2", "app.py"],  # a window: git blames another command
+        ["blame", "-w", "app.py"],  # git's options
+        ["blame", "HEAD~1", "app.py"],  # a revision
+        ["blame", "missing.py"],
+        ["why", "app.py:1"],
+    ],
+)
+def test_other_forms_start_nothing(committed: Path, argv: list[str]) -> None:
+    early.speculate(argv)
+    assert early._STARTED == {}
+
+
+def test_outside_a_repository_nothing_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "loose.py").write_text("x = 1\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
+    early.speculate(["blame", "loose.py"])
+    assert early._STARTED == {}
+
+
+def test_a_blame_nobody_takes_is_ended(committed: Path) -> None:
+    early.speculate(["blame", "app.py"])
+    (proc,) = early._STARTED.values()
+    early._end()
+    assert proc.returncode is not None and early._STARTED == {}
