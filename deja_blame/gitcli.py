@@ -21,6 +21,7 @@ not ``isinstance`` with pygit2's classes, so both implementations pass.
 from __future__ import annotations
 
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -35,6 +36,28 @@ if TYPE_CHECKING:
 # pygit2's numbers for a delta's status and a tree entry's mode (the same in both)
 _STATUS = {"A": 1, "D": 2, "M": 3, "R": 4, "C": 5, "T": 8}
 _KINDS = {"Commit": "commit", "Tree": "tree", "Blob": "blob", "Tag": "tag"}
+# what ``peel`` hands our objects for a kind (they read its name, as of pygit2's classes)
+_KIND_TYPES = {name.lower(): type(name, (), {}) for name in _KINDS}
+
+
+def git_errors() -> tuple[type[BaseException], ...]:
+    """What reading a repository may raise: KeyError and ValueError, and pygit2's
+    errors once pygit2 is loaded (a repository read through git raises only the
+    first two, and a question answered through git never loads pygit2)."""
+    mod = sys.modules.get("pygit2")
+    if mod is None:
+        return (KeyError, ValueError)
+    return (KeyError, ValueError, mod.GitError, mod.InvalidSpecError)
+
+
+def peel(obj: Any, kind: str) -> Any:
+    """``obj.peel`` to a "commit", "tree" or "blob", for pygit2's objects and ours alike
+    (pygit2 is imported only for its own objects)."""
+    if type(obj).__module__ == __name__:  # ours: objects and references
+        return obj.peel(_KIND_TYPES[kind])
+    import pygit2
+
+    return obj.peel({"commit": pygit2.Commit, "tree": pygit2.Tree, "blob": pygit2.Blob}[kind])
 
 
 def object_format(gitdir: str | Path) -> str:

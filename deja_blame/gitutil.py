@@ -140,11 +140,16 @@ class CatFile:
             self._proc = None
 
 
-def open_repository(path: Path) -> pygit2.Repository:
-    """The repository containing ``path`` (a file or directory), or NotARepositoryError."""
+def open_repository(path: Path, through_git: bool = False) -> pygit2.Repository:
+    """The repository containing ``path`` (a file or directory), or NotARepositoryError.
+    ``through_git``: read through the ``git`` program (``gitcli``) where it is on PATH,
+    never loading pygit2: a one-file question (``deja blame FILE``) asks git a few
+    things, and loading libgit2 costs half of git's whole blame of a long file."""
+    start = path if path.is_dir() else path.parent
+    if through_git and git_available():
+        return _through_git(path, start)
     import pygit2
 
-    start = path if path.is_dir() else path.parent
     try:
         found = pygit2.discover_repository(str(start))
     except pygit2.GitError:
@@ -168,6 +173,21 @@ def open_repository(path: Path) -> pygit2.Repository:
     if repo.is_bare:
         raise NotARepositoryError(f"{path} is in a bare repository (no working tree)")
     return repo
+
+
+def _through_git(path: Path, start: Path) -> pygit2.Repository:
+    """``open_repository`` through git: the same answers and errors."""
+    from typing import cast
+
+    from deja_blame.gitcli import CliRepository
+
+    try:
+        repo = CliRepository(start)
+    except KeyError:
+        return open_repository(path)  # pygit2 says why (not a repository, dubious owner)
+    if repo.is_bare:
+        raise NotARepositoryError(f"{path} is in a bare repository (no working tree)")
+    return cast("pygit2.Repository", repo)
 
 
 def _cli_repository(path: Path, found: str) -> pygit2.Repository:
@@ -198,22 +218,22 @@ def workdir(repo: pygit2.Repository) -> Path:
 
 
 def resolve_commit(repo: pygit2.Repository, rev: str) -> pygit2.Commit:
-    import pygit2
+    from deja_blame.gitcli import git_errors, peel
 
     try:
         obj = repo.revparse_single(rev)
-        commit = obj.peel(pygit2.Commit)
-    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError) as exc:
+        commit = peel(obj, "commit")
+    except git_errors() as exc:
         raise RevisionError(f"unknown revision {rev!r}") from exc
-    return commit
+    return commit  # type: ignore[no-any-return]
 
 
 def head_commit(repo: pygit2.Repository) -> pygit2.Commit | None:
-    import pygit2
+    from deja_blame.gitcli import git_errors, peel
 
     try:
-        return repo.head.peel(pygit2.Commit)
-    except (pygit2.GitError, KeyError):
+        return peel(repo.head, "commit")  # type: ignore[no-any-return]
+    except git_errors():
         return None  # unborn branch: no commits yet
 
 

@@ -65,3 +65,48 @@ def test_a_blame_nobody_takes_is_ended(committed: Path) -> None:
     (proc,) = early._STARTED.values()
     early._end()
     assert proc.returncode is not None and early._STARTED == {}
+
+
+CHECK = """
+import sys
+from deja_blame.entry import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+sys.stderr.write("pygit2 loaded: %s\\n" % ("pygit2" in sys.modules))
+"""
+
+
+def test_blame_and_why_of_a_file_never_load_pygit2(
+    committed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A one-file question reads the repository through git (gitutil.open_repository's
+    ``through_git``): loading libgit2 costs half of git's blame of a long file. The
+    notes too: written here, read (and indexed) by the first blame, rows after."""
+    import subprocess
+    import sys
+
+    from conftest import deja
+
+    monkeypatch.setenv("DEJA_DB", str(tmp_path / "index.db"))
+    monkeypatch.setenv("DEJA_ANTIGRAVITY_ROOT", str(tmp_path / "none"))
+    assert deja("annotate", "--all", cwd=committed).returncode == 0
+    git(
+        committed,
+        "notes",
+        "--ref",
+        "refs/notes/deja",
+        "add",
+        "-f",
+        "-m",
+        '{"schema": 2, "commit": "", "files": {}, "sessions": {}}',
+        "HEAD",
+    )
+    for argv in (["blame", "app.py", "--json"], ["blame", "app.py"], ["why", "app.py:1"]):
+        proc = subprocess.run(
+            [sys.executable, "-c", CHECK, *argv],
+            cwd=committed / "src", capture_output=True, text=True,
+        )  # fmt: skip
+        assert "pygit2 loaded: False" in proc.stderr, proc.stderr
+        assert "Traceback" not in proc.stderr and proc.stdout

@@ -57,19 +57,21 @@ class _EarlyBlame:
             drop_early(*key)
 
 
-def locate(file: Path, rev: str | None = None) -> tuple[pygit2.Repository, str]:
+def locate(
+    file: Path, rev: str | None = None, through_git: bool = False
+) -> tuple[pygit2.Repository, str]:
     """The repository of ``file`` and its path there. With ``rev``, a file whose folder
     the working tree no longer has is found as git blame finds it: from the nearest
-    folder that exists."""
+    folder that exists. ``through_git``: ``gitutil.open_repository``'s."""
     if not file.exists() and not file.parent.exists():
         if rev is None:
             raise DejaError(f"no such file or directory: {file}")
         start = Path(os.path.abspath(file)).parent
         while not start.is_dir() and start != start.parent:
             start = start.parent
-        repo = open_repository(start)
+        repo = open_repository(start, through_git)
         return repo, relative_path(repo, file)
-    repo = open_repository(file if file.exists() else file.parent)
+    repo = open_repository(file if file.exists() else file.parent, through_git)
     rel = relative_path(repo, file)
     return repo, rel
 
@@ -80,7 +82,11 @@ def compute(
     rev: str | None,
     line_range: tuple[int, int] | None,
     refresh: bool,
+    one_question: bool = False,
 ) -> FileBlame:
+    """``file``'s answer. ``one_question``: the process asks this alone (``deja blame``,
+    ``deja why``): the repository is read through git, without loading pygit2 (whose
+    import is half of git's blame of a long file); a process asking many keeps it."""
     if file.is_dir():
         raise DejaError(f"{file} is a directory; deja blame takes a file")
     early = _EarlyBlame()
@@ -91,7 +97,7 @@ def compute(
         if hit is not None:
             return hit
     try:
-        repo, rel = locate(file, rev)
+        repo, rel = locate(file, rev, through_git=one_question)
         from deja_blame.attribution.blame import blame_file
         from deja_blame.notes.lookup import note_lookup_for
 

@@ -97,15 +97,14 @@ def _refuse_binary(version: FileVersion) -> None:
 def _notes_tip(repo: pygit2.Repository) -> str:
     """The notes an answer depends on: deja's, and git-ai's where there are some
     (as ``cache.notes_tips_cli`` spells it: the tips, one a line)."""
-    from pygit2 import GitError
-
+    from deja_blame.gitcli import git_errors
     from deja_blame.notes.gitai import GITAI_REF
     from deja_blame.notes.store import ref_target
 
     tips = []
     try:  # for-each-ref's order: by ref name, refs/notes/ai before refs/notes/deja
         tips.append(str(repo.references[GITAI_REF].target))
-    except (KeyError, GitError):
+    except git_errors():
         pass
     tips.append(ref_target(repo) or "")
     return "\n".join(t for t in tips if t)

@@ -188,10 +188,10 @@ def _blame_ranges(
         if r is not None
     ]
     if len(ranges) <= 1:
-        return compute(conn, file, rev, ranges[0] if ranges else None, refresh)
+        return compute(conn, file, rev, ranges[0] if ranges else None, refresh, one_question=True)
     # several -L: one blame of the span they cover, then their lines, in order
     hull = (min(a for a, _ in ranges), max(b for _, b in ranges))
-    result = compute(conn, file, rev, hull, refresh)
+    result = compute(conn, file, rev, hull, refresh, one_question=True)
     # the span's last line is the file's when the span reaches past it
     total = result.total_lines or (result.lines[-1].line if result.lines else 0)
     for a, _ in ranges:

@@ -30,7 +30,7 @@ def explain(
     conn: sqlite3.Connection, target: str, rev: str | None, refresh: bool = True
 ) -> dict[str, Any]:
     file, line = split_target(target)
-    result = compute(conn, file, rev, (line, line), refresh)
+    result = compute(conn, file, rev, (line, line), refresh, one_question=True)
     if not result.lines:
         raise DejaError(f"{result.path} has no line {line}")
     if is_shallow(str(result.root)):

@@ -204,10 +204,10 @@ def _deja_id(tool: str) -> str:
 
 def gitai_lookup_for(repo: pygit2.Repository) -> GitAiLookup | None:
     """A lookup over the repository's git-ai notes, or None when it has none."""
-    import pygit2
+    from deja_blame.gitcli import git_errors
 
     try:
         repo.references[GITAI_REF]
-    except (KeyError, pygit2.GitError):
+    except git_errors():
         return None
     return GitAiLookup(repo)

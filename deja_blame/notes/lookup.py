@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import sqlite3
 from bisect import bisect_right
-from typing import Any
-
-import pygit2
+from typing import TYPE_CHECKING, Any
 
 from deja_blame.notes import indexed
 from deja_blame.notes.remap import effective_note
 from deja_blame.notes.schema import NOTES_REF, LineMap, Note
 from deja_blame.notes.store import notes_tree, read_note_docs, ref_target
+
+if TYPE_CHECKING:
+    import pygit2
 
 
 def read_note(

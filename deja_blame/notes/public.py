@@ -21,8 +21,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from deja_blame.outputs.redact import redact_for_sharing
-
 SHARED_FIELDS = ("agent", "project", "started_at", "model", "first_prompt")
 _ABSOLUTE = re.compile(r"^(?:/|~|\\\\|[A-Za-z]:[\\/])")
 
@@ -52,6 +50,10 @@ def public_sessions(
     sessions: dict[str, dict[str, Any]], root: str, include_prompts: bool
 ) -> dict[str, dict[str, Any]]:
     """The sessions' details as a note carries them (see the module's docstring)."""
+    # (imported here: its patterns are compiled on import, and the readers of notes
+    # that import this module for ``one_line`` never redact)
+    from deja_blame.outputs.redact import redact_for_sharing
+
     out: dict[str, dict[str, Any]] = {}
     for sid, info in sessions.items():
         doc: dict[str, Any] = {}

@@ -9,18 +9,22 @@ file in the new commit, and only on lines the new commit introduced.
 from __future__ import annotations
 
 from collections import Counter
-
-import pygit2
+from typing import TYPE_CHECKING
 
 from deja_blame import linediff
-from deja_blame.gitcli import is_blob
+from deja_blame.gitcli import git_errors, is_blob, peel
 from deja_blame.notes.schema import LineMap, Note, merge_notes, set_lines
+
+if TYPE_CHECKING:
+    import pygit2
+
+GIT_DELTA_DELETED = 2  # pygit2.GIT_DELTA_DELETED (libgit2's git_delta_t), without importing it
 
 
 def _commit(repo: pygit2.Repository, sha: str) -> pygit2.Commit | None:
     try:
-        return repo[sha].peel(pygit2.Commit)
-    except (KeyError, ValueError, pygit2.GitError):
+        return peel(repo[sha], "commit")  # type: ignore[no-any-return]
+    except git_errors():
         return None
 
 
@@ -54,7 +58,7 @@ def introduced(
         if patch is None:
             continue
         delta = patch.delta
-        if delta.status == pygit2.GIT_DELTA_DELETED:
+        if delta.status == GIT_DELTA_DELETED:
             continue
         new_path = delta.new_file.path
         if delta.old_file.path != new_path:

@@ -18,12 +18,11 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-
-import pygit2
+from typing import TYPE_CHECKING
 
 from deja_blame import statefile
 from deja_blame.errors import DejaError
-from deja_blame.gitcli import is_blob, is_tree
+from deja_blame.gitcli import git_errors, is_blob, is_cli, is_tree, peel
 from deja_blame.gitutil import no_git_env, workdir
 from deja_blame.notes.schema import (
     MAX_NOTE_BYTES,
@@ -35,6 +34,9 @@ from deja_blame.notes.schema import (
     with_foreign,
 )
 from deja_blame.objectid import LENGTHS, null_id
+
+if TYPE_CHECKING:
+    import pygit2
 
 MAX_ATTEMPTS = 12
 LOCK_WAIT = 10.0  # seconds to wait for another deja writer before going ahead anyway
@@ -60,7 +62,7 @@ def ref_object(repo: pygit2.Repository, ref: str = NOTES_REF) -> tuple[str, str]
     try:
         sha = str(repo.references[ref].resolve().target)
         return sha, repo[sha].type_str
-    except (KeyError, pygit2.GitError, ValueError):
+    except git_errors():
         return None
 
 
@@ -109,12 +111,22 @@ def note_blob_map(repo: pygit2.Repository, commit: str | None) -> dict[str, str]
     """annotated commit sha -> note blob sha, for the notes commit ``commit`` (any fan-out)."""
     if commit is None:
         return {}
-    return tree_note_blobs(repo, repo[commit].peel(pygit2.Tree))
+    return tree_note_blobs(repo, peel(repo[commit], "tree"))
 
 
 def tree_note_blobs(repo: pygit2.Repository, tree: pygit2.Tree) -> dict[str, str]:
     """annotated commit sha -> note blob sha, for a notes tree (``notes_tree``)."""
     out: dict[str, str] = {}
+    if is_cli(repo):  # one ls-tree, not a cat-file round trip per fan-out directory
+        listed = repo.git(["ls-tree", "-r", "-z", "--full-tree", str(tree.id)], check=False)  # type: ignore[attr-defined]
+        for entry in listed.split(b"\0"):
+            meta, _, name_b = entry.partition(b"\t")
+            fields = meta.split(b" ")
+            name = name_b.decode("ascii", "replace").replace("/", "")
+            if len(fields) == 3 and fields[1] == b"blob":
+                if len(name) in LENGTHS and _HEX.issuperset(name):
+                    out[name] = fields[2].decode("ascii")
+        return out
 
     def walk(t: pygit2.Tree, prefix: str) -> None:
         for entry in t:
@@ -132,7 +144,7 @@ def tree_note_blobs(repo: pygit2.Repository, tree: pygit2.Tree) -> dict[str, str
 
 def note_path(repo: pygit2.Repository, commit: str, sha: str) -> str | None:
     """Where the notes commit ``commit`` keeps the note of ``sha`` (any fan-out)."""
-    found = _find_note(repo[commit].peel(pygit2.Tree), sha)
+    found = _find_note(peel(repo[commit], "tree"), sha)
     return found[0] if found else None
 
 
@@ -184,8 +196,8 @@ def notes_tree(repo: pygit2.Repository, ref: str = NOTES_REF) -> pygit2.Tree | N
     if tip is None:
         return None
     try:
-        return repo[tip].peel(pygit2.Tree)
-    except (KeyError, pygit2.GitError, ValueError):
+        return peel(repo[tip], "tree")  # type: ignore[no-any-return]
+    except git_errors():
         return None
 
 
@@ -208,7 +220,7 @@ def read_note_text(
             return None
         blob_id = found[1]
         size = repo.odb.read_header(blob_id)[1]
-    except (KeyError, pygit2.GitError, ValueError):
+    except git_errors():
         return None
     if size > MAX_NOTE_BYTES:
         _skipped_note(commit, size, ref)
@@ -330,7 +342,7 @@ def _identity(repo: pygit2.Repository) -> str:
     def conf(key: str) -> str | None:
         try:
             return str(repo.config[key])
-        except (KeyError, pygit2.GitError, ValueError):
+        except git_errors():
             return None
 
     name = os.environ.get("GIT_COMMITTER_NAME") or conf("user.name") or "deja"
@@ -392,7 +404,7 @@ def _fast_import(repo: pygit2.Repository, stream: bytes) -> tuple[bool, str]:
     return proc.returncode == 0, err
 
 
-Compute = Callable[[pygit2.Repository, str | None], Mapping[str, str | None]]
+Compute = Callable[["pygit2.Repository", str | None], Mapping[str, str | None]]
 
 
 def update_notes(
