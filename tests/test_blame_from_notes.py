@@ -168,3 +168,34 @@ def test_a_commits_note_matches_only_its_lines(
     assert sum(calls) == 9  # every line of the file, without the focus
     assert whole.stdout == out.stdout
     assert S2 in out.stdout and S1 not in out.stdout
+
+
+def test_a_note_from_elsewhere_settles_nothing_the_index_knows_better(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A note the last pass did not end with (fetched from a fork, written by another
+    tool) is asked like any stale one before it settles anything: here it claims no
+    line and does not name S1, whose lines the index knows, so they are matched again
+    (a note's own claims still win over the index: ``match.attribute_lines``)."""
+    import orjson
+
+    monkeypatch.setenv("DEJA_NO_CACHE", "1")
+    world.person("README.md", "# project\n")
+    world.commit("init")
+    world.write(S1, "app.py", body("a", 3))
+    sha = world.commit("the session's work")
+    world.index()
+    world.deja("annotate", "--all")
+    assert [s for s, _ in _blame(world, "app.py")] == [S1, S1, S1]
+    doc = world.note(sha)
+    assert doc is not None
+    doc["files"], doc["sessions"], doc["derived_from"] = {}, {}, {}
+    world.git(
+        "notes", "--ref", "refs/notes/deja", "add", "-f", "-m", orjson.dumps(doc).decode(), sha
+    )
+    assert [s for s, _ in _blame(world, "app.py")] == [S1, S1, S1]
+    # the next pass re-derives the note; blame is settled from it again
+    world.deja("annotate", "--all")
+    calls = _matched(monkeypatch)
+    assert [s for s, _ in _blame(world, "app.py")] == [S1, S1, S1]
+    assert sum(calls) == 0

@@ -53,7 +53,7 @@ from deja_blame.notes.derived_from import (
 )
 from deja_blame.notes.history import read_history
 from deja_blame.notes.history_state import HistoryState, none_value
-from deja_blame.notes.store import check_notes_ref, deja_dir, read_note_docs
+from deja_blame.notes.store import check_notes_ref, deja_dir, read_note_docs, ref_target
 from deja_blame.notes.worth import files_worth_deriving
 
 LOCK_FILE = "history.lock"
@@ -101,8 +101,11 @@ def record_looked_at(repo: pygit2.Repository, conn: sqlite3.Connection, sha: str
 
 def needs_pass(repo: pygit2.Repository, conn: sqlite3.Connection) -> bool:
     """Whether a history pass may have work: none completed yet, or the index's writes
-    changed since the last one (cheap: one small query and one small file)."""
-    return HistoryState(repo).done != Q.writes_generation(conn)
+    changed since the last one (cheap: one small query and one small file), or the
+    last one did not say which notes it ended at (an older deja's: blame then checks
+    every note until a pass says)."""
+    state = HistoryState(repo)
+    return state.done != Q.writes_generation(conn) or state.done_notes is None
 
 
 @contextmanager
@@ -151,7 +154,7 @@ def annotate_history(
     count, first_start = Q.earliest_session_start(conn)
     moves_key = none_value({}, count)
     if not count:
-        state.record_done(generation)
+        state.record_done(generation, ref_target(repo))
         return result
     root = workdir(repo)
     since = first_start - SKEW if first_start is not None else None
@@ -198,7 +201,7 @@ def annotate_history(
         on_progress,
     )
     if result.complete:
-        state.record_done(generation)
+        state.record_done(generation, ref_target(repo))
     return result
 
 

@@ -2,8 +2,9 @@
 
 Commits it derived with no attributed line get no note; that they were looked at,
 and from what, is kept here (``none <sha> <digest>`` lines), with ``done
-<generation>`` for each complete pass (``index.queries.writes_generation`` when it
-began). Blame reads it to know which commits' lines a pass has settled
+<generation> <notes tip>`` for each complete pass (``index.queries.writes_generation``
+when it began, and the commit ``refs/notes/deja`` pointed at when it ended: a note
+that came later, fetched from elsewhere, is not one the pass wrote or checked). Blame reads it to know which commits' lines a pass has settled
 (``attribution/facts/settled.py``); the pass reads it to skip what is up to date.
 Its own module so that blame reads it without importing the annotator.
 """
@@ -43,6 +44,7 @@ class HistoryState:
         self.path = deja_dir(repo) / STATE_FILE
         self.none: dict[str, str] = {}
         self.done: str | None = None
+        self.done_notes: str | None = None  # the notes tip the last pass ended at
         data = statefile.read_bytes(self.path, STATE_BYTES + 1)
         if data is None or len(data) > STATE_BYTES:
             return
@@ -50,8 +52,9 @@ class HistoryState:
             fields = line.split()
             if len(fields) == 3 and fields[0] == "none":
                 self.none[fields[1]] = fields[2]
-            elif len(fields) == 2 and fields[0] == "done":
+            elif len(fields) in (2, 3) and fields[0] == "done":
                 self.done = fields[1]
+                self.done_notes = fields[2] if len(fields) == 3 else None
 
     def _append(self, text: str) -> None:
         try:
@@ -72,6 +75,6 @@ class HistoryState:
         self.none[sha] = value
         self._append(f"none {sha} {value}\n")
 
-    def record_done(self, generation: str) -> None:
-        self.done = generation
-        self._append(f"done {generation}\n")
+    def record_done(self, generation: str, notes_tip: str | None) -> None:
+        self.done, self.done_notes = generation, notes_tip
+        self._append(f"done {generation}{f' {notes_tip}' if notes_tip else ''}\n")

@@ -44,6 +44,7 @@ class NotesLookup:
         self.sessions: dict[str, dict[str, Any]] = {}
         self._tree: pygit2.Tree | None = None  # the notes' tree, as at the first lookup
         self._index = indexed.NoteIndex(conn) if conn is not None else None
+        self._tip: object = _UNREAD
 
     def __call__(self, commit: str, path: str, line: int) -> tuple[str, float, int | None] | None:
         key = (commit, path)
@@ -84,6 +85,12 @@ class NotesLookup:
         if self._tree is not None:
             self._index.prefetch(self.repo, self._tree)
 
+    def tip(self) -> str | None:
+        """The notes commit read (``refs/notes/deja``'s target), or None."""
+        if self._tip is _UNREAD:
+            self._tip = ref_target(self.repo)
+        return self._tip  # type: ignore[return-value]
+
     def noted(self, commit: str) -> bool:
         """Whether the commit has a note (its lines are the note's sessions' or people's)."""
         return self._note(commit) is not None
@@ -107,6 +114,7 @@ class NotesLookup:
         return self.sessions.get(sid)
 
 
+_UNREAD = object()
 _Range = tuple[int, int, str, float, "int | None"]
 _Ranges = tuple[list[int], list[_Range]] | LineMap
 

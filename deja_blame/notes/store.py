@@ -148,6 +148,20 @@ def note_path(repo: pygit2.Repository, commit: str, sha: str) -> str | None:
     return found[0] if found else None
 
 
+def notes_changed(root: str | Path, then: str, now: str) -> set[str] | None:
+    """The commits whose notes differ between the notes commits ``then`` and ``now``
+    (added, changed or removed: one ``git diff-tree``), or None when git cannot say."""
+    from deja_blame.gitutil import try_git
+
+    proc = try_git(root, ["diff-tree", "-r", "--no-commit-id", "--name-only", "-z", then, now])
+    if proc is None or proc.returncode != 0:
+        return None
+    names = proc.stdout.decode("ascii", "replace").split("\0")
+    return {
+        name.replace("/", "") for name in names if name
+    }  # a note's path: its commit, fanned out
+
+
 def note_blob(tree: pygit2.Tree, sha: str) -> str | None:
     """The id of the blob holding ``sha``'s note in a notes tree, or None."""
     found = _find_note(tree, sha)

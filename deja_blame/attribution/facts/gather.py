@@ -161,7 +161,7 @@ def _last_pass(repo: pygit2.Repository, conn: sqlite3.Connection) -> PassRecord:
     from deja_blame.notes.history_state import HistoryState
 
     state = HistoryState(repo)
-    return pass_record(conn, state.none, state.done)
+    return pass_record(conn, state.none, state.done, state.done_notes)
 
 
 def _apply_notes(facts: FileFacts, note_lookup: NoteLookup) -> None:

@@ -48,6 +48,7 @@ class PassRecord:
     since: float | None
     completed: bool  # some pass completed: most commits are settled
     sessions: int
+    notes: str | None = None  # the notes commit the last complete pass ended at
 
 
 def settled_lines(
@@ -71,13 +72,31 @@ def settled_lines(
             times.setdefault(ln.commit, ln.commit_time)
     since = passed.since
     done = {c for c, at in times.items() if since is not None and at < since}
+    later: set[str] = set()  # notes the last pass did not end with: asked like the rest
     if passed.current:
-        done |= {c for c in times if c in passed.none or noted(c)}
-        return [ln.commit in done for ln in lines]
+        later = _noted_since(root, note_lookup, passed, set(times))
+        done |= {c for c in times if c not in later and (c in passed.none or noted(c))}
+        if not later:
+            return [ln.commit in done for ln in lines]
     asked = [c for c in times if c not in done and (c in passed.none or noted(c))]
     if asked:
         done |= still_current(conn, root, asked, note_lookup.derived_from, passed)
     return [ln.commit in done for ln in lines]
+
+
+def _noted_since(root: str, note_lookup: Any, passed: PassRecord, commits: set[str]) -> set[str]:
+    """Of ``commits``, those whose note is not the one the last complete pass ended
+    with: written since (a hook's note of a new commit) or fetched from elsewhere (a
+    stranger's note settles nothing before the index is asked about it). All of them
+    where that cannot be told (no tip recorded: an older pass; git failed)."""
+    from deja_blame.notes.store import notes_changed
+
+    tip = getattr(note_lookup, "tip", None)
+    now = tip() if tip is not None else None
+    if now is None or now == passed.notes:
+        return set()
+    changed = notes_changed(root, passed.notes, now) if passed.notes else None
+    return commits if changed is None else commits & changed
 
 
 def still_current(
@@ -112,10 +131,13 @@ def still_current(
     return out
 
 
-def pass_record(conn: sqlite3.Connection, none: dict[str, str], done: str | None) -> PassRecord:
-    """What ``.git/deja/history`` tells: ``none``, and ``done``, the writes generation
-    the last complete pass saw (None: no pass completed)."""
+def pass_record(
+    conn: sqlite3.Connection, none: dict[str, str], done: str | None, notes: str | None = None
+) -> PassRecord:
+    """What ``.git/deja/history`` tells: ``none``, ``done``, the writes generation the
+    last complete pass saw (None: no pass completed), and ``notes``, the notes commit
+    it ended at."""
     count, first_start = Q.earliest_session_start(conn)
     since = first_start - SKEW if count and first_start is not None else None
     current = done is not None and done == Q.writes_generation(conn)
-    return PassRecord(none, current, since, done is not None, count)
+    return PassRecord(none, current, since, done is not None, count, notes)
