@@ -586,6 +586,30 @@ def test_rewritten_without_a_request_drops_the_old_first_prompt(tmp_path: Path) 
     assert deja_json("sessions", "--json")["sessions"][0]["first_prompt"] == "A later request."
 
 
+def test_first_request_of_a_fresh_batch_is_the_first_in_step_order() -> None:
+    """A session read from scratch takes its first prompt from the batch's own rows
+    (no query): the user row lowest by (step, ordinal), wherever it is listed."""
+    rows = store.ChunkRows(
+        messages=[
+            (2, 9, "user", "Third.", None, None, None, None),
+            (0, 4, "assistant", "Words.", None, None, None, None),
+            (3, 4, "user", "Second.", None, None, None, None),
+            (1, 4, "user", "First.", None, None, None, None),
+        ],
+        commands=[],
+        files=[],
+        edits=[],
+        lines=[],
+        exit_patches={},
+        status_patches={},
+        skipped=0,
+        has_user=True,
+    )
+    assert ingest.first_request(rows) == "First."
+    assert ingest.first_request(None) is None
+    assert ingest.first_request(rows.__class__(**{**rows.__dict__, "messages": []})) is None
+
+
 def test_rewrite_that_differs_only_past_the_head_is_noticed(tmp_path: Path) -> None:
     """Same size, same first kilobytes: only the bytes before the stored offset differ."""
     root = tmp_path / "root"

@@ -425,6 +425,40 @@ class Batch:
     state: bytes  # the reader's state there (ReaderState.to_bytes)
     fresh: bool  # read from scratch: the session's old rows go first
     stat: tuple[int, int, int] | None  # (size, mtime_ns, inode), on the file's last batch only
+    head: SessionHead  # the session row's fields the state gives, there
+
+
+@dataclass(frozen=True)
+class SessionHead:
+    """What the ``sessions`` row says of a session after a batch: taken from the
+    reader's state where the batch was read, so the writer neither decodes the
+    state again nor guesses the project (an eighth of a small session's commit)."""
+
+    project: str
+    started_at: str | None
+    ended_at: str | None
+    skipped: int
+    n_messages: int
+    n_commands: int
+    n_edits: int
+    model: str | None
+
+    @classmethod
+    def of(cls, tf: TranscriptFile, state: ReaderState) -> SessionHead:
+        return cls(
+            project=resolve_project(
+                tf.session_id,
+                None if reads_whole(tf) else tf.root,
+                ProjectHints.from_state(state),
+            ),
+            started_at=state.started_at,
+            ended_at=state.ended_at,
+            skipped=state.skipped,
+            n_messages=state.n_messages,
+            n_commands=state.n_commands,
+            n_edits=state.n_edits,
+            model=state.model,
+        )
 
 
 def _start_of(row: tuple[Any, ...] | None) -> ReadStart | None:
@@ -488,7 +522,15 @@ def read_batches(
         )
         batch = next(batches, None)
         if batch is None:
-            yield Batch(None, offset, read_hash(peek, offset), reader.state.to_bytes(), fresh, stat)
+            yield Batch(
+                None,
+                offset,
+                read_hash(peek, offset),
+                reader.state.to_bytes(),
+                fresh,
+                stat,
+                SessionHead.of(tf, reader.state),
+            )
             return
         first = offset
         while batch is not None:
@@ -506,6 +548,7 @@ def read_batches(
                 state=reader.state.to_bytes(),
                 fresh=fresh,
                 stat=stat if upcoming is None and not limited else None,
+                head=SessionHead.of(tf, reader.state),
             )
             fresh = False
             batch = upcoming
@@ -526,6 +569,7 @@ def _read_whole(tf: TranscriptFile) -> Batch:
         state=state.to_bytes(),
         fresh=True,
         stat=stat,
+        head=SessionHead.of(tf, state),
     )
 
 
@@ -604,8 +648,35 @@ def _commit(
     based_on: tuple[Any, Any] | None,
 ) -> tuple[Any, Any]:
     path_text = str(tf.path)
-    state = ReaderState.from_bytes(batch.state)
+    head = batch.head
     rows = batch.rows
+    size, mtime_ns, inode = batch.stat or (batch.offset, NO_STAT, 0)
+    fields: dict[str, Any] = {
+        "transcript": path_text,
+        "root": str(tf.root),
+        "project": head.project,
+        "started_at": head.started_at,
+        "ended_at": head.ended_at,
+        "started_epoch": epoch_of(head.started_at),
+        "skipped_lines": head.skipped,
+        "n_messages": head.n_messages,
+        "n_commands": head.n_commands,
+        "n_edits": head.n_edits,
+        "size": size,
+        "mtime_ns": mtime_ns,
+        "inode": inode,
+        "offset": batch.offset,
+        "head_hash": batch.read_hash,
+        "state": pack(batch.state),  # unconfirmed writes' content makes some states large
+        "model": head.model,
+    }
+    prompt_by_sql = False
+    if batch.fresh:
+        # Read from scratch, this batch holds every row of the session: its first
+        # request in step order is among them (no query of the rows just written).
+        fields["first_prompt"] = first_request(rows)
+    elif rows is not None and rows.has_user:
+        prompt_by_sql = True  # new requests beside the ones the index holds
     with _batch_transaction(conn):
         now = conn.execute(
             "SELECT sid, offset, transcript FROM sessions WHERE session_id=?", (tf.session_id,)
@@ -614,58 +685,40 @@ def _commit(
         if current != based_on:
             raise _Moved()
         if now is None:
+            # one statement for a new session's row (a small session is mostly overhead)
             cur = conn.execute(
-                "INSERT INTO sessions(session_id, source, transcript, root) VALUES (?, ?, ?, ?)",
-                (tf.session_id, tf.agent, path_text, str(tf.root)),
+                f"INSERT INTO sessions(session_id, source, {', '.join(fields)})"
+                f" VALUES (?, ?{', ?' * len(fields)})",
+                (tf.session_id, tf.agent, *fields.values()),
             )
             sid = int(cur.lastrowid or 0)
         else:
             sid = int(now[0])
             if batch.fresh:
                 clear_session_rows(conn, sid)
+            conn.execute(
+                f"UPDATE sessions SET {', '.join(f'{k}=?' for k in fields)} WHERE sid=?",
+                (*fields.values(), sid),
+            )
         if rows is not None:
             write_rows(conn, sid, rows, paths)
-        project = resolve_project(
-            tf.session_id,
-            None if reads_whole(tf) else tf.root,
-            ProjectHints.from_state(state),
-        )
-        if batch.fresh or (rows is not None and rows.has_user):
-            # The first request in step order. Only new user rows can change it, and
-            # after a re-read from scratch the old one must not survive.
+        if prompt_by_sql:
             conn.execute(
                 "UPDATE sessions SET first_prompt=(SELECT text FROM messages"
                 " WHERE sid=? AND role='user' ORDER BY step, ord LIMIT 1) WHERE sid=?",
                 (sid, sid),
             )
-        size, mtime_ns, inode = batch.stat or (batch.offset, NO_STAT, 0)
-        conn.execute(
-            """UPDATE sessions SET transcript=?, root=?, project=?, started_at=?, ended_at=?,
-                   started_epoch=?, skipped_lines=?, n_messages=?, n_commands=?, n_edits=?,
-                   size=?, mtime_ns=?, inode=?, offset=?, head_hash=?, state=?, model=?
-               WHERE sid=?""",
-            (
-                path_text,
-                str(tf.root),
-                project,
-                state.started_at,
-                state.ended_at,
-                epoch_of(state.started_at),
-                state.skipped,
-                state.n_messages,
-                state.n_commands,
-                state.n_edits,
-                size,
-                mtime_ns,
-                inode,
-                batch.offset,
-                batch.read_hash,
-                pack(batch.state),  # unconfirmed writes' content makes some states large
-                state.model,
-                sid,
-            ),
-        )
     return (batch.offset, path_text)
+
+
+def first_request(rows: ChunkRows | None) -> str | None:
+    """The text of the first user message of ``rows`` in step order (the
+    ``first_prompt`` the SQL query over the session's messages gives)."""
+    first: tuple[int, int, str] | None = None
+    for ordinal, step, role, text, *_ in rows.messages if rows is not None else ():
+        if role == "user" and (first is None or (step, ordinal) < first[:2]):
+            first = (step, ordinal, text)
+    return None if first is None else first[2]
 
 
 # -- reading in worker processes ------------------------------------------------------------

@@ -105,6 +105,7 @@ _HOME_PARENTS = frozenset({"users", "home"})
 _HOME_FOLDERS = frozenset({"desktop", "downloads", "documents", "onedrive"})
 
 
+@lru_cache(maxsize=4096)  # a session names the same few paths again and again
 def agent_place(path: str) -> bool:
     """Is ``path`` (a normalised file path, or a listed directory) one of the agent's
     own places rather than the person's work? Whoever's home it is under."""

@@ -156,8 +156,11 @@ def normalise_path(raw: str) -> str:
     return path
 
 
+_DRIVE_ROOT = re.compile(r"[A-Za-z]:/")
+
+
 def is_absolute(path: str) -> bool:
-    return path.startswith("/") or bool(re.match(r"^[A-Za-z]:/", path))
+    return path.startswith("/") or _DRIVE_ROOT.match(path) is not None
 
 
 def common_directory(a: str | None, b: str) -> str:

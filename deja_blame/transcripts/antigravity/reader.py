@@ -95,7 +95,7 @@ class SessionReader:
         """
         self.chunk = Chunk()
         st = self.state
-        ordered: list[tuple[int, int, int, dict[str, Any]]] = []
+        ordered: list[tuple[int, int, int, dict[str, Any], float | None]] = []
         for seq, record in enumerate(records):
             if record is None or not _well_formed(record):
                 st.skipped += 1
@@ -123,26 +123,29 @@ class SessionReader:
                 st.last_step = step
             if epoch is not None and (st.top_epoch is None or epoch > st.top_epoch):
                 st.top_epoch = epoch
-            ordered.append((st.branch, st.last_step, seq, record))
+            ordered.append((st.branch, st.last_step, seq, record, epoch))
         # step_index puts the steps of a branch in order (62 can be written before
         # 61); after a rewind each branch stays whole instead of the two being
         # interleaved step by step (section 9)
         ordered.sort(key=lambda t: (t[0], t[1], t[2]))
-        for branch, step, seq, record in ordered:
+        for branch, step, seq, record, epoch in ordered:
             self._span = spans[seq] if spans is not None else None
-            self._record(branch_position(branch, step), record)
+            self._record(branch_position(branch, step), record, epoch)
         self._span = None
         return self.chunk
 
     # -- one record ----------------------------------------------------------
 
-    def _record(self, step: int, rec: dict[str, Any]) -> None:
+    def _record(self, step: int, rec: dict[str, Any], epoch: float | None = None) -> None:
+        """``epoch``: ``record_epoch`` of the record's ``created_at``, where known."""
         st = self.state
-        at = _record_time(rec.get("created_at"))
+        created = rec.get("created_at")
+        at = _record_time(created)
         if at is None:
             at = st.started_at  # timestamp fallback: the session start, once seen
         else:
-            self._seen_time(at)
+            # the canonical form comes back as it is: its epoch is the one feed parsed
+            self._seen_time(at, epoch if at is created and epoch is not None else record_epoch(at))
         source = rec.get("source")
         if source == "USER_EXPLICIT":
             content = cap_text(rec.get("content") or "")
@@ -176,10 +179,10 @@ class SessionReader:
             self._file_step(step, rec, at, FILE_TYPES[kind])
         # GREP_SEARCH, SEARCH_WEB, ASK_QUESTION, ...: nothing
 
-    def _seen_time(self, at: str) -> None:
-        """The session runs from its earliest time to its latest, whatever the step order."""
+    def _seen_time(self, at: str, epoch: float | None) -> None:
+        """The session runs from its earliest time to its latest, whatever the step order
+        (``epoch``: ``record_epoch(at)``)."""
         st = self.state
-        epoch = record_epoch(at)
         if epoch is None:
             return
         if st.started_epoch is None or epoch < st.started_epoch:
