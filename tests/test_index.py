@@ -21,6 +21,7 @@ from conftest import FIXTURES, deja, deja_json, index_with_a_rival, run_deja
 from deja_blame.index import db as index_db
 from deja_blame.index import ingest, store
 from deja_blame.index.fingerprint import fingerprint
+from deja_blame.transcripts.text import excerpt
 
 # -- writing transcripts ---------------------------------------------------------------
 
@@ -1150,9 +1151,11 @@ def test_long_tool_output_is_kept_in_the_transcript_and_read_back(tmp_path: Path
     expected = parse_doc(path)["messages"][2]["text"]
     assert expected.endswith(output) and full_chars == len(expected)
     assert isinstance(text, str)  # an excerpt, stored as it is (nothing to decompress)
-    assert len(text) < 300 and "kept only in the transcript" in text
     head, tail = store.LAZY_EXCERPT["tool"]
-    assert text.startswith(expected[:head]) and text.endswith(expected[-tail:])
+    # only its two ends: the line saying what is left out is rebuilt when shown
+    assert text == expected[:head] + expected[-tail:]
+    shown_excerpt = excerpt(expected, head, tail)
+    assert "kept only in the transcript" in shown_excerpt
     raw = path.read_bytes()
     assert orjson.loads(raw[src_offset : src_offset + src_len])["type"] == "RUN_COMMAND"
 
@@ -1166,10 +1169,31 @@ def test_long_tool_output_is_kept_in_the_transcript_and_read_back(tmp_path: Path
     # rewritten in place (not yet indexed again): the excerpt, never another line's text
     path.write_bytes(raw.replace(b"PASS", b"FAIL"))
     shown = show("long")["messages"][2]["text"]
-    assert shown == text and "FAIL" not in shown
+    assert shown == shown_excerpt and "FAIL" not in shown
     # gone: the excerpt, which says where the rest was
     path.unlink()
-    assert show("long")["messages"][2]["text"] == text
+    assert show("long")["messages"][2]["text"] == shown_excerpt
+
+
+def test_an_excerpt_an_older_deja_stored_whole_is_shown_as_it_is(tmp_path: Path) -> None:
+    """Rows written before the excerpt's ends were stored alone hold the whole excerpt,
+    its middle line included: shown unchanged (no migration rewrites them)."""
+    root = tmp_path / "root"
+    path = transcript(root, "older")
+    output = long_output(50)
+    body = f"Task Description: npm test\n\tThe command exited with code 0.\nOutput:\n{output}"
+    append(path, user(0, "Run the tests"), planner(1, "Running.", run_call("npm test")))
+    append(path, step(2, "RUN_COMMAND", body))
+    index(root)
+    expected = parse_doc(path)["messages"][2]["text"]
+    head, tail = store.LAZY_EXCERPT["tool"]
+    whole = excerpt(expected, head, tail)
+    conn = sqlite3.connect(str(db_path(tmp_path)))
+    conn.execute("UPDATE messages SET text=? WHERE role='tool'", (whole,))
+    conn.commit()
+    conn.close()
+    path.unlink()
+    assert show("older")["messages"][2]["text"] == whole
 
 
 def test_a_long_agent_message_is_read_back_for_show_and_why(tmp_path: Path) -> None:
@@ -1185,7 +1209,7 @@ def test_a_long_agent_message_is_read_back_for_show_and_why(tmp_path: Path) -> N
     )
     assert full_chars == len(plan) and src_offset is not None
     head, tail = store.LAZY_EXCERPT["assistant"]
-    assert len(text) < 300 and text.startswith(plan[:head]) and text.endswith(plan[-tail:])
+    assert text == plan[:head] + plan[-tail:]
     assert show("talk")["messages"][1]["text"] == plan
     # why reads the agent's words around an edit through the same read-back
     from deja_blame.index.queries import agent_words_around
@@ -1194,7 +1218,7 @@ def test_a_long_agent_message_is_read_back_for_show_and_why(tmp_path: Path) -> N
     (sid,) = conn.execute("SELECT sid FROM sessions").fetchone()
     assert agent_words_around(conn, sid, 1) == [(plan, show("talk")["messages"][1]["at"])]
     path.unlink()  # gone: the excerpt stands
-    assert agent_words_around(conn, sid, 1)[0][0] == text
+    assert agent_words_around(conn, sid, 1)[0][0] == excerpt(plan, head, tail)
     conn.close()
 
 

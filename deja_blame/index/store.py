@@ -19,7 +19,7 @@ import orjson
 from deja_blame.errors import DejaError
 from deja_blame.index.fingerprint import fingerprint, fingerprints
 from deja_blame.models import Command, Edit, FileRecord, Hunk, Message, Session
-from deja_blame.transcripts.text import epoch_of, excerpt
+from deja_blame.transcripts.text import epoch_of, excerpt_of
 
 if TYPE_CHECKING:
     from deja_blame.transcripts.reading import Chunk
@@ -220,7 +220,12 @@ def line_steps_by_name(conn: sqlite3.Connection, sid: int) -> dict[str, dict[int
 # reader knows their transcript line, are read back from there when shown; the
 # index keeps a short excerpt (for a transcript that is gone or was rewritten),
 # stored as it is: no compression to spend time on at index time. The end of a
-# command's output says most, the start of a message.
+# command's output says most, the start of a message. Only the excerpt's two ends
+# are stored, head then tail (``LAZY_EXCERPT`` characters exactly): the line
+# between them, which says how many characters are left out, is rebuilt from
+# ``full_chars`` when shown (it was a fifth of the messages table). A row an older
+# deja wrote holds the whole excerpt, line included: it is longer than the two
+# ends and read as it is. Changing ``LAZY_EXCERPT`` therefore needs a migration.
 LAZY_TEXT_CHARS = 160
 LAZY_EXCERPT = {"tool": (32, 96), "assistant": (96, 32)}  # role -> (head, tail) characters
 
@@ -233,8 +238,20 @@ def _message_row(step: int, m: Message) -> tuple[Any, ...]:
     if len(m.text) <= LAZY_TEXT_CHARS:
         return (m.seq, step, m.role, m.text, m.at, None, None, None)
     start, end = span
-    kept = excerpt(m.text, *cut)
+    head, tail = cut
+    kept = m.text[:head] + m.text[len(m.text) - tail :]
     return (m.seq, step, m.role, kept, m.at, start, end - start, len(m.text))
+
+
+def stored_excerpt(role: str, value: bytes | str | None, full_chars: int | None) -> str:
+    """What a ``messages`` row holds of its text, as shown: the text itself, or for a
+    text kept in the transcript its excerpt, the line between its ends rebuilt."""
+    text = message_text(value)
+    cut = LAZY_EXCERPT.get(role)
+    if full_chars is None or cut is None or len(text) != cut[0] + cut[1]:
+        return text  # all of it, or an excerpt written whole by an older deja
+    head, tail = cut
+    return excerpt_of(text[:head], text[head:], full_chars - head - tail)
 
 
 def _hunk_list(e: Edit) -> list[Any] | None:
@@ -513,7 +530,7 @@ def message_texts(
             from deja_blame.index.source import read_messages
 
             full = read_messages(transcript[0], transcript[1], transcript[2], spans)
-    return [full.get(r[2]) or message_text(r[1]) for r in rows]
+    return [full.get(r[2]) or stored_excerpt(r[0], r[1], r[4]) for r in rows]
 
 
 # the columns edit_from_row reads, in its order

@@ -189,8 +189,10 @@ def parent_directory(path: str) -> str:
 def excerpt(text: str, head: int, tail: int) -> str:
     """The first ``head`` and last ``tail`` characters, saying how many are left out
     (the rest stays in the transcript, where the index reads it back from)."""
-    cut = len(text) - head - tail
-    return (
-        f"{text[:head]}\n[... {cut} more characters, kept only in the transcript ...]\n"
-        f"{text[-tail:]}"
-    )
+    return excerpt_of(text[:head], text[-tail:], len(text) - head - tail)
+
+
+def excerpt_of(head: str, tail: str, cut: int) -> str:
+    """``excerpt`` from its parts: the text's start, its end and how many characters
+    lie between them (the index stores only the two parts and rebuilds the rest)."""
+    return f"{head}\n[... {cut} more characters, kept only in the transcript ...]\n{tail}"
