@@ -158,6 +158,14 @@ def timed(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, bytes]
 
 
 def _peak(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, int, bytes]:
+    wall, _, rss, out = _run(cmd, env, cwd)
+    return wall, rss, out
+
+
+def _run(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float, int, bytes]:
+    """(wall, CPU (user + sys of the process and the children it waited for), peak RSS
+    in KB, stdout) of one command, from ``wait4``: CPU is the figure a busy machine
+    leaves alone."""
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     chunks = []
@@ -172,7 +180,7 @@ def _peak(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, int, b
     elapsed = time.perf_counter() - start
     if status != 0:
         raise SystemExit(f"{' '.join(cmd)} failed: {err.decode()[-500:]}")
-    return elapsed, usage.ru_maxrss, b"".join(chunks)
+    return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, b"".join(chunks)
 
 
 def _clear_caches(db: Path) -> None:
@@ -219,11 +227,66 @@ def _annotated(
     }
 
 
+Timing = tuple[float, float]  # (wall, CPU) of one process
+
+
+def _round(
+    deja: list[str],
+    env: dict[str, str],
+    repo: Path,
+    db: Path,
+    file: str,
+    probe: list[int],
+    newest: str,
+) -> tuple[dict[str, list[Timing]], int, bytes]:
+    """One round of every measure for one deja, each beside its git baseline run just
+    before it: (timings by measure, peak RSS in KB, the cold blame's JSON)."""
+    t: dict[str, list[Timing]] = {}
+    rss = 0
+    doc = b""
+
+    def run(key: str, cmd: list[str]) -> bytes:
+        nonlocal rss
+        wall, cpu, peak, out = _run(cmd, env, repo)
+        t.setdefault(key, []).append((wall, cpu))
+        if cmd[0] != "git":
+            rss = max(rss, peak)
+        return out
+
+    blame = [*deja, "blame", file, "--json", "--no-refresh"]
+    run("git", ["git", "blame", "--porcelain", file])
+    _clear_caches(db)
+    doc = run("cold", blame)
+    run("warm", blame)
+    _clear_caches(db)
+    for ln in probe:
+        run("why_cold", [*deja, "why", f"{file}:{ln}"])
+    _run(blame, env, repo)
+    for ln in probe:
+        run("git_L", ["git", "blame", "-L", f"{ln},{ln}", "--porcelain", file])
+        run("why", [*deja, "why", f"{file}:{ln}"])
+    run("annotate", [*deja, "annotate", newest, "--dry-run", "--no-refresh"])
+    return t, rss, doc
+
+
+def _is_annotated(repo: Path) -> bool:
+    """The replay's history went through a complete ``deja annotate --all``."""
+    notes = subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", "-q", "--verify", "refs/notes/deja"],
+        capture_output=True,
+    )
+    return notes.returncode == 0 and (repo / ".git" / "deja" / "history").exists()
+
+
 def real_mode(args: argparse.Namespace) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from realhistory import build as build_real
 
     deja = [sys.executable, "-m", "deja_blame"]
+    dejas: dict[str, tuple[list[str], dict[str, str]]] = {"new": (deja, {})}
+    if args.old:
+        # the version before, from its source tree (a `git worktree add` checkout)
+        dejas = {"old": (deja, {"PYTHONPATH": str(args.old.resolve())}), **dejas}
     rows = []
     for n in [int(x) for x in args.sessions_list.split(",")]:
         # a replay is rebuilt (its directory emptied) when its arguments differ:
@@ -245,6 +308,11 @@ def real_mode(args: argparse.Namespace) -> None:
             f"{n} sessions: {meta['commits']} commits, {meta['lines']} lines ({meta['blank']} blank),"
             f" {meta['lines_written']} lines written, ready in {time.perf_counter() - t:.1f} s"
         )
+        annotated_took = None
+        if args.keep_notes and not _is_annotated(repo):
+            w, c, _, _ = _run([*deja, "annotate", "--all", "--no-refresh"], env, repo)
+            annotated_took = (w, c)
+            print(f"deja annotate --all: {w:.1f} s wall, {c:.1f} s CPU")
         total = int(meta["lines"])
         probe = [max(1, total * q // 8) for q in range(1, 8)]
         newest = subprocess.run(
@@ -253,73 +321,72 @@ def real_mode(args: argparse.Namespace) -> None:
             text=True,
             check=True,
         ).stdout.strip()
-        g, cold, warm, gl, why, why_cold, ann = [], [], [], [], [], [], []
-        rss_cold = rss_warm = rss_why = rss_ann = 0
-        doc = b""
-        for _ in range(args.runs):
-            g.append(timed(["git", "blame", "--porcelain", args.file], env, repo)[0])
-            _clear_caches(db)
-            c, r, doc = _peak([*deja, "blame", args.file, "--json", "--no-refresh"], env, repo)
-            cold.append(c)
-            rss_cold = max(rss_cold, r)
-            w, r, _ = _peak([*deja, "blame", args.file, "--json", "--no-refresh"], env, repo)
-            warm.append(w)
-            rss_warm = max(rss_warm, r)
-            _clear_caches(db)
-            for ln in probe:
-                y, r, _ = _peak([*deja, "why", f"{args.file}:{ln}"], env, repo)
-                why_cold.append(y)
-                rss_why = max(rss_why, r)
-            _peak([*deja, "blame", args.file, "--json", "--no-refresh"], env, repo)
-            for ln in probe:
-                gl.append(
-                    timed(
-                        ["git", "blame", "-L", f"{ln},{ln}", "--porcelain", args.file], env, repo
-                    )[0]
+        times: dict[str, dict[str, list[Timing]]] = {name: {} for name in dejas}
+        rss = dict.fromkeys(dejas, 0)
+        docs: dict[str, bytes] = {}
+        for r in range(args.runs):
+            # old and new alternated, the one to go first swapped every round
+            order = list(dejas) if r % 2 == 0 else list(reversed(dejas))
+            for name in order:
+                cmd, extra = dejas[name]
+                got, peak, docs[name] = _round(
+                    cmd, {**env, **extra}, repo, db, args.file, probe, newest
                 )
-                y, r, _ = _peak([*deja, "why", f"{args.file}:{ln}"], env, repo)
-                why.append(y)
-                rss_why = max(rss_why, r)
-            a, r, _ = _peak([*deja, "annotate", newest, "--dry-run", "--no-refresh"], env, repo)
-            ann.append(a)
-            rss_ann = max(rss_ann, r)
+                for key, values in got.items():
+                    times[name].setdefault(key, []).extend(values)
+                rss[name] = max(rss[name], peak)
         noted: dict[str, float] = {}
-        if args.annotated:
-            noted = _annotated(deja, env, repo, db, args.file, args.runs, doc)
-        lines = json.loads(doc)["lines"]
-        med = statistics.median
-        rows.append(
-            {
-                "sessions": n,
-                "git_blame": med(g),
-                "cold": med(cold),
-                "warm": med(warm),
-                "git_blame_L": med(gl),
-                "why": med(why),
-                "why_cold": med(why_cold),
-                "annotate": med(ann),
-                "rss_mb": max(rss_cold, rss_warm, rss_why, rss_ann) / 1024,
-                "attributed": sum(1 for x in lines if x["session"]),
-                "lines": len(lines),
-                **noted,
-            }
-        )
+        if args.annotated and not args.keep_notes:
+            noted = _annotated(deja, env, repo, db, args.file, args.runs, docs["new"])
+        for name in dejas:
+            lines = json.loads(docs[name])["lines"]
+            med = statistics.median
+            wall = {k: med(x[0] for x in v) for k, v in times[name].items()}
+            cpu = {k: med(x[1] for x in v) for k, v in times[name].items()}
+            rows.append(
+                {
+                    "sessions": n,
+                    "deja": name,
+                    "annotated": _is_annotated(repo),
+                    "git_blame": wall["git"],
+                    "cold": wall["cold"],
+                    "warm": wall["warm"],
+                    "git_blame_L": wall["git_L"],
+                    "why": wall["why"],
+                    "why_cold": wall["why_cold"],
+                    "annotate": wall["annotate"],
+                    "cpu": cpu,
+                    "rss_mb": rss[name] / 1024,
+                    "attributed": sum(1 for x in lines if x["session"]),
+                    "lines": len(lines),
+                    "same_as_new": docs[name] == docs["new"],
+                    **({"annotate_all": annotated_took} if annotated_took else {}),
+                    **noted,
+                }
+            )
     print()
+    for clock in ("wall", "CPU"):
+        print(
+            f"{clock:>4}{'sessions':>9}{'deja':>5}{'git s':>8}{'cold s':>8}{'x git':>7}"
+            f"{'warm s':>8}{'x git':>7}{'-L s':>7}{'why s':>7}{'x -L':>7}{'cold':>7}{'x -L':>7}"
+            f"{'annot s':>8}{'RSS MB':>8}{'attributed':>12}"
+        )
+        for r in rows:
+            v = r["cpu"] if clock == "CPU" else {k: r[k2] for k, k2 in _WALL_KEYS.items()}
+            print(
+                f"{'':>4}{r['sessions']:>9}{r['deja']:>5}{v['git']:>8.3f}{v['cold']:>8.3f}"
+                f"{v['cold'] / v['git']:>7.2f}{v['warm']:>8.3f}{v['warm'] / v['git']:>7.2f}"
+                f"{v['git_L']:>7.3f}{v['why']:>7.3f}{v['why'] / v['git_L']:>7.2f}"
+                f"{v['why_cold']:>7.3f}{v['why_cold'] / v['git_L']:>7.2f}{v['annotate']:>8.3f}"
+                f"{r['rss_mb']:>8.0f}{r['attributed']:>7}/{r['lines']}"
+            )
     print(
-        f"{'sessions':>9}{'git s':>8}{'cold s':>8}{'x git':>7}{'warm s':>8}{'x git':>7}"
-        f"{'-L s':>7}{'why s':>7}{'x -L':>7}{'cold':>7}{'x -L':>7}{'annot s':>8}{'RSS MB':>8}"
-        f"{'attributed':>12}"
+        "goals: cold <= 1.5x git (2x at 10,000 sessions), warm <= 0.5x, why <= 2x -L,"
+        " RSS < 150 MB, annotate < 2 s"
     )
     for r in rows:
-        print(
-            f"{r['sessions']:>9}{r['git_blame']:>8.3f}{r['cold']:>8.3f}{r['cold'] / r['git_blame']:>7.2f}"
-            f"{r['warm']:>8.3f}{r['warm'] / r['git_blame']:>7.2f}{r['git_blame_L']:>7.3f}"
-            f"{r['why']:>7.3f}{r['why'] / r['git_blame_L']:>7.2f}"
-            f"{r['why_cold']:>7.3f}{r['why_cold'] / r['git_blame_L']:>7.2f}{r['annotate']:>8.3f}"
-            f"{r['rss_mb']:>8.0f}{r['attributed']:>7}/{r['lines']}"
-        )
-    print("goals: cold <= 1.5x git, warm <= 0.5x, why <= 2x -L, RSS < 200 MB, annotate < 2 s")
-    for r in rows:
+        if not r["same_as_new"]:
+            print(f"{r['sessions']} sessions: {r['deja']}'s blame JSON differs from new's")
         if "noted_cold" in r:
             print(
                 f"{r['sessions']} sessions, history annotated ({r['annotate_all']:.1f} s for"
@@ -329,6 +396,17 @@ def real_mode(args: argparse.Namespace) -> None:
             )
     if args.json_out:
         args.json_out.write_text(json.dumps(rows, indent=1))
+
+
+_WALL_KEYS = {
+    "git": "git_blame",
+    "cold": "cold",
+    "warm": "warm",
+    "git_L": "git_blame_L",
+    "why": "why",
+    "why_cold": "why_cold",
+    "annotate": "annotate",
+}
 
 
 def main() -> None:
@@ -355,6 +433,18 @@ def main() -> None:
         "--annotated",
         action="store_true",
         help="real-code mode: also deja annotate --all, then cold blame answered from notes",
+    )
+    ap.add_argument(
+        "--keep-notes",
+        action="store_true",
+        help="real-code mode: measure the annotated history: deja annotate --all once (unless"
+        " a complete pass is there already), every measure after it, the notes kept",
+    )
+    ap.add_argument(
+        "--old",
+        type=Path,
+        help="real-code mode: a source tree of the version before (git worktree add DIR REV),"
+        " run with this Python through PYTHONPATH, alternated with this tree round by round",
     )
     args = ap.parse_args()
     if args.real is not None:

@@ -24,7 +24,9 @@ commits ``deja annotate --all`` walks (HEAD's history from the first session's
 start, less 10 minutes); each deja, its notes removed first, runs ``annotate
 --all`` (a deja without it: ``annotate OLDEST^..HEAD``, the same commits but the
 oldest's parent's side); then whether every deja wrote the same notes (the
-``tool`` and ``derived_from`` fields aside). Goal: <= 3x.
+``tool`` and ``derived_from`` fields aside). Goal: <= 3x. Then (unless
+``--skip-stats``) ``deja stats --json`` of the annotated history, cold (caches
+emptied, the notes kept), against git blame of every file at HEAD; goal <= 3x.
 
     python bench/history.py --data /tmp/range --annotate \
         --deja old=/tmp/base/.venv/bin/python --deja new=.venv/bin/python --rounds 1
@@ -75,6 +77,16 @@ def blame_each(
     return wall, cpu
 
 
+def interpreter(deja: str) -> str:
+    """``--deja NAME=PATH``: PATH is a Python with deja installed, or a source tree
+    (``git worktree add DIR REV``) that this Python runs through PYTHONPATH."""
+    return sys.executable if Path(deja).is_dir() else deja
+
+
+def source_env(deja: str) -> dict[str, str]:
+    return {"PYTHONPATH": str(Path(deja).resolve())} if Path(deja).is_dir() else {}
+
+
 def git_lines(repo: Path, *args: str) -> list[str]:
     out = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=True)
     return out.stdout.decode("utf-8", "surrogateescape").splitlines()
@@ -85,7 +97,13 @@ def main() -> int:
     ap.add_argument("--data", type=Path, required=True, help="realhistory.py --range's --out")
     ap.add_argument("--range", help="the range report and stats are asked about")
     ap.add_argument("--annotate", action="store_true", help="deja annotate --all instead")
-    ap.add_argument("--deja", action="append", required=True, metavar="NAME=PYTHON")
+    ap.add_argument(
+        "--deja",
+        action="append",
+        required=True,
+        metavar="NAME=PYTHON",
+        help="a Python with deja installed, or a source tree run with this Python",
+    )
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--skip-stats", action="store_true")
     args = ap.parse_args()
@@ -100,10 +118,14 @@ def main() -> int:
     clean: dict[str, Path] = {}
     for name, python in dejas.items():
         clean[name] = work / f"{name}-clean.db"
-        env = {**base_env, "DEJA_DB": str(clean[name])}
-        subprocess.run([python, "-m", "deja_blame", "index", "-q"], cwd=repo, env=env, check=True)
+        env = {**base_env, **source_env(python), "DEJA_DB": str(clean[name])}
+        subprocess.run(
+            [interpreter(python), "-m", "deja_blame", "index", "-q"], cwd=repo, env=env, check=True
+        )
     if args.annotate:
-        return annotate_all(repo, work, base_env, dejas, clean, args.rounds)
+        return annotate_all(
+            repo, work, base_env, dejas, clean, args.rounds, with_stats=not args.skip_stats
+        )
     if not args.range:
         ap.error("--range is needed (or --annotate)")
     changed: list[tuple[str, str]] = []
@@ -138,18 +160,13 @@ def main() -> int:
         for name, python in dejas.items():
             db = work / f"{name}.db"
             shutil.copy(clean[name], db)
-            env = {**base_env, "DEJA_DB": str(db)}
+            env = {**base_env, **source_env(python), "DEJA_DB": str(db)}
             for label, cmd in commands.items():
                 if label == "stats cold":
-                    with sqlite3.connect(db) as conn:  # report filled the caches
-                        for table in ("blame_cache", "attribution_cache"):
-                            try:
-                                conn.execute(f"DELETE FROM {table}")
-                            except sqlite3.OperationalError:
-                                pass
+                    clear_caches(db)  # report filled them
                 out = work / f"{name}-{label.replace(' ', '_')}.out"
                 times.setdefault(f"{name} {label}", []).append(
-                    run([python, "-m", "deja_blame", *cmd], repo, env, out)
+                    run([interpreter(python), "-m", "deja_blame", *cmd], repo, env, out)
                 )
                 outputs[(name, label)] = out.read_bytes()
         print(f"round {r + 1} done", file=sys.stderr)
@@ -175,6 +192,15 @@ def main() -> int:
     return 0
 
 
+def clear_caches(db: Path) -> None:
+    with sqlite3.connect(db) as conn:
+        for table in ("blame_cache", "attribution_cache"):
+            try:
+                conn.execute(f"DELETE FROM {table}")
+            except sqlite3.OperationalError:
+                pass
+
+
 def first_session_start(db: Path) -> float:
     with sqlite3.connect(db) as conn:
         return float(conn.execute("SELECT min(started_epoch) FROM sessions").fetchone()[0])
@@ -198,6 +224,7 @@ def annotate_all(
     dejas: dict[str, str],
     clean: dict[str, Path],
     rounds: int,
+    with_stats: bool = False,
 ) -> int:
     since = int(first_session_start(next(iter(clean.values()))) - 600)
     commits = git_lines(repo, "rev-list", f"--since=@{since}", "HEAD")
@@ -218,16 +245,22 @@ def annotate_all(
     ]
     times: dict[str, list[tuple[float, float]]] = {}
     notes: dict[str, str] = {}
+    every = [("HEAD", p) for p in git_lines(repo, "ls-files")]
+    stats: dict[str, bytes] = {}
     for r in range(rounds):
         times.setdefault("git blame changed", []).append(blame_each(repo, changed, base_env))
+        if with_stats:
+            times.setdefault("git blame every", []).append(blame_each(repo, every, base_env))
         for name, python in dejas.items():
             db = work / f"{name}.db"
             shutil.copy(clean[name], db)
-            env = {**base_env, "DEJA_DB": str(db)}
+            env = {**base_env, **source_env(python), "DEJA_DB": str(db)}
             subprocess.run(["git", "-C", str(repo), "update-ref", "-d", "refs/notes/deja"])
             (repo / ".git" / "deja" / "history").unlink(missing_ok=True)
             helped = subprocess.run(
-                [python, "-m", "deja_blame", "annotate", "--help"], capture_output=True, env=env
+                [interpreter(python), "-m", "deja_blame", "annotate", "--help"],
+                capture_output=True,
+                env=env,
             ).stdout
             cmd = (
                 ["annotate", "--all"]
@@ -235,9 +268,19 @@ def annotate_all(
                 else ["annotate", f"{commits[-1]}^..HEAD"]
             )
             times.setdefault(f"{name} {' '.join(cmd)}", []).append(
-                run([python, "-m", "deja_blame", *cmd], repo, env)
+                run([interpreter(python), "-m", "deja_blame", *cmd], repo, env)
             )
             notes[name] = notes_text(repo)
+            if with_stats:
+                # the annotated history's stats, cold: the notes settle what they can
+                clear_caches(db)
+                out = work / f"{name}-stats.out"
+                times.setdefault(f"{name} stats cold, noted", []).append(
+                    run(
+                        [interpreter(python), "-m", "deja_blame", "stats", "--json"], repo, env, out
+                    )
+                )
+                stats[name] = out.read_bytes()
         print(f"round {r + 1} done", file=sys.stderr)
 
     def med(key: str, k: int) -> float:
@@ -245,14 +288,19 @@ def annotate_all(
 
     print(f"{len(commits)} commits, {len(changed)} (commit, file) blames")
     print(f"{'':40}{'wall s':>9}{'cpu s':>9}{'x git (wall)':>14}{'x git (cpu)':>13}")
-    ref = "git blame changed"
     for key in times:
+        ref = "git blame every" if key.endswith((" every", ", noted")) else "git blame changed"
         ratio = f"{med(key, 0) / med(ref, 0):>14.2f}{med(key, 1) / med(ref, 1):>13.2f}"
         print(f"{key:40}{med(key, 0):>9.2f}{med(key, 1):>9.2f}{ratio}")
     names = list(dejas)
     count = notes[names[0]].count("== ")
     same = all(notes[n] == notes[names[0]] for n in names)
     print(f"{count} notes: {'the same' if same else 'DIFFERENT'} from every deja")
+    if with_stats:
+        same = all(stats[n] == stats[names[0]] for n in names)
+        print(
+            f"{len(every)} files: stats {'the same bytes' if same else 'DIFFERENT'} from every deja"
+        )
     shutil.rmtree(work, ignore_errors=True)
     return 0
 
