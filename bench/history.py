@@ -80,7 +80,7 @@ def blame_each(
 def interpreter(deja: str) -> str:
     """``--deja NAME=PATH``: PATH is a Python with deja installed, or a source tree
     (``git worktree add DIR REV``) that this Python runs through PYTHONPATH."""
-    return sys.executable if Path(deja).is_dir() else deja
+    return sys.executable if Path(deja).is_dir() else os.path.abspath(deja)  # run in the repo
 
 
 def source_env(deja: str) -> dict[str, str]:
@@ -128,6 +128,7 @@ def main() -> int:
         )
     if not args.range:
         ap.error("--range is needed (or --annotate)")
+    drop_notes(repo)  # an --annotate run before leaves them
     changed: list[tuple[str, str]] = []
     for sha in git_lines(repo, "rev-list", args.range):
         for path in git_lines(
@@ -201,6 +202,12 @@ def clear_caches(db: Path) -> None:
                 pass
 
 
+def drop_notes(repo: Path) -> None:
+    """The replay's history without deja's notes nor the record of an annotate pass."""
+    subprocess.run(["git", "-C", str(repo), "update-ref", "-d", "refs/notes/deja"], check=False)
+    (repo / ".git" / "deja" / "history").unlink(missing_ok=True)
+
+
 def first_session_start(db: Path) -> float:
     with sqlite3.connect(db) as conn:
         return float(conn.execute("SELECT min(started_epoch) FROM sessions").fetchone()[0])
@@ -255,8 +262,7 @@ def annotate_all(
             db = work / f"{name}.db"
             shutil.copy(clean[name], db)
             env = {**base_env, **source_env(python), "DEJA_DB": str(db)}
-            subprocess.run(["git", "-C", str(repo), "update-ref", "-d", "refs/notes/deja"])
-            (repo / ".git" / "deja" / "history").unlink(missing_ok=True)
+            drop_notes(repo)
             helped = subprocess.run(
                 [interpreter(python), "-m", "deja_blame", "annotate", "--help"],
                 capture_output=True,
@@ -301,6 +307,7 @@ def annotate_all(
         print(
             f"{len(every)} files: stats {'the same bytes' if same else 'DIFFERENT'} from every deja"
         )
+    drop_notes(repo)
     shutil.rmtree(work, ignore_errors=True)
     return 0
 
