@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 
 # Lines that say nothing on their own: blank, lone punctuation, very short.
-_TRIVIAL_CHARS = 6
+TRIVIAL_CHARS = 6
 
 
 def normalise_line(line: str) -> str:
@@ -65,7 +65,7 @@ def is_trivial(line: str) -> bool:
         if len(_TRIVIAL) >= _SEEN_MAX:
             _TRIVIAL.clear()
         norm = normalise_line(line)
-        got = _TRIVIAL[line] = len(norm) <= _TRIVIAL_CHARS or not any(ch.isalnum() for ch in norm)
+        got = _TRIVIAL[line] = len(norm) <= TRIVIAL_CHARS or not any(ch.isalnum() for ch in norm)
     return got
 
 

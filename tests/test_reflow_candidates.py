@@ -1,0 +1,60 @@
+"""The reflow rule's candidate splits, carried from run to run, are the ones joining
+each run's text and asking ``is_trivial`` and the comma pattern of it would find.
+
+``split_candidates`` is on every blame's path (and ``deja report``'s, once per file
+per commit); this compares it with the plain definition on texts made of the
+characters that decide: letters, digits, commas, brackets, and short lines.
+"""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from deja_blame.attribution.match.reflow import _MAGIC_COMMA, REFLOW_MAX, split_candidates
+from deja_blame.index.fingerprint import fingerprint, is_trivial, normalise_line
+
+
+def _plain(norm: list[str], open_: list[bool]) -> dict[int, list[tuple[int, int, str]]]:
+    spots: dict[int, list[tuple[int, int, str]]] = {}
+    for i in range(len(norm)):
+        if not open_[i] or not norm[i]:
+            continue
+        for k in range(2, REFLOW_MAX + 1):
+            part = norm[i : i + k]
+            if len(part) < k or not all(part):
+                break
+            joined = "".join(part)
+            if is_trivial(joined):
+                continue
+            spots.setdefault(fingerprint(joined), []).append((i, k, joined))
+            bare = _MAGIC_COMMA.sub(r"\1", joined)
+            if bare != joined:
+                spots.setdefault(fingerprint(bare), []).append((i, k, bare))
+    return spots
+
+
+LINE = st.text(alphabet="a1,)]}({ _.:é", max_size=9)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(LINE, st.booleans()), max_size=30))
+def test_candidates_are_the_plain_definitions(rows: list[tuple[str, bool]]) -> None:
+    norm = [normalise_line(t) for t, _ in rows]
+    open_ = [o for _, o in rows]
+    assert split_candidates(norm, open_) == _plain(norm, open_)
+
+
+def test_a_comma_where_two_lines_meet_is_a_magic_comma() -> None:
+    norm = ["call(alpha", "beta,", ")"]
+    spots = split_candidates(norm, [True, True, True])
+    assert (0, 3, "call(alphabeta)") in spots[fingerprint("call(alphabeta)")]
+    assert spots == _plain(norm, [True, True, True])
+
+
+def test_a_short_or_punctuation_run_is_no_candidate() -> None:
+    assert split_candidates(["),", "]", "})"], [True] * 3) == {}
+    assert split_candidates(["ab", "cd", "ef"], [True] * 3) == {}  # six characters at most
+    assert split_candidates(["abc", "defg"], [True, True]) == {
+        fingerprint("abcdefg"): [(0, 2, "abcdefg")]
+    }
