@@ -283,10 +283,6 @@ def real_mode(args: argparse.Namespace) -> None:
     from realhistory import build as build_real
 
     deja = [sys.executable, "-m", "deja_blame"]
-    dejas: dict[str, tuple[list[str], dict[str, str]]] = {"new": (deja, {})}
-    if args.old:
-        # the version before, from its source tree (a `git worktree add` checkout)
-        dejas = {"old": (deja, {"PYTHONPATH": str(args.old.resolve())}), **dejas}
     rows = []
     for n in [int(x) for x in args.sessions_list.split(",")]:
         # a replay is rebuilt (its directory emptied) when its arguments differ:
@@ -295,6 +291,10 @@ def real_mode(args: argparse.Namespace) -> None:
         t = time.perf_counter()
         meta = build_real(out, args.real, args.file, n)
         repo, root, db = out / "repo", out / "root", out / "index.db"
+        old_db = out / "index-old.db"
+        if args.old and not old_db.exists():
+            # the old deja's own index, copied before this one migrates it to its schema
+            shutil.copy(db, old_db)
         env = {
             **os.environ,
             "DEJA_DB": str(db),
@@ -303,7 +303,13 @@ def real_mode(args: argparse.Namespace) -> None:
             # as an installed deja: bytecode cached (see bench/README.md)
             "PYTHONDONTWRITEBYTECODE": "",
         }
-        subprocess.run([*deja, "index", "-q"], env=env, check=True, cwd=repo)
+        dejas: dict[str, tuple[list[str], dict[str, str]]] = {"new": (deja, {})}
+        if args.old:
+            # the version before, from its source tree (a `git worktree add` checkout)
+            old_env = {"PYTHONPATH": str(args.old.resolve()), "DEJA_DB": str(old_db)}
+            dejas = {"old": (deja, old_env), **dejas}
+        for cmd, extra in dejas.values():
+            subprocess.run([*cmd, "index", "-q"], env={**env, **extra}, check=True, cwd=repo)
         print(
             f"{n} sessions: {meta['commits']} commits, {meta['lines']} lines ({meta['blank']} blank),"
             f" {meta['lines_written']} lines written, ready in {time.perf_counter() - t:.1f} s"
@@ -329,8 +335,9 @@ def real_mode(args: argparse.Namespace) -> None:
             order = list(dejas) if r % 2 == 0 else list(reversed(dejas))
             for name in order:
                 cmd, extra = dejas[name]
+                own = {**env, **extra}
                 got, peak, docs[name] = _round(
-                    cmd, {**env, **extra}, repo, db, args.file, probe, newest
+                    cmd, own, repo, Path(own["DEJA_DB"]), args.file, probe, newest
                 )
                 for key, values in got.items():
                     times[name].setdefault(key, []).extend(values)
@@ -444,7 +451,8 @@ def main() -> None:
         "--old",
         type=Path,
         help="real-code mode: a source tree of the version before (git worktree add DIR REV),"
-        " run with this Python through PYTHONPATH, alternated with this tree round by round",
+        " run with this Python through PYTHONPATH, alternated with this tree round by round,"
+        " with an index of its own (index-old.db beside the replay's)",
     )
     args = ap.parse_args()
     if args.real is not None:
