@@ -384,9 +384,9 @@ def test_git_blame_starts_when_the_cache_misses_and_is_taken_once(
     opened: list[int] = []
     real_locate = api.locate
 
-    def locate(file: Path, rev: str | None = None) -> Any:
+    def locate(file: Path, rev: str | None = None, through_git: bool = False) -> Any:
         opened.append(len(started))  # how many blames had started when the repository opened
-        return real_locate(file, rev)
+        return real_locate(file, rev, through_git=through_git)
 
     monkeypatch.setattr(api, "locate", locate)
     db = Path(os.environ["DEJA_DB"])
