@@ -94,4 +94,17 @@ def test_a_note_with_another_tools_lines_is_not_indexed(
     for _ in range(2):
         out = world.deja("blame", "app.py", "--json", "--no-refresh")
         assert b"deja does not read" in out.stderr  # said each time: the note is read
-    assert not [r for r in _rows(world) if r[0] == sha]
+    blob = subprocess.run(
+        ["git", "notes", "--ref", "refs/notes/deja", "list", sha],
+        cwd=world.repo, capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    assert (sha, blob) not in _rows(world)
+
+
+def test_the_notes_a_pass_writes_are_indexed_by_it(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sha = _annotated(world)
+    assert sha in {c for c, _ in _rows(world)}
+    _no_note_reads(monkeypatch)
+    assert _sessions(world, "app.py") == [S1, S1, S1]

@@ -202,7 +202,22 @@ def annotate_history(
     )
     if result.complete:
         state.record_done(generation, ref_target(repo))
+    _index_notes(repo, conn, result.written)
     return result
+
+
+def _index_notes(repo: pygit2.Repository, conn: sqlite3.Connection, commits: list[str]) -> None:
+    """The notes just written, indexed (``notes/indexed.py``): blame after the pass
+    reads rows, not the notes (a few ms a hundred notes, against a blame's wait)."""
+    from deja_blame.notes.lookup import NotesLookup
+
+    if not commits:
+        return
+    lookup = NotesLookup(repo, conn)
+    lookup.prefetch()
+    for sha in commits:
+        lookup.noted(sha)
+    lookup.save()
 
 
 def _derive_all(
