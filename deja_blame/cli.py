@@ -799,20 +799,26 @@ def export_cmd(
 @cli.command("why")
 @click.argument("target", metavar="FILE:LINE")
 @click.option("--rev", help="Look at FILE as of this revision (default: the working tree).")
+@click.option(
+    "--no-refresh", is_flag=True, help="Do not read new transcript lines into the index first."
+)
 @db_option
 @json_option
 @with_index
-def why_cmd(conn: sqlite3.Connection, target: str, rev: str | None, as_json: bool) -> int:
+def why_cmd(
+    conn: sqlite3.Connection, target: str, rev: str | None, no_refresh: bool, as_json: bool
+) -> int:
     """Explain one line: the session, the request behind it, the edit, what ran after.
 
     \b
     Examples:
       deja why src/app.py:42
       deja why src/app.py:42 --json
+      deja why src/app.py:42 --no-refresh   # the index as it is (a script asking many)
     """
     from deja_blame.commands.why import run_why
 
-    return run_why(conn, target, rev, as_json)
+    return run_why(conn, target, rev, as_json, refresh=not no_refresh)
 
 
 @cli.command("lsp")

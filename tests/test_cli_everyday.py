@@ -279,3 +279,18 @@ def test_an_edit_made_under_an_earlier_model_says_which(tmp_path: Path) -> None:
     deja("index", "-q", env=env)
     shown = orjson.loads(deja("show", "5e5e5e5e", "--json", env=env).stdout)
     assert shown["edits"] == doc["edits"]
+
+
+def test_why_no_refresh_asks_the_index_as_it_is(
+    tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As blame's: a script asking about many lines reads new transcript lines once."""
+    from test_notes_world import S1, body, make_world
+
+    world = make_world(tmp_path, repo, monkeypatch)
+    world.write(S1, "app.py", body("a", 3))
+    world.commit("the session's work")
+    held = orjson.loads(world.deja("why", "app.py:2", "--no-refresh", "--json").stdout)
+    assert held["session"] is None  # nothing indexed yet, and nothing read
+    read = orjson.loads(world.deja("why", "app.py:2", "--json").stdout)
+    assert read["session"] == S1
