@@ -110,3 +110,32 @@ def test_blame_and_why_of_a_file_never_load_pygit2(
         )  # fmt: skip
         assert "pygit2 loaded: False" in proc.stderr, proc.stderr
         assert "Traceback" not in proc.stderr and proc.stdout
+
+
+def test_a_file_answered_lately_is_not_blamed_ahead(
+    committed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A warm blame would pay for a git blame nobody reads: the answers cached at
+    HEAD are remembered (.git/deja/answered, a hint), and speculation skips them."""
+    import stat
+    import subprocess
+    import sys
+
+    monkeypatch.setenv("DEJA_DB", str(tmp_path / "index.db"))
+    monkeypatch.setenv("DEJA_ANTIGRAVITY_ROOT", str(tmp_path / "none"))
+    early.speculate(["blame", "app.py"])
+    assert len(early._STARTED) == 1  # never answered: blamed ahead
+    early._end()
+    proc = subprocess.run(
+        [sys.executable, "-m", "deja_blame", "blame", "app.py", "--json"],
+        cwd=committed / "src", capture_output=True,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    hint = committed / ".git" / "deja" / "answered"
+    assert stat.S_IMODE(hint.stat().st_mode) == 0o600
+    early.speculate(["blame", "app.py"])
+    assert early._STARTED == {}  # its answer at HEAD is cached
+    (committed / "src" / "app.py").write_text("a = 1\nb = 3\n")
+    git(committed, "commit", "-q", "-am", "next")
+    early.speculate(["blame", "app.py"])
+    assert len(early._STARTED) == 1  # a new HEAD: not answered there yet

@@ -150,6 +150,9 @@ def _at_commit(
     if use_cache:
         entry = cache.entry_from(result, version.commit, version.data, version.relpath)
         cache.store(conn, key, entry, notes, root)
+        from deja_blame.attribution.facts.early import note_answered
+
+        note_answered(root, version.commit, version.relpath)
     result.rev = rev
     return result
 

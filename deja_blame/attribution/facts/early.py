@@ -8,15 +8,24 @@ git's blame), and the blame path takes the process when it asks git for exactly
 the same command (``git_blame._start_git``); a command that did not ask (the
 answer was cached, another option changed git's arguments) kills it at exit.
 
-This module imports nothing of deja's but ``gitenv``: its point is to run first.
+A file whose answer at HEAD was cached lately (``.git/deja/answered``, written by
+``note_answered``) is not blamed ahead: a warm blame would pay for a git blame
+nobody reads. That list is a hint: a wrong one costs a blame started later, never
+an answer.
+
+This module imports nothing of deja's but ``gitenv`` and ``statefile``: its point
+is to run first.
 """
 
 from __future__ import annotations
 
 import atexit
+import hashlib
 import os
 import subprocess
+from pathlib import Path
 
+from deja_blame import statefile
 from deja_blame.gitenv import no_git_env
 
 # Flags of ``deja blame`` that change neither the file blamed nor git's arguments.
@@ -62,6 +71,8 @@ def speculate(argv: list[str]) -> None:
     rel = os.path.relpath(path, root)
     if rel.startswith("..") or os.sep != "/" and "\\" in rel.replace(os.sep, "/"):
         return
+    if _token(head, rel) in _answered(root):
+        return  # cached lately: the answer needs no blame
     args = ("git", "-C", root, "blame", "--porcelain", *DEFAULT_ARGS, head, "--", rel)
     try:
         _STARTED[args] = subprocess.Popen(
@@ -69,6 +80,39 @@ def speculate(argv: list[str]) -> None:
         )
     except OSError:
         return
+
+
+ANSWERED = "answered"
+ANSWERED_KEPT = 256  # files at a commit the hint remembers (17 bytes each)
+
+
+def _token(commit: str, relpath: str) -> bytes:
+    key = f"{commit}\0{relpath}".encode("utf-8", "surrogateescape")
+    return hashlib.blake2b(key, digest_size=8).hexdigest().encode() + b"\n"
+
+
+def _answered_path(root: str) -> Path:
+    return Path(root) / ".git" / "deja" / ANSWERED  # a worktree's .git is a file: no hint
+
+
+def _answered(root: str) -> bytes:
+    return statefile.read_bytes(_answered_path(root), 17 * ANSWERED_KEPT) or b""
+
+
+def note_answered(root: str, commit: str, relpath: str) -> None:
+    """Remember that ``relpath``'s answer at ``commit`` is cached (the hint above)."""
+    token = _token(commit, relpath)
+    known = _answered(root)
+    if token in known:
+        return
+    path = _answered_path(root)
+    if not path.parent.parent.is_dir() or not statefile.ensure_dir(path.parent):
+        return
+    kept = known.splitlines(keepends=True)[-(ANSWERED_KEPT - 1) :]
+    try:
+        statefile.write_bytes(path, b"".join(kept) + token, mode=0o600)
+    except OSError:
+        pass  # costs a blame started ahead, nothing else
 
 
 def take(args: list[str]) -> subprocess.Popen[bytes] | None:
