@@ -68,9 +68,9 @@ def speculate(argv: list[str]) -> None:
     if len(lines) != 2:
         return  # not in a repository, or no commit yet
     root, head = os.path.realpath(lines[0]), lines[1].strip()
-    rel = os.path.relpath(path, root)
-    if rel.startswith("..") or os.sep != "/" and "\\" in rel.replace(os.sep, "/"):
-        return
+    rel = os.path.relpath(path, root).replace(os.sep, "/")  # git's spelling, on Windows too
+    if rel == ".." or rel.startswith("../"):
+        return  # outside the repository: deja says so, git need not blame
     if _token(head, rel) in _answered(root):
         return  # cached lately: the answer needs no blame
     args = ("git", "-C", root, "blame", "--porcelain", *DEFAULT_ARGS, head, "--", rel)
