@@ -199,3 +199,37 @@ def test_a_note_from_elsewhere_settles_nothing_the_index_knows_better(
     calls = _matched(monkeypatch)
     assert [s for s, _ in _blame(world, "app.py")] == [S1, S1, S1]
     assert sum(calls) == 0
+
+
+def test_the_history_record_is_input_and_a_pass_without_notes_is_recorded(
+    world: World, tmp_path: Path
+) -> None:
+    """'done <gen> <tip>': a tip that is not a commit's name never reaches git (a
+    record carried in a tarball), and a pass that ended with no notes says '-' so the
+    hooks do not run a pass at every commit."""
+    import sqlite3
+
+    import pygit2
+
+    from deja_blame.notes.annotate_all import needs_pass
+
+    world.person("README.md", "# project\n")
+    world.commit("init")
+    world.index()
+    world.deja("annotate", "--all")
+    record = world.repo / ".git" / "deja" / "history"
+    assert record.read_text().splitlines()[-1].endswith(" -")
+    conn = sqlite3.connect(world.db)
+    try:
+        assert not needs_pass(pygit2.Repository(str(world.repo)), conn)
+        gen = record.read_text().split()[1]
+        trap = tmp_path / "written-by-git"
+        record.write_text(f"done {gen} --output={trap}\n")
+        world.write(S1, "app.py", body("a", 3))
+        world.commit("the session's work")
+        world.git("notes", "--ref", "refs/notes/deja", "add", "-m", "{}", "HEAD")
+        assert world.deja("blame", "app.py", "--json").returncode == 0
+        assert not trap.exists()
+        assert needs_pass(pygit2.Repository(str(world.repo)), conn)  # it says nothing usable
+    finally:
+        conn.close()

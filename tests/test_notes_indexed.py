@@ -77,7 +77,12 @@ def test_a_rewritten_note_is_read_again(world: World, monkeypatch: pytest.Monkey
         "notes", "--ref", "refs/notes/deja", "add", "-f", "-m", orjson.dumps(doc).decode(), sha
     )
     assert _sessions(world, "app.py") == [S2, S2, S2]
-    assert len([r for r in _rows(world) if r[0] == sha]) == 2  # both blobs, each its own row
+    # the row of the note as it is now, the older one dropped
+    blob = subprocess.run(
+        ["git", "notes", "--ref", "refs/notes/deja", "list", sha],
+        cwd=world.repo, capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    assert [r for r in _rows(world) if r[0] == sha] == [(sha, blob)]
 
 
 def test_a_note_with_another_tools_lines_is_not_indexed(
@@ -108,3 +113,22 @@ def test_the_notes_a_pass_writes_are_indexed_by_it(
     assert sha in {c for c, _ in _rows(world)}
     _no_note_reads(monkeypatch)
     assert _sessions(world, "app.py") == [S1, S1, S1]
+
+
+def test_a_note_git_copied_from_another_commit_is_read_each_time(world: World) -> None:
+    """Its lines are carried by the text of the commit it was copied from, which one
+    clone has and another may not: a row would be the first clone's answer for all."""
+    old = _annotated(world)
+    world.git("commit", "--amend", "-q", "-m", "the session's work, reworded")
+    new = world.head()
+    world.git("notes", "--ref", "refs/notes/deja", "copy", "-f", old, new)
+    assert _sessions(world, "app.py") == [S1, S1, S1]
+    assert new not in {c for c, _ in _rows(world)}
+
+
+def test_forgetting_a_session_drops_the_rows_that_name_it(world: World) -> None:
+    sha = _annotated(world)
+    assert _sessions(world, "app.py") == [S1, S1, S1]
+    assert sha in {c for c, _ in _rows(world)}
+    assert world.deja("forget", S1).returncode == 0
+    assert sha not in {c for c, _ in _rows(world)}

@@ -490,6 +490,9 @@ def note_docs_put(conn: sqlite3.Connection, rows: list[tuple[str, str, bytes]]) 
     """Index notes read (commit, note blob, doc); a busy index raises
     ``sqlite3.OperationalError`` after ``CACHE_BUSY_MS`` (the notes are read again)."""
     with _short_wait(conn), transaction(conn):
+        conn.executemany(  # a commit's older notes: rewritten, each blob another row
+            "DELETE FROM note_docs WHERE commit_id=? AND blob<>?", [r[:2] for r in rows]
+        )
         conn.executemany(
             "INSERT OR REPLACE INTO note_docs(commit_id, blob, doc) VALUES (?, ?, ?)", rows
         )

@@ -112,6 +112,11 @@ def forget_session(conn: sqlite3.Connection, session_id: str) -> str | None:
     ).fetchone()
     clear_session_rows(conn, int(row[0]))
     conn.execute("DELETE FROM sessions WHERE sid=?", (int(row[0]),))
+    # the notes indexed that name it (notes/indexed.py): read again from git if asked
+    conn.execute(
+        "DELETE FROM note_docs WHERE instr(CAST(doc AS TEXT), ?) > 0",
+        (orjson.dumps(session_id).decode(),),
+    )
     remember_forgotten(conn, session_id, (transcript, *stat))
     return transcript
 

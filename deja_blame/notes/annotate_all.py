@@ -35,6 +35,7 @@ from typing import Any
 import pygit2
 
 from deja_blame import statefile
+from deja_blame.gitcli import git_errors
 from deja_blame.gitutil import workdir
 from deja_blame.index import queries as Q
 from deja_blame.notes.annotate import (
@@ -105,7 +106,14 @@ def needs_pass(repo: pygit2.Repository, conn: sqlite3.Connection) -> bool:
     last one did not say which notes it ended at (an older deja's: blame then checks
     every note until a pass says)."""
     state = HistoryState(repo)
-    return state.done != Q.writes_generation(conn) or state.done_notes is None
+    if state.done != Q.writes_generation(conn) or state.done_notes is None:
+        return True
+    if state.done_notes:  # gone (the notes rewritten, then gc): blame cannot tell what changed
+        try:
+            repo[state.done_notes]
+        except git_errors():
+            return True
+    return False
 
 
 @contextmanager

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from deja_blame import statefile
 from deja_blame.notes.derived_from import digest
 from deja_blame.notes.store import deja_dir
+from deja_blame.objectid import is_object_id
 
 if TYPE_CHECKING:
     import pygit2
@@ -44,7 +45,9 @@ class HistoryState:
         self.path = deja_dir(repo) / STATE_FILE
         self.none: dict[str, str] = {}
         self.done: str | None = None
-        self.done_notes: str | None = None  # the notes tip the last pass ended at
+        # the notes commit the last pass ended at ("" when there were no notes;
+        # None: the record does not say, an older deja's)
+        self.done_notes: str | None = None
         data = statefile.read_bytes(self.path, STATE_BYTES + 1)
         if data is None or len(data) > STATE_BYTES:
             return
@@ -54,7 +57,10 @@ class HistoryState:
                 self.none[fields[1]] = fields[2]
             elif len(fields) in (2, 3) and fields[0] == "done":
                 self.done = fields[1]
-                self.done_notes = fields[2] if len(fields) == 3 else None
+                tip = fields[2] if len(fields) == 3 else None
+                # a commit's name or "-" (a file carried in a tarball is input: no
+                # option reaches git from it)
+                self.done_notes = "" if tip == "-" else tip if tip and is_object_id(tip) else None
 
     def _append(self, text: str) -> None:
         try:
@@ -76,5 +82,5 @@ class HistoryState:
         self._append(f"none {sha} {value}\n")
 
     def record_done(self, generation: str, notes_tip: str | None) -> None:
-        self.done, self.done_notes = generation, notes_tip
-        self._append(f"done {generation}{f' {notes_tip}' if notes_tip else ''}\n")
+        self.done, self.done_notes = generation, notes_tip or ""
+        self._append(f"done {generation} {notes_tip or '-'}\n")

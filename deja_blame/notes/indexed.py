@@ -11,7 +11,10 @@ so a row is never stale: a note rewritten, fetched or carried is another blob, r
 and indexed in its turn. ``derived_from`` is not kept (``NotesLookup.derived_from``
 reads the note when a check asks).
 
-A note with lines another tool wrote is not indexed (reading it says so, each time).
+A note with lines another tool wrote is not indexed (reading it says so, each time),
+nor one git copied from another commit (its remap depends on the clone). Indexing a
+note drops the rows of the commit's other notes; ``deja forget`` drops the rows
+that name the session forgotten.
 """
 
 from __future__ import annotations
@@ -76,8 +79,12 @@ class NoteIndex:
         if text is None:
             return None
         foreign = said_foreign(commit, text)
-        note = effective_note(repo, commit, parse_note_docs(text, derived=False))
-        if note is not None and not foreign:
+        docs = parse_note_docs(text, derived=False)
+        note = effective_note(repo, commit, docs)
+        # a document git copied from another commit is remapped by that commit's text,
+        # which one clone has and another not: such a note is read each time
+        copied = any(d.commit and d.commit != commit for d in docs)
+        if note is not None and not foreign and not copied:
             row = row_of(note)
             if row is not None:
                 self._read.append((commit, blob, row))

@@ -33,7 +33,7 @@ from deja_blame.notes.schema import (
     split_note,
     with_foreign,
 )
-from deja_blame.objectid import LENGTHS, null_id
+from deja_blame.objectid import LENGTHS, is_object_id, null_id
 
 if TYPE_CHECKING:
     import pygit2
@@ -153,7 +153,10 @@ def notes_changed(root: str | Path, then: str, now: str) -> set[str] | None:
     (added, changed or removed: one ``git diff-tree``), or None when git cannot say."""
     from deja_blame.gitutil import try_git
 
-    proc = try_git(root, ["diff-tree", "-r", "--no-commit-id", "--name-only", "-z", then, now])
+    if not (is_object_id(then) and is_object_id(now)):
+        return None
+    args = ["diff-tree", "-r", "--no-commit-id", "--name-only", "-z", "--end-of-options"]
+    proc = try_git(root, [*args, then, now])
     if proc is None or proc.returncode != 0:
         return None
     names = proc.stdout.decode("ascii", "replace").split("\0")

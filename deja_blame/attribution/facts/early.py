@@ -44,7 +44,18 @@ _REV_PARSE: dict[str, bytes] = {}
 
 
 def speculate(argv: list[str]) -> None:
-    """Start git's blame for ``deja blame [SAFE FLAGS] FILE`` (anything else: nothing)."""
+    """Start git's blame for ``deja blame [SAFE FLAGS] FILE`` (anything else: nothing).
+    It runs before the command's own error handling: whatever goes wrong here (a path
+    on another drive, an odd file name) only means no head start."""
+    try:
+        _speculate(argv)
+    except KeyboardInterrupt:
+        raise SystemExit(130) from None
+    except Exception:  # noqa: BLE001 - see above
+        return
+
+
+def _speculate(argv: list[str]) -> None:
     if argv[:1] != ["blame"]:
         return
     files = [a for a in argv[1:] if not a.startswith("-")]
