@@ -40,6 +40,14 @@ _KINDS = {"Commit": "commit", "Tree": "tree", "Blob": "blob", "Tag": "tag"}
 _KIND_TYPES = {name.lower(): type(name, (), {}) for name in _KINDS}
 
 
+def _stopped(what: str, exc: BaseException) -> Exception:
+    """git that could not run or stopped answering, as one line (pygit2 has no such
+    failure: a question read through git must not end in a traceback)."""
+    from deja_blame.errors import DejaError
+
+    return DejaError(f"{what} stopped: {exc}")
+
+
 def git_errors() -> tuple[type[BaseException], ...]:
     """What reading a repository may raise: KeyError and ValueError, and pygit2's
     errors once pygit2 is loaded (a repository read through git raises only the
@@ -539,9 +547,16 @@ class CliRepository:
         self, args: list[str], input: bytes | None = None
     ) -> subprocess.CompletedProcess[bytes]:
         cwd = ["-C", self.workdir] if self.workdir else ["--git-dir", self._gitdir]
-        return subprocess.run(
-            ["git", *cwd, *args], input=input, capture_output=True, env=no_git_env(), timeout=300
-        )
+        try:
+            return subprocess.run(
+                ["git", *cwd, *args],
+                input=input,
+                capture_output=True,
+                env=no_git_env(),
+                timeout=300,
+            )
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise _stopped(f"git {args[0] if args else ''}", exc) from exc
 
     def git(self, args: list[str], check: bool = True, input: bytes | None = None) -> bytes:
         proc = self.run(args, input)
@@ -574,8 +589,11 @@ class CliRepository:
                     env=no_git_env(),
                 )
             assert proc.stdin is not None and proc.stdout is not None
-            proc.stdin.write(name.encode("utf-8", "surrogateescape") + b"\n")
-            proc.stdin.flush()
+            try:
+                proc.stdin.write(name.encode("utf-8", "surrogateescape") + b"\n")
+                proc.stdin.flush()
+            except OSError as exc:  # git ended (killed, out of memory): say so
+                raise _stopped("git cat-file", exc) from exc
             head = proc.stdout.readline().rstrip(b"\n")
             fields = head.split(b" ")
             if len(fields) != 3 or not fields[2].isdigit():

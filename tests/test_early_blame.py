@@ -139,3 +139,23 @@ def test_a_file_answered_lately_is_not_blamed_ahead(
     git(committed, "commit", "-q", "-am", "next")
     early.speculate(["blame", "app.py"])
     assert len(early._STARTED) == 1  # a new HEAD: not answered there yet
+
+
+def test_git_that_stops_answering_is_one_line(
+    committed: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read through git (gitcli), a git that times out or dies is a DejaError (one
+    line at the command's edge), not a traceback."""
+    import subprocess
+
+    from deja_blame.errors import DejaError
+    from deja_blame.gitcli import CliRepository
+
+    repo = CliRepository(committed)
+
+    def hangs(*args: object, **kw: object) -> None:
+        raise subprocess.TimeoutExpired("git", 300)
+
+    monkeypatch.setattr(subprocess, "run", hangs)
+    with pytest.raises(DejaError, match="git log stopped"):
+        repo.git(["log", "-1"])
