@@ -116,6 +116,9 @@ class PlainSource:
     def position(self, key: tuple[int, int, int]) -> int | None:
         return key[2]
 
+    def added_lines(self, sid: int, edit_ord: int) -> list[str]:
+        return self.texts.get((sid, edit_ord), [])
+
     def session_names(self, sids: set[int]) -> dict[int, tuple[str, str]]:
         return {sid: self.names[sid] for sid in sids if sid in self.names}
 

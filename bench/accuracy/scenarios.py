@@ -1041,3 +1041,64 @@ def split_commits(sim: Sim, small: bool) -> None:
     (sim.repo / path).write_text(sim.read(path), encoding="utf-8")
     sim.commit("Test total() of several items")
     sim.expect(path)
+
+
+PROTO_JS = """\
+'use strict';
+
+function Cart() {
+  this.items = [];
+}
+
+Cart.prototype.add = function (item) {
+  this.items.push(item);
+  return this;
+};
+
+Cart.prototype.clear = function () {
+  this.items = [];
+  return this;
+};
+
+Cart.prototype.count = function () {
+  return this.items.length;
+};
+
+module.exports = Cart;
+"""
+
+
+@scenario("a session drops the ';' after two functions, each a one-line edit of only '}'")
+def lone_bracket_edits(sim: Sim, small: bool) -> None:
+    path = "web/cart_proto.js"
+    sim.person_write(path, PROTO_JS)
+    sim.commit("Cart prototype")
+    sim.advance(HOUR)
+    s = sim.session("no-semicolons", "Drop the semicolons after the function expressions.")
+    s.view(path)
+    # each edit writes one "}" and nothing else: no run, no line of its own beside it
+    s.replace(
+        path,
+        "  return this;\n};\n\nCart.prototype.clear",
+        "  return this;\n}\n\nCart.prototype.clear",
+    )
+    s.replace(
+        path,
+        "  return this;\n};\n\nCart.prototype.count",
+        "  return this;\n}\n\nCart.prototype.count",
+    )
+    s.replace(
+        path,
+        "  return this.items.length;\n};\n",
+        "  return this.items.length;\n};\n\nCart.prototype.isEmpty = function () {\n"
+        "  return this.items.length === 0;\n};\n",
+    )  # fmt: skip
+    sim.advance(10 * MINUTE)
+    # the person drops the last ';' by hand (their own "}" of the same commit) and puts
+    # two lines on top: every line of the session's is now two lines lower
+    sim.person_edit(
+        path, "  return this.items.length === 0;\n};", "  return this.items.length === 0;\n}"
+    )
+    sim.person_edit(path, "'use strict';\n", "'use strict';\n\nconst assert = require('assert');\n")
+    sim.commit("Cart: no semicolons, isEmpty")
+    sim.expect(path)

@@ -437,6 +437,26 @@ def line_writes_of_sessions(
     ).fetchall()
 
 
+def line_writes_between(
+    conn: sqlite3.Connection,
+    path_id: int,
+    fps: list[int],
+    windows: list[tuple[float, float]],
+) -> list[tuple[int, int, int, int, int, float | None, int]]:
+    """(path_id, fp, sid, edit_ord, idx, at_epoch, by_user) of the writes of ``fps`` to
+    the path made in one of these (from, to) time windows (epoch seconds, both ends
+    in): one B-tree range per (path, fingerprint), its rows kept by time in SQLite."""
+    spans = "[" + ",".join(f"[{float(a)!r},{float(b)!r}]" for a, b in windows) + "]"
+    return conn.execute(
+        "SELECT path_id, fp, sid, edit_ord, idx, at_epoch, by_user FROM lines"
+        " WHERE path_id=?1 AND fp IN (SELECT value FROM json_each(?2))"
+        " AND EXISTS (SELECT 1 FROM json_each(?3) w WHERE at_epoch"
+        "  BETWEEN json_extract(w.value, '$[0]') AND json_extract(w.value, '$[1]'))"
+        " ORDER BY fp, sid, edit_ord, idx",
+        (path_id, _json_ints(fps), spans),
+    ).fetchall()
+
+
 def has_timed_write(conn: sqlite3.Connection, path_id: int, fps: list[int]) -> bool:
     """Whether some session wrote one of ``fps`` to the path at a known time."""
     row = conn.execute(

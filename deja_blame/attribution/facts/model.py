@@ -62,6 +62,12 @@ class WriteSet:
     # reads a session's left-out writes: (path id, trivial fingerprints, sids) -> rows
     # of the lines table (set by ``load_writes``: the facts stage)
     fetch_left_out: Callable[[int, list[int], list[int]], Iterable[WriteRow]] | None = None
+    # reads the left-out writes made in time windows: (path id, trivial fingerprints,
+    # [(from, to)]) -> rows of the lines table (``read_window_writes``)
+    fetch_between: (
+        Callable[[int, list[int], list[tuple[float, float]]], Iterable[WriteRow]] | None
+    ) = None
+    _windows_read: set[tuple[float, float]] = field(default_factory=set)
     _of_sessions: dict[int, list[tuple[Key, int, bool]]] = field(default_factory=dict)
 
     def __len__(self) -> int:
@@ -86,6 +92,24 @@ class WriteSet:
                             if at is not None and key not in self.info:
                                 self._of_sessions[sid].append((key, fp, paths[pid]))
         return {sid: self._of_sessions[sid] for sid in sids}
+
+    def read_window_writes(self, fps: set[int], windows: set[tuple[float, float]]) -> None:
+        """Add the writes of these (trivial) fingerprints that ``load_writes`` left in
+        the index and that were made in one of these (from, to) time windows: a lone
+        bracket edit is evidence only inside its line's commit window
+        (``match/lone.py``), so only those are read."""
+        todo = sorted(windows - self._windows_read)
+        if not todo or self.fetch_between is None:
+            return
+        self._windows_read.update(todo)
+        for paths, trivial in self.left_out:
+            wanted = sorted(fps.intersection(trivial))
+            if not wanted:
+                continue
+            rows: list[WriteRow] = []
+            for pid in sorted(paths):
+                rows += self.fetch_between(pid, wanted, todo)
+            self.add_rows(rows, paths)
 
     def add_rows(
         self,

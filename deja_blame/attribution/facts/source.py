@@ -53,13 +53,20 @@ class FactSource:
         """Where a write landed in the session's file (0-based)."""
         return self._write_value("position", key)  # type: ignore[return-value]
 
-    def _write_value(self, what: str, key: Key) -> object | None:
+    def added_lines(self, sid: int, edit_ord: int) -> list[str]:
+        """Every line one edit added (to whichever file), in order."""
+        return self._edit_values("text", (sid, edit_ord))  # type: ignore[return-value]
+
+    def _edit_values(self, what: str, edit: tuple[int, int]) -> list[object]:
         loaded = self._per_write[what]
-        edit = (key[0], key[1])
         got = loaded.get(edit)
         if got is None:
             load = Q.edit_added_lines if what == "text" else Q.edit_positions
             got = loaded[edit] = list(load(self.conn, *edit))
+        return got
+
+    def _write_value(self, what: str, key: Key) -> object | None:
+        got = self._edit_values(what, (key[0], key[1]))
         return got[key[2]] if 0 <= key[2] < len(got) else None
 
     def final_fingerprints(self, sid: int, path_ids: list[int]) -> set[int]:

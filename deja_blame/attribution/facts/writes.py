@@ -58,6 +58,8 @@ def load_writes(
     out.add_rows(rows, paths)
     if narrowed:
         out.fetch_left_out = partial(Q.line_writes_of_sessions, conn)
+        # a lone bracket edit's write, read only in its line's commit window (``match/lone.py``)
+        out.fetch_between = partial(Q.line_writes_between, conn)
         out.left_out.append((narrowed, trivial))
         if not out.any_left_out and not out.info:
             # nothing read: whether anything was left (callers stop on an empty set)

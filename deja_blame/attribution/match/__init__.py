@@ -6,7 +6,8 @@ them runs git, reads SQLite or starts a thread. In the order they apply:
 
 - ``lines.py``: a line is the latest write of its text before its commit, a run
   of neighbouring lines of one edit being the strongest evidence (trivial lines
-  only inside such runs); a person's later write takes it away;
+  only inside such runs, or as a lone bracket edit in their commit's window at
+  their place: ``lone.py``); a person's later write takes it away;
 - ``before_history.py``: a session that wrote here before the file's first
   commit must have left most of its lines in that first version (another
   project once lived at this path);
@@ -102,6 +103,8 @@ def attribute_lines(
             has_exact=lambda sid: source.edited_any(sid, exact_ids),
             stale=window.stale,
             fresh=window.fresh,
+            floor=window.floor,
+            added_lines=source.added_lines,
             same_project=source.belongs,
             written_text=source.written_text,
             position=source.position,

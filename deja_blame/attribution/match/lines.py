@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from operator import itemgetter
 
 from deja_blame.attribution.facts.model import CLOCK_SKEW, BlameLine, Key, Twins, WriteSet
+from deja_blame.attribution.match.lone import place_lone_edits
 from deja_blame.index.fingerprint import fingerprint, is_trivial, normalise_line
 
 # A run of this many lines is strong evidence of place: among writes with runs at
@@ -84,6 +85,8 @@ def match_lines(
     has_exact: Callable[[int], bool] | None = None,
     stale: Callable[..., bool] | None = None,
     fresh: Callable[[int, float], bool] | None = None,
+    floor: Callable[[int], float | None] | None = None,
+    added_lines: Callable[[int, int], list[str]] | None = None,
     same_project: Callable[[int], bool | None] | None = None,
     written_text: Callable[[Key], str | None] | None = None,
     position: Callable[[Key], int | None] | None = None,
@@ -284,6 +287,10 @@ def match_lines(
     _fill_gaps_where_committed(chosen, fps, trivial, blamed, writes, used, limits, stale, copies)
     if n and all(trivial) and not any(chosen):
         _whole_file(chosen, fps, writes, limits, stale)
+    if floor is not None and position is not None and added_lines is not None:
+        place_lone_edits(
+            chosen, texts, fps, trivial, blamed, writes, used, limits, floor, position, added_lines
+        )
     # How often each fingerprint occurs in each session's edits of the file.
     common: dict[int, Counter[int]] = {}
     # and of the writes load_writes left in the index, those of the sessions chosen

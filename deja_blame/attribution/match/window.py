@@ -92,6 +92,12 @@ class CommitWindow:
         _, prev = self._prev(i)
         return prev is None or at >= self.history.times[prev] - CLOCK_SKEW
 
+    def floor(self, i: int) -> float | None:
+        """When line i's commit window opened: the time of the version its commit was
+        made from, less the clock skew (None: no earlier version). Reads the log only."""
+        _, prev = self._prev(i)
+        return None if prev is None else self.history.times[prev] - CLOCK_SKEW
+
     def stale(self, i: int, at: float, copies: int = 1) -> bool:
         """Whether a write made at ``at`` of line i's text cannot be its source.
         ``copies``: how many lines of that text the write's edit wrote (``_brought``)."""

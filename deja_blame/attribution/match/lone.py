@@ -1,0 +1,181 @@
+"""A lone bracket edit: a session's small edit that wrote only trivial lines.
+
+``};`` -> ``}`` (a linter's rule adopted), a blank line added between two
+functions: the edit wrote a ``}`` or a blank line and nothing else, so no run
+of its lines passes through a non-trivial line and no neighbour of its own
+edit anchors it (``lines._fill_gaps``). Its text alone says nothing: every file
+holds hundreds of ``}``. Its time and place do. The write is the line's source
+when all of these hold:
+
+- it was made inside the line's commit window: after the version the line's
+  commit was made from (``floor``), before the commit (plus clock skew);
+- its edit is small: at most LONE_LINES added lines, all of them trivial (an
+  edit that also wrote a non-trivial line is placed by that line, or not at all);
+- it has the line's exact text: a bracket's indent is all it says of which
+  block it closes;
+- it landed where the commit put the line: the write's place in the session's
+  file (0-based) is the line's place in the commit's version (blame's original
+  line), or is within SHIFT_SLACK of it once shifted as much as the nearest
+  line (where written) the session wrote for that commit and the matcher gave
+  it (``_Shifts``: what later edits put above both). Without such a line, a
+  place that is merely near is not enough: on commander's history a person's
+  own ``}`` seven lines from a session's took its write;
+- it is the latest such write there: a later write of the same text at the same
+  place (the person's, reported by the transcript) takes the line away.
+
+A ``}`` a person typed elsewhere in the same commit has no write at its place;
+one an older session wrote was committed before the window opened.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable
+
+from deja_blame.attribution.facts.model import BlameLine, Key, WriteSet
+from deja_blame.index.fingerprint import is_trivial
+
+LONE_LINES = 3  # added lines: a bracket, a blank line or two beside it
+ANCHOR_LINES = 40  # how near (where written) a line of the session must be to lend its shift
+SHIFT_SLACK = 1  # lines the shifted place may miss by
+
+
+def place_lone_edits(
+    chosen: list[tuple[Key, int] | None],
+    texts: list[str],
+    fps: list[int],
+    trivial: list[bool],
+    blamed: list[BlameLine | None],
+    writes: WriteSet,
+    used: set[Key],
+    limits: list[float],
+    floor: Callable[[int], float | None],
+    position: Callable[[Key], int | None],
+    added_lines: Callable[[int, int], list[str]],
+) -> None:
+    """Give each trivial line still unmatched the lone edit that wrote it at its
+    place in its commit's window (see the module)."""
+    todo = [
+        i for i in range(len(chosen)) if chosen[i] is None and trivial[i] and blamed[i] is not None
+    ]
+    if not todo:
+        return
+    windows: dict[int, tuple[float, float]] = {}
+    for i in todo:
+        low = floor(i)
+        if low is not None:
+            windows[i] = (low, limits[i])
+    if not windows:
+        return
+    writes.read_window_writes({fps[i] for i in windows}, set(windows.values()))
+    info = writes.info
+    small: dict[tuple[int, int], bool] = {}
+
+    def lone(sid: int, edit: int) -> bool:
+        got = small.get((sid, edit))
+        if got is None:
+            added = added_lines(sid, edit)
+            got = small[(sid, edit)] = 0 < len(added) <= LONE_LINES and all(
+                is_trivial(t) for t in added
+            )
+        return got
+
+    sorted_writes: dict[int, _InTime] = {}
+
+    def by_time(fp: int) -> _InTime:
+        got = sorted_writes.get(fp)
+        if got is None:
+            got = sorted_writes[fp] = _InTime(writes.by_fp.get(fp, []), info)
+        return got
+
+    shifts = _Shifts(chosen, trivial, blamed, position)
+    # (distance from the place, -time, seq, line, write): nearest first, then latest
+    options: list[tuple[int, float, int, int, Key]] = []
+    for i, (low, high) in windows.items():
+        b = blamed[i]
+        assert b is not None
+        where = b.orig_line - 1
+        person_at: float | None = None  # the person's latest write here, in the window
+        found: list[tuple[int, float, int, int, Key]] = []
+        for key in by_time(fps[i]).between(low, high):
+            fp, at, by_person, exact, seq = info[key]
+            if not exact:
+                continue
+            if by_person:
+                if position(key) == where and (person_at is None or at > person_at):
+                    person_at = at
+                continue
+            if key in used or not lone(key[0], key[1]):
+                continue
+            added = added_lines(key[0], key[1])
+            if key[2] >= len(added) or added[key[2]] != texts[i]:
+                continue  # a bracket's indent is all it says of which block it closes
+            landed = position(key)
+            if landed is None:
+                continue
+            off = shifts.distance(key[0], b.commit, landed, where)
+            if off is not None:
+                found.append((off, -at, seq, i, key))
+        options += [o for o in found if person_at is None or -o[1] > person_at]
+    for _, _, _, i, key in sorted(options):
+        if chosen[i] is None and key not in used:
+            chosen[i] = (key, 1)
+            used.add(key)
+
+
+class _InTime:
+    """One text's writes by time: those of a window found by bisection, not by a
+    pass over every write of ``}`` for every ``}`` of the file."""
+
+    def __init__(self, keys: list[Key], info: dict[Key, tuple[int, float, bool, bool, int]]):
+        self.keys = sorted(keys, key=lambda k: info[k][1])
+        self.times = [info[k][1] for k in self.keys]
+
+    def between(self, low: float, high: float) -> list[Key]:
+        return self.keys[bisect_left(self.times, low) : bisect_right(self.times, high)]
+
+
+class _Shifts:
+    """How far a write's place is from a line's place in the line's commit: as
+    written (0), or shifted as the session's nearest line of that commit was
+    shifted since it was written (what the commit's later edits put above them)."""
+
+    def __init__(
+        self,
+        chosen: list[tuple[Key, int] | None],
+        trivial: list[bool],
+        blamed: list[BlameLine | None],
+        position: Callable[[Key], int | None],
+    ) -> None:
+        self.chosen, self.trivial, self.blamed, self.position = chosen, trivial, blamed, position
+        self.anchors: dict[tuple[int, str | None], list[tuple[int, int]]] | None = None
+
+    def distance(self, sid: int, commit: str | None, landed: int, where: int) -> int | None:
+        """0 where the write landed at the line's place; else the distance once shifted
+        as the session's nearest anchor (at most SHIFT_SLACK); None: too far."""
+        if landed == where:
+            return 0
+        if self.anchors is None:
+            self.anchors = {}
+            for j, pick in enumerate(self.chosen):
+                b = self.blamed[j]
+                if pick is None or self.trivial[j] or b is None:
+                    continue
+                at = self.position(pick[0])
+                if at is not None:
+                    spot = (pick[0][0], b.commit)
+                    self.anchors.setdefault(spot, []).append((at, b.orig_line - 1 - at))
+            for spots in self.anchors.values():
+                spots.sort()
+        spots = self.anchors.get((sid, commit), [])
+        if not spots:
+            return None
+        k = bisect_left(spots, (landed, -(1 << 32)))
+        near = min(
+            (spots[x] for x in (k - 1, k) if 0 <= x < len(spots)),
+            key=lambda s: abs(s[0] - landed),
+        )
+        if abs(near[0] - landed) > ANCHOR_LINES:
+            return None
+        off = abs(landed + near[1] - where)
+        return 1 + off if off <= SHIFT_SLACK else None

@@ -1,0 +1,163 @@
+"""A lone bracket edit (``};`` -> ``}``: an edit that wrote only trivial lines) is the
+line's source in its commit's window, at its place, with its exact text
+(``match/lone.py``); and the facts stage reads such writes from the index even where
+it leaves trivial writes out (``WriteSet.read_window_writes``)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from deja_blame.attribution.facts import model as model_mod
+from deja_blame.attribution.facts import writes as writes_mod
+from deja_blame.attribution.facts.model import BlameLine, Key
+from deja_blame.attribution.match import lines as matcher
+from deja_blame.index.db import connect
+from deja_blame.index.fingerprint import fingerprint
+
+C = "c" * 40  # the commit that dropped the semicolons, at 10,000
+FLOOR = 5_000.0  # the version it was made from
+
+FILE = [
+    "function a() {",  # 0
+    "  return 1;",
+    "}",  # 2: the session's lone edit
+    "",
+    "function b() {",
+    "  return 2;",
+    "}",  # 6: the person's, same commit
+    "",
+    "function c() {",
+    "  if (x) {",
+    "    return 3;",
+    "  }",  # 11
+    "}",  # 12: the session's lone edit
+]
+
+
+def _blamed(commit_lines: set[int]) -> list[BlameLine | None]:
+    return [
+        BlameLine(
+            i + 1,
+            C if i in commit_lines else "b" * 40,
+            10_000 if i in commit_lines else 1,
+            "a.js",
+            i + 1,
+        )
+        for i in range(len(FILE))
+    ]
+
+
+class Edits:
+    """(session, edit) -> (time, [(line, text)], by the person): the rows and the
+    questions the rule asks of them."""
+
+    def __init__(self, edits: dict[tuple[int, int], tuple[float, list[tuple[int, str]], bool]]):
+        self.edits = edits
+
+    def writes(self) -> model_mod.WriteSet:
+        rows = [
+            (1, fingerprint(t), sid, edit, idx, at, 1 if person else 0)
+            for (sid, edit), (at, added, person) in self.edits.items()
+            for idx, (_, t) in enumerate(added)
+        ]
+        ws = model_mod.WriteSet()
+        ws.add_rows(sorted(rows, key=lambda r: r[:5]), {1: True})
+        return ws
+
+    def position(self, key: Key) -> int | None:
+        return self.edits[(key[0], key[1])][1][key[2]][0]
+
+    def added_lines(self, sid: int, edit: int) -> list[str]:
+        return [t for _, t in self.edits[(sid, edit)][1]]
+
+
+def _match(edits: Edits, blamed: list[BlameLine | None]) -> list[int | None]:
+    out = matcher.match_lines(
+        FILE,
+        blamed,
+        edits.writes(),
+        now=20_000.0,
+        floor=lambda i: FLOOR,
+        position=edits.position,
+        added_lines=edits.added_lines,
+    )
+    return [m.sid if m else None for m in out]
+
+
+def test_a_lone_bracket_in_its_commit_window_at_its_place_is_the_sessions() -> None:
+    edits = Edits({(1, 0): (8_000.0, [(2, "}")], False), (1, 1): (8_100.0, [(12, "}")], False)})
+    got = _match(edits, _blamed({2, 6, 12}))
+    assert got[2] == 1 and got[12] == 1
+    assert got[6] is None  # the person's own "}" of the same commit: no write there
+
+
+def test_a_lone_bracket_is_no_evidence_out_of_place_time_or_indent() -> None:
+    blamed = _blamed({2, 6, 11, 12})
+    # written before the version the commit was made from: committed before
+    assert _match(Edits({(1, 0): (4_000.0, [(2, "}")], False)}), blamed)[2] is None
+    # landed three lines off, with nothing of the session's to say it was shifted
+    assert _match(Edits({(1, 0): (8_000.0, [(9, "}")], False)}), blamed)[6] is None
+    # another indent: it closed another block (line 11's "  }", not line 12's "}")
+    assert _match(Edits({(1, 0): (8_000.0, [(12, "  }")], False)}), blamed)[12] is None
+    # an edit that also wrote a line that is not trivial is no lone bracket
+    edit = [(6, "}"), (7, "const gone = 1;")]
+    assert _match(Edits({(1, 0): (8_000.0, edit, False)}), blamed)[6] is None
+
+
+def test_the_persons_later_write_at_the_place_takes_the_bracket() -> None:
+    edits = Edits({(1, 0): (8_000.0, [(2, "}")], False), (2, 0): (9_000.0, [(2, "}")], True)})
+    assert _match(edits, _blamed({2}))[2] is None
+
+
+def test_a_lone_bracket_shifted_as_the_sessions_nearest_line_was() -> None:
+    # the session wrote "}" at 10 and, after, function c's body lines at 7..8 of its
+    # file; then two lines came above both (the person's): everything moved down 2
+    lines = [(6, FILE[8]), (7, FILE[9]), (8, FILE[10])]
+    edits = Edits({(1, 0): (8_000.0, [(10, "}")], False), (1, 1): (8_100.0, lines, False)})
+    got = _match(edits, _blamed({8, 9, 10, 12}))
+    assert got[8:11] == [1, 1, 1] and got[12] == 1
+    # no line of the session's to lend its shift: the bracket is nobody's
+    alone = Edits({(1, 0): (8_000.0, [(10, "}")], False)})
+    assert _match(alone, _blamed({8, 9, 10, 12}))[12] is None
+
+
+def _index(tmp: Path, rows: list[tuple[int, int, int, int, int, float, int]]) -> sqlite3.Connection:
+    conn = connect(tmp / "index.db")
+    conn.executemany(
+        "INSERT OR IGNORE INTO lines(path_id, fp, sid, edit_ord, idx, at_epoch, by_user)"
+        " VALUES (?,?,?,?,?,?,?)",
+        rows,
+    )
+    return conn
+
+
+def test_lone_brackets_left_in_the_index_are_read_in_the_commit_window(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 3,000 sessions wrote "}" in edits of other code, at other times; session 1 wrote
+    # function a, and session 2, in the commit's window, only the "}" at line 12
+    brace = fingerprint("}")
+    rows = [(1, fingerprint(t), 1, 0, k, 1_000.0, 0) for k, t in enumerate(FILE[:2])]
+    rows += [(1, brace, sid, 0, 0, 1_000.0 + sid, 0) for sid in range(3, 3_003)]
+    rows.append((1, brace, 2, 0, 0, 8_000.0, 0))
+    conn = _index(tmp_path, rows)
+    monkeypatch.setattr(writes_mod, "NARROW_FROM", 1_000)
+    fps = {fingerprint(t) for t in FILE}
+    solid = {fingerprint(t) for t in FILE[:2] + FILE[4:6] + FILE[8:11]}
+    writes = writes_mod.load_writes(conn, {1: True}, fps, solid=solid)
+    assert len(writes.info) == 2  # function a's lines: the brackets were left out
+    out = matcher.match_lines(
+        FILE,
+        _blamed({12}),
+        writes,
+        now=20_000.0,
+        floor=lambda i: FLOOR,
+        position=lambda key: 12 if key[0] == 2 else key[2],
+        added_lines=lambda sid, edit: ["}"] if sid == 2 else FILE[:2],
+    )
+    assert out[12] is not None and out[12].sid == 2
+    assert len(writes.info) == 3  # read: the window's one write, not 3,000
+    conn.close()
