@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from deja_blame.attribution.match.scaffolding import is_distinctive
+from deja_blame.attribution.match.moves import _keep_blocks
+from deja_blame.attribution.match.scaffolding import is_comment, is_distinctive
+from deja_blame.attribution.model import LineAttribution
 
 
 @pytest.mark.parametrize(
@@ -43,3 +45,61 @@ def test_scaffolding_every_module_repeats_is_not_distinctive(text: str) -> None:
 )
 def test_lines_that_say_something_are_distinctive(text: str) -> None:
     assert is_distinctive(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "   * Add an item to the cart, merging the quantities of one sku.",
+        "  /**",
+        "  // keep the order of the options as they were added",
+        "    # the person's own note on why the loop stops here",
+        "/* a block comment of several words */",
+    ],
+)
+def test_comment_and_documentation_lines_are_comments(text: str) -> None:
+    assert is_comment(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["#!/usr/bin/env node", "#include <stdio.h>", "  return price * qty;", "x = 1  # one"],
+)
+def test_code_is_no_comment(text: str) -> None:
+    assert not is_comment(text)
+
+
+def _line(k: int, text: str, session: str | None) -> LineAttribution:
+    ln = LineAttribution(line=k + 1, text=text, commit="c" * 40)
+    ln.session, ln.via, ln.confidence = session, "index" if session else None, 0.9
+    return ln
+
+
+DOC = [
+    "  /**",
+    "   * Add an item to the cart, merging the quantities of one sku.",
+    "   * @param {Item} item - the item to add to the cart",
+    "   * @return {Cart} the cart itself, for chaining calls",
+    "   */",
+]
+CODE = [
+    "  add(item) {",
+    "    const existing = this.items.find((line) => line.sku === item.sku);",
+    "    existing ? (existing.qty += item.qty) : this.items.push(item);",
+    "  }",
+]
+
+
+def test_a_copied_doc_comment_keeps_no_session_a_copied_block_of_code_does() -> None:
+    # a copy (the other file still has it): its doc lines are words a person types
+    # into both files (commander's JSDoc in lib/ and typings/), not evidence of who
+    lines = [_line(k, t, "s1") for k, t in enumerate(DOC)]
+    _keep_blocks(lines, [True] * len(lines), [False] * len(lines))
+    assert [ln.session for ln in lines] == [None] * len(DOC)
+    lines = [_line(k, t, "s1") for k, t in enumerate(DOC + CODE)]
+    _keep_blocks(lines, [True] * len(lines), [False] * len(lines))
+    assert [ln.session for ln in lines] == ["s1"] * len(DOC + CODE)
+    # a move (the text left the other file): the doc goes with it
+    lines = [_line(k, t, "s1") for k, t in enumerate(DOC)]
+    _keep_blocks(lines, [True] * len(lines), [True] * len(lines))
+    assert [ln.session for ln in lines] == ["s1"] * len(DOC)

@@ -1102,3 +1102,71 @@ def lone_bracket_edits(sim: Sim, small: bool) -> None:
     sim.person_edit(path, "'use strict';\n", "'use strict';\n\nconst assert = require('assert');\n")
     sim.commit("Cart: no semicolons, isEmpty")
     sim.expect(path)
+
+
+CART_TS = """\
+export interface Item {
+  sku: string;
+  price?: number;
+  qty?: number;
+}
+
+export class Cart {
+  items: Item[];
+}
+"""
+
+CART_CLASS_JS = """\
+'use strict';
+
+class Cart {
+  constructor() {
+    this.items = [];
+  }
+
+  add(item) {
+    this.items.push(item);
+    return this;
+  }
+}
+
+module.exports = { Cart };
+"""
+
+ADD_DOC = """\
+  /**
+   * Add an item to the cart, merging the quantities of one sku.
+   *
+   * Examples:
+   *{pad}cart.add({{ sku: 'A1', qty: 2 }});
+   *{pad}cart.add({{ sku: 'B2', price: 3 }});
+   *
+   * @param {{Item}} item - the item to add to the cart
+   * @return {{Cart}} the cart itself, for chaining calls
+   */
+"""
+
+
+@scenario("a session documents a method in the typings; the person types the same doc in the code")
+def doc_copied_between_files(sim: Sim, small: bool) -> None:
+    # commander keeps each method's JSDoc twice, in lib/command.js and typings/index.d.ts
+    sim.person_write("lib/cart.js", CART_CLASS_JS)
+    sim.person_write("typings/cart.d.ts", CART_TS)
+    sim.commit("Cart and its typings")
+    sim.advance(HOUR)
+    s = sim.session("typings-docs", "Document Cart.add in the typings.")
+    s.view("typings/cart.d.ts")
+    doc = ADD_DOC.format(pad="  ")
+    s.replace(
+        "typings/cart.d.ts",
+        "  items: Item[];\n",
+        f"  items: Item[];\n\n{doc}  add(item: Item): this;\n",
+    )
+    sim.advance(20 * MINUTE)
+    # the person types the same paragraph above the code, the examples indented their way
+    sim.person_edit(
+        "lib/cart.js", "\n  add(item) {", "\n" + ADD_DOC.format(pad="     ") + "  add(item) {"
+    )
+    sim.commit("Document Cart.add")
+    sim.expect("lib/cart.js")
+    sim.expect("typings/cart.d.ts")

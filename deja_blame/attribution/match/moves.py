@@ -17,8 +17,8 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from deja_blame.attribution.facts.model import CLOCK_SKEW, BlameLine, WriteSet, has_line
-from deja_blame.attribution.match.scaffolding import is_distinctive
-from deja_blame.index.fingerprint import fingerprint, is_trivial
+from deja_blame.attribution.match.scaffolding import is_comment, is_distinctive
+from deja_blame.index.fingerprint import fingerprint, is_trivial, normalise_line
 
 if TYPE_CHECKING:
     from deja_blame.attribution.facts.source import FactSource
@@ -86,6 +86,7 @@ def follow_moves(
     # (a move, not a copy): they need no distinctive text (``_keep_blocks``)
     left_file = [False] * len(lines)
     evidence = list(by_line)
+    holds = _Holds(facts)
     for b in found:
         k = b.line - first
         if (
@@ -101,9 +102,7 @@ def follow_moves(
                 # still in the file it came from after the commit that brought it
                 # here: a copy (the scaffolding a person types into a new test
                 # file), which must be distinctive to keep its session
-                left_file[k] = not has_line(
-                    facts.text_at(brought.commit, b.orig_path), lines[k].text.strip(), exact=False
-                )
+                left_file[k] = not holds(brought.commit, b.orig_path, lines[k].text)
     # -C names the file the lines came from as it was then; where the commit that
     # brought them there renamed it, the sessions of that commit wrote the old name
     sources = {b.orig_path for b in found if b.orig_path}
@@ -131,6 +130,7 @@ def follow_moves(
             elsewhere,
             names,
             facts.write_times,
+            holds,
         )
         renamed: dict[str, set[int]] = {}  # commit -> files it deleted that moved here
         texts_here = {ln.text.strip() for ln in lines if not is_trivial(ln.text)}
@@ -192,7 +192,7 @@ def _keep_blocks(lines: list[LineAttribution], moved: list[bool], left_file: lis
     texts: dict[str, set[str]] = {}
     for k, ln in enumerate(lines):
         if moved[k] and ln.session is not None and ln.via == "index" and not is_trivial(ln.text):
-            if left_file[k] or is_distinctive(ln.text):
+            if left_file[k] or (is_distinctive(ln.text) and not is_comment(ln.text)):
                 texts.setdefault(ln.session, set()).add(ln.text.strip())
     for k, ln in enumerate(lines):
         if moved[k] and ln.via == "index" and len(texts.get(ln.session or "", ())) < MOVED_BLOCK:
@@ -211,6 +211,7 @@ def _left_behind(
     elsewhere: dict[int, set[int]],
     names: dict[int, str],
     written_at: Callable[[int, int], list[float]],
+    holds: _Holds,
 ) -> dict[int, set[int]]:
     """Line index -> paths (ids) its text left in the commit that brought it here.
 
@@ -253,7 +254,7 @@ def _left_behind(
             fp = fingerprint(lines[k].text)
             for pid in asked & elsewhere.get(fp, set()):
                 stripped = lines[k].text.strip()
-                if _text_left(facts, b, names[pid], stripped, partial(written_at, pid, fp)):
+                if _text_left(facts, b, names[pid], stripped, partial(written_at, pid, fp), holds):
                     left.setdefault(pid, set()).add(k)
         sources = {
             pid
@@ -280,6 +281,7 @@ def _text_left(
     path: str,
     stripped: str,
     written_at: Callable[[], list[float]],
+    holds: _Holds,
 ) -> bool:
     """Whether the text ``stripped`` (at any indent) left ``path`` in commit ``b.commit``
     (which brought it to ``b.orig_path``): not in the file after the commit, and in it
@@ -314,7 +316,26 @@ def _text_left(
     if now is None and facts.renamed_to(commit, here):
         return False  # deleted, but git saw another file renamed to this one: not its source
     # still there (or there under its new name): a copy, not a move
-    return now is None or not has_line(facts.text_at(commit, now), stripped, exact=False)
+    return now is None or not holds(commit, now, stripped)
+
+
+class _Holds:
+    """``holds(rev, path, text)``: whether the file at ``rev`` has the line ``text``,
+    white space aside, as writes are matched (commander's JSDoc has
+    `` *     writeOut(str)`` in ``lib/command.js`` and `` *  writeOut(str)`` in
+    ``typings/index.d.ts``: a copy). Each version's lines are normalised once."""
+
+    def __init__(self, facts: FactSource) -> None:
+        self.facts = facts
+        self.held: dict[tuple[str, str], set[str]] = {}
+
+    def __call__(self, rev: str, path: str, text: str) -> bool:
+        key = (rev, path)
+        held = self.held.get(key)
+        if held is None:
+            content = self.facts.text_at(rev, path)
+            held = self.held[key] = {normalise_line(t) for t in content.splitlines()}
+        return normalise_line(text) in held
 
 
 RENAMED_SHARE = 0.5  # of a deleted file's lines found here: this file is that one

@@ -46,6 +46,18 @@ _SCAFFOLD = re.compile(
 )
 
 
+# a comment or documentation line: ``//``, ``/*``, `` * `` (JSDoc, Go, C), ``#``
+_COMMENT = re.compile(r"^\s*(?://|/\*|\*|#(?![!\w]))")
+
+
+def is_comment(text: str) -> bool:
+    """Whether a line is a comment or documentation line (``// ...``, `` * @param``,
+    ``# ...``). A project that documents one API in two files (commander's JSDoc in
+    ``lib/command.js`` and ``typings/index.d.ts``) has a person type the same
+    paragraph into both: its words say what the API does, not who copied it."""
+    return _COMMENT.match(text) is not None
+
+
 def is_distinctive(text: str) -> bool:
     """Whether a line says something a person would not type again by chance."""
     if _SCAFFOLD.match(text):
