@@ -1170,3 +1170,56 @@ def doc_copied_between_files(sim: Sim, small: bool) -> None:
     sim.commit("Document Cart.add")
     sim.expect("lib/cart.js")
     sim.expect("typings/cart.d.ts")
+
+
+SPLIT_ONCE_PERSON = """\
+from orders.service import Order, total, validate
+
+
+def test_total_of_one_item():
+    order = Order(id="o-1", items=[{"sku": "a", "price": 10, "qty": 1}])
+    validate(order)
+    assert total(order) == 12.0
+"""
+
+SPLIT_ONCE_SESSION_A = """
+
+def test_total_of_a_free_item():
+    order = Order(id="o-2", items=[{"sku": "f", "price": 0, "qty": 3}])
+    validate(order)
+    assert total(order) == 0.0
+"""
+
+SPLIT_ONCE_SESSION_B = """
+
+def test_total_rounds_half_cents_up():
+    order = Order(id="o-3", items=[{"sku": "h", "price": 0.005, "qty": 1}])
+    assert total(order) == 0.01
+"""
+
+
+@scenario("a session's two tests committed apart; one line of the first the file already held")
+def split_commits_single_copy(sim: Sim, small: bool) -> None:
+    path = "tests/test_totals.py"
+    sim.person_write(path, SPLIT_ONCE_PERSON)
+    sim.commit("A first test")
+    sim.advance(HOUR)
+    s = sim.session("more-total-tests", "Add tests for free items and rounding.")
+    s.view(path)
+    s.replace(path, "    assert total(order) == 12.0\n", "    assert total(order) == 12.0\n"
+              + SPLIT_ONCE_SESSION_A + SPLIT_ONCE_SESSION_B)  # fmt: skip
+    s.run("python -m pytest -q tests/test_totals.py", 0, "3 passed in 0.03s")
+    sim.advance(10 * MINUTE)
+    # git add -p: the rounding test first, the free item's test five minutes later;
+    # its "validate(order)" (written once) the file held already, in the person's test
+    full = [x.copy() for x in sim.files[path]]
+    head = len(SPLIT_ONCE_PERSON.splitlines())
+    middle = len(SPLIT_ONCE_SESSION_A.splitlines())
+    sim.files[path] = full[:head] + full[head + middle :]
+    (sim.repo / path).write_text(sim.read(path), encoding="utf-8")
+    sim.commit("Test rounding")
+    sim.advance(5 * MINUTE)
+    sim.files[path] = full
+    (sim.repo / path).write_text(sim.read(path), encoding="utf-8")
+    sim.commit("Test a free item")
+    sim.expect(path)

@@ -617,12 +617,14 @@ def _fill_gaps(
 class _Copies:
     """``copies(key, fp, limit)``: what the commit-window check (``window.stale``) is
     told of a write: how many lines of its text its edit made, where no other
-    session wrote to the file between it and ``limit`` (the line's commit); else 1.
+    session wrote to the file between it and ``limit`` (the line's commit); else 0.
 
     A person who commits a session's work in two commits (``git add -p``, a rebase)
     leaves the first commit with some of the edit's copies of a repeated text
     (``validate(order)`` in three tests) and the line's commit with the rest: the
-    write is still the source of those. A session that wrote to the file in
+    write is still the source of those. So is a single copy the first commit did
+    not add (the file held the text already: the person's own test's
+    ``validate(order)``, the session's copy in the next commit). A session that wrote to the file in
     between is the nearer writer: then the write is stale as soon as its first
     commit had the text (on packaging's tweaks an older session's long run
     otherwise won lines from the later session that wrote them again)."""
@@ -644,7 +646,7 @@ class _Copies:
             self.spans = [(a, b, sid) for sid, (a, b) in spans.items()]
         for first, last, sid in self.spans:
             if sid != key[0] and last > at and first <= limit:
-                return 1  # another session wrote here since: the nearer writer
+                return 0  # another session wrote here since: the nearer writer
         edit = (key[0], key[1], fp)
         got = self.in_edit.get(edit)
         if got is None:

@@ -98,9 +98,11 @@ class CommitWindow:
         _, prev = self._prev(i)
         return None if prev is None else self.history.times[prev] - CLOCK_SKEW
 
-    def stale(self, i: int, at: float, copies: int = 1) -> bool:
+    def stale(self, i: int, at: float, copies: int = 0) -> bool:
         """Whether a write made at ``at`` of line i's text cannot be its source.
-        ``copies``: how many lines of that text the write's edit wrote (``_brought``)."""
+        ``copies``: how many lines of that text the write's edit wrote (``_brought``);
+        0: not known, or another session wrote to the file since (the nearer
+        writer): stale as soon as the first commit after the write held the text."""
         commit, prev = self._prev(i)
         history = self.history
         commits, times = history.commits, history.times
@@ -140,7 +142,7 @@ class CommitWindow:
                 first >= prev
                 and history.readable(commits[first])
                 and history.has_stripped(commits[first], stripped)
-                and (copies <= 1 or self._brought(first, stripped) >= copies)
+                and (copies <= 0 or self._brought(first, stripped) >= copies)
             )
         self._stale[(i, at, copies)] = result
         return result
