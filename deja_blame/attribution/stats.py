@@ -35,6 +35,9 @@ class Stats:
     session_model: dict[str, str | None] = field(default_factory=dict)
     by_person: Counter[str] = field(default_factory=Counter)
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    # each file's people's lines by commit (and its repository), until their authors
+    # are asked once for every file (``_name_people``)
+    people: list[tuple[str, Counter[str | None]]] = field(default_factory=list, repr=False)
 
     @property
     def share(self) -> float:
@@ -113,6 +116,7 @@ def collect_stats(
             _add(stats, *one(rel))
             if progress is not None:
                 progress(rel)
+    _name_people(stats)
     return stats
 
 
@@ -136,11 +140,28 @@ def _add(stats: Stats, rel: str, result: Any, problem: str | None) -> None:
             stats.session_model[ln.session] = model
         else:
             people[ln.commit] += 1
-    authors = commit_authors(result.root, {c for c in people if c})
-    for commit, n in people.items():
-        author = authors.get(commit or "")
-        name = author.name if author else NOT_COMMITTED if commit is None else "-"
-        stats.by_person[name] += n
+    stats.people.append((str(result.root), people))
+
+
+def _name_people(stats: Stats) -> None:
+    """``by_person`` from the people's lines of every file: one ``git log`` for all
+    their commits (one a file was 253 processes and 2.7 s of CPU for werkzeug's 291
+    files), the names added file by file as before (``most_common`` keeps that order
+    among equal counts). Where git refuses the whole list (a commit it does not know),
+    each file's commits are asked on their own, as they were."""
+    wanted: dict[str, set[str]] = {}
+    for root, people in stats.people:
+        wanted.setdefault(root, set()).update(c for c in people if c)
+    known = {root: commit_authors(root, commits) for root, commits in wanted.items()}
+    for root, people in stats.people:
+        authors = known[root]
+        if wanted[root] and not authors:
+            authors = commit_authors(root, {c for c in people if c})
+        for commit, n in people.items():
+            author = authors.get(commit or "")
+            name = author.name if author else NOT_COMMITTED if commit is None else "-"
+            stats.by_person[name] += n
+    stats.people.clear()
 
 
 def _looks_binary(path: Path) -> bool:
