@@ -431,10 +431,11 @@ class CliReferences:
         self._repo = repo
 
     def __getitem__(self, name: str) -> CliReference:
-        out = self._repo.git(["rev-parse", "--verify", "-q", "--end-of-options", name], check=False)
-        if not out.strip():
+        # asked of the running cat-file (as rev-parse --verify resolves it), not a new git
+        got = self._repo._ask("--batch-check", name)
+        if got is None:
             raise KeyError(name)
-        return CliReference(self._repo, name, out.decode("ascii").strip())
+        return CliReference(self._repo, name, got[0])
 
     def __contains__(self, name: str) -> bool:
         try:
@@ -517,21 +518,19 @@ class CliRepository:
     def __init__(self, start: str | Path) -> None:
         """The repository holding the directory ``start``."""
         self.workdir: str | None = None
+        # one git for the three (each process is a few ms of a one-file question)
+        args = ["rev-parse", "--absolute-git-dir", "--show-object-format", "--show-toplevel"]
         proc = subprocess.run(
-            ["git", "-C", str(start), "rev-parse", "--absolute-git-dir", "--show-toplevel"],
-            capture_output=True,
-            env=no_git_env(),
-            timeout=30,
+            ["git", "-C", str(start), *args], capture_output=True, env=no_git_env(), timeout=30
         )
         lines = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
-        if proc.returncode != 0 or not lines:
+        if proc.returncode != 0 or len(lines) < 2:
             raise KeyError(f"{start}: not in a git repository")
         self._gitdir = lines[0]
-        self.is_bare = len(lines) < 2
-        self.workdir = None if self.is_bare else lines[1] + "/"
+        self.is_bare = len(lines) < 3
+        self.workdir = None if self.is_bare else lines[2] + "/"
         self.path = self._gitdir + "/"
-        fmt = object_format(self._gitdir)
-        self.id_bytes = 32 if fmt == "sha256" else 20
+        self.id_bytes = 32 if lines[1].strip() == "sha256" else 20
         self._lock = threading.Lock()
         self._procs: dict[str, subprocess.Popen[bytes]] = {}
         self._data: dict[str, bytes] = {}
@@ -665,10 +664,10 @@ class CliRepository:
         return self.get(key) is not None
 
     def revparse_single(self, rev: str) -> CliObject:
-        out = self.git(["rev-parse", "--verify", "-q", "--end-of-options", rev], check=False)
-        if not out.strip():
+        got = self._ask("--batch-check", rev)  # git's revision syntax, as rev-parse reads it
+        if got is None:
             raise KeyError(rev)
-        return self[out.decode("ascii").strip()]
+        return self._object(got[0], got[1])
 
     @property
     def head_is_unborn(self) -> bool:

@@ -85,6 +85,8 @@ def _speculate(argv: list[str]) -> None:
     if _token(head, rel) in _answered(root):
         return  # cached lately: the answer needs no blame
     args = ("git", "-C", root, "blame", "--porcelain", *DEFAULT_ARGS, head, "--", rel)
+    if args in _STARTED:
+        return  # asked twice in one process: the first one is running
     try:
         _STARTED[args] = subprocess.Popen(
             args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
