@@ -16,19 +16,19 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from deja_blame.index.db import in_chunks, transaction
-from deja_blame.index.store import (
-    EDIT_COLUMNS,
-    edit_from_row,
-    edit_lines,
-    load_json,
-    message_texts,
-)
-from deja_blame.models import UNKNOWN_AGENT, Edit
+from deja_blame.models import UNKNOWN_AGENT
+
+if TYPE_CHECKING:
+    from deja_blame.models import Edit
+
+# index/store.py (edits' bodies, messages) is imported by the functions that read them:
+# it loads the transcript readers' text rules, which a blame answered from the notes
+# or the cache never needs.
 from deja_blame.pathtext import as_key, as_text
 
 # -- sessions --------------------------------------------------------------------------------
@@ -103,6 +103,10 @@ def count_sessions(conn: sqlite3.Connection) -> int:
 
 def edit_added_lines(conn: sqlite3.Connection, sid: int, edit_ord: int) -> list[str]:
     """The lines one edit added ([] when it is gone or unreadable)."""
+    from deja_blame.index.store import (
+        edit_lines,
+    )
+
     row = conn.execute("SELECT body FROM edits WHERE sid=? AND ord=?", (sid, edit_ord)).fetchone()
     try:
         got = edit_lines(row[0])[1] if row is not None else []
@@ -115,6 +119,10 @@ def edit_positions(conn: sqlite3.Connection, sid: int, edit_ord: int) -> list[in
     """Where each line an edit added landed in the file it edited (0-based, the
     file as the edit left it), from its hunks' ``@@`` positions; None where not
     known. A whole-file write's lines are where they are written."""
+    from deja_blame.index.store import (
+        load_json,
+    )
+
     row = conn.execute(
         "SELECT tool, body FROM edits WHERE sid=? AND ord=?", (sid, edit_ord)
     ).fetchone()
@@ -141,6 +149,10 @@ def agent_edits_of_paths(
     conn: sqlite3.Connection, sid: int, path_ids: list[int]
 ) -> Iterator[tuple[str, list[str], list[str]]]:
     """(tool, removed, added) of the session's own edits of these paths, in order."""
+    from deja_blame.index.store import (
+        edit_lines,
+    )
+
     if not path_ids:
         return
     marks = ",".join("?" * len(path_ids))
@@ -156,6 +168,10 @@ def agent_edits(
     conn: sqlite3.Connection, sid: int
 ) -> Iterator[tuple[str, str, list[str], list[str]]]:
     """(path, tool, removed, added) of every edit the session's agent made, in order."""
+    from deja_blame.index.store import (
+        edit_lines,
+    )
+
     for path, tool, body in conn.execute(
         "SELECT path, tool, body FROM edits WHERE sid=? AND source='agent' ORDER BY step, ord",
         (sid,),
@@ -167,6 +183,10 @@ def agent_edits_timed(
     conn: sqlite3.Connection, sid: int
 ) -> Iterator[tuple[str, str, float | None, list[str], list[str]]]:
     """(path, tool, at_epoch, removed, added) of every edit the session's agent made, in order."""
+    from deja_blame.index.store import (
+        edit_lines,
+    )
+
     for path, tool, at, body in conn.execute(
         "SELECT path, tool, at_epoch, body FROM edits WHERE sid=? AND source='agent'"
         " ORDER BY step, ord",
@@ -233,6 +253,11 @@ class EditAt:
 
 
 def edit_with_step(conn: sqlite3.Connection, sid: int, edit_ord: int) -> EditAt | None:
+    from deja_blame.index.store import (
+        EDIT_COLUMNS,
+        edit_from_row,
+    )
+
     row = conn.execute(
         f"SELECT {EDIT_COLUMNS}, step FROM edits WHERE sid=? AND ord=?",
         (sid, edit_ord),
@@ -256,6 +281,10 @@ def agent_words_around(
     conn: sqlite3.Connection, sid: int, step: int
 ) -> list[tuple[str, str | None]]:
     """(text, at) of the agent's last two messages up to ``step`` and its next one."""
+    from deja_blame.index.store import (
+        message_texts,
+    )
+
     cols = "role, text, src_offset, src_len, full_chars, at"
     before = conn.execute(
         f"SELECT {cols} FROM messages WHERE sid=? AND role='assistant' AND step<=?"
