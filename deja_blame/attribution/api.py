@@ -15,7 +15,6 @@ from deja_blame.attribution.answer import cached_blame
 from deja_blame.attribution.model import FileBlame
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import open_repository, relative_path
-from deja_blame.index.refresh import refresh_index
 
 if TYPE_CHECKING:
     import pygit2
@@ -91,6 +90,10 @@ def compute(
         raise DejaError(f"{file} is a directory; deja blame takes a file")
     early = _EarlyBlame()
     if conn is not None and refresh:
+        # (imported here: the transcript readers' discovery, which --no-refresh, the
+        # editor and stats never need)
+        from deja_blame.index.refresh import refresh_index
+
         refresh_index(conn, concern=concern_of(file))
     if conn is not None:
         hit = cached_blame(conn, file, rev, line_range, on_miss=early.start)
