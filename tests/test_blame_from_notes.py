@@ -179,13 +179,10 @@ def test_a_note_from_elsewhere_settles_nothing_the_index_knows_better(
     (a note's own claims still win over the index: ``match.attribute_lines``)."""
     import orjson
 
+    from test_notes_indexed import _annotated  # the same small annotated history
+
     monkeypatch.setenv("DEJA_NO_CACHE", "1")
-    world.person("README.md", "# project\n")
-    world.commit("init")
-    world.write(S1, "app.py", body("a", 3))
-    sha = world.commit("the session's work")
-    world.index()
-    world.deja("annotate", "--all")
+    sha = _annotated(world)
     assert [s for s, _ in _blame(world, "app.py")] == [S1, S1, S1]
     doc = world.note(sha)
     assert doc is not None

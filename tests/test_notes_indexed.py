@@ -38,6 +38,7 @@ def _rows(world: World) -> list[tuple[str, str]]:
 
 
 def _annotated(world: World) -> str:
+    """A person's first commit, then a session's three lines, indexed and annotated."""
     world.person("README.md", "# project\n")
     world.commit("init")
     world.write(S1, "app.py", body("a", 3))
