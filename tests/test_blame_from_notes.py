@@ -178,7 +178,6 @@ def test_a_note_from_elsewhere_settles_nothing_the_index_knows_better(
     line and does not name S1, whose lines the index knows, so they are matched again
     (a note's own claims still win over the index: ``match.attribute_lines``)."""
     import orjson
-
     from test_notes_indexed import _annotated  # the same small annotated history
 
     monkeypatch.setenv("DEJA_NO_CACHE", "1")
