@@ -183,8 +183,13 @@ def _run(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float, 
     return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, b"".join(chunks)
 
 
-def _clear_caches(db: Path) -> None:
+def _clear_caches(db: Path, repo: Path | None = None) -> None:
+    """Every cached answer gone, and with them the hint that one is cached (a cold
+    blame's git blame is started ahead again, as on a first question)."""
     import sqlite3
+
+    if repo is not None:
+        (repo / ".git" / "deja" / "answered").unlink(missing_ok=True)
 
     with sqlite3.connect(db) as conn:
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
@@ -255,10 +260,10 @@ def _round(
 
     blame = [*deja, "blame", file, "--json", "--no-refresh"]
     run("git", ["git", "blame", "--porcelain", file])
-    _clear_caches(db)
+    _clear_caches(db, repo)
     doc = run("cold", blame)
     run("warm", blame)
-    _clear_caches(db)
+    _clear_caches(db, repo)
     for ln in probe:
         run("why_cold", [*deja, "why", f"{file}:{ln}"])
     _run(blame, env, repo)
