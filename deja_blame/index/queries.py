@@ -12,6 +12,7 @@ from __future__ import annotations
 import sqlite3
 import time
 import zlib
+from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -475,15 +476,31 @@ def line_writes_between(
     """(path_id, fp, sid, edit_ord, idx, at_epoch, by_user) of the writes of ``fps`` to
     the path made in one of these (from, to) time windows (epoch seconds, both ends
     in): one B-tree range per (path, fingerprint), its rows kept by time in SQLite."""
-    spans = "[" + ",".join(f"[{float(a)!r},{float(b)!r}]" for a, b in windows) + "]"
-    return conn.execute(
+    if not windows or not fps:
+        return []
+    # The windows merged, one time range asked of SQLite and each row kept by a bisect:
+    # testing every row against every window in SQL (json_each per row) cost 1.8 s
+    # for a '}' 10,000 sessions wrote.
+    merged: list[list[float]] = []
+    for a, b in sorted((float(a), float(b)) for a, b in windows):
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    starts = [a for a, _ in merged]
+    rows = conn.execute(
         "SELECT path_id, fp, sid, edit_ord, idx, at_epoch, by_user FROM lines"
         " WHERE path_id=?1 AND fp IN (SELECT value FROM json_each(?2))"
-        " AND EXISTS (SELECT 1 FROM json_each(?3) w WHERE at_epoch"
-        "  BETWEEN json_extract(w.value, '$[0]') AND json_extract(w.value, '$[1]'))"
+        " AND at_epoch BETWEEN ?3 AND ?4"
         " ORDER BY fp, sid, edit_ord, idx",
-        (path_id, _json_ints(fps), spans),
+        (path_id, _json_ints(fps), merged[0][0], merged[-1][1]),
     ).fetchall()
+    out = []
+    for row in rows:
+        k = bisect_right(starts, row[5]) - 1
+        if k >= 0 and row[5] <= merged[k][1]:
+            out.append(row)
+    return out
 
 
 def has_timed_write(conn: sqlite3.Connection, path_id: int, fps: list[int]) -> bool:
