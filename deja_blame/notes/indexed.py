@@ -27,7 +27,13 @@ import orjson
 from deja_blame.index import queries as Q
 from deja_blame.notes.remap import effective_note
 from deja_blame.notes.schema import Note, parse_note_docs
-from deja_blame.notes.store import note_blob, read_note_text, said_foreign, tree_note_blobs
+from deja_blame.notes.store import (
+    note_blob,
+    read_note_blob,
+    read_note_text,
+    said_foreign,
+    tree_note_blobs,
+)
 
 if TYPE_CHECKING:
     import pygit2
@@ -89,6 +95,15 @@ class NoteIndex:
             if row is not None:
                 self._read.append((commit, blob, row))
         return note
+
+    def read_again(self, repo: pygit2.Repository, commit: str) -> Note | None:
+        """``commit``'s note read from git by the blob the prefetch listed (no walk of
+        the notes tree), for what a row does not keep; None when not listed."""
+        blob = self._blobs.get(commit) if self._blobs is not None else None
+        text = read_note_blob(repo, commit, blob) if blob is not None else None
+        if text is None:
+            return None
+        return effective_note(repo, commit, parse_note_docs(text, derived=False))
 
     def holds(self, commit: str) -> bool:
         """Whether ``commit``'s note came from a row (``derived_from`` not at hand)."""

@@ -101,7 +101,9 @@ class NotesLookup:
         note = self._note(commit)
         if note is not None and self._index is not None and self._index.holds(commit):
             # the index keeps what a note says of lines, not what it was derived from
-            read = read_note(self.repo, commit, derived=False, tree=self._tree)
+            read = self._index.read_again(self.repo, commit)
+            if read is None:
+                read = read_note(self.repo, commit, derived=False, tree=self._tree)
             return read.recorded_from() if read is not None else None
         return note.recorded_from() if note is not None else None
 

@@ -416,6 +416,8 @@ def _derived_from(value: Any) -> dict[str, int] | None:
     if not isinstance(value, dict):
         return None
     items = list(value.items())[:MAX_DERIVED_FROM]
+    if _all_good(items):  # deja's own notes: one pass in C, not a check per entry
+        return dict(items)
     good = _HEX_KEY.fullmatch
     return {
         key: int(count)
@@ -429,6 +431,26 @@ def _derived_from(value: Any) -> dict[str, int] | None:
 
 MAX_COUNT = MAX_NOTE_LINES * 1000
 _HEX_KEY = re.compile(r"[0-9a-f]{1,64}")
+_HEX_KEYS = re.compile(r"(?:[0-9a-f]{1,64}\n)*")
+
+
+def _all_good(items: list[tuple[Any, Any]]) -> bool:
+    """Every key a hex string and every count a whole number in range (what the
+    per-entry check below keeps), told by one regular expression over the keys and
+    C-level passes over the counts: a note of a file 10,000 sessions wrote names them all."""
+    if not items:
+        return True
+    keys = [k for k, _ in items]
+    counts = [v for _, v in items]
+    if set(map(type, keys)) != {str} or set(map(type, counts)) != {int}:
+        return False
+    joined = "\n".join(keys) + "\n"
+    return (
+        joined.count("\n") == len(keys)  # no key holds a newline of its own
+        and _HEX_KEYS.fullmatch(joined) is not None
+        and 0 <= min(counts)
+        and max(counts) <= MAX_COUNT
+    )
 
 
 def _written(r: list[Any]) -> int | None:

@@ -233,9 +233,16 @@ def read_note_text(
             return None
     try:
         found = _find_note(tree, commit)
-        if found is None:
-            return None
-        blob_id = found[1]
+    except git_errors():
+        return None
+    return None if found is None else read_note_blob(repo, commit, str(found[1]), ref)
+
+
+def read_note_blob(
+    repo: pygit2.Repository, commit: str, blob_id: str, ref: str = NOTES_REF
+) -> str | None:
+    """``read_note_text`` of a note whose blob is known (``tree_note_blobs``)."""
+    try:
         size = repo.odb.read_header(blob_id)[1]
     except git_errors():
         return None
