@@ -52,7 +52,7 @@ def _no_note_reads(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: Any, **kw: Any) -> None:
         raise AssertionError("a note was read from git")
 
-    monkeypatch.setattr(indexed, "read_note_text", refuse)
+    monkeypatch.setattr(indexed, "read_note_blob", refuse)
 
 
 def test_a_note_blame_read_is_a_row_after(world: World, monkeypatch: pytest.MonkeyPatch) -> None:

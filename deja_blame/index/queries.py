@@ -23,6 +23,7 @@ import orjson
 
 from deja_blame.index.db import in_chunks, transaction
 from deja_blame.models import UNKNOWN_AGENT
+from deja_blame.pathtext import as_key, as_text
 
 if TYPE_CHECKING:
     from deja_blame.models import Edit
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
 # index/store.py (edits' bodies, messages) is imported by the functions that read them:
 # it loads the transcript readers' text rules, which a blame answered from the notes
 # or the cache never needs.
-from deja_blame.pathtext import as_key, as_text
 
 # -- sessions --------------------------------------------------------------------------------
 
@@ -104,9 +104,7 @@ def count_sessions(conn: sqlite3.Connection) -> int:
 
 def edit_added_lines(conn: sqlite3.Connection, sid: int, edit_ord: int) -> list[str]:
     """The lines one edit added ([] when it is gone or unreadable)."""
-    from deja_blame.index.store import (
-        edit_lines,
-    )
+    from deja_blame.index.store import edit_lines
 
     row = conn.execute("SELECT body FROM edits WHERE sid=? AND ord=?", (sid, edit_ord)).fetchone()
     try:
@@ -120,9 +118,7 @@ def edit_positions(conn: sqlite3.Connection, sid: int, edit_ord: int) -> list[in
     """Where each line an edit added landed in the file it edited (0-based, the
     file as the edit left it), from its hunks' ``@@`` positions; None where not
     known. A whole-file write's lines are where they are written."""
-    from deja_blame.index.store import (
-        load_json,
-    )
+    from deja_blame.index.store import load_json
 
     row = conn.execute(
         "SELECT tool, body FROM edits WHERE sid=? AND ord=?", (sid, edit_ord)
@@ -150,9 +146,7 @@ def agent_edits_of_paths(
     conn: sqlite3.Connection, sid: int, path_ids: list[int]
 ) -> Iterator[tuple[str, list[str], list[str]]]:
     """(tool, removed, added) of the session's own edits of these paths, in order."""
-    from deja_blame.index.store import (
-        edit_lines,
-    )
+    from deja_blame.index.store import edit_lines
 
     if not path_ids:
         return
@@ -169,9 +163,7 @@ def agent_edits(
     conn: sqlite3.Connection, sid: int
 ) -> Iterator[tuple[str, str, list[str], list[str]]]:
     """(path, tool, removed, added) of every edit the session's agent made, in order."""
-    from deja_blame.index.store import (
-        edit_lines,
-    )
+    from deja_blame.index.store import edit_lines
 
     for path, tool, body in conn.execute(
         "SELECT path, tool, body FROM edits WHERE sid=? AND source='agent' ORDER BY step, ord",
@@ -184,9 +176,7 @@ def agent_edits_timed(
     conn: sqlite3.Connection, sid: int
 ) -> Iterator[tuple[str, str, float | None, list[str], list[str]]]:
     """(path, tool, at_epoch, removed, added) of every edit the session's agent made, in order."""
-    from deja_blame.index.store import (
-        edit_lines,
-    )
+    from deja_blame.index.store import edit_lines
 
     for path, tool, at, body in conn.execute(
         "SELECT path, tool, at_epoch, body FROM edits WHERE sid=? AND source='agent'"
@@ -254,10 +244,7 @@ class EditAt:
 
 
 def edit_with_step(conn: sqlite3.Connection, sid: int, edit_ord: int) -> EditAt | None:
-    from deja_blame.index.store import (
-        EDIT_COLUMNS,
-        edit_from_row,
-    )
+    from deja_blame.index.store import EDIT_COLUMNS, edit_from_row
 
     row = conn.execute(
         f"SELECT {EDIT_COLUMNS}, step FROM edits WHERE sid=? AND ord=?",
@@ -282,9 +269,7 @@ def agent_words_around(
     conn: sqlite3.Connection, sid: int, step: int
 ) -> list[tuple[str, str | None]]:
     """(text, at) of the agent's last two messages up to ``step`` and its next one."""
-    from deja_blame.index.store import (
-        message_texts,
-    )
+    from deja_blame.index.store import message_texts
 
     cols = "role, text, src_offset, src_len, full_chars, at"
     before = conn.execute(
@@ -475,7 +460,8 @@ def line_writes_between(
 ) -> list[tuple[int, int, int, int, int, float | None, int]]:
     """(path_id, fp, sid, edit_ord, idx, at_epoch, by_user) of the writes of ``fps`` to
     the path made in one of these (from, to) time windows (epoch seconds, both ends
-    in): one B-tree range per (path, fingerprint), its rows kept by time in SQLite."""
+    in): one B-tree range per (path, fingerprint) within the windows' span, each row
+    then kept or not by a bisect over the merged windows."""
     if not windows or not fps:
         return []
     # The windows merged, one time range asked of SQLite and each row kept by a bisect:

@@ -103,12 +103,13 @@ def record_looked_at(repo: pygit2.Repository, conn: sqlite3.Connection, sha: str
 def needs_pass(repo: pygit2.Repository, conn: sqlite3.Connection) -> bool:
     """Whether a history pass may have work: none completed yet, or the index's writes
     changed since the last one (cheap: one small query and one small file), or the
-    last one did not say which notes it ended at (an older deja's: blame then checks
-    every note until a pass says)."""
+    last one did not say which notes it ended at (an older deja's record: blame
+    settles from it as that deja did, and a pass records the tip), or that notes
+    commit is gone (rewritten, then gc: blame cannot tell which notes changed)."""
     state = HistoryState(repo)
     if state.done != Q.writes_generation(conn) or state.done_notes is None:
         return True
-    if state.done_notes:  # gone (the notes rewritten, then gc): blame cannot tell what changed
+    if state.done_notes:
         try:
             repo[state.done_notes]
         except git_errors():

@@ -3,8 +3,9 @@
 Commits it derived with no attributed line get no note; that they were looked at,
 and from what, is kept here (``none <sha> <digest>`` lines), with ``done
 <generation> <notes tip>`` for each complete pass (``index.queries.writes_generation``
-when it began, and the commit ``refs/notes/deja`` pointed at when it ended: a note
-that came later, fetched from elsewhere, is not one the pass wrote or checked). Blame reads it to know which commits' lines a pass has settled
+when it began, and the commit ``refs/notes/deja`` pointed at when it ended, ``-``
+for none: a note that came later, fetched from elsewhere, is not one the pass wrote
+or checked). Blame reads it to know which commits' lines a pass has settled
 (``attribution/facts/settled.py``); the pass reads it to skip what is up to date.
 Its own module so that blame reads it without importing the annotator.
 """

@@ -27,13 +27,7 @@ import orjson
 from deja_blame.index import queries as Q
 from deja_blame.notes.remap import effective_note
 from deja_blame.notes.schema import Note, parse_note_docs
-from deja_blame.notes.store import (
-    note_blob,
-    read_note_blob,
-    read_note_text,
-    said_foreign,
-    tree_note_blobs,
-)
+from deja_blame.notes.store import note_blob, read_note_blob, said_foreign, tree_note_blobs
 
 if TYPE_CHECKING:
     import pygit2
@@ -49,7 +43,7 @@ class NoteIndex:
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
         self._read: list[tuple[str, str, bytes]] = []  # read from git, to index
-        self._held: set[str] = set()  # commits answered by a row
+        self._held: dict[str, str] = {}  # commit -> the blob of the row that answered it
         self._blobs: dict[str, str] | None = None  # every note's blob (``prefetch``)
         self._rows: dict[tuple[str, str], bytes] = {}
 
@@ -79,9 +73,9 @@ class NoteIndex:
         if row is not None:
             held = note_of_row(row)
             if held is not None:
-                self._held.add(commit)
+                self._held[commit] = blob
                 return held
-        text = read_note_text(repo, commit, tree=tree)
+        text = read_note_blob(repo, commit, blob)
         if text is None:
             return None
         foreign = said_foreign(commit, text)
@@ -97,9 +91,9 @@ class NoteIndex:
         return note
 
     def read_again(self, repo: pygit2.Repository, commit: str) -> Note | None:
-        """``commit``'s note read from git by the blob the prefetch listed (no walk of
-        the notes tree), for what a row does not keep; None when not listed."""
-        blob = self._blobs.get(commit) if self._blobs is not None else None
+        """``commit``'s note, answered by a row (``holds``), read from its blob for
+        what a row does not keep (``derived_from``)."""
+        blob = self._held.get(commit)
         text = read_note_blob(repo, commit, blob) if blob is not None else None
         if text is None:
             return None

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from deja_blame.notes import indexed
 from deja_blame.notes.remap import effective_note
-from deja_blame.notes.schema import NOTES_REF, LineMap, Note
+from deja_blame.notes.schema import NOTES_REF, LineMap, Note, Range, ranges_line_map
 from deja_blame.notes.store import notes_tree, read_note_docs, ref_target
 
 if TYPE_CHECKING:
@@ -102,8 +102,6 @@ class NotesLookup:
         if note is not None and self._index is not None and self._index.holds(commit):
             # the index keeps what a note says of lines, not what it was derived from
             read = self._index.read_again(self.repo, commit)
-            if read is None:
-                read = read_note(self.repo, commit, derived=False, tree=self._tree)
             return read.recorded_from() if read is not None else None
         return note.recorded_from() if note is not None else None
 
@@ -117,22 +115,17 @@ class NotesLookup:
 
 
 _UNREAD = object()
-_Range = tuple[int, int, str, float, "int | None"]
-_Ranges = tuple[list[int], list[_Range]] | LineMap
+_Ranges = tuple[list[int], list[Range]] | LineMap
 
 
-def _by_start(ranges: list[_Range]) -> _Ranges:
+def _by_start(ranges: list[Range]) -> _Ranges:
     """A note's ranges of one path, for lookups by line: sorted by start (bisected)
-    when none overlap, as every note deja writes; else the line map (``line_map``'s
-    order decides which range claims a shared line)."""
+    when none overlap, as every note deja writes; else the line map (where the
+    ranges' order decides which claims a shared line)."""
     ordered = sorted(ranges)
     if all(a[1] < b[0] for a, b in zip(ordered, ordered[1:])):
         return [r[0] for r in ordered], ordered
-    out: LineMap = {}
-    for start, end, sid, conf, written in ranges:
-        for line in range(start, end + 1):
-            out.setdefault(line, (sid, conf, written))
-    return out
+    return ranges_line_map(ranges)
 
 
 def note_lookup_for(

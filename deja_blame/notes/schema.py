@@ -62,6 +62,17 @@ SCHEMA = 2
 Files = dict[str, dict[str, list[list[Any]]]]
 # line -> (session id, confidence, written at (epoch seconds) or None), for one file
 LineMap = dict[int, tuple[str, float, "int | None"]]
+# (first line, last line, session id, confidence, written at or None)
+Range = tuple[int, int, str, float, "int | None"]
+
+
+def ranges_line_map(ranges: list[Range]) -> LineMap:
+    """Each line the ranges hold -> the first range's answer for it."""
+    out: LineMap = {}
+    for start, end, sid, conf, written in ranges:
+        for line in range(start, end + 1):
+            out.setdefault(line, (sid, conf, written))
+    return out
 
 
 @dataclass
@@ -137,19 +148,12 @@ class Note:
 
     def line_map(self, path: str) -> LineMap:
         """Every attributed line of ``path``: line -> (session, confidence, written)."""
-        out: LineMap = {}
-        for sid, ranges in sorted(self.files.get(path, {}).items()):
-            for r in ranges:
-                conf = float(r[2]) if len(r) > 2 else 1.0
-                written = _written(r)
-                for line in range(int(r[0]), int(r[1]) + 1):
-                    out.setdefault(line, (sid, conf, written))
-        return out
+        return ranges_line_map(self.ranges_of(path))
 
-    def ranges_of(self, path: str) -> list[tuple[int, int, str, float, int | None]]:
+    def ranges_of(self, path: str) -> list[Range]:
         """``path``'s ranges as (start, end, session, confidence, written), in the
-        order ``line_map`` lets them claim a line (the first that holds it): what a
-        reader asking a few lines of many notes scans instead of expanding each."""
+        order they claim a line (the first that holds it, ``ranges_line_map``): what a
+        reader asking a few lines of many notes bisects instead of expanding each."""
         out = []
         for sid, ranges in sorted(self.files.get(path, {}).items()):
             for r in ranges:

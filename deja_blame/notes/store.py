@@ -160,9 +160,8 @@ def notes_changed(root: str | Path, then: str, now: str) -> set[str] | None:
     if proc is None or proc.returncode != 0:
         return None
     names = proc.stdout.decode("ascii", "replace").split("\0")
-    return {
-        name.replace("/", "") for name in names if name
-    }  # a note's path: its commit, fanned out
+    # a note's path is its commit's name, fanned out
+    return {name.replace("/", "") for name in names if name}
 
 
 def note_blob(tree: pygit2.Tree, sha: str) -> str | None:
