@@ -119,6 +119,9 @@ class PlainSource:
     def added_lines(self, sid: int, edit_ord: int) -> list[str]:
         return self.texts.get((sid, edit_ord), [])
 
+    def file_edits(self, sid: int, edit_ord: int) -> list[tuple[int, float | None, None]]:
+        return []
+
     def session_names(self, sids: set[int]) -> dict[int, tuple[str, str]]:
         return {sid: self.names[sid] for sid in sids if sid in self.names}
 

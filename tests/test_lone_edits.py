@@ -14,6 +14,7 @@ from deja_blame.attribution.facts import model as model_mod
 from deja_blame.attribution.facts import writes as writes_mod
 from deja_blame.attribution.facts.model import BlameLine, Key
 from deja_blame.attribution.match import lines as matcher
+from deja_blame.attribution.match import lone
 from deja_blame.index.db import connect
 from deja_blame.index.fingerprint import fingerprint
 
@@ -74,7 +75,9 @@ class Edits:
         return [t for _, t in self.edits[(sid, edit)][1]]
 
 
-def _match(edits: Edits, blamed: list[BlameLine | None]) -> list[int | None]:
+def _match(
+    edits: Edits, blamed: list[BlameLine | None], file_edits: lone.FileEdits | None = None
+) -> list[int | None]:
     out = matcher.match_lines(
         FILE,
         blamed,
@@ -83,6 +86,7 @@ def _match(edits: Edits, blamed: list[BlameLine | None]) -> list[int | None]:
         floor=lambda i: FLOOR,
         position=edits.position,
         added_lines=edits.added_lines,
+        file_edits=file_edits,
     )
     return [m.sid if m else None for m in out]
 
@@ -122,6 +126,38 @@ def test_a_lone_bracket_shifted_as_the_sessions_nearest_line_was() -> None:
     # no line of the session's to lend its shift: the bracket is nobody's
     alone = Edits({(1, 0): (8_000.0, [(10, "}")], False)})
     assert _match(alone, _blamed({8, 9, 10, 12}))[12] is None
+
+
+def test_a_lone_bracket_carried_through_the_sessions_later_edits() -> None:
+    # from the bottom up: "}" at 9, then three lines of its own on top of the file (text
+    # the file no longer holds: no line of the session's lends a shift), then, after the
+    # commit, a line above that the commit never saw
+    edits = Edits(
+        {
+            (1, 0): (8_000.0, [(9, "}")], False),
+            (1, 1): (8_100.0, [(0, "// a"), (1, "// b"), (2, "// c")], False),
+        }
+    )
+    hunks: dict[int, list[tuple[int, float | None, lone.Hunks]]] = {
+        1: [(0, 8_000.0, [(10, 10, 1, 1)]), (1, 8_100.0, [(1, 1, 0, 3)])],
+    }
+    later = [*hunks[1], (2, 30_000.0, [(1, 1, 0, 2)])]
+    assert _match(edits, _blamed({12}), lambda sid, edit: later)[12] == 1
+    assert _match(edits, _blamed({12}))[12] is None  # without the hunks: nobody's
+    assert _match(edits, _blamed({9}), lambda sid, edit: later)[9] is None  # it left 9
+
+
+def test_carried_follows_hunks_above_and_stops_where_the_line_was_rewritten() -> None:
+    def carry(landed: int, later: list[lone.Hunks], until: float = 100.0) -> int | None:
+        rows = [(0, 0.0, None), *[(k + 1, float(k + 1), h) for k, h in enumerate(later)]]
+        return lone.carried(landed, (1, 0, 0), until, lambda sid, edit: rows)
+
+    assert carry(20, [[(1, 1, 0, 2)], [(5, 5, 3, 1)]]) == 20  # +2 then -2 above it
+    assert carry(20, [[(30, 30, 1, 5)]]) == 20  # below it: no shift
+    assert carry(20, [[(21, 21, 0, 4)]]) == 24  # inserted just before it (0-based 20)
+    assert carry(20, [[(20, 20, 2, 2)]]) is None  # replaced: a later write is its source
+    assert carry(20, [None]) is None  # a whole-file write: no place known
+    assert carry(20, [[(1, 1, 0, 2)]], until=0.5) == 20  # after the commit: not counted
 
 
 def _index(tmp: Path, rows: list[tuple[int, int, int, int, int, float, int]]) -> sqlite3.Connection:

@@ -1223,3 +1223,36 @@ def split_commits_single_copy(sim: Sim, small: bool) -> None:
     (sim.repo / path).write_text(sim.read(path), encoding="utf-8")
     sim.commit("Test a free item")
     sim.expect(path)
+
+
+@scenario("a session drops the ';' from the bottom up, then adds lines on top of the file")
+def lone_brackets_moved_by_later_edits(sim: Sim, small: bool) -> None:
+    path = "web/cart_fixed.js"
+    sim.person_write(path, PROTO_JS)
+    sim.commit("Cart prototype")
+    sim.advance(HOUR)
+    s = sim.session("semicolons-then-events", "Drop the ';' after the methods; make Cart emit.")
+    s.view(path)
+    # from the bottom up, as a linter's report lists them: each edit writes one "}"
+    s.replace(path, "  return this.items.length;\n};\n", "  return this.items.length;\n}\n")
+    s.replace(
+        path,
+        "  return this;\n};\n\nCart.prototype.count",
+        "  return this;\n}\n\nCart.prototype.count",
+    )
+    # then three lines on top: both brackets are three lines lower than they landed, and
+    # the session's nearest other lines (these) were not moved at all
+    s.replace(
+        path,
+        "'use strict';\n",
+        "'use strict';\n\nconst { EventEmitter } = require('events');\n"
+        "const util = require('util');\n",
+    )
+    s.replace(
+        path,
+        "module.exports = Cart;\n",
+        "util.inherits(Cart, EventEmitter);\n\nmodule.exports = Cart;\n",
+    )
+    sim.advance(10 * MINUTE)
+    sim.commit("Cart: no semicolons, an emitter")
+    sim.expect(path)

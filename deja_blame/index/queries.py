@@ -142,6 +142,51 @@ def edit_positions(conn: sqlite3.Connection, sid: int, edit_ord: int) -> list[in
     return out if len(out) == len(added) else [None] * len(added)
 
 
+# (old_start, new_start, removed, added) of each run of one edit, 1-based; None where
+# the edit gave no positions (a whole-file write, a block without ``@@`` headers)
+Hunks = list[tuple[int, int, int, int]] | None
+
+
+def file_edit_hunks(
+    conn: sqlite3.Connection, sid: int, edit_ord: int
+) -> list[tuple[int, float | None, Hunks]]:
+    """(ord, at_epoch, hunks) of every edit the session made of the file that edit
+    ``edit_ord`` changed, in order: what shifted a line it wrote since."""
+    from deja_blame.index.store import load_json
+
+    out: list[tuple[int, float | None, Hunks]] = []
+    for ord_, at, tool, body in conn.execute(
+        "SELECT ord, at_epoch, tool, body FROM edits WHERE sid=?"
+        " AND path=(SELECT path FROM edits WHERE sid=? AND ord=?) ORDER BY ord",
+        (sid, sid, edit_ord),
+    ):
+        try:
+            hunks = load_json(body)[3]
+        except (orjson.JSONDecodeError, zlib.error, IndexError, TypeError):
+            hunks = None
+        out.append((int(ord_), at, None if tool == "write_to_file" else _hunk_counts(hunks)))
+    return out
+
+
+def _hunk_counts(hunks: Any) -> Hunks:
+    """A stored hunk list as counts (``store._hunk_list``: counts, or whole hunks)."""
+    if not isinstance(hunks, list) or not hunks:
+        return None
+    out: list[tuple[int, int, int, int]] = []
+    for h in hunks:
+        if isinstance(h, dict):
+            h = [
+                h.get("old_start"),
+                h.get("new_start"),
+                len(h.get("removed") or []),
+                len(h.get("added") or []),
+            ]
+        if not isinstance(h, list) or len(h) != 4 or not all(isinstance(x, int) for x in h):
+            return None
+        out.append((h[0], h[1], h[2], h[3]))
+    return out
+
+
 def agent_edits_of_paths(
     conn: sqlite3.Connection, sid: int, path_ids: list[int]
 ) -> Iterator[tuple[str, list[str], list[str]]]:

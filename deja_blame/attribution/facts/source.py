@@ -41,6 +41,7 @@ class FactSource:
             "position": {},
         }
         self._identity: object | None = None
+        self._file_edits: dict[tuple[int, int], list[tuple[int, float | None, Q.Hunks]]] = {}
         self._texts: dict[tuple[str, str], str] = {}
 
     # -- the index ------------------------------------------------------------------
@@ -56,6 +57,17 @@ class FactSource:
     def added_lines(self, sid: int, edit_ord: int) -> list[str]:
         """Every line one edit added (to whichever file), in order."""
         return self._edit_values("text", (sid, edit_ord))  # type: ignore[return-value]
+
+    def file_edits(self, sid: int, edit_ord: int) -> list[tuple[int, float | None, Q.Hunks]]:
+        """(ord, time, hunks) of each edit the session made of the file edit ``edit_ord``
+        changed, in order (hunks: (old_start, new_start, removed, added), or None)."""
+        got = self._file_edits.get((sid, edit_ord))
+        if got is None:
+            got = Q.file_edit_hunks(self.conn, sid, edit_ord)
+            for other, _, _ in got:  # one question per session and file
+                self._file_edits[(sid, other)] = got
+            self._file_edits[(sid, edit_ord)] = got
+        return got
 
     def _edit_values(self, what: str, edit: tuple[int, int]) -> list[object]:
         loaded = self._per_write[what]

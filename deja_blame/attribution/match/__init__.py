@@ -108,6 +108,7 @@ def attribute_lines(
             same_project=source.belongs,
             written_text=source.written_text,
             position=source.position,
+            file_edits=source.file_edits,
         )
         matches = _without_strangers_before_history(source, matches, writes, history, path_ids)
         matches = reflow_matches(

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from operator import itemgetter
 
 from deja_blame.attribution.facts.model import CLOCK_SKEW, BlameLine, Key, Twins, WriteSet
-from deja_blame.attribution.match.lone import place_lone_edits
+from deja_blame.attribution.match.lone import FileEdits, place_lone_edits
 from deja_blame.index.fingerprint import fingerprint, is_trivial, normalise_line
 
 # A run of this many lines is strong evidence of place: among writes with runs at
@@ -90,6 +90,7 @@ def match_lines(
     same_project: Callable[[int], bool | None] | None = None,
     written_text: Callable[[Key], str | None] | None = None,
     position: Callable[[Key], int | None] | None = None,
+    file_edits: FileEdits | None = None,
 ) -> list[LineMatch | None]:
     """One LineMatch (or None) per line of ``texts``; ``blamed[i]`` is line i's blame.
 
@@ -103,7 +104,9 @@ def match_lines(
     ``position(key)`` is where the write landed in the session's file (0-based):
     where the file holds one text several times, a write goes first to the copy
     nearest that place, shifted as the write's edit (or session) shifted in the
-    file since (``_distances``).
+    file since (``_distances``). ``file_edits(sid, edit)`` is the session's edits of
+    the file that edit changed (their hunks): how far a lone bracket's write was
+    moved since it landed (``lone.carried``).
 
     Cost: the writes of each non-trivial line's text (one per group of identical
     edits), plus the runs through them. Trivial lines (blank, ``)``) are never
@@ -289,7 +292,18 @@ def match_lines(
         _whole_file(chosen, fps, writes, limits, stale)
     if floor is not None and position is not None and added_lines is not None:
         place_lone_edits(
-            chosen, texts, fps, trivial, blamed, writes, used, limits, floor, position, added_lines
+            chosen,
+            texts,
+            fps,
+            trivial,
+            blamed,
+            writes,
+            used,
+            limits,
+            floor,
+            position,
+            added_lines,
+            file_edits,
         )
     # How often each fingerprint occurs in each session's edits of the file.
     common: dict[int, Counter[int]] = {}

@@ -15,11 +15,14 @@ when all of these hold:
   block it closes;
 - it landed where the commit put the line: the write's place in the session's
   file (0-based) is the line's place in the commit's version (blame's original
-  line), or is within SHIFT_SLACK of it once shifted as much as the nearest
+  line), or is within SHIFT_SLACK of it once carried through the session's
+  later edits of the file made by the commit (``carried``: their hunks say how
+  many lines each put above it; an agent that fixes a file from the bottom up
+  moves every bracket it wrote before), or once shifted as much as the nearest
   line (where written) the session wrote for that commit and the matcher gave
-  it (``_Shifts``: what later edits put above both). Without such a line, a
-  place that is merely near is not enough: on commander's history a person's
-  own ``}`` seven lines from a session's took its write;
+  it (``_Shifts``: what later edits put above both). Without either, a place
+  that is merely near is not enough: on commander's history a person's own
+  ``}`` seven lines from a session's took its write;
 - it is the latest such write there: a later write of the same text at the same
   place (the person's, reported by the transcript) takes the line away.
 
@@ -39,6 +42,12 @@ LONE_LINES = 3  # added lines: a bracket, a blank line or two beside it
 ANCHOR_LINES = 40  # how near (where written) a line of the session must be to lend its shift
 SHIFT_SLACK = 1  # lines the shifted place may miss by
 
+# (old_start, new_start, removed, added) of each run of one edit, 1-based; None where
+# the edit said no place (a whole-file write, a block without ``@@`` headers)
+Hunks = list[tuple[int, int, int, int]] | None
+# (edit ord, time, hunks) of each edit a session made of one file, in order
+FileEdits = Callable[[int, int], list[tuple[int, float | None, Hunks]]]
+
 
 def place_lone_edits(
     chosen: list[tuple[Key, int] | None],
@@ -52,6 +61,7 @@ def place_lone_edits(
     floor: Callable[[int], float | None],
     position: Callable[[Key], int | None],
     added_lines: Callable[[int, int], list[str]],
+    file_edits: FileEdits | None = None,
 ) -> None:
     """Give each trivial line still unmatched the lone edit that wrote it at its
     place in its commit's window (see the module)."""
@@ -113,7 +123,13 @@ def place_lone_edits(
             landed = position(key)
             if landed is None:
                 continue
-            off = shifts.distance(key[0], b.commit, landed, where)
+            off = 0 if landed == where else None
+            if off is None and file_edits is not None:
+                moved = carried(landed, key, high, file_edits)
+                if moved is not None and abs(moved - where) <= SHIFT_SLACK:
+                    off = abs(moved - where)
+            if off is None:
+                off = shifts.distance(key[0], b.commit, landed, where)
             if off is not None:
                 found.append((off, -at, seq, i, key))
         options += [o for o in found if person_at is None or -o[1] > person_at]
@@ -121,6 +137,28 @@ def place_lone_edits(
         if chosen[i] is None and key not in used:
             chosen[i] = (key, 1)
             used.add(key)
+
+
+def carried(landed: int, key: Key, until: float, file_edits: FileEdits) -> int | None:
+    """Where a write that landed at ``landed`` stood after the session's later edits of
+    the file made by ``until`` (0-based); None where one of them replaced it, or said
+    no place."""
+    place = landed
+    for ord_, at, hunks in file_edits(key[0], key[1]):
+        if ord_ <= key[1] or at is None or at > until:
+            continue
+        if hunks is None:
+            return None
+        shift = 0
+        for old_start, _, removed, added in hunks:
+            first = old_start - 1
+            if place < first:
+                continue
+            if place < first + removed:
+                return None  # the session rewrote the line: a later write is its source
+            shift += added - removed
+        place += shift
+    return place
 
 
 class _InTime:
