@@ -512,6 +512,18 @@ class CliWalker:
         return (self._repo[s] for s in shas)  # type: ignore[misc]
 
 
+# Whether the repository at a working tree (its real path) is a shallow clone, as the
+# ``rev-parse`` a command makes anyway said (``gitutil.is_shallow`` reads it: no process)
+SHALLOW: dict[str, bool] = {}
+
+
+def remember_shallow(toplevel: str, said: str) -> None:
+    """Keep what ``rev-parse --is-shallow-repository`` said (``true``/``false``) of
+    the working tree at ``toplevel``."""
+    if said in ("true", "false"):
+        SHALLOW[str(Path(toplevel).resolve())] = said == "true"
+
+
 class CliRepository:
     """A repository read through the ``git`` program (see the module's docstring)."""
 
@@ -519,16 +531,24 @@ class CliRepository:
         """The repository holding the directory ``start``."""
         self.workdir: str | None = None
         # one git for the three (each process is a few ms of a one-file question)
-        args = ["rev-parse", "--absolute-git-dir", "--show-object-format", "--show-toplevel"]
+        args = [
+            "rev-parse",
+            "--absolute-git-dir",
+            "--show-object-format",
+            "--is-shallow-repository",
+            "--show-toplevel",
+        ]
         proc = subprocess.run(
             ["git", "-C", str(start), *args], capture_output=True, env=no_git_env(), timeout=30
         )
         lines = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
-        if proc.returncode != 0 or len(lines) < 2:
+        if proc.returncode != 0 or len(lines) < 3:
             raise KeyError(f"{start}: not in a git repository")
         self._gitdir = lines[0]
-        self.is_bare = len(lines) < 3
-        self.workdir = None if self.is_bare else lines[2] + "/"
+        self.is_bare = len(lines) < 4
+        self.workdir = None if self.is_bare else lines[3] + "/"
+        if not self.is_bare:
+            remember_shallow(lines[3], lines[2].strip())
         self.path = self._gitdir + "/"
         self.id_bytes = 32 if lines[1].strip() == "sha256" else 20
         self._lock = threading.Lock()

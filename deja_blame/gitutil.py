@@ -406,6 +406,11 @@ SHALLOW_WARNING = (
 def is_shallow(directory: str) -> bool:
     """Whether the repository at ``directory`` is a shallow clone (cached)."""
     if directory not in _SHALLOW:
+        from deja_blame.gitcli import SHALLOW
+
+        said = SHALLOW.get(str(Path(directory).resolve()))  # the command's rev-parse said
+        if said is not None:
+            return said
         proc = try_git(directory, ["rev-parse", "--is-shallow-repository"], timeout=10)
         _SHALLOW[directory] = proc is not None and proc.stdout.strip() == b"true"
     return _SHALLOW[directory]

@@ -17,6 +17,10 @@ _OPTS = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
 # (U+0080-009F, U+061C, U+200E-200F, U+2028-202E, U+2066-2069)
 _UNSAFE = re.compile(rb"\xc2[\x80-\x9f]|\xd8\x9c|\xe2\x80[\x8e\x8f\xa8-\xae]|\xe2\x81[\xa6-\xa9]")
 
+# What every match above starts with: a document without any needs no regex pass (the
+# pass took 9 ms of a warm blame's JSON, for one accented letter in a session's prompt)
+_LEADS = (b"\xc2", b"\xd8\x9c", b"\xe2\x80", b"\xe2\x81")
+
 
 def _escape(m: re.Match[bytes]) -> bytes:
     return b"\\u%04x" % ord(m.group().decode())
@@ -30,6 +34,8 @@ def dumps(doc: Any) -> bytes:
         from deja_blame.pathtext import text_only
 
         data = orjson.dumps(text_only(doc), option=_OPTS)
+    if not any(lead in data for lead in _LEADS):  # a byte search each, not a regex scan
+        return data + b"\n"
     return _UNSAFE.sub(_escape, data) + b"\n"
 
 

@@ -46,18 +46,15 @@ def cached_blame(
     commit = state.head if rev is None else cache.resolve_rev_cli(state.root, rev)
     if commit is None:
         return None
-    entry = cache.load(
-        conn,
-        # what deja blame's own compute reads: deja's notes wherever they exist
-        cache.entry_key(state.root, commit, rel, "auto", "notes" if state.deja_notes else ""),
-        state.notes,
-        state.root,
-    )
+    # what deja blame's own compute reads: deja's notes wherever they exist
+    key = cache.entry_key(state.root, commit, rel, "auto", "notes" if state.deja_notes else "")
+    entry = cache.load(conn, key, state.notes, state.root)
     if entry is None:
         if on_miss is not None and line_range is None:
             on_miss(state.root, commit, rel)
         return None
     result = from_entry(entry, rel, commit if rev is not None else None, state.root)
+    result.cache_key = key
     if rev is None:
         try:
             data = read_worktree_bytes(Path(state.root), rel)
@@ -79,7 +76,26 @@ def from_entry(entry: cache.Entry, relpath: str, rev: str | None, root: str) -> 
         root=root,
         lines=cache.entry_lines(entry),
         note_sessions=dict(entry.note_sessions),
+        authors=_authors(entry.authors),
     )
+
+
+def _authors(kept: dict[str, list[Any]] | None) -> dict[str, tuple[str, str, int]] | None:
+    """The authors an entry kept, if every one is well formed (else: ask git)."""
+    if kept is None:
+        return None
+    out: dict[str, tuple[str, str, int]] = {}
+    for commit, row in kept.items():
+        if not (
+            isinstance(row, list)
+            and len(row) == 3
+            and isinstance(row[0], str)
+            and isinstance(row[1], str)
+            and isinstance(row[2], int)
+        ):
+            return None
+        out[commit] = (row[0], row[1], row[2])
+    return out
 
 
 def finish_answer(
@@ -105,8 +121,10 @@ def too_short(path: str, total: int) -> DejaError:
 
 
 def _fill_sessions(conn: sqlite3.Connection | None, result: FileBlame) -> None:
-    for name in sorted({ln.session for ln in result.lines if ln.session}):
-        row = Q.session_by_id(conn, name) if conn is not None else None
+    names = sorted({ln.session for ln in result.lines if ln.session})
+    rows = Q.sessions_by_ids(conn, names) if conn is not None and names else {}
+    for name in names:
+        row = rows.get(name)
         if row is not None:
             result.sessions[name] = SessionInfo(
                 name, row.source, row.project, row.started_at, row.first_prompt, row.model

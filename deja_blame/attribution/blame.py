@@ -140,7 +140,9 @@ def _at_commit(
     # DEJA_NO_CACHE: computed afresh (and still written)
     entry = cache.load(conn, key, notes, root) if use_cache and cache.fast_path_enabled() else None
     if entry is not None and entry.data_hash == cache.content_hash(version.data):
-        return from_entry(entry, version.relpath, rev, root)
+        result = from_entry(entry, version.relpath, rev, root)
+        result.cache_key = key
+        return result
     if line_range is not None or focus is not None:
         # one line or a few, or one commit's lines: only those matched; nothing cached
         result = _compute(repo, conn, version, note_lookup, engine, before_match, line_range, focus)
@@ -153,6 +155,7 @@ def _at_commit(
         from deja_blame.attribution.facts.early import note_answered
 
         note_answered(root, version.commit, version.relpath)
+        result.cache_key = key
     result.rev = rev
     return result
 

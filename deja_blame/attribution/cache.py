@@ -62,19 +62,21 @@ def _git(cwd: str, *args: str) -> subprocess.CompletedProcess[bytes] | None:
 
 def repo_state(start: Path) -> RepoState | None:
     """The state of the repository holding ``start`` (a directory), via ``git``."""
-    from deja_blame.attribution.facts.early import rev_parse_output
+    from deja_blame.attribution.facts.early import REV_PARSE, rev_parse_output
+    from deja_blame.gitcli import remember_shallow
 
     said = rev_parse_output(str(start.absolute()))  # the console script asked already
     if said is None:
-        proc = _git(str(start), "rev-parse", "--show-toplevel", "--verify", "-q", "HEAD")
+        proc = _git(str(start), *REV_PARSE)
         if proc is None:
             return None
         said = proc.stdout
-    if not said:
-        return None
     out = said.decode("utf-8", "surrogateescape").splitlines()
+    if len(out) < 2:
+        return None
     root = str(Path(out[0]).resolve())
-    head = out[1].strip() if len(out) > 1 else None
+    remember_shallow(root, out[1].strip())
+    head = out[2].strip() if len(out) > 2 else None
     notes, deja_notes = notes_tips_cli(root)
     return RepoState(root=root, head=head, notes=notes, deja_notes=deja_notes)
 
@@ -186,6 +188,8 @@ class Entry:
     orig_paths: list[str]  # paths blame followed the lines to (renames)
     lines: list[list[Any]]  # LineAttribution fields, in _FIELDS order
     note_sessions: dict[str, Any] = field(default_factory=dict)
+    # commit -> [author name, mail, epoch]: added by the first command that printed them
+    authors: dict[str, list[Any]] | None = None
 
 
 # LineAttribution's fields after ``line``, in its order (entries are built positionally)
@@ -232,7 +236,12 @@ def load(conn: sqlite3.Connection, key: str, notes: str, root: str) -> Entry | N
     try:
         doc = orjson.loads(zlib.decompress(row[1]))
         entry = Entry(
-            doc["commit"], doc["hash"], doc["orig"], doc["lines"], doc.get("sessions") or {}
+            doc["commit"],
+            doc["hash"],
+            doc["orig"],
+            doc["lines"],
+            doc.get("sessions") or {},
+            doc.get("authors") if isinstance(doc.get("authors"), dict) else None,
         )
     except (zlib.error, orjson.JSONDecodeError, KeyError, TypeError):
         return None  # a damaged entry: compute again
@@ -244,7 +253,7 @@ def load(conn: sqlite3.Connection, key: str, notes: str, root: str) -> Entry | N
     if not notes_allow(root, then, notes, {str(ln[1]) for ln in entry.lines if ln[1]}):
         return None
     with _quiet():
-        Q.cache_touch(conn, "attribution_cache", key)
+        Q.cache_touch(conn, "attribution_cache", key, row[2] if len(row) > 2 else None)
     return entry
 
 
@@ -272,6 +281,31 @@ def store(conn: sqlite3.Connection, key: str, entry: Entry, notes: str, root: st
             CACHE_ENTRIES,
             token=token(conn, root, set(entry.orig_paths)),
         )
+
+
+def add_authors(
+    conn: sqlite3.Connection, key: str, authors: dict[str, tuple[str, str, int]]
+) -> None:
+    """Keep the commits' authors with the entry under ``key`` (a commit's author never
+    changes): the next answer from it asks git for none."""
+    with _quiet():
+        row = Q.cache_get(conn, "attribution_cache", key)
+        if row is None:
+            return
+        try:
+            doc = orjson.loads(zlib.decompress(row[1]))
+        except (zlib.error, orjson.JSONDecodeError):
+            return
+        if not isinstance(doc, dict) or not isinstance(doc.get("lines"), list):
+            return
+        if not {row[1] for row in doc["lines"] if row[1]} <= set(authors):
+            return  # some commit's author is unknown (a line range, git left one out)
+        doc["authors"] = {c: list(a) for c, a in authors.items()}
+        try:
+            data = zlib.compress(orjson.dumps(doc), 1)
+        except TypeError:
+            return  # a name that is not UTF-8: not kept
+        Q.cache_replace_data(conn, "attribution_cache", key, data)
 
 
 class _quiet:

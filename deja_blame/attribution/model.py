@@ -79,6 +79,10 @@ class FileBlame:
     # what the notes say of sessions the index does not know (a reviewer's clone)
     note_sessions: dict[str, dict[str, Any]] = field(default_factory=dict)
     total_lines: int | None = None  # the file's length, where ``lines`` is a window of it
+    # each commit's author as (name, mail, epoch), where the cache kept them (a warm
+    # answer then asks git for none); None: ask git (``gitutil.commit_authors``)
+    authors: dict[str, tuple[str, str, int]] | None = None
+    cache_key: str | None = None  # the attribution cache entry this answer came from
 
     def to_json(self, include_prompts: bool = True) -> dict[str, Any]:
         sessions = {}

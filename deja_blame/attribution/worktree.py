@@ -55,7 +55,13 @@ def overlay(
                 )
             )
     result = FileBlame(
-        path=relpath, rev=None, root=root, lines=lines, note_sessions=dict(head.note_sessions)
+        path=relpath,
+        rev=None,
+        root=root,
+        lines=lines,
+        note_sessions=dict(head.note_sessions),
+        authors=head.authors,  # a new line has no commit: HEAD's authors are all it needs
+        cache_key=head.cache_key,
     )
     new = [i for i, m in enumerate(mapping) if m is None]
     if conn is None or not new:

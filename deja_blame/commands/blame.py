@@ -14,7 +14,7 @@ from deja_blame.attribution.api import compute
 from deja_blame.attribution.blame_options import GitBlameOptions
 from deja_blame.attribution.model import FileBlame
 from deja_blame.errors import DejaError
-from deja_blame.gitutil import SHALLOW_WARNING, commit_authors, is_shallow
+from deja_blame.gitutil import SHALLOW_WARNING, Author, commit_authors, is_shallow
 from deja_blame.jsonout import print_json
 from deja_blame.output import warn
 from deja_blame.outputs.blame_text import BlameLook, format_date, print_human, print_porcelain
@@ -108,9 +108,10 @@ def run_blame(
         warn(f"no sessions are indexed: every line is unattributed ({hint})")
     elif is_shallow(str(result.root)):
         warn(SHALLOW_WARNING)
+    if as_json or not porcelain:
+        authors = _authors(conn, result)
     if as_json:
         doc = result.to_json()
-        authors = commit_authors(result.root, {ln.commit for ln in result.lines if ln.commit})
         for line in doc["lines"]:
             author = authors.get(line.get("commit") or "")
             line["author"] = author.name if author else None
@@ -122,6 +123,20 @@ def run_blame(
     else:
         print_human(result, look)
     return 0
+
+
+def _authors(conn: sqlite3.Connection, result: FileBlame) -> dict[str, Author]:
+    """Each line's commit's author: from the cached answer, else from git (and then
+    kept with the cached answer: a commit's author never changes)."""
+    if result.authors is not None:
+        return {c: Author(*a) for c, a in result.authors.items()}
+    got = commit_authors(result.root, {ln.commit for ln in result.lines if ln.commit})
+    result.authors = {c: (a.name, a.mail, a.time) for c, a in got.items()}
+    if result.cache_key is not None and conn is not None:
+        from deja_blame.attribution.cache import add_authors
+
+        add_authors(conn, result.cache_key, result.authors)
+    return got
 
 
 def _reverse_commits(result: FileBlame, spec: str) -> None:
@@ -142,6 +157,7 @@ def _reverse_commits(result: FileBlame, spec: str) -> None:
             f"git blame --reverse {spec}: " + (err[0].removeprefix("fatal: ") if err else "failed")
         )
     last = {b.line: b.commit for b in parse_porcelain(proc.stdout)}
+    result.authors = result.cache_key = None  # other commits: their authors from git
     for ln in result.lines:
         ln.commit = last.get(ln.line, ln.commit)
 

@@ -11,7 +11,7 @@ import click
 from deja_blame.attribution.model import FileBlame
 from deja_blame.errors import DejaError
 from deja_blame.gitcli import is_commit
-from deja_blame.gitutil import commit_authors, open_repository
+from deja_blame.gitutil import Author, commit_authors, open_repository
 from deja_blame.objectid import null_id
 from deja_blame.output import paged, shorten, style, terminal, use_colour
 
@@ -97,7 +97,10 @@ def _relative(epoch: int, now: float | None) -> str:
 def print_human(result: FileBlame, look: BlameLook | None = None) -> None:
     look = look or BlameLook()
     colour = use_colour()
-    authors = commit_authors(result.root, {ln.commit for ln in result.lines if ln.commit})
+    if result.authors is not None:
+        authors = {c: Author(*a) for c, a in result.authors.items()}
+    else:
+        authors = commit_authors(result.root, {ln.commit for ln in result.lines if ln.commit})
     palette: dict[str, str] = {}
     width = len(str(result.lines[-1].line)) if result.lines else 1
     # people's column: the name (or <email>) and the date, as wide as the widest

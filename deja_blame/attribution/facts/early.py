@@ -39,6 +39,10 @@ SAFE_FLAGS = frozenset(
 # What ``blame_options.GitBlameOptions().args()`` gives (the defaults: no ignore file)
 DEFAULT_ARGS = ("--ignore-revs-file=",)
 
+# The repository's top, whether it is shallow, and HEAD: one process for what a
+# one-file question needs to know first (``cache.repo_state`` reads the same)
+REV_PARSE = ("rev-parse", "--show-toplevel", "--is-shallow-repository", "--verify", "-q", "HEAD")
+
 _STARTED: dict[tuple[str, ...], subprocess.Popen[bytes]] = {}
 _REV_PARSE: dict[str, bytes] = {}
 
@@ -69,16 +73,16 @@ def _speculate(argv: list[str]) -> None:
     env = no_git_env()
     try:
         out = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel", "--verify", "-q", "HEAD"],
+            ["git", *REV_PARSE],
             cwd=where, capture_output=True, env=env, timeout=10,
         ).stdout  # fmt: skip
     except (OSError, subprocess.SubprocessError):
         return
     _REV_PARSE[where] = out
     lines = out.decode("utf-8", "surrogateescape").splitlines()
-    if len(lines) != 2:
+    if len(lines) != 3:
         return  # not in a repository, or no commit yet
-    root, head = os.path.realpath(lines[0]), lines[1].strip()
+    root, head = os.path.realpath(lines[0]), lines[2].strip()
     rel = os.path.relpath(path, root).replace(os.sep, "/")  # git's spelling, on Windows too
     if rel == ".." or rel.startswith("../"):
         return  # outside the repository: deja says so, git need not blame
@@ -134,7 +138,7 @@ def take(args: list[str]) -> subprocess.Popen[bytes] | None:
 
 
 def rev_parse_output(where: str) -> bytes | None:
-    """What ``git rev-parse --show-toplevel --verify -q HEAD`` said in ``where``."""
+    """What ``git REV_PARSE`` said in ``where``."""
     return _REV_PARSE.pop(where, None) if _REV_PARSE else None
 
 

@@ -1,0 +1,161 @@
+"""A warm answer asks git and the index for as little as it can: the commits' authors
+kept with the cached answer (never a partial list of them), the shallow check taken
+from the rev-parse the command made anyway, one query for every session named, the
+cache's use mark written at most every few minutes, JSON escaped only when it can
+hold something to escape."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from conftest import commit_env, git, run_deja
+
+from deja_blame import gitcli, gitutil, jsonout
+from deja_blame.commands import blame as blame_command
+from deja_blame.index import queries as Q
+from deja_blame.index.db import connect
+
+
+@pytest.fixture
+def two_authors(repo: Path) -> Path:
+    (repo / "a.py").write_text("".join(f"line_{i} = {i}\n" for i in range(1, 11)))
+    git(repo, "add", "a.py")
+    env = {"GIT_AUTHOR_NAME": "Ada", "GIT_AUTHOR_EMAIL": "ada@example.com"}
+    git(repo, "commit", "-q", "-m", "one", env={**commit_env(1_784_278_800), **env})
+    text = (repo / "a.py").read_text().replace("line_9 = 9", "line_9 = 90")
+    (repo / "a.py").write_text(text)
+    env = {"GIT_AUTHOR_NAME": "Bo", "GIT_AUTHOR_EMAIL": "bo@example.com"}
+    git(repo, "commit", "-qam", "two", env={**commit_env(1_784_278_900), **env})
+    return repo
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch) -> list[set[str]]:
+    asked: list[set[str]] = []
+    real = gitutil.commit_authors
+
+    def counted(root: Any, commits: set[str]) -> dict[str, gitutil.Author]:
+        asked.append(set(commits))
+        return real(root, commits)
+
+    monkeypatch.setattr(blame_command, "commit_authors", counted)
+    return asked
+
+
+def _blame(repo: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> str:
+    monkeypatch.chdir(repo)
+    got = run_deja("blame", "a.py", *args)
+    assert got.exit_code == 0, got.output
+    return got.stdout
+
+
+def test_a_warm_answer_takes_the_authors_from_the_cache(
+    two_authors: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked = _counting(monkeypatch)
+    first = _blame(two_authors, monkeypatch, "--json")
+    assert len(asked) == 1
+    again = _blame(two_authors, monkeypatch, "--json")
+    assert len(asked) == 1, "the second answer asked git for the authors again"
+    assert again == first
+    authors = {ln["line"]: ln["author"] for ln in orjson.loads(again)["lines"]}
+    assert authors[9] == "Bo" and authors[1] == "Ada"
+    # the text output reads the same kept authors
+    text = _blame(two_authors, monkeypatch)
+    assert len(asked) == 1
+    assert "Bo" in text.splitlines()[8] and "Ada" in text.splitlines()[0]
+
+
+def test_a_line_range_never_keeps_part_of_the_authors(
+    two_authors: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked = _counting(monkeypatch)
+    _blame(two_authors, monkeypatch, "--porcelain")  # cached, no authors asked
+    assert asked == []
+    _blame(two_authors, monkeypatch, "-L", "1,1", "--json")  # one commit's author
+    assert len(asked) == 1 and len(asked[0]) == 1
+    doc = orjson.loads(_blame(two_authors, monkeypatch, "--json"))
+    assert len(asked) == 2, "a line range's authors were kept as the whole file's"
+    assert {ln["line"]: ln["author"] for ln in doc["lines"]}[9] == "Bo"
+    _blame(two_authors, monkeypatch, "--json")
+    assert len(asked) == 2
+
+
+def test_the_reverse_commits_get_their_own_authors(
+    two_authors: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked = _counting(monkeypatch)
+    monkeypatch.chdir(two_authors)
+    assert run_deja("blame", "HEAD~1", "a.py", "--json").exit_code == 0  # its authors kept
+    got = run_deja("blame", "a.py", "--json", "--reverse", "HEAD~1..HEAD")
+    assert len(asked) == 2, "--reverse printed the authors kept for other commits"
+    lines = orjson.loads(got.stdout)["lines"]
+    assert lines[0]["author"] == "Bo"  # still there at HEAD: the last commit is two
+
+
+def test_the_shallow_check_is_the_rev_parse_already_made(tmp_path: Path, repo: Path) -> None:
+    (repo / "a.py").write_text("x = 1\n")
+    git(repo, "add", "a.py")
+    git(repo, "commit", "-qm", "one")
+    (repo / "a.py").write_text("x = 2\n")
+    git(repo, "commit", "-qam", "two")
+    shallow = tmp_path / "shallow"
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "1", f"file://{repo}", str(shallow)], check=True
+    )
+    from deja_blame.attribution.cache import repo_state
+
+    gitcli.SHALLOW.clear()
+    assert repo_state(shallow) is not None and repo_state(repo) is not None
+    assert gitcli.SHALLOW[str(shallow.resolve())] is True
+    assert gitcli.SHALLOW[str(repo.resolve())] is False
+    gitcli.SHALLOW.clear()
+    gitcli.CliRepository(shallow)
+    assert gitcli.SHALLOW == {str(shallow.resolve()): True}
+    gitutil._SHALLOW.clear()
+    assert gitutil.is_shallow(str(shallow)) is True
+
+
+def test_sessions_are_read_in_one_query_each_as_alone(tmp_path: Path) -> None:
+    conn = connect(tmp_path / "index.db")
+    for n in range(3):
+        conn.execute(
+            "INSERT INTO sessions(session_id, source, transcript, project, started_at)"
+            " VALUES (?,?,?,?,?)",
+            (f"s{n}", "antigravity", f"/t{n}", f"/p{n}", "2026-12-01T00:00:00Z"),
+        )
+    got = Q.sessions_by_ids(conn, ["s2", "s0", "nobody"])
+    assert set(got) == {"s0", "s2"}
+    assert got["s2"] == Q.session_by_id(conn, "s2")
+
+
+def test_the_use_mark_is_written_at_most_every_few_minutes(tmp_path: Path) -> None:
+    conn = connect(tmp_path / "index.db")
+    Q.cache_put(conn, "attribution_cache", "k", b"data", 10, token="t")
+    then = time.time() - 5
+    conn.execute("UPDATE attribution_cache SET used=?", (then,))
+    Q.cache_touch(conn, "attribution_cache", "k", then)
+    assert conn.execute("SELECT used FROM attribution_cache").fetchone()[0] == then
+    old = time.time() - Q.CACHE_TOUCH_EVERY - 1
+    conn.execute("UPDATE attribution_cache SET used=?", (old,))
+    Q.cache_touch(conn, "attribution_cache", "k", old)
+    assert conn.execute("SELECT used FROM attribution_cache").fetchone()[0] > then
+
+
+def test_json_is_escaped_only_where_it_can_hold_an_unsafe_character() -> None:
+    assert jsonout.dumps({"a": "plain"}) == b'{\n  "a": "plain"\n}\n'
+    assert b"\\u202e" in jsonout.dumps({"a": "x\u202ey"})
+    assert "é".encode() in jsonout.dumps({"a": "é"})
+
+
+def test_every_unsafe_character_is_escaped_among_safe_ones() -> None:
+    unsafe = [0x80, 0x9F, 0x61C, 0x200E, 0x200F, 0x2028, 0x202E, 0x2066, 0x2069]
+    for code in unsafe:
+        out = jsonout.dumps({"a": f"é“x{chr(code)}y”"})
+        assert b"\\u%04x" % code in out and chr(code).encode() not in out
+    for code in (0x7F, 0xA0, 0x61B, 0x200D, 0x2030, 0x2065, 0x206A, 0x201C):
+        assert chr(code).encode() in jsonout.dumps({"a": chr(code)})
