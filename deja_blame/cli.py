@@ -1119,6 +1119,59 @@ def hooks_run_cmd(hook: str, args: tuple[str, ...]) -> int:
     return run_hook(hook, args)
 
 
+@cli.group("server")
+def server_group() -> None:
+    """A resident server: deja loaded once, so each command starts at once.
+
+    Commands whose output is not a terminal (scripts, editors, agents, pipes) are
+    run by a fork of the server with their own folder, environment and streams;
+    where none runs, or DEJA_SERVER=0, they run as always. It stops after
+    --idle minutes without a command, and when deja's code changes on disk.
+
+    \b
+    Examples:
+      deja server start            # until 30 minutes pass without a command
+      deja blame src/app.py --json # now answered by the server
+      deja server status
+      deja server stop
+    """
+
+
+@server_group.command("start")
+@click.option(
+    "--idle",
+    "idle",
+    type=click.FloatRange(min=0.1),
+    default=30.0,
+    show_default=True,
+    help="Minutes without a command before the server exits.",
+)
+@json_option
+def server_start_cmd(idle: float, as_json: bool) -> int:
+    """Start the server (nothing to do when one runs)."""
+    from deja_blame.commands.server import run_start
+
+    return run_start(idle, as_json)
+
+
+@server_group.command("stop")
+@json_option
+def server_stop_cmd(as_json: bool) -> int:
+    """Stop the server (commands then run as always)."""
+    from deja_blame.commands.server import run_stop
+
+    return run_stop(as_json)
+
+
+@server_group.command("status")
+@json_option
+def server_status_cmd(as_json: bool) -> int:
+    """Whether a server runs, since when and how many commands it ran (exit 1: none)."""
+    from deja_blame.commands.server import run_status
+
+    return run_status(as_json)
+
+
 @cli.group("notes")
 def notes_group() -> None:
     """Share the attribution notes (refs/notes/deja) with a remote.

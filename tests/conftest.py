@@ -46,6 +46,9 @@ def seal(monkeypatch: pytest.MonkeyPatch, home: Path, tmp_path: Path) -> None:
     monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
     monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    # no resident server of the machine's answers a test's commands (resident/place.py:
+    # a folder that does not exist holds none); tests of the server make their own
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "no-runtime-dir"))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_AUTHOR_NAME", "Test Person")
     monkeypatch.setenv("GIT_AUTHOR_EMAIL", "person@example.com")

@@ -22,6 +22,7 @@ from deja_blame.attribution.model import FileBlame, NoteLookup
 from deja_blame.attribution.worktree import overlay
 from deja_blame.errors import BinaryFileError, DejaError
 from deja_blame.gitutil import FileVersion, head_commit, read_file, workdir
+from deja_blame.later import defer
 
 if TYPE_CHECKING:
     import pygit2
@@ -150,11 +151,17 @@ def _at_commit(
         return result
     result = _compute(repo, conn, version, note_lookup, engine, before_match, None)
     if use_cache:
+        # kept once the answer is out (``later``): nobody waits on the cache's write
         entry = cache.entry_from(result, version.commit, version.data, version.relpath)
-        cache.store(conn, key, entry, notes, root)
-        from deja_blame.attribution.facts.early import note_answered
+        commit, relpath = version.commit, version.relpath
 
-        note_answered(root, version.commit, version.relpath)
+        def keep() -> None:
+            cache.store(conn, key, entry, notes, root)
+            from deja_blame.attribution.facts.early import note_answered
+
+            note_answered(root, commit, relpath)
+
+        defer(keep)
         result.cache_key = key
     result.rev = rev
     return result

@@ -19,6 +19,7 @@ read and one row.
 from __future__ import annotations
 
 import hashlib
+import operator
 import os
 import sqlite3
 import subprocess
@@ -186,7 +187,7 @@ class Entry:
     commit: str
     data_hash: str  # of the file's bytes at the commit
     orig_paths: list[str]  # paths blame followed the lines to (renames)
-    lines: list[list[Any]]  # LineAttribution fields, in _FIELDS order
+    lines: list[Any]  # LineAttribution fields, in _FIELDS order (lists, or tuples when made)
     note_sessions: dict[str, Any] = field(default_factory=dict)
     # commit -> [author name, mail, epoch]: added by the first command that printed them
     authors: dict[str, list[Any]] | None = None
@@ -208,13 +209,18 @@ _FIELDS = (
 )
 
 
+_ROW = operator.attrgetter(*_FIELDS)
+
+
 def entry_from(result: FileBlame, commit: str, data: bytes, relpath: str) -> Entry:
+    """A snapshot of ``result`` to keep (each line's fields as a tuple: a command may
+    change its lines afterwards, ``--reverse`` their commits)."""
     orig = sorted({ln.orig_path for ln in result.lines if ln.orig_path} | {relpath})
     return Entry(
         commit=commit,
         data_hash=content_hash(data),
         orig_paths=orig,
-        lines=[[getattr(ln, f) for f in _FIELDS] for ln in result.lines],
+        lines=[_ROW(ln) for ln in result.lines],
         note_sessions=dict(result.note_sessions),
     )
 

@@ -16,6 +16,7 @@ from deja_blame.attribution.model import FileBlame
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import SHALLOW_WARNING, Author, commit_authors, is_shallow
 from deja_blame.jsonout import print_json
+from deja_blame.later import answer_first
 from deja_blame.output import warn
 from deja_blame.outputs.blame_text import BlameLook, format_date, print_human, print_porcelain
 
@@ -65,6 +66,7 @@ def _git_range(file: Path, rev: str | None, spec: str) -> tuple[int, int]:
     return min(lines), max(lines)
 
 
+@answer_first  # the cache's writes wait until the answer is out (``later.py``)
 def run_blame(
     conn: sqlite3.Connection,
     file: Path,
@@ -134,8 +136,10 @@ def _authors(conn: sqlite3.Connection, result: FileBlame) -> dict[str, Author]:
     result.authors = {c: (a.name, a.mail, a.time) for c, a in got.items()}
     if result.cache_key is not None and conn is not None:
         from deja_blame.attribution.cache import add_authors
+        from deja_blame.later import defer
 
-        add_authors(conn, result.cache_key, result.authors)
+        key, kept = result.cache_key, result.authors
+        defer(lambda: add_authors(conn, key, kept))  # once the answer is out
     return got
 
 

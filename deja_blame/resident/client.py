@@ -1,0 +1,173 @@
+"""The console script's side of the resident server: hand a command over, wait, exit.
+
+``run(args)`` connects to the server's socket (``place.py``) and sends the
+command line, the current folder, the environment, the umask and the standard
+streams' encodings, with the process's stdin, stdout and stderr themselves (file
+descriptors passed over the socket): the fork that runs the command reads and
+writes them directly, so pipes, files and exit codes are the command's own. While
+it runs, the signals a person or a parent sends (Ctrl-C, a kill) are passed to it.
+
+It returns None (run the command here, as always) where there is no server, the
+server refuses (another installation's, or its code changed on disk since it
+started), the user turned it off (``DEJA_SERVER=0``), on Windows, and where stdout
+is a terminal: the pager and the terminal's own signals belong to a process of
+the terminal's (``docs/server.md``).
+
+The standard library only, and little of it: this runs before deja loads.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import struct
+import sys
+from types import FrameType
+
+from deja_blame.resident import place
+
+# Commands never handed over: the server's own, and the long-lived stdio servers
+LOCAL_COMMANDS = frozenset({"server", "lsp", "mcp"})
+
+MAGIC = b"DEJA1"
+RUN, STATUS, QUIT = b"C", b"S", b"Q"
+REFUSED, STARTED, EXITED, ANSWER = b"R", b"P", b"X", b"A"
+
+
+def wanted(args: list[str]) -> bool:
+    """Whether this command may go to a server at all (before any socket is tried)."""
+    if os.name != "posix" or place.off() or not args or args[0] in LOCAL_COMMANDS:
+        return False
+    if args[0].startswith("-"):
+        return False  # global options first (``-C``, ``--db``): rare, run here
+    try:
+        return not os.isatty(1)
+    except OSError:
+        return False
+
+
+def run(args: list[str]) -> int | None:
+    """The command's exit code, run by the server; None: run it here."""
+    if not wanted(args):
+        return None
+    path = place.socket_path()
+    if path is None:
+        return None
+    import socket
+
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(path)
+    except OSError:
+        sock.close()
+        return None  # no server (or a dead one's socket): the usual way
+    try:
+        return _hand_over(sock, args)
+    finally:
+        sock.close()
+
+
+def request(kind: bytes, payload: bytes = b"", fds: list[int] | None = None) -> bytes | None:
+    """One request of ``kind`` to the server, its reply's first record (None: no server)."""
+    path = place.socket_path()
+    if path is None:
+        return None
+    import socket
+
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(10)
+    try:
+        sock.connect(path)
+        _send(sock, kind, payload, fds)
+        head = _read(sock, 5)
+        size = struct.unpack(">I", head[1:])[0]
+        return head[:1] + _read(sock, size) if head[:1] in (ANSWER, REFUSED) else head
+    except (OSError, EOFError):
+        return None
+    finally:
+        sock.close()
+
+
+def _hand_over(sock: object, args: list[str]) -> int | None:
+    import socket
+
+    assert isinstance(sock, socket.socket)
+    from deja_blame import __version__
+
+    mask = os.umask(0o077)
+    os.umask(mask)
+    fields = [
+        __version__,
+        place.package_dir(),
+        os.getcwd(),
+        str(mask),
+        *(_encoding(s) for s in (sys.stdin, sys.stdout, sys.stderr)),
+        str(len(args)),
+        *args,
+        *(f"{k}={v}" for k, v in os.environ.items()),
+    ]
+    payload = b"\0".join(os.fsencode(f) for f in fields)
+    try:
+        _send(sock, RUN, payload, [0, 1, 2])
+        head = _read(sock, 5)
+    except (OSError, EOFError):
+        return None  # the server went away before it took the command: run it here
+    if head[:1] == REFUSED:
+        return None
+    if head[:1] != STARTED:
+        return None
+    pid = struct.unpack(">i", head[1:])[0]
+    forwarded: list[int] = []
+
+    def forward(signum: int, frame: FrameType | None) -> None:
+        forwarded.append(signum)
+        try:
+            os.kill(pid, signum)
+        except OSError:
+            pass
+
+    for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), forward)
+    try:
+        head = _read(sock, 5)
+    except (OSError, EOFError):
+        if forwarded:
+            return 130 if forwarded[-1] == signal.SIGINT else 128 + forwarded[-1]
+        sys.stderr.write("deja: error: the resident server's worker stopped without an answer\n")
+        return 1
+    if head[:1] != EXITED:
+        return 1
+    return int(struct.unpack(">i", head[1:])[0])
+
+
+def _encoding(stream: object) -> str:
+    enc = getattr(stream, "encoding", None) or "utf-8"
+    errors = getattr(stream, "errors", None) or "strict"
+    return f"{enc}:{errors}"
+
+
+def _send(sock: object, kind: bytes, payload: bytes, fds: list[int] | None) -> None:
+    import socket
+
+    assert isinstance(sock, socket.socket)
+    data = MAGIC + kind + struct.pack(">I", len(payload)) + payload
+    if fds:
+        sent = socket.send_fds(sock, [data], fds)
+        if sent < len(data):
+            sock.sendall(data[sent:])
+    else:
+        sock.sendall(data)
+
+
+def _read(sock: object, size: int) -> bytes:
+    import socket
+
+    assert isinstance(sock, socket.socket)
+    got = b""
+    while len(got) < size:
+        part = sock.recv(size - len(got))
+        if not part:
+            raise EOFError
+        got += part
+    return got

@@ -1,0 +1,66 @@
+"""Where the resident server listens: a Unix socket in a folder only its user can enter.
+
+One socket per user and deja installation (the package's folder and Python's
+version name it), in ``$XDG_RUNTIME_DIR`` (else ``$TMPDIR``, else ``/tmp``) under
+``deja-UID``, the folder mode 0700, as tmux keeps its sockets. A folder that is a
+link, is another user's, or is open to others is not used: whoever could put a
+socket there could answer deja's commands.
+
+The standard library only: the console script reads this before anything else.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+import zlib
+
+__all__ = ["socket_path", "private_dir", "SERVER_ENV", "off"]
+
+SERVER_ENV = "DEJA_SERVER"  # "0", "off", "no" or "false": never hand a command to a server
+_MAX_PATH = 100  # a Unix socket's path is at most 104 bytes on macOS, 108 on Linux
+
+
+def off(env: dict[str, str] | os._Environ[str] | None = None) -> bool:
+    """Whether the user turned the server off for this command."""
+    value = (os.environ if env is None else env).get(SERVER_ENV, "")
+    return value.strip().lower() in ("0", "off", "no", "false")
+
+
+def package_dir() -> str:
+    """The folder of the deja package this process runs (an install's own server)."""
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def socket_path(create: bool = False) -> str | None:
+    """The server's socket for this user and installation; None where there is no
+    private folder for it (``create``: make the folder if it is missing)."""
+    if os.name != "posix":
+        return None
+    base = os.environ.get("XDG_RUNTIME_DIR") or os.environ.get("TMPDIR") or "/tmp"
+    folder = os.path.join(base, f"deja-{os.getuid()}")
+    if not private_dir(folder, create):
+        return None
+    key = f"{package_dir()}\0{sys.version_info[0]}.{sys.version_info[1]}".encode(
+        "utf-8", "surrogateescape"
+    )
+    path = os.path.join(folder, f"s-{zlib.crc32(key):08x}")
+    return path if len(path.encode("utf-8", "surrogateescape")) <= _MAX_PATH else None
+
+
+def private_dir(folder: str, create: bool = False) -> bool:
+    """Whether ``folder`` is a real folder of this user's that nobody else can open."""
+    try:
+        st = os.lstat(folder)
+    except FileNotFoundError:
+        if not create:
+            return False
+        try:
+            os.mkdir(folder, 0o700)
+            st = os.lstat(folder)
+        except OSError:
+            return False
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o077

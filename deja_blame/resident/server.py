@@ -1,0 +1,363 @@
+"""The resident server's loop: deja's modules loaded once, a fork per command.
+
+The loop accepts a connection on the socket (``place.py``), checks who asks (the
+same user, the same deja installation, the code on disk unchanged since the
+server loaded it) and forks. The fork takes the client's stdin, stdout and stderr
+as its own, its folder, environment and umask, and runs the console script's
+command exactly as ``entry.py`` would, then sends back the exit code. The server
+itself never runs a command: every answer starts from the same freshly loaded
+state, and a command's crash is its fork's alone.
+
+It exits after ``idle`` seconds without a command, on ``deja server stop``, when
+its socket is removed or replaced, or when deja's code on disk changed (an
+upgrade, a checkout): the next command then runs the usual way.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import importlib
+import io
+import os
+import select
+import signal
+import socket
+import struct
+import sys
+import time
+import zlib
+from typing import Any
+
+from deja_blame import later
+from deja_blame.resident import place
+from deja_blame.resident.client import (
+    ANSWER,
+    EXITED,
+    MAGIC,
+    QUIT,
+    REFUSED,
+    RUN,
+    STARTED,
+    STATUS,
+)
+
+# What a command would import on its way: loaded once, before the socket opens
+PRELOAD = (
+    "sqlite3",
+    "orjson",
+    "click",
+    "deja_blame.cli",
+    "deja_blame.commands.blame",
+    "deja_blame.commands.why",
+    "deja_blame.attribution.answer",
+    "deja_blame.attribution.blame",
+    "deja_blame.attribution.facts.gather",
+    "deja_blame.attribution.match",
+    "deja_blame.index.refresh",
+    "deja_blame.index.changes",
+    "deja_blame.index.ingest",
+    "deja_blame.transcripts.registry",
+    "deja_blame.outputs.blame_text",
+    "deja_blame.notes.lookup",
+    "deja_blame.notes.indexed",
+    "deja_blame.commands.stats",
+    "deja_blame.commands.report",
+    "deja_blame.commands.annotate",
+    "pygit2",
+)
+DEFAULT_IDLE = 30 * 60.0  # seconds without a command before the server exits
+_TICK = 5.0  # how often an idle server looks at its socket and the clock
+
+
+def code_stamp() -> int:
+    """A checksum of every module file's size and time: changed, this is not the code
+    the server loaded."""
+    root = place.package_dir()
+    seen = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith(".py"):
+                try:
+                    st = os.stat(os.path.join(folder, name))
+                except OSError:
+                    continue
+                seen.append(f"{folder}/{name}\0{st.st_size}\0{st.st_mtime_ns}")
+    return zlib.crc32("\n".join(seen).encode("utf-8", "surrogateescape"))
+
+
+def serve(path: str, idle: float = DEFAULT_IDLE) -> None:
+    """Load deja, listen on ``path`` and run commands until idle, stopped or stale."""
+    for name in PRELOAD:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - a module that fails to load fails in the fork too
+            pass
+    stamp = code_stamp()
+    listener = _bind(path)
+    inode = os.stat(path).st_ino
+    signal.signal(signal.SIGCHLD, _reap)  # and their CPU counted (``status``: benchmarks)
+    os.chdir("/")
+    from deja_blame import __version__
+
+    status = {"pid": os.getpid(), "started": time.time(), "served": 0, "version": __version__}
+    last = time.time()
+    try:
+        while True:
+            ready, _, _ = select.select([listener], [], [], min(_TICK, idle / 2))
+            if not ready:
+                if time.time() - last > idle or not _still_ours(path, inode):
+                    return
+                continue
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                continue
+            last = time.time()
+            times = os.times()
+            status["children_cpu"] = round(times.children_user + times.children_system, 4)
+            if _answer(listener, conn, stamp, status) == "stop":
+                return
+    finally:
+        listener.close()
+        if _still_ours(path, inode):
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+
+
+def _reap(signum: int, frame: object) -> None:
+    """Collect every fork that ended (its CPU then counts in ``os.times``)."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def _bind(path: str) -> socket.socket:
+    try:
+        os.unlink(path)  # a dead server's socket (``deja server start`` asked first)
+    except FileNotFoundError:
+        pass
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old = os.umask(0o177)
+    try:
+        listener.bind(path)
+    finally:
+        os.umask(old)
+    os.chmod(path, 0o600)
+    listener.listen(16)
+    return listener
+
+
+def _still_ours(path: str, inode: int) -> bool:
+    try:
+        return os.lstat(path).st_ino == inode
+    except OSError:
+        return False
+
+
+def _answer(
+    listener: socket.socket, conn: socket.socket, stamp: int, status: dict[str, Any]
+) -> str:
+    fds: list[int] = []
+    try:
+        conn.settimeout(10)
+        kind, payload, fds = _receive(conn)
+        if not _same_user(conn):
+            return "go on"
+        if kind == STATUS:
+            import orjson
+
+            _reply(conn, ANSWER, orjson.dumps(status))
+        elif kind == QUIT:
+            _reply(conn, ANSWER, b"stopping")
+            return "stop"
+        elif kind == RUN:
+            return _fork(listener, conn, payload, fds, stamp, status)
+        return "go on"
+    except (OSError, EOFError, ValueError):
+        return "go on"
+    finally:
+        for fd in fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        conn.close()
+
+
+def _fork(
+    listener: socket.socket,
+    conn: socket.socket,
+    payload: bytes,
+    fds: list[int],
+    stamp: int,
+    status: dict[str, Any],
+) -> str:
+    from deja_blame import __version__
+
+    fields = payload.split(b"\0")
+    if len(fds) != 3 or len(fields) < 8:
+        _reply(conn, REFUSED, b"a request without its streams")
+        return "go on"
+    if os.fsdecode(fields[0]) != __version__ or os.fsdecode(fields[1]) != place.package_dir():
+        _reply(conn, REFUSED, b"another installation of deja")
+        return "go on"
+    if code_stamp() != stamp:
+        _reply(conn, REFUSED, b"deja's code changed since the server started")
+        return "stop"
+    pid = os.fork()
+    if pid == 0:
+        _run_in_fork(listener, conn, fields, fds)  # never returns
+    status["served"] += 1
+    return "go on"
+
+
+def _run_in_fork(
+    listener: socket.socket, conn: socket.socket, fields: list[bytes], fds: list[int]
+) -> None:
+    code = 1
+    answered: list[int] = []
+    try:
+        listener.close()
+        for name in ("SIGCHLD", "SIGTERM", "SIGHUP", "SIGQUIT"):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+        for fd in fds:
+            if fd > 2:
+                os.close(fd)
+        text = [os.fsdecode(f) for f in fields]
+        cwd, mask, encodings, n = text[2], int(text[3]), text[4:7], int(text[7])
+        args, env = text[8 : 8 + n], text[8 + n :]
+        os.environ.clear()
+        for item in env:
+            key, sep, value = item.partition("=")
+            if sep and key:
+                os.environ[key] = value
+        os.umask(mask)
+        sys.stdin = _stream(0, encodings[0], read=True)
+        sys.stdout = _stream(1, encodings[1])
+        sys.stderr = _stream(2, encodings[2], line=True)
+        sys.argv = ["deja", *args]
+        conn.sendall(STARTED + struct.pack(">i", os.getpid()))
+        later.on_answer = functools.partial(_hand_back, conn, answered)
+        code = _command(cwd, args)
+    except BaseException:  # noqa: BLE001 - the fork must answer and exit, whatever happened
+        code = 1
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001, S110 - a closed pipe: nothing more to say
+                pass
+        try:
+            atexit._run_exitfuncs()  # what the console script runs at exit (facts/early.py)
+            if not answered:
+                conn.sendall(EXITED + struct.pack(">i", code))
+        finally:
+            os._exit(code & 0xFF)
+
+
+def _hand_back(conn: socket.socket, answered: list[int], code: int) -> None:
+    """The command answered: the client gets its exit code and its streams back now,
+    before the work the command left for after (``later.py``)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001, S110 - a closed pipe: nothing more to say
+            pass
+    conn.sendall(EXITED + struct.pack(">i", code))
+    answered.append(code)
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)  # the client's pipe ends here: its reader sees the end
+    os.close(null)
+
+
+def _command(cwd: str, args: list[str]) -> int:
+    try:
+        os.chdir(cwd)
+    except OSError as exc:
+        sys.stderr.write(f"deja: error: cannot enter the current folder ({exc.strerror})\n")
+        return 1
+    from deja_blame.entry import run_here
+
+    try:
+        run_here(args)
+    except SystemExit as exc:
+        if exc.code is None:
+            return 0
+        if isinstance(exc.code, int):
+            return exc.code
+        sys.stderr.write(f"{exc.code}\n")
+        return 1
+    return 0
+
+
+def _stream(fd: int, spec: str, read: bool = False, line: bool = False) -> io.TextIOWrapper:
+    encoding, _, errors = spec.rpartition(":")
+    raw = io.FileIO(fd, "r" if read else "w", closefd=False)
+    buffered = io.BufferedReader(raw) if read else io.BufferedWriter(raw)
+    return io.TextIOWrapper(
+        buffered, encoding=encoding or "utf-8", errors=errors or "strict", line_buffering=line
+    )
+
+
+def _receive(conn: socket.socket) -> tuple[bytes, bytes, list[int]]:
+    data, fds, _flags, _addr = socket.recv_fds(conn, 1 << 16, 3)
+    while len(data) < 10:
+        more = conn.recv(1 << 16)
+        if not more:
+            raise EOFError
+        data += more
+    if data[:5] != MAGIC:
+        raise ValueError("not a deja client")
+    size = struct.unpack(">I", data[6:10])[0]
+    while len(data) < 10 + size:
+        more = conn.recv(1 << 16)
+        if not more:
+            raise EOFError
+        data += more
+    return data[5:6], data[10 : 10 + size], list(fds)
+
+
+def _reply(conn: socket.socket, kind: bytes, text: bytes) -> None:
+    conn.sendall(kind + struct.pack(">I", len(text)) + text)
+
+
+def _same_user(conn: socket.socket) -> bool:
+    """The peer is this user (the folder's mode says so already; the kernel confirms)."""
+    if hasattr(socket, "SO_PEERCRED"):
+        creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        return bool(struct.unpack("3i", creds)[1] == os.getuid())
+    if sys.platform == "darwin":
+        creds = conn.getsockopt(0, 0x001, 76)  # SOL_LOCAL, LOCAL_PEERCRED: struct xucred
+        return bool(struct.unpack("<Ii", creds[:8])[1] == os.getuid())
+    return True
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m deja_blame.resident.server --socket PATH [--idle SECONDS]``."""
+    args = sys.argv[1:] if argv is None else argv
+    path, idle = None, DEFAULT_IDLE
+    while args:
+        flag = args.pop(0)
+        if flag == "--socket" and args:
+            path = args.pop(0)
+        elif flag == "--idle" and args:
+            idle = float(args.pop(0))
+    if path is None:
+        sys.exit("usage: python -m deja_blame.resident.server --socket PATH [--idle SECONDS]")
+    serve(path, idle)
+
+
+if __name__ == "__main__":
+    main()

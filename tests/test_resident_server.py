@@ -1,0 +1,224 @@
+"""The resident server runs a command exactly as the console script would: the same
+output, errors, exit code, stdin, folder and environment; Ctrl-C reaches it; it is
+never used where it should not be (a terminal, another installation, changed code,
+a folder others can open, DEJA_SERVER=0); it goes away when idle or stopped."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import orjson
+import pytest
+from conftest import commit_env, deja, git
+
+import deja_blame
+from deja_blame.resident import client, place, server
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="Unix sockets and fork")
+
+
+@pytest.fixture
+def runtime(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A short private folder for the socket (a test's tmp_path is too long for one)."""
+    folder = Path(tempfile.mkdtemp(prefix="dj-", dir="/tmp"))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(folder))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def running(runtime: Path) -> Iterator[Path]:
+    deja("server", "start", "--idle", "2")
+    try:
+        yield runtime
+    finally:
+        deja("server", "stop")
+
+
+@pytest.fixture
+def history(repo: Path) -> Path:
+    (repo / "a.py").write_text("".join(f"line_{i} = {i}\n" for i in range(1, 21)))
+    git(repo, "add", "a.py")
+    git(repo, "commit", "-q", "-m", "one", env=commit_env(1_784_278_800))
+    (repo / "sub").mkdir()
+    (repo / "sub" / "b.py").write_text("b = 1\n")
+    git(repo, "add", "sub/b.py")
+    git(repo, "commit", "-q", "-m", "two", env=commit_env(1_784_278_900))
+    return repo
+
+
+def _served() -> int:
+    doc = orjson.loads(deja("server", "status", "--json").stdout)
+    assert doc["running"] is True
+    return int(doc["served"])
+
+
+def _both(*args: str, cwd: Path, input: bytes | None = None) -> tuple[object, object]:
+    """The same command through the server and in its own process."""
+    before = _served()
+    by_server = deja(*args, cwd=cwd, input=input, check=False)
+    assert _served() == before + 1, "the server did not run the command"
+    here = deja(*args, cwd=cwd, input=input, check=False, env={"DEJA_SERVER": "0"})
+    assert _served() == before + 1, "DEJA_SERVER=0 still used the server"
+    return (
+        (by_server.returncode, by_server.stdout, by_server.stderr),
+        (here.returncode, here.stdout, here.stderr),
+    )
+
+
+def test_a_command_through_the_server_is_the_command_itself(running: Path, history: Path) -> None:
+    served, here = _both("blame", "a.py", "--json", cwd=history)
+    assert served == here
+    assert orjson.loads(served[1])["lines"][0]["text"] == "line_1 = 1"  # type: ignore[index]
+    served, here = _both("blame", "b.py", cwd=history / "sub")  # the client's folder
+    assert served == here and served[0] == 0  # type: ignore[index]
+
+
+def test_errors_and_exit_codes_are_the_command_s(running: Path, history: Path) -> None:
+    served, here = _both("blame", "missing.py", cwd=history)
+    assert served == here
+    assert served[0] == 1 and b"no such file" in served[2]  # type: ignore[index]
+    served, here = _both("blame", "a.py", "--no-such-option", cwd=history)
+    assert served == here and served[0] == 2  # type: ignore[index]
+
+
+def test_stdin_is_the_client_s(running: Path, history: Path) -> None:
+    text = (history / "a.py").read_bytes().replace(b"line_3 = 3", b"line_3 = 33")
+    served, here = _both("blame", "--contents", "-", "a.py", "--json", cwd=history, input=text)
+    assert served == here
+    doc = orjson.loads(served[1])  # type: ignore[index]
+    assert doc["lines"][2]["text"] == "line_3 = 33" and doc["lines"][2]["commit"] is None
+
+
+def test_the_environment_is_the_client_s(running: Path, history: Path, tmp_path: Path) -> None:
+    db = tmp_path / "elsewhere" / "index.db"
+    before = _served()
+    deja("index", env={"DEJA_DB": str(db)}, cwd=history)
+    assert _served() == before + 1
+    assert db.exists() and oct(db.stat().st_mode & 0o777) == oct(0o600)
+
+
+def test_ctrl_c_reaches_the_command(running: Path, history: Path) -> None:
+    before = _served()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "deja_blame", "blame", "--contents", "-", "a.py"],
+        cwd=history,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while _served() == before and time.monotonic() < deadline:
+            time.sleep(0.05)  # the fork waits on stdin, which stays open
+        assert _served() == before + 1
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130
+    assert b"interrupted" in err
+
+
+def test_a_terminal_is_never_handed_over(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "isatty", lambda fd: True)
+    assert not client.wanted(["blame", "a.py"])
+    monkeypatch.setattr(os, "isatty", lambda fd: False)
+    assert client.wanted(["blame", "a.py"])
+    assert not client.wanted(["server", "status"]) and not client.wanted(["lsp"])
+    monkeypatch.setenv("DEJA_SERVER", "0")
+    assert not client.wanted(["blame", "a.py"])
+
+
+def test_another_installation_is_refused(
+    running: Path, history: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(history)
+    monkeypatch.setattr(deja_blame, "__version__", "0.0.0+another")
+    before = _served()
+    assert client.run(["blame", "a.py", "--json"]) is None  # run here instead
+    assert _served() == before
+
+
+def test_changed_code_is_seen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    copy = tmp_path / "pkg"
+    shutil.copytree(place.package_dir(), copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(place, "package_dir", lambda: str(copy))
+    stamp = server.code_stamp()
+    assert server.code_stamp() == stamp
+    target = copy / "attribution" / "match" / "lines.py"
+    os.utime(target, ns=(target.stat().st_atime_ns, target.stat().st_mtime_ns + 10**9))
+    assert server.code_stamp() != stamp
+
+
+def test_only_a_private_folder_of_the_user_s_holds_the_socket(tmp_path: Path) -> None:
+    open_folder = tmp_path / "open"
+    open_folder.mkdir(mode=0o755)
+    open_folder.chmod(0o755)
+    assert not place.private_dir(str(open_folder))
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    assert place.private_dir(str(private))
+    link = tmp_path / "link"
+    link.symlink_to(private)
+    assert not place.private_dir(str(link))
+    made = tmp_path / "made"
+    assert place.private_dir(str(made), create=True)
+    assert oct(made.stat().st_mode & 0o777) == oct(0o700)
+
+
+def test_an_idle_server_goes_away(runtime: Path) -> None:
+    path = place.socket_path(create=True)
+    assert path is not None
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "deja_blame.resident.server", "--socket", path, "--idle", "1"]
+    )
+    try:
+        proc.wait(timeout=60)
+    finally:
+        proc.kill()
+    assert not os.path.exists(path)
+    assert client.request(client.STATUS) is None
+
+
+def test_stop_and_status_say_what_is_there(runtime: Path) -> None:
+    assert deja("server", "status", check=False).returncode == 1
+    first = orjson.loads(deja("server", "start", "--json").stdout)
+    again = orjson.loads(deja("server", "start", "--json").stdout)
+    assert first["status"] == "started" and again["status"] == "already running"
+    assert first["pid"] == again["pid"]
+    assert oct(os.stat(first["socket"]).st_mode & 0o777) == oct(0o600)
+    assert deja("server", "stop").stdout == b"deja: server stopped\n"
+    deadline = time.monotonic() + 20
+    while os.path.exists(first["socket"]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not os.path.exists(first["socket"])
+    assert deja("server", "stop").stdout == b"deja: no server was running\n"
+
+
+def test_what_the_answer_learnt_is_kept_after_it_is_out(running: Path, history: Path) -> None:
+    """The fork hands the answer back, then writes the cache (``later.py``): the next
+    answer is the cache's."""
+    import sqlite3
+
+    first = deja("blame", "a.py", "--json", cwd=history).stdout
+    db = Path(os.environ["DEJA_DB"])
+    deadline = time.monotonic() + 20
+    count = 0
+    while time.monotonic() < deadline:
+        with sqlite3.connect(db) as conn:
+            count = conn.execute("SELECT COUNT(*) FROM attribution_cache").fetchone()[0]
+        if count:
+            break
+        time.sleep(0.05)
+    assert count == 1
+    assert deja("blame", "a.py", "--json", cwd=history).stdout == first
