@@ -250,9 +250,14 @@ def _round(
     rss = 0
     doc = b""
 
+    served = env.get("DEJA_SERVER") != "0" and "XDG_RUNTIME_DIR" in env
+
     def run(key: str, cmd: list[str]) -> bytes:
         nonlocal rss
+        before = _server_cpu(deja, env) if served and cmd[0] != "git" else 0.0
         wall, cpu, peak, out = _run(cmd, env, repo)
+        if served and cmd[0] != "git":
+            cpu += _server_cpu(deja, env) - before  # the fork that ran it
         t.setdefault(key, []).append((wall, cpu))
         if cmd[0] != "git":
             rss = max(rss, peak)
@@ -272,6 +277,13 @@ def _round(
         run("why", [*deja, "why", f"{file}:{ln}"])
     run("annotate", [*deja, "annotate", newest, "--dry-run", "--no-refresh"])
     return t, rss, doc
+
+
+def _server_cpu(deja: list[str], env: dict[str, str]) -> float:
+    """The CPU the resident server's forks used so far (``deja server status``)."""
+    time.sleep(0.02)  # the fork that just answered ends (it exits right after)
+    out = subprocess.run([*deja, "server", "status", "--json"], env=env, capture_output=True)
+    return float(json.loads(out.stdout or b"{}").get("children_cpu", 0.0))
 
 
 def _is_annotated(repo: Path) -> bool:
@@ -313,8 +325,24 @@ def real_mode(args: argparse.Namespace) -> None:
             # the version before, from its source tree (a `git worktree add` checkout)
             old_env = {"PYTHONPATH": str(args.old.resolve()), "DEJA_DB": str(old_db)}
             dejas = {"old": (deja, old_env), **dejas}
+        runtime = None
+        if args.server:
+            # new again, its commands run by a resident server (docs/server.md)
+            import tempfile
+
+            runtime = tempfile.mkdtemp(prefix="djb-")
+            dejas["server"] = (deja, {"XDG_RUNTIME_DIR": runtime})
+            for name in ("old", "new"):
+                if name in dejas:
+                    dejas[name] = (dejas[name][0], {**dejas[name][1], "DEJA_SERVER": "0"})
         for cmd, extra in dejas.values():
             subprocess.run([*cmd, "index", "-q"], env={**env, **extra}, check=True, cwd=repo)
+        if runtime is not None:
+            subprocess.run(
+                [*deja, "server", "start", "--idle", "30"],
+                env={**env, **dejas["server"][1]},
+                check=True,
+            )
         print(
             f"{n} sessions: {meta['commits']} commits, {meta['lines']} lines ({meta['blank']} blank),"
             f" {meta['lines_written']} lines written, ready in {time.perf_counter() - t:.1f} s"
@@ -347,6 +375,9 @@ def real_mode(args: argparse.Namespace) -> None:
                 for key, values in got.items():
                     times[name].setdefault(key, []).extend(values)
                 rss[name] = max(rss[name], peak)
+        if runtime is not None:
+            subprocess.run([*deja, "server", "stop"], env={**env, **dejas["server"][1]})
+            shutil.rmtree(runtime, ignore_errors=True)
         noted: dict[str, float] = {}
         if args.annotated and not args.keep_notes:
             noted = _annotated(deja, env, repo, db, args.file, args.runs, docs["new"])
@@ -379,14 +410,14 @@ def real_mode(args: argparse.Namespace) -> None:
     print()
     for clock in ("wall", "CPU"):
         print(
-            f"{clock:>4}{'sessions':>9}{'deja':>5}{'git s':>8}{'cold s':>8}{'x git':>7}"
+            f"{clock:>4}{'sessions':>9}{'deja':>7}{'git s':>8}{'cold s':>8}{'x git':>7}"
             f"{'warm s':>8}{'x git':>7}{'-L s':>7}{'why s':>7}{'x -L':>7}{'cold':>7}{'x -L':>7}"
             f"{'annot s':>8}{'RSS MB':>8}{'attributed':>12}"
         )
         for r in rows:
             v = r["cpu"] if clock == "CPU" else {k: r[k2] for k, k2 in _WALL_KEYS.items()}
             print(
-                f"{'':>4}{r['sessions']:>9}{r['deja']:>5}{v['git']:>8.3f}{v['cold']:>8.3f}"
+                f"{'':>4}{r['sessions']:>9}{r['deja']:>7}{v['git']:>8.3f}{v['cold']:>8.3f}"
                 f"{v['cold'] / v['git']:>7.2f}{v['warm']:>8.3f}{v['warm'] / v['git']:>7.2f}"
                 f"{v['git_L']:>7.3f}{v['why']:>7.3f}{v['why'] / v['git_L']:>7.2f}"
                 f"{v['why_cold']:>7.3f}{v['why_cold'] / v['git_L']:>7.2f}{v['annotate']:>8.3f}"
@@ -458,6 +489,12 @@ def main() -> None:
         help="real-code mode: a source tree of the version before (git worktree add DIR REV),"
         " run with this Python through PYTHONPATH, alternated with this tree round by round,"
         " with an index of its own (index-old.db beside the replay's)",
+    )
+    ap.add_argument(
+        "--server",
+        action="store_true",
+        help="real-code mode: also this tree through a resident server (deja server start;"
+        " its forks' CPU counted), alternated with the others, which run without one",
     )
     args = ap.parse_args()
     if args.real is not None:

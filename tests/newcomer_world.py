@@ -179,12 +179,15 @@ def build_world(tmp: Path) -> World:
 
     bin_dir = tmp / "bin"
     _fake_agents(bin_dir)
+    runtime = tmp / "run"
+    runtime.mkdir(mode=0o700, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("DEJA_")}
     env.update(
         HOME=str(home),
         XDG_DATA_HOME=str(home / ".local" / "share"),
         XDG_STATE_HOME=str(home / ".local" / "state"),
         XDG_CONFIG_HOME=str(home / ".config"),
+        XDG_RUNTIME_DIR=str(runtime),  # the README's `deja server start` puts its socket here
         # this interpreter's deja first, then the fake agents
         PATH=os.pathsep.join([str(Path(sys.executable).parent), str(bin_dir), env["PATH"]]),
         COLUMNS="120",

@@ -56,11 +56,13 @@ def run(args: list[str]) -> int | None:
     import socket
 
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(2)  # a server that does not take the command soon: run it here
     try:
         sock.connect(path)
     except OSError:
         sock.close()
         return None  # no server (or a dead one's socket): the usual way
+    sock.settimeout(None)  # the command itself takes as long as it takes
     try:
         return _hand_over(sock, args)
     finally:
