@@ -159,3 +159,15 @@ def test_every_unsafe_character_is_escaped_among_safe_ones() -> None:
         assert b"\\u%04x" % code in out and chr(code).encode() not in out
     for code in (0x7F, 0xA0, 0x61B, 0x200D, 0x2030, 0x2065, 0x206A, 0x201C):
         assert chr(code).encode() in jsonout.dumps({"a": chr(code)})
+
+
+def test_a_cached_line_range_is_the_whole_answer_s_lines(
+    two_authors: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    whole = orjson.loads(_blame(two_authors, monkeypatch, "--json"))  # cached now
+    part = orjson.loads(_blame(two_authors, monkeypatch, "-L", "3,5", "--json"))
+    assert part["lines"] == whole["lines"][2:5]
+    last = orjson.loads(_blame(two_authors, monkeypatch, "-L", "9,40", "--json"))
+    assert [ln["line"] for ln in last["lines"]] == [9, 10]
+    got = run_deja("blame", "a.py", "-L", "11,12")
+    assert str(got.exception) == "file a.py has only 10 lines"

@@ -53,8 +53,7 @@ def cached_blame(
         if on_miss is not None and line_range is None:
             on_miss(state.root, commit, rel)
         return None
-    result = from_entry(entry, rel, commit if rev is not None else None, state.root)
-    result.cache_key = key
+    changed: bytes | None = None  # the working file, where it is not the commit's
     if rev is None:
         try:
             data = read_worktree_bytes(Path(state.root), rel)
@@ -63,20 +62,39 @@ def cached_blame(
         if b"\0" in data[:8000]:
             return None
         if cache.content_hash(data) != entry.data_hash:
-            from deja_blame.attribution.worktree import overlay
+            changed = data
+    # a line range of the commit's own text: only its lines are made (``deja why``)
+    result = from_entry(
+        entry,
+        rel,
+        commit if rev is not None else None,
+        state.root,
+        line_range if changed is None else None,
+    )
+    result.cache_key = key
+    if changed is not None:
+        from deja_blame.attribution.worktree import overlay
 
-            result = overlay(conn, result, data, state.root, rel)
+        result = overlay(conn, result, changed, state.root, rel)
     return finish_answer(conn, result, line_range)
 
 
-def from_entry(entry: cache.Entry, relpath: str, rev: str | None, root: str) -> FileBlame:
+def from_entry(
+    entry: cache.Entry,
+    relpath: str,
+    rev: str | None,
+    root: str,
+    line_range: tuple[int, int] | None = None,
+) -> FileBlame:
+    """The cached answer; with ``line_range``, only those lines (the file's length kept)."""
     return FileBlame(
         path=relpath,
         rev=rev,
         root=root,
-        lines=cache.entry_lines(entry),
+        lines=cache.entry_lines(entry, line_range),
         note_sessions=dict(entry.note_sessions),
         authors=_authors(entry.authors),
+        total_lines=len(entry.lines) if line_range is not None else None,
     )
 
 

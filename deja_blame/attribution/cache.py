@@ -225,10 +225,13 @@ def entry_from(result: FileBlame, commit: str, data: bytes, relpath: str) -> Ent
     )
 
 
-def entry_lines(entry: Entry) -> list[LineAttribution]:
+def entry_lines(entry: Entry, line_range: tuple[int, int] | None = None) -> list[LineAttribution]:
+    """The entry's lines (``line_range``: those only, 1-based, inclusive)."""
     from deja_blame.attribution.model import LineAttribution
 
-    return [LineAttribution(i + 1, *row) for i, row in enumerate(entry.lines)]
+    start, end = (1, len(entry.lines)) if line_range is None else line_range
+    rows = entry.lines[max(start, 1) - 1 : max(end, 0)]
+    return [LineAttribution(i, *row) for i, row in enumerate(rows, max(start, 1))]
 
 
 def load(conn: sqlite3.Connection, key: str, notes: str, root: str) -> Entry | None:
