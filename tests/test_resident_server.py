@@ -61,12 +61,14 @@ def _served() -> int:
     return int(doc["served"])
 
 
-def _both(*args: str, cwd: Path, input: bytes | None = None) -> tuple[object, object]:
+def _both(
+    *args: str, cwd: Path, input: bytes | None = None, env: dict[str, str] | None = None
+) -> tuple[object, object]:
     """The same command through the server and in its own process."""
     before = _served()
-    by_server = deja(*args, cwd=cwd, input=input, check=False)
+    by_server = deja(*args, cwd=cwd, input=input, check=False, env=env)
     assert _served() == before + 1, "the server did not run the command"
-    here = deja(*args, cwd=cwd, input=input, check=False, env={"DEJA_SERVER": "0"})
+    here = deja(*args, cwd=cwd, input=input, check=False, env={**(env or {}), "DEJA_SERVER": "0"})
     assert _served() == before + 1, "DEJA_SERVER=0 still used the server"
     return (
         (by_server.returncode, by_server.stdout, by_server.stderr),
@@ -222,3 +224,127 @@ def test_what_the_answer_learnt_is_kept_after_it_is_out(running: Path, history: 
         time.sleep(0.05)
     assert count == 1
     assert deja("blame", "a.py", "--json", cwd=history).stdout == first
+
+
+def test_the_caller_s_time_zone(running: Path, history: Path) -> None:
+    served, here = _both("blame", "a.py", "--date", "local", cwd=history, env={"TZ": "Asia/Tokyo"})
+    assert served == here
+    assert b"2026-07-17" in served[1] or b"Jul 17" in served[1]  # type: ignore[index]
+
+
+def test_a_caller_that_gave_up_never_has_its_command_run(
+    running: Path, history: Path, tmp_path: Path
+) -> None:
+    """The fork waits for the caller's go: a caller that stopped waiting (and ran the
+    command itself) closes the connection, and nothing runs twice."""
+    import socket
+    import struct
+
+    def ask(db: Path, go: bool) -> None:
+        path = place.socket_path()
+        assert path is not None
+        fields = [
+            deja_blame.__version__, place.package_dir(), str(history), "18",
+            "utf-8:strict", "utf-8:strict", "utf-8:strict", "1", "index",
+            *(f"{k}={v}" for k, v in {**os.environ, "DEJA_DB": str(db)}.items()),
+        ]  # fmt: skip
+        payload = b"\0".join(os.fsencode(f) for f in fields)
+        null = os.open(os.devnull, os.O_RDWR)
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.connect(path)
+            data = client.MAGIC + client.RUN + struct.pack(">I", len(payload)) + payload
+            socket.send_fds(sock, [data], [null, null, null])
+            assert client._read(sock, 5)[:1] == client.STARTED
+            if go:
+                sock.sendall(client.GO)
+                assert client._read(sock, 5)[:1] == client.EXITED
+        os.close(null)
+
+    ask(tmp_path / "gave-up.db", go=False)
+    ask(tmp_path / "went-on.db", go=True)
+    time.sleep(1)
+    assert (tmp_path / "went-on.db").exists()
+    assert not (tmp_path / "gave-up.db").exists()
+
+
+def test_a_caller_killed_outright_ends_its_command(running: Path, history: Path) -> None:
+    """SIGKILL cannot be passed on: the fork sees its caller go and stops, letting go of
+    the caller's pipes."""
+    import select
+
+    before = _served()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "deja_blame", "blame", "--contents", "-", "a.py"],
+        cwd=history,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while _served() == before and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.3)
+        proc.kill()
+        proc.wait(timeout=10)
+        assert proc.stdout is not None
+        ready, _, _ = select.select([proc.stdout], [], [], 15)
+        assert ready and proc.stdout.read() == b"", "the fork still holds the caller's stdout"
+    finally:
+        proc.kill()
+        if proc.stdin:
+            proc.stdin.close()
+
+
+def test_the_caller_s_own_descriptors_and_a_removed_folder_run_here(tmp_path: Path) -> None:
+    assert not client.wanted(["blame", "--contents", "/dev/fd/63", "a.py"])
+    assert not client.wanted(["blame", "--contents=/dev/fd/63", "a.py"])
+    assert not client.wanted(["handoff", "--to", "agy"])
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    proc = subprocess.run(
+        ["sh", "-c", f'cd "{gone}" && rmdir "{gone}" && "{sys.executable}" -m deja_blame sessions'],
+        capture_output=True,
+        env={**os.environ, "PYTHONPATH": str(Path(place.package_dir()).parent)},
+    )
+    assert b"Traceback" not in proc.stderr
+
+
+def test_only_a_peer_in_our_sandbox_is_us(monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    a, b = socket.socketpair(socket.AF_UNIX)
+    with a, b:
+        assert place.peer_is_us(a)
+        if not hasattr(socket, "SO_PEERCRED"):
+            return  # macOS: the uid alone
+        real = os.readlink
+
+        def elsewhere(path: str) -> str:
+            got = real(path)
+            return got + "-another" if path.endswith("/ns/mnt") and "self" not in path else got
+
+        monkeypatch.setattr(os, "readlink", elsewhere)
+        assert not place.peer_is_us(a), "a peer in another mount namespace was trusted"
+
+
+def test_two_starts_at_once_make_one_server(runtime: Path) -> None:
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "deja_blame", "server", "start", "--json"],
+            stdout=subprocess.PIPE,
+        )
+        for _ in range(2)
+    ]
+    try:
+        docs = [orjson.loads(p.communicate(timeout=60)[0]) for p in procs]
+        assert docs[0]["pid"] == docs[1]["pid"]
+        assert sorted(d["status"] for d in docs) == ["already running", "started"]
+    finally:
+        deja("server", "stop")
+
+
+def test_a_library_s_upgrade_is_changed_code() -> None:
+    import click
+
+    assert click.__file__ in server.code_files()

@@ -171,3 +171,23 @@ def test_a_cached_line_range_is_the_whole_answer_s_lines(
     assert [ln["line"] for ln in last["lines"]] == [9, 10]
     got = run_deja("blame", "a.py", "-L", "11,12")
     assert str(got.exception) == "file a.py has only 10 lines"
+
+
+def test_the_deferred_write_keeps_the_index_state_of_the_answer(
+    two_authors: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session read into the index after the answer was computed, before the cache's
+    deferred write, must leave the entry stale: the state stored is the answer's."""
+    from deja_blame.attribution import cache
+
+    states = iter(["when computed", "later", "later", "later"])
+    monkeypatch.setattr(cache, "token", lambda conn, root, paths: next(states))
+    stored: list[str | None] = []
+
+    def put(conn: Any, table: str, key: str, data: bytes, keep: int, token: Any = None) -> None:
+        if table == "attribution_cache":
+            stored.append(token)
+
+    monkeypatch.setattr(Q, "cache_put", put)
+    _blame(two_authors, monkeypatch, "--porcelain")
+    assert stored == ["when computed"]

@@ -154,9 +154,12 @@ def _at_commit(
         # kept once the answer is out (``later``): nobody waits on the cache's write
         entry = cache.entry_from(result, version.commit, version.data, version.relpath)
         commit, relpath = version.commit, version.relpath
+        # the index's state the answer was computed with, taken now: a session read in
+        # before the deferred write must make this entry stale, not be taken into it
+        token = cache.token(conn, root, set(entry.orig_paths))
 
         def keep() -> None:
-            cache.store(conn, key, entry, notes, root)
+            cache.store(conn, key, entry, notes, root, state=token)
             from deja_blame.attribution.facts.early import note_answered
 
             note_answered(root, commit, relpath)

@@ -266,7 +266,16 @@ def load(conn: sqlite3.Connection, key: str, notes: str, root: str) -> Entry | N
     return entry
 
 
-def store(conn: sqlite3.Connection, key: str, entry: Entry, notes: str, root: str) -> None:
+def store(
+    conn: sqlite3.Connection,
+    key: str,
+    entry: Entry,
+    notes: str,
+    root: str,
+    state: str | None = None,
+) -> None:
+    """Keep ``entry`` under ``key``; ``state``: the index's state it was computed with
+    (``token()`` taken when it was; default: now)."""
     try:
         doc = orjson.dumps(
             {
@@ -288,7 +297,7 @@ def store(conn: sqlite3.Connection, key: str, entry: Entry, notes: str, root: st
             key,
             data,
             CACHE_ENTRIES,
-            token=token(conn, root, set(entry.orig_paths)),
+            token=state if state is not None else token(conn, root, set(entry.orig_paths)),
         )
 
 
@@ -314,7 +323,7 @@ def add_authors(
             data = zlib.compress(orjson.dumps(doc), 1)
         except TypeError:
             return  # a name that is not UTF-8: not kept
-        Q.cache_replace_data(conn, "attribution_cache", key, data)
+        Q.cache_replace_data(conn, "attribution_cache", key, data, row[1])
 
 
 class _quiet:

@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -37,25 +39,28 @@ def run_start(idle_minutes: float, as_json: bool) -> int:
             "no private folder for the server's socket here",
             hint="set XDG_RUNTIME_DIR to a folder only you can open (mode 0700)",
         )
-    running = status()
-    if running is None:
-        log = _log_file()
-        with open(log, "ab") as err:
-            subprocess.Popen(
-                [sys.executable, "-m", "deja_blame.resident.server", "--socket", path,
-                 "--idle", str(max(idle_minutes, 0.1) * 60)],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
-                start_new_session=True, close_fds=True, cwd="/",
-            )  # fmt: skip
-        deadline = time.monotonic() + START_WAIT
-        while running is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-            running = status()
+    with _start_lock(path):  # two starts at once: one server, both say its pid
+        running = status()
         if running is None:
-            raise DejaError(f"the server did not start (its errors: {log})")
-        said = "started"
-    else:
-        said = "already running"
+            log, err = _log_file()
+            try:
+                subprocess.Popen(
+                    [sys.executable, "-m", "deja_blame.resident.server", "--socket", path,
+                     "--idle", str(max(idle_minutes, 0.1) * 60)],
+                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                    start_new_session=True, close_fds=True, cwd="/",
+                )  # fmt: skip
+            finally:
+                os.close(err)
+            deadline = time.monotonic() + START_WAIT
+            while running is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+                running = status()
+            if running is None:
+                raise DejaError(f"the server did not start (its errors: {log})")
+            said = "started"
+        else:
+            said = "already running"
     if as_json:
         print_json({"status": said, "socket": path, **running})
     else:
@@ -90,11 +95,27 @@ def run_status(as_json: bool) -> int:
     return 0 if running is not None else 1
 
 
-def _log_file() -> Path:
+def _log_file() -> tuple[Path, int]:
+    """The server's error log, opened (0600, never through a link): its path and fd."""
     state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
     folder = Path(state) / "deja"
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     path = folder / "server.log"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
-    os.close(fd)
-    return path
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
+    except OSError as exc:
+        raise DejaError(f"cannot open the server's log {path}: {exc.strerror}") from exc
+    return path, fd
+
+
+@contextmanager
+def _start_lock(path: str) -> Iterator[None]:
+    """An exclusive lock beside the socket (its private folder) while a server starts."""
+    import fcntl
+
+    fd = os.open(path + ".lock", os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)

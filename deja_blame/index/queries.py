@@ -648,10 +648,16 @@ def cache_touch(conn: sqlite3.Connection, table: str, key: str, used: float | No
         )
 
 
-def cache_replace_data(conn: sqlite3.Connection, table: str, key: str, data: bytes) -> None:
-    """Replace an entry's data, its token and use kept."""
+def cache_replace_data(
+    conn: sqlite3.Connection, table: str, key: str, data: bytes, was: bytes
+) -> None:
+    """Replace an entry's data, its token and use kept, if it still holds ``was`` (another
+    process may have stored a newer answer under the key since it was read)."""
     with _short_wait(conn):
-        conn.execute(f"UPDATE {_cache_table(table)} SET data=? WHERE key=?", (data, as_key(key)))
+        conn.execute(
+            f"UPDATE {_cache_table(table)} SET data=? WHERE key=? AND data=?",
+            (data, as_key(key), was),
+        )
 
 
 def cache_put(

@@ -9,9 +9,11 @@ it runs, the signals a person or a parent sends (Ctrl-C, a kill) are passed to i
 
 It returns None (run the command here, as always) where there is no server, the
 server refuses (another installation's, or its code changed on disk since it
-started), the user turned it off (``DEJA_SERVER=0``), on Windows, and where stdout
-is a terminal: the pager and the terminal's own signals belong to a process of
-the terminal's (``docs/server.md``).
+started) or does not take the command within two seconds, the server is not this
+user's in this sandbox, the user turned it off (``DEJA_SERVER=0``), on Windows,
+where an argument names one of the caller's own descriptors beyond the three
+(``<(...)``), and where stdout is a terminal: the pager and the terminal's own
+signals belong to a process of the terminal's (``docs/server.md``).
 
 The standard library only, and little of it: this runs before deja loads.
 """
@@ -27,7 +29,12 @@ from types import FrameType
 from deja_blame.resident import place
 
 # Commands never handed over: the server's own, and the long-lived stdio servers
-LOCAL_COMMANDS = frozenset({"server", "lsp", "mcp"})
+LOCAL_COMMANDS = frozenset({"server", "lsp", "mcp", "handoff"})  # handoff: the agent needs a tty
+# Arguments naming one of the caller's own descriptors (``--contents <(...)``): only
+# stdin, stdout and stderr are passed, so such a command runs here
+_OWN_FILES = ("/dev/fd/", "/proc/self/", "/dev/stdin")
+STARTED_WITHIN = 2.0  # seconds: a server that has not taken the command by then is not used
+GO = b"G"
 
 MAGIC = b"DEJA1"
 RUN, STATUS, QUIT = b"C", b"S", b"Q"
@@ -40,6 +47,8 @@ def wanted(args: list[str]) -> bool:
         return False
     if args[0].startswith("-"):
         return False  # global options first (``-C``, ``--db``): rare, run here
+    if any(a.startswith(_OWN_FILES) or "=/dev/fd/" in a for a in args):
+        return False
     try:
         return not os.isatty(1)
     except OSError:
@@ -56,13 +65,15 @@ def run(args: list[str]) -> int | None:
     import socket
 
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(2)  # a server that does not take the command soon: run it here
+    sock.settimeout(STARTED_WITHIN)  # a server that does not take the command soon: run it here
     try:
         sock.connect(path)
     except OSError:
         sock.close()
         return None  # no server (or a dead one's socket): the usual way
-    sock.settimeout(None)  # the command itself takes as long as it takes
+    if not place.peer_is_us(sock):
+        sock.close()
+        return None  # not this user's server, or not in this sandbox: never handed over
     try:
         return _hand_over(sock, args)
     finally:
@@ -80,6 +91,8 @@ def request(kind: bytes, payload: bytes = b"", fds: list[int] | None = None) -> 
     sock.settimeout(10)
     try:
         sock.connect(path)
+        if not place.peer_is_us(sock):
+            return None
         _send(sock, kind, payload, fds)
         head = _read(sock, 5)
         size = struct.unpack(">I", head[1:])[0]
@@ -96,12 +109,16 @@ def _hand_over(sock: object, args: list[str]) -> int | None:
     assert isinstance(sock, socket.socket)
     from deja_blame import __version__
 
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        return None  # a folder removed under the caller: the command says what it can
     mask = os.umask(0o077)
     os.umask(mask)
     fields = [
         __version__,
         place.package_dir(),
-        os.getcwd(),
+        cwd,
         str(mask),
         *(_encoding(s) for s in (sys.stdin, sys.stdout, sys.stderr)),
         str(len(args)),
@@ -112,12 +129,14 @@ def _hand_over(sock: object, args: list[str]) -> int | None:
     try:
         _send(sock, RUN, payload, [0, 1, 2])
         head = _read(sock, 5)
+        if head[:1] != STARTED:
+            return None  # refused (another installation, changed code): run it here
+        # the fork runs nothing until it hears this: a caller that gave up (the
+        # timeout above) and runs the command itself never has it run twice
+        sock.sendall(GO)
     except (OSError, EOFError):
-        return None  # the server went away before it took the command: run it here
-    if head[:1] == REFUSED:
-        return None
-    if head[:1] != STARTED:
-        return None
+        return None  # the server did not take the command in time: run it here
+    sock.settimeout(None)  # the command itself takes as long as it takes
     pid = struct.unpack(">i", head[1:])[0]
     forwarded: list[int] = []
 

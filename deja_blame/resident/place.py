@@ -16,7 +16,7 @@ import stat
 import sys
 import zlib
 
-__all__ = ["socket_path", "private_dir", "SERVER_ENV", "off"]
+__all__ = ["socket_path", "private_dir", "SERVER_ENV", "off", "peer_is_us"]
 
 SERVER_ENV = "DEJA_SERVER"  # "0", "off", "no" or "false": never hand a command to a server
 _MAX_PATH = 100  # a Unix socket's path is at most 104 bytes on macOS, 108 on Linux
@@ -64,3 +64,45 @@ def private_dir(folder: str, create: bool = False) -> bool:
     except OSError:
         return False
     return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o077
+
+
+def peer_is_us(sock: object) -> bool:
+    """Whether the process at the other end of a connected Unix socket is this user's,
+    and (on Linux) in this process's sandbox: the same mount, user, pid and network
+    namespaces, the same root, and no more confined (seccomp, no_new_privs). A
+    sandboxed program of the same user must not get a command run outside its
+    sandbox, nor a client hand its environment and streams to a stranger."""
+    import socket
+    import struct
+
+    assert isinstance(sock, socket.socket)
+    try:
+        if hasattr(socket, "SO_PEERCRED"):
+            creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+            pid, uid, _gid = struct.unpack("3i", creds)
+            return uid == os.getuid() and _same_confinement(pid)
+        if sys.platform == "darwin":
+            creds = sock.getsockopt(0, 0x001, 76)  # SOL_LOCAL, LOCAL_PEERCRED: struct xucred
+            return bool(struct.unpack("<Ii", creds[:8])[1] == os.getuid())
+    except OSError:
+        return False
+    return False  # no way to ask who it is: never trusted
+
+
+def _same_confinement(pid: int) -> bool:
+    """Linux: ``pid`` sees the system as this process does (``/proc``; unreadable: no)."""
+    try:
+        for ns in ("mnt", "user", "pid", "net"):
+            if os.readlink(f"/proc/{pid}/ns/{ns}") != os.readlink(f"/proc/self/ns/{ns}"):
+                return False
+        theirs, ours = os.stat(f"/proc/{pid}/root"), os.stat("/proc/self/root")
+        if (theirs.st_dev, theirs.st_ino) != (ours.st_dev, ours.st_ino):
+            return False
+        return _confinement(f"/proc/{pid}/status") == _confinement("/proc/self/status")
+    except OSError:
+        return False
+
+
+def _confinement(status: str) -> tuple[str, ...]:
+    with open(status, encoding="ascii", errors="replace") as f:
+        return tuple(line.strip() for line in f if line.startswith(("Seccomp:", "NoNewPrivs:")))
