@@ -611,7 +611,9 @@ def test_answers_under_a_since_are_not_cached(
     for name in ("load", "store"):
         real = getattr(cache, name)
         monkeypatch.setattr(
-            cache, name, lambda *a, real=real, name=name: touched.append(name) or real(*a)
+            cache,
+            name,
+            lambda *a, real=real, name=name, **k: touched.append(name) or real(*a, **k),
         )
     conn = connect(Path(os.environ["DEJA_DB"]))
     try:
