@@ -1256,3 +1256,36 @@ def lone_brackets_moved_by_later_edits(sim: Sim, small: bool) -> None:
     sim.advance(10 * MINUTE)
     sim.commit("Cart: no semicolons, an emitter")
     sim.expect(path)
+
+
+@scenario(
+    "a pre-commit formatter splits a session's long call: the one-line call was never committed"
+)
+def formatter_splits_before_commit(sim: Sim, small: bool) -> None:
+    path = "app/report.py"
+    sim.person_write(path, '"""Reports."""\n\n\ndef build(rows):\n    return None\n')
+    sim.commit("Report skeleton")
+    sim.advance(HOUR)
+    s = sim.session("report", "Build the report from the rows.")
+    long_call = "    totals = summarise(rows, keys=('region', 'product'), value='amount', skip_empty=True)\n"
+    s.replace(
+        path,
+        "def build(rows):\n    return None\n",
+        "def build(rows):\n" + long_call + "    return render_table(totals)\n",
+    )
+    sim.advance(10 * MINUTE)
+    # the hook formats before the commit is made: git never holds the line as written
+    sim.person_rewrite(
+        path,
+        lambda text: text.replace(
+            long_call,
+            "    totals = summarise(\n"
+            "        rows,\n"
+            "        keys=('region', 'product'),\n"
+            "        value='amount',\n"
+            "        skip_empty=True\n"
+            "    )\n",
+        ),
+    )
+    sim.commit("Report")
+    sim.expect(path)

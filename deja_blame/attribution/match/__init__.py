@@ -119,6 +119,7 @@ def attribute_lines(
             paths,
             time.time() if rev_time is None else rev_time,
             window.existed,
+            window.fresh,
         )
     finally:
         history.close()

@@ -5,7 +5,10 @@ fingerprint of a line it wrote. For lines the matcher left unmatched:
 consecutive lines whose texts, joined, have the fingerprint of one line a
 session wrote (fingerprints ignore white space, so joining the white-space-free
 texts is joining the lines) are that session's, when the joined text was in the
-file before the lines' commit (the commit split what was there). A split one
+file before the lines' commit (the commit split what was there), or the session
+wrote it inside the lines' commit window (a formatter ran before the line was
+ever committed: a pre-commit hook, a squashed commit; on commander's history the
+release that adopted prettier held 41 such lines). A split one
 item a line ends with a comma the formatter added (``f(\n    a,\n    b,\n)``):
 the joined text is also tried without commas before a closing bracket, and then
 a line with a character the session did not write (``b,``) is left out. Less
@@ -49,9 +52,11 @@ def reflow_matches(
     paths: dict[int, bool],
     now: float,
     existed: Callable[[int, int], bool],
+    fresh: Callable[[int, float], bool] | None = None,
 ) -> list[LineMatch | None]:
     """``matches`` with reflowed lines added. ``existed(i, fp)``: whether text of
-    fingerprint ``fp`` was in the file before line i's commit."""
+    fingerprint ``fp`` was in the file before line i's commit; ``fresh(i, at)``:
+    whether a write made at ``at`` is inside line i's commit window."""
     out = list(matches)
     if all(m is not None for m in out):
         return out
@@ -60,7 +65,7 @@ def reflow_matches(
         + CLOCK_SKEW
         for b in blamed
     ]
-    _splits(facts, [normalise_line(t) for t in texts], out, paths, limits, existed)
+    _splits(facts, [normalise_line(t) for t in texts], out, paths, limits, existed, fresh)
     return out
 
 
@@ -112,6 +117,7 @@ def _splits(
     paths: dict[int, bool],
     limits: list[float],
     existed: Callable[[int, int], bool],
+    fresh: Callable[[int, float], bool] | None,
 ) -> None:
     spots = split_candidates(norm, [m is None for m in out])
     if not spots:
@@ -133,7 +139,7 @@ def _splits(
     claimed: set[int] = set()  # lines an earlier (longer) split took
     for k, i, fp, written in order:
         span = range(i, i + k)
-        if any(j in claimed for j in span) or not existed(i, fp):
+        if any(j in claimed for j in span):
             continue
         matched = {m.sid for j in span if (m := out[j]) is not None}
         limit = min(limits[i : i + k])
@@ -147,6 +153,8 @@ def _splits(
         if best is None or best[2]:
             continue  # nobody, or the person wrote it last
         key, at, _, exact = best
+        if not (fresh is not None and fresh(i, at)) and not existed(i, fp):
+            continue  # neither written in the commit's window nor there before it
         if matched - {key[0]}:
             continue  # a piece another session's write explains: not this split
         used.add(key)
