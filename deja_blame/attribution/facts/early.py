@@ -88,7 +88,7 @@ def _speculate(argv: list[str]) -> None:
         return  # outside the repository: deja says so, git need not blame
     if _token(head, rel) in _answered(root):
         return  # cached lately: the answer needs no blame
-    args = ("git", "-C", root, "blame", "--porcelain", *DEFAULT_ARGS, head, "--", rel)
+    args = ("git", "-C", root, "blame", "--incremental", *DEFAULT_ARGS, head, "--", rel)
     if args in _STARTED:
         return  # asked twice in one process: the first one is running
     try:

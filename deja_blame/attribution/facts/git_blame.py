@@ -1,6 +1,6 @@
 """Which commit introduced each current line: git's blame, in two engines.
 
-- ``git blame --porcelain`` when git is on PATH: about 10x faster than libgit2's
+- ``git blame --incremental`` when git is on PATH: about 10x faster than libgit2's
   blame on long histories (pallets/click core.py: 0.23 s against 2.0 s), so it
   is the default.
 - pygit2 (libgit2) otherwise; the working tree is then blamed as HEAD plus a
@@ -12,6 +12,8 @@ path and number in that commit (blame follows whole-file renames).
 
 from __future__ import annotations
 
+import operator
+import os
 import subprocess
 import threading
 from collections.abc import Callable
@@ -131,7 +133,9 @@ def blame(
 def _start_git(
     root: Path, relpath: str, rev: str | None, span: tuple[int, int] | None = None
 ) -> PendingBlame:
-    args = ["git", "-C", str(root), "blame", "--porcelain", *blame_options.current().args()]
+    # --incremental: git writes each block of lines as it finds its commit, spread over
+    # its whole run, so they are parsed while it works (``_Incremental``), not after
+    args = ["git", "-C", str(root), "blame", "--incremental", *blame_options.current().args()]
     if span is not None:
         args.append(f"-L{span[0]},{span[1]}")
     if rev is not None:
@@ -140,21 +144,22 @@ def _start_git(
     proc = early.take(args) or subprocess.Popen(
         args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=no_git_env()
     )
+    reader = _Incremental(proc)
 
     def finish() -> list[BlameLine]:
-        out, err_bytes = proc.communicate()
+        lines, err_bytes = reader.result()
         if proc.returncode != 0:
             err = err_bytes.decode("utf-8", "replace").strip()
             if "no such path" in err or "no such ref" in err.lower():
                 # a file never committed (new, untracked): every line is uncommitted
                 return []
             raise DejaError(f"git blame failed: {err.splitlines()[-1] if err else proc.returncode}")
-        return parse_porcelain(out)
+        return lines
 
     def cancel() -> None:
         try:
             proc.kill()
-            proc.communicate(timeout=5)
+            proc.wait(timeout=5)  # the reader thread sees the end of its output
         except (OSError, subprocess.SubprocessError):
             pass
 
@@ -176,6 +181,73 @@ def blame_copies(
     except (OSError, subprocess.SubprocessError):
         return []
     return parse_porcelain(proc.stdout) if proc.returncode == 0 else []
+
+
+class _Incremental:
+    """``git blame --incremental`` read on a thread as git writes it: each block is
+    ``SHA ORIG FINAL COUNT``, the commit's details the first time it comes, and
+    ``filename`` last. The lines, in file order, once git is done (``result``)."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        self.proc = proc
+        self.lines: list[BlameLine] = []
+        self.err = b""
+        self.thread = threading.Thread(target=self._read, name="deja-git-blame", daemon=True)
+        self.thread.start()
+
+    def result(self) -> tuple[list[BlameLine], bytes]:
+        self.thread.join()
+        self.proc.wait()
+        self.lines.sort(key=_LINE)
+        return self.lines, self.err
+
+    def _read(self) -> None:
+        proc = self.proc
+        assert proc.stdout is not None and proc.stderr is not None
+        try:
+            parse = _IncrementalParser(self.lines)
+            rest = b""
+            fd = proc.stdout.fileno()
+            while True:
+                chunk = os.read(fd, 1 << 16)  # what git has written so far
+                if not chunk:
+                    break
+                *complete, rest = (rest + chunk).split(b"\n")
+                parse.feed(complete)
+            if rest:
+                parse.feed([rest])
+            self.err = proc.stderr.read()
+        except (OSError, ValueError):
+            pass  # killed (``cancel``): nobody reads this blame
+
+
+_LINE = operator.attrgetter("line")
+
+
+class _IncrementalParser:
+    def __init__(self, out: list[BlameLine]) -> None:
+        self.out = out
+        self.times: dict[str, int] = {}
+        self.group: tuple[str, int, int, int] | None = None
+
+    def feed(self, rows: list[bytes]) -> None:
+        out, times = self.out, self.times
+        for raw in rows:
+            if self.group is None:
+                parts = raw.split(b" ")
+                if len(parts) == 4 and len(parts[0]) in LENGTHS:
+                    self.group = (parts[0].decode(), int(parts[1]), int(parts[2]), int(parts[3]))
+                continue
+            head, _, rest = raw.partition(b" ")
+            if head == b"committer-time":
+                times[self.group[0]] = int(rest)
+            elif head == b"filename":
+                sha, orig, final, count = self.group
+                self.group = None
+                commit = sha if sha.strip("0") else None  # all zeros: not committed yet
+                when = times.get(sha)
+                path = unquote_path(rest)
+                out += [BlameLine(final + k, commit, when, path, orig + k) for k in range(count)]
 
 
 def parse_porcelain(data: bytes) -> list[BlameLine]:

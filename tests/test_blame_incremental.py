@@ -1,0 +1,74 @@
+"""git blame --incremental, parsed while git writes it, gives the lines git blame
+--porcelain gives: renames, quoted names, uncommitted lines, blocks cut anywhere."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from conftest import commit_env, git
+
+from deja_blame.attribution.facts.git_blame import (
+    _Incremental,
+    _IncrementalParser,
+    parse_porcelain,
+)
+
+
+def _history(repo: Path) -> str:
+    name = "caf\u00e9\tmenu.py"  # quoted by git: a tab and a non-ASCII letter
+    (repo / "old.py").write_text("".join(f"a{i} = {i}\n" for i in range(30)))
+    git(repo, "add", "old.py")
+    git(repo, "commit", "-qm", "one", env=commit_env(1_784_278_800))
+    git(repo, "mv", "old.py", name)
+    text = (repo / name).read_text().replace("a7 = 7", "a7 = 70").replace("a20 = 20", "b = 2")
+    (repo / name).write_text(text)
+    git(repo, "commit", "-qam", "two", env=commit_env(1_784_278_900))
+    (repo / name).write_text(text.replace("a3 = 3", "a3 = 33") + "tail = 1\n")
+    return name
+
+
+def _blame(repo: Path, form: str, name: str, rev: list[str]) -> bytes:
+    return subprocess.run(
+        ["git", "blame", form, *rev, "--", name], cwd=repo, capture_output=True, check=True
+    ).stdout
+
+
+def test_incremental_is_porcelain_s_lines_in_any_chunks(repo: Path) -> None:
+    name = _history(repo)
+    for rev in ([], ["HEAD"]):  # the working tree (uncommitted lines) and a commit
+        want = parse_porcelain(_blame(repo, "--porcelain", name, rev))
+        data = _blame(repo, "--incremental", name, rev)
+        for size in (1, 7, len(data)):  # blocks cut anywhere, as a pipe delivers them
+            got: list = []
+            parser = _IncrementalParser(got)
+            rest = b""
+            for k in range(0, len(data), size):
+                *rows, rest = (rest + data[k : k + size]).split(b"\n")
+                parser.feed(rows)
+            parser.feed([rest])
+            got.sort(key=lambda b: b.line)
+            assert got == want
+        assert any(b.commit is None for b in want) == (rev == [])
+        assert {b.orig_path for b in want} == {"old.py", name}
+
+
+def test_the_reader_thread_returns_git_s_lines_and_errors(repo: Path) -> None:
+    name = _history(repo)
+    proc = subprocess.Popen(
+        ["git", "blame", "--incremental", "HEAD", "--", name],
+        cwd=repo,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    lines, err = _Incremental(proc).result()
+    assert lines == parse_porcelain(_blame(repo, "--porcelain", name, ["HEAD"]))
+    assert err == b"" and proc.returncode == 0
+    proc = subprocess.Popen(
+        ["git", "blame", "--incremental", "HEAD", "--", "nowhere.py"],
+        cwd=repo,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    lines, err = _Incremental(proc).result()
+    assert lines == [] and b"no such path" in err and proc.returncode != 0
