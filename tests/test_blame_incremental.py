@@ -72,3 +72,31 @@ def test_the_reader_thread_returns_git_s_lines_and_errors(repo: Path) -> None:
     )
     lines, err = _Incremental(proc).result()
     assert lines == [] and b"no such path" in err and proc.returncode != 0
+
+
+def test_the_lines_stream_to_a_consumer_before_the_result(repo: Path) -> None:
+    from deja_blame.attribution.facts.git_blame import PendingBlame, _start_git
+
+    name = _history(repo)
+    pending = _start_git(repo, name, "HEAD")
+    seen: list = []
+    pending.stream(seen.extend)
+    lines = pending.result()
+    assert sorted(seen, key=lambda b: b.line) == lines and len(lines) == 30
+
+    def broken(found: list) -> None:
+        raise ValueError("a rule failed on the reader thread")
+
+    failing = _start_git(repo, name, "HEAD")
+    failing.stream(broken)
+    try:
+        failing.result()
+    except ValueError as exc:
+        assert "reader thread" in str(exc)
+    else:
+        raise AssertionError("the consumer's error was lost")
+    # a blame that does not come in blocks (cached, pygit2) gives them all at the result
+    whole = PendingBlame(lambda: lines)
+    late: list = []
+    whole.stream(late.extend)
+    assert late == [] and whole.result() == lines and late == lines

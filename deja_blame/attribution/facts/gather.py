@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import orjson
 
 from deja_blame.attribution import blame_options, cache
-from deja_blame.attribution.facts.git_blame import drop_early, start_blame
+from deja_blame.attribution.facts.git_blame import PendingBlame, drop_early, start_blame
 from deja_blame.attribution.facts.model import BlameLine, FileFacts, WriteSet
 from deja_blame.attribution.facts.settled import PassRecord, pass_record, settled_lines
 from deja_blame.attribution.facts.source import solid_fingerprints
@@ -62,8 +62,7 @@ def gather_file(
     if window is None:
         pending = _start_blame_cached(conn, root, repo, version, engine)
     else:
-        started = start_blame(root, repo, relpath, version.commit, engine=engine, span=(lo, hi))
-        pending = started.result
+        pending = start_blame(root, repo, relpath, version.commit, engine=engine, span=(lo, hi))
     if before_match is not None:
         before_match()
     part = texts[lo - 1 : hi]
@@ -89,29 +88,50 @@ def gather_file(
     prefetch = getattr(note_lookup, "prefetch", None)
     if prefetch is not None and window is None:
         prefetch()  # every note's row, while git blame runs (it names the commits)
+    # each line's answer is begun as git finds its commit, while git still works: its
+    # attribution, and what its commit's note says of it (``_noted``) where the notes'
+    # rows are read already (the reader thread then asks neither SQLite nor pygit2)
+    by_line: list[BlameLine | None] = [None] * len(part)
+    made: list[LineAttribution | None] = [None] * len(part)
+    times: dict[int, str] = {}  # a note's lines share a few written times
+    streamed_notes = prefetch is not None and window is None
+
+    def take(found: list[BlameLine]) -> None:
+        for b in found:
+            if lo <= b.line <= hi:
+                i = b.line - lo
+                by_line[i] = b
+                ln = made[i] = LineAttribution(
+                    line=b.line,
+                    text=part[i],
+                    commit=b.commit,
+                    commit_time=b.commit_time if b.commit else None,
+                    orig_path=b.orig_path,
+                    orig_line=b.orig_line,
+                )
+                if streamed_notes and b.commit is not None:
+                    assert note_lookup is not None
+                    _noted(ln, relpath, note_lookup, times)
+
+    pending.stream(take)
     try:
-        blamed = pending()
+        pending.result()
     finally:
         if early is not None:
             early.join()  # its git answers land in caches the rules read next
-    by_line: list[BlameLine | None] = [None] * len(part)
-    for b in blamed:
-        if lo <= b.line <= hi:
-            by_line[b.line - lo] = b
     lines = [
-        LineAttribution(
-            line=lo + i,
-            text=part[i],
-            commit=b.commit if b else None,
-            commit_time=b.commit_time if b and b.commit else None,
-            orig_path=b.orig_path if b else relpath,
-            orig_line=b.orig_line if b else lo + i,
-        )
-        for i, b in enumerate(by_line)
+        ln
+        if ln is not None
+        else LineAttribution(lo + i, part[i], None, orig_path=relpath, orig_line=lo + i)
+        for i, ln in enumerate(made)
     ]
     facts = FileFacts(relpath, str(root), version.commit, len(texts), lines, by_line)
     if note_lookup is not None:
-        _apply_notes(facts, note_lookup)
+        if not streamed_notes:
+            for ln in lines:
+                if ln.commit is not None:
+                    _noted(ln, relpath, note_lookup, times)
+        _sessions_noted(facts, note_lookup)
     _add_gitai(facts, repo)
     if conn is None:
         return facts
@@ -164,23 +184,24 @@ def _last_pass(repo: pygit2.Repository, conn: sqlite3.Connection) -> PassRecord:
     return pass_record(conn, state.none, state.done, state.done_notes)
 
 
-def _apply_notes(facts: FileFacts, note_lookup: NoteLookup) -> None:
-    """The commits' notes: a line a note names a session for is that session's."""
+def _noted(ln: LineAttribution, path: str, note_lookup: NoteLookup, times: dict[int, str]) -> None:
+    """The line's commit's note: a line it names a session for is that session's."""
+    assert ln.commit is not None
+    hit = note_lookup(ln.commit, ln.orig_path or path, ln.orig_line or ln.line)
+    if hit is not None:
+        ln.session, ln.confidence, ln.via = hit[0], hit[1], "note"
+        if hit[2] is not None:
+            when = times.get(hit[2])
+            if when is None:
+                when = times[hit[2]] = format_time_epoch(hit[2])
+            ln.written_at = when
+
+
+def _sessions_noted(facts: FileFacts, note_lookup: NoteLookup) -> None:
+    """What the notes read say of the sessions they gave lines to (``_noted``)."""
     from deja_blame.models import UNKNOWN_AGENT
 
     lines = facts.lines
-    times: dict[int, str] = {}  # a note's lines share a few written times
-    for ln in lines:
-        if ln.commit is None:
-            continue
-        hit = note_lookup(ln.commit, ln.orig_path or facts.path, ln.orig_line or ln.line)
-        if hit is not None:
-            ln.session, ln.confidence, ln.via = hit[0], hit[1], "note"
-            if hit[2] is not None:
-                when = times.get(hit[2])
-                if when is None:
-                    when = times[hit[2]] = format_time_epoch(hit[2])
-                ln.written_at = when
     info_of = getattr(note_lookup, "session_info", None)
     if info_of is not None:
         for sid in {ln.session for ln in lines if ln.via == "note" and ln.session}:
@@ -267,7 +288,7 @@ def _start_blame_cached(
     repo: pygit2.Repository,
     version: FileVersion,
     engine: str,
-) -> Callable[[], list[BlameLine]]:
+) -> PendingBlame:
     """The blame of ``version``: from the cache, or started now and cached when done."""
     key = _cache_key(repo, version) + f":{engine}"
     use_cache = conn is not None and cache.cacheable()
@@ -279,18 +300,13 @@ def _start_blame_cached(
                 cached = [BlameLine(*item) for item in orjson.loads(zlib.decompress(row[0]))]
                 if version.commit is not None:
                     drop_early(root, version.commit, version.relpath)
-                return lambda: cached
+                return PendingBlame(lambda: cached)
             except (zlib.error, orjson.JSONDecodeError, TypeError):
                 pass  # a damaged entry: blame again
     pending = start_blame(root, repo, version.relpath, version.commit, engine=engine)
-
-    def finish() -> list[BlameLine]:
-        lines = pending.result()
-        if use_cache and conn is not None:
-            _store(conn, key, lines)
-        return lines
-
-    return finish
+    if use_cache and conn is not None:
+        pending.after(lambda lines: _store(conn, key, lines))  # kept once git is done
+    return pending
 
 
 def _store(conn: sqlite3.Connection, key: str, lines: list[BlameLine]) -> None:

@@ -46,12 +46,34 @@ class PendingBlame:
         self,
         compute: Callable[[], list[BlameLine]],
         cancel: Callable[[], None] | None = None,
+        stream: Callable[[Callable[[list[BlameLine]], None]], None] | None = None,
     ) -> None:
         self._compute = compute
         self._cancel = cancel
+        self._stream = stream
 
     def result(self) -> list[BlameLine]:
         return self._compute()
+
+    def after(self, hook: Callable[[list[BlameLine]], None]) -> None:
+        """Run ``hook`` on the lines once git is done (before ``result`` returns)."""
+        compute = self._compute
+
+        def then() -> list[BlameLine]:
+            lines = compute()
+            hook(lines)
+            return lines
+
+        self._compute = then
+
+    def stream(self, consumer: Callable[[list[BlameLine]], None]) -> None:
+        """Give ``consumer`` the lines as git finds them (those found so far at once),
+        on git's reader thread, before ``result``; where they do not come in blocks,
+        all of them at ``result``. A consumer's error is raised by ``result``."""
+        if self._stream is not None:
+            self._stream(consumer)
+        else:
+            self.after(consumer)
 
     def cancel(self) -> None:
         """Stop the work (a git blame nobody will read)."""
@@ -163,7 +185,7 @@ def _start_git(
         except (OSError, subprocess.SubprocessError):
             pass
 
-    return PendingBlame(finish, cancel)
+    return PendingBlame(finish, cancel, reader.stream)
 
 
 def blame_copies(
@@ -192,12 +214,37 @@ class _Incremental:
         self.proc = proc
         self.lines: list[BlameLine] = []
         self.err = b""
+        self._lock = threading.Lock()
+        self._consumer: Callable[[list[BlameLine]], None] | None = None
+        self._given = 0  # lines handed to the consumer
+        self._failed: BaseException | None = None
         self.thread = threading.Thread(target=self._read, name="deja-git-blame", daemon=True)
         self.thread.start()
+
+    def stream(self, consumer: Callable[[list[BlameLine]], None]) -> None:
+        """``PendingBlame.stream``: what is parsed so far now, the rest as it comes."""
+        with self._lock:
+            self._consumer = consumer
+            self._give()
+
+    def _give(self) -> None:
+        """Hand the consumer the lines parsed since it last had some (lock held)."""
+        if self._consumer is None or self._failed is not None or self._given == len(self.lines):
+            return
+        fresh = self.lines[self._given :]
+        self._given = len(self.lines)
+        try:
+            self._consumer(fresh)
+        except BaseException as exc:  # noqa: BLE001 - raised again by ``result``
+            self._failed = exc
 
     def result(self) -> tuple[list[BlameLine], bytes]:
         self.thread.join()
         self.proc.wait()
+        with self._lock:
+            self._give()
+        if self._failed is not None:
+            raise self._failed
         self.lines.sort(key=_LINE)
         return self.lines, self.err
 
@@ -213,9 +260,13 @@ class _Incremental:
                 if not chunk:
                     break
                 *complete, rest = (rest + chunk).split(b"\n")
-                parse.feed(complete)
-            if rest:
-                parse.feed([rest])
+                with self._lock:
+                    parse.feed(complete)
+                    self._give()
+            with self._lock:
+                if rest:
+                    parse.feed([rest])
+                self._give()
             self.err = proc.stderr.read()
         except (OSError, ValueError):
             pass  # killed (``cancel``): nobody reads this blame
