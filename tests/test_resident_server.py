@@ -348,3 +348,29 @@ def test_a_library_s_upgrade_is_changed_code() -> None:
     import click
 
     assert click.__file__ in server.code_files()
+
+
+def test_a_caller_that_leaves_after_its_answer_interrupts_nothing(
+    running: Path, history: Path
+) -> None:
+    """The caller exits as soon as it has its exit code; the fork then keeps what the
+    answer learnt (``later.py``). That going is not a caller killed mid-command: no
+    'interrupted', and the cache is written, every time."""
+    import sqlite3
+
+    db = Path(os.environ["DEJA_DB"])
+    deja("blame", "a.py", "--json", cwd=history)  # the index made
+    for _ in range(8):
+        with sqlite3.connect(db) as conn:
+            conn.execute("DELETE FROM attribution_cache")
+        got = deja("blame", "a.py", "--json", cwd=history)
+        assert b"interrupted" not in got.stderr
+        deadline = time.monotonic() + 20
+        count = 0
+        while time.monotonic() < deadline:
+            with sqlite3.connect(db) as conn:
+                count = conn.execute("SELECT COUNT(*) FROM attribution_cache").fetchone()[0]
+            if count:
+                break
+            time.sleep(0.05)
+        assert count == 1, "the deferred cache write was interrupted"

@@ -313,6 +313,7 @@ def _run_in_fork(
         try:
             atexit._run_exitfuncs()  # what the console script runs at exit (facts/early.py)
             if not answered:
+                answered.append(code)  # first: the caller's going is no longer a kill
                 conn.sendall(EXITED + struct.pack(">i", code))
         finally:
             os._exit(code & 0xFF)
@@ -344,8 +345,10 @@ def _hand_back(conn: socket.socket, answered: list[int], code: int) -> None:
             stream.flush()
         except Exception:  # noqa: BLE001, S110 - a closed pipe: nothing more to say
             pass
-    conn.sendall(EXITED + struct.pack(">i", code))
+    # marked before it is sent: the caller then exits, and its going must not read to
+    # the watcher (``_watch``) as a caller killed before the answer
     answered.append(code)
+    conn.sendall(EXITED + struct.pack(">i", code))
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)  # the client's pipe ends here: its reader sees the end
