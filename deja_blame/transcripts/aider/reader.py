@@ -21,6 +21,16 @@ were written only when aider said ``Applied edit to <file>`` for that file
 before the next request: a block that did not match, or a reply the person
 did not apply, is nobody's. Aider places a block where its SEARCH text is, so
 the lines that differ between SEARCH and REPLACE are the session's.
+
+The chat history says when a chat started, not when each request was made: a
+chat can last hours, and an edit stamped with its start looks older than a
+person's commit made before it (that commit's line of the same text, typed by
+the person, then looks the session's). Aider's input history
+(``.aider.input.history``, beside the chat history: aider writes both at the
+work tree's top) stamps every input: ``# 2026-10-02 12:31:07.123456`` (local
+time), then its lines, each after a ``+``. A request is timed by its input there
+(the next input, from the chat's start on, with the same text); without one it
+keeps the time of the request before it.
 """
 
 from __future__ import annotations
@@ -42,6 +52,9 @@ _SEARCH = re.compile(r"^<{5,9} SEARCH\s*$")  # <<<<<<< SEARCH
 _DIVIDER = re.compile(r"^={5,9}\s*$")  # =======
 _REPLACE = re.compile(r"^>{5,9} REPLACE\s*$")  # >>>>>>> REPLACE
 _APPLIED = re.compile(r"^Applied edit to (.+?)\s*$")  # > Applied edit to a.py
+INPUT_HISTORY = ".aider.input.history"
+_TYPED_AT = re.compile(r"^# (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(?:\.\d+)?\s*$")
+INPUT_LOOKAHEAD = 200  # inputs a request's own may be past (typed in another chat since)
 
 
 class _Block:
@@ -61,6 +74,7 @@ def parse_transcript(path: Path | str, session_id: str | None = None) -> Session
     applied: set[str] = set()
     typed: list[str] = []  # the ``#### `` lines of the request being read
     chat = _Chat()
+    inputs = _Inputs(path.with_name(INPUT_HISTORY))
 
     def end_turn() -> None:
         _reply(b, reply, applied, at, chat.writes)
@@ -68,8 +82,12 @@ def parse_transcript(path: Path | str, session_id: str | None = None) -> Session
         applied.clear()
 
     def end_request() -> None:
+        nonlocal at
         if typed:
-            chat.request(b, "\n".join(typed).strip(), at)
+            text = "\n".join(typed).strip()
+            at = inputs.time_of(text, at)
+            b.seen_time(at)
+            chat.request(b, text, at)
             typed.clear()
 
     for raw in text.split("\n"):
@@ -85,6 +103,7 @@ def parse_transcript(path: Path | str, session_id: str | None = None) -> Session
             end_turn()
             at = _local_time(started.group(1))
             b.seen_time(at)
+            inputs.chat_started(at)
             chat.mode = "code"  # a new run of aider starts in its own mode
         elif line.startswith("> ") or line == ">":
             done = _APPLIED.match(line[2:].rstrip())
@@ -158,6 +177,47 @@ def _command(name: str) -> str | None:
         return name
     matches = [c for c in COMMANDS if c.startswith(name)]
     return matches[0] if len(matches) == 1 else None
+
+
+class _Inputs:
+    """When each request was typed: aider's input history, in order (see the module)."""
+
+    def __init__(self, path: Path) -> None:
+        self.entries: list[tuple[str, str]] = []  # (time, text)
+        self.next = 0
+        try:  # a link or a FIFO is no history (never followed, never waited on)
+            data = read_whole(path).decode("utf-8", "replace")
+        except OSError:
+            return
+        at: str | None = None
+        lines: list[str] = []
+        for raw in data.split("\n"):
+            line = raw.rstrip("\r")
+            stamp = _TYPED_AT.match(line)
+            if stamp:
+                self._add(at, lines)
+                at, lines = _local_time(stamp.group(1)), []
+            elif line.startswith("+"):
+                lines.append(line[1:].rstrip())
+        self._add(at, lines)
+
+    def _add(self, at: str | None, lines: list[str]) -> None:
+        if at is not None and lines:
+            self.entries.append((at, "\n".join(lines).strip()))
+
+    def chat_started(self, at: str | None) -> None:
+        """Inputs typed before a chat started are an earlier chat's."""
+        while at is not None and self.next < len(self.entries) and self.entries[self.next][0] < at:
+            self.next += 1
+
+    def time_of(self, text: str, at: str | None) -> str | None:
+        """When ``text`` was typed: its input's time, else ``at`` (the time known so far)."""
+        for k in range(self.next, min(len(self.entries), self.next + INPUT_LOOKAHEAD)):
+            when, typed = self.entries[k]
+            if typed == text and (at is None or when >= at):
+                self.next = k + 1
+                return when
+        return at
 
 
 def _local_time(text: str) -> str | None:
