@@ -1408,7 +1408,11 @@ def main(argv: list[str] | None = None) -> None:
     except BrokenPipeError:
         sys.stderr.close()
         sys.exit(0)
-    except SystemExit:
+    except SystemExit as exc:
+        if exc.code == 1 and type(sys.stdout).__name__.endswith("PacifyFlushWrapper"):
+            # click's exit for a reader that stopped early (``| head``), which it marks by
+            # quieting stdout: deja's own is 0, as just above, wherever the pipe broke
+            sys.exit(0)
         raise
     except Exception as exc:  # noqa: BLE001 - the last line of defence: no bare tracebacks
         import sqlite3

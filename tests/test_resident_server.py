@@ -347,7 +347,9 @@ def test_two_starts_at_once_make_one_server(runtime: Path) -> None:
 def test_a_library_s_upgrade_is_changed_code() -> None:
     import click
 
-    assert click.__file__ in server.code_files()
+    files = server.code_files()
+    assert click.__file__ in files
+    assert os.path.join(os.path.dirname(click.__file__), "core.py") in files  # edited in place
 
 
 def test_a_caller_that_leaves_after_its_answer_interrupts_nothing(
@@ -374,3 +376,34 @@ def test_a_caller_that_leaves_after_its_answer_interrupts_nothing(
                 break
             time.sleep(0.05)
         assert count == 1, "the deferred cache write was interrupted"
+
+
+def test_a_reader_that_stops_early_is_exit_0_either_way(running: Path, history: Path) -> None:
+    """``deja blame big.py --json | head -1``: the pipe breaks under the command; alone
+    deja says 0 for that, and so it does through the server (click would say 1)."""
+    (history / "big.py").write_text("".join(f"v_{i} = {i}\n" for i in range(20_000)))
+    git(history, "add", "big.py")
+    git(history, "commit", "-qm", "big")
+    script = (
+        f'"{sys.executable}" -m deja_blame blame big.py --json | head -c 10 >/dev/null;'
+        ' echo "${PIPESTATUS[0]}"'
+    )
+    for server_on in ("1", "0"):
+        got = subprocess.run(
+            ["bash", "-c", script],
+            cwd=history,
+            capture_output=True,
+            env={**os.environ, "DEJA_SERVER": server_on},
+        )
+        assert got.stdout.strip() == b"0", (server_on, got.stderr)
+
+
+def test_the_error_says_why_there_is_no_socket(
+    runtime: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (runtime / f"deja-{os.getuid()}").mkdir(mode=0o755)
+    (runtime / f"deja-{os.getuid()}").chmod(0o755)
+    got = deja("server", "start", check=False)
+    assert got.returncode == 1
+    assert b"is open to others (mode 755, not 700)" in got.stderr
+    assert str(runtime).encode() in got.stderr

@@ -36,8 +36,9 @@ def run_start(idle_minutes: float, as_json: bool) -> int:
     path = place.socket_path(create=True)
     if path is None:
         raise DejaError(
-            "no private folder for the server's socket here",
-            hint="set XDG_RUNTIME_DIR to a folder only you can open (mode 0700)",
+            f"no private folder for the server's socket: {place.problem()}",
+            hint="the socket goes in $XDG_RUNTIME_DIR/deja-UID (else $TMPDIR, else /tmp),"
+            " a folder of yours that only you can open (mode 0700)",
         )
     with _start_lock(path):  # two starts at once: one server, both say its pid
         running = status()

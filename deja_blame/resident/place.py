@@ -16,7 +16,7 @@ import stat
 import sys
 import zlib
 
-__all__ = ["socket_path", "private_dir", "SERVER_ENV", "off", "peer_is_us"]
+__all__ = ["socket_path", "private_dir", "problem", "SERVER_ENV", "off", "peer_is_us"]
 
 SERVER_ENV = "DEJA_SERVER"  # "0", "off", "no" or "false": never hand a command to a server
 _MAX_PATH = 100  # a Unix socket's path is at most 104 bytes on macOS, 108 on Linux
@@ -33,19 +33,46 @@ def package_dir() -> str:
     return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def folder() -> str:
+    """The private folder the socket goes in."""
+    base = os.environ.get("XDG_RUNTIME_DIR") or os.environ.get("TMPDIR") or "/tmp"
+    return os.path.join(base, f"deja-{os.getuid()}")
+
+
+def problem() -> str:
+    """Why ``socket_path(create=True)`` finds no place, in words (for the error)."""
+    if os.name != "posix":
+        return "the server needs Unix sockets: not on this system"
+    where = folder()
+    try:
+        st = os.lstat(where)
+    except FileNotFoundError:
+        return f"{where} cannot be made (is {os.path.dirname(where)} there and yours?)"
+    except OSError as exc:
+        return f"{where}: {exc.strerror}"
+    if stat.S_ISLNK(st.st_mode):
+        return f"{where} is a symbolic link"
+    if not stat.S_ISDIR(st.st_mode):
+        return f"{where} is not a folder"
+    if st.st_uid != os.getuid():
+        return f"{where} is another user's"
+    if st.st_mode & 0o077:
+        return f"{where} is open to others (mode {st.st_mode & 0o777:o}, not 700)"
+    return f"the socket's path under {where} is too long for a Unix socket"
+
+
 def socket_path(create: bool = False) -> str | None:
     """The server's socket for this user and installation; None where there is no
     private folder for it (``create``: make the folder if it is missing)."""
     if os.name != "posix":
         return None
-    base = os.environ.get("XDG_RUNTIME_DIR") or os.environ.get("TMPDIR") or "/tmp"
-    folder = os.path.join(base, f"deja-{os.getuid()}")
-    if not private_dir(folder, create):
+    where = folder()
+    if not private_dir(where, create):
         return None
     key = f"{package_dir()}\0{sys.version_info[0]}.{sys.version_info[1]}".encode(
         "utf-8", "surrogateescape"
     )
-    path = os.path.join(folder, f"s-{zlib.crc32(key):08x}")
+    path = os.path.join(where, f"s-{zlib.crc32(key):08x}")
     return path if len(path.encode("utf-8", "surrogateescape")) <= _MAX_PATH else None
 
 

@@ -82,9 +82,16 @@ def code_files() -> list[str]:
     module, and the libraries' own files."""
     files = []
     for name in _LIBRARIES:
-        where = getattr(sys.modules.get(name), "__file__", None)
-        if where:
-            files.append(where)
+        module = sys.modules.get(name)
+        where = getattr(module, "__file__", None)
+        if not where:
+            continue
+        if getattr(module, "__path__", None) is None:
+            files.append(where)  # a module of one file (orjson's extension)
+            continue
+        for folder, dirs, names in os.walk(os.path.dirname(where)):  # every file of it
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            files += [os.path.join(folder, n) for n in sorted(names) if n.endswith((".py", ".so"))]
     for folder, dirs, names in os.walk(place.package_dir()):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
         files += [os.path.join(folder, n) for n in sorted(names) if n.endswith(".py")]
