@@ -177,6 +177,8 @@ def cli(chdir: Path | None, global_db: Path | None, color: str | None, no_pager:
       deja index                 # read every agent's transcripts where it keeps them
       deja sessions              # what was indexed
       deja show 3f2a             # one session (an id prefix is enough)
+      deja blame src/app.py      # git blame, with the session that wrote each line
+      deja why src/app.py:42     # the prompt, edit and history behind one line
       deja stats                 # how much of this repository agents wrote
       deja demo                  # try it all on the bundled fixtures
     """
