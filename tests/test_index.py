@@ -1196,6 +1196,36 @@ def test_an_excerpt_an_older_deja_stored_whole_is_shown_as_it_is(tmp_path: Path)
     assert show("older")["messages"][2]["text"] == whole
 
 
+def test_an_excerpt_of_an_earlier_cut_is_rebuilt_with_that_cut(tmp_path: Path) -> None:
+    """Rows written with an earlier excerpt cut (the ends of 128 characters before
+    the 32 now) are told by their length and shown with that cut's line between
+    them; every cut a row may hold has a length of its own."""
+    root = tmp_path / "root"
+    path = transcript(root, "earlier")
+    output = long_output(50)
+    body = f"Task Description: npm test\n\tThe command exited with code 0.\nOutput:\n{output}"
+    plan = "The plan:\n" + "\n".join(f"{k}. change module_{k}.py" for k in range(40))
+    append(path, user(0, "Run the tests"), planner(1, plan, run_call("npm test")))
+    append(path, step(2, "RUN_COMMAND", body))
+    index(root)
+    doc = parse_doc(path)
+    ((stored,),) = query(db_path(tmp_path), "SELECT text FROM messages WHERE role='tool'")
+    assert len(stored) <= 32  # what the index keeps of a long text
+    conn = sqlite3.connect(str(db_path(tmp_path)))
+    for role, (head, tail) in (("tool", (32, 96)), ("assistant", (96, 32))):
+        text = next(m["text"] for m in doc["messages"] if m["role"] == role)
+        conn.execute("UPDATE messages SET text=? WHERE role=?", (text[:head] + text[-tail:], role))
+    conn.commit()
+    conn.close()
+    path.unlink()
+    shown = show("earlier")["messages"]
+    assert shown[1]["text"] == excerpt(plan, 96, 32)
+    assert shown[2]["text"] == excerpt(doc["messages"][2]["text"], 32, 96)
+    for role, cut in store.LAZY_EXCERPT.items():
+        lengths = [sum(c) for c in (cut, *store.EARLIER_EXCERPTS[role])]
+        assert len(set(lengths)) == len(lengths)
+
+
 def test_a_long_agent_message_is_read_back_for_show_and_why(tmp_path: Path) -> None:
     root = tmp_path / "root"
     path = transcript(root, "talk")

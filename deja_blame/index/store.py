@@ -228,11 +228,16 @@ def line_steps_by_name(conn: sqlite3.Connection, sid: int) -> dict[str, dict[int
 # command's output says most, the start of a message. Only the excerpt's two ends
 # are stored, head then tail (``LAZY_EXCERPT`` characters exactly): the line
 # between them, which says how many characters are left out, is rebuilt from
-# ``full_chars`` when shown (it was a fifth of the messages table). A row an older
-# deja wrote holds the whole excerpt, line included: it is longer than the two
-# ends and read as it is. Changing ``LAZY_EXCERPT`` therefore needs a migration.
+# ``full_chars`` when shown. Nothing else reads an excerpt (show, why and handoff
+# read the transcript), so it is kept short: 32 characters, which made the
+# messages table a third smaller than the 128 before (``EARLIER_EXCERPTS``). A row
+# is told by its length: the ends of this cut or of an earlier one (rebuilt with
+# that cut), or anything else, the whole excerpt an older deja stored, line and
+# all (shown as it is). A new cut must therefore differ in length from every cut
+# before it, which stay listed here.
 LAZY_TEXT_CHARS = 160
-LAZY_EXCERPT = {"tool": (32, 96), "assistant": (96, 32)}  # role -> (head, tail) characters
+LAZY_EXCERPT = {"tool": (8, 24), "assistant": (24, 8)}  # role -> (head, tail) characters
+EARLIER_EXCERPTS = {"tool": ((32, 96),), "assistant": ((96, 32),)}  # what rows may hold
 
 
 def _message_row(step: int, m: Message) -> tuple[Any, ...]:
@@ -253,10 +258,12 @@ def stored_excerpt(role: str, value: bytes | str | None, full_chars: int | None)
     text kept in the transcript its excerpt, the line between its ends rebuilt."""
     text = message_text(value)
     cut = LAZY_EXCERPT.get(role)
-    if full_chars is None or cut is None or len(text) != cut[0] + cut[1]:
-        return text  # all of it, or an excerpt written whole by an older deja
-    head, tail = cut
-    return excerpt_of(text[:head], text[head:], full_chars - head - tail)
+    if full_chars is None or cut is None:
+        return text  # all of it
+    for head, tail in (cut, *EARLIER_EXCERPTS.get(role, ())):
+        if len(text) == head + tail:
+            return excerpt_of(text[:head], text[head:], full_chars - head - tail)
+    return text  # an excerpt written whole by an older deja
 
 
 def _hunk_list(e: Edit) -> list[Any] | None:
