@@ -108,3 +108,24 @@ def test_a_session_an_older_index_holds_from_a_cloned_history_is_dropped(
     # once: the next run leaves it out as any stranger's, and removes nothing more
     again = deja("index", cwd=clone).stderr.decode()
     assert "removed from the index" not in again and f"left out {planted}" in again
+
+
+def test_a_new_index_has_large_pages_and_an_older_one_keeps_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new index is made of PAGE_SIZE pages (an edit's packed text left a 4 KB page
+    a sixth empty); an index an older deja made with 4 KB pages stays as it is and
+    is written to as before."""
+    from deja_blame.index import db as index_db
+
+    new = index_db.connect(tmp_path / "new.db")
+    assert new.execute("PRAGMA page_size").fetchone()[0] == index_db.PAGE_SIZE == 16384
+    new.close()
+    monkeypatch.setattr(index_db, "PAGE_SIZE", 4096)
+    index_db.connect(tmp_path / "older.db").close()
+    monkeypatch.undo()
+    older = index_db.connect(tmp_path / "older.db")
+    assert older.execute("PRAGMA page_size").fetchone()[0] == 4096
+    older.execute("INSERT INTO meta(key, value) VALUES ('k', 'v')")
+    assert older.execute("SELECT value FROM meta WHERE key='k'").fetchone()[0] == "v"
+    older.close()
