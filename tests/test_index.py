@@ -1499,3 +1499,37 @@ def test_the_walk_of_a_root_skips_what_is_not_a_transcript(tmp_path: Path) -> No
     assert found == {"fine": "transcript.jsonl", "dir-full": "transcript.jsonl"}
     assert sorted(p.split(": ")[0] for p in problems) == ["not a regular file, skipped"] * 2
     assert index(root)["added"] == 2
+
+
+def test_deja_index_compacts_a_first_build_and_an_answers_refresh_does_not(
+    tmp_path: Path,
+) -> None:
+    """A first build by ``deja index`` is rewritten once with its pages full (the line
+    fingerprints arrive in no key order and split pages as they fill): fewer pages,
+    the same rows. A refresh before an answer, and a later run, write no more."""
+    root = tmp_path / "root"
+    for k in range(6):
+        lines = "\n".join(f"value_{k}_{n} = compute({n * 7919 % 1009}, '{k}')" for n in range(2500))
+        append(
+            transcript(root, f"s{k}"),
+            user(0, f"Write module {k}"),
+            planner(1, "Writing.", write_call(f"/work/api/m{k}.py", lines + "\n")),
+            created_step(2, f"/work/api/m{k}.py"),
+        )
+    built: dict[bool, tuple[int, list[tuple[Any, ...]]]] = {}
+    for compact in (False, True):
+        conn = index_db.connect(tmp_path / f"{compact}.db")
+        statements: list[str] = []
+        conn.set_trace_callback(statements.append)
+        ingest.index_roots(conn, [root], jobs=1, compact=compact)
+        assert ("VACUUM" in statements) is compact
+        rows = conn.execute("SELECT * FROM lines ORDER BY 1, 2, 3, 4, 5").fetchall()
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        built[compact] = (conn.execute("PRAGMA page_count").fetchone()[0], rows)
+        statements.clear()
+        append(transcript(root, "s0"), user(3, "And one more thing"))
+        ingest.index_roots(conn, [root], jobs=1, compact=compact)
+        assert "VACUUM" not in statements  # not a first build
+        conn.close()
+    assert len(built[True][1]) == 6 * 2500 and built[True][1] == built[False][1]
+    assert built[True][0] < built[False][0]

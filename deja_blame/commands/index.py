@@ -100,9 +100,10 @@ def run_index(
                         progress=lambda _tf: bar.update(1),
                         transcripts=files,
                         jobs=jobs,
+                        compact=True,
                     )
             else:
-                report = index_roots(conn, [], transcripts=files, jobs=jobs)
+                report = index_roots(conn, [], transcripts=files, jobs=jobs, compact=True)
         except sqlite3.OperationalError as exc:
             # locked, disk full, read-only: the index is fine, say what stopped the run
             raise database_error(db_path, exc) from exc

@@ -195,6 +195,7 @@ def index_roots(
     transcripts: list[TranscriptFile] | None = None,
     jobs: int | None = None,
     batch_bytes: int = CHUNK_BYTES,
+    compact: bool = False,
 ) -> IndexReport:
     """Bring the index up to date with every transcript under ``roots``.
 
@@ -202,6 +203,9 @@ def index_roots(
     default (None) uses up to ``MAX_DEFAULT_JOBS`` of the machine's cores, and
     only when there are at least ``PARALLEL_MIN_BYTES`` to read (starting them
     costs more than a small run takes); 1 reads everything in this process.
+    ``compact`` (``deja index``): a first build, into an empty index, is rewritten
+    once at its end with its pages full (``compact_first_build``); an answer's
+    refresh never waits for that.
     """
     report = IndexReport()
     _drop_strangers_held(conn, report)
@@ -211,6 +215,7 @@ def index_roots(
     (checkpoint_pages,) = conn.execute("PRAGMA wal_autocheckpoint").fetchone()
     conn.execute(f"PRAGMA wal_autocheckpoint = {BULK_CHECKPOINT_PAGES}")
     unsynced = False
+    finished = False
     try:
         # One query for every session's stat: with nothing new, a stat per file and no more.
         known = {
@@ -265,16 +270,30 @@ def index_roots(
             except sqlite3.Error:
                 paths.cache.clear()
                 raise
-            return report
-        _index_here(conn, changed, report, paths, batch_bytes, progress)
+        else:
+            _index_here(conn, changed, report, paths, batch_bytes, progress)
+        finished = True
     finally:
         with contextlib.suppress(sqlite3.Error):  # never mask the error that got us here
             conn.execute(f"PRAGMA wal_autocheckpoint = {int(checkpoint_pages)}")
             if unsynced:
+                if compact and finished:  # not after Ctrl-C or an error
+                    compact_first_build(conn)
                 conn.execute(f"PRAGMA synchronous = {SYNCHRONOUS}")
                 # copy the WAL into the database and flush both (synchronous is back on)
                 conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
     return report
+
+
+def compact_first_build(conn: sqlite3.Connection) -> None:
+    """VACUUM a first build: the line fingerprints arrive in no key order, so their
+    B-tree's pages are split as they fill and end an eighth empty; rewritten in key
+    order they are full. For 120 MB of transcripts, 22.8 -> 21.8 MB for 0.08 s of
+    CPU (2 % of the build). Only a first build: later runs add a little at a time,
+    and what they leave free is reused. Busy (another process reading) or no
+    room for the copy: the index stays as it is."""
+    with contextlib.suppress(sqlite3.OperationalError):
+        conn.execute("VACUUM")
 
 
 def _index_here(
