@@ -170,12 +170,18 @@ def query(db: Path, sql: str, *params: Any) -> list[tuple[Any, ...]]:
         conn.close()
 
 
+def sid_of(table: str, alias: str = "t") -> str:
+    """The SQL for a row's session: a message's is the top of its rowid (message_id)."""
+    return f"({alias}.id >> 32)" if table == "messages" else f"{alias}.sid"
+
+
 def counts(db: Path, sid: str) -> dict[str, int]:
     out = {}
     for table in ("messages", "commands", "files", "edits", "lines"):
         out[table] = query(
             db,
-            f"SELECT COUNT(*) FROM {table} JOIN sessions USING (sid) WHERE session_id=?",
+            f"SELECT COUNT(*) FROM {table} t JOIN sessions s ON s.sid = {sid_of(table)}"
+            " WHERE session_id=?",
             sid,
         )[0][0]
     return out
@@ -839,8 +845,8 @@ def test_two_index_runs_at_once(tmp_path: Path) -> None:
         for table, expected in (("messages", messages), ("commands", commands), ("lines", lines)):
             per_session = query(
                 db,
-                f"SELECT COUNT(t.sid) FROM sessions s LEFT JOIN {table} t USING (sid)"
-                " GROUP BY s.sid",
+                f"SELECT COUNT({sid_of(table)}) FROM sessions s"
+                f" LEFT JOIN {table} t ON {sid_of(table)} = s.sid GROUP BY s.sid",
             )
             assert {c for (c,) in per_session} == {expected}, table
         assert query(db, "SELECT MIN(n_messages), MAX(n_messages) FROM sessions")[0] == (
@@ -1351,6 +1357,7 @@ def test_a_schema_6_index_upgrades_with_every_edit_as_it_was(tmp_path: Path) -> 
     conn.execute("DROP TABLE edits")
     conn.execute("ALTER TABLE edits_v6 RENAME TO edits")
     conn.execute("DROP TABLE note_docs")  # 0008's, after 6
+    messages_as_schema_8(conn)
     conn.execute("UPDATE meta SET value='6' WHERE key='schema_version'")
     conn.close()
 
@@ -1501,6 +1508,42 @@ def test_the_walk_of_a_root_skips_what_is_not_a_transcript(tmp_path: Path) -> No
     assert index(root)["added"] == 2
 
 
+# -- times kept as seconds -------------------------------------------------------------------
+
+
+def test_a_messages_canonical_time_is_stored_as_seconds_and_read_back_as_the_same_text(
+    tmp_path: Path,
+) -> None:
+    """A message's ``at`` in the canonical UTC form is an integer in its row and the same
+    text in show and in why's queries; a time in another form (fractions) is kept as
+    it is, and a row an older deja wrote with the text reads the same."""
+    root = tmp_path / "root"
+    path = transcript(root, "times")
+    odd = planner(4, "Editing.", replace_call("/work/api/app.py", "a", "b"))
+    odd["created_at"] = "2026-07-17T09:00:04.250Z"
+    append(path, *conversation(1), odd, diff_step(5, "/work/api/app.py", ["a"], ["b"]))
+    index(root)
+    db = db_path(tmp_path)
+    stored = query(db, "SELECT typeof(at), at FROM messages ORDER BY id")
+    assert [kind for kind, _ in stored] == ["integer"] * 3 + ["text", "integer"]
+    assert stored[0][1] == 1784278800  # 2026-07-17T09:00:00Z
+    assert stored[3][1] == odd["created_at"]
+    expected = parse_doc(path)
+    assert show("times") == expected | {"transcript": show("times")["transcript"]}
+    assert [m["at"] for m in expected["messages"]][:3] == [at(0), at(1), at(2)]
+
+    from deja_blame.index.queries import agent_words_around, last_request_before
+
+    conn = index_db.connect(db)
+    (sid,) = conn.execute("SELECT sid FROM sessions").fetchone()
+    assert last_request_before(conn, sid, 3) == ("Request 0", at(0))
+    assert agent_words_around(conn, sid, 1)[0] == ("Running check 0.", at(1))
+    # a row an older deja wrote holds the text itself
+    conn.execute("UPDATE messages SET at=? WHERE id=(SELECT min(id) FROM messages)", (at(0),))
+    conn.close()
+    assert show("times")["messages"][0]["at"] == at(0)
+
+
 def test_deja_index_compacts_a_first_build_and_an_answers_refresh_does_not(
     tmp_path: Path,
 ) -> None:
@@ -1533,3 +1576,73 @@ def test_deja_index_compacts_a_first_build_and_an_answers_refresh_does_not(
         conn.close()
     assert len(built[True][1]) == 6 * 2500 and built[True][1] == built[False][1]
     assert built[True][0] < built[False][0]
+
+
+def messages_as_schema_8(conn: sqlite3.Connection) -> None:
+    """The messages table put back as schemas 3 to 8 kept it: (sid, ord) columns, UNIQUE."""
+    conn.execute(
+        "CREATE TABLE messages_v9 (sid INTEGER NOT NULL, ord INTEGER NOT NULL,"
+        " step INTEGER NOT NULL, role TEXT NOT NULL, text TEXT NOT NULL, at TEXT,"
+        " src_offset INTEGER, src_len INTEGER, full_chars INTEGER, UNIQUE (sid, ord))"
+    )
+    conn.execute(
+        "INSERT INTO messages_v9 SELECT id >> 32, id & 4294967295, step, role, text,"
+        # the text an older deja wrote where this one keeps the seconds
+        " CASE typeof(at) WHEN 'integer' THEN strftime('%Y-%m-%dT%H:%M:%SZ', at, 'unixepoch')"
+        " ELSE at END, src_offset, src_len, full_chars FROM messages"
+    )
+    conn.execute("DROP TABLE messages")
+    conn.execute("ALTER TABLE messages_v9 RENAME TO messages")
+
+
+def test_a_schema_8_index_upgrades_with_every_message_as_it_was(tmp_path: Path) -> None:
+    """0009 keys a message by its rowid (the sid and the ordinal in one integer) instead
+    of a (sid, ord) index beside the table. Every fixture session indexed, its messages
+    put back in the schema-8 table, upgraded: show, why's queries and the first prompt
+    are what they were, and a session read again replaces its messages."""
+    root = tmp_path / "root"
+    for fixture in sorted(FIXTURES.iterdir()):
+        for found in fixture.rglob("transcript*.jsonl"):
+            target = transcript(root, f"{fixture.name}-{found.parent.parent.parent.name}")
+            target.write_bytes(found.read_bytes())
+    index(root)
+    db = db_path(tmp_path)
+    ids = [r[0] for r in query(db, "SELECT session_id FROM sessions ORDER BY session_id")]
+    before = {sid: show_in_process(sid) for sid in ids}
+    assert sum(len(doc["messages"]) for doc in before.values()) >= 50
+    listed = deja_json("sessions", "--json")
+    conn = sqlite3.connect(str(db), isolation_level=None)
+    messages_as_schema_8(conn)
+    conn.execute("UPDATE meta SET value='8' WHERE key='schema_version'")
+    conn.close()
+
+    proc = deja("show", ids[0], "--json")
+    assert "upgrading the index" in proc.stderr.decode()
+    assert {sid: show_in_process(sid) for sid in ids} == before
+    assert deja_json("sessions", "--json") == listed
+    assert [r[1] for r in query(db, "PRAGMA table_info(messages)")][:2] == ["id", "step"]
+    assert not query(
+        db, "SELECT name FROM sqlite_schema WHERE tbl_name='messages' AND type='index'"
+    )
+
+    from deja_blame.index.queries import last_request_before, requests_of
+
+    conn = index_db.connect(db)
+    for session_id, doc in before.items():
+        (sid,) = conn.execute(
+            "SELECT sid FROM sessions WHERE session_id=?", (session_id,)
+        ).fetchone()
+        users = [m["text"] for m in doc["messages"] if m["role"] == "user"]
+        assert [text for _, text in requests_of(conn, sid)] == users
+        last = last_request_before(conn, sid, 1 << 62)
+        assert (last[0] if last else None) == (users[-1] if users else None)
+    conn.close()
+    # read from scratch (the file rewritten): the old rows go, the new ones come
+    path = next(root.rglob("transcript*.jsonl"))
+    session_id = path.parent.parent.parent.name
+    data = path.read_bytes()
+    path.write_bytes(b"")
+    index(root)
+    path.write_bytes(data)
+    index(root)
+    assert show_in_process(session_id) == before[session_id]

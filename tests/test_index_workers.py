@@ -78,8 +78,8 @@ LINES = (
     " JOIN sessions s USING (sid) JOIN paths p USING (path_id) ORDER BY 1, 2, 3, 4, 5"
 )
 MESSAGES = (
-    "SELECT s.session_id, m.ord, m.step, m.role, m.text, m.src_offset, m.src_len, m.full_chars"
-    " FROM messages m JOIN sessions s USING (sid) ORDER BY 1, 2"
+    "SELECT s.session_id, m.id - (s.sid << 32), m.step, m.role, m.text, m.src_offset, m.src_len,"
+    " m.full_chars FROM messages m JOIN sessions s ON s.sid = m.id >> 32 ORDER BY 1, 2"
 )
 
 

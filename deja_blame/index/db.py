@@ -18,7 +18,7 @@ from typing import Any
 
 from deja_blame.errors import DejaError, IndexCorruptError
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 DB_ENV = "DEJA_DB"
 BUSY_TIMEOUT_MS = 30_000  # the default wait for another process's write lock
 BUSY_ENV = "DEJA_BUSY_TIMEOUT"  # seconds, where a script would rather fail sooner
@@ -236,6 +236,27 @@ MIGRATIONS: list[tuple[str, str | Callable[[sqlite3.Connection], None]]] = [
         ) WITHOUT ROWID;
         """,
     ),
+    (
+        "0009_messages_by_rowid",
+        """
+        -- A message's key is its rowid, the session's sid and its ordinal in one integer
+        -- (message_id): the (sid, ord) index that UNIQUE kept beside the table, an
+        -- eighth of the messages' bytes, and the two columns go. A session's
+        -- messages are one rowid range (message_ids). Its at has no type: a
+        -- canonical time is kept as its seconds, an integer (index/times.py), which
+        -- a TEXT column would turn into digits. The rows copied keep their text.
+        CREATE TABLE messages_v9 (
+            id INTEGER PRIMARY KEY, step INTEGER NOT NULL,
+            role TEXT NOT NULL, text TEXT NOT NULL, at,
+            src_offset INTEGER, src_len INTEGER, full_chars INTEGER
+        );
+        INSERT INTO messages_v9
+            SELECT (sid << 32) | ord, step, role, text, at, src_offset, src_len, full_chars
+            FROM messages ORDER BY sid, ord;
+        DROP TABLE messages;
+        ALTER TABLE messages_v9 RENAME TO messages;
+        """,
+    ),
 ]
 
 EDITS_V7 = """
@@ -280,6 +301,19 @@ def _edit_text_in_one_value(conn: sqlite3.Connection) -> None:
         )
     conn.execute("DROP TABLE edits")
     conn.execute("ALTER TABLE edits_v7 RENAME TO edits")
+
+
+MESSAGE_ORD_BITS = 32  # a message's rowid: its session's sid, then this many bits of ordinal
+
+
+def message_id(sid: int, ordinal: int) -> int:
+    """The rowid of session ``sid``'s message ``ordinal`` (schema 9 on)."""
+    return (sid << MESSAGE_ORD_BITS) | ordinal
+
+
+def message_ids(sid: int) -> tuple[int, int]:
+    """The first and last rowid session ``sid``'s messages can have: ``id BETWEEN``."""
+    return sid << MESSAGE_ORD_BITS, ((sid + 1) << MESSAGE_ORD_BITS) - 1
 
 
 SQL_IN_CHUNK = 500  # ids per "IN (?, ...)": well under SQLite's variable limit

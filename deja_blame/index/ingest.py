@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from deja_blame.index.db import SYNCHRONOUS, transaction
+from deja_blame.index.db import SYNCHRONOUS, message_ids, transaction
 from deja_blame.index.source import read_hash, same_bytes
 from deja_blame.index.store import (
     ChunkRows,
@@ -724,8 +724,9 @@ def _commit(
         if prompt_by_sql:
             conn.execute(
                 "UPDATE sessions SET first_prompt=(SELECT text FROM messages"
-                " WHERE sid=? AND role='user' ORDER BY step, ord LIMIT 1) WHERE sid=?",
-                (sid, sid),
+                " WHERE id BETWEEN ? AND ? AND role='user' ORDER BY step, id LIMIT 1)"
+                " WHERE sid=?",
+                (*message_ids(sid), sid),
             )
     return (batch.offset, path_text)
 

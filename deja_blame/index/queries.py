@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from deja_blame.index.db import in_chunks, transaction
+from deja_blame.index.db import in_chunks, message_ids, transaction
+from deja_blame.index.times import shown_time
 from deja_blame.models import UNKNOWN_AGENT
 from deja_blame.pathtext import as_key, as_text
 
@@ -316,11 +317,11 @@ def last_request_before(
 ) -> tuple[str, str | None] | None:
     """(text, at) of the person's latest request at or before ``step``."""
     row = conn.execute(
-        "SELECT text, at FROM messages WHERE sid=? AND role='user' AND step<=?"
-        " ORDER BY step DESC, ord DESC LIMIT 1",
-        (sid, step),
+        "SELECT text, at FROM messages WHERE id BETWEEN ? AND ? AND role='user' AND step<=?"
+        " ORDER BY step DESC, id DESC LIMIT 1",
+        (*message_ids(sid), step),
     ).fetchone()
-    return None if row is None else (row[0], row[1])
+    return None if row is None else (row[0], shown_time(row[1]))
 
 
 def agent_words_around(
@@ -331,17 +332,17 @@ def agent_words_around(
 
     cols = "role, text, src_offset, src_len, full_chars, at"
     before = conn.execute(
-        f"SELECT {cols} FROM messages WHERE sid=? AND role='assistant' AND step<=?"
-        " ORDER BY step DESC, ord DESC LIMIT 2",
-        (sid, step),
+        f"SELECT {cols} FROM messages WHERE id BETWEEN ? AND ? AND role='assistant'"
+        " AND step<=? ORDER BY step DESC, id DESC LIMIT 2",
+        (*message_ids(sid), step),
     ).fetchall()
     after = conn.execute(
-        f"SELECT {cols} FROM messages WHERE sid=? AND role='assistant' AND step>?"
-        " ORDER BY step, ord LIMIT 1",
-        (sid, step),
+        f"SELECT {cols} FROM messages WHERE id BETWEEN ? AND ? AND role='assistant'"
+        " AND step>? ORDER BY step, id LIMIT 1",
+        (*message_ids(sid), step),
     ).fetchall()
     rows = [*reversed(before), *after]
-    return [(text, r[5]) for r, text in zip(rows, message_texts(conn, sid, rows))]
+    return [(text, shown_time(r[5])) for r, text in zip(rows, message_texts(conn, sid, rows))]
 
 
 def commands_from(
@@ -705,7 +706,9 @@ def requests_of(conn: sqlite3.Connection, sid: int) -> list[tuple[int, str]]:
     return [
         (int(step), text)
         for step, text in conn.execute(
-            "SELECT step, text FROM messages WHERE sid=? AND role='user' ORDER BY step, ord", (sid,)
+            "SELECT step, text FROM messages WHERE id BETWEEN ? AND ? AND role='user'"
+            " ORDER BY step, id",
+            message_ids(sid),
         )
     ]
 

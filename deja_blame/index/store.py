@@ -17,7 +17,9 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from deja_blame.errors import DejaError
+from deja_blame.index.db import message_id, message_ids
 from deja_blame.index.fingerprint import fingerprint, fingerprints
+from deja_blame.index.times import shown_time, stored_time
 from deja_blame.models import Command, Edit, FileRecord, Hunk, Message, Session
 from deja_blame.transcripts.text import epoch_of, excerpt_of
 
@@ -94,7 +96,8 @@ def clear_session_rows(conn: sqlite3.Connection, sid: int) -> None:
     ).fetchall()
     conn.executemany("DELETE FROM lines WHERE path_id=? AND sid=?", [(pid, sid) for (pid,) in pids])
     bump_paths(conn, [pid for (pid,) in pids])
-    for table in ("messages", "commands", "files", "edits"):
+    conn.execute("DELETE FROM messages WHERE id BETWEEN ? AND ?", message_ids(sid))
+    for table in ("commands", "files", "edits"):
         conn.execute(f"DELETE FROM {table} WHERE sid=?", (sid,))
 
 
@@ -243,14 +246,15 @@ EARLIER_EXCERPTS = {"tool": ((32, 96),), "assistant": ((96, 32),)}  # what rows 
 def _message_row(step: int, m: Message) -> tuple[Any, ...]:
     span = m.source_span
     cut = LAZY_EXCERPT.get(m.role)
+    at = stored_time(m.at)
     if span is None or cut is None:
-        return (m.seq, step, m.role, _pack_text(m.role, m.text), m.at, None, None, None)
+        return (m.seq, step, m.role, _pack_text(m.role, m.text), at, None, None, None)
     if len(m.text) <= LAZY_TEXT_CHARS:
-        return (m.seq, step, m.role, m.text, m.at, None, None, None)
+        return (m.seq, step, m.role, m.text, at, None, None, None)
     start, end = span
     head, tail = cut
     kept = m.text[:head] + m.text[len(m.text) - tail :]
-    return (m.seq, step, m.role, kept, m.at, start, end - start, len(m.text))
+    return (m.seq, step, m.role, kept, at, start, end - start, len(m.text))
 
 
 def stored_excerpt(role: str, value: bytes | str | None, full_chars: int | None) -> str:
@@ -354,9 +358,9 @@ def write_rows(conn: sqlite3.Connection, sid: int, rows: ChunkRows, paths: PathI
     """Append one batch of session ``sid`` inside the caller's transaction."""
     if rows.messages:
         conn.executemany(
-            "INSERT OR REPLACE INTO messages(sid, ord, step, role, text, at, src_offset, src_len,"
-            " full_chars) VALUES (?,?,?,?,?,?,?,?,?)",
-            [(sid, *r) for r in rows.messages],
+            "INSERT OR REPLACE INTO messages(id, step, role, text, at, src_offset, src_len,"
+            " full_chars) VALUES (?,?,?,?,?,?,?,?)",
+            [(message_id(sid, r[0]), *r[1:]) for r in rows.messages],
         )
     if rows.commands:
         conn.executemany(
@@ -486,13 +490,13 @@ def load_session(conn: sqlite3.Connection, session_id: str) -> Session:
         model=row[10],
     )
     rows = conn.execute(
-        "SELECT role, text, src_offset, src_len, full_chars, at, ord FROM messages"
-        " WHERE sid=? ORDER BY step, ord",
-        (sid,),
+        "SELECT role, text, src_offset, src_len, full_chars, at, id - ? FROM messages"
+        " WHERE id BETWEEN ? AND ? ORDER BY step, id",
+        (message_ids(sid)[0], *message_ids(sid)),
     ).fetchall()
     texts = message_texts(conn, sid, rows, transcript=(row[3], row[8], row[9]))
     session.messages = [
-        Message(role=r[0], text=text, at=r[5], seq=r[6]) for r, text in zip(rows, texts)
+        Message(role=r[0], text=text, at=shown_time(r[5]), seq=r[6]) for r, text in zip(rows, texts)
     ]
     session.commands = [
         Command(command=r[0], cwd=r[1], exit_code=r[2], at=r[3], seq=r[4], status=r[5])
