@@ -129,3 +129,26 @@ def test_a_new_index_has_large_pages_and_an_older_one_keeps_its_own(
     older.execute("INSERT INTO meta(key, value) VALUES ('k', 'v')")
     assert older.execute("SELECT value FROM meta WHERE key='k'").fetchone()[0] == "v"
     older.close()
+
+
+def test_a_deja_index_whose_version_cannot_be_read_is_damaged_not_foreign(
+    tmp_path: Path,
+) -> None:
+    """Pages scribbled over can hide the schema version's row without an error: deja's
+    own tables say the file is a damaged deja index (rebuilt), another program's
+    tables say it is not deja's (left alone)."""
+    from deja_blame.index import db as index_db
+
+    ours = tmp_path / "ours.db"
+    index_db.connect(ours).close()
+    conn = sqlite3.connect(ours)
+    conn.execute("DELETE FROM meta")
+    conn.commit()
+    conn.close()
+    assert not index_db.is_foreign_database(ours)
+    theirs = tmp_path / "theirs.db"
+    conn = sqlite3.connect(theirs)
+    conn.execute("CREATE TABLE sessions (id INTEGER)")
+    conn.commit()
+    conn.close()
+    assert index_db.is_foreign_database(theirs)

@@ -449,8 +449,14 @@ def refuse_not_ours(path: Path) -> None:
         )
 
 
+# tables every deja index has had since 0001: with them, a missing schema version is damage
+DEJA_TABLES = frozenset({"meta", "sessions", "paths", "lines"})
+
+
 def is_foreign_database(path: Path) -> bool:
-    """An SQLite database with tables and no deja schema version (read-only look)."""
+    """An SQLite database with tables, not deja's, and no deja schema version
+    (read-only look). deja's own tables without a version readable are a damaged
+    deja index (pages scribbled over can hide the version's row without an error)."""
     from urllib.parse import quote
 
     try:
@@ -458,7 +464,10 @@ def is_foreign_database(path: Path) -> bool:
     except sqlite3.Error:
         return False
     try:
-        return _unversioned_tables(conn)
+        if not _unversioned_tables(conn):
+            return False
+        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        return not DEJA_TABLES <= names
     except sqlite3.DatabaseError:
         return False  # damaged: a deja index past its header, rebuilding it is safe
     finally:
