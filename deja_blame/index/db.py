@@ -464,10 +464,7 @@ def is_foreign_database(path: Path) -> bool:
     except sqlite3.Error:
         return False
     try:
-        if not _unversioned_tables(conn):
-            return False
-        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        return not DEJA_TABLES <= names
+        return _unversioned_tables(conn) and not _has_deja_tables(conn)
     except sqlite3.DatabaseError:
         return False  # damaged: a deja index past its header, rebuilding it is safe
     finally:
@@ -654,6 +651,11 @@ def schema_version(conn: sqlite3.Connection) -> int:
     return int(row[0]) if row else 0
 
 
+def _has_deja_tables(conn: sqlite3.Connection) -> bool:
+    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    return DEJA_TABLES <= names
+
+
 def _unversioned_tables(conn: sqlite3.Connection) -> bool:
     return schema_version(conn) == 0 and bool(
         conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone()
@@ -673,6 +675,9 @@ def _refuse_foreign(conn: sqlite3.Connection, path: Path) -> None:
         with read_snapshot(conn):
             foreign = _unversioned_tables(conn)
     if foreign:
+        if _has_deja_tables(conn):
+            # deja's own tables: damage hid the version's row (is_foreign_database)
+            raise corrupt(path, sqlite3.DatabaseError("its schema version cannot be read"))
         raise IndexCorruptError(
             f"{path} is not a deja index (an SQLite database without a deja schema version)",
             hint=_not_ours_hint(path),

@@ -194,8 +194,8 @@ def index_roots(
     progress: Callable[[TranscriptFile], None] | None = None,
     transcripts: list[TranscriptFile] | None = None,
     jobs: int | None = None,
-    batch_bytes: int = CHUNK_BYTES,
     compact: bool = False,
+    batch_bytes: int = CHUNK_BYTES,
 ) -> IndexReport:
     """Bring the index up to date with every transcript under ``roots``.
 
