@@ -1289,3 +1289,81 @@ def formatter_splits_before_commit(sim: Sim, small: bool) -> None:
     )
     sim.commit("Report")
     sim.expect(path)
+
+
+STORE_GO = """\
+package store
+
+import (
+\t"bufio"
+\t"os"
+)
+
+func Open(path string) (*os.File, error) {
+\tf, err := os.Open(path)
+\tif err != nil {
+\t\treturn nil, err
+\t}
+\treturn f, nil
+}
+
+func Save(path string, data []byte) error {
+\tf, err := os.Create(path)
+\tif err != nil {
+\t\treturn err
+\t}
+\tw := bufio.NewWriter(f)
+\t_, err = w.Write(data)
+\tif err != nil {
+\t\treturn err
+\t}
+\terr = w.Flush()
+\treturn f.Close()
+}
+"""
+
+REMOVE_GO = """\
+func Remove(path string) error {
+\terr := os.Remove(path)
+\tif err != nil {
+\t\treturn err
+\t}
+\treturn nil
+}
+
+func Exists(path string) bool {
+\t_, err := os.Stat(path)
+\treturn err == nil
+}
+
+func Size(path string) (int64, error) {
+\tinfo, err := os.Stat(path)
+\tif err != nil {
+\t\treturn 0, err
+\t}
+\treturn info.Size(), nil
+}
+
+"""
+
+
+@scenario(
+    "a session adds Go error checks (text the file holds many times); the person adds functions above"
+)
+def repeated_go_checks_shifted(sim: Sim, small: bool) -> None:
+    path = "store/store.go"
+    sim.person_write(path, STORE_GO)
+    sim.commit("store: Open, Save")
+    sim.advance(HOUR)
+    s = sim.session("flush-errors", "Check the error of Flush in Save.")
+    s.view(path)
+    s.replace(
+        path,
+        "\terr = w.Flush()\n\treturn f.Close()\n",
+        "\terr = w.Flush()\n\tif err != nil {\n\t\treturn err\n\t}\n\treturn f.Close()\n",
+    )
+    sim.advance(10 * MINUTE)
+    # before committing, the person adds three functions between Open and Save
+    sim.person_edit(path, "func Save(", REMOVE_GO + "func Save(")
+    sim.commit("store: Remove, Exists, Size; Save checks Flush")
+    sim.expect(path)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from operator import itemgetter
 
 from deja_blame.attribution.facts.model import CLOCK_SKEW, BlameLine, Key, Twins, WriteSet
-from deja_blame.attribution.match.lone import FileEdits, place_lone_edits
+from deja_blame.attribution.match.lone import FileEdits, old_lines_above, place_lone_edits
 from deja_blame.index.fingerprint import fingerprint, is_trivial, normalise_line
 
 # A run of this many lines is strong evidence of place: among writes with runs at
@@ -212,7 +212,10 @@ def match_lines(
     # Lines whose text the file holds more than once compete for the same writes:
     # among equal evidence, the copy nearest where the write landed goes first.
     repeated = [not trivial[i] and occurrences[fps[i]] > 1 for i in range(n)]
-    distance, far_off = _distances(runs, repeated, fps, occurrences, position)
+    old_above = None if file_edits is None else (lambda key: old_lines_above(key, file_edits))
+    distance, far_off = _distances(
+        runs, repeated, fps, occurrences, position, old_above, _kept_above(blamed)
+    )
 
     def rank_of(i: int, run: int, at: float, miss: int, far: int) -> tuple[int, float, float]:
         # Runs of STRONG_RUN lines or more are equally strong; among them a write
@@ -242,7 +245,7 @@ def match_lines(
             nxt = _next_twin(group, 0, key[2], info, limit)
             if nxt is not None:
                 pos, twin, at, seq = nxt
-                far = distance(i, key) if repeated[i] else 0
+                far = distance(i, key) if repeated[i] or trivial[i] else 0
                 miss = mismatch(i, twin)
                 rank = rank_of(i, run, at, miss, far)
                 heap.append((*rank, i, seq, twin, group, pos, 0, run, at, placeless))
@@ -278,7 +281,7 @@ def match_lines(
         nxt = _next_twin(group, _free_from(skips, pos), key[2], info, limits[i], skips)
         if nxt is not None:
             pos, twin, at, seq = nxt
-            far = distance(i, key) if repeated[i] else 0
+            far = distance(i, key) if repeated[i] or trivial[i] else 0
             rank = rank_of(i, run, at, mismatch(i, twin), far)
             heapq.heappush(heap, (*rank, i, seq, twin, group, pos, tries + 1, run, at, placeless))
     # Identical trivial lines ("}", blank) are interchangeable to git's diff: blame
@@ -348,6 +351,8 @@ def _distances(
     fps: list[int],
     occurrences: Counter[int],
     position: Callable[[Key], int | None] | None,
+    old_above: Callable[[Key], int | None] | None = None,
+    kept_above: list[int] | None = None,
 ) -> tuple[Callable[[int, Key], int], Callable[[int, Key], bool]]:
     """``distance(i, key)``: how far line i is from where write ``key`` should be now,
     and ``far(i, key)``: more than FAR_LINES from it, where that is known.
@@ -356,6 +361,13 @@ def _distances(
     since: the shift is read off the lines of the same edit whose text the file
     holds once (the median of line minus written place), else off the session's
     other edits of the file. 0 for every line when no place is known.
+
+    Where nothing of the session's says the shift (every line it wrote is a text
+    the file holds many times: Go's ``if err != nil {`` / ``return err`` / ``}``),
+    the person may still have typed lines above it before committing: then the
+    lines above the write as its edit found the file (``old_above``: its hunk's
+    old start) are compared with the lines above line i that git kept from
+    older commits (``kept_above``), which the person's new lines are not.
     """
     if position is None or not any(repeated):
         return (lambda i, key: 0), (lambda i, key: False)
@@ -422,12 +434,19 @@ def _distances(
         return near[1], abs(near[0] - at)
 
     def distance(i: int, key: Key) -> int:
-        if key not in contested:
+        mine = key in contested
+        if not mine and (key[0], key[1]) not in wanted:
             return 0
         at = place(key)
         if at is None:
             return 0
-        return abs(i - at - (shift(key, at) or 0))
+        moved = shift(key, at)
+        if moved is None and old_above is not None and kept_above is not None:
+            # a "}" of such an edit too: the run through it says nothing of the copy
+            above = old_above(key)
+            if above is not None:
+                return abs(kept_above[i] - above)
+        return abs(i - at - (moved or 0)) if mine else 0
 
     def far(i: int, key: Key) -> bool:
         if key not in contested:
@@ -450,6 +469,18 @@ def _distances(
         return abs(i - at - got[0]) > FAR_LINES
 
     return distance, far
+
+
+def _kept_above(blamed: list[BlameLine | None]) -> list[int]:
+    """For each line, how many lines above it are not of its commit (git kept them from
+    an older one): where it stands in the file its commit was made from."""
+    seen: Counter[str | None] = Counter()
+    out = []
+    for i, b in enumerate(blamed):
+        commit = None if b is None else b.commit
+        out.append(i - seen[commit])
+        seen[commit] += 1
+    return out
 
 
 def _free_from(skips: dict[int, int], pos: int) -> int:

@@ -161,6 +161,21 @@ def carried(landed: int, key: Key, until: float, file_edits: FileEdits) -> int |
     return place
 
 
+def old_lines_above(key: Key, file_edits: FileEdits) -> int | None:
+    """How many lines the file had above the run a write belongs to, as its edit found
+    the file (the hunk's old start, less one); None where the edit said no place."""
+    for ord_, _, hunks in file_edits(key[0], key[1]):
+        if ord_ != key[1]:
+            continue
+        seen = 0
+        for old_start, _, _, added in hunks or ():
+            if key[2] < seen + added:
+                return old_start - 1
+            seen += added
+        return None
+    return None
+
+
 class _InTime:
     """One text's writes by time: those of a window found by bisection, not by a
     pass over every write of ``}`` for every ``}`` of the file."""
