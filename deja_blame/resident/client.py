@@ -126,40 +126,56 @@ def _hand_over(sock: object, args: list[str]) -> int | None:
         *(f"{k}={v}" for k, v in os.environ.items()),
     ]
     payload = b"\0".join(os.fsencode(f) for f in fields)
-    try:
-        _send(sock, RUN, payload, [0, 1, 2])
-        head = _read(sock, 5)
-        if head[:1] != STARTED:
-            return None  # refused (another installation, changed code): run it here
-        # the fork runs nothing until it hears this: a caller that gave up (the
-        # timeout above) and runs the command itself never has it run twice
-        sock.sendall(GO)
-    except (OSError, EOFError):
-        return None  # the server did not take the command in time: run it here
-    sock.settimeout(None)  # the command itself takes as long as it takes
-    pid = struct.unpack(">i", head[1:])[0]
-    forwarded: list[int] = []
+    # signals are caught from here on: one that comes before the fork has the command
+    # stops it from running; after, it is passed on to the fork
+    pid = 0
+    caught: list[int] = []
 
     def forward(signum: int, frame: FrameType | None) -> None:
-        forwarded.append(signum)
-        try:
-            os.kill(pid, signum)
-        except OSError:
-            pass
+        caught.append(signum)
+        if pid:
+            try:
+                os.kill(pid, signum)
+            except OSError:
+                pass
 
     for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"):
         if hasattr(signal, name):
             signal.signal(getattr(signal, name), forward)
     try:
+        _send(sock, RUN, payload, [0, 1, 2])
+        head = _read(sock, 5)
+        if head[:1] != STARTED:
+            return None  # refused (another installation, changed code): run it here
+        if caught:
+            return _interrupted(caught)  # no go: the fork runs nothing
+        # the fork runs nothing until it hears this: a caller that gave up (the
+        # timeout above) and runs the command itself never has it run twice
+        pid = struct.unpack(">i", head[1:])[0]
+        sock.sendall(GO)
+    except (OSError, EOFError):
+        if caught:
+            return _interrupted(caught)
+        return None  # the server did not take the command in time: run it here
+    sock.settimeout(None)  # the command itself takes as long as it takes
+    try:
         head = _read(sock, 5)
     except (OSError, EOFError):
-        if forwarded:
-            return 130 if forwarded[-1] == signal.SIGINT else 128 + forwarded[-1]
+        if caught:
+            return 130 if caught[-1] == signal.SIGINT else 128 + caught[-1]
         sys.stderr.write("deja: error: the resident server's worker stopped without an answer\n")
         return 1
     if head[:1] != EXITED:
         return 1
     return int(struct.unpack(">i", head[1:])[0])
+
+
+def _interrupted(caught: list[int]) -> int:
+    """A signal before the command started: it never runs; the exit a command gives."""
+    if caught[-1] == signal.SIGINT:
+        sys.stderr.write("deja: interrupted\n")
+        return 130
+    return 128 + caught[-1]
 
 
 def _encoding(stream: object) -> str:
