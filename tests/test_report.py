@@ -671,3 +671,34 @@ def test_json_matches_the_documented_schema(feature: Scenario) -> None:
     for field_path in shape(example):
         name = field_path.rsplit(".", 1)[-1]
         assert re.search(rf"`(?:[\w.]+\.)?{name}(?:\.[\w.]+)?`", text), name
+
+
+def test_blames_derived_across_commits_give_the_same_report(
+    feature: Scenario, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A report blames each file at each commit that changed it, then at the tip:
+    the later blames are carried from the earlier ones (``derived_blame``), and the
+    report is the one git's own blames give."""
+    from deja_blame.attribution.facts import derived_blame
+    from deja_blame.index.db import connect
+    from deja_blame.report import render_json
+
+    for name, value in feature.env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("DEJA_NO_CACHE", "1")  # each report blames afresh
+    repo = pygit2.Repository(str(feature.repo))
+    conn = connect(Path(feature.env["DEJA_DB"]))
+    real = derived_blame.derive
+    derived: list[str] = []
+
+    def counted(root: object, commit: str, path: str) -> object:
+        got = real(root, commit, path)  # type: ignore[arg-type]
+        if got is not None:
+            derived.append(path)
+        return got
+
+    monkeypatch.setattr(derived_blame, "derive", counted)
+    shared = render_json(build_report(repo, "origin/main..HEAD", conn))
+    assert derived, "no blame was derived"
+    monkeypatch.setattr(derived_blame, "derive", lambda *_: None)
+    assert render_json(build_report(repo, "origin/main..HEAD", conn)) == shared

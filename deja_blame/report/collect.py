@@ -43,6 +43,7 @@ from deja_blame.attribution.commit import (
     introduced_lines,
     written_paths,
 )
+from deja_blame.attribution.facts import derived_blame
 from deja_blame.attribution.facts.git_blame import blame
 from deja_blame.attribution.facts.model import BlameLine
 from deja_blame.errors import DejaError, RevisionError
@@ -403,10 +404,15 @@ def blame_at(
         return {}
 
     def one(path: str) -> list[BlameLine]:
+        derived = derived_blame.derive(root, tip, path)
+        if derived is not None:
+            return derived
         try:
-            return blame(root, repo, path, tip, engine="git")
+            lines = blame(root, repo, path, tip, engine="git")
         except DejaError:
             return []
+        derived_blame.remember(root, tip, path, lines)
+        return lines
 
     if not git_available():
         out: dict[str, list[BlameLine]] = {}
@@ -528,6 +534,23 @@ def build_report(
     ``at_tip=False`` leaves out what is still there at the tip (a blame per file:
     ``deja stats --by`` counts only what the commits added)."""
     root = workdir(repo)
+    with derived_blame.share_blames(root):
+        return _build_report(
+            repo, root, spec, conn, include_prompts, want_lines, whole_history, progress, at_tip
+        )
+
+
+def _build_report(
+    repo: pygit2.Repository,
+    root: Path,
+    spec: str | None,
+    conn: sqlite3.Connection | None,
+    include_prompts: bool,
+    want_lines: bool,
+    whole_history: bool,
+    progress: Callable[[int, int], None] | None,
+    at_tip: bool,
+) -> Report:
     if spec is None and whole_history:
         head = head_commit(repo)
         if head is None:

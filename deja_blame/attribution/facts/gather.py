@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import orjson
 
 from deja_blame.attribution import blame_options, cache
+from deja_blame.attribution.facts import derived_blame
 from deja_blame.attribution.facts.git_blame import PendingBlame, drop_early, start_blame
 from deja_blame.attribution.facts.model import BlameLine, FileFacts, WriteSet
 from deja_blame.attribution.facts.settled import PassRecord, pass_record, settled_lines
@@ -300,13 +301,37 @@ def _start_blame_cached(
                 cached = [BlameLine(*item) for item in orjson.loads(zlib.decompress(row[0]))]
                 if version.commit is not None:
                     drop_early(root, version.commit, version.relpath)
+                    if _git_engine(repo, engine):
+                        derived_blame.remember(root, version.commit, version.relpath, cached)
                 return PendingBlame(lambda: cached)
             except (zlib.error, orjson.JSONDecodeError, TypeError):
                 pass  # a damaged entry: blame again
+    # a report or stats blames the same file at commit after commit: git's answer at
+    # an older one, carried through the diffs since, is the same answer
+    derived = (
+        derived_blame.derive(root, version.commit, version.relpath)
+        if version.commit is not None and _git_engine(repo, engine)
+        else None
+    )
+    if derived is not None:
+        if use_cache and conn is not None:
+            _store(conn, key, derived)
+        return PendingBlame(lambda: derived)
     pending = start_blame(root, repo, version.relpath, version.commit, engine=engine)
     if use_cache and conn is not None:
         pending.after(lambda lines: _store(conn, key, lines))  # kept once git is done
+    if version.commit is not None and _git_engine(repo, engine):
+        commit = version.commit
+        pending.after(lambda lines: derived_blame.remember(root, commit, version.relpath, lines))
     return pending
+
+
+def _git_engine(repo: pygit2.Repository, engine: str) -> bool:
+    """Whether ``start_blame`` asks git (what ``derived_blame`` derives), not libgit2."""
+    from deja_blame.gitcli import is_cli
+    from deja_blame.gitutil import git_available
+
+    return engine == "git" or (engine == "auto" and git_available()) or is_cli(repo)
 
 
 def _store(conn: sqlite3.Connection, key: str, lines: list[BlameLine]) -> None:

@@ -68,6 +68,8 @@ class RepoHistory:
         self._touching: dict[str, set[str]] = {}  # path -> commits that changed it
         self._logs: dict[tuple[str, frozenset[str]], list[LogEntry]] = {}
         self._direct = 0
+        # (commit, path) changed against a parent in its mode alone, the blob the same
+        self.mode_only: set[tuple[str, str]] = set()
         # one reader at a time: the blame's read-ahead thread, stats' pool and the
         # editor server's threads share the process's history (reentrant: ``log``
         # may read a blob)
@@ -150,6 +152,8 @@ class RepoHistory:
                 k += 1
                 if len(meta) >= 5:
                     blocks[-1][path] = (meta[4][:1], meta[3])
+                    if meta[2] == meta[3]:
+                        self.mode_only.add((sha, path))
         trees = {sha: got[1] for sha, got in read.items()}
         trees.update((sha, c.tree) for sha, c in self.commits.items())
         for sha, (when, tree, parents, found) in read.items():
