@@ -20,6 +20,7 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pygit2
@@ -702,3 +703,71 @@ def test_blames_derived_across_commits_give_the_same_report(
     assert derived, "no blame was derived"
     monkeypatch.setattr(derived_blame, "derive", lambda *_: None)
     assert render_json(build_report(repo, "origin/main..HEAD", conn)) == shared
+
+
+def _git_processes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    started: list[str] = []
+    real = subprocess.Popen.__init__
+
+    def spy(self: subprocess.Popen, args: Any, *a: Any, **k: Any) -> None:
+        if isinstance(args, (list, tuple)) and args and str(args[0]).endswith("git"):
+            started.append(" ".join(str(x) for x in args[1:4]))
+        real(self, args, *a, **k)
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", spy)
+    return started
+
+
+def test_stats_asks_what_holds_for_the_tree_once(
+    feature: Scenario, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every file of a stats run shares HEAD, the notes' tips and what sessions wrote
+    to each file (``facts/shared.py``): the same numbers, fewer questions."""
+    import contextlib
+    import sqlite3
+
+    from deja_blame.commands import stats as stats_cmd
+    from deja_blame.index.db import connect
+
+    for name, value in feature.env.items():
+        monkeypatch.setenv(name, value)
+    db = Path(feature.env["DEJA_DB"])
+    files = stats_cmd.files_of(feature.repo, None, [])
+
+    def cold_stats() -> tuple[dict, list[str]]:
+        with sqlite3.connect(db) as raw:
+            raw.execute("DELETE FROM blame_cache")
+            raw.execute("DELETE FROM attribution_cache")
+        started = _git_processes(monkeypatch)
+        got = stats_cmd.stats_of(connect(db), feature.repo, None, files, refresh=False)
+        monkeypatch.undo()
+        for name, value in feature.env.items():
+            monkeypatch.setenv(name, value)
+        return got.to_json(), started
+
+    shared_json, shared_asks = cold_stats()
+    monkeypatch.setattr(stats_cmd.shared, "one_question", lambda _root: contextlib.nullcontext())
+    alone_json, alone_asks = cold_stats()
+    assert shared_json == alone_json
+
+    # HEAD and the notes' tips: once a file (and more) alone, a few times shared (the
+    # pool's threads may each ask before the first answer is kept)
+    def tips(asks: list[str]) -> int:
+        return sum(a.split(" ", 2)[2] in ("rev-parse", "for-each-ref") for a in asks)
+
+    assert len(files) == 4 and tips(alone_asks) >= 3 * len(files)
+    assert tips(shared_asks) <= 6
+
+
+def test_fingerprints_of_paths_are_each_paths(feature: Scenario) -> None:
+    from deja_blame.index import queries as Q
+    from deja_blame.index.db import connect
+
+    conn = connect(Path(feature.env["DEJA_DB"]))
+    pids = [int(r[0]) for r in conn.execute("SELECT DISTINCT path_id FROM lines")]
+    fps = {int(r[0]) for r in conn.execute("SELECT fp FROM lines")} | {1, 2, 3}
+    every = Q.fingerprints_of_paths(conn, pids + [10**9])
+    assert len(pids) >= 3 and every[10**9] == set()
+    for pid in pids:
+        assert every[pid] & fps == Q.fingerprints_written(conn, pid, fps)
+        assert every[pid]

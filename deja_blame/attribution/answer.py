@@ -36,7 +36,7 @@ def cached_blame(
     start = file.parent if not file.is_dir() else file
     if not start.is_dir():
         return None
-    state = cache.repo_state(start)
+    state = _repo_state(start)
     if state is None:
         return None
     try:
@@ -77,6 +77,17 @@ def cached_blame(
 
         result = overlay(conn, result, changed, state.root, rel)
     return finish_answer(conn, result, line_range)
+
+
+def _repo_state(start: Path) -> cache.RepoState | None:
+    """``cache.repo_state``: once per question about many files (``facts/shared.py``:
+    a stats run asked git twice a file for the same HEAD and notes)."""
+    from deja_blame.attribution.facts import shared
+
+    root = shared.question_about(start)
+    if root is None:
+        return cache.repo_state(start)
+    return shared.remembered(root, "repo state", lambda: cache.repo_state(Path(root)))
 
 
 def from_entry(

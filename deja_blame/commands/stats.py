@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from deja_blame.attribution.api import compute
+from deja_blame.attribution.facts import shared
 from deja_blame.attribution.model import FileBlame
 from deja_blame.attribution.stats import Stats, collect_stats, tree_files
 from deja_blame.errors import DejaError
@@ -85,7 +86,10 @@ def stats_of(
         return compute(mine, path, commit, None, refresh=False)
 
     jobs = max(1, min(MAX_JOBS, 2 * (os.cpu_count() or 1)))
-    return collect_stats(root, files, commit, blame, progress, jobs)
+    # every file's blame shares what holds for the whole tree (HEAD, the notes, what
+    # sessions wrote to each file): asked once, not once a file
+    with shared.one_question(root):
+        return collect_stats(root, files, commit, blame, progress, jobs)
 
 
 # threads blaming files at once: each mostly waits on git, so twice the cores,

@@ -413,6 +413,17 @@ def fingerprints_written(conn: sqlite3.Connection, path_id: int, fps: Iterable[i
     return found
 
 
+def fingerprints_of_paths(conn: sqlite3.Connection, path_ids: list[int]) -> dict[int, set[int]]:
+    """Every fingerprint some session wrote to each of these paths."""
+    found: dict[int, set[int]] = {pid: set() for pid in path_ids}
+    for pids, pmarks in in_chunks(sorted(path_ids)):
+        for pid, fp in conn.execute(
+            f"SELECT DISTINCT path_id, fp FROM lines WHERE path_id IN ({pmarks})", pids
+        ):
+            found[int(pid)].add(int(fp))
+    return found
+
+
 def fingerprints_written_to_any(
     conn: sqlite3.Connection, path_ids: list[int], fps: Iterable[int]
 ) -> set[int]:

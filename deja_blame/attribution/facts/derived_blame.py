@@ -34,6 +34,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from deja_blame.attribution import blame_options
+from deja_blame.attribution.facts import shared
 from deja_blame.attribution.facts.history import Changes, RepoHistory, repo_history
 from deja_blame.attribution.facts.model import BlameLine
 from deja_blame.gitutil import try_git
@@ -44,25 +45,32 @@ DIFF_STEPS = 16  # commits that changed the file, walked through, before git bla
 WALK_STEPS = 20_000  # commits walked through (identical parents) before giving up
 
 _LOCK = threading.Lock()
-_ON: dict[str, int] = {}  # root -> how many callers share blames there
-_KEPT: dict[str, _Kept] = {}
 _PLAIN_DIFF: dict[str, bool] = {}  # root -> git's diff is the one blame uses
+_BLAMES = "derived_blame.kept"  # the question's key of the blames it remembers
 
 
 @contextmanager
 def share_blames(root: str | Path) -> Iterator[None]:
-    """Within this block, blames at commits of ``root`` are remembered and derived."""
-    key = str(root)
+    """Within this block (one question, ``shared.py``), blames at commits of ``root``
+    are remembered and derived."""
+    with shared.one_question(root), _sharing_on(str(root)):
+        yield
+
+
+@contextmanager
+def _sharing_on(root: str) -> Iterator[None]:
     with _LOCK:
-        _ON[key] = _ON.get(key, 0) + 1
+        _ON[root] = _ON.get(root, 0) + 1
     try:
         yield
     finally:
         with _LOCK:
-            _ON[key] -= 1
-            if not _ON[key]:
-                del _ON[key]
-                _KEPT.pop(key, None)
+            _ON[root] -= 1
+            if not _ON[root]:
+                del _ON[root]
+
+
+_ON: dict[str, int] = {}  # root -> blocks sharing blames there
 
 
 def _sharing(root: str) -> bool:
@@ -74,9 +82,10 @@ def remember(root: str | Path, commit: str, path: str, lines: list[BlameLine]) -
     key = str(root)
     if not _sharing(key):
         return
-    with _LOCK:
-        kept = _KEPT.setdefault(key, _Kept())
-        kept.add(commit, path, lines)
+    kept = shared.kept(key, _BLAMES, _Kept)
+    if kept is not None:
+        with _LOCK:
+            kept.add(commit, path, lines)
 
 
 class _Kept:
@@ -117,9 +126,11 @@ def derive(root: str | Path, commit: str, path: str) -> list[BlameLine] | None:
     key = str(root)
     if not _sharing(key):
         return None
+    kept = shared.kept(key, _BLAMES, _Kept)
+    if kept is None:
+        return None
     with _LOCK:
-        kept = _KEPT.get(key)
-        if kept is None or path not in kept.commits:
+        if path not in kept.commits:
             return None
         known = {c: kept.blames[(c, path)] for c in kept.commits[path]}
     if not _plain_diff(key):

@@ -27,6 +27,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from deja_blame.attribution.facts import shared
 from deja_blame.gitutil import CatFile, try_git
 from deja_blame.objectid import ID
 
@@ -68,6 +69,7 @@ class RepoHistory:
         self._touching: dict[str, set[str]] = {}  # path -> commits that changed it
         self._logs: dict[tuple[str, frozenset[str]], list[LogEntry]] = {}
         self._direct = 0
+        self._first_times: dict[str, int | None] = {}
         # (commit, path) changed against a parent in its mode alone, the blob the same
         self.mode_only: set[tuple[str, str]] = set()
         # one reader at a time: the blame's read-ahead thread, stats' pool and the
@@ -181,11 +183,14 @@ class RepoHistory:
         return min(roots) if roots else None
 
     def _first_time_of(self, sha: str) -> int | None:
+        if sha in self._first_times:
+            return self._first_times[sha]  # a commit's roots never change
         proc = try_git(self.root, ["log", "--max-parents=0", "--format=%ct", sha])
         if proc is None or proc.returncode != 0:
             return None
         times = [int(t) for t in proc.stdout.split() if t.isdigit()]
-        return min(times) if times else None
+        got = self._first_times[sha] = min(times) if times else None
+        return got
 
     def log(self, rev: str, paths: set[str] | frozenset[str]) -> list[LogEntry] | None:
         """What ``git log --parents REV -- PATHS`` shows (None: ``rev`` unknown to git)."""
@@ -200,9 +205,9 @@ class RepoHistory:
         key = (found, wanted)
         got = self._logs.get(key)
         if got is None:
-            if not self.commits and self._direct < DIRECT_ASKS:
+            if not self.commits and self._direct < DIRECT_ASKS and not shared.active(self.root):
                 # one file's blame asks a few logs: git's own are cheaper than the
-                # whole history; a report or stats asks hundreds
+                # whole history; a report or stats asks hundreds (``shared.py``)
                 self._direct += 1
                 got = self._git_log(found, wanted)
                 if got is None:

@@ -93,6 +93,12 @@ _JUDGED: dict[tuple[str, str, str, str, int, int], bool | None] = {}
 
 
 def head_of(root: str) -> str:
+    from deja_blame.attribution.facts import shared
+
+    return shared.remembered(root, "HEAD", lambda: _head_of(root))
+
+
+def _head_of(root: str) -> str:
     proc = try_git(root, ["rev-parse", "-q", "--verify", "HEAD"], timeout=10)
     if proc is None or proc.returncode != 0:
         return ""

@@ -11,9 +11,11 @@ gives the rules a source of plain dicts instead (``tests/test_engine_stages.py``
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 
+from deja_blame.attribution.facts import shared
 from deja_blame.attribution.facts.git_blame import blame_copies
 from deja_blame.attribution.facts.history import repo_history
 from deja_blame.attribution.facts.model import BlameLine, Key, WriteSet
@@ -151,15 +153,30 @@ class FactSource:
 
         found: dict[int, set[int]] = {}
         names: dict[int, str] = {}
-        for pid, rel in paths_of_repository(
-            self.conn, self.root, revisions_asked(self.rev)
-        ).items():
+        paths = paths_of_repository(self.conn, self.root, revisions_asked(self.rev))
+        every = self._written([pid for pid in paths if pid not in skip])
+        for pid, rel in paths.items():
             if pid in skip:
                 continue
             names[pid] = rel
-            for fp in Q.fingerprints_written(self.conn, pid, fps):
+            mine = every[pid] & fps if every is not None else None
+            for fp in Q.fingerprints_written(self.conn, pid, fps) if mine is None else mine:
                 found.setdefault(fp, set()).add(pid)
         return found, names
+
+    def _written(self, pids: list[int]) -> dict[int, set[int]] | None:
+        """Every fingerprint sessions wrote to each of these paths, read once per path
+        in a question about many files (``shared.py``: stats asked each path again
+        for each file, 31,000 queries on werkzeug); None outside one (then asked
+        path by path, for the fingerprints of the one file)."""
+        kept: dict[int, set[int]] | None = shared.kept(self.root, "fingerprints written", dict)
+        if kept is None:
+            return None
+        with _WRITTEN_LOCK:
+            missing = [pid for pid in pids if pid not in kept]
+            if missing:
+                kept.update(Q.fingerprints_of_paths(self.conn, missing))
+            return {pid: kept[pid] for pid in pids}
 
     # -- git --------------------------------------------------------------------------
 
@@ -247,6 +264,8 @@ def touched(root: str, commit: str) -> dict[str, tuple[str, str | None]]:
         _TOUCHED[key] = got
     return got
 
+
+_WRITTEN_LOCK = threading.Lock()  # stats' threads fill one question's paths
 
 # commits never change: what each touched
 _TOUCHED: dict[tuple[str, str], dict[str, tuple[str, str | None]]] = {}
