@@ -208,7 +208,11 @@ def build_range(
         if k % share:
             continue
         when = int(_git(repo, "show", "-s", "--format=%ct", sha).decode().strip())
-        rows = _git(repo, "diff-tree", "-r", "-M", "--no-commit-id", "--name-status", sha)
+        # (names as they are: a quoted "snow \342\230\203" is no path cat-file knows)
+        rows = _git(
+            repo, "-c", "core.quotePath=false", "diff-tree", "-r", "-M", "--no-commit-id",
+            "--name-status", sha,
+        )  # fmt: skip
         files = []
         for row in rows.decode("utf-8", "replace").splitlines():
             fields = row.split("\t")

@@ -197,18 +197,22 @@ def annotate_history(
                 todo.append((c.sha, local, only))
             else:
                 state.record_none(c.sha, moves_key)
-    _derive_all(
-        repo,
-        conn,
-        count,
-        writes,
-        todo,
-        state,
-        result,
-        bool(include_prompts),
-        deadline,
-        on_progress,
-    )
+    from deja_blame.attribution.facts.derived_blame import share_blames
+
+    # oldest first: each file's blame at a commit is derived from its last one
+    with share_blames(root):
+        _derive_all(
+            repo,
+            conn,
+            count,
+            writes,
+            todo,
+            state,
+            result,
+            bool(include_prompts),
+            deadline,
+            on_progress,
+        )
     if result.complete:
         state.record_done(generation, ref_target(repo))
     _index_notes(repo, conn, result.written)
