@@ -275,8 +275,8 @@ def _hunk_start(header: bytes) -> int | None:
 
 def _plain_diff(root: str) -> bool:
     """No configuration that makes git's diff differ from blame's, or blame's from
-    the default: the diff algorithm (blame honours it from git 2.44 on), the indent
-    heuristic, a textconv driver."""
+    the default: a diff algorithm (newer gits' blame honours diff.algorithm, older
+    ones do not, plumbing diff never does), the indent heuristic, a textconv driver."""
     got = _PLAIN_DIFF.get(root)
     if got is None:
         proc = try_git(root, ["config", "--get-regexp", r"^diff\."])
@@ -288,7 +288,7 @@ def _plain_diff(root: str) -> bool:
                 for line in proc.stdout.decode("utf-8", "replace").splitlines()
             ]
             got = not any(
-                n in ("diff.algorithm", "diff.indentheuristic") or n.endswith(".textconv")
+                n == "diff.indentheuristic" or n.endswith((".algorithm", ".textconv"))
                 for n in names
             )
         _PLAIN_DIFF[root] = got
