@@ -88,7 +88,9 @@ def source_env(deja: str) -> dict[str, str]:
 
 
 def git_lines(repo: Path, *args: str) -> list[str]:
-    out = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=True)
+    # names as they are (express has "CCTV大赛上海分赛区.txt"): git blame takes no quoted one
+    cmd = ["git", "-C", str(repo), "-c", "core.quotePath=false", *args]
+    out = subprocess.run(cmd, capture_output=True, check=True)
     return out.stdout.decode("utf-8", "surrogateescape").splitlines()
 
 
