@@ -407,3 +407,12 @@ def test_the_error_says_why_there_is_no_socket(
     assert got.returncode == 1
     assert b"is open to others (mode 755, not 700)" in got.stderr
     assert str(runtime).encode() in got.stderr
+
+
+def test_a_server_sent_sigterm_takes_its_socket_with_it(runtime: Path) -> None:
+    doc = orjson.loads(deja("server", "start", "--json").stdout)
+    os.kill(doc["pid"], signal.SIGTERM)
+    deadline = time.monotonic() + 20
+    while os.path.exists(doc["socket"]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not os.path.exists(doc["socket"]), "a stale socket was left behind"

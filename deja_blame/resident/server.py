@@ -121,6 +121,7 @@ def serve(path: str, idle: float = DEFAULT_IDLE) -> None:
     files = code_files()
     stamp = code_stamp(files)
     signal.signal(signal.SIGUSR1, _stop)  # a fork found the code changed
+    signal.signal(signal.SIGTERM, _stop)  # a kill, a logout: the socket goes with it
     listener = _bind(path)
     inode = os.stat(path).st_ino
     signal.signal(signal.SIGCHLD, _reap)  # and their CPU counted (``status``: benchmarks)
@@ -161,7 +162,8 @@ def serve(path: str, idle: float = DEFAULT_IDLE) -> None:
 
 
 class _Stopped(Exception):
-    """A fork found deja's code changed on disk: the loop ends."""
+    """A fork found deja's code changed on disk, or the server was sent SIGTERM: the
+    loop ends (and the socket is removed)."""
 
 
 def _stop(signum: int, frame: object) -> None:
