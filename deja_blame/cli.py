@@ -1383,8 +1383,9 @@ def doctor_cmd(db: Path | None, as_json: bool) -> int:
 
 
 def _log_path() -> Path:
-    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(state) / "deja" / "deja.log"
+    from deja_blame.statefile import state_dir
+
+    return state_dir() / "deja.log"
 
 
 def main(argv: list[str] | None = None) -> None:

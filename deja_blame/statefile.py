@@ -21,6 +21,12 @@ _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
+def state_dir() -> Path:
+    """deja's own state folder: ``$XDG_STATE_HOME/deja`` (``~/.local/state/deja``)."""
+    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state) / "deja"
+
+
 def _open(path: Path, flags: int, mode: int = 0o600) -> int | None:
     """A descriptor of ``path`` as a regular file, or None (a link, a FIFO, a device,
     a directory, absent)."""

@@ -16,6 +16,7 @@ import orjson
 from deja_blame.errors import DejaError
 from deja_blame.jsonout import print_json
 from deja_blame.resident import client, place
+from deja_blame.statefile import state_dir
 
 START_WAIT = 15.0  # seconds ``start`` waits for the new server to answer
 
@@ -98,8 +99,7 @@ def run_status(as_json: bool) -> int:
 
 def _log_file() -> tuple[Path, int]:
     """The server's error log, opened (0600, never through a link): its path and fd."""
-    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    folder = Path(state) / "deja"
+    folder = state_dir()
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     path = folder / "server.log"
     try:

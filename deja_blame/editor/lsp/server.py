@@ -713,8 +713,9 @@ class Server:
 
 def handoff_dir() -> Path:
     """Where the editor's hand-off prompts are written: deja's state folder (XDG)."""
-    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(state) / "deja" / "handoff"
+    from deja_blame.statefile import state_dir
+
+    return state_dir() / "handoff"
 
 
 def _write_prompt(sid: str, prompt: str) -> Path | None:
