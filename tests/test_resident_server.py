@@ -108,7 +108,9 @@ def test_the_environment_is_the_client_s(running: Path, history: Path, tmp_path:
     assert db.exists() and oct(db.stat().st_mode & 0o777) == oct(0o600)
 
 
-def test_ctrl_c_reaches_the_command(running: Path, history: Path) -> None:
+def _waiting_on_stdin(history: Path) -> subprocess.Popen[bytes]:
+    """``deja blame --contents - a.py`` handed to the server, whose fork waits on the
+    stdin this keeps open."""
     before = _served()
     proc = subprocess.Popen(
         [sys.executable, "-m", "deja_blame", "blame", "--contents", "-", "a.py"],
@@ -117,12 +119,17 @@ def test_ctrl_c_reaches_the_command(running: Path, history: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
+    deadline = time.monotonic() + 20
+    while _served() == before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _served() == before + 1
+    time.sleep(0.3)
+    return proc
+
+
+def test_ctrl_c_reaches_the_command(running: Path, history: Path) -> None:
+    proc = _waiting_on_stdin(history)
     try:
-        deadline = time.monotonic() + 20
-        while _served() == before and time.monotonic() < deadline:
-            time.sleep(0.05)  # the fork waits on stdin, which stays open
-        assert _served() == before + 1
-        time.sleep(0.3)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=20)
     finally:
@@ -149,6 +156,8 @@ def test_another_installation_is_refused(
     before = _served()
     assert client.run(["blame", "a.py", "--json"]) is None  # run here instead
     assert _served() == before
+    # and run here, Ctrl-C is this process's own again (not passed to a fork that never was)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
 def test_changed_code_is_seen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -272,19 +281,8 @@ def test_a_caller_killed_outright_ends_its_command(running: Path, history: Path)
     the caller's pipes."""
     import select
 
-    before = _served()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "deja_blame", "blame", "--contents", "-", "a.py"],
-        cwd=history,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
+    proc = _waiting_on_stdin(history)
     try:
-        deadline = time.monotonic() + 20
-        while _served() == before and time.monotonic() < deadline:
-            time.sleep(0.05)
-        time.sleep(0.3)
         proc.kill()
         proc.wait(timeout=10)
         assert proc.stdout is not None

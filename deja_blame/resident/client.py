@@ -24,9 +24,15 @@ import os
 import signal
 import struct
 import sys
-from types import FrameType
 
 from deja_blame.resident import place
+
+TYPE_CHECKING = False  # typing's own costs 3 ms of every command's start
+if TYPE_CHECKING:  # names for annotations only: this runs before deja loads
+    import socket  # (loaded where a server is tried)
+    from collections.abc import Mapping
+    from types import FrameType
+    from typing import Any
 
 # Commands never handed over: the server's own, and the long-lived stdio servers
 LOCAL_COMMANDS = frozenset({"server", "lsp", "mcp", "handoff"})  # handoff: the agent needs a tty
@@ -59,21 +65,10 @@ def run(args: list[str]) -> int | None:
     """The command's exit code, run by the server; None: run it here."""
     if not wanted(args):
         return None
-    path = place.socket_path()
-    if path is None:
+    # a server that does not take the command soon is not used: run it here
+    sock = _connect(STARTED_WITHIN)
+    if sock is None:
         return None
-    import socket
-
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(STARTED_WITHIN)  # a server that does not take the command soon: run it here
-    try:
-        sock.connect(path)
-    except OSError:
-        sock.close()
-        return None  # no server (or a dead one's socket): the usual way
-    if not place.peer_is_us(sock):
-        sock.close()
-        return None  # not this user's server, or not in this sandbox: never handed over
     try:
         return _hand_over(sock, args)
     finally:
@@ -82,17 +77,10 @@ def run(args: list[str]) -> int | None:
 
 def request(kind: bytes, payload: bytes = b"", fds: list[int] | None = None) -> bytes | None:
     """One request of ``kind`` to the server, its reply's first record (None: no server)."""
-    path = place.socket_path()
-    if path is None:
+    sock = _connect(10)
+    if sock is None:
         return None
-    import socket
-
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(10)
     try:
-        sock.connect(path)
-        if not place.peer_is_us(sock):
-            return None
         _send(sock, kind, payload, fds)
         head = _read(sock, 5)
         size = struct.unpack(">I", head[1:])[0]
@@ -103,10 +91,28 @@ def request(kind: bytes, payload: bytes = b"", fds: list[int] | None = None) -> 
         sock.close()
 
 
-def _hand_over(sock: object, args: list[str]) -> int | None:
+def _connect(timeout: float) -> socket.socket | None:
+    """A connection to this user's server in this sandbox, or None (no server, a dead
+    one's socket, or a peer that is not us: never handed anything)."""
+    path = place.socket_path()
+    if path is None:
+        return None
     import socket
 
-    assert isinstance(sock, socket.socket)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        sock.connect(path)
+    except OSError:
+        sock.close()
+        return None
+    if not place.peer_is_us(sock):
+        sock.close()
+        return None
+    return sock
+
+
+def _hand_over(sock: socket.socket, args: list[str]) -> int | None:
     from deja_blame import __version__
 
     try:
@@ -139,14 +145,14 @@ def _hand_over(sock: object, args: list[str]) -> int | None:
             except OSError:
                 pass
 
-    for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"):
-        if hasattr(signal, name):
-            signal.signal(getattr(signal, name), forward)
+    names = [n for n in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT") if hasattr(signal, n)]
+    before = {n: signal.signal(getattr(signal, n), forward) for n in names}
     try:
         _send(sock, RUN, payload, [0, 1, 2])
         head = _read(sock, 5)
         if head[:1] != STARTED:
-            return None  # refused (another installation, changed code): run it here
+            _here(before)  # refused (another installation, changed code)
+            return None
         if caught:
             return _interrupted(caught)  # no go: the fork runs nothing
         # the fork runs nothing until it hears this: a caller that gave up (the
@@ -156,18 +162,26 @@ def _hand_over(sock: object, args: list[str]) -> int | None:
     except (OSError, EOFError):
         if caught:
             return _interrupted(caught)
-        return None  # the server did not take the command in time: run it here
+        _here(before)  # the server did not take the command in time
+        return None
     sock.settimeout(None)  # the command itself takes as long as it takes
     try:
         head = _read(sock, 5)
     except (OSError, EOFError):
         if caught:
-            return 130 if caught[-1] == signal.SIGINT else 128 + caught[-1]
+            return 128 + caught[-1]  # the fork ended on the signal passed on (130: Ctrl-C)
         sys.stderr.write("deja: error: the resident server's worker stopped without an answer\n")
         return 1
     if head[:1] != EXITED:
         return 1
     return int(struct.unpack(">i", head[1:])[0])
+
+
+def _here(before: Mapping[str, Any]) -> None:
+    """The command runs in this process after all: its signals are its own again (the
+    caller's None: run it here)."""
+    for name, handler in before.items():
+        signal.signal(getattr(signal, name), handler)
 
 
 def _interrupted(caught: list[int]) -> int:
@@ -184,10 +198,9 @@ def _encoding(stream: object) -> str:
     return f"{enc}:{errors}"
 
 
-def _send(sock: object, kind: bytes, payload: bytes, fds: list[int] | None) -> None:
+def _send(sock: socket.socket, kind: bytes, payload: bytes, fds: list[int] | None) -> None:
     import socket
 
-    assert isinstance(sock, socket.socket)
     data = MAGIC + kind + struct.pack(">I", len(payload)) + payload
     if fds:
         sent = socket.send_fds(sock, [data], fds)
@@ -197,10 +210,7 @@ def _send(sock: object, kind: bytes, payload: bytes, fds: list[int] | None) -> N
         sock.sendall(data)
 
 
-def _read(sock: object, size: int) -> bytes:
-    import socket
-
-    assert isinstance(sock, socket.socket)
+def _read(sock: socket.socket, size: int) -> bytes:
     got = b""
     while len(got) < size:
         part = sock.recv(size - len(got))

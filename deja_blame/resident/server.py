@@ -314,16 +314,11 @@ def _run_in_fork(
             except Exception:  # noqa: BLE001, S110 - no stderr left to say it on
                 pass
     finally:
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except Exception:  # noqa: BLE001, S110 - a closed pipe: nothing more to say
-                pass
+        _flush()
         try:
             atexit._run_exitfuncs()  # what the console script runs at exit (facts/early.py)
             if not answered:
-                answered.append(code)  # first: the caller's going is no longer a kill
-                conn.sendall(EXITED + struct.pack(">i", code))
+                _send_exit(conn, answered, code)
         finally:
             os._exit(code & 0xFF)
 
@@ -349,19 +344,28 @@ def _watch(conn: socket.socket, answered: list[int]) -> None:
 def _hand_back(conn: socket.socket, answered: list[int], code: int) -> None:
     """The command answered: the client gets its exit code and its streams back now,
     before the work the command left for after (``later.py``)."""
+    _flush()
+    _send_exit(conn, answered, code)
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)  # the client's pipe ends here: its reader sees the end
+    os.close(null)
+
+
+def _flush() -> None:
+    """What the command printed, out to the caller's streams (a closed pipe: dropped)."""
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except Exception:  # noqa: BLE001, S110 - a closed pipe: nothing more to say
             pass
-    # marked before it is sent: the caller then exits, and its going must not read to
-    # the watcher (``_watch``) as a caller killed before the answer
+
+
+def _send_exit(conn: socket.socket, answered: list[int], code: int) -> None:
+    """The caller's exit code, once. Marked before it is sent: the caller then exits, and
+    its going must not read to the watcher (``_watch``) as a caller killed mid-command."""
     answered.append(code)
     conn.sendall(EXITED + struct.pack(">i", code))
-    null = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(null, fd)  # the client's pipe ends here: its reader sees the end
-    os.close(null)
 
 
 def _command(cwd: str, args: list[str]) -> int:
@@ -395,19 +399,18 @@ def _stream(fd: int, spec: str, read: bool = False, line: bool = False) -> io.Te
 
 def _receive(conn: socket.socket) -> tuple[bytes, bytes, list[int]]:
     data, fds, _flags, _addr = socket.recv_fds(conn, 1 << 16, 3)
-    while len(data) < 10:
-        more = conn.recv(1 << 16)
-        if not more:
-            raise EOFError
-        data += more
-    if data[:5] != MAGIC:
-        raise ValueError("not a deja client")
-    size = struct.unpack(">I", data[6:10])[0]
-    while len(data) < 10 + size:
-        more = conn.recv(1 << 16)
-        if not more:
-            raise EOFError
-        data += more
+    try:
+        if len(data) < 10:
+            data += _read(conn, 10 - len(data))
+        if data[:5] != MAGIC:
+            raise ValueError("not a deja client")
+        size = struct.unpack(">I", data[6:10])[0]
+        if len(data) < 10 + size:
+            data += _read(conn, 10 + size - len(data))
+    except BaseException:
+        for fd in fds:  # a request cut short: its descriptors are closed, not leaked
+            os.close(fd)
+        raise
     return data[5:6], data[10 : 10 + size], list(fds)
 
 
