@@ -16,9 +16,9 @@ import pytest
 from conftest import commit_env, git, run_deja
 
 from deja_blame import gitcli, gitutil, jsonout
-from deja_blame.commands import blame as blame_command
 from deja_blame.index import queries as Q
 from deja_blame.index.db import connect
+from deja_blame.outputs import blame_text
 
 
 @pytest.fixture
@@ -42,7 +42,7 @@ def _counting(monkeypatch: pytest.MonkeyPatch) -> list[set[str]]:
         asked.append(set(commits))
         return real(root, commits)
 
-    monkeypatch.setattr(blame_command, "commit_authors", counted)
+    monkeypatch.setattr(blame_text, "commit_authors", counted)  # what blame's outputs ask
     return asked
 
 

@@ -14,11 +14,17 @@ from deja_blame.attribution.api import compute
 from deja_blame.attribution.blame_options import GitBlameOptions
 from deja_blame.attribution.model import FileBlame
 from deja_blame.errors import DejaError
-from deja_blame.gitutil import SHALLOW_WARNING, Author, commit_authors, is_shallow
+from deja_blame.gitutil import SHALLOW_WARNING, Author, is_shallow
 from deja_blame.jsonout import print_json
 from deja_blame.later import answer_first
 from deja_blame.output import warn
-from deja_blame.outputs.blame_text import BlameLook, format_date, print_human, print_porcelain
+from deja_blame.outputs.blame_text import (
+    BlameLook,
+    authors_of,
+    format_date,
+    print_human,
+    print_porcelain,
+)
 
 
 def parse_range(spec: str | None) -> tuple[int, int] | None:
@@ -128,17 +134,15 @@ def run_blame(
 
 
 def _authors(conn: sqlite3.Connection, result: FileBlame) -> dict[str, Author]:
-    """Each line's commit's author: from the cached answer, else from git (and then
-    kept with the cached answer: a commit's author never changes)."""
-    if result.authors is not None:
-        return {c: Author(*a) for c, a in result.authors.items()}
-    got = commit_authors(result.root, {ln.commit for ln in result.lines if ln.commit})
-    result.authors = {c: (a.name, a.mail, a.time) for c, a in got.items()}
-    if result.cache_key is not None and conn is not None:
+    """Each line's commit's author (``authors_of``); those git was asked for are then
+    kept with the cached answer (a commit's author never changes)."""
+    asked_git = result.authors is None
+    got = authors_of(result)
+    if asked_git and result.cache_key is not None and conn is not None:
         from deja_blame.attribution.cache import add_authors
         from deja_blame.later import defer
 
-        key, kept = result.cache_key, result.authors
+        key, kept = result.cache_key, result.authors or {}
         defer(lambda: add_authors(conn, key, kept))  # once the answer is out
     return got
 

@@ -94,13 +94,19 @@ def _relative(epoch: int, now: float | None) -> str:
     return f"{ago} seconds ago"
 
 
+def authors_of(result: FileBlame) -> dict[str, Author]:
+    """Each line's commit's author: those the answer carries (a cached answer keeps
+    them), else git's, then carried by the answer too."""
+    if result.authors is None:
+        got = commit_authors(result.root, {ln.commit for ln in result.lines if ln.commit})
+        result.authors = {c: (a.name, a.mail, a.time) for c, a in got.items()}
+    return {c: Author(*a) for c, a in result.authors.items()}
+
+
 def print_human(result: FileBlame, look: BlameLook | None = None) -> None:
     look = look or BlameLook()
     colour = use_colour()
-    if result.authors is not None:
-        authors = {c: Author(*a) for c, a in result.authors.items()}
-    else:
-        authors = commit_authors(result.root, {ln.commit for ln in result.lines if ln.commit})
+    authors = authors_of(result)
     palette: dict[str, str] = {}
     width = len(str(result.lines[-1].line)) if result.lines else 1
     # people's column: the name (or <email>) and the date, as wide as the widest
