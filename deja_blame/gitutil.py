@@ -394,8 +394,6 @@ def same_repository(root: str | Path, other: str | None) -> bool | None:
     )
 
 
-_SHALLOW: dict[str, bool] = {}
-
 SHALLOW_WARNING = (
     "this clone is shallow: git blames every line older than its history on its oldest"
     " commit, and deja matches those lines to sessions without that history, less surely"
@@ -404,16 +402,15 @@ SHALLOW_WARNING = (
 
 
 def is_shallow(directory: str) -> bool:
-    """Whether the repository at ``directory`` is a shallow clone (cached)."""
-    if directory not in _SHALLOW:
-        from deja_blame.gitcli import SHALLOW
+    """Whether the repository at ``directory`` is a shallow clone (one memo per working
+    tree: ``gitcli.SHALLOW``, which a command's own ``rev-parse`` fills already)."""
+    from deja_blame.gitcli import SHALLOW
 
-        said = SHALLOW.get(str(Path(directory).resolve()))  # the command's rev-parse said
-        if said is not None:
-            return said
+    key = str(Path(directory).resolve())
+    if key not in SHALLOW:
         proc = try_git(directory, ["rev-parse", "--is-shallow-repository"], timeout=10)
-        _SHALLOW[directory] = proc is not None and proc.stdout.strip() == b"true"
-    return _SHALLOW[directory]
+        SHALLOW[key] = proc is not None and proc.stdout.strip() == b"true"
+    return SHALLOW[key]
 
 
 def _has_commit(directory: str, shas: frozenset[str]) -> bool:

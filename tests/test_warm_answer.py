@@ -116,7 +116,6 @@ def test_the_shallow_check_is_the_rev_parse_already_made(tmp_path: Path, repo: P
     gitcli.SHALLOW.clear()
     gitcli.CliRepository(shallow)
     assert gitcli.SHALLOW == {str(shallow.resolve()): True}
-    gitutil._SHALLOW.clear()
     assert gitutil.is_shallow(str(shallow)) is True
 
 
