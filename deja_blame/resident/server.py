@@ -310,7 +310,11 @@ def _run_in_fork(
         code = 130 if isinstance(exc, KeyboardInterrupt) else 1
         if not isinstance(exc, (KeyboardInterrupt, EOFError, OSError)):
             try:
-                sys.stderr.write(f"deja: unexpected error: {type(exc).__name__}: {exc}\n")
+                from deja_blame.output import terminal  # inert, as cli.main prints errors
+
+                sys.stderr.write(
+                    f"deja: unexpected error: {type(exc).__name__}: {terminal(str(exc))}\n"
+                )
             except Exception:  # noqa: BLE001, S110 - no stderr left to say it on
                 pass
     finally:
