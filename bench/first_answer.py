@@ -11,7 +11,10 @@ Then, alternated, --runs times:
   blame does), with this checkout's deja and, with ``--old DIR`` (a checkout
   of another commit), with that one too, each answer saved for comparison;
 - with ``--index``: ``deja index --jobs 1`` of everything into an empty index
-  (in one process: its CPU is all of its work), and the index's size.
+  (in one process: its CPU is all of its work), and the index's size; then
+  ``deja blame FILE --json`` from that complete index with ``DEJA_NO_CACHE=1``:
+  what the answer costs once nothing is left to read, the least any first
+  answer that computes it can cost (its lines must be the first answer's).
 
 Wall and CPU seconds (the process's own, from wait4), medians, as ratios to the
 floor's. With ``--old``, the answers of both are compared: the blame's lines,
@@ -90,6 +93,15 @@ def full_index(pythonpath: Path, db: Path, roots: list[Path], repo: Path) -> tup
     return wall, cpu
 
 
+def complete_blame(
+    pythonpath: Path, db: Path, roots: list[Path], repo: Path, file: str
+) -> tuple[float, float, bytes]:
+    """``deja blame FILE --json`` from the complete index ``full_index`` left, the
+    attribution cache not read: the answer's own cost, with nothing left to index."""
+    env = {**_env(pythonpath, db, roots), "DEJA_NO_CACHE": "1"}
+    return deja(env, repo, "blame", file, "--json")
+
+
 def answers(pythonpath: Path, db: Path, roots: list[Path], repo: Path, file: str) -> list[bytes]:
     """What scripts read from the full index: sessions, show of four, why of five lines."""
     env = _env(pythonpath, db, roots)
@@ -133,6 +145,7 @@ def main() -> None:
     times: dict[str, list[float]] = {}
     answers_of: dict[str, list[object]] = {}
     sizes: dict[str, int] = {}
+    same_as_complete: dict[str, bool] = {}
     total = 0
 
     def note(key: str, value: float) -> None:
@@ -165,6 +178,16 @@ def main() -> None:
                 note(f"index {v} cpu", cpu)
                 sizes[v] = db.stat().st_size
                 print(f"run {r + 1}: {v} index {t:.2f} s ({cpu:.2f} s CPU)", file=sys.stderr)
+                t, cpu, doc = complete_blame(versions[v], db, roots, repo, args.file)
+                note(f"complete {v}", t)
+                note(f"complete {v} cpu", cpu)
+                same_as_complete[v] = same_as_complete.get(v, True) and (
+                    lines_of(doc) == answers_of[v]
+                )
+                print(
+                    f"run {r + 1}: {v} blame from the complete index {t:.2f} s ({cpu:.2f} s CPU)",
+                    file=sys.stderr,
+                )
     med = {k: statistics.median(x) for k, x in times.items()}
     print(f"\n{total / 1e6:.0f} MB of transcripts; medians of {args.runs} alternated runs")
     print(f"{'':30}{'wall s':>8}{'x floor':>9}{'CPU s':>8}{'x floor':>9}")
@@ -179,11 +202,16 @@ def main() -> None:
     for v in versions:
         row(f"first deja blame, {v}", f"blame {v}")
     for v in versions:
+        if f"complete {v}" in med:
+            row(f"blame, complete index, {v}", f"complete {v}")
+    for v in versions:
         if f"index {v}" in med:
             row(f"deja index, {v} (speed)", f"index {v}", inverse=True)
             print(
                 f"{'index size, ' + v:30}{sizes[v] / 1e6:>8.1f} MB, {sizes[v] / total:.1%} of the transcripts"
             )
+    for v, same in same_as_complete.items():
+        print(f"first answer's lines the same as from the complete index, {v}: {same}")
     if "old" in answers_of:
         print(f"blame lines the same as {args.old}'s: {answers_of['old'] == answers_of['new']}")
         if args.index:

@@ -161,3 +161,58 @@ def test_a_transcript_found_unrelated_is_not_searched_again_until_it_changes(
     assert len(searched) == 1
     f.write_text('{"content": "' + str(tmp_path / "repo" / "a.py") + '"}\n')
     assert prescan.split(conn, [tf], needles) == ([tf], [])
+
+
+def test_the_first_answer_is_the_complete_index_s_answer(tmp_path: Path, repo: Path) -> None:
+    """The first blame and why, from an empty index (only the transcripts that name the
+    repository or the file read first), say byte for byte what they say once every
+    transcript is indexed: three agents, sessions recorded in this clone, on another
+    machine and on Windows, a stranger's project with the same relative paths."""
+    from test_sessions_from_anywhere import (
+        APP,
+        CAROL_APP,
+        SID,
+        UTIL,
+        antigravity,
+        claude_code,
+        codex,
+        commit_all,
+        lines,
+        rewritten,
+    )
+
+    home = tmp_path / "home"  # the fresh HOME conftest gives every test
+    extra = lines("extra", 6)
+    head = "".join(APP.splitlines(keepends=True)[:4])  # rewritten later by another agent
+    antigravity(home, str(repo), {"src/app.py": APP})
+    # on Windows, under another folder name: only the file's own path names it
+    claude_code(home, "C:\\Users\\bob\\shop", {"src/util.py": UTIL, "src/app.py": head})
+    codex(home, "/home/alice/work/shop", {"src/extra.py": extra})  # another machine
+    carol = Session(home / ".gemini" / "antigravity", "ca401000-0000-4000-8000-000000000001")
+    carol.user("Price things my way", T0 + 30)
+    carol.write(Path("/home/carol/other/src/app.py"), CAROL_APP, T0 + 40)
+    for k in range(3):  # other projects' sessions, left for deja index
+        other = Session(home / ".gemini" / "antigravity", f"bbbb0000-0000-4000-8000-00000000000{k}")
+        other.user("Tidy the parser", T0 + k)
+        other.write(tmp_path / f"elsewhere{k}" / "parse.py", "def parse(text):\n    pass\n", T0 + k)
+    files = {"src/app.py": APP, "src/util.py": UTIL, "src/extra.py": extra}
+    commit_all(repo, files, "the sessions' work", T0 + 7200)
+    commit_all(repo, {"src/app.py": rewritten(APP, keep=6)}, "a person rewrites some", T0 + 9000)
+
+    def ask(db: str, *args: str) -> bytes:
+        # the agents' default places under the fresh HOME, none named by a variable
+        env = {"DEJA_ANTIGRAVITY_ROOT": "", "DEJA_DB": str(tmp_path / db)}
+        if db == "complete.db":
+            env["DEJA_NO_CACHE"] = "1"  # computed from the index, not read back
+        return deja(*args, cwd=repo, env=env).stdout
+
+    ask("complete.db", "index", "-q")
+    named: set[str] = set()
+    for n, rel in enumerate(files):
+        for question in (("blame", rel, "--json"), ("why", f"{rel}:4", "--json")):
+            first = ask(f"first-{n}-{question[0]}.db", *question)
+            assert first == ask("complete.db", *question), (question, first.decode())
+            if question[0] == "blame":
+                named |= {ln["session"] for ln in json.loads(first)["lines"]}
+    # not vacuous: each agent's session is in the answers, and only they are
+    assert named - {None} == set(SID.values())
