@@ -58,16 +58,51 @@ def test_a_warm_answer_takes_the_authors_from_the_cache(
 ) -> None:
     asked = _counting(monkeypatch)
     first = _blame(two_authors, monkeypatch, "--json")
-    assert len(asked) == 1
+    assert asked == [], "git blame named the authors: no git log is needed"
     again = _blame(two_authors, monkeypatch, "--json")
-    assert len(asked) == 1, "the second answer asked git for the authors again"
+    assert asked == [], "the second answer asked git for the authors"
     assert again == first
     authors = {ln["line"]: ln["author"] for ln in orjson.loads(again)["lines"]}
     assert authors[9] == "Bo" and authors[1] == "Ada"
+    assert orjson.loads(again)["lines"][8]["author_mail"] == "<bo@example.com>"
     # the text output reads the same kept authors
     text = _blame(two_authors, monkeypatch)
-    assert len(asked) == 1
+    assert asked == []
     assert "Bo" in text.splitlines()[8] and "Ada" in text.splitlines()[0]
+
+
+def test_the_cold_answer_keeps_its_authors_in_one_write(
+    two_authors: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from deja_blame.attribution import cache
+
+    def second_write(*args: Any) -> None:
+        raise AssertionError("the cache entry was written twice (the authors after)")
+
+    monkeypatch.setattr(cache, "add_authors", second_write)
+    _blame(two_authors, monkeypatch, "--json")
+    asked = _counting(monkeypatch)
+    _blame(two_authors, monkeypatch, "--json")
+    assert asked == [], "the entry was kept without its authors"
+
+
+@pytest.mark.parametrize("how", ["file", "config"])
+def test_a_mailmap_leaves_the_authors_to_git_log(
+    two_authors: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """git blame maps names through a mailmap; deja's authors are git log's, as before."""
+    mailmap = "Robert Mapped <rob@example.com> Bo <bo@example.com>\n"
+    if how == "file":
+        (two_authors / ".mailmap").write_text(mailmap)
+    else:
+        (two_authors.parent / "people.map").write_text(mailmap)
+        git(two_authors, "config", "mailmap.file", str(two_authors.parent / "people.map"))
+    asked = _counting(monkeypatch)
+    doc = orjson.loads(_blame(two_authors, monkeypatch, "--json"))
+    assert len(asked) == 1
+    line9 = doc["lines"][8]
+    expected = git(two_authors, "log", "-1", "--format=%an <%ae>", "HEAD").strip()
+    assert f"{line9['author']} {line9['author_mail']}" == expected
 
 
 def test_a_line_range_never_keeps_part_of_the_authors(
@@ -91,8 +126,9 @@ def test_the_reverse_commits_get_their_own_authors(
     asked = _counting(monkeypatch)
     monkeypatch.chdir(two_authors)
     assert run_deja("blame", "HEAD~1", "a.py", "--json").exit_code == 0  # its authors kept
+    assert asked == []  # git blame named them
     got = run_deja("blame", "a.py", "--json", "--reverse", "HEAD~1..HEAD")
-    assert len(asked) == 2, "--reverse printed the authors kept for other commits"
+    assert len(asked) == 1, "--reverse printed the authors kept for other commits"
     lines = orjson.loads(got.stdout)["lines"]
     assert lines[0]["author"] == "Bo"  # still there at HEAD: the last commit is two
 

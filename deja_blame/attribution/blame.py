@@ -159,6 +159,8 @@ def _at_commit(
         token = cache.token(conn, root, set(entry.orig_paths))
 
         def keep() -> None:
+            # the authors the output asked for by now (``FileBlame.keeps_authors``)
+            entry.authors = cache.authors_of_lines(entry, result.authors)
             cache.store(conn, key, entry, notes, root, state=token)
             from deja_blame.attribution.facts.early import note_answered
 
@@ -166,6 +168,7 @@ def _at_commit(
 
         defer(keep)
         result.cache_key = key
+        result.keeps_authors = True
     result.rev = rev
     return result
 
@@ -193,4 +196,5 @@ def _compute(
         lines=facts.lines,
         total_lines=facts.total_lines,
         note_sessions=facts.note_sessions,
+        blame_authors=facts.blame_authors,
     )

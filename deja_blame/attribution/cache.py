@@ -285,6 +285,7 @@ def store(
                 "lines": entry.lines,
                 "sessions": entry.note_sessions,
                 "notes": notes,  # the notes' tips it was computed with
+                **({"authors": entry.authors} if entry.authors is not None else {}),
             }
         )
     except TypeError:
@@ -299,6 +300,17 @@ def store(
             CACHE_ENTRIES,
             token=state if state is not None else token(conn, root, set(entry.orig_paths)),
         )
+
+
+def authors_of_lines(
+    entry: Entry, authors: dict[str, tuple[str, str, int]] | None
+) -> dict[str, list[Any]] | None:
+    """``authors`` to keep with ``entry``: only if they name every line's commit (a
+    line range's, or git's answer that left one out, would make the next answer
+    miss an author)."""
+    if authors is None or not {row[1] for row in entry.lines if row[1]} <= set(authors):
+        return None
+    return {c: list(a) for c, a in authors.items()}
 
 
 def add_authors(

@@ -83,6 +83,13 @@ class FileBlame:
     # answer then asks git for none); None: ask git (``gitutil.commit_authors``)
     authors: dict[str, tuple[str, str, int]] | None = None
     cache_key: str | None = None  # the attribution cache entry this answer came from
+    # the commits' authors as git blame showed them (its mailmap applied): the
+    # command takes them for ``authors`` where no mailmap makes them differ from
+    # git log's (``commands/blame.py``); None: the blame did not say
+    blame_authors: dict[str, tuple[str, str, int]] | None = None
+    # True: the answer's cache entry is written after the output (``later``) and
+    # takes the ``authors`` the output filled in then (no second write)
+    keeps_authors: bool = False
 
     def to_json(self, include_prompts: bool = True) -> dict[str, Any]:
         sessions = {}

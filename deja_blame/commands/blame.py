@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import click
@@ -103,7 +104,8 @@ def run_blame(
             )  # fmt: skip
     if look is not None and look.date_format:
         format_date(0, look.date_format)  # an unknown format fails before any work
-    options = with_configured_ignore_revs(file, options or GitBlameOptions())
+    config = _blame_config(file.parent if file.parent.is_dir() else Path.cwd())
+    options = with_configured_ignore_revs(file, options or GitBlameOptions(), config)
     specs = (line_range,) if isinstance(line_range, str) else tuple(line_range or ())
     with blame_options.using(options):
         result = _blame_ranges(conn, file, rev, specs, refresh)
@@ -117,7 +119,7 @@ def run_blame(
     elif is_shallow(str(result.root)):
         warn(SHALLOW_WARNING)
     if as_json or not porcelain:
-        authors = _authors(conn, result)
+        authors = _authors(conn, result, config)
     if as_json:
         doc = result.to_json()
         for line in doc["lines"]:
@@ -133,12 +135,22 @@ def run_blame(
     return 0
 
 
-def _authors(conn: sqlite3.Connection, result: FileBlame) -> dict[str, Author]:
-    """Each line's commit's author (``authors_of``); those git was asked for are then
-    kept with the cached answer (a commit's author never changes)."""
+def _authors(
+    conn: sqlite3.Connection, result: FileBlame, config: _BlameConfig
+) -> dict[str, Author]:
+    """Each line's commit's author (``authors_of``): git blame's own where no mailmap
+    can make them differ, else git log's; those git was asked for are then kept
+    with the cached answer (a commit's author never changes)."""
+    if (
+        result.authors is None
+        and result.blame_authors is not None
+        and not _mailmapped(result, config)
+    ):
+        result.authors = result.blame_authors  # what git log would say: no process
     asked_git = result.authors is None
     got = authors_of(result)
-    if asked_git and result.cache_key is not None and conn is not None:
+    # a fresh answer's cache entry, written after the output, takes them itself
+    if asked_git and result.cache_key is not None and conn is not None and not result.keeps_authors:
         from deja_blame.attribution.cache import add_authors
         from deja_blame.later import defer
 
@@ -165,7 +177,7 @@ def _reverse_commits(result: FileBlame, spec: str) -> None:
             f"git blame --reverse {spec}: " + (err[0].removeprefix("fatal: ") if err else "failed")
         )
     last = {b.line: b.commit for b in parse_porcelain(proc.stdout)}
-    result.authors = result.cache_key = None  # other commits: their authors from git
+    result.authors = result.cache_key = result.blame_authors = None  # other commits: git's
     for ln in result.lines:
         ln.commit = last.get(ln.line, ln.commit)
 
@@ -181,7 +193,35 @@ def _read_contents(name: str) -> bytes:
         raise DejaError(f"--contents {name}: {exc.strerror or exc}") from exc
 
 
-def with_configured_ignore_revs(file: Path, options: GitBlameOptions) -> GitBlameOptions:
+@dataclass(frozen=True)
+class _BlameConfig:
+    """What git's configuration changes in git blame's answer, read in one process."""
+
+    ignore_revs_file: str  # blame.ignoreRevsFile ("" when none)
+    mailmap: bool  # mailmap.file or mailmap.blob: names and mails mapped
+
+
+def _blame_config(where: Path) -> _BlameConfig:
+    from deja_blame.gitutil import try_git
+
+    proc = try_git(
+        where,
+        ["config", "-z", "--get-regexp", r"^(blame\.ignorerevsfile|mailmap\.(file|blob))$"],
+    )
+    values: dict[str, str] = {}
+    for item in (proc.stdout if proc is not None else b"").split(b"\0"):
+        key, _, value = item.decode("utf-8", "surrogateescape").partition("\n")
+        if key:
+            values[key.lower()] = value  # git's last value wins
+    return _BlameConfig(
+        values.get("blame.ignorerevsfile", "").strip(),
+        bool(values.get("mailmap.file") or values.get("mailmap.blob")),
+    )
+
+
+def with_configured_ignore_revs(
+    file: Path, options: GitBlameOptions, config: _BlameConfig | None = None
+) -> GitBlameOptions:
     """git blame's own default: ``blame.ignoreRevsFile`` when no --ignore-revs-file is given
     (a path relative to the repository's top, as git reads it)."""
     if options.ignore_revs_files:
@@ -189,8 +229,7 @@ def with_configured_ignore_revs(file: Path, options: GitBlameOptions) -> GitBlam
     from deja_blame.gitutil import try_git
 
     where = file.parent if file.parent.is_dir() else Path.cwd()
-    proc = try_git(where, ["config", "--get", "blame.ignoreRevsFile"])
-    value = proc.stdout.decode("utf-8", "replace").strip() if proc is not None else ""
+    value = (config or _blame_config(where)).ignore_revs_file
     if not value:
         return options
     top = try_git(where, ["rev-parse", "--show-toplevel"])
@@ -200,6 +239,14 @@ def with_configured_ignore_revs(file: Path, options: GitBlameOptions) -> GitBlam
     if not path.is_file():
         return options  # git itself fails on a missing file; blame without it
     return replace(options, ignore_revs_files=(str(path),))
+
+
+def _mailmapped(result: FileBlame, config: _BlameConfig) -> bool:
+    """Whether a mailmap may make git blame's authors differ from ``git log``'s
+    (``gitutil.commit_authors``): configured, a ``.mailmap`` at the top of the
+    working tree, or a repository without one (git then reads HEAD's)."""
+    top = Path(result.root)
+    return config.mailmap or os.path.lexists(top / ".mailmap") or not (top / ".git").exists()
 
 
 def _blame_ranges(

@@ -127,6 +127,7 @@ def gather_file(
         for i, ln in enumerate(made)
     ]
     facts = FileFacts(relpath, str(root), version.commit, len(texts), lines, by_line)
+    facts.blame_authors = pending.authors()
     if note_lookup is not None:
         if not streamed_notes:
             for ln in lines:
@@ -319,7 +320,10 @@ def _start_blame_cached(
         return PendingBlame(lambda: derived)
     pending = start_blame(root, repo, version.relpath, version.commit, engine=engine)
     if use_cache and conn is not None:
-        pending.after(lambda lines: _store(conn, key, lines))  # kept once git is done
+        from deja_blame.later import defer
+
+        # kept once git is done, and once the answer is out (``later``)
+        pending.after(lambda lines: defer(lambda: _store(conn, key, lines)))
     if version.commit is not None and _git_engine(repo, engine):
         commit = version.commit
         pending.after(lambda lines: derived_blame.remember(root, commit, version.relpath, lines))

@@ -18,7 +18,7 @@ import subprocess
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from deja_blame.attribution import blame_options
 from deja_blame.attribution.facts import early
@@ -47,10 +47,12 @@ class PendingBlame:
         compute: Callable[[], list[BlameLine]],
         cancel: Callable[[], None] | None = None,
         stream: Callable[[Callable[[list[BlameLine]], None]], None] | None = None,
+        authors: Callable[[], dict[str, tuple[str, str, int]]] | None = None,
     ) -> None:
         self._compute = compute
         self._cancel = cancel
         self._stream = stream
+        self._authors = authors
 
     def result(self) -> list[BlameLine]:
         return self._compute()
@@ -74,6 +76,12 @@ class PendingBlame:
             self._stream(consumer)
         else:
             self.after(consumer)
+
+    def authors(self) -> dict[str, tuple[str, str, int]] | None:
+        """After ``result``: each commit's author as git blame showed it (name, mail,
+        epoch; its mailmap applied), or None where this blame did not say (libgit2,
+        a cached or derived blame)."""
+        return self._authors() if self._authors is not None else None
 
     def cancel(self) -> None:
         """Stop the work (a git blame nobody will read)."""
@@ -185,7 +193,12 @@ def _start_git(
         except (OSError, subprocess.SubprocessError):
             pass
 
-    return PendingBlame(finish, cancel, reader.stream)
+    def authors() -> dict[str, tuple[str, str, int]]:
+        # all zeros: not committed yet, no commit to have an author
+        got = reader.authors.items()
+        return {c: (a[0], a[1], a[2]) for c, a in got if a[2] is not None and c.strip("0")}
+
+    return PendingBlame(finish, cancel, reader.stream, authors)
 
 
 def blame_copies(
@@ -218,6 +231,7 @@ class _Incremental:
         self._consumer: Callable[[list[BlameLine]], None] | None = None
         self._given = 0  # lines handed to the consumer
         self._failed: BaseException | None = None
+        self.authors: dict[str, list[Any]] = {}  # the parser's, complete after ``result``
         self.thread = threading.Thread(target=self._read, name="deja-git-blame", daemon=True)
         self.thread.start()
 
@@ -253,6 +267,7 @@ class _Incremental:
         assert proc.stdout is not None and proc.stderr is not None
         try:
             parse = _IncrementalParser(self.lines)
+            self.authors = parse.authors
             rest = b""
             fd = proc.stdout.fileno()
             while True:
@@ -279,10 +294,13 @@ class _IncrementalParser:
     def __init__(self, out: list[BlameLine]) -> None:
         self.out = out
         self.times: dict[str, int] = {}
+        # commit -> [name, mail, epoch] of its author, as git blame shows it (its
+        # mailmap applied): ``PendingBlame.authors``
+        self.authors: dict[str, list[Any]] = {}
         self.group: tuple[str, int, int, int] | None = None
 
     def feed(self, rows: list[bytes]) -> None:
-        out, times = self.out, self.times
+        out, times, authors = self.out, self.times, self.authors
         for raw in rows:
             if self.group is None:
                 parts = raw.split(b" ")
@@ -292,6 +310,8 @@ class _IncrementalParser:
             head, _, rest = raw.partition(b" ")
             if head == b"committer-time":
                 times[self.group[0]] = int(rest)
+            elif head[:6] == b"author":
+                _author_part(authors.setdefault(self.group[0], ["", "", None]), head, rest)
             elif head == b"filename":
                 sha, orig, final, count = self.group
                 self.group = None
@@ -299,6 +319,17 @@ class _IncrementalParser:
                 when = times.get(sha)
                 path = unquote_path(rest)
                 out += [BlameLine(final + k, commit, when, path, orig + k) for k in range(count)]
+
+
+def _author_part(author: list[Any], head: bytes, rest: bytes) -> None:
+    """One of a commit's ``author``, ``author-mail`` and ``author-time`` lines, into
+    [name, mail, epoch] (the mail without its brackets, as ``git log`` gives it)."""
+    if head == b"author":
+        author[0] = rest.decode("utf-8", "replace")
+    elif head == b"author-mail":
+        author[1] = rest.decode("utf-8", "replace").removeprefix("<").removesuffix(">")
+    elif head == b"author-time" and rest.isdigit():
+        author[2] = int(rest)
 
 
 def parse_porcelain(data: bytes) -> list[BlameLine]:

@@ -198,6 +198,9 @@ class FileFacts:
     # lines a current note of their commit answers for (``settled.py``): the
     # rules leave them as the note says (its session, or the person's)
     settled: list[bool] = field(default_factory=list)
+    # each commit's author as git blame showed it (name, mail, epoch: mailmap
+    # applied); None where the blame did not say (``PendingBlame.authors``)
+    blame_authors: dict[str, tuple[str, str, int]] | None = None
 
 
 def has_line(content: str, text: str, exact: bool) -> bool:
