@@ -653,3 +653,28 @@ def test_a_file_no_session_wrote_asks_git_for_no_log(
     finally:
         conn.close()
     assert logs == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 6), st.integers(0, 40)), min_size=1, max_size=30, unique=True
+    ),
+    st.integers(-2, 42),
+    st.integers(-2, 42),
+    st.integers(0, 7),
+)
+def test_later_writers_answer_as_a_pass_over_every_session(
+    writes: list[tuple[int, int]], at: int, limit: int, sid: int
+) -> None:
+    """``_LaterWriters`` (a bisection) says what the pass over every session's span
+    it replaced said: another session wrote here after ``at``, begun by ``limit``."""
+    info = {(s, k, 0): (0, float(t), False, True, k) for k, (s, t) in enumerate(writes)}
+    spans: dict[int, list[float]] = {}
+    for key, w in info.items():
+        span = spans.setdefault(key[0], [w[1], w[1]])
+        span[0], span[1] = min(span[0], w[1]), max(span[1], w[1])
+    expected = any(
+        other != sid and last > at and first <= limit for other, (first, last) in spans.items()
+    )
+    assert matcher._LaterWriters(info).any_between(float(at), float(limit), sid) is expected
