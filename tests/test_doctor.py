@@ -61,6 +61,7 @@ def test_healthy(setup: dict[str, Path]) -> None:
         "index up to date",
         "hooks",
         "notes",
+        "server",
     ]
     for c in doc["checks"]:
         assert set(c) == {"name", "ok", "detail", "fix"}
@@ -73,7 +74,7 @@ def test_healthy(setup: dict[str, Path]) -> None:
     # the human form: one line per check, nothing to fix
     human = deja("doctor", cwd=setup["repo"])
     lines = human.stdout.decode().splitlines()
-    assert len(lines) == 7 and all(ln.startswith("ok") for ln in lines)
+    assert len(lines) == 8 and all(ln.startswith("ok") for ln in lines)
     assert "to fix" not in human.stdout.decode()
 
 

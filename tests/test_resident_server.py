@@ -414,3 +414,27 @@ def test_a_server_sent_sigterm_takes_its_socket_with_it(runtime: Path) -> None:
     while os.path.exists(doc["socket"]) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not os.path.exists(doc["socket"]), "a stale socket was left behind"
+
+
+def test_doctor_says_whether_a_server_answers(runtime: Path, history: Path) -> None:
+    """An optional part: never a problem, but doctor says whether commands are handed
+    to a server, and why none can run where its folder is not private."""
+
+    def server_check() -> dict[str, object]:
+        doc = orjson.loads(deja("doctor", "--json", cwd=history, check=False).stdout)
+        return next(c for c in doc["checks"] if c["name"] == "server")
+
+    idle = server_check()
+    assert idle["ok"] is True and "not running" in str(idle["detail"])
+    deja("server", "start", "--idle", "2")
+    try:
+        up = server_check()
+        assert up["ok"] is True and str(up["detail"]).startswith("running (pid ")
+    finally:
+        deja("server", "stop")
+    os.chmod(place.folder(), 0o755)  # open to others: no socket may go there
+    try:
+        refused = server_check()
+        assert refused["ok"] is True and "open to others" in str(refused["detail"])
+    finally:
+        os.chmod(place.folder(), 0o700)

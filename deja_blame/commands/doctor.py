@@ -380,6 +380,27 @@ def check_notes(repo: Any) -> Check:
 # -- all of it --------------------------------------------------------------------------------
 
 
+def check_server() -> Check:
+    """The resident server (``deja server``): optional, so never a problem; says
+    whether commands are handed to one, and why not where they cannot be."""
+    from deja_blame.commands.server import status
+    from deja_blame.resident import place
+
+    if os.name != "posix":
+        return Check("server", True, "not available here (it needs Unix sockets)")
+    if place.off():
+        return Check("server", True, f"off for these commands ({place.SERVER_ENV}=0)")
+    running = status()
+    if running is not None:
+        served = counted(int(running.get("served", 0)), "command")
+        return Check("server", True, f"running (pid {running.get('pid')}, {served} served)")
+    if place.socket_path() is None and os.path.lexists(place.folder()):
+        return Check("server", True, f"cannot run: {place.problem()}")
+    return Check(
+        "server", True, "not running (optional: `deja server start` answers each command sooner)"
+    )
+
+
 def diagnose(
     db_path: Path, roots: list[Path] | None = None, cwd: Path | None = None
 ) -> list[Check]:
@@ -403,6 +424,7 @@ def diagnose(
         checks.append(
             Check("mode", True, "reviewer's clone: blame, why, show and report read the notes")
         )
+        checks.append(check_server())
         return checks
     checks.append(roots_check)
     health, fresh = check_index(db_path, transcripts)
@@ -410,6 +432,7 @@ def diagnose(
     if fresh is not None:
         checks.append(fresh)
     checks.extend(repo_checks)
+    checks.append(check_server())
     return checks
 
 
