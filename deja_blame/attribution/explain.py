@@ -92,6 +92,7 @@ def line_history_json(conn: sqlite3.Connection, result: Any, ln: Any) -> list[di
         ln.orig_line or ln.line,
         ln.text,
         newest=(ln.session, ln.source),
+        known_authors=getattr(result, "authors", None),
     )
     return [v.to_json() for v in found]
 

@@ -6,19 +6,24 @@ the added line most like the version after it (the text as it is now, to begin
 with): a rename of a variable, a reflow, a person's tweak of an agent's line.
 Who wrote each version is deja's answer for that line at that commit: its
 note, the index, git-ai's notes, else the commit's author.
+
+``git log -L`` walks the file's whole history (it cannot know that no older
+commit touched the range), 30-120 ms of git's CPU on a long file where ``git
+blame -L`` of the line takes 5. Most lines have one version, and one diff of the
+line's own commit says so (``only_version``); git log -L runs for the others.
 """
 
 from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from deja_blame.gitutil import commit_authors, run_git
+from deja_blame.gitutil import Author, commit_authors, run_git
 
 if TYPE_CHECKING:
     import pygit2
@@ -28,6 +33,10 @@ MAX_COMMITS = 12  # the most recent commits that changed the line
 # new in that commit (git's range goes on back through the block it replaced).
 SAME_LINE = 0.5
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+# git log -L diffs with xdiff's defaults whatever the configuration says (line-log.c's
+# collect_diff): Myers, no indent heuristic, no white space option
+_AS_LOG_L = ("--diff-algorithm=myers", "--no-indent-heuristic")
+_HUNK_SIDES = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
 
 @dataclass
@@ -61,6 +70,67 @@ def _similarity(a: str, b: str) -> float:
 
 
 def versions(root: Path, path: str, commit: str, line: int, text: str) -> list[Version]:
+    """The line's versions, oldest first: ``git log -L``'s, without its walk when the
+    line's own commit shows the line has no older version."""
+    only = only_version(root, path, commit, line, text)
+    if only is not None:
+        return [only]
+    return log_versions(root, path, commit, line, text)
+
+
+def only_version(root: Path, path: str, commit: str, line: int, text: str) -> Version | None:
+    """The line's version in ``commit`` when it is its only one, from that commit's own
+    diff (``git log -1 -p -U0``); None when git log -L must say.
+
+    ``commit`` is the line's (git blame's): git log -L shows it first, adding the
+    line, and follows into its parent the pre-image of the hunk that added it. An
+    older commit git log -L shows adds lines of that range only (it cuts its ``+``
+    lines to the range), and unchanged until then they are lines this hunk removed.
+    So when the hunk removed none, or none as like the line as ``SAME_LINE``, the
+    next version ``versions`` could take is no version of this line: the history
+    is the line's own commit, which is what git log -L would have given. The diff
+    is made as git log -L makes its own (``_AS_LOG_L``), so that a block that could
+    slide over a copy of its first line is cut as git log -L cuts it. A merge,
+    a file git shows no hunk of, or a line whose text there is not ``text`` (blame
+    options, a filter) goes to git log -L."""
+    proc = run_git(
+        root,
+        ["--literal-pathspecs", "log", "-1", "-p", "-U0", "--follow", "--format=%x01%H", "--no-color", "--no-ext-diff",
+         "--no-textconv", *_AS_LOG_L, commit, "--", path],
+        check=False,
+        timeout=60,
+    )  # fmt: skip
+    if proc.returncode != 0:
+        return None
+    out = proc.stdout.decode("utf-8", "surrogateescape")
+    if not out.startswith(f"\x01{commit}\n") or out.count("\ndiff --git ") != 1:
+        return None  # not this commit, a merge (no diff), or more than one file
+    removed: list[str] = []
+    added: list[str] = []
+    start = count = -1
+    for row in out.split("\n"):
+        m = _HUNK_SIDES.match(row)
+        if m:
+            if start <= line < start + count:
+                break  # the hunk that added the line is read
+            start = int(m.group(3))
+            count = 1 if m.group(4) is None else int(m.group(4))
+            removed, added = [], []
+        elif start >= 0 and row.startswith("-"):
+            removed.append(row[1:])
+        elif start >= 0 and row.startswith("+"):
+            added.append(row[1:])
+    if not start <= line < start + count or len(added) != count:
+        return None  # the commit did not add the line (blame said otherwise)
+    version = added[line - start]
+    if version != text:
+        return None
+    if any(_similarity(r, version) >= SAME_LINE for r in removed):
+        return None  # an older version may be one of them: git log -L follows it
+    return Version(commit=commit, path=path, line=line, text=version)
+
+
+def log_versions(root: Path, path: str, commit: str, line: int, text: str) -> list[Version]:
     """The line's versions, oldest first, from ``git log -L`` (newest first there)."""
     proc = run_git(
         root,
@@ -116,15 +186,17 @@ def line_history(
     line: int,
     text: str,
     newest: tuple[str | None, str | None] = (None, None),
+    known_authors: Mapping[str, tuple[str, str, int]] | None = None,
 ) -> list[Version]:
     """Each version of the line with who wrote it, oldest first. ``newest`` is what
     the caller's blame found for the version that stands, (session, agent): only the
-    older versions are blamed again (and only then is the repository opened)."""
-    from deja_blame.attribution.blame import blame_file
-    from deja_blame.errors import DejaError
-
+    older versions are blamed again (and only then is the repository opened, and the
+    matcher imported). ``known_authors``: the commits' authors the caller's answer
+    carries, (name, mail, author time); git is asked for the others."""
     found = versions(root, path, commit, line, text)
-    authors = commit_authors(root, {v.commit for v in found})
+    known = known_authors or {}
+    authors = {c: Author(*known[c]) for c in {v.commit for v in found} if c in known}
+    authors.update(commit_authors(root, {v.commit for v in found} - set(authors)))
     repo: pygit2.Repository | None = None
     for v in found:
         author = authors.get(v.commit)
@@ -133,6 +205,9 @@ def line_history(
         if v.commit == commit:
             v.session, v.agent = newest
             continue
+        from deja_blame.attribution.blame import blame_file
+        from deja_blame.errors import DejaError
+
         if repo is None:
             from deja_blame.notes.lookup import note_lookup_for  # pygit2: only now
 
