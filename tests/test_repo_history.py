@@ -192,3 +192,101 @@ def test_a_long_lived_reader_keeps_a_bounded_memo(repo: Path) -> None:
     assert history.log("HEAD", {"a.py"}) == history._walk(
         history.resolve("HEAD") or "", frozenset({"a.py"})
     )
+
+
+def _as_set(entries: list) -> list[tuple]:
+    return sorted(
+        (e.commit, e.time, e.parents, sorted((p, s, b) for p, (s, b) in e.changes.items()))
+        for e in entries
+    )
+
+
+def _random_history(repo: Path, seed: int, commits: int = 90) -> None:
+    """Branches forking and merging at random: merges that keep one side's file, the
+    other's, or new text; deletions, re-additions, commit times out of order and equal."""
+    import random
+
+    rng = random.Random(seed)
+    files = [f"f{k}.txt" for k in range(6)]
+    stream: list[str] = []
+    state: dict[int, dict[str, str]] = {}  # mark -> its tree
+    tips = [0]  # marks of branch tips (0: none yet)
+    for mark in range(1, commits + 1):
+        when = T0 + mark * 10 + rng.choice([0, 0, 0, -25, -10, 10])  # skew and ties
+        head = rng.randrange(len(tips))
+        first = tips[head]
+        tree = dict(state.get(first, {}))
+        lines = []
+        merge_from = 0
+        if first and len(set(tips) - {first}) and rng.random() < 0.3:
+            merge_from = rng.choice([t for t in tips if t != first])
+            other = state[merge_from]
+            for f in files:  # take the other side's file, keep ours, or write anew
+                pick = rng.random()
+                if pick < 0.3 and f in other:
+                    tree[f] = other[f]
+                elif pick < 0.4:
+                    tree[f] = f"merge {mark} {f}\n"
+        else:
+            for f in rng.sample(files, rng.randint(0, 2)):
+                if f in tree and rng.random() < 0.15:
+                    del tree[f]
+                else:
+                    tree[f] = f"{mark} {f}\n"
+        old = state.get(first, {})
+        for f in files:
+            if f in tree and tree[f] != old.get(f):
+                data = tree[f]
+                lines.append(f"M 100644 inline {f}\ndata {len(data)}\n{data}")
+            elif f not in tree and f in old:
+                lines.append(f"D {f}")
+        state[mark] = tree
+        parent = f"from :{first}\n" if first else ""
+        merge = f"merge :{merge_from}\n" if merge_from else ""
+        stream.append(
+            f"commit refs/heads/b{head}\nmark :{mark}\ncommitter T <t@e> {when} +0000\n"
+            f"data 1\nx\n{parent}{merge}" + "".join(x + "\n" for x in lines) + "\n"
+        )
+        tips[head] = mark
+        if merge_from and rng.random() < 0.5:
+            tips.remove(merge_from)  # a branch merged and gone
+        if rng.random() < 0.15:
+            tips.append(mark)  # a new branch from here
+    stream.append(f"reset refs/heads/main\nfrom :{tips[0]}\n\n")
+    subprocess.run(
+        ["git", "fast-import", "--quiet"], input="".join(stream).encode(), cwd=repo, check=True
+    )
+
+
+def test_entries_are_the_walk_s_without_its_order(repo: Path, tmp_path: Path) -> None:
+    """``entries`` (the commits that changed the paths, reached by leaping down
+    first-parent lines) gives what ``log`` walks commit by commit (git's own, above),
+    on the history above and on random branching ones; ``paths_had`` the paths those
+    commits changed, though it stops once it has found all it can."""
+    _history(repo)
+    worlds = [repo]
+    for seed in range(3):
+        other = tmp_path / f"random{seed}"
+        git(tmp_path, "init", "-q", "-b", "main", str(other))
+        _random_history(other, seed)
+        worlds.append(other)
+    compared = 0
+    for world in worlds:
+        files = sorted(set(git(world, "log", "--all", "--format=", "--name-only").split()))
+        revs = git(world, "rev-list", "--all").split()
+        history = RepoHistory(world)
+        history._direct = DIRECT_ASKS  # past the first logs: the whole history is read
+        sets = [c for n in (1, 2, 3) for c in itertools.combinations([*files, "nowhere"], n)]
+        for k, rev in enumerate(revs):
+            for paths in sets if world == repo or k % 7 == 0 else sets[:: len(files)]:
+                walked = history.log(rev, set(paths))
+                history._logs.clear()  # ``entries`` would hand back the walk it kept
+                leapt = history.entries(rev, set(paths))
+                history._unordered.clear()
+                assert walked is not None and leapt is not None
+                assert _as_set(leapt) == _as_set(walked), (world, rev, paths)
+                had = history.paths_had(rev, set(paths))
+                assert had == {p for e in walked for p in e.changes}, (world, rev, paths)
+                compared += 1
+    assert compared > 1000
+    assert history.entries("no-such-rev", {"f0.txt"}) is None

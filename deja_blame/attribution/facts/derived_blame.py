@@ -133,7 +133,7 @@ def derive(root: str | Path, commit: str, path: str) -> list[BlameLine] | None:
         if path not in kept.commits:
             return None
         known = {c: kept.blames[(c, path)] for c in kept.commits[path]}
-    if not _plain_diff(key):
+    if not plain_diff(key):
         return None
     history = repo_history(key)
     if not history.knows(commit):
@@ -273,7 +273,7 @@ def _hunk_start(header: bytes) -> int | None:
     return a if n > 0 else a + 1
 
 
-def _plain_diff(root: str) -> bool:
+def plain_diff(root: str) -> bool:
     """No configuration that makes git's diff differ from blame's, or blame's from
     the default: a diff algorithm (newer gits' blame honours diff.algorithm, older
     ones do not, plumbing diff never does), the indent heuristic, a textconv driver."""

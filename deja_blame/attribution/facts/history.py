@@ -24,6 +24,8 @@ import heapq
 import itertools
 import re
 import threading
+from bisect import bisect_left
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,8 +70,11 @@ class RepoHistory:
         self._batch: CatFile | None = None
         self._touching: dict[str, set[str]] = {}  # path -> commits that changed it
         self._logs: dict[tuple[str, frozenset[str]], list[LogEntry]] = {}
+        self._unordered: dict[tuple[str, frozenset[str]], list[LogEntry]] = {}
+        self._lines: _Lines | None = None  # the first-parent lines, made when first asked
         self._direct = 0
         self._first_times: dict[str, int | None] = {}
+        self._roots_time: tuple[int | None] | None = None  # (the oldest root's time,)
         # (commit, path) changed against a parent in its mode alone, the blob the same
         self.mode_only: set[tuple[str, str]] = set()
         # one reader at a time: the blame's read-ahead thread, stats' pool and the
@@ -168,6 +173,9 @@ class RepoHistory:
         self._tips.append(rev)
         self._simplified.clear()
         self._logs.clear()
+        self._unordered.clear()
+        self._lines = None
+        self._roots_time = None
 
     def first_time(self, rev: str) -> int | None:
         """When the history up to ``rev`` began: the oldest root commit's committer time."""
@@ -179,8 +187,10 @@ class RepoHistory:
                 # the root commits alone: git finds them without the diffs the whole
                 # history's read computes (0.43 s on click's 422 commits, against 5 ms)
                 return self._first_time_of(sha)
-            roots = [c.time for c in self.commits.values() if not c.parents]
-        return min(roots) if roots else None
+            if self._roots_time is None:  # once per history read (stats asks per file)
+                roots = [c.time for c in self.commits.values() if not c.parents]
+                self._roots_time = (min(roots) if roots else None,)
+            return self._roots_time[0]
 
     def _first_time_of(self, sha: str) -> int | None:
         if sha in self._first_times:
@@ -220,6 +230,105 @@ class RepoHistory:
                 self._logs.pop(next(iter(self._logs)))
             self._logs[key] = got
         return got
+
+    def entries(self, rev: str, paths: set[str] | frozenset[str]) -> list[LogEntry] | None:
+        """The entries ``log(rev, paths)`` gives, in no set order (None: ``rev`` unknown).
+
+        For the questions that need only which commits changed the paths, and how
+        (did a commit delete it, did git ever have it): the commits git's walk shows
+        are found from those that changed the paths, leaping over every other along
+        its first-parent line (``_Lines``), where ``_walk`` takes every commit in
+        turn: on express's 6,158 commits a walk was 27 ms, and ``deja stats`` asked
+        one a file for the moves rule (127 walks, a fifth of its CPU)."""
+        with self._lock:
+            found = self.resolve(rev)
+            if found is None:
+                return None
+            wanted = frozenset(paths)
+            key = (found, wanted)
+            got = self._logs.get(key) or self._unordered.get(key)
+            if got is not None:
+                return got
+            if not self.commits and self._direct < DIRECT_ASKS and not shared.active(self.root):
+                return self._log(found, wanted)  # git's own: as ``log`` would ask
+            if not self._knows(found):
+                return None
+            got = list(self._leap(found, wanted))
+            if len(self._unordered) >= LOGS_KEPT:
+                self._unordered.pop(next(iter(self._unordered)))
+            self._unordered[key] = got
+            return got
+
+    def paths_had(self, rev: str, paths: set[str] | frozenset[str]) -> set[str] | None:
+        """Of ``paths``, those some commit of ``log(rev, paths)`` shows changed (None:
+        ``rev`` unknown); the walk stops once every path that can be is found."""
+        with self._lock:
+            found = self.resolve(rev)
+            if found is None:
+                return None
+            wanted = frozenset(paths)
+            if not self.commits and self._direct < DIRECT_ASKS and not shared.active(self.root):
+                entries = self._log(found, wanted)  # git's own: as ``log`` would ask
+                return None if entries is None else {p for e in entries for p in e.changes}
+            if not self._knows(found):
+                return None
+            can = {p for p in wanted if p in self._touching}  # the others no commit changed
+            had: set[str] = set()
+            if can:
+                for entry in self._leap(found, wanted):
+                    had.update(entry.changes)
+                    if len(had) == len(can):
+                        break
+            return had
+
+    def _leap(self, rev: str, wanted: frozenset[str]) -> Iterator[LogEntry]:
+        """``_walk``'s entries, unordered, as they are found. A commit that changed none of the paths
+        against any parent is treesame and followed to its first parent alone, so
+        from any commit the walk goes down its first-parent line to the first commit
+        that changed one of them (or off the history): only those are simplified."""
+        if self._lines is None:
+            self._lines = _Lines(self.commits)
+        lines = self._lines
+        commits = self.commits
+        touching: set[str] = set()
+        for path in wanted:
+            touching |= self._touching.get(path, set())
+        marks = lines.marks(touching)
+        memo: dict[str, tuple[bool, tuple[str, ...]]] = {}
+
+        def simplify(sha: str) -> tuple[bool, tuple[str, ...]]:  # sha: in touching
+            got = memo.get(sha)
+            if got is None:
+                got = memo[sha] = _simplify(commits[sha], wanted)
+            return got
+
+        def rewrite(sha: str) -> str | None:
+            """The parent a shown commit's ``sha`` is rewritten to (``_walk``)."""
+            while True:
+                got = lines.nearest(sha, marks)
+                if got is None or got not in commits:
+                    return got  # a root's line ended; a commit not read is kept as it is
+                same, further = simplify(got)
+                if not same:
+                    return got
+                if not further:
+                    return None
+                sha = further[0]  # a merge treesame to one parent follows that one
+
+        done: set[str] = set()
+        todo = [rev]
+        while todo:
+            got = lines.nearest(todo.pop(), marks)
+            if got is None or got not in commits or got in done:
+                continue
+            done.add(got)
+            same, kept = simplify(got)
+            todo.extend(kept)
+            if not same:  # shown
+                c = commits[got]
+                rewritten = (rewrite(p) for p in c.parents)
+                parents = tuple(dict.fromkeys(p for p in rewritten if p is not None))
+                yield LogEntry(got, c.time, parents, _changes(c, parents, wanted))
 
     def _git_log(self, rev: str, wanted: frozenset[str]) -> list[LogEntry] | None:
         """``git log --parents REV -- PATHS`` itself."""
@@ -316,6 +425,59 @@ class RepoHistory:
         return out
 
 
+class _Lines:
+    """The history cut into first-parent lines: each commit is on one line, at a
+    place counted from the line's newest commit; a line ends where its oldest
+    commit's first parent is on another line, is not read, or does not exist."""
+
+    def __init__(self, commits: dict[str, _Commit]) -> None:
+        self.where: dict[str, tuple[int, int]] = {}  # commit -> (line, place)
+        self.lines: list[list[str]] = []
+        self.after: list[str | None] = []  # past each line's end: a commit, or None
+        where = self.where
+        # newest first: a line starts at a tip and runs down the branch it made
+        for start in sorted(commits, key=lambda sha: -commits[sha].time):
+            if start in where:
+                continue
+            n = len(self.lines)
+            line: list[str] = []
+            sha: str | None = start
+            while sha is not None and sha in commits and sha not in where:
+                where[sha] = (n, len(line))
+                line.append(sha)
+                parents = commits[sha].parents
+                sha = parents[0] if parents else None
+            self.lines.append(line)
+            self.after.append(sha)
+
+    def marks(self, commits: set[str]) -> dict[int, list[int]]:
+        """Line -> the places of ``commits`` on it, in order."""
+        out: dict[int, list[int]] = {}
+        for sha in commits:
+            n, k = self.where[sha]
+            out.setdefault(n, []).append(k)
+        for places in out.values():
+            places.sort()
+        return out
+
+    def nearest(self, sha: str | None, marks: dict[int, list[int]]) -> str | None:
+        """The first marked commit down the first-parent line from ``sha`` (itself
+        included); else the commit not read where the line leaves the history, or
+        None past a root."""
+        while sha is not None:
+            at = self.where.get(sha)
+            if at is None:
+                return sha
+            n, k = at
+            places = marks.get(n)
+            if places:
+                i = bisect_left(places, k)
+                if i < len(places):
+                    return self.lines[n][places[i]]
+            sha = self.after[n]
+        return None
+
+
 DIRECT_ASKS = 24  # logs asked of git one by one before the whole history is read
 LOGS_KEPT = 4096  # walks remembered (rev, paths): moves asks the same path's log again
 MEMOS_KEPT = 64  # path sets whose simplification is remembered (each: every commit walked)
@@ -364,11 +526,12 @@ def _simplify(c: _Commit | None, paths: frozenset[str]) -> tuple[bool, tuple[str
     such parent is the only one followed."""
     if c is None:
         return True, ()
+    # (a dict's keys against a set: C walks the smaller of the two)
     if not c.parents:
-        return not any(p in c.against[0] for p in paths) if c.against else True, ()
+        return c.against[0].keys().isdisjoint(paths) if c.against else True, ()
     for n, parent in enumerate(c.parents):
         against = c.against[n] if n < len(c.against) else {}
-        if not any(p in against for p in paths):
+        if against.keys().isdisjoint(paths):
             return True, (parent,)
     return False, c.parents
 

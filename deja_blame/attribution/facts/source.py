@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from deja_blame.attribution.facts import shared
+from deja_blame.attribution.facts.copies import plain_answer
 from deja_blame.attribution.facts.git_blame import blame_copies
 from deja_blame.attribution.facts.history import repo_history
 from deja_blame.attribution.facts.model import BlameLine, Key, WriteSet
@@ -45,6 +46,7 @@ class FactSource:
         self._identity: object | None = None
         self._file_edits: dict[tuple[int, int], list[tuple[int, float | None, Q.Hunks]]] = {}
         self._texts: dict[tuple[str, str], str] = {}
+        self._path_logs: dict[str, PathLog] = {}
 
     # -- the index ------------------------------------------------------------------
 
@@ -139,9 +141,18 @@ class FactSource:
         return load_writes(self.conn, paths, fps, into=into, solid=solid)
 
     def write_times(self, pid: int, fp: int) -> list[float]:
-        """When sessions (not the person) wrote text of ``fp`` to path ``pid``."""
-        rows = Q.line_writes(self.conn, pid, [fp])
-        return [r[5] for r in rows if r[5] is not None and not r[6]]
+        """When sessions (not the person) wrote text of ``fp`` to path ``pid`` (kept
+        for a question about many files: the moves rule asks it again file after file)."""
+        kept: dict[tuple[int, int], list[float]] | None = shared.kept(
+            self.root, "write times", dict
+        )
+        got = None if kept is None else kept.get((pid, fp))
+        if got is None:
+            rows = Q.line_writes(self.conn, pid, [fp])
+            got = [r[5] for r in rows if r[5] is not None and not r[6]]
+            if kept is not None:
+                kept[(pid, fp)] = got
+        return got
 
     def written_elsewhere(
         self, skip: set[int], fps: set[int]
@@ -189,8 +200,19 @@ class FactSource:
         got = repo_history(self.root).first_time(self.rev or "HEAD")
         return None if got is None else float(got)
 
-    def blame_copies(self, relpath: str, ranges: list[tuple[int, int]]) -> list[BlameLine]:
-        """``git blame -C`` of these line ranges: where moved lines came from."""
+    def blame_copies(
+        self,
+        relpath: str,
+        ranges: list[tuple[int, int]],
+        plain: dict[int, BlameLine | None] | None = None,
+    ) -> list[BlameLine]:
+        """``git blame -C`` of these line ranges: where moved lines came from. With
+        ``plain`` (line -> the plain blame's line, for every line of the ranges), git
+        is not asked where its answer can only be that (``copies.py``)."""
+        if plain is not None:
+            got = plain_answer(self.root, self.rev, relpath, plain)
+            if got is not None:
+                return got
         return blame_copies(Path(self.root), relpath, self.rev, ranges)
 
     def text_at(self, rev: str, path: str) -> str:
@@ -204,9 +226,13 @@ class FactSource:
 
     def path_log(self, path: str) -> PathLog:
         """(commit, time, status of the path) for every commit up to the revision
-        that touched the path, renames as a deletion and an addition."""
-        entries = repo_history(self.root).log(self.rev or "HEAD", {path})
-        return [(e.commit, e.time, st) for e in entries or () for st, _ in e.changes.values()]
+        that touched the path, renames as a deletion and an addition (in no set order)."""
+        got = self._path_logs.get(path)  # the moves rule asks it line after line
+        if got is None:
+            entries = repo_history(self.root).entries(self.rev or "HEAD", {path})
+            got = [(e.commit, e.time, st) for e in entries or () for st, _ in e.changes.values()]
+            self._path_logs[path] = got
+        return got
 
     def touched(self, commit: str) -> dict[str, tuple[str, str | None]]:
         """Path before ``commit`` -> (status letter, its path after: None when
@@ -226,10 +252,9 @@ class FactSource:
         rel = {path: pid for pid, path in names.items()}
         if not rel:
             return set()
-        entries = repo_history(self.root).log(self.rev or "HEAD", set(rel))
-        if entries is None:
+        had = repo_history(self.root).paths_had(self.rev or "HEAD", set(rel))
+        if had is None:
             return set()
-        had = {p for e in entries for p in e.changes}
         return {pid for path, pid in rel.items() if path not in had}
 
     def close(self) -> None:

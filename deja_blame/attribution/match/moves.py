@@ -80,7 +80,8 @@ def follow_moves(
     last = lines[-1].line
     # the blank lines and brackets at a moved block's edges moved with it
     ranges = [[max(first, a - 2), min(last, b + 2)] for a, b in ranges]
-    found = facts.blame_copies(relpath, [(a, b) for a, b in ranges])
+    plain = {n: by_line[n - first] for a, b in ranges for n in range(a, b + 1)}
+    found = facts.blame_copies(relpath, [(a, b) for a, b in ranges], plain)
     moved = [False] * len(lines)
     # lines whose text left the file it came from in the commit that brought it here
     # (a move, not a copy): they need no distinctive text (``_keep_blocks``)
