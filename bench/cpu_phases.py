@@ -1,0 +1,78 @@
+"""Where a deja command's CPU goes: named functions timed with a CPU clock, in process.
+
+    python bench/cpu_phases.py [--phase MODULE:FUNCTION[:CLASS]]... -- blame FILE --json
+
+Runs ``deja ARGS`` in this process (never through a resident server:
+``DEJA_SERVER=0`` is set) with each named function wrapped: the CPU
+seconds spent inside it (its callees included; a generator counts only its
+creation) are printed to stderr at exit, beside the process's own total. Git's
+processes are not counted: ``/usr/bin/time`` or ``first_answer.py`` give those.
+The default phases are a first answer's: the prescan, the indexing of what it
+found, the blame.
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import functools
+import importlib
+import os
+import runpy
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+FIRST_ANSWER = (
+    "deja_blame.index.prescan:split",
+    "deja_blame.index.ingest:index_roots",
+    "deja_blame.transcripts.antigravity.reader:feed:SessionReader",
+    "deja_blame.index.ingest:chunk_rows",
+    "deja_blame.index.ingest:_commit",
+    "deja_blame.attribution.blame:blame_file",
+    "deja_blame.later:finish",
+)
+
+
+def wrap(spec: str, spent: dict[str, float]) -> None:
+    """Time ``module:function`` (or ``module:method:Class``) where it is looked up."""
+    module_name, name, *owner_name = spec.split(":")
+    module = importlib.import_module(module_name)
+    owner: Any = getattr(module, owner_name[0]) if owner_name else module
+    inner: Callable[..., Any] = getattr(owner, name)
+    key = f"{owner_name[0] if owner_name else module_name.rsplit('.', 1)[-1]}.{name}"
+
+    @functools.wraps(inner)
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        start = time.process_time()
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            spent[key] = spent.get(key, 0.0) + time.process_time() - start
+
+    setattr(owner, name, timed)
+
+
+def main() -> None:
+    argv = sys.argv[1:]
+    cut = argv.index("--") if "--" in argv else len(argv)
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--phase", action="append", help="MODULE:FUNCTION[:CLASS] (repeatable)")
+    args = ap.parse_args(argv[:cut])
+    spent: dict[str, float] = {}
+    for spec in args.phase or FIRST_ANSWER:
+        wrap(spec, spent)  # a function imported by name elsewhere is wrapped only if not yet bound
+
+    def report() -> None:
+        rows = [*spent.items(), ("process total", time.process_time())]
+        print("\n".join(f"{k:48}{v:8.3f} s CPU" for k, v in rows), file=sys.stderr)
+
+    atexit.register(report)
+    os.environ["DEJA_SERVER"] = "0"  # the work must happen here, where it is timed
+    sys.argv = ["deja", *argv[cut + 1 :]]
+    runpy.run_module("deja_blame", run_name="__main__")
+
+
+if __name__ == "__main__":
+    main()
