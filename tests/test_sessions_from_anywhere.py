@@ -111,8 +111,10 @@ def codex(home: Path, workspace: str, files: dict[str, str]) -> None:
     ]  # fmt: skip
     for k, (rel, content) in enumerate(files.items()):
         at = T0 + 10 * (k + 1)
+        # relative, as the model wrote it there (on Windows with backslashes)
+        name = rel.replace("/", "\\") if "\\" in workspace else rel
         patch = (
-            f"*** Begin Patch\n*** Add File: {rel}\n"
+            f"*** Begin Patch\n*** Add File: {name}\n"
             + "".join("+" + ln for ln in content.splitlines(keepends=True))
             + "*** End Patch\n"
         )

@@ -8,6 +8,7 @@ memory; the index takes it as one batch (``as_batch``), like Antigravity's.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from deja_blame.models import Command, Edit, FileRecord, Message, Session
@@ -23,6 +24,9 @@ from deja_blame.transcripts.text import (
     normalise_time,
     parent_directory,
 )
+
+# A working folder on a drive (normalised: ``C:/Users/bob/shop``): the session ran on Windows
+_WINDOWS_BASE = re.compile(r"[A-Za-z]:/")
 
 # Tool output kept in the index for these readers (they keep no byte spans to
 # read it back from): past TOOL_TEXT_KEPT characters, its head and its tail.
@@ -109,6 +113,9 @@ class SessionBuilder:
         path = normalise_path(path)
         base = cwd or self.cwd
         if not is_absolute(path) and base:
+            if _WINDOWS_BASE.match(base):
+                # a session on Windows: ``src\\app.py`` is two parts there, not a name
+                path = path.replace("\\", "/")
             parts: list[str] = base.rstrip("/").split("/")
             for part in path.split("/"):
                 if part in ("", "."):
