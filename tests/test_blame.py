@@ -335,6 +335,10 @@ def test_empty_index_still_blames(repo: Path, tmp_path: Path) -> None:
     doc = orjson.loads(proc.stdout)
     assert [ln["session"] for ln in doc["lines"]] == [None]
     assert "no sessions are indexed" in proc.stderr.decode()
+    # a reviewer's clone: the notes say who wrote what, and these lines are people's
+    git(repo, "notes", "--ref", "deja", "add", "-m", "{}", "HEAD")
+    proc = deja("blame", str(repo / "x.py"), "--json")
+    assert proc.stderr.decode() == "", "a clone with deja's notes was told it has no sessions"
 
 
 @pytest.mark.parametrize(

@@ -111,7 +111,12 @@ def run_blame(
         result = _blame_ranges(conn, file, rev, specs, refresh)
     if reverse is not None:
         _reverse_commits(result, reverse)
-    if result.indexed_sessions == 0 and not any(ln.session for ln in result.lines):
+    if (
+        result.indexed_sessions == 0
+        and not any(ln.session for ln in result.lines)
+        and not _has_notes(result.root)
+    ):
+        # (a clone with the notes, a reviewer's: its people's lines are people's)
         from deja_blame.notes.where_from import unattributed_hint
 
         hint = unattributed_hint(result.root)
@@ -133,6 +138,15 @@ def run_blame(
     else:
         print_human(result, look)
     return 0
+
+
+def _has_notes(root: str) -> bool:
+    """Whether the repository has deja's notes (then an unindexed clone still knows)."""
+    from deja_blame.gitutil import try_git
+    from deja_blame.notes.schema import NOTES_REF
+
+    proc = try_git(root, ["rev-parse", "-q", "--verify", NOTES_REF])
+    return proc is not None and proc.returncode == 0
 
 
 def _authors(
