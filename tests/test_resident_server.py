@@ -148,6 +148,24 @@ def test_a_terminal_is_never_handed_over(monkeypatch: pytest.MonkeyPatch) -> Non
     assert not client.wanted(["blame", "a.py"])
 
 
+def test_global_options_before_the_command_are_the_command_s(
+    running: Path, history: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``deja --db X -C DIR blame`` goes to the server too (the README teaches global
+    options first), and answers as it does run here."""
+    monkeypatch.setattr(os, "isatty", lambda fd: False)
+    assert client.command_of(["--db", "x.db", "-C", "d", "--no-pager", "blame"]) == "blame"
+    assert client.command_of(["--color=never", "-Cd", "why", "a.py:1"]) == "why"
+    assert client.command_of(["--db", "x.db", "lsp"]) == "lsp"
+    assert not client.wanted(["--db", "x.db", "lsp"]) and not client.wanted(["--version"])
+    assert client.command_of(["--help"]) is None and client.command_of(["--db"]) is None
+    db = str(tmp_path / "other.db")
+    by_server, here = _both(
+        "--db", db, "-C", str(history / "sub"), "blame", "b.py", "--json", cwd=tmp_path
+    )
+    assert by_server == here and by_server[0] == 0
+
+
 def test_another_installation_is_refused(
     running: Path, history: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

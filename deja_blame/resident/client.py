@@ -47,12 +47,35 @@ RUN, STATUS, QUIT = b"C", b"S", b"Q"
 REFUSED, STARTED, EXITED, ANSWER = b"R", b"P", b"X", b"A"
 
 
+# deja's own options before the command (``cli.cli``), those that take a value
+_GLOBAL_WITH_VALUE = ("-C", "--db", "--color")
+_GLOBAL_FLAGS = ("--no-pager",)
+
+
+def command_of(args: list[str]) -> str | None:
+    """The command named after deja's global options (``deja --db X -C DIR blame``);
+    None: none, or an option this does not know (``--help``, ``--version``)."""
+    k = 0
+    while k < len(args) and args[k].startswith("-"):
+        arg = args[k]
+        if arg in _GLOBAL_WITH_VALUE:
+            k += 2
+        elif arg in _GLOBAL_FLAGS or arg.startswith(tuple(f"{o}=" for o in _GLOBAL_WITH_VALUE)):
+            k += 1
+        elif arg.startswith("-C") and len(arg) > 2:  # -CDIR
+            k += 1
+        else:
+            return None
+    return args[k] if k < len(args) else None
+
+
 def wanted(args: list[str]) -> bool:
     """Whether this command may go to a server at all (before any socket is tried)."""
-    if os.name != "posix" or place.off() or not args or args[0] in LOCAL_COMMANDS:
+    if os.name != "posix" or place.off():
         return False
-    if args[0].startswith("-"):
-        return False  # global options first (``-C``, ``--db``): rare, run here
+    command = command_of(args)
+    if command is None or command in LOCAL_COMMANDS:
+        return False
     if any(a.startswith(_OWN_FILES) or "=/dev/fd/" in a for a in args):
         return False
     try:
