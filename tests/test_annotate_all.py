@@ -102,7 +102,10 @@ def test_a_commit_with_no_attributed_line_is_not_derived_again(world: World) -> 
     out = run_all(world)
     assert out["touched"] == 2 and out["derived"] == 2 and world.note(person) is None
     again = run_all(world)
-    assert again["derived"] == 0 and again["fresh"] == 2
+    assert again["derived"] == 0 and again["fresh"] == 2 and again["fresh_none"] == 1
+    # and the summary says so, not "2 up to date" beside one note
+    said = world.deja("annotate", "--all").stderr.decode()
+    assert "1 up to date, 1 with no attributed lines" in said, said
 
 
 def test_all_is_resumable_after_an_interrupt(world: World, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -110,8 +110,9 @@ def run_annotate_all(
         n = len(result.written)
         click.echo(
             f"deja: {result.commits} commits, {result.touched} touched by sessions:"
-            f" {n} note{'s' if n != 1 else ''} written, {result.fresh} up to date,"
-            f" {result.derived - n} with no attributed lines",
+            f" {n} note{'s' if n != 1 else ''} written,"
+            f" {result.fresh - result.fresh_none} up to date,"
+            f" {result.derived - n + result.fresh_none} with no attributed lines",
             err=True,
         )
     return 0

@@ -67,6 +67,7 @@ class HistoryResult:
     commits: int = 0  # of the branch's history, from the first session's start on
     touched: int = 0  # that sessions wrote to the files of, by their time
     fresh: int = 0  # whose note (or record of none) was up to date
+    fresh_none: int = 0  # of those, the records of none (no attributed line: no note)
     derived: int = 0  # derived now
     written: list[str] = field(default_factory=list)  # notes written or updated
     left: int = 0  # touched, not up to date, not derived (out of time)
@@ -81,6 +82,7 @@ class HistoryResult:
             "commits": self.commits,
             "touched": self.touched,
             "fresh": self.fresh,
+            "fresh_none": self.fresh_none,
             "derived": self.derived,
             "written": self.written,
             "left": self.left,
@@ -183,6 +185,7 @@ def annotate_history(
                 result.touched += 1
                 if up_to_date:
                     result.fresh += 1
+                    result.fresh_none += own is None
                 else:
                     todo.append((c.sha, local, None))
                 continue
