@@ -486,6 +486,17 @@ def _date_format(value: str | None) -> str | None:
     )
 
 
+def _two_files(args: tuple[str, ...]) -> bool:
+    """``deja blame a.py b.py``: two files where git would read a revision and a
+    file (asked of git only then: a file may share a branch's name)."""
+    from deja_blame.gitutil import try_git
+
+    if not (os.path.isfile(args[0]) and os.path.lexists(args[1])):
+        return False
+    proc = try_git(Path.cwd(), ["rev-parse", "-q", "--verify", f"{args[0]}^{{commit}}"])
+    return proc is not None and proc.returncode != 0
+
+
 @cli.command("blame", cls=_BlameCommand)
 @click.argument("args", nargs=-1, required=True, metavar="[REV] [--] FILE")
 @click.option(
@@ -596,6 +607,12 @@ def blame_cmd(
     file. Attribution follows the commit and file git names for each line.
 
     \b
+    Columns: the commit (00000000: not committed yet); for a session's line its
+    id, agent, model (where the transcript names one), when it wrote the line,
+    and the confidence (0-1); for a person's line (author date), as git blame;
+    then the line number and the text.
+
+    \b
     git blame's options that choose the commit, passed to git:
       -w                 ignore white space
       -M[<num>]          lines moved within the file
@@ -630,6 +647,11 @@ def blame_cmd(
         if rev is not None:
             raise click.UsageError("a revision twice: give REV or --rev, not both")
         rev = args[0]
+        if _two_files(args):
+            raise click.UsageError(
+                f"one file at a time: {args[0]!r} is a file, not a revision"
+                " (deja blame [REV] FILE; deja stats for many files)"
+            )
     if porcelain and line_porcelain:
         raise click.UsageError("--porcelain or --line-porcelain, not both")
     if reverse is not None:

@@ -37,6 +37,12 @@ def test_a_revision_before_the_file_is_git_blame_s_rev(history: Path) -> None:
     assert twice.returncode == 2 and b"a revision twice" in twice.stderr
     many = deja("blame", "HEAD", "a.py", "b.py", cwd=history, check=False)
     assert many.returncode == 2 and b"too many arguments" in many.stderr
+    (history / "b.py").write_text("b = 1\n")
+    two = deja("blame", "a.py", "b.py", cwd=history, check=False)
+    assert two.returncode == 2 and b"one file at a time: 'a.py' is a file" in two.stderr
+    # a file named as a branch is one: git reads the branch first, as deja does
+    git(history, "branch", "b.py")
+    assert deja("blame", "b.py", "a.py", "--json", cwd=history).returncode == 0
 
 
 def test_several_ranges_give_git_blame_s_lines(history: Path) -> None:
