@@ -609,8 +609,8 @@ def blame_cmd(
     \b
     Columns: the commit (00000000: not committed yet); for a session's line its
     id, agent, model (where the transcript names one), when it wrote the line,
-    and the confidence (0-1); for a person's line (author date), as git blame;
-    then the line number and the text.
+    and the confidence (0-1); for a person's line the commit's author and date
+    (as committed: no mailmap); then the line number and the text.
 
     \b
     git blame's options that choose the commit, passed to git:

@@ -335,8 +335,14 @@ def test_empty_index_still_blames(repo: Path, tmp_path: Path) -> None:
     doc = orjson.loads(proc.stdout)
     assert [ln["session"] for ln in doc["lines"]] == [None]
     assert "no sessions are indexed" in proc.stderr.decode()
-    # a reviewer's clone: the notes say who wrote what, and these lines are people's
+    # a note of another commit says nothing of these lines
+    (repo / "y.py").write_text("y = 1\n")
+    commit_all(repo, "y", T0 + 60)
     git(repo, "notes", "--ref", "deja", "add", "-m", "{}", "HEAD")
+    proc = deja("blame", str(repo / "x.py"), "--json")
+    assert "no sessions are indexed" in proc.stderr.decode()
+    # a reviewer's clone: the notes say who wrote what, and these lines are people's
+    git(repo, "notes", "--ref", "deja", "add", "-m", "{}", "HEAD~1")
     proc = deja("blame", str(repo / "x.py"), "--json")
     assert proc.stderr.decode() == "", "a clone with deja's notes was told it has no sessions"
 

@@ -300,3 +300,16 @@ def test_why_no_refresh_asks_the_index_as_it_is(
     assert held["session"] is None  # nothing indexed yet, and nothing read
     read = orjson.loads(world.deja("why", "app.py:2", "--json").stdout)
     assert read["session"] == S1
+
+
+def test_a_commit_dated_past_year_9999_is_shown_not_an_error(repo: Path) -> None:
+    """git accepts any author time (git blame shows year 11476); deja shows the
+    last date it can, and the time itself where git shows the number."""
+    (repo / "far.py").write_text("x = 1\n")
+    git(repo, "add", "far.py")
+    env = {**commit_env(1_784_278_800), "GIT_AUTHOR_DATE": "@300000000000 +0000"}
+    git(repo, "commit", "-qm", "far", env=env)
+    text = deja("blame", "far.py", cwd=repo)
+    assert "9999-12-31" in text.stdout.decode()
+    unix = deja("blame", "-t", "far.py", cwd=repo).stdout.decode()
+    assert "300000000000" in unix

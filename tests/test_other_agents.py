@@ -700,3 +700,22 @@ def test_a_gemini_json_caught_half_written_keeps_what_the_index_has(tmp_path: Pa
     assert [m["text"] for m in shown["messages"]] == ["Hi."]  # kept meanwhile
     path.write_text(text)
     assert deja_json("index", "--json", env=env)["problems"] == []
+
+
+@pytest.mark.parametrize(
+    "cwd, path, expected",
+    [
+        ("C:/Users/alex/proj", "src\\report.py", "C:/Users/alex/proj/src/report.py"),
+        # a reader that keeps the working folder as the transcript gives it
+        ("C:\\Users\\alex\\proj", "src\\report.py", "C:/Users/alex/proj/src/report.py"),
+        ("C:\\Users\\alex\\proj", "..\\lib\\x.py", "C:/Users/alex/lib/x.py"),
+        ("C:\\Users\\alex\\proj", "\\src\\app.py", "C:/src/app.py"),  # the drive's root
+        ("/home/alex/proj", "src\\odd.py", "/home/alex/proj/src\\odd.py"),  # a POSIX name
+    ],
+)
+def test_a_relative_path_of_a_session_on_windows(cwd: str, path: str, expected: str) -> None:
+    from deja_blame.transcripts.builder import SessionBuilder
+
+    b = SessionBuilder("s", "t.jsonl", "codex")
+    b.cwd = cwd
+    assert b.absolute(path) == expected

@@ -159,6 +159,10 @@ def test_global_options_before_the_command_are_the_command_s(
     assert client.command_of(["--db", "x.db", "lsp"]) == "lsp"
     assert not client.wanted(["--db", "x.db", "lsp"]) and not client.wanted(["--version"])
     assert client.command_of(["--help"]) is None and client.command_of(["--db"]) is None
+    # the caller's own descriptors, however an option spells them, stay the caller's
+    for own in (["-C/dev/fd/7", "blame", "f"], ["--db=/proc/self/fd/7", "blame", "f"],
+                ["-C", "/proc/thread-self/fd/3", "why", "f:1"]):  # fmt: skip
+        assert not client.wanted(own), own
     db = str(tmp_path / "other.db")
     by_server, here = _both(
         "--db", db, "-C", str(history / "sub"), "blame", "b.py", "--json", cwd=tmp_path

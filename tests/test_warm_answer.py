@@ -226,3 +226,47 @@ def test_the_deferred_write_keeps_the_index_state_of_the_answer(
     monkeypatch.setattr(Q, "cache_put", put)
     _blame(two_authors, monkeypatch, "--porcelain")
     assert stored == ["when computed"]
+
+
+def test_authors_git_could_not_read_are_git_log_s(repo: Path) -> None:
+    """A commit whose author line has no mail or no time: git blame makes up
+    "(unknown)" and time 0, git log says nothing. deja's authors are git log's,
+    with or without a mailmap."""
+    (repo / "f.txt").write_text("one\n")
+    git(repo, "add", "f.txt")
+    git(repo, "commit", "-qm", "one", env=commit_env(1_784_278_800))
+    for k, author in enumerate(["NoMail 1700000000 +0000", "A <a@b>"]):
+        (repo / "f.txt").write_text((repo / "f.txt").read_text() + f"line {k}\n")
+        git(repo, "add", "f.txt")
+        tree = git(repo, "write-tree").strip()
+        head = git(repo, "rev-parse", "HEAD").strip()
+        raw = f"tree {tree}\nparent {head}\nauthor {author}\ncommitter C <c@c> 1700000000 +0000\n\nm\n"
+        made = subprocess.run(
+            ["git", "hash-object", "-t", "commit", "-w", "--literally", "--stdin"],
+            cwd=repo, input=raw.encode(), capture_output=True, check=True,
+        ).stdout.decode().strip()  # fmt: skip
+        git(repo, "update-ref", "HEAD", made)
+    without = orjson.loads(run_deja_in(repo, "blame", "f.txt", "--json"))
+    (repo / ".mailmap").write_text("Nobody <n@n> <nobody@example.com>\n")
+    with_map = orjson.loads(run_deja_in(repo, "blame", "f.txt", "--json", "--no-refresh"))
+    people = [(ln["author"], ln["author_mail"], ln["author_time"]) for ln in without["lines"]]
+    assert people == [
+        (ln["author"], ln["author_mail"], ln["author_time"]) for ln in with_map["lines"]
+    ]
+    assert people[0][0] is not None and "(unknown)" not in str(people)
+
+
+def run_deja_in(repo: Path, *args: str) -> bytes:
+    from conftest import deja
+
+    return deja(*args, cwd=repo, env={"DEJA_NO_CACHE": "1"}).stdout
+
+
+def test_a_modified_file_takes_the_authors_from_git_blame_too(
+    two_authors: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked = _counting(monkeypatch)
+    (two_authors / "a.py").write_text((two_authors / "a.py").read_text() + "new = 1\n")
+    doc = orjson.loads(_blame(two_authors, monkeypatch, "--json"))
+    assert asked == [], "a file with uncommitted lines asked git log for its authors"
+    assert doc["lines"][-1]["author"] is None and doc["lines"][8]["author"] == "Bo"

@@ -62,6 +62,8 @@ def overlay(
         note_sessions=dict(head.note_sessions),
         authors=head.authors,  # a new line has no commit: HEAD's authors are all it needs
         cache_key=head.cache_key,
+        blame_authors=head.blame_authors,
+        keeps_authors=head.keeps_authors,
     )
     new = [i for i, m in enumerate(mapping) if m is None]
     if conn is None or not new:

@@ -114,9 +114,10 @@ def run_blame(
     if (
         result.indexed_sessions == 0
         and not any(ln.session for ln in result.lines)
-        and not _has_notes(result.root)
+        and not _commits_noted(result)
     ):
-        # (a clone with the notes, a reviewer's: its people's lines are people's)
+        # (a clone whose notes speak for these lines' commits, a reviewer's: its
+        # people's lines are people's)
         from deja_blame.notes.where_from import unattributed_hint
 
         hint = unattributed_hint(result.root)
@@ -140,13 +141,17 @@ def run_blame(
     return 0
 
 
-def _has_notes(root: str) -> bool:
-    """Whether the repository has deja's notes (then an unindexed clone still knows)."""
+def _commits_noted(result: FileBlame) -> bool:
+    """Whether deja's notes speak for a commit of these lines (then an unindexed clone
+    still knows who wrote them: a reviewer's)."""
     from deja_blame.gitutil import try_git
     from deja_blame.notes.schema import NOTES_REF
 
-    proc = try_git(root, ["rev-parse", "-q", "--verify", NOTES_REF])
-    return proc is not None and proc.returncode == 0
+    commits = {ln.commit for ln in result.lines if ln.commit}
+    proc = try_git(result.root, ["notes", f"--ref={NOTES_REF}", "list"]) if commits else None
+    if proc is None or proc.returncode != 0:
+        return False
+    return any(row.split()[-1:][0] in commits for row in proc.stdout.decode().split("\n") if row)
 
 
 def _authors(

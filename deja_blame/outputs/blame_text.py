@@ -48,11 +48,18 @@ DATE_FORMATS = (
 )  # fmt: skip
 
 
+_FIRST_EPOCH = -62135596800  # 0001-01-01T00:00:00Z
+_LAST_EPOCH = 253402300799  # 9999-12-31T23:59:59Z
+
+
 def format_date(epoch: int, fmt: str | None, now: float | None = None) -> str:
     """An author time as git's ``--date=FMT`` shows it (in UTC; ``local``: this zone)."""
     from datetime import datetime, timezone
 
     fmt = fmt or "short"
+    # a commit may claim any time (git blame shows year 11476); Python's dates end at
+    # 9999 and begin at 1: such a time is shown at that end, never an error
+    raw, epoch = epoch, min(max(epoch, _FIRST_EPOCH), _LAST_EPOCH)
     if fmt.startswith("format:"):
         return datetime.fromtimestamp(epoch, tz=timezone.utc).strftime(fmt[7:])
     if fmt not in DATE_FORMATS:
@@ -61,7 +68,7 @@ def format_date(epoch: int, fmt: str | None, now: float | None = None) -> str:
         )
     when = datetime.fromtimestamp(epoch, tz=timezone.utc)
     if fmt == "local":
-        when = datetime.fromtimestamp(epoch).astimezone()
+        when = datetime.fromtimestamp(min(max(epoch, 86400), _LAST_EPOCH - 86400)).astimezone()
         return when.strftime("%a %b %-d %H:%M:%S %Y")
     if fmt == "short":
         return when.strftime("%Y-%m-%d")
@@ -70,9 +77,9 @@ def format_date(epoch: int, fmt: str | None, now: float | None = None) -> str:
     if fmt in ("iso-strict", "iso8601-strict"):
         return when.strftime("%Y-%m-%dT%H:%M:%S+00:00")
     if fmt == "unix":
-        return str(epoch)
+        return str(raw)
     if fmt == "raw":
-        return f"{epoch} +0000"
+        return f"{raw} +0000"
     if fmt in ("rfc", "rfc2822"):
         return when.strftime("%a, %-d %b %Y %H:%M:%S +0000")
     if fmt == "relative":

@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # names for annotations only: this runs before deja loads
 LOCAL_COMMANDS = frozenset({"server", "lsp", "mcp", "handoff"})  # handoff: the agent needs a tty
 # Arguments naming one of the caller's own descriptors (``--contents <(...)``): only
 # stdin, stdout and stderr are passed, so such a command runs here
-_OWN_FILES = ("/dev/fd/", "/proc/self/", "/dev/stdin")
+_OWN_FILES = ("/dev/fd/", "/proc/self/", "/proc/thread-self/", "/dev/stdin")
 STARTED_WITHIN = 2.0  # seconds: a server that has not taken the command by then is not used
 GO = b"G"
 
@@ -76,7 +76,8 @@ def wanted(args: list[str]) -> bool:
     command = command_of(args)
     if command is None or command in LOCAL_COMMANDS:
         return False
-    if any(a.startswith(_OWN_FILES) or "=/dev/fd/" in a for a in args):
+    # anywhere in an argument: ``-C/dev/fd/7``, ``--db=/proc/self/fd/7``
+    if any(own in a for a in args for own in _OWN_FILES):
         return False
     try:
         return not os.isatty(1)

@@ -113,9 +113,13 @@ class SessionBuilder:
         path = normalise_path(path)
         base = cwd or self.cwd
         if not is_absolute(path) and base:
+            base = normalise_path(base)  # as a reader may keep it: C:\\Users\\bob
             if _WINDOWS_BASE.match(base):
-                # a session on Windows: ``src\\app.py`` is two parts there, not a name
+                # a session on Windows: ``src\\app.py`` is two parts there, not a name,
+                # and ``\\src\\app.py`` is on the working folder's drive, from its root
                 path = path.replace("\\", "/")
+                if path.startswith("/"):
+                    base = base[:3]
             parts: list[str] = base.rstrip("/").split("/")
             for part in path.split("/"):
                 if part in ("", "."):

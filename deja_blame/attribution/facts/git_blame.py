@@ -194,9 +194,14 @@ def _start_git(
             pass
 
     def authors() -> dict[str, tuple[str, str, int]]:
-        # all zeros: not committed yet, no commit to have an author
+        # all zeros: not committed yet, no commit to have an author; an author line
+        # git could not read it shows as "(unknown)", time 0 (git log: nothing)
         got = reader.authors.items()
-        return {c: (a[0], a[1], a[2]) for c, a in got if a[2] is not None and c.strip("0")}
+        return {
+            c: (a[0], a[1], a[2])
+            for c, a in got
+            if a[2] and 0 < a[2] < _GIT_TIME_CLAMP and a[1] != "(unknown)" and c.strip("0")
+        }
 
     return PendingBlame(finish, cancel, reader.stream, authors)
 
@@ -321,13 +326,19 @@ class _IncrementalParser:
                 out += [BlameLine(final + k, commit, when, path, orig + k) for k in range(count)]
 
 
+# git blame shows an author time past this as the largest it can (git log: as written)
+_GIT_TIME_CLAMP = 2**63 - 1
+
+
 def _author_part(author: list[Any], head: bytes, rest: bytes) -> None:
     """One of a commit's ``author``, ``author-mail`` and ``author-time`` lines, into
     [name, mail, epoch] (the mail without its brackets, as ``git log`` gives it)."""
     if head == b"author":
         author[0] = rest.decode("utf-8", "replace")
     elif head == b"author-mail":
-        author[1] = rest.decode("utf-8", "replace").removeprefix("<").removesuffix(">")
+        mail = rest.decode("utf-8", "replace")
+        # git's own brackets only: a mail without them is git's "(unknown)"
+        author[1] = mail[1:-1] if mail[:1] == "<" and mail[-1:] == ">" else "(unknown)"
     elif head == b"author-time" and rest.isdigit():
         author[2] = int(rest)
 
