@@ -1429,7 +1429,7 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(f"deja: error: {terminal(str(exc))}", err=True)
         if exc.hint:
             click.echo(f"hint: {terminal(exc.hint)}", err=True)
-        sys.exit(1)
+        sys.exit(exc.exit_code)
     except BrokenPipeError:
         sys.stderr.close()
         sys.exit(0)

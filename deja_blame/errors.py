@@ -9,9 +9,11 @@ class DejaError(Exception):
     ``hint`` is an optional second line naming the command that fixes it.
     """
 
-    def __init__(self, message: str, hint: str | None = None) -> None:
+    def __init__(self, message: str, hint: str | None = None, exit_code: int = 1) -> None:
         super().__init__(message)
         self.hint = hint
+        # 1; git's own code where deja refuses what git refuses (128: no such path)
+        self.exit_code = exit_code
 
 
 class IndexCorruptError(DejaError):

@@ -39,6 +39,25 @@ def warn(message: str) -> None:
     click.echo(f"deja: {terminal(message)}", err=True)
 
 
+def utc_minute(at: str | None) -> str:
+    """An agent's time, to the minute, with its zone: ``2026-07-17 09:01 UTC``. The index
+    keeps UTC, and a reader in another zone must not take it for local time; a time in
+    another form is turned to UTC, one deja cannot read is shown as written (cut to 16
+    characters, no zone said). None: "". The caller makes it inert, as any field."""
+    if not at:
+        return ""
+    if len(at) == 20 and at[10] == "T" and at[19] == "Z":
+        return f"{at[:10]} {at[11:16]} UTC"
+    import time
+
+    from deja_blame.transcripts.text import epoch_of
+
+    epoch = epoch_of(at)
+    if epoch is None:
+        return at[:16].replace("T", " ")
+    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(epoch))
+
+
 def counted(n: int, word: str, many: str | None = None) -> str:
     """``1 session``, ``2 sessions`` (``many``: the plural where it is not word + s)."""
     return f"{n:,} {word if n == 1 else (many or word + 's')}"

@@ -191,6 +191,42 @@ def test_blame_contents_and_reverse(world: World, tmp_path: Path) -> None:
     assert [r[1] for r in _columns(out)[1:]] == [AGY_SID[:8]] * 2
 
 
+def test_contents_of_a_path_git_does_not_know_is_git_s_error(world: World) -> None:
+    """``--contents`` blames a text on top of HEAD's file: a name neither HEAD nor the
+    working tree has (a typo) is git's error and exit code, not lines nobody committed."""
+    line = "echo 'x = 1' | {} blame --contents - src/nosuch.py"
+    theirs = world.run_line(line.format("git"))
+    out, err = run(world, line.format("deja"), code=theirs.returncode)
+    assert theirs.returncode == 128 and "no such path 'src/nosuch.py' in HEAD" in theirs.stderr
+    assert out == "" and err == "deja: error: no such path 'src/nosuch.py' in HEAD\n"
+    # a file not committed yet is deja's to blame still, with --contents as without
+    draft = world.repo / "src" / "draft.py"
+    draft.write_text("y = 2\n")
+    try:
+        out, _ = run(world, "echo 'y = 3' | deja blame --contents - src/draft.py")
+        assert "(not committed yet)" in out and out.rstrip().endswith("y = 3")
+    finally:
+        draft.unlink()
+
+
+def test_agents_times_say_their_zone(world: World) -> None:
+    """The index keeps agents' times in UTC: the text says so, in any zone (it said
+    10:00 in Tokyo, where it was 19:00)."""
+    out, _ = run(world, "TZ=Asia/Tokyo deja blame src/app.py -L 40,40")
+    assert f"{AGY_SID[:8]} agy    2026-07-17 10:00 UTC 0.97 40)" in out
+    why = run(world, "TZ=Asia/Tokyo deja why src/cart.py:45")[0]
+    history = why.split("History (oldest first)")[1]
+    assert all(" UTC " in row for row in history.strip().splitlines())
+    rows = run(world, "deja sessions")[0].splitlines()
+    assert rows[0].split()[:3] == ["SESSION", "AGENT", "STARTED"]
+    assert all(row.split()[4] == "UTC" for row in rows[1:])
+    from deja_blame.output import utc_minute
+
+    assert utc_minute("2026-07-17T18:01:00+09:00") == "2026-07-17 09:01 UTC"
+    assert utc_minute("2026-07-17T09:01:59.500Z") == "2026-07-17 09:01 UTC"
+    assert utc_minute("yesterday at noon") == "yesterday at noo" and utc_minute(None) == ""
+
+
 def test_small_things_a_person_sees(world: World) -> None:
     # the project column keeps the repository's name: cut from its start, wide when it can be
     narrow = [ln for ln in run(world, "COLUMNS= deja sessions")[0].splitlines()[1:]]

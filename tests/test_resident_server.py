@@ -90,6 +90,10 @@ def test_errors_and_exit_codes_are_the_command_s(running: Path, history: Path) -
     assert served[0] == 1 and b"no such file" in served[2]  # type: ignore[index]
     served, here = _both("blame", "a.py", "--no-such-option", cwd=history)
     assert served == here and served[0] == 2  # type: ignore[index]
+    # git blame --contents of a path HEAD lacks: git's error, git's exit code
+    served, here = _both("blame", "--contents", "-", "nosuch.py", cwd=history, input=b"x = 1\n")
+    assert served == here and served[0] == 128  # type: ignore[index]
+    assert served[2] == b"deja: error: no such path 'nosuch.py' in HEAD\n"  # type: ignore[index]
 
 
 def test_stdin_is_the_client_s(running: Path, history: Path) -> None:

@@ -97,6 +97,7 @@ def run_blame(
             raise click.UsageError("--contents blames a version on top of HEAD: give no REV")
         data = _read_contents(contents)
         repo, rel = locate(file)
+        _known_path(workdir(repo), rel)
         with worktree_contents(workdir(repo), rel, data):
             return run_blame(
                 conn, file, None, line_range, as_json, porcelain, refresh=refresh,
@@ -199,6 +200,22 @@ def _reverse_commits(result: FileBlame, spec: str) -> None:
     result.authors = result.cache_key = result.blame_authors = None  # other commits: git's
     for ln in result.lines:
         ln.commit = last.get(ln.line, ln.commit)
+
+
+def _known_path(root: Path, rel: str) -> None:
+    """``--contents`` gives the text of a file git knows: HEAD's (git blame's rule) or
+    the working tree's (deja also blames a file not committed yet). Any other path is
+    git's error, with git's exit code: the text would otherwise be blamed as lines
+    nobody committed, and the typo in the name never said."""
+    import os
+
+    from deja_blame.gitutil import try_git
+
+    if os.path.lexists(root / rel):
+        return
+    proc = try_git(root, ["cat-file", "-e", f"HEAD:{rel}"])
+    if proc is None or proc.returncode != 0:
+        raise DejaError(f"no such path '{rel}' in HEAD", exit_code=128)
 
 
 def _read_contents(name: str) -> bytes:

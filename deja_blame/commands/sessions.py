@@ -13,7 +13,7 @@ import click
 from deja_blame.index.db import index_command, index_path
 from deja_blame.index.store import SessionSummary, list_sessions
 from deja_blame.jsonout import print_json
-from deja_blame.output import shorten, style, terminal, use_colour
+from deja_blame.output import shorten, style, terminal, use_colour, utc_minute
 
 
 def run_sessions(
@@ -67,16 +67,16 @@ def run_sessions(
         prompt_w = max(20, left - project_w - 1)
     click.echo(
         style(
-            f"{'SESSION':<10} {'AGENT':<11} {'STARTED':<17} {'EDITS':>5} {'CMDS':>4}"
+            f"{'SESSION':<10} {'AGENT':<11} {'STARTED':<21} {'EDITS':>5} {'CMDS':>4}"
             f"  {'PROJECT':<{project_w}} FIRST PROMPT",
             c,
             bold=True,
         )
     )
     for r in rows:
-        started = terminal((r.started_at or "")[:16].replace("T", " "))
+        started = terminal(utc_minute(r.started_at))
         click.echo(
-            f"{terminal(r.session_id)[:8]:<10} {terminal(r.source)[:11]:<11} {started:<17}"
+            f"{terminal(r.session_id)[:8]:<10} {terminal(r.source)[:11]:<11} {started:<21}"
             f" {r.n_edits:>5} {r.n_commands:>4}  "
             f"{shorten_path(r.project, project_w):<{project_w}} {shorten(r.first_prompt, prompt_w)}"
         )
@@ -84,7 +84,7 @@ def run_sessions(
 
 
 # SESSION, AGENT, STARTED, EDITS, CMDS and their spaces, before PROJECT
-FIXED_COLUMNS = 10 + 1 + 11 + 1 + 17 + 1 + 5 + 1 + 4 + 2
+FIXED_COLUMNS = 10 + 1 + 11 + 1 + 21 + 1 + 5 + 1 + 4 + 2
 
 
 def shorten_path(path: str | None, width: int) -> str:

@@ -13,7 +13,15 @@ from deja_blame.attribution.explain import line_story
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import SHALLOW_WARNING, is_shallow
 from deja_blame.jsonout import print_json
-from deja_blame.output import shorten, style, terminal, terminal_lines, use_colour, warn
+from deja_blame.output import (
+    shorten,
+    style,
+    terminal,
+    terminal_lines,
+    use_colour,
+    utc_minute,
+    warn,
+)
 from deja_blame.outputs.session_text import exit_text
 
 
@@ -61,12 +69,12 @@ def _print_history(history: list[dict[str, Any]], c: bool) -> None:
         return
     click.echo("\n" + style("History (oldest first)", c, bold=True))
     for v in history:
-        when = terminal((v["at"] or "")[:16].replace("T", " "))
+        when = terminal(utc_minute(v["at"]))
         if v["session"]:
             who = f"{terminal(v['session'])[:8]} {terminal(v['agent'] or '?')}"
         else:
             who = terminal(v["author"] or "-")
-        click.echo(f"  {v['commit'][:8]} {when:<16} {shorten(who, 28):<28} {_code(v['text'], 70)}")
+        click.echo(f"  {v['commit'][:8]} {when:<20} {shorten(who, 28):<28} {_code(v['text'], 70)}")
 
 
 def run_why(

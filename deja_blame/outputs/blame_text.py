@@ -13,7 +13,7 @@ from deja_blame.errors import DejaError
 from deja_blame.gitcli import is_commit
 from deja_blame.gitutil import Author, commit_authors, open_repository
 from deja_blame.objectid import null_id
-from deja_blame.output import paged, shorten, style, terminal, use_colour
+from deja_blame.output import paged, shorten, style, terminal, use_colour, utc_minute
 
 if TYPE_CHECKING:
     import pygit2
@@ -147,7 +147,7 @@ def print_human(result: FileBlame, look: BlameLook | None = None) -> None:
     }
     label_w = max((len(v) for v in labels.values()), default=6)
     label_w = max(label_w, 6)
-    agent_w = 8 + 1 + label_w + (model_w + 1 if model_w else 0) + (0 if look.suppress else 17) + 5
+    agent_w = 8 + 1 + label_w + (model_w + 1 if model_w else 0) + (0 if look.suppress else 21) + 5
     who_w = max(person_w, agent_w, 0 if look.suppress else 19)
     out = []
     sha_w = look.sha_width()
@@ -163,12 +163,12 @@ def print_human(result: FileBlame, look: BlameLook | None = None) -> None:
             fg = palette.setdefault(
                 ln.session, SESSION_COLOURS[len(palette) % len(SESSION_COLOURS)]
             )
-            when = "" if look.suppress else (ln.written_at or "")[:16].replace("T", " ")
+            when = "" if look.suppress else terminal(utc_minute(ln.written_at))
             conf = f"{ln.confidence:.2f}" if ln.confidence is not None else "note"
             who = f"{terminal(ln.session)[:8]} {labels[ln.source]:<{label_w}} "
             if model_w:
                 who += f"{models.get(ln.session, ''):<{model_w}} "
-            who += f"{when:<16} {conf}" if not look.suppress else conf
+            who += f"{when:<20} {conf}" if not look.suppress else conf
             who = style(f"{who:<{who_w}}", colour, fg=fg)
         elif ln.commit is None:
             text = "" if look.suppress else "(not committed yet)"
