@@ -122,3 +122,43 @@ def test_the_reader_times_each_request_by_its_input(tmp_path: Path, utc: None) -
         f"\n# {_local(T0 - 600)}\n+add a median function, rounded as average is\n" + _inputs()
     )
     assert edit_times() == [format_time(dt.datetime.fromtimestamp(T0 + 1_800, dt.timezone.utc))]
+
+
+def _as_an_older_reader_left_it(db: Path) -> None:
+    """The Aider sessions' stored states as a reader from before request times wrote
+    them: no ``reader_version``."""
+    import sqlite3
+
+    import orjson
+
+    from deja_blame.index.store import pack, unpack
+
+    conn = sqlite3.connect(db)
+    with conn:
+        for sid, state in conn.execute("SELECT sid, state FROM sessions WHERE source='aider'"):
+            doc = orjson.loads(unpack(state))
+            assert doc.pop("reader_version") == 1
+            conn.execute("UPDATE sessions SET state=? WHERE sid=?", (pack(orjson.dumps(doc)), sid))
+    conn.close()
+
+
+def test_a_chat_an_older_reader_indexed_is_read_again(repo: Path, utc: None) -> None:
+    """The chat indexed when its edits were stamped with the chat's start (here: no input
+    history then), by a reader from before request times; the chat has not changed since,
+    so its stat alone would keep the old times (median's line to nobody, average's to
+    the session) until the chat grew. The reader's version, stored with the session,
+    says it was read by an older reader: it is read again, once."""
+    import os
+
+    got = _history(repo, with_inputs=False)
+    assert got["13:    return round(result, 2)"] is not None  # the old times' answer
+    _as_an_older_reader_left_it(Path(os.environ["DEJA_DB"]))
+    (repo / ".aider.input.history").write_text(_inputs())  # the chat file is unchanged
+    doc = deja_json("blame", "stats.py", "--json", cwd=repo)  # refreshes the index first
+    got = {f"{ln['line']}:{ln['text']}": ln["session"] for ln in doc["lines"]}
+    session = got["4:def median(values):"]
+    assert session is not None and got["8:    return round(result, 2)"] == session
+    assert got["13:    return round(result, 2)"] is None
+    # read again once: the state now says this reader's version
+    report = deja_json("index", "--json", cwd=repo, env={"DEJA_ANTIGRAVITY_ROOT": ""})
+    assert report["unchanged"] == report["transcripts"] == 1

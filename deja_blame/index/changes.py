@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import stat
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from deja_blame.index.queries import transcript_stats
 from deja_blame.transcripts.antigravity.discover import AGENT, COMPACT_NAME, FULL_NAME
 from deja_blame.transcripts.transcript_file import TranscriptFile
 
-__all__ = ["changed_transcripts"]
+__all__ = ["changed_transcripts", "read_by_older_readers", "stored_reader_version"]
 
 
 def changed_transcripts(
@@ -60,13 +61,52 @@ def changed_transcripts(
         if known.get(name) != (path, st.st_size, st.st_mtime_ns, st.st_ino):
             out.append(TranscriptFile(session_id=name, path=Path(path), root=root, agent=AGENT))
     if others:
-        out += _changed_others(known)
+        out += _changed_others(known, conn)
     return out
 
 
-def _changed_others(known: dict[str, tuple[Any, ...]]) -> list[TranscriptFile]:
+def stored_reader_version(state: bytes | str | None) -> int:
+    """The ``reader_version`` a session's stored reader state was written by (0: none
+    said, an index from before versions; -1: a state that cannot be read)."""
+    import orjson
+
+    from deja_blame.index.store import unpack
+
+    try:
+        doc = orjson.loads(unpack(state)) if state else {}
+        return int(doc.get("reader_version") or 0) if isinstance(doc, dict) else -1
+    except (ValueError, TypeError, zlib.error):  # orjson.JSONDecodeError is a ValueError
+        return -1
+
+
+def read_by_older_readers(conn: sqlite3.Connection) -> set[str]:
+    """The sessions an older reader of their agent indexed (the agent's ``reader_version``
+    went up since): they are read again though their transcripts did not change (an
+    Aider chat indexed before its edits were timed by their requests). Only the
+    states of agents with a version are read: none for everyone else's sessions."""
+    from deja_blame.transcripts.registry import AGENTS
+
+    versions = {a.id: a.reader_version for a in AGENTS if a.reader_version}
+    if not versions:
+        return set()
+    marks = ",".join("?" * len(versions))
+    return {
+        session_id
+        for session_id, source, state in conn.execute(
+            f"SELECT session_id, source, state FROM sessions WHERE source IN ({marks})",
+            tuple(versions),
+        )
+        if stored_reader_version(state) < versions[source]
+    }
+
+
+def _changed_others(
+    known: dict[str, tuple[Any, ...]], conn: sqlite3.Connection
+) -> list[TranscriptFile]:
     from deja_blame.transcripts.registry import OTHER_AGENTS, discover
 
+    for session_id in read_by_older_readers(conn):
+        known.pop(session_id, None)  # as if never read
     out = []
     names = [a.id for a in OTHER_AGENTS]
     for tf in discover(names):

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from deja_blame.index.changes import read_by_older_readers, stored_reader_version
 from deja_blame.index.db import SYNCHRONOUS, message_ids, transaction
 from deja_blame.index.source import read_hash, same_bytes
 from deja_blame.index.store import (
@@ -233,11 +234,14 @@ def index_roots(
             conn.execute("PRAGMA synchronous = OFF")
             unsynced = True
         forgotten = forgotten_sessions(conn)
+        behind = read_by_older_readers(conn)  # unchanged, but read by an older reader
         changed: list[TranscriptFile] = []
         for tf in files:
             report.transcripts += 1
             try:
-                if _same_stat(tf, known.get(tf.session_id) or forgotten.get(tf.session_id)):
+                if tf.session_id not in behind and _same_stat(
+                    tf, known.get(tf.session_id) or forgotten.get(tf.session_id)
+                ):
                     report.unchanged += 1  # not opened, not parsed
                     if progress is not None:
                         progress(tf)
@@ -513,6 +517,9 @@ def read_batches(
             and same_bytes(peek, start.offset, start.head_hash)
         ):
             stored = _resume_state(start.state)
+        agent = agent_named(tf.agent)
+        if stored is not None and stored.reader_version < agent.reader_version:
+            stored = None  # an older reader's state: read again from the start
         # A reader that keeps its own state in ``other`` (Claude Code's, Codex's) goes
         # on from it; agents whose transcripts are rewritten are read whole.
         if reads_whole(tf) and stored is not None and stored.other is None:
@@ -534,7 +541,6 @@ def read_batches(
         # Read from scratch, an Antigravity session also takes the steps only its
         # other file holds (the compact one can reach further back). Read on from
         # an offset, the full file's new lines are the session's new steps.
-        agent = agent_named(tf.agent)
         extra = agent.extra_records(tf) if fresh and agent.extra_records is not None else []
         batches = with_extras(
             iter_batches(fh, offset, final=False, batch_bytes=batch_bytes), extra, offset
@@ -545,7 +551,7 @@ def read_batches(
                 None,
                 offset,
                 read_hash(peek, offset),
-                reader.state.to_bytes(),
+                _state_bytes(reader.state, agent.reader_version),
                 fresh,
                 stat,
                 SessionHead.of(tf, reader.state),
@@ -564,13 +570,19 @@ def read_batches(
                 rows=chunk_rows(chunk),
                 offset=new_offset,
                 read_hash=read_hash(peek, new_offset),
-                state=reader.state.to_bytes(),
+                state=_state_bytes(reader.state, agent.reader_version),
                 fresh=fresh,
                 stat=stat if upcoming is None and not limited else None,
                 head=SessionHead.of(tf, reader.state),
             )
             fresh = False
             batch = upcoming
+
+
+def _state_bytes(state: ReaderState, reader_version: int) -> bytes:
+    """The state to store, saying which version of its agent's reader wrote it."""
+    state.reader_version = reader_version
+    return state.to_bytes()
 
 
 def _read_whole(tf: TranscriptFile) -> Batch:
@@ -585,7 +597,7 @@ def _read_whole(tf: TranscriptFile) -> Batch:
         rows=chunk_rows(chunk),
         offset=stat[0],
         read_hash="",
-        state=state.to_bytes(),
+        state=_state_bytes(state, agent_named(tf.agent).reader_version),
         fresh=True,
         stat=stat,
         head=SessionHead.of(tf, state),
@@ -609,7 +621,11 @@ def _session_row(conn: sqlite3.Connection, tf: TranscriptFile) -> tuple[Any, ...
 
 
 def _row_is_current(tf: TranscriptFile, row: tuple[Any, ...] | None) -> bool:
-    return row is not None and _same_stat(tf, (row[1], row[2], row[3], row[4]))
+    """The row's stat is the file's, and the agent's reader has not changed since."""
+    if row is None or not _same_stat(tf, (row[1], row[2], row[3], row[4])):
+        return False
+    version = agent_named(tf.agent).reader_version
+    return not version or stored_reader_version(row[7]) >= version
 
 
 class _Tally:

@@ -94,6 +94,9 @@ class Agent:
     always_report: bool = False
     # a root may be a file (Aider's history file, named by its own variable)
     file_roots: bool = False
+    # bumped when the reader reads the same transcript differently (Aider's edits timed
+    # by their requests): a session an older reader indexed is read again, unchanged
+    reader_version: int = 0
 
     def roots(self, env: Mapping[str, str] | None = None, home: Path | None = None) -> list[Path]:
         """The roots ``root_env`` names, else the agent's own places (``default_roots``)."""

@@ -228,6 +228,8 @@ class ReaderState:
     model: str | None = None
     # another agent's reader state (Claude Code, Codex), where the index reads on from it
     other: dict[str, Any] | None = None
+    # the agent's ``reader_version`` that read it (0: a reader from before versions)
+    reader_version: int = 0
 
     def to_bytes(self) -> bytes:
         # The fields' values are JSON already (lists, dicts, text, numbers): a dict of

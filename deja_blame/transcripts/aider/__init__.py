@@ -88,6 +88,7 @@ PLUGIN = Agent(
     location_env=("AIDER_CHAT_HISTORY_FILE",),
     file_roots=True,
     handoff=None,  # aider --message runs one request and exits: no interactive handoff
+    reader_version=1,  # 1: each edit timed by its request (.aider.input.history)
 )
 
 __all__ = ["PLUGIN"]
