@@ -197,3 +197,39 @@ def test_lone_brackets_left_in_the_index_are_read_in_the_commit_window(
     assert out[12] is not None and out[12].sid == 2
     assert len(writes.info) == 3  # read: the window's one write, not 3,000
     conn.close()
+
+
+def test_brackets_one_unseen_block_moved_are_placed_as_a_run() -> None:
+    # the session fixed "}" at 8, then at 4 (from the bottom up); in between, the person
+    # deleted two lines above both, which no transcript holds: the commit has them at 6
+    # and 2, each two lines above where the session's own edits carried it
+    edits = Edits({(1, 0): (8_000.0, [(8, "}")], False), (1, 1): (8_100.0, [(4, "}")], False)})
+    hunks = [(0, 8_000.0, [(9, 9, 1, 1)]), (1, 8_100.0, [(5, 5, 1, 1)])]
+    got = _match(edits, _blamed({2, 6}), lambda sid, edit: hunks)
+    assert got[2] == 1 and got[6] == 1
+    # one bracket that far from its place could be anyone's
+    alone = Edits({(1, 0): (8_000.0, [(8, "}")], False)})
+    assert _match(alone, _blamed({2, 6}), lambda sid, edit: hunks[:1])[6] is None
+
+
+def test_a_run_two_counts_explain_alike_is_nobodys() -> None:
+    # brackets evenly spaced (every fourth line): the writes carried to 11 and 15 fit the
+    # lines at 9 and 13 (two above) as well as those at 5 and 9 (six above)
+    file = ["}" if i % 4 == 1 else f"  step({i});" for i in range(14)]
+    edits = Edits({(1, 0): (8_000.0, [(15, "}")], False), (1, 1): (8_100.0, [(11, "}")], False)})
+    hunks = [(0, 8_000.0, [(16, 16, 1, 1)]), (1, 8_100.0, [(12, 12, 1, 1)])]
+    blamed: list[BlameLine | None] = [
+        BlameLine(i + 1, C if t == "}" else "b" * 40, 10_000 if t == "}" else 1, "a.js", i + 1)
+        for i, t in enumerate(file)
+    ]
+    out = matcher.match_lines(
+        file,
+        blamed,
+        edits.writes(),
+        now=20_000.0,
+        floor=lambda i: FLOOR,
+        position=edits.position,
+        added_lines=edits.added_lines,
+        file_edits=lambda sid, edit: hunks,
+    )
+    assert [i for i, m in enumerate(out) if m is not None] == []

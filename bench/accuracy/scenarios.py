@@ -1258,6 +1258,92 @@ def lone_brackets_moved_by_later_edits(sim: Sim, small: bool) -> None:
     sim.expect(path)
 
 
+CART_JS = """\
+'use strict';
+
+function Cart() {
+  this.items = [];
+}
+
+Cart.prototype.add = function (item) {
+  this.items.push(item);
+  return this;
+};
+
+// Deprecated: use add().
+Cart.prototype.push = function (item) {
+  return this.add(item);
+};
+
+Cart.prototype.clear = function () {
+  this.items = [];
+  return this;
+};
+
+Cart.prototype.count = function () {
+  return this.items.length;
+};
+
+Cart.prototype.total = function () {
+  let sum = 0;
+  for (const item of this.items) {
+    sum += item.price * (item.quantity || 1);
+  }
+  return sum;
+};
+
+Cart.prototype.empty = function () {
+  if (this.items.length === 0) {
+    return true;
+  }
+  return this.items.every((item) => item.quantity === 0);
+};
+
+module.exports = Cart;
+"""
+
+
+@scenario(
+    "a person deletes a block between a session's bottom-up '};' edits, and trims another '};'"
+)
+def brackets_below_a_deleted_block(sim: Sim, small: bool) -> None:
+    path = "web/cart_trim.js"
+    first = sim.session("cart", "Write a Cart with add, push, clear, count, total and empty.")
+    first.write_file(path, CART_JS)
+    sim.advance(10 * MINUTE)
+    sim.commit("Cart")
+    sim.advance(HOUR)
+    s = sim.session("semicolons", "Drop the ';' after the methods, from the bottom up.")
+    s.view(path)
+    # from the bottom up, each edit writes one "}": these two land below the block the
+    # person deletes next, which no transcript holds, so where they were carried to is
+    # five lines below where the commit has them
+    for tail in ("module.exports", "Cart.prototype.empty"):
+        s.replace(path, f"}};\n\n{tail}", f"}}\n\n{tail}")
+    sim.advance(MINUTE)
+    sim.person_rewrite(
+        path,
+        lambda text: text.replace(
+            "// Deprecated: use add().\nCart.prototype.push = function (item) {\n"
+            "  return this.add(item);\n};\n\n",
+            "",
+        ),
+    )
+    sim.advance(MINUTE)
+    s.replace(path, "};\n\nCart.prototype.count", "}\n\nCart.prototype.count")
+    # the person drops a ';' the session has not reached: the line is still the first
+    # session's text, a character less
+    sim.person_rewrite(
+        path,
+        lambda text: text.replace(
+            "  return this.items.length;\n};\n", "  return this.items.length;\n}\n"
+        ),
+    )
+    sim.advance(10 * MINUTE)
+    sim.commit("Cart: no semicolons, no push")
+    sim.expect(path)
+
+
 @scenario(
     "a pre-commit formatter splits a session's long call: the one-line call was never committed"
 )

@@ -14,6 +14,8 @@ them runs git, reads SQLite or starts a thread. In the order they apply:
 - ``window.py``: a write older than the version its commit was made from, whose
   text was committed since, is stale (someone else brought it again);
 - ``reflow.py``: lines a formatter split are the session's that wrote the line;
+- ``trimmed.py``: a line a person trimmed (``};`` -> ``}``) between two lines of
+  one edit keeps that edit's session;
 - ``moves.py``: a block moved here from another file keeps its session;
 - ``from_git_ai``: what is left unexplained, git-ai's notes may say.
 
@@ -29,6 +31,7 @@ from deja_blame.attribution.match.before_history import strangers_before_history
 from deja_blame.attribution.match.lines import match_lines
 from deja_blame.attribution.match.moves import follow_moves
 from deja_blame.attribution.match.reflow import reflow_matches
+from deja_blame.attribution.match.trimmed import trimmed_lines
 from deja_blame.attribution.match.window import CommitWindow
 from deja_blame.attribution.model import format_time_epoch
 from deja_blame.index.fingerprint import fingerprint, is_trivial
@@ -89,11 +92,12 @@ def attribute_lines(
     path_ids = sorted(paths)
     exact_ids = [pid for pid, exact in paths.items() if exact]
     texts = [ln.text for ln in lines]
+    fps = [fingerprint(t) for t in texts]
     history = source.file_history({ln.orig_path or "" for ln in lines})
+    now = time.time() if rev_time is None else rev_time
     try:
-        window = CommitWindow(
-            history, blamed, texts, [fingerprint(t) for t in texts], [is_trivial(t) for t in texts]
-        )
+        window = CommitWindow(history, blamed, texts, fps, [is_trivial(t) for t in texts])
+        lone_open: set[int] = set()  # lines a lone bracket edit left unplaced may be
         matches = match_lines(
             texts,
             blamed,
@@ -109,6 +113,7 @@ def attribute_lines(
             written_text=source.written_text,
             position=source.position,
             file_edits=source.file_edits,
+            lone_open=lone_open,
         )
         matches = _without_strangers_before_history(source, matches, writes, history, path_ids)
         matches = reflow_matches(
@@ -117,9 +122,16 @@ def attribute_lines(
             blamed,
             matches,
             paths,
-            time.time() if rev_time is None else rev_time,
+            now,
             window.existed,
             window.fresh,
+        )
+        matches = trimmed_lines(
+            texts,
+            matches,
+            source.added_lines,
+            window.existed,
+            lone_open,
         )
     finally:
         history.close()

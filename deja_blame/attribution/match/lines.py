@@ -91,6 +91,7 @@ def match_lines(
     written_text: Callable[[Key], str | None] | None = None,
     position: Callable[[Key], int | None] | None = None,
     file_edits: FileEdits | None = None,
+    lone_open: set[int] | None = None,
 ) -> list[LineMatch | None]:
     """One LineMatch (or None) per line of ``texts``; ``blamed[i]`` is line i's blame.
 
@@ -106,7 +107,8 @@ def match_lines(
     nearest that place, shifted as the write's edit (or session) shifted in the
     file since (``_distances``). ``file_edits(sid, edit)`` is the session's edits of
     the file that edit changed (their hunks): how far a lone bracket's write was
-    moved since it landed (``lone.carried``).
+    moved since it landed (``lone.carried``). ``lone_open`` is given the lines a lone
+    write left unplaced may still be (``lone._left_open``).
 
     Cost: the writes of each non-trivial line's text (one per group of identical
     edits), plus the runs through them. Trivial lines (blank, ``)``) are never
@@ -307,6 +309,7 @@ def match_lines(
             position,
             added_lines,
             file_edits,
+            lone_open,
         )
     # How often each fingerprint occurs in each session's edits of the file.
     common: dict[int, Counter[int]] = {}

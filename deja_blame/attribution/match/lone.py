@@ -26,6 +26,19 @@ when all of these hold:
 - it is the latest such write there: a later write of the same text at the same
   place (the person's, reported by the transcript) takes the line away.
 
+A block the person deleted (or typed) between two of the session's edits is in no
+transcript: every bracket the session carried below it is off by the block's
+length, each by the same count. Of the writes still unplaced after that, a run of
+at least SHARED_RUN neighbours (in the session's file, in order) whose carried
+places are each the same count of lines from an unmatched line of their text in
+the commit's version is placed at those lines (``_shared_shifts``): one count
+explaining a run of brackets is the person's block, where a single bracket that
+far from its place could be anyone's. Where another count explains as long a run
+of the same writes (methods of one length, their brackets evenly spaced), neither
+is taken. On commander's history 9.0's session fixed
+`};` bottom-up while the person deleted an 8-line block above some of them: 16
+brackets of ``plain`` were missed.
+
 A ``}`` a person typed elsewhere in the same commit has no write at its place;
 one an older session wrote was committed before the window opened.
 """
@@ -41,6 +54,8 @@ from deja_blame.index.fingerprint import is_trivial
 LONE_LINES = 3  # added lines: a bracket, a blank line or two beside it
 ANCHOR_LINES = 40  # how near (where written) a line of the session must be to lend its shift
 SHIFT_SLACK = 1  # lines the shifted place may miss by
+SHARED_RUN = 2  # neighbouring writes one unseen shift must explain
+SHARED_REACH = 80  # lines a shared shift may span (a deleted block and a bracket's method)
 
 # (old_start, new_start, removed, added) of each run of one edit, 1-based; None where
 # the edit said no place (a whole-file write, a block without ``@@`` headers)
@@ -62,9 +77,11 @@ def place_lone_edits(
     position: Callable[[Key], int | None],
     added_lines: Callable[[int, int], list[str]],
     file_edits: FileEdits | None = None,
+    left_open: set[int] | None = None,
 ) -> None:
     """Give each trivial line still unmatched the lone edit that wrote it at its
-    place in its commit's window (see the module)."""
+    place in its commit's window (see the module). ``left_open`` is given the lines
+    a lone write left unplaced may still be (``_left_open``)."""
     todo = [
         i for i in range(len(chosen)) if chosen[i] is None and trivial[i] and blamed[i] is not None
     ]
@@ -101,6 +118,10 @@ def place_lone_edits(
     shifts = _Shifts(chosen, trivial, blamed, position)
     # (distance from the place, -time, seq, line, write): nearest first, then latest
     options: list[tuple[int, float, int, int, Key]] = []
+    # (write, its carried place, line, the line's commit): for ``_shared_shifts``
+    far: list[tuple[Key, int, int, str | None]] = []
+    # (session, the line's commit) -> each lone write seen there -> (its place, its line)
+    seen: dict[tuple[int, str | None], dict[Key, int]] = {}
     for i, (low, high) in windows.items():
         b = blamed[i]
         assert b is not None
@@ -124,19 +145,104 @@ def place_lone_edits(
             if landed is None:
                 continue
             off = 0 if landed == where else None
+            moved = None if file_edits is None else carried(landed, key, high, file_edits)
+            if moved is not None:
+                seen.setdefault((key[0], b.commit), {})[key] = moved
             if off is None and file_edits is not None:
-                moved = carried(landed, key, high, file_edits)
                 if moved is not None and abs(moved - where) <= SHIFT_SLACK:
                     off = abs(moved - where)
             if off is None:
                 off = shifts.distance(key[0], b.commit, landed, where)
             if off is not None:
                 found.append((off, -at, seq, i, key))
+            elif moved is not None and abs(moved - where) <= SHARED_REACH:
+                if person_at is None or at > person_at:
+                    far.append((key, moved, i, b.commit))
         options += [o for o in found if person_at is None or -o[1] > person_at]
     for _, _, _, i, key in sorted(options):
         if chosen[i] is None and key not in used:
             chosen[i] = (key, 1)
             used.add(key)
+    if far:
+        _shared_shifts(chosen, blamed, used, far)
+    if left_open is not None:
+        left_open.update(_left_open(chosen, texts, blamed, used, seen, added_lines))
+
+
+def _left_open(
+    chosen: list[tuple[Key, int] | None],
+    texts: list[str],
+    blamed: list[BlameLine | None],
+    used: set[Key],
+    seen: dict[tuple[int, str | None], dict[Key, int]],
+    added_lines: Callable[[int, int], list[str]],
+) -> set[int]:
+    """The unmatched lines a lone write left unplaced may still be: a session's lone
+    writes stand in the file in the order of their places, so one left unplaced is
+    between the lines its placed neighbours (by place) took, and nowhere else."""
+    line_of = {pick[0]: i for i, pick in enumerate(chosen) if pick is not None}
+    out: set[int] = set()
+    for (_, commit), places in seen.items():
+        order = sorted(places, key=lambda k: places[k])
+        for k, key in enumerate(order):
+            if key in used:
+                continue
+            low = next((line_of[p] for p in reversed(order[:k]) if p in line_of), -1)
+            high = next((line_of[p] for p in order[k + 1 :] if p in line_of), len(chosen))
+            text = added_lines(key[0], key[1])[key[2]]
+            for i in range(low + 1, high):
+                b = blamed[i]
+                if chosen[i] is None and texts[i] == text and b is not None and b.commit == commit:
+                    out.add(i)
+    return out
+
+
+def _shared_shifts(
+    chosen: list[tuple[Key, int] | None],
+    blamed: list[BlameLine | None],
+    used: set[Key],
+    far: list[tuple[Key, int, int, str | None]],
+) -> None:
+    """Place runs of writes off their lines by one shared count (see the module).
+    ``far``: (write, its carried place, a line of its text, the line's commit) of
+    each write still unplaced and each unmatched line within SHARED_REACH of it."""
+    # per session and commit: carried place of each write, and the shifts it could have
+    places: dict[tuple[int, str | None], dict[Key, int]] = {}
+    lines_at: dict[tuple[int, str | None, Key, int], int] = {}  # (.., write, shift) -> line
+    for key, moved, i, commit in far:
+        if key in used or chosen[i] is not None:
+            continue
+        b = blamed[i]
+        assert b is not None
+        group = (key[0], commit)
+        places.setdefault(group, {})[key] = moved
+        lines_at.setdefault((key[0], commit, key, moved - (b.orig_line - 1)), i)
+    for (sid, commit), writes in places.items():
+        order = sorted(writes, key=lambda k: writes[k])  # as they stand in the file
+        shifts = sorted({s for (g0, g1, _, s) in lines_at if (g0, g1) == (sid, commit)})
+        runs: list[tuple[int, int, list[Key]]] = []  # (-length, shift, writes)
+        for shift in shifts:
+            run: list[Key] = []
+            for key in order:
+                if (sid, commit, key, shift) in lines_at:
+                    run.append(key)
+                    continue
+                if len(run) >= SHARED_RUN:
+                    runs.append((-len(run), shift, run))
+                run = []
+            if len(run) >= SHARED_RUN:
+                runs.append((-len(run), shift, run))
+        for length, shift, run in sorted(runs):
+            if any(
+                other != shift and -n >= -length and not set(run).isdisjoint(keys)
+                for n, other, keys in runs
+            ):
+                continue  # another count explains as many of these: brackets evenly spaced
+            for key in run:
+                i = lines_at[(sid, commit, key, shift)]
+                if key not in used and chosen[i] is None:
+                    chosen[i] = (key, 1)
+                    used.add(key)
 
 
 def carried(landed: int, key: Key, until: float, file_edits: FileEdits) -> int | None:
