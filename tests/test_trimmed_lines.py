@@ -32,9 +32,10 @@ def _trim(
     return [None if m is None else m.idx for m in out]
 
 
-def test_is_trimmed_is_characters_deleted_and_none_added() -> None:
+def test_is_trimmed_is_the_statements_semicolon_deleted() -> None:
     assert is_trimmed("  }", "  };")
-    assert is_trimmed("}", "  });")  # white space aside
+    assert is_trimmed("})", "  });")  # white space aside
+    assert not is_trimmed("  )", "  ),")  # a formatter's comma, moved between lines
     assert not is_trimmed("  };", "  };")  # the same text: matched as written, or not
     assert not is_trimmed("  ]", "  };")  # a character the session did not write
     assert not is_trimmed("", "  };")  # a blank line says nothing

@@ -12,8 +12,9 @@ Its text says nothing; its place does. A line still unmatched is line ``k`` of a
 edit when its neighbours above and below are that edit's lines ``k - d`` and
 ``k + e`` (the lines between them as many as in the edit: at most TRIM_GAP), and:
 
-- its text, white space aside, is line ``k``'s with characters deleted, not the
-  same and not empty (``is_trimmed``);
+- it is a line of no words, and its text, white space aside, is line ``k``'s
+  without its ``;`` (``is_trimmed``: a formatter's comma or bracket moved between
+  lines is not a trim; on packaging's formatter variant that took two brackets);
 - line ``k``'s text was in the file before the line's commit (that commit
   trimmed a line that was there);
 - no lone edit of the line's own text left unplaced by ``lone.py`` may be this
@@ -36,13 +37,14 @@ CONFIDENCE = 0.8
 
 
 def is_trimmed(line: str, written: str) -> bool:
-    """Whether ``line`` is ``written`` with characters deleted (white space aside):
-    every character of it, in order, is one of ``written``'s, and it is shorter."""
+    """Whether ``line``, a line of no words, is ``written`` with its statement's ``;``
+    deleted and nothing else changed (white space aside). A bracket a formatter
+    changed (``),`` -> ``)``, where it joined or split a call) is not: the formatter
+    moved the line's characters between lines, and the bracket may be another's."""
     short, long_ = normalise_line(line), normalise_line(written)
     if not short or len(short) >= len(long_) or not is_trivial(line):
         return False
-    chars = iter(long_)
-    return all(ch in chars for ch in short)  # ``in`` consumes the iterator: in order
+    return ";" not in short and long_.replace(";", "") == short
 
 
 def trimmed_lines(
