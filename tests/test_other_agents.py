@@ -719,3 +719,33 @@ def test_a_relative_path_of_a_session_on_windows(cwd: str, path: str, expected: 
     b = SessionBuilder("s", "t.jsonl", "codex")
     b.cwd = cwd
     assert b.absolute(path) == expected
+
+
+def test_codex_sessions_an_older_reader_indexed_are_read_again(tmp_path: Path) -> None:
+    """Codex's reader splits a Windows session's relative patch paths since version 1:
+    a session the older reader indexed (its state without the version) is read again
+    by the next ``deja index``, then left alone."""
+    import os
+    import sqlite3
+
+    from agent_goldens import lay_out
+    from conftest import deja
+
+    from deja_blame.index.store import pack, unpack
+
+    root = lay_out("codex", tmp_path / "store")
+    env = {"DEJA_CODEX_ROOT": str(root), "DEJA_ANTIGRAVITY_ROOT": ""}
+    first = orjson.loads(deja("index", "--json", "--agent", "codex", env=env).stdout)
+    assert first["transcripts"] == 2
+    db = Path(os.environ["DEJA_DB"])
+    conn = sqlite3.connect(db)
+    with conn:
+        for sid, state in conn.execute("SELECT sid, state FROM sessions WHERE source='codex'"):
+            doc = orjson.loads(unpack(state))
+            assert doc.pop("reader_version") == 1
+            conn.execute("UPDATE sessions SET state=? WHERE sid=?", (pack(orjson.dumps(doc)), sid))
+    conn.close()
+    again = orjson.loads(deja("index", "--json", "--agent", "codex", env=env).stdout)
+    assert again["unchanged"] == 0, again
+    third = orjson.loads(deja("index", "--json", "--agent", "codex", env=env).stdout)
+    assert third["unchanged"] == third["transcripts"] == 2

@@ -56,6 +56,8 @@ PLUGIN = Agent(
     aliases=("codex-cli",),
     resume=_resume,
     handoff=Handoff("codex", (), "install Codex CLI: npm install -g @openai/codex"),
+    # 1: a relative patch path on Windows (``src\\report.py``) split at its backslashes
+    reader_version=1,
 )
 
 __all__ = ["PLUGIN"]
