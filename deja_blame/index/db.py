@@ -240,9 +240,9 @@ MIGRATIONS: list[tuple[str, str | Callable[[sqlite3.Connection], None]]] = [
         "0009_messages_by_rowid",
         """
         -- A message's key is its rowid, the session's sid and its ordinal in one integer
-        -- (message_id): the (sid, ord) index that UNIQUE kept beside the table, an
+        -- (keys.message_id): the (sid, ord) index that UNIQUE kept beside the table, an
         -- eighth of the messages' bytes, and the two columns go. A session's
-        -- messages are one rowid range (message_ids). Its at has no type: a
+        -- messages are one rowid range (keys.message_ids). Its at has no type: a
         -- canonical time is kept as its seconds, an integer (index/times.py), which
         -- a TEXT column would turn into digits. The rows copied keep their text.
         CREATE TABLE messages_v9 (
@@ -301,19 +301,6 @@ def _edit_text_in_one_value(conn: sqlite3.Connection) -> None:
         )
     conn.execute("DROP TABLE edits")
     conn.execute("ALTER TABLE edits_v7 RENAME TO edits")
-
-
-MESSAGE_ORD_BITS = 32  # a message's rowid: its session's sid, then this many bits of ordinal
-
-
-def message_id(sid: int, ordinal: int) -> int:
-    """The rowid of session ``sid``'s message ``ordinal`` (schema 9 on)."""
-    return (sid << MESSAGE_ORD_BITS) | ordinal
-
-
-def message_ids(sid: int) -> tuple[int, int]:
-    """The first and last rowid session ``sid``'s messages can have: ``id BETWEEN``."""
-    return sid << MESSAGE_ORD_BITS, ((sid + 1) << MESSAGE_ORD_BITS) - 1
 
 
 SQL_IN_CHUNK = 500  # ids per "IN (?, ...)": well under SQLite's variable limit

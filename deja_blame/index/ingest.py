@@ -38,7 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from deja_blame.index.changes import read_by_older_readers, stored_reader_version
-from deja_blame.index.db import SYNCHRONOUS, message_ids, transaction
+from deja_blame.index.db import SYNCHRONOUS, transaction
+from deja_blame.index.keys import message_ids
 from deja_blame.index.source import read_hash, same_bytes
 from deja_blame.index.store import (
     ChunkRows,

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from deja_blame.index.db import in_chunks, message_ids, transaction
+from deja_blame.index.db import in_chunks, transaction
+from deja_blame.index.keys import message_ids
 from deja_blame.index.times import shown_time
 from deja_blame.models import UNKNOWN_AGENT
 from deja_blame.pathtext import as_key, as_text

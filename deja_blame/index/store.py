@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from deja_blame.errors import DejaError
-from deja_blame.index.db import message_id, message_ids
 from deja_blame.index.fingerprint import fingerprint, fingerprints
+from deja_blame.index.keys import message_id, message_ids
 from deja_blame.index.times import shown_time, stored_time
 from deja_blame.models import Command, Edit, FileRecord, Hunk, Message, Session
 from deja_blame.transcripts.text import epoch_of, excerpt_of
