@@ -8,7 +8,6 @@ memory; the index takes it as one batch (``as_batch``), like Antigravity's.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from deja_blame.models import Command, Edit, FileRecord, Message, Session
@@ -22,11 +21,9 @@ from deja_blame.transcripts.text import (
     is_absolute,
     normalise_path,
     normalise_time,
+    on_a_drive,
     parent_directory,
 )
-
-# A working folder on a drive (normalised: ``C:/Users/bob/shop``): the session ran on Windows
-_WINDOWS_BASE = re.compile(r"[A-Za-z]:/")
 
 # Tool output kept in the index for these readers (they keep no byte spans to
 # read it back from): past TOOL_TEXT_KEPT characters, its head and its tail.
@@ -114,7 +111,7 @@ class SessionBuilder:
         base = cwd or self.cwd
         if not is_absolute(path) and base:
             base = normalise_path(base)  # as a reader may keep it: C:\\Users\\bob
-            if _WINDOWS_BASE.match(base):
+            if on_a_drive(base):
                 # a session on Windows: ``src\\app.py`` is two parts there, not a name,
                 # and ``\\src\\app.py`` is on the working folder's drive, from its root
                 path = path.replace("\\", "/")

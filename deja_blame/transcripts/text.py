@@ -160,7 +160,12 @@ _DRIVE_ROOT = re.compile(r"[A-Za-z]:/")
 
 
 def is_absolute(path: str) -> bool:
-    return path.startswith("/") or _DRIVE_ROOT.match(path) is not None
+    return path.startswith("/") or on_a_drive(path)
+
+
+def on_a_drive(path: str) -> bool:
+    """A normalised Windows path (``C:/Users/bob``): its session ran on Windows."""
+    return _DRIVE_ROOT.match(path) is not None
 
 
 def common_directory(a: str | None, b: str) -> str:
