@@ -160,7 +160,7 @@ def _at_commit(
 
         def keep() -> None:
             # the authors the output asked for by now (``FileBlame.keeps_authors``)
-            entry.authors = cache.authors_of_lines(entry, result.authors)
+            entry.authors = cache.authors_of_lines(entry.lines, result.authors)
             cache.store(conn, key, entry, notes, root, state=token)
             from deja_blame.attribution.facts.early import note_answered
 

@@ -303,12 +303,12 @@ def store(
 
 
 def authors_of_lines(
-    entry: Entry, authors: dict[str, tuple[str, str, int]] | None
+    rows: list[Any], authors: dict[str, tuple[str, str, int]] | None
 ) -> dict[str, list[Any]] | None:
-    """``authors`` to keep with ``entry``: only if they name every line's commit (a
-    line range's, or git's answer that left one out, would make the next answer
-    miss an author)."""
-    if authors is None or not {row[1] for row in entry.lines if row[1]} <= set(authors):
+    """``authors`` to keep with an entry's ``rows`` (``Entry.lines``): only if they
+    name every line's commit (a line range's, or git's answer that left one out,
+    would make the next answer miss an author)."""
+    if authors is None or not {row[1] for row in rows if row[1]} <= set(authors):
         return None
     return {c: list(a) for c, a in authors.items()}
 
@@ -328,9 +328,10 @@ def add_authors(
             return
         if not isinstance(doc, dict) or not isinstance(doc.get("lines"), list):
             return
-        if not {row[1] for row in doc["lines"] if row[1]} <= set(authors):
+        kept = authors_of_lines(doc["lines"], authors)
+        if kept is None:
             return  # some commit's author is unknown (a line range, git left one out)
-        doc["authors"] = {c: list(a) for c, a in authors.items()}
+        doc["authors"] = kept
         try:
             data = zlib.compress(orjson.dumps(doc), 1)
         except TypeError:
