@@ -140,6 +140,22 @@ def git(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
     return proc.stdout
 
 
+def as_an_older_reader_left_it(db: Path, agent: str, version: int) -> None:
+    """The stored reader states of ``agent``'s sessions as a reader from before reader
+    versions wrote them (no ``reader_version``; the current one must be ``version``)."""
+    import sqlite3
+
+    from deja_blame.index.store import pack, unpack
+
+    conn = sqlite3.connect(db)
+    with conn:
+        for sid, state in conn.execute("SELECT sid, state FROM sessions WHERE source=?", (agent,)):
+            doc = orjson.loads(unpack(state))
+            assert doc.pop("reader_version") == version
+            conn.execute("UPDATE sessions SET state=? WHERE sid=?", (pack(orjson.dumps(doc)), sid))
+    conn.close()
+
+
 def commit_env(epoch: int) -> dict[str, str]:
     """Fixed author and committer dates for a commit at ``epoch`` (UTC)."""
     date = f"@{epoch} +0000"

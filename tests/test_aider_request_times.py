@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import commit_env, deja, deja_json, git
+from conftest import as_an_older_reader_left_it, commit_env, deja, deja_json, git
 
 from deja_blame.transcripts.text import format_time
 
@@ -124,24 +124,6 @@ def test_the_reader_times_each_request_by_its_input(tmp_path: Path, utc: None) -
     assert edit_times() == [format_time(dt.datetime.fromtimestamp(T0 + 1_800, dt.timezone.utc))]
 
 
-def _as_an_older_reader_left_it(db: Path) -> None:
-    """The Aider sessions' stored states as a reader from before request times wrote
-    them: no ``reader_version``."""
-    import sqlite3
-
-    import orjson
-
-    from deja_blame.index.store import pack, unpack
-
-    conn = sqlite3.connect(db)
-    with conn:
-        for sid, state in conn.execute("SELECT sid, state FROM sessions WHERE source='aider'"):
-            doc = orjson.loads(unpack(state))
-            assert doc.pop("reader_version") == 1
-            conn.execute("UPDATE sessions SET state=? WHERE sid=?", (pack(orjson.dumps(doc)), sid))
-    conn.close()
-
-
 def test_a_chat_an_older_reader_indexed_is_read_again(repo: Path, utc: None) -> None:
     """The chat indexed when its edits were stamped with the chat's start (here: no input
     history then), by a reader from before request times; the chat has not changed since,
@@ -152,7 +134,7 @@ def test_a_chat_an_older_reader_indexed_is_read_again(repo: Path, utc: None) -> 
 
     got = _history(repo, with_inputs=False)
     assert got["13:    return round(result, 2)"] is not None  # the old times' answer
-    _as_an_older_reader_left_it(Path(os.environ["DEJA_DB"]))
+    as_an_older_reader_left_it(Path(os.environ["DEJA_DB"]), "aider", 1)
     (repo / ".aider.input.history").write_text(_inputs())  # the chat file is unchanged
     doc = deja_json("blame", "stats.py", "--json", cwd=repo)  # refreshes the index first
     got = {f"{ln['line']}:{ln['text']}": ln["session"] for ln in doc["lines"]}

@@ -726,25 +726,15 @@ def test_codex_sessions_an_older_reader_indexed_are_read_again(tmp_path: Path) -
     a session the older reader indexed (its state without the version) is read again
     by the next ``deja index``, then left alone."""
     import os
-    import sqlite3
 
     from agent_goldens import lay_out
-    from conftest import deja
-
-    from deja_blame.index.store import pack, unpack
+    from conftest import as_an_older_reader_left_it, deja
 
     root = lay_out("codex", tmp_path / "store")
     env = {"DEJA_CODEX_ROOT": str(root), "DEJA_ANTIGRAVITY_ROOT": ""}
     first = orjson.loads(deja("index", "--json", "--agent", "codex", env=env).stdout)
     assert first["transcripts"] == 2
-    db = Path(os.environ["DEJA_DB"])
-    conn = sqlite3.connect(db)
-    with conn:
-        for sid, state in conn.execute("SELECT sid, state FROM sessions WHERE source='codex'"):
-            doc = orjson.loads(unpack(state))
-            assert doc.pop("reader_version") == 1
-            conn.execute("UPDATE sessions SET state=? WHERE sid=?", (pack(orjson.dumps(doc)), sid))
-    conn.close()
+    as_an_older_reader_left_it(Path(os.environ["DEJA_DB"]), "codex", 1)
     again = orjson.loads(deja("index", "--json", "--agent", "codex", env=env).stdout)
     assert again["unchanged"] == 0, again
     third = orjson.loads(deja("index", "--json", "--agent", "codex", env=env).stdout)
