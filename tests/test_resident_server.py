@@ -242,13 +242,11 @@ def test_stop_and_status_say_what_is_there(runtime: Path) -> None:
     assert deja("server", "stop").stdout == b"deja: no server was running\n"
 
 
-def test_what_the_answer_learnt_is_kept_after_it_is_out(running: Path, history: Path) -> None:
-    """The fork hands the answer back, then writes the cache (``later.py``): the next
-    answer is the cache's."""
+def _cached_answers_soon(db: Path) -> int:
+    """The attribution cache's entries, once the fork's deferred write has made one
+    (within 20 s; 0 if it never does)."""
     import sqlite3
 
-    first = deja("blame", "a.py", "--json", cwd=history).stdout
-    db = Path(os.environ["DEJA_DB"])
     deadline = time.monotonic() + 20
     count = 0
     while time.monotonic() < deadline:
@@ -257,7 +255,14 @@ def test_what_the_answer_learnt_is_kept_after_it_is_out(running: Path, history: 
         if count:
             break
         time.sleep(0.05)
-    assert count == 1
+    return int(count)
+
+
+def test_what_the_answer_learnt_is_kept_after_it_is_out(running: Path, history: Path) -> None:
+    """The fork hands the answer back, then writes the cache (``later.py``): the next
+    answer is the cache's."""
+    first = deja("blame", "a.py", "--json", cwd=history).stdout
+    assert _cached_answers_soon(Path(os.environ["DEJA_DB"])) == 1
     assert deja("blame", "a.py", "--json", cwd=history).stdout == first
 
 
@@ -391,15 +396,7 @@ def test_a_caller_that_leaves_after_its_answer_interrupts_nothing(
             conn.execute("DELETE FROM attribution_cache")
         got = deja("blame", "a.py", "--json", cwd=history)
         assert b"interrupted" not in got.stderr
-        deadline = time.monotonic() + 20
-        count = 0
-        while time.monotonic() < deadline:
-            with sqlite3.connect(db) as conn:
-                count = conn.execute("SELECT COUNT(*) FROM attribution_cache").fetchone()[0]
-            if count:
-                break
-            time.sleep(0.05)
-        assert count == 1, "the deferred cache write was interrupted"
+        assert _cached_answers_soon(db) == 1, "the deferred cache write was interrupted"
 
 
 def test_a_reader_that_stops_early_is_exit_0_either_way(running: Path, history: Path) -> None:
