@@ -76,10 +76,13 @@ class Edits:
 
 
 def _match(
-    edits: Edits, blamed: list[BlameLine | None], file_edits: lone.FileEdits | None = None
+    edits: Edits,
+    blamed: list[BlameLine | None],
+    file_edits: lone.FileEdits | None = None,
+    file: list[str] = FILE,
 ) -> list[int | None]:
     out = matcher.match_lines(
-        FILE,
+        file,
         blamed,
         edits.writes(),
         now=20_000.0,
@@ -222,14 +225,5 @@ def test_a_run_two_counts_explain_alike_is_nobodys() -> None:
         BlameLine(i + 1, C if t == "}" else "b" * 40, 10_000 if t == "}" else 1, "a.js", i + 1)
         for i, t in enumerate(file)
     ]
-    out = matcher.match_lines(
-        file,
-        blamed,
-        edits.writes(),
-        now=20_000.0,
-        floor=lambda i: FLOOR,
-        position=edits.position,
-        added_lines=edits.added_lines,
-        file_edits=lambda sid, edit: hunks,
-    )
+    out = _match(edits, blamed, lambda sid, edit: hunks, file)
     assert [i for i, m in enumerate(out) if m is not None] == []
