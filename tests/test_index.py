@@ -1311,18 +1311,24 @@ def test_rows_of_a_schema_2_index_read_as_before(tmp_path: Path) -> None:
     )
 
 
-def test_a_schema_6_index_upgrades_with_every_edit_as_it_was(tmp_path: Path) -> None:
-    """0007 folds an edit's removed, added, witness and hunks columns into one value.
-    Every fixture session indexed, its edits put back in the schema-6 columns (the
-    encoding that version wrote), upgraded: ``show --json`` is what it was."""
-    root = tmp_path / "root"
+def _every_fixture_indexed(root: Path, tmp_path: Path) -> tuple[Path, list[str]]:
+    """Every Antigravity fixture's transcript copied under ``root`` and indexed: the
+    index and its session ids."""
     for fixture in sorted(FIXTURES.iterdir()):
         for found in fixture.rglob("transcript*.jsonl"):
             target = transcript(root, f"{fixture.name}-{found.parent.parent.parent.name}")
             target.write_bytes(found.read_bytes())
     index(root)
     db = db_path(tmp_path)
-    ids = [r[0] for r in query(db, "SELECT session_id FROM sessions ORDER BY session_id")]
+    return db, [r[0] for r in query(db, "SELECT session_id FROM sessions ORDER BY session_id")]
+
+
+def test_a_schema_6_index_upgrades_with_every_edit_as_it_was(tmp_path: Path) -> None:
+    """0007 folds an edit's removed, added, witness and hunks columns into one value.
+    Every fixture session indexed, its edits put back in the schema-6 columns (the
+    encoding that version wrote), upgraded: ``show --json`` is what it was."""
+    root = tmp_path / "root"
+    db, ids = _every_fixture_indexed(root, tmp_path)
     before = {sid: show_in_process(sid) for sid in ids}  # one process, not one each
     assert sum(len(doc["edits"]) for doc in before.values()) >= 20
     assert any(e.get("witness") for doc in before.values() for e in doc["edits"])
@@ -1601,13 +1607,7 @@ def test_a_schema_8_index_upgrades_with_every_message_as_it_was(tmp_path: Path) 
     put back in the schema-8 table, upgraded: show, why's queries and the first prompt
     are what they were, and a session read again replaces its messages."""
     root = tmp_path / "root"
-    for fixture in sorted(FIXTURES.iterdir()):
-        for found in fixture.rglob("transcript*.jsonl"):
-            target = transcript(root, f"{fixture.name}-{found.parent.parent.parent.name}")
-            target.write_bytes(found.read_bytes())
-    index(root)
-    db = db_path(tmp_path)
-    ids = [r[0] for r in query(db, "SELECT session_id FROM sessions ORDER BY session_id")]
+    db, ids = _every_fixture_indexed(root, tmp_path)
     before = {sid: show_in_process(sid) for sid in ids}
     assert sum(len(doc["messages"]) for doc in before.values()) >= 50
     listed = deja_json("sessions", "--json")
