@@ -53,21 +53,8 @@ _BLAMES = "derived_blame.kept"  # the question's key of the blames it remembers
 def share_blames(root: str | Path) -> Iterator[None]:
     """Within this block (one question, ``shared.py``), blames at commits of ``root``
     are remembered and derived."""
-    with shared.one_question(root), _sharing_on(str(root)):
+    with shared.one_question(root), shared.counted(_ON, str(root)):
         yield
-
-
-@contextmanager
-def _sharing_on(root: str) -> Iterator[None]:
-    with _LOCK:
-        _ON[root] = _ON.get(root, 0) + 1
-    try:
-        yield
-    finally:
-        with _LOCK:
-            _ON[root] -= 1
-            if not _ON[root]:
-                del _ON[root]
 
 
 _ON: dict[str, int] = {}  # root -> blocks sharing blames there

@@ -31,16 +31,27 @@ _KEPT: dict[str, dict[Any, Any]] = {}  # root -> what the question has learnt
 def one_question(root: str | Path) -> Iterator[None]:
     """Share what is asked about the repository at ``root`` until the block ends."""
     key = str(root)
+    with counted(_OPEN, key, lambda: _KEPT.pop(key, None)):
+        yield
+
+
+@contextmanager
+def counted(
+    counts: dict[str, int], key: str, on_last: Callable[[], object] | None = None
+) -> Iterator[None]:
+    """``key`` in ``counts`` while a block (of any thread, nested or not) holds it;
+    ``on_last`` runs when the last of them ends."""
     with _LOCK:
-        _OPEN[key] = _OPEN.get(key, 0) + 1
+        counts[key] = counts.get(key, 0) + 1
     try:
         yield
     finally:
         with _LOCK:
-            _OPEN[key] -= 1
-            if not _OPEN[key]:
-                del _OPEN[key]
-                _KEPT.pop(key, None)
+            counts[key] -= 1
+            if not counts[key]:
+                del counts[key]
+                if on_last is not None:
+                    on_last()
 
 
 def active(root: str | Path) -> bool:
