@@ -105,8 +105,9 @@ def run_blame(
             )  # fmt: skip
     if look is not None and look.date_format:
         format_date(0, look.date_format)  # an unknown format fails before any work
-    config = _blame_config(file.parent if file.parent.is_dir() else Path.cwd())
-    options = with_configured_ignore_revs(file, options or GitBlameOptions(), config)
+    where = file.parent if file.parent.is_dir() else Path.cwd()  # git's config from here
+    config = _blame_config(where)
+    options = with_configured_ignore_revs(where, options or GitBlameOptions(), config)
     specs = (line_range,) if isinstance(line_range, str) else tuple(line_range or ())
     with blame_options.using(options):
         result = _blame_ranges(conn, file, rev, specs, refresh)
@@ -152,7 +153,8 @@ def _commits_noted(result: FileBlame) -> bool:
     proc = try_git(result.root, ["notes", f"--ref={NOTES_REF}", "list"]) if commits else None
     if proc is None or proc.returncode != 0:
         return False
-    return any(row.split()[-1:][0] in commits for row in proc.stdout.decode().split("\n") if row)
+    # each row: the note's blob, then the commit it annotates
+    return any(row.rpartition(" ")[2] in commits for row in proc.stdout.decode().splitlines())
 
 
 def _authors(
@@ -207,8 +209,6 @@ def _known_path(root: Path, rel: str) -> None:
     the working tree's (deja also blames a file not committed yet). Any other path is
     git's error, with git's exit code: the text would otherwise be blamed as lines
     nobody committed, and the typo in the name never said."""
-    import os
-
     from deja_blame.gitutil import try_git
 
     if os.path.lexists(root / rel):
@@ -256,16 +256,16 @@ def _blame_config(where: Path) -> _BlameConfig:
 
 
 def with_configured_ignore_revs(
-    file: Path, options: GitBlameOptions, config: _BlameConfig | None = None
+    where: Path, options: GitBlameOptions, config: _BlameConfig
 ) -> GitBlameOptions:
     """git blame's own default: ``blame.ignoreRevsFile`` when no --ignore-revs-file is given
-    (a path relative to the repository's top, as git reads it)."""
+    (a path relative to the repository's top, as git reads it; ``where``: the folder
+    ``config`` was read from)."""
     if options.ignore_revs_files:
         return options
     from deja_blame.gitutil import try_git
 
-    where = file.parent if file.parent.is_dir() else Path.cwd()
-    value = (config or _blame_config(where)).ignore_revs_file
+    value = config.ignore_revs_file
     if not value:
         return options
     top = try_git(where, ["rev-parse", "--show-toplevel"])
