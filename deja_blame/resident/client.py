@@ -47,8 +47,10 @@ RUN, STATUS, QUIT = b"C", b"S", b"Q"
 REFUSED, STARTED, EXITED, ANSWER = b"R", b"P", b"X", b"A"
 
 
-# deja's own options before the command (``cli.cli``), those that take a value
+# deja's own options before the command (``cli.cli``), those that take a value, and
+# the same with the value in the argument itself (``--db=X``, ``-CDIR``, ``-C=DIR``)
 _GLOBAL_WITH_VALUE = ("-C", "--db", "--color")
+_GLOBAL_ATTACHED = ("-C", "--db=", "--color=")
 _GLOBAL_FLAGS = ("--no-pager",)
 
 
@@ -60,9 +62,7 @@ def command_of(args: list[str]) -> str | None:
         arg = args[k]
         if arg in _GLOBAL_WITH_VALUE:
             k += 2
-        elif arg in _GLOBAL_FLAGS or arg.startswith(tuple(f"{o}=" for o in _GLOBAL_WITH_VALUE)):
-            k += 1
-        elif arg.startswith("-C") and len(arg) > 2:  # -CDIR
+        elif arg in _GLOBAL_FLAGS or arg.startswith(_GLOBAL_ATTACHED):
             k += 1
         else:
             return None
