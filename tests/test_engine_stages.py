@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from deja_blame.attribution.facts.edits import SessionEdits
 from deja_blame.attribution.facts.model import BlameLine, FileFacts, WriteSet
 from deja_blame.attribution.facts.versions import FileHistory
 from deja_blame.attribution.match import match_file
@@ -69,7 +70,16 @@ def test_only_the_facts_stage_runs_git_or_reads_the_index_among_the_engine_s_mod
         if path.name == "model.py":
             continue
         assert "deja_blame.attribution.match" not in " ".join(_runtime_imports(path)), path.name
-    # the plain data module imports neither stage's workers
+    # the plain data modules import neither stage's workers: the edits behind the
+    # writes are read through the functions the facts stage gives them
+    assert _runtime_imports(facts / "edits.py") <= {
+        "__future__",
+        "collections.abc",
+        "dataclasses",
+        "typing",
+        "deja_blame.attribution.facts.model",
+        "deja_blame.index.fingerprint",
+    }
     assert _runtime_imports(facts / "model.py") <= {
         "__future__",
         "collections.abc",
@@ -94,33 +104,26 @@ class PlainSource:
         history._loaded = True  # nothing to read: the file has no earlier version
         return history
 
-    def final_fingerprints(self, sid: int, path_ids: list[int]) -> set[int]:
-        return {fingerprint(t) for (s, _), added in self.texts.items() if s == sid for t in added}
-
-    def left_in_file(self, sid: int, path_ids: list[int]) -> set[int]:
-        return self.final_fingerprints(sid, path_ids)
+    def session_edits(self, writes: WriteSet, paths: dict[int, bool]) -> SessionEdits:
+        """Each (session, edit) of ``texts`` as one timed whole-file write of path 1:
+        its lines land where they are listed."""
+        rows = [
+            (sid, edit, edit, "write_to_file", "agent", 1.0, 1, [[], added, None, None])
+            for (sid, edit), added in sorted(self.texts.items())
+        ]
+        return SessionEdits(
+            path_ids=sorted(paths),
+            fetch=lambda sids, pids: [r for r in rows if r[0] in sids and r[6] in pids],
+            fetch_edit=lambda sid, edit: next((r for r in rows if r[:2] == (sid, edit)), None),
+            decode=lambda body: body,
+            writes=writes,
+        )
 
     def repository_start(self) -> float | None:
         return None
 
-    def edited_any(self, sid: int, path_ids: list[int]) -> bool:
-        return True
-
     def belongs(self, sid: int) -> bool | None:
         return True
-
-    def written_text(self, key: tuple[int, int, int]) -> str | None:
-        added = self.texts.get((key[0], key[1]), [])
-        return added[key[2]] if key[2] < len(added) else None
-
-    def position(self, key: tuple[int, int, int]) -> int | None:
-        return key[2]
-
-    def added_lines(self, sid: int, edit_ord: int) -> list[str]:
-        return self.texts.get((sid, edit_ord), [])
-
-    def file_edits(self, sid: int, edit_ord: int) -> list[tuple[int, float | None, None]]:
-        return []
 
     def session_names(self, sids: set[int]) -> dict[int, tuple[str, str]]:
         return {sid: self.names[sid] for sid in sids if sid in self.names}

@@ -11,15 +11,12 @@ from __future__ import annotations
 
 import sqlite3
 import time
-import zlib
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
-
-import orjson
 
 from deja_blame.index.db import in_chunks, transaction
 from deja_blame.index.keys import message_ids
@@ -117,106 +114,31 @@ def count_sessions(conn: sqlite3.Connection) -> int:
 # -- a session's edits -----------------------------------------------------------------------
 
 
-def edit_added_lines(conn: sqlite3.Connection, sid: int, edit_ord: int) -> list[str]:
-    """The lines one edit added ([] when it is gone or unreadable)."""
-    from deja_blame.index.store import edit_lines
-
-    row = conn.execute("SELECT body FROM edits WHERE sid=? AND ord=?", (sid, edit_ord)).fetchone()
-    try:
-        got = edit_lines(row[0])[1] if row is not None else []
-    except (orjson.JSONDecodeError, zlib.error):
-        return []
-    return got if isinstance(got, list) else []
-
-
-def edit_positions(conn: sqlite3.Connection, sid: int, edit_ord: int) -> list[int | None]:
-    """Where each line an edit added landed in the file it edited (0-based, the
-    file as the edit left it), from its hunks' ``@@`` positions; None where not
-    known. A whole-file write's lines are where they are written."""
-    from deja_blame.index.store import load_json
-
-    row = conn.execute(
-        "SELECT tool, body FROM edits WHERE sid=? AND ord=?", (sid, edit_ord)
-    ).fetchone()
-    if row is None:
-        return []
-    try:
-        _, added, _, hunks = load_json(row[1])
-    except (orjson.JSONDecodeError, zlib.error):
-        return []
-    if not isinstance(added, list):
-        return []
-    if not hunks:
-        return list(range(len(added))) if row[0] == "write_to_file" else [None] * len(added)
-    out: list[int | None] = []
-    for h in hunks:
-        if not isinstance(h, list) or len(h) != 4:
-            return [None] * len(added)  # hunks that are not the edit's own lines
-        start = h[1] if isinstance(h[1], int) else None
-        out += [None if start is None else start - 1 + k for k in range(h[3])]
-    return out if len(out) == len(added) else [None] * len(added)
-
-
-# (old_start, new_start, removed, added) of each run of one edit, 1-based; None where
-# the edit gave no positions (a whole-file write, a block without ``@@`` headers)
-Hunks = list[tuple[int, int, int, int]] | None
-
-
-def file_edit_hunks(
-    conn: sqlite3.Connection, sid: int, edit_ord: int
-) -> list[tuple[int, float | None, Hunks]]:
-    """(ord, at_epoch, hunks) of every edit the session made of the file that edit
-    ``edit_ord`` changed, in order: what shifted a line it wrote since."""
-    from deja_blame.index.store import load_json
-
-    out: list[tuple[int, float | None, Hunks]] = []
-    for ord_, at, tool, body in conn.execute(
-        "SELECT ord, at_epoch, tool, body FROM edits WHERE sid=?"
-        " AND path=(SELECT path FROM edits WHERE sid=? AND ord=?) ORDER BY ord",
-        (sid, sid, edit_ord),
-    ):
-        try:
-            hunks = load_json(body)[3]
-        except (orjson.JSONDecodeError, zlib.error, IndexError, TypeError):
-            hunks = None
-        out.append((int(ord_), at, None if tool == "write_to_file" else _hunk_counts(hunks)))
-    return out
-
-
-def _hunk_counts(hunks: Any) -> Hunks:
-    """A stored hunk list as counts (``store._hunk_list``: counts, or whole hunks)."""
-    if not isinstance(hunks, list) or not hunks:
-        return None
-    out: list[tuple[int, int, int, int]] = []
-    for h in hunks:
-        if isinstance(h, dict):
-            h = [
-                h.get("old_start"),
-                h.get("new_start"),
-                len(h.get("removed") or []),
-                len(h.get("added") or []),
-            ]
-        if not isinstance(h, list) or len(h) != 4 or not all(isinstance(x, int) for x in h):
-            return None
-        out.append((h[0], h[1], h[2], h[3]))
-    return out
-
-
-def agent_edits_of_paths(
-    conn: sqlite3.Connection, sid: int, path_ids: list[int]
-) -> Iterator[tuple[str, list[str], list[str]]]:
-    """(tool, removed, added) of the session's own edits of these paths, in order."""
-    from deja_blame.index.store import edit_lines
-
-    if not path_ids:
+def edits_of_sessions(
+    conn: sqlite3.Connection, sids: list[int], path_ids: list[int]
+) -> Iterator[tuple[Any, ...]]:
+    """(sid, ord, step, tool, source, at_epoch, path_id, body) of every edit these
+    sessions made of these paths (``attribution/facts/edits.py`` reads them)."""
+    if not sids or not path_ids:
         return
-    marks = ",".join("?" * len(path_ids))
-    for tool, body in conn.execute(
-        f"SELECT e.tool, e.body FROM edits e JOIN paths p ON p.path = e.path"
-        f" WHERE e.sid=? AND e.source='agent' AND p.path_id IN ({marks}) ORDER BY e.step, e.ord",
-        [sid, *path_ids],
-    ):
-        yield (tool, *edit_lines(body))
+    pmarks = ",".join("?" * len(path_ids))
+    for part, marks in in_chunks(sids):
+        yield from conn.execute(
+            "SELECT e.sid, e.ord, e.step, e.tool, e.source, e.at_epoch, p.path_id, e.body"
+            f" FROM edits e JOIN paths p ON p.path = e.path"
+            f" WHERE e.sid IN ({marks}) AND p.path_id IN ({pmarks})",
+            [*part, *path_ids],
+        )
+
+
+def edit_row(conn: sqlite3.Connection, sid: int, edit_ord: int) -> tuple[Any, ...] | None:
+    """One edit as ``edits_of_sessions`` gives it, whatever its path."""
+    row = conn.execute(
+        "SELECT e.sid, e.ord, e.step, e.tool, e.source, e.at_epoch, p.path_id, e.body"
+        " FROM edits e LEFT JOIN paths p ON p.path = e.path WHERE e.sid=? AND e.ord=?",
+        (sid, edit_ord),
+    ).fetchone()
+    return None if row is None else tuple(row)
 
 
 def agent_edits(
@@ -280,19 +202,6 @@ def commands_mentioning(
             (like,),
         )
     ]
-
-
-def edited_any_path(conn: sqlite3.Connection, sid: int, path_ids: list[int]) -> bool:
-    """Whether the session made a timed edit of any of these paths."""
-    if not path_ids:
-        return False
-    marks = ",".join("?" * len(path_ids))
-    row = conn.execute(
-        f"SELECT 1 FROM edits e JOIN paths p ON p.path = e.path"
-        f" WHERE e.sid=? AND e.at_epoch IS NOT NULL AND p.path_id IN ({marks}) LIMIT 1",
-        [sid, *path_ids],
-    ).fetchone()
-    return row is not None
 
 
 @dataclass

@@ -2,9 +2,10 @@
 
 The rules (``attribution/match/``) never run git nor read SQLite: what they need
 beyond a file's ``FileFacts`` they ask of a ``FactSource``, one per answer. It
-keeps what it was told (a commit's changes never change, nor a session's
-writes), reads a file's versions through the repository's one ``cat-file
---batch`` (``history.py``) and asks the index once per write or session. A test
+keeps what it was told (a commit's changes never change), reads a file's
+versions through the repository's one ``cat-file --batch`` (``history.py``),
+gives the edits behind a set of writes as plain data (``edits.py``: one query,
+not one per write) and asks the index once per session whether it belongs. A test
 gives the rules a source of plain dicts instead (``tests/test_engine_stages.py``).
 """
 
@@ -17,11 +18,12 @@ from pathlib import Path
 
 from deja_blame.attribution.facts import shared
 from deja_blame.attribution.facts.copies import plain_answer
+from deja_blame.attribution.facts.edits import SessionEdits
 from deja_blame.attribution.facts.git_blame import blame_copies
 from deja_blame.attribution.facts.history import repo_history
-from deja_blame.attribution.facts.model import BlameLine, Key, WriteSet
+from deja_blame.attribution.facts.model import BlameLine, WriteSet
 from deja_blame.attribution.facts.versions import FileHistory
-from deja_blame.attribution.facts.writes import load_writes
+from deja_blame.attribution.facts.writes import load_writes, session_edits
 from deja_blame.gitutil import try_git
 from deja_blame.index import queries as Q
 from deja_blame.index.fingerprint import fingerprint, is_trivial
@@ -39,79 +41,15 @@ class FactSource:
         self.conn = conn
         self.root = str(root)
         self.rev = rev
-        self._per_write: dict[str, dict[tuple[int, int], list[object]]] = {
-            "text": {},
-            "position": {},
-        }
         self._identity: object | None = None
-        self._file_edits: dict[tuple[int, int], list[tuple[int, float | None, Q.Hunks]]] = {}
         self._texts: dict[tuple[str, str], str] = {}
         self._path_logs: dict[str, PathLog] = {}
 
     # -- the index ------------------------------------------------------------------
 
-    def written_text(self, key: Key) -> str | None:
-        """A write's exact text (its indent included)."""
-        return self._write_value("text", key)  # type: ignore[return-value]
-
-    def position(self, key: Key) -> int | None:
-        """Where a write landed in the session's file (0-based)."""
-        return self._write_value("position", key)  # type: ignore[return-value]
-
-    def added_lines(self, sid: int, edit_ord: int) -> list[str]:
-        """Every line one edit added (to whichever file), in order."""
-        return self._edit_values("text", (sid, edit_ord))  # type: ignore[return-value]
-
-    def file_edits(self, sid: int, edit_ord: int) -> list[tuple[int, float | None, Q.Hunks]]:
-        """(ord, time, hunks) of each edit the session made of the file edit ``edit_ord``
-        changed, in order (hunks: (old_start, new_start, removed, added), or None)."""
-        got = self._file_edits.get((sid, edit_ord))
-        if got is None:
-            got = Q.file_edit_hunks(self.conn, sid, edit_ord)
-            for other, _, _ in got:  # one question per session and file
-                self._file_edits[(sid, other)] = got
-            self._file_edits[(sid, edit_ord)] = got
-        return got
-
-    def _edit_values(self, what: str, edit: tuple[int, int]) -> list[object]:
-        loaded = self._per_write[what]
-        got = loaded.get(edit)
-        if got is None:
-            load = Q.edit_added_lines if what == "text" else Q.edit_positions
-            got = loaded[edit] = list(load(self.conn, *edit))
-        return got
-
-    def _write_value(self, what: str, key: Key) -> object | None:
-        got = self._edit_values(what, (key[0], key[1]))
-        return got[key[2]] if 0 <= key[2] < len(got) else None
-
-    def final_fingerprints(self, sid: int, path_ids: list[int]) -> set[int]:
-        """Fingerprints of the lines a session left in a file: what it wrote, minus
-        what it replaced itself afterwards (a write_to_file starts the file afresh)."""
-        current: set[int] = set()
-        for tool, removed, added in Q.agent_edits_of_paths(self.conn, sid, path_ids):
-            new = {fingerprint(x) for x in added}
-            if tool == "write_to_file":
-                current.clear()
-            current -= {fingerprint(x) for x in removed} - new
-            current |= new
-        return current
-
-    def left_in_file(self, sid: int, path_ids: list[int]) -> set[int]:
-        """The non-trivial fingerprints a session left in a file (as ``final_fingerprints``,
-        blank lines and brackets aside: they say nothing of which file it was)."""
-        current: set[int] = set()
-        for tool, removed, added in Q.agent_edits_of_paths(self.conn, sid, path_ids):
-            new = {fingerprint(x) for x in added if not is_trivial(x)}
-            if tool == "write_to_file":
-                current.clear()
-            current -= {fingerprint(x) for x in removed} - new
-            current |= new
-        return current
-
-    def edited_any(self, sid: int, path_ids: list[int]) -> bool:
-        """Whether the session edited any of these paths (a timed edit)."""
-        return Q.edited_any_path(self.conn, sid, path_ids)
+    def session_edits(self, writes: WriteSet, paths: dict[int, bool]) -> SessionEdits:
+        """The edits behind these writes, as plain data (``writes.session_edits``)."""
+        return session_edits(self.conn, writes, paths)
 
     def belongs(self, sid: int) -> bool | None:
         """Whether a session matched by path suffix worked on this repository

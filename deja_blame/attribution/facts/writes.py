@@ -7,11 +7,17 @@ file and the writes of its own lines, not everything ever written to the path.
 from __future__ import annotations
 
 import sqlite3
+import zlib
 from collections.abc import Iterable
 from functools import partial
+from typing import Any
 
+import orjson
+
+from deja_blame.attribution.facts.edits import SessionEdits
 from deja_blame.attribution.facts.model import WriteSet
 from deja_blame.index import queries as Q
+from deja_blame.index.store import load_json
 
 
 def load_writes(
@@ -70,3 +76,26 @@ def load_writes(
 # Writes of a path's trivial lines from which load_writes narrows them in SQLite:
 # below, reading them all costs less than the query that leaves some out.
 NARROW_FROM = 10_000
+
+
+def session_edits(
+    conn: sqlite3.Connection, writes: WriteSet, paths: dict[int, bool]
+) -> SessionEdits:
+    """The edits behind ``writes``, for the matcher to read as plain data: every edit
+    the writes' sessions made of ``paths``, read in one query at the rules' first
+    ask (``edits.py``), and any session a later step adds, the same way."""
+    return SessionEdits(
+        path_ids=sorted(paths),
+        fetch=partial(Q.edits_of_sessions, conn),
+        fetch_edit=partial(Q.edit_row, conn),
+        decode=_decoded,
+        writes=writes,
+    )
+
+
+def _decoded(body: bytes | str) -> Any:
+    """A stored edit body, or None where it is damaged (one bad row loses one edit)."""
+    try:
+        return load_json(body)
+    except (orjson.JSONDecodeError, zlib.error):
+        return None

@@ -1,8 +1,9 @@
 """Stage 2: the matcher. Given a file's facts, which session wrote each line.
 
 The rules, each a module of this package, read the ``FileFacts`` the first stage
-gathered and ask anything more of a ``FactSource`` (``facts/source.py``); none of
-them runs git, reads SQLite or starts a thread. In the order they apply:
+gathered and the edits behind its writes (``facts/edits.py``: plain data), and
+ask anything more of a ``FactSource`` (``facts/source.py``); none of them runs
+git, reads SQLite or starts a thread. In the order they apply:
 
 - ``lines.py``: a line is the latest write of its text before its commit, a run
   of neighbouring lines of one edit being the strongest evidence (trivial lines
@@ -37,6 +38,7 @@ from deja_blame.attribution.model import format_time_epoch
 from deja_blame.index.fingerprint import fingerprint, is_trivial
 
 if TYPE_CHECKING:
+    from deja_blame.attribution.facts.edits import SessionEdits
     from deja_blame.attribution.facts.model import BlameLine, FileFacts, WriteSet
     from deja_blame.attribution.facts.source import FactSource
     from deja_blame.attribution.facts.versions import FileHistory
@@ -93,6 +95,7 @@ def attribute_lines(
     exact_ids = [pid for pid, exact in paths.items() if exact]
     texts = [ln.text for ln in lines]
     fps = [fingerprint(t) for t in texts]
+    edits = source.session_edits(writes, paths)  # plain data, read at the first ask
     history = source.file_history({ln.orig_path or "" for ln in lines})
     now = time.time() if rev_time is None else rev_time
     try:
@@ -103,19 +106,21 @@ def attribute_lines(
             blamed,
             writes,
             now=rev_time,
-            final_fps=lambda sid: source.final_fingerprints(sid, path_ids),
-            has_exact=lambda sid: source.edited_any(sid, exact_ids),
+            final_fps=lambda sid: edits.final_fingerprints(sid, path_ids),
+            has_exact=lambda sid: edits.edited_any(sid, exact_ids),
             stale=window.stale,
             fresh=window.fresh,
             floor=window.floor,
-            added_lines=source.added_lines,
+            added_lines=edits.added_lines,
             same_project=source.belongs,
-            written_text=source.written_text,
-            position=source.position,
-            file_edits=source.file_edits,
+            written_text=edits.written_text,
+            position=edits.position,
+            file_edits=edits.file_edits,
             lone_open=lone_open,
         )
-        matches = _without_strangers_before_history(source, matches, writes, history, path_ids)
+        matches = _without_strangers_before_history(
+            source, edits, matches, writes, history, path_ids
+        )
         matches = reflow_matches(
             source,
             texts,
@@ -129,7 +134,7 @@ def attribute_lines(
         matches = trimmed_lines(
             texts,
             matches,
-            source.added_lines,
+            edits.added_lines,
             window.existed,
             lone_open,
         )
@@ -151,6 +156,7 @@ def attribute_lines(
 
 def _without_strangers_before_history(
     source: FactSource,
+    edits: SessionEdits,
     matches: list[LineMatch | None],
     writes: WriteSet,
     history: FileHistory,
@@ -173,7 +179,7 @@ def _without_strangers_before_history(
         writes,
         first_time,
         first_version,
-        lambda sid: source.left_in_file(sid, path_ids),
+        lambda sid: edits.left_in_file(sid, path_ids),
     )
     if not strangers:
         return matches
