@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from deja_blame.attribution import cache
 from deja_blame.attribution.answer import finish_answer, from_entry
 from deja_blame.attribution.facts.gather import gather_file
+from deja_blame.attribution.facts.noted_range import noted_range
 from deja_blame.attribution.facts.source import FactSource
 from deja_blame.attribution.match import match_file
 from deja_blame.attribution.model import FileBlame, NoteLookup
@@ -184,9 +185,14 @@ def _compute(
     focus: str | None = None,
 ) -> FileBlame:
     """The two stages: the file's facts (git's blame, the notes, the index's writes),
-    then the matcher. With a window, the lines of the window and its context only;
+    then the matcher. With a window, the lines of the window and its context only
+    (the window's lines alone where the notes settle them all: ``noted_range``);
     with ``focus``, the lines of that commit only."""
-    facts = gather_file(repo, conn, version, note_lookup, engine, before_match, window, focus)
+    facts = None
+    if window is not None and focus is None and before_match is None:
+        facts = noted_range(repo, conn, version, note_lookup, engine, window)
+    if facts is None:
+        facts = gather_file(repo, conn, version, note_lookup, engine, before_match, window, focus)
     source = FactSource(conn, facts.root, version.commit) if conn is not None else None
     match_file(facts, source)
     return FileBlame(

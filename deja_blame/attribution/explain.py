@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -83,8 +84,12 @@ def line_history_json(conn: sqlite3.Connection, result: Any, ln: Any) -> list[di
     from deja_blame.attribution.line_history import line_history
     from deja_blame.gitutil import open_repository
 
+    # the older versions' blames read the repository through git where libgit2 is not
+    # loaded yet (``deja why`` alone: its import is 70 ms, git blame -L of a line 5);
+    # the editor and the resident server have it loaded, and it opens at once
+    through_git = "pygit2" not in sys.modules
     found = line_history(
-        lambda: open_repository(Path(result.root)),
+        lambda: open_repository(Path(result.root), through_git=through_git),
         conn,
         Path(result.root),
         ln.orig_path or result.path,
