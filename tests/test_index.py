@@ -1130,6 +1130,7 @@ def test_index_output_off_a_terminal(tmp_path: Path) -> None:
         "skipped_lines": 0,
         "incomplete": 0,
         "problems": [],
+        "skipped_entries": [],
     }
     assert deja("index", "--root", str(root), "--quiet").stderr == b""
 
@@ -1497,8 +1498,10 @@ def test_fingerprints_of_many_lines_are_each_line_s_fingerprint() -> None:
 
 def test_the_walk_of_a_root_skips_what_is_not_a_transcript(tmp_path: Path) -> None:
     """A session directory whose logs path is a file, a transcript_full.jsonl that is a
-    directory, a FIFO: none stops the walk; the odd ones are named, the rest read."""
+    directory, a FIFO: none stops the walk; the directory is a problem, the FIFO is
+    passed over unopened and counted, the rest read."""
     from deja_blame.transcripts.antigravity.discover import find_transcripts
+    from deja_blame.transcripts.files import Skipped
 
     root = tmp_path / "root"
     append(transcript(root, "fine"), *conversation(1))
@@ -1508,9 +1511,13 @@ def test_the_walk_of_a_root_skips_what_is_not_a_transcript(tmp_path: Path) -> No
     transcript(root, "dir-full", "transcript_full.jsonl").mkdir()
     os.mkfifo(transcript(root, "fifo"))
     problems: list[str] = []
-    found = {tf.session_id: tf.path.name for tf in find_transcripts(root, problems)}
+    skipped = Skipped()
+    found = {tf.session_id: tf.path.name for tf in find_transcripts(root, problems, skipped)}
     assert found == {"fine": "transcript.jsonl", "dir-full": "transcript.jsonl"}
-    assert sorted(p.split(": ")[0] for p in problems) == ["not a regular file, skipped"] * 2
+    assert [p.split(": ")[0] for p in problems] == ["not a regular file, skipped"]
+    assert skipped.to_json() == [
+        {"root": str(root), "links": 0, "special": 1, "paths": [str(transcript(root, "fifo"))]}
+    ]
     assert index(root)["added"] == 2
 
 

@@ -42,6 +42,7 @@ from deja_blame.transcripts.antigravity.discover import (
     discover_roots,
     find_transcripts,
 )
+from deja_blame.transcripts.files import Skipped
 
 __all__ = ("Check", "run_doctor", "diagnose")
 
@@ -97,6 +98,8 @@ def check_roots(roots: list[Path]) -> tuple[Check, list[TranscriptFile]]:
     parts: list[str] = []
     problems: list[str] = []
     found: list[TranscriptFile] = []
+    # links and special files below the roots: passed over, said, not a failure
+    skipped = Skipped()
     # the other agents' transcripts, where they keep them (none is a problem only
     # when there is nothing at all)
     from deja_blame.transcripts.registry import OTHER_AGENTS, ROOTS_AGENT
@@ -105,7 +108,7 @@ def check_roots(roots: list[Path]) -> tuple[Check, list[TranscriptFile]]:
         named = bool(os.environ.get(h.root_env))
         for root in h.roots():
             if root.is_dir():
-                files = list(h.find(root, None))
+                files = list(h.find(root, None, skipped))
                 found.extend(files)
                 parts.append(f"{h.id}: {root} ({counted(len(files), 'session')})")
             elif named:
@@ -119,11 +122,11 @@ def check_roots(roots: list[Path]) -> tuple[Check, list[TranscriptFile]]:
         return Check("transcript roots", False, "; ".join([nothing, *problems]), fix_root), []
     for root in roots:
         before = len(problems)
-        files = list(find_transcripts(root, problems))
+        files = list(find_transcripts(root, problems, skipped))
         found.extend(files)
         if len(problems) == before or files:
             parts.append(f"{root} ({counted(len(files), 'session')})")
-    detail = "; ".join(parts + problems)
+    detail = "; ".join(parts + problems + skipped.lines())
     if problems and not found:
         return Check("transcript roots", False, detail, fix_root), found
     if problems:

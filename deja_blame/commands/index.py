@@ -27,6 +27,7 @@ from deja_blame.index.ingest import IndexReport, index_roots
 from deja_blame.jsonout import print_json
 from deja_blame.output import warn
 from deja_blame.transcripts.agent import Agent
+from deja_blame.transcripts.files import Skipped
 from deja_blame.transcripts.registry import AGENTS, agent_named, discover, discover_in
 from deja_blame.transcripts.transcript_file import roots_named
 
@@ -67,10 +68,11 @@ def run_index(
     conn = connect(db_path, notice=None if quiet else warn)
     try:
         report = IndexReport()
+        skipped = Skipped()  # links and special files below the roots: never followed
         if roots:
             # only these are read: the chosen agent's store, or (no --agent) each
             # agent's files found in them (registry.discover_in)
-            files = discover_in(roots, agents, report.problems)
+            files = discover_in(roots, agents, report.problems, skipped)
             if not files and not named_missing:
                 report.problems.append(
                     "no transcripts found under "
@@ -79,7 +81,7 @@ def run_index(
                     " see deja index --help)"
                 )
         else:
-            files = discover(agents, problems=report.problems)
+            files = discover(agents, problems=report.problems, skipped=skipped)
             if not files and not _any_root(agents) and not named_missing:
                 report.problems.append(
                     "no transcripts found (looked in "
@@ -111,6 +113,7 @@ def run_index(
             # "database disk image is malformed" met past the header: a damaged index
             raise corrupt(db_path, exc) from exc
         report.problems = problems + report.problems
+        report.skipped_entries = skipped.to_json()
     except BaseException:
         if rebuild:
             # interrupted (Ctrl-C) or failed: the old index stays, the half-built one goes
@@ -125,7 +128,7 @@ def run_index(
             conn.close()
     if rebuild:
         swap_in(db_path, target)
-    for problem in report.problems + report.incomplete:
+    for problem in report.problems + report.incomplete + skipped.lines():
         warn(problem)
     if as_json:
         print_json(report.to_json())

@@ -15,6 +15,7 @@ from typing import Any
 
 from deja_blame.index.queries import transcript_stats
 from deja_blame.transcripts.antigravity.discover import AGENT, COMPACT_NAME, FULL_NAME
+from deja_blame.transcripts.files import real_below
 from deja_blame.transcripts.transcript_file import TranscriptFile
 
 __all__ = ["changed_transcripts", "read_by_older_readers", "stored_reader_version"]
@@ -34,7 +35,7 @@ def changed_transcripts(
     # each session's copies over the roots: the one written last is read (a stale
     # backup in an earlier root never hides the real transcript), as ingest does
     newest: dict[str, tuple[tuple[int, int], str, os.stat_result, Path]] = {}
-    stat_ = os.stat
+    stat_ = os.lstat  # a link is no transcript: never followed
     is_reg = stat.S_ISREG
     for root in roots:
         base = str(root)
@@ -58,7 +59,11 @@ def changed_transcripts(
                     newest[name] = (rank, path, st, root)
                 break
     for name, (_, path, st, root) in newest.items():
-        if known.get(name) != (path, st.st_size, st.st_mtime_ns, st.st_ino):
+        # a changed one's folders are checked before it is read (a linked session
+        # folder, brain/ or logs/ is never followed); the rest cost a stat each
+        if known.get(name) != (path, st.st_size, st.st_mtime_ns, st.st_ino) and real_below(
+            root, Path(path)
+        ):
             out.append(TranscriptFile(session_id=name, path=Path(path), root=root, agent=AGENT))
     if others:
         out += _changed_others(known, conn)

@@ -97,6 +97,9 @@ class IndexReport:
     # commits: with a concurrent run the same transcript can be moved under this
     # one and finished by a retry, which must not count it again (or not at all).
     created: set[str] = field(default_factory=set, repr=False)
+    # links and special files below the roots, passed over unopened (one line per root:
+    # ``transcripts.files.Skipped``)
+    skipped_entries: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def added(self) -> int:
@@ -122,6 +125,7 @@ class IndexReport:
             "skipped_lines": self.skipped_lines,
             "incomplete": len(self.incomplete),
             "problems": self.problems,
+            "skipped_entries": self.skipped_entries,
         }
 
     def summary(self) -> str:

@@ -20,6 +20,7 @@ from deja_blame.transcripts.transcript_file import TranscriptFile, roots_named
 
 if TYPE_CHECKING:
     from deja_blame.models import Session
+    from deja_blame.transcripts.files import Skipped
     from deja_blame.transcripts.reading import Chunk, ReaderState
 
 
@@ -35,6 +36,16 @@ class Reader(Protocol):
 
     @property
     def state(self) -> ReaderState: ...
+
+
+class Finder(Protocol):
+    """An agent's sessions under one root: a folder it cannot read is a line in
+    ``problems``, a link or special file below the root it passed over one in
+    ``skipped`` (``transcripts.files``: nothing below a root is followed)."""
+
+    def __call__(
+        self, root: Path, problems: list[str] | None = None, skipped: Skipped | None = None
+    ) -> Iterator[TranscriptFile]: ...
 
 
 @dataclass(frozen=True)
@@ -72,7 +83,7 @@ class Agent:
     display_name: str  # in prose: reports, handoff prompts, docs
     root_env: str  # DEJA_<AGENT>_ROOT: replaces the default roots (``:``-separated)
     default_roots: Callable[[Mapping[str, str], Path], list[Path]]  # (env, home)
-    find: Callable[[Path, list[str] | None], Iterator[TranscriptFile]]  # (root, problems)
+    find: Finder  # (root, problems, skipped)
     read: Callable[[TranscriptFile], Session]  # one transcript, whole
     sniff: Callable[[Sniffed], int]  # BY_NAME, BY_CONTENT, PLAUSIBLE or 0: not its
     where: str  # where it looks by default, for messages and docs

@@ -214,7 +214,11 @@ def _mtimes(root: Path) -> tuple[int, int]:
 @lru_cache(maxsize=32)
 def _caches(root: str, _ide_mtime: int, _cli_mtime: int) -> tuple[dict[str, str], dict[str, str]]:
     """Both caches of one root as {session id: project}; the mtimes key the memo."""
+    from deja_blame.transcripts.files import lkind
+
     cache = Path(root) / "cache"
+    if lkind(cache) != "dir":  # a linked cache folder below the root: never followed
+        return {}, {}
     return _read_ide(_load(cache / "conversation_metadata.json")), _read_cli(
         _load(cache / "last_conversations.json")
     )

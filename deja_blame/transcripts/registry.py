@@ -19,6 +19,7 @@ import orjson
 from deja_blame.errors import DejaError
 from deja_blame.models import UNKNOWN_AGENT
 from deja_blame.transcripts.agent import Agent, Sniffed
+from deja_blame.transcripts.files import Skipped
 from deja_blame.transcripts.reading import (
     MalformedTranscript,
     max_transcript_records,
@@ -130,11 +131,13 @@ def discover(
     env: Mapping[str, str] | None = None,
     home: Path | None = None,
     problems: list[str] | None = None,
+    skipped: Skipped | None = None,
 ) -> list[TranscriptFile]:
     """Every transcript of the chosen agents (all by default), first root first.
 
     A root that is not there is only a problem when its variable named it:
-    nobody uses every agent.
+    nobody uses every agent. ``skipped`` gets the links and special files below
+    the roots that were passed over (``transcripts.files``).
     """
     env = os.environ if env is None else env
     chosen = [agent_named(a) for a in agents] if agents else list(AGENTS)
@@ -146,12 +149,15 @@ def discover(
                 if named and problems is not None:
                     problems.append(f"transcript root not found: {root} (from {a.root_env})")
                 continue
-            found += a.find(root, problems if named or a.always_report else None)
+            found += a.find(root, problems if named or a.always_report else None, skipped)
     return one_copy_each(found, problems)
 
 
 def discover_in(
-    roots: list[Path], agents: list[str] | None = None, problems: list[str] | None = None
+    roots: list[Path],
+    agents: list[str] | None = None,
+    problems: list[str] | None = None,
+    skipped: Skipped | None = None,
 ) -> list[TranscriptFile]:
     """Every transcript under ``roots`` (``deja index --root``), in place of every
     agent's own places.
@@ -173,15 +179,19 @@ def discover_in(
             if not (root.is_dir() or a.file_roots):
                 continue
             if len(chosen) == 1:
-                found += a.find(root, problems)
+                found += a.find(root, problems, skipped)
                 continue
             # what an agent's finder says of a root that is not its store ("no
-            # brain/ directory") is said only when it found something there
+            # brain/ directory", the links it passed over) is said only when it
+            # found something there
             said: list[str] = []
-            mine = [tf for tf in a.find(root, said) if sniffed_agent(tf.path, chosen) is a]
+            passed = Skipped()
+            mine = [tf for tf in a.find(root, said, passed) if sniffed_agent(tf.path, chosen) is a]
             found += mine
             if mine and problems is not None:
                 problems += said
+            if mine and skipped is not None:
+                skipped.merge(passed)
     return one_copy_each(found, problems)
 
 

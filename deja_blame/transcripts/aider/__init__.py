@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-import stat
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from deja_blame.transcripts.agent import BY_CONTENT, BY_NAME, Agent, Sniffed
+from deja_blame.transcripts.files import Below, Skipped
 from deja_blame.transcripts.transcript_file import TranscriptFile
 
 if TYPE_CHECKING:
@@ -48,13 +48,18 @@ def session_id_of(path: Path) -> str:
     return f"aider-{digest[:16]}"
 
 
-def find_transcripts(root: Path, problems: list[str] | None = None) -> Iterator[TranscriptFile]:
-    path = root if root.is_file() else root / HISTORY_NAME
-    try:  # the history itself: a committed link to ~/.netrc is no history
-        if not stat.S_ISREG(os.lstat(path).st_mode):
+def find_transcripts(
+    root: Path, problems: list[str] | None = None, skipped: Skipped | None = None
+) -> Iterator[TranscriptFile]:
+    if root.is_file():
+        # a file the user named (``AIDER_CHAT_HISTORY_FILE``, ``--root``) is a root: it
+        # may be a link, like any root; it is read where it leads
+        path = root.resolve() if root.is_symlink() else root
+    else:
+        # the history in a folder: a committed link to ~/.netrc is no history
+        path = root / HISTORY_NAME
+        if not Below(root, problems, skipped).regular(path):
             return
-    except OSError:
-        return
     base = path.parent
     yield TranscriptFile(session_id=session_id_of(path), path=path, root=base, agent=AGENT)
 

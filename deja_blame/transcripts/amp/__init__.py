@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from deja_blame.transcripts.agent import BY_CONTENT, BY_NAME, Agent, Sniffed
-from deja_blame.transcripts.files import files_as_sessions, walk_files
+from deja_blame.transcripts.files import Below, Skipped, files_as_sessions
 from deja_blame.transcripts.transcript_file import TranscriptFile
 
 if TYPE_CHECKING:
@@ -26,13 +26,13 @@ def default_roots(env: Mapping[str, str], home: Path) -> list[Path]:
     return roots
 
 
-def find_transcripts(root: Path, problems: list[str] | None = None) -> Iterator[TranscriptFile]:
-    threads = root / "threads"
-    base = threads if threads.is_dir() else root
-    paths = walk_files(
-        base, lambda d, n: Path(d) == base and n.startswith("T-") and n.endswith(".json"), problems
-    )
-    return files_as_sessions(paths, root, AGENT, lambda p: p.stem)
+def find_transcripts(
+    root: Path, problems: list[str] | None = None, skipped: Skipped | None = None
+) -> Iterator[TranscriptFile]:
+    below = Below(root, problems, skipped)
+    base = below.base("threads")
+    wanted = below.files(base, lambda n: n.startswith("T-") and n.endswith(".json")) if base else []
+    return files_as_sessions(iter(wanted), root, AGENT, lambda p: p.stem)
 
 
 def _read(tf: TranscriptFile) -> Session:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from deja_blame.transcripts.files import LINK, SPECIAL, Below, Skipped, lkind
 from deja_blame.transcripts.transcript_file import TranscriptFile, roots_named
 
 AGENT = "antigravity"
@@ -45,56 +45,68 @@ def sibling_transcripts(path: Path) -> list[Path]:
     if other is None:
         return []
     candidate = path.with_name(other)
-    try:
-        return [candidate] if stat.S_ISREG(os.stat(candidate).st_mode) else []
-    except OSError:
-        return []
+    return [candidate] if lkind(candidate) == "file" else []  # a link beside it: not followed
 
 
-def find_transcripts(root: Path, problems: list[str] | None = None) -> Iterator[TranscriptFile]:
+def find_transcripts(
+    root: Path, problems: list[str] | None = None, skipped: Skipped | None = None
+) -> Iterator[TranscriptFile]:
     """Each session of ``root``: ``transcript_full.jsonl`` when it exists (nothing in it is
     cut), with ``transcript.jsonl`` beside it as a part (it can reach further back).
 
     Trouble with one entry (unreadable, a directory where a file should be) is
-    appended to ``problems`` as a one-line message and the walk goes on.
+    appended to ``problems`` as a one-line message and the walk goes on; a link or
+    special file below the root is passed over (``skipped``), never followed.
     """
+    below = Below(root, problems, skipped)
     brain = root / "brain"
-    try:
-        entries = sorted(os.scandir(brain), key=lambda e: e.name)
-    except FileNotFoundError:
-        if problems is not None:
+    kind = lkind(brain)
+    if kind != "dir":
+        if kind in (LINK, SPECIAL):
+            below.skip(brain, kind)
+        elif problems is not None:
             if not root.exists():
                 problems.append(f"transcript root not found: {root}")
             else:
                 problems.append(f"no brain/ directory under transcript root {root}")
         return
+    try:
+        with os.scandir(brain) as listing:
+            entries = sorted(listing, key=lambda e: e.name)
     except OSError as exc:
         if problems is not None:
             problems.append(f"cannot read {brain}: {exc.strerror or exc}")
         return
     for entry in entries:
         try:
-            if not entry.is_dir():
+            if entry.is_symlink():
+                below.skip(entry.path, LINK)
+                continue
+            if not entry.is_dir(follow_symlinks=False):
                 continue
         except OSError:
             continue
-        # One stat per name and plain strings: with nothing new to index, this walk
-        # is most of what ``deja index`` does (2,000 sessions: 8,400 stats before).
-        logs = os.path.join(entry.path, ".system_generated", "logs")
+        # Plain strings, an lstat per name: with nothing new to index, this walk is
+        # most of what ``deja index`` does (2,000 sessions: 8,400 stats before 2026-11)
+        generated = f"{entry.path}/.system_generated"
+        logs = f"{generated}/logs"
+        if lkind(generated) != "dir" or lkind(logs) != "dir":
+            for folder in (generated, logs):
+                folder_kind = lkind(folder)
+                if folder_kind in (LINK, SPECIAL):
+                    below.skip(folder, folder_kind)
+                if folder_kind != "dir":
+                    break
+            continue
         found: list[str] = []
         for name in (FULL_NAME, COMPACT_NAME):
-            candidate = os.path.join(logs, name)
-            try:
-                mode = os.stat(candidate).st_mode
-            except (FileNotFoundError, NotADirectoryError):
-                continue
-            except OSError as exc:
-                if problems is not None:
-                    problems.append(f"cannot read {candidate}: {exc.strerror or exc}")
-                continue
-            if stat.S_ISREG(mode):
+            candidate = f"{logs}/{name}"
+            kind = lkind(candidate)
+            if kind == "file":
                 found.append(candidate)
-            elif problems is not None:
+            elif kind in (LINK, SPECIAL):
+                below.skip(candidate, kind)
+            elif kind is not None and problems is not None:
                 problems.append(f"not a regular file, skipped: {candidate}")
         if found:
             yield TranscriptFile(

@@ -9,12 +9,11 @@ versions, ``<dir>/agent-*.jsonl`` naming their session in each record in older o
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from deja_blame.transcripts.files import is_regular
+from deja_blame.transcripts.files import Below, Skipped
 from deja_blame.transcripts.jsonl import decode_line
 from deja_blame.transcripts.reading import open_regular
 from deja_blame.transcripts.transcript_file import TranscriptFile
@@ -31,49 +30,38 @@ def default_roots(env: Mapping[str, str], home: Path) -> list[Path]:
     return [Path(config).expanduser() if config else home / ".claude"]
 
 
-def _projects_dir(root: Path) -> Path:
-    projects = root / "projects"
-    return projects if projects.is_dir() else root
-
-
-def find_transcripts(root: Path, problems: list[str] | None = None) -> Iterator[TranscriptFile]:
-    base = _projects_dir(root)
-    try:
-        dirs = sorted((e for e in os.scandir(base) if e.is_dir()), key=lambda e: e.name)
-    except OSError:
+def find_transcripts(
+    root: Path, problems: list[str] | None = None, skipped: Skipped | None = None
+) -> Iterator[TranscriptFile]:
+    below = Below(root, problems, skipped)
+    base = below.base("projects")
+    if base is None:
         return
-    for d in dirs:
-        try:
-            entries = sorted(os.scandir(d.path), key=lambda e: e.name)
-        except OSError as exc:
-            if problems is not None:
-                problems.append(f"cannot read {d.path}: {exc.strerror or exc}")
-            continue
+    for d in below.folders(base):
         sessions: dict[str, Path] = {}
         parts: dict[str, list[Path]] = {}
-        for e in entries:
-            if not _SESSION_FILE.match(e.name) or not e.is_file(follow_symlinks=False):
-                continue
-            if e.name.startswith("agent-"):
-                parent = _session_named_in(Path(e.path))
+        for path in below.files(d, lambda n: _SESSION_FILE.match(n) is not None):
+            if path.name.startswith("agent-"):
+                parent = _session_named_in(path)
                 if parent:
-                    parts.setdefault(parent, []).append(Path(e.path))
+                    parts.setdefault(parent, []).append(path)
                 continue
-            sessions[e.name[: -len(".jsonl")]] = Path(e.path)
+            sessions[path.name[: -len(".jsonl")]] = path
         for sid, path in sessions.items():
-            found = parts.get(sid, []) + subagent_files(path)
+            found = parts.get(sid, []) + subagent_files(path, below)
             yield TranscriptFile(
                 session_id=sid, path=path, root=root, agent=AGENT, parts=tuple(found)
             )
 
 
-def subagent_files(path: Path) -> list[Path]:
-    """The sub-agent files current versions keep beside a session: ``<id>/subagents/``."""
-    sub = path.with_suffix("") / "subagents"
-    try:
-        return sorted(p for p in sub.glob("*.jsonl") if is_regular(p)) if sub.is_dir() else []
-    except OSError:
+def subagent_files(path: Path, below: Below | None = None) -> list[Path]:
+    """The sub-agent files current versions keep beside a session: ``<id>/subagents/``
+    (either folder a link: none)."""
+    below = below if below is not None else Below(path.parent)
+    folder = path.with_suffix("")
+    if not below.folder(folder):  # usually not there: one lstat
         return []
+    return below.files(folder / "subagents", lambda n: n.endswith(".jsonl"))
 
 
 def _session_named_in(path: Path) -> str | None:

@@ -7,12 +7,11 @@ both are found, and archived sessions (``archived_sessions/``) too. The session 
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from deja_blame.transcripts.files import is_regular
+from deja_blame.transcripts.files import Below, Skipped
 from deja_blame.transcripts.transcript_file import TranscriptFile
 
 ROOT_ENV = "DEJA_CODEX_ROOT"
@@ -32,22 +31,16 @@ def session_id_of(path: Path) -> str:
     return m.group(1).lower() if m else path.stem
 
 
-def find_transcripts(root: Path, problems: list[str] | None = None) -> Iterator[TranscriptFile]:
+def find_transcripts(
+    root: Path, problems: list[str] | None = None, skipped: Skipped | None = None
+) -> Iterator[TranscriptFile]:
+    below = Below(root, problems, skipped)
     # sessions/, and archived_sessions/ (what `codex` archives is history all the same)
-    bases = [root / d for d in ("sessions", "archived_sessions") if (root / d).is_dir()]
-    found: list[Path] = []
-    for base in bases or [root]:
-        for dirpath, dirnames, filenames in os.walk(base, onerror=None):
-            dirnames.sort()
-            found += [
-                Path(dirpath) / f
-                for f in sorted(filenames)
-                if f.startswith("rollout-") and f.endswith(".jsonl")
-            ]
-    for path in found:
-        try:
-            if not is_regular(path):
-                continue
-        except OSError:
-            continue
-        yield TranscriptFile(session_id=session_id_of(path), path=path, root=root, agent=AGENT)
+    bases = [below.base(d) for d in ("sessions", "archived_sessions")]
+    real = [b for b in bases if b is not None and b != root]
+    if not real and None not in bases:
+        real = [root]  # a root that names the sessions folder itself
+    for base in real:
+        wanted = below.walk(base, lambda _d, n: n.startswith("rollout-") and n.endswith(".jsonl"))
+        for path in wanted:
+            yield TranscriptFile(session_id=session_id_of(path), path=path, root=root, agent=AGENT)

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from deja_blame.transcripts.agent import BY_CONTENT, BY_NAME, Agent, Handoff, Sniffed
-from deja_blame.transcripts.files import files_as_sessions, walk_files
+from deja_blame.transcripts.files import Below, Skipped, files_as_sessions
 from deja_blame.transcripts.transcript_file import TranscriptFile
 
 if TYPE_CHECKING:
@@ -23,10 +23,14 @@ def default_roots(env: Mapping[str, str], home: Path) -> list[Path]:
     return [Path(own).expanduser() if own else home / ".continue"]
 
 
-def find_transcripts(root: Path, problems: list[str] | None = None) -> Iterator[TranscriptFile]:
-    sessions = root / "sessions"
-    base = sessions if sessions.is_dir() else root
-    paths = walk_files(base, lambda d, n: n.endswith(".json") and n != INDEX_NAME, problems)
+def find_transcripts(
+    root: Path, problems: list[str] | None = None, skipped: Skipped | None = None
+) -> Iterator[TranscriptFile]:
+    below = Below(root, problems, skipped)
+    base = below.base("sessions")
+    if base is None:
+        return iter(())
+    paths = below.walk(base, lambda d, n: n.endswith(".json") and n != INDEX_NAME)
     return files_as_sessions(paths, root, AGENT, lambda p: p.stem)
 
 

@@ -6,13 +6,12 @@ beside it naming the project folder."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from deja_blame.transcripts.agent import BY_CONTENT, BY_NAME, Agent, Handoff, Sniffed
-from deja_blame.transcripts.files import files_as_sessions, walk_files
+from deja_blame.transcripts.files import Below, Skipped, files_as_sessions, is_regular
 from deja_blame.transcripts.transcript_file import TranscriptFile
 
 if TYPE_CHECKING:
@@ -31,19 +30,16 @@ def default_roots(env: Mapping[str, str], home: Path) -> list[Path]:
     return [c / product / "User" / "workspaceStorage" for c in configs for product in PRODUCTS]
 
 
-def find_transcripts(root: Path, problems: list[str] | None = None) -> Iterator[TranscriptFile]:
+def find_transcripts(
+    root: Path, problems: list[str] | None = None, skipped: Skipped | None = None
+) -> Iterator[TranscriptFile]:
     """Only ``<hash>/GitHub.copilot-chat/transcripts`` of each workspace is walked (the
     rest of workspaceStorage belongs to VS Code and other extensions)."""
-    try:
-        workspaces = sorted(e.path for e in os.scandir(root) if e.is_dir(follow_symlinks=False))
-    except OSError as exc:
-        if problems is not None:
-            problems.append(f"cannot read {root}: {exc.strerror or exc}")
-        return
-    for workspace in workspaces:
-        transcripts = Path(workspace) / "GitHub.copilot-chat" / "transcripts"
-        if transcripts.is_dir():
-            paths = walk_files(transcripts, lambda d, n: n.endswith(".jsonl"), problems)
+    below = Below(root, problems, skipped)
+    for workspace in below.folders(root):
+        chat = workspace / "GitHub.copilot-chat"
+        if below.folder(chat) and below.folder(chat / "transcripts"):
+            paths = below.walk(chat / "transcripts", lambda d, n: n.endswith(".jsonl"))
             yield from files_as_sessions(paths, root, AGENT, lambda p: p.stem)
 
 
@@ -52,7 +48,8 @@ def workspace_folder(transcript: Path) -> str | None:
     from deja_blame.transcripts.reading import load_document
     from deja_blame.transcripts.tool_edits import path_of
 
-    if len(transcript.parents) < 3 or not (transcript.parents[2] / "workspace.json").is_file():
+    # a link there is no workspace's: never followed
+    if len(transcript.parents) < 3 or not is_regular(transcript.parents[2] / "workspace.json"):
         return None
     # VS Code writes it when the workspace opens: caught half written, the session
     # waits for the next run (IncompleteTranscript) rather than losing its project

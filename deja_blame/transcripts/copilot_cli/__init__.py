@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from deja_blame.transcripts.agent import BY_CONTENT, BY_NAME, Agent, Handoff, Sniffed
-from deja_blame.transcripts.files import files_as_sessions, walk_files
+from deja_blame.transcripts.files import Below, Skipped, files_as_sessions
 from deja_blame.transcripts.transcript_file import TranscriptFile
 
 if TYPE_CHECKING:
@@ -26,15 +26,16 @@ def session_id_of(path: Path) -> str:
     return path.parent.name if path.name == "events.jsonl" else path.stem
 
 
-def find_transcripts(root: Path, problems: list[str] | None = None) -> Iterator[TranscriptFile]:
-    state = root / "session-state"
-    base = state if state.is_dir() else root
-    paths = walk_files(
-        base,
-        lambda d, n: (
-            (n == "events.jsonl" and Path(d) != base) or (Path(d) == base and n.endswith(".jsonl"))
-        ),
-        problems,
+def find_transcripts(
+    root: Path, problems: list[str] | None = None, skipped: Skipped | None = None
+) -> Iterator[TranscriptFile]:
+    below = Below(root, problems, skipped)
+    base = below.base("session-state")
+    if base is None:
+        return iter(())
+    top = str(base)
+    paths = below.walk(
+        base, lambda d, n: (n == "events.jsonl" and d != top) or (d == top and n.endswith(".jsonl"))
     )
     return files_as_sessions(paths, root, AGENT, session_id_of)
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from deja_blame.transcripts.agent import BY_CONTENT, BY_NAME, Agent, Handoff, Sniffed
-from deja_blame.transcripts.files import files_as_sessions, walk_files
+from deja_blame.transcripts.files import Below, Skipped, files_as_sessions
 from deja_blame.transcripts.transcript_file import TranscriptFile
 
 if TYPE_CHECKING:
@@ -23,22 +22,20 @@ def default_roots(env: Mapping[str, str], home: Path) -> list[Path]:
     return [Path(config).expanduser() if config else home / ".cursor"]
 
 
-def find_transcripts(root: Path, problems: list[str] | None = None) -> Iterator[TranscriptFile]:
+def find_transcripts(
+    root: Path, problems: list[str] | None = None, skipped: Skipped | None = None
+) -> Iterator[TranscriptFile]:
     """Only each project's ``agent-transcripts`` folder is walked: the rest of
     ``projects/<slug>/`` (tool output, terminals) can be large, and a warm blame
     stats this on every run."""
-    projects = root / "projects"
-    base = projects if projects.is_dir() else root
-    try:
-        slugs = sorted(e.path for e in os.scandir(base) if e.is_dir(follow_symlinks=False))
-    except OSError as exc:
-        if problems is not None:
-            problems.append(f"cannot read {base}: {exc.strerror or exc}")
+    below = Below(root, problems, skipped)
+    base = below.base("projects")
+    if base is None:
         return
-    for slug in slugs:
-        transcripts = Path(slug) / "agent-transcripts"
-        if transcripts.is_dir():
-            paths = walk_files(transcripts, lambda d, n: n.endswith(".jsonl"), problems)
+    for slug in below.folders(base):
+        transcripts = slug / "agent-transcripts"
+        if below.folder(transcripts):
+            paths = below.walk(transcripts, lambda d, n: n.endswith(".jsonl"))
             yield from files_as_sessions(paths, root, AGENT, lambda p: p.stem)
 
 

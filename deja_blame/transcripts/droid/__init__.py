@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from deja_blame.transcripts.agent import BY_CONTENT, BY_NAME, Agent, Handoff, Sniffed
-from deja_blame.transcripts.files import files_as_sessions, walk_files
+from deja_blame.transcripts.files import Below, Skipped, files_as_sessions
 from deja_blame.transcripts.transcript_file import TranscriptFile
 
 if TYPE_CHECKING:
@@ -22,10 +22,14 @@ def default_roots(env: Mapping[str, str], home: Path) -> list[Path]:
     return [home / ".factory"]
 
 
-def find_transcripts(root: Path, problems: list[str] | None = None) -> Iterator[TranscriptFile]:
-    sessions = root / "sessions"
-    base = sessions if sessions.is_dir() else root
-    paths = walk_files(base, lambda d, n: n.endswith(".jsonl"), problems)
+def find_transcripts(
+    root: Path, problems: list[str] | None = None, skipped: Skipped | None = None
+) -> Iterator[TranscriptFile]:
+    below = Below(root, problems, skipped)
+    base = below.base("sessions")
+    if base is None:
+        return iter(())
+    paths = below.walk(base, lambda d, n: n.endswith(".jsonl"))
     return files_as_sessions(paths, root, AGENT, lambda p: p.stem)
 
 

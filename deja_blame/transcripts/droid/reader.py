@@ -16,6 +16,7 @@ from typing import Any
 
 from deja_blame.models import Session
 from deja_blame.transcripts.builder import SessionBuilder, record_time
+from deja_blame.transcripts.files import is_regular
 from deja_blame.transcripts.jsonl import WholeFile
 from deja_blame.transcripts.reading import load_document
 from deja_blame.transcripts.text import clean_user_text
@@ -49,7 +50,7 @@ def parse_transcript(path: Path | str, session_id: str | None = None) -> Session
 
 def _model(path: Path) -> str | None:
     settings = path.with_name(path.stem + ".settings.json")
-    if not settings.is_file():
+    if not is_regular(settings):  # a link there is no settings file: never followed
         return None
     # Droid rewrites it whole: caught half written, the session waits for the next run
     # (IncompleteTranscript) rather than losing its model

@@ -10,12 +10,11 @@ read. A sub-agent's file ``chats/<session id>/<agent>.jsonl`` belongs to that se
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from deja_blame.transcripts.files import is_regular
+from deja_blame.transcripts.files import Below, Skipped, one_name
 from deja_blame.transcripts.reading import open_regular, read_whole
 from deja_blame.transcripts.transcript_file import TranscriptFile
 
@@ -45,26 +44,17 @@ def session_id_in(path: Path) -> str | None:
     return m.group(1).decode("utf-8", "replace") if m else None
 
 
-def find_transcripts(root: Path, problems: list[str] | None = None) -> Iterator[TranscriptFile]:
-    tmp = root / "tmp"
-    base = tmp if tmp.is_dir() else root
-    try:
-        projects = sorted((e for e in os.scandir(base) if e.is_dir()), key=lambda e: e.name)
-    except OSError:
+def find_transcripts(
+    root: Path, problems: list[str] | None = None, skipped: Skipped | None = None
+) -> Iterator[TranscriptFile]:
+    below = Below(root, problems, skipped)
+    base = below.base("tmp")
+    if base is None:
         return
-    for project in projects:
-        chats = Path(project.path) / "chats"
-        try:
-            entries = sorted(os.scandir(chats), key=lambda e: e.name)
-        except OSError:
-            continue
+    for project in below.folders(base):
+        chats = project / "chats"
         chosen: dict[str, Path] = {}
-        for e in entries:
-            if not e.name.startswith("session-") or not e.is_file(follow_symlinks=False):
-                continue
-            if not e.name.endswith((".json", ".jsonl")):
-                continue
-            path = Path(e.path)
+        for path in below.files(chats, _is_session_file):
             sid = session_id_in(path)
             if sid is None:
                 if _too_short_to_say(path):
@@ -76,13 +66,12 @@ def find_transcripts(root: Path, problems: list[str] | None = None) -> Iterator[
             if sid not in chosen or path.suffix == ".jsonl":
                 chosen[sid] = path
         for sid, path in chosen.items():
-            sub = chats / sid
-            parts = (
-                tuple(sorted(p for p in sub.glob("*.jsonl") if is_regular(p)))
-                if sub.is_dir()
-                else ()
-            )
+            parts = subagent_files(path, sid, below)
             yield TranscriptFile(session_id=sid, path=path, root=root, agent=AGENT, parts=parts)
+
+
+def _is_session_file(name: str) -> bool:
+    return name.startswith("session-") and name.endswith((".json", ".jsonl"))
 
 
 def _too_short_to_say(path: Path) -> bool:
@@ -94,15 +83,16 @@ def _too_short_to_say(path: Path) -> bool:
         return True
 
 
-def subagent_files(path: Path, session_id: str | None = None) -> tuple[Path, ...]:
-    """A session's sub-agent files: ``chats/<session id>/*.jsonl``."""
-    sub = path.parent / (session_id or session_id_in(path) or path.stem)
-    try:
-        return (
-            tuple(sorted(p for p in sub.glob("*.jsonl") if is_regular(p))) if sub.is_dir() else ()
-        )
-    except OSError:
+def subagent_files(
+    path: Path, session_id: str | None = None, below: Below | None = None
+) -> tuple[Path, ...]:
+    """A session's sub-agent files: ``chats/<session id>/*.jsonl`` (the folder a link: none)."""
+    below = below if below is not None else Below(path.parent)
+    name = session_id or session_id_in(path) or path.stem
+    sub = path.parent / name
+    if not one_name(name):  # read from the file: never a way out of its folder
         return ()
+    return tuple(below.files(sub, lambda n: n.endswith(".jsonl")))
 
 
 def project_root_of(transcript: Path) -> str | None:

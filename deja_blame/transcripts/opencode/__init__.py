@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from deja_blame.transcripts.agent import BY_CONTENT, BY_NAME, Agent, Handoff, Sniffed
-from deja_blame.transcripts.files import is_regular
+from deja_blame.transcripts.files import Below, Skipped
 from deja_blame.transcripts.transcript_file import TranscriptFile
 
 if TYPE_CHECKING:  # sqlite3 is imported where OpenCode's database is read: --help never needs it
@@ -55,10 +55,13 @@ def db_error(db: Path, exc: sqlite3.Error) -> OSError:
     return MalformedTranscript(f"not an OpenCode database deja can read, skipped ({text})")
 
 
-def find_transcripts(root: Path, problems: list[str] | None = None) -> Iterator[TranscriptFile]:
+def find_transcripts(
+    root: Path, problems: list[str] | None = None, skipped: Skipped | None = None
+) -> Iterator[TranscriptFile]:
+    below = Below(root, problems, skipped)
     db = root / DB_NAME
     seen: set[str] = set()
-    if is_regular(db):
+    if below.regular(db):
         import sqlite3
 
         try:
@@ -77,27 +80,25 @@ def find_transcripts(root: Path, problems: list[str] | None = None) -> Iterator[
         for sid in ids:
             seen.add(sid)
             yield TranscriptFile(session_id=sid, path=db, root=root, agent=AGENT)
-    yield from _storage_sessions(root / "storage", root, seen)
+    yield from _storage_sessions(below, seen)
 
 
-def _storage_sessions(storage: Path, root: Path, seen: set[str]) -> Iterator[TranscriptFile]:
-    messages = storage / "message"
-    try:
-        sessions = sorted(p for p in messages.iterdir() if p.is_dir())
-    except OSError:
+def _storage_sessions(below: Below, seen: set[str]) -> Iterator[TranscriptFile]:
+    root = below.root
+    storage = root / "storage"
+    if not below.folder(storage) or not below.folder(storage / "message"):
         return
-    for directory in sessions:
-        if directory.name in seen:
-            continue
-        try:
-            files = tuple(sorted(p for p in directory.glob("*.json") if is_regular(p)))
-        except OSError:
-            continue
+    for directory in below.folders(storage / "message", lambda n: n not in seen):
+        files = tuple(below.files(directory, json_file))
         if files:
             # the first message file stands for the session; the rest change its stat key
             yield TranscriptFile(
                 session_id=directory.name, path=files[0], root=root, agent=AGENT, parts=files[1:]
             )
+
+
+def json_file(name: str) -> bool:
+    return name.endswith(".json") and not name.startswith(".")
 
 
 def _read(tf: TranscriptFile) -> Session:

@@ -14,7 +14,8 @@ from typing import Any
 
 from deja_blame.models import Session
 from deja_blame.transcripts.builder import SessionBuilder
-from deja_blame.transcripts.opencode import db_error, open_db
+from deja_blame.transcripts.files import Below, one_name
+from deja_blame.transcripts.opencode import db_error, json_file, open_db
 from deja_blame.transcripts.reading import (
     IncompleteTranscript,
     load_document,
@@ -77,8 +78,9 @@ def read_database(db: Path, session_id: str | None) -> Session:
 def read_storage(first_message: Path, session_id: str) -> Session:
     """The JSON file layout: ``storage/message/<session>/*.json``, ``storage/part/<message>/*.json``."""
     storage = first_message.parents[2]
+    below = Below(storage)  # its folders listed as the finder lists them: no link followed
     messages = []
-    files = sorted(first_message.parent.glob("*.json"))
+    files = below.files(first_message.parent, json_file)
     if len(files) > max_transcript_records():
         raise too_many(max_transcript_records())
     for f in files:
@@ -86,13 +88,21 @@ def read_storage(first_message: Path, session_id: str) -> Session:
         messages.append((str(doc.get("id") or f.stem), doc))
     messages.sort(key=lambda m: (_created(m[1]), m[0]))
     parts: dict[str, list[dict[str, Any]]] = {}
+    parts_there = below.folder(storage / "part")
     for mid, _ in messages:
-        found = [_load(p) for p in sorted((storage / "part" / mid).glob("*.json"))]
+        part = storage / "part" / mid
+        found = (
+            [_load(p) for p in below.files(part, json_file)]
+            if parts_there and one_name(mid)
+            else []
+        )
         parts[mid] = sorted(found, key=lambda p: (_created(p), str(p.get("id") or "")))
     directory = None
     session_dir = storage / "session"
-    for f in session_dir.glob(f"*/{session_id}.json") if session_dir.is_dir() else []:
-        directory = first_str(_load(f), "directory")
+    if below.folder(session_dir) and one_name(session_id):
+        for project in below.folders(session_dir):
+            for f in below.files(project, lambda n: n == f"{session_id}.json"):
+                directory = first_str(_load(f), "directory")
     return _session(session_id, str(first_message.parent.resolve()), directory, messages, parts)
 
 
