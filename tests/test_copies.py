@@ -1,6 +1,6 @@
-"""``git blame -C`` is not asked where its answer can only be the plain blame's
-(``facts/copies.py``): every answer given without git is git's own, and git is
-asked wherever a block could have come from another file or moved in its own."""
+"""``git blame -C`` is not asked where its answer can only be the plain blame's,
+or ``-M``'s (``facts/copies.py``): every answer given without ``-C`` is git's
+own, and ``-C`` is asked wherever a block could have come from another file."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import commit_env, git
 
-from deja_blame.attribution.facts import derived_blame, shared
-from deja_blame.attribution.facts.copies import plain_answer
+from deja_blame.attribution.facts import copies, derived_blame, shared
+from deja_blame.attribution.facts.copies import copies_answer
 from deja_blame.attribution.facts.git_blame import blame_copies, parse_porcelain
 from deja_blame.attribution.facts.history import repo_history
 from deja_blame.attribution.facts.model import BlameLine
@@ -27,6 +27,11 @@ HANDLER = [
     "    response.write_payload(payload, status_code=200)",
     "    return response",
 ]
+# 35 letters and digits: enough for git to move within a file (20), not to copy
+# from another (40)
+SHORT = ["total = first_item + second_item", "return total"]
+# 45 in all, 15 a line
+SPREAD = ["alpha_beta_gamma", "delta_epsilon_zz", "theta_iota_kappa"]
 
 
 def _commit(repo: Path, when: int, files: dict[str, list[str] | None]) -> str:
@@ -61,6 +66,17 @@ def _history(repo: Path) -> None:
     git(repo, "checkout", "-q", "main")
     git(repo, "merge", "-q", "--no-ff", "--no-commit", "side", env=commit_env(T0 + 100))
     _commit(repo, T0 + 100, {"g.py": ["# merged", "y = 1"]})
+    # into files the commit kept (not added: git would look for them renamed), from
+    # another file it changed: a block too short to copy from another file, and
+    # lines of a long block that file holds, but not one after another
+    _commit(repo, T0 + 110, {"h.py": ["# h"], "src.py": [*SHORT, "z = 0", *SPREAD[::-1]]})
+    _commit(repo, T0 + 120, {"h.py": ["# h", *SHORT, "", *SPREAD], "src.py": ["z = 1"]})
+    # a block moved from j.py, then moved within i.py: -M finds the first move
+    # only, -C then the block where it came from
+    notes = [f"# note {k}" for k in range(5)]
+    _commit(repo, T0 + 130, {"j.py": ["# j", *SETUP]})
+    _commit(repo, T0 + 135, {"i.py": ["# i", *SETUP, *notes], "j.py": ["# j"]})
+    _commit(repo, T0 + 140, {"i.py": ["# i", *notes, *SETUP]})
 
 
 def _plain(repo: Path, path: str) -> dict[int, BlameLine | None]:
@@ -69,35 +85,71 @@ def _plain(repo: Path, path: str) -> dict[int, BlameLine | None]:
 
 
 @pytest.mark.parametrize(
-    ("path", "asks_git"),
+    ("path", "asks"),
     [
-        ("b.py", True),  # a block that moved from a.py
-        ("c.py", False),
-        ("a.py", False),  # only brackets and blanks since its first commit
-        ("d.py", True),  # the block was in the file before: -M may move it
-        ("e.py", True),  # the lines were in root.py, which the commit changed
-        ("f.py", False),  # and so were these, with too few letters to move
-        ("root.py", False),  # a root commit's lines and new ones
-        ("g.py", True),  # a merge's own lines: left to git
+        ("b.py", "-C"),  # a block that moved from a.py (no -M first: it may copy)
+        ("c.py", ""),
+        ("a.py", ""),  # only brackets and blanks since its first commit
+        ("d.py", "-M"),  # the block was in the file before: -M moves it, and no more
+        ("e.py", "-C"),  # the lines were in root.py, which the commit changed
+        ("f.py", ""),  # and so were these, with too few letters to move
+        ("root.py", ""),  # a root commit's lines and new ones
+        ("g.py", "-C"),  # a merge's own lines: left to git
+        ("h.py", ""),  # too short to copy, and not one after another
+        ("i.py", "-M -C"),  # moved within, and before that from j.py
     ],
 )
-def test_an_answer_without_git_is_git_s(repo: Path, path: str, asks_git: bool) -> None:
+def test_an_answer_without_git_is_git_s(
+    repo: Path, path: str, asks: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _history(repo)
     head = git(repo, "rev-parse", "HEAD").strip()
     plain = _plain(repo, path)
     ranges = [(1, len(plain))]
+    moves: list[str] = []
+
+    def blame_moves(*args: object) -> object:
+        moves.append(path)
+        return real_moves(*args)
+
+    real_moves = copies.blame_moves
+    monkeypatch.setattr(copies, "blame_moves", blame_moves)
     with shared.one_question(repo):
         assert repo_history(repo).knows(head)
-        got = plain_answer(repo, head, path, plain)
-    assert (got is None) == asks_git
+        got = copies_answer(repo, head, path, ranges, plain)
+    assert (got is None) == asks.endswith("-C")
+    assert bool(moves) == asks.startswith("-M")
+    real = blame_copies(repo, path, head, ranges)
     if got is not None:
-        real = blame_copies(repo, path, head, ranges)
-        assert [(b.line, b.commit, b.orig_path) for b in got] == [
-            (b.line, b.commit, b.orig_path) for b in real
+        assert [(b.line, b.commit, b.orig_path, b.orig_line) for b in got] == [
+            (b.line, b.commit, b.orig_path, b.orig_line) for b in real
         ]
-    moved = {"b.py": {"a.py", "b.py"}, "e.py": {"root.py", "e.py"}}  # where git finds one
-    if path in moved:
-        assert {b.orig_path for b in blame_copies(repo, path, head, ranges)} == moved[path]
+    moved = {"b.py": {"a.py", "b.py"}, "e.py": {"root.py", "e.py"}, "i.py": {"i.py", "j.py"}}
+    if path in moved:  # where git finds one
+        assert {b.orig_path for b in real} == moved[path]
+
+
+def test_a_blob_is_read_once_a_question(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The files a commit changed are read for each file it brought lines to: kept
+    for the question (``_lines_of``), not read again file after file."""
+    from deja_blame.attribution.facts.history import RepoHistory
+
+    _history(repo)
+    head = git(repo, "rev-parse", "HEAD").strip()
+    read: list[str] = []
+    real_read = RepoHistory.read_many
+
+    def read_many(self: RepoHistory, specs: list[str]) -> list[bytes | None]:
+        read.extend(specs)
+        return real_read(self, specs)
+
+    monkeypatch.setattr(RepoHistory, "read_many", read_many)
+    with shared.one_question(repo):
+        repo_history(repo).knows(head)
+        for _ in range(3):
+            assert copies_answer(repo, head, "h.py", [(1, 8)], _plain(repo, "h.py"))
+    before = [spec for spec in read if not spec.startswith(head)]  # HEAD's: the file
+    assert before and len(before) == len(set(before))
 
 
 def test_git_is_asked_outside_a_question_and_with_blame_options(
@@ -110,18 +162,18 @@ def test_git_is_asked_outside_a_question_and_with_blame_options(
     _history(repo)
     head = git(repo, "rev-parse", "HEAD").strip()
     plain = _plain(repo, "c.py")
-    assert plain_answer(repo, head, "c.py", plain) is None
+    assert copies_answer(repo, head, "c.py", [(1, 2)], plain) is None
     with shared.one_question(repo):
         repo_history(repo).knows(head)
-        assert plain_answer(repo, head, "c.py", plain) is not None
+        assert copies_answer(repo, head, "c.py", [(1, 2)], plain) is not None
         with blame_options.using(blame_options.GitBlameOptions(ignore_whitespace=True)):
-            assert plain_answer(repo, head, "c.py", plain) is None
+            assert copies_answer(repo, head, "c.py", [(1, 2)], plain) is None
     (repo / ".revs").write_text("")
     git(repo, "config", "blame.ignoreRevsFile", ".revs")
     with shared.one_question(repo):
-        assert plain_answer(repo, head, "c.py", plain) is None
+        assert copies_answer(repo, head, "c.py", [(1, 2)], plain) is None
     git(repo, "config", "--unset", "blame.ignoreRevsFile")
     git(repo, "config", "diff.py.textconv", "cat")
     monkeypatch.setattr(derived_blame, "_PLAIN_DIFF", {})  # what it found is kept per process
     with shared.one_question(repo):
-        assert plain_answer(repo, head, "c.py", plain) is None
+        assert copies_answer(repo, head, "c.py", [(1, 2)], plain) is None

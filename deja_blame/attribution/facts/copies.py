@@ -1,22 +1,32 @@
-"""Whether ``git blame -C`` could name another file than the plain blame does.
+"""``git blame -C``'s answer, where git need not compute it.
 
 The moves rule asks ``git blame -C`` where a file's unmatched lines came from
-(``FactSource.blame_copies``). It costs more than the file's plain blame, and on
+(``FactSource.blame_copies``). It costs several times the file's plain blame: on
 express ``deja stats`` ran it on 114 of 213 files, 88 of which it found nothing
-moved in. Git finds a moved line only where the plain blame stops: a line's
-commit ``C`` brought it (the plain blame passed it no further), and with ``-C``
-git then looks for it, before ``C``, in the same file and in the files ``C``
-changed (``blame.c``: ``find_move_in_parent``, ``find_copy_in_parent``). It passes
-a block of lines it finds there only when the block holds more than 20 letters
-and digits (``blame_entry_score``), so a block of brackets never moves alone.
+moved in. Git moves a line only where the blame would stop: at the commit ``C``
+that brought it (the diff passed it no further), ``-C`` looks for it before
+``C`` in the same file (``-M``: ``find_move_in_parent``), then in the other
+files ``C`` changed (``find_copy_in_parent``), as they were before ``C``. What
+it finds is a block its diff of ``C``'s lines against that file leaves
+unchanged (lines consecutive in both files), and it takes the block only when
+it holds at least 20 letters and digits within the file (``blame_move_score``),
+40 from another file (``blame_copy_score``), so a block of brackets never moves.
+Each commit's own lines are the same with and without ``-C`` until something
+moves (git takes commits newest first; a commit's lines are what the newer ones
+passed it), so:
 
-So when no line of the ranges with a letter or a digit is in any of those files
-before its commit (white space aside: a superset of git's exact lines), ``-C``
-passes every line where the plain blame does, and its answer is the plain one.
-Only then is git not asked: a root commit moves nothing, a merge or a commit
-whose parent was not read is left to git, as are blame options, a configured
-``blame.ignoreRevsFile`` (``blame_copies`` runs git without clearing it) and a
-diff configuration (a textconv driver: git compares other text than the blobs').
+- where no run of lines (consecutive in the file and brought by one commit) is
+  a run of consecutive lines of one of those files before the commit, with that
+  many letters and digits (white space aside: more found than git, never
+  fewer), ``-C``'s answer is the plain blame's, and git is not asked;
+- else where ``git blame -M`` (within the file only: on entireio's history a
+  quarter of ``-C``'s CPU for the same lines) leaves no run that another file
+  the run's commit changed holds so, ``-C``'s answer is ``-M``'s.
+
+Git runs ``-C`` itself for a merge's lines, a commit whose parent was not read,
+blame options, a configured ``blame.ignoreRevsFile`` (``blame_copies`` runs git
+without clearing it) and a diff configuration (a textconv driver: git compares
+other text than the blobs').
 """
 
 from __future__ import annotations
@@ -28,19 +38,28 @@ from pathlib import Path
 from deja_blame.attribution import blame_options
 from deja_blame.attribution.facts import shared
 from deja_blame.attribution.facts.derived_blame import plain_diff
+from deja_blame.attribution.facts.git_blame import blame_moves
 from deja_blame.attribution.facts.history import RepoHistory, repo_history
 from deja_blame.attribution.facts.model import BlameLine
 from deja_blame.gitutil import try_git
 
 MAX_FILES = 256  # files read before one commit; a commit changing more goes to git
-LINES_KEPT = 1024  # blobs' lines kept for one question
+TEXT_KEPT = 4 << 20  # bytes of blobs' text kept for one question
+
+# (commit, path) -> runs of lines (bare) the blame gives it, consecutive in the file
+Runs = dict[tuple[str, str], list[list[bytes]]]
 
 
-def plain_answer(
-    root: str | Path, rev: str | None, relpath: str, plain: dict[int, BlameLine | None]
+def copies_answer(
+    root: str | Path,
+    rev: str | None,
+    relpath: str,
+    ranges: list[tuple[int, int]],
+    plain: dict[int, BlameLine | None],
 ) -> list[BlameLine] | None:
-    """``git blame -C``'s answer for the lines ``plain`` holds (line -> the plain
-    blame's line) when it can only be the plain blame's own; None: ask git."""
+    """``git blame -C``'s answer for ``ranges`` (``plain``: line -> the plain blame's
+    line, for every line of the ranges) where it is the plain blame's or ``-M``'s
+    (see above); None: ask git for ``-C``."""
     where = str(root)
     if rev is None or not plain or not shared.active(where):
         return None  # a one-file question: the history is not read for it
@@ -55,18 +74,53 @@ def plain_answer(
     if text is None:
         return None
     lines = _bare_lines(text)
-    brought: dict[tuple[str, str], list[list[bytes]]] = {}  # (commit, path) -> runs of lines
+    runs = _runs(plain, lines)
+    if runs is None:
+        return None
+    could = _could_take(where, history, runs, within=True)
+    if could is None or could == COPY:
+        return None  # git's -C then, not -M before it (where -C finds more, -M was lost)
+    if could == NOTHING:
+        return [b for _, b in sorted(plain.items()) if b is not None]
+    found = blame_moves(Path(where), relpath, rev, ranges)
+    if found is None:
+        return None
+    moved: dict[int, BlameLine | None] = {b.line: b for b in found}
+    if moved.keys() != plain.keys():
+        return None
+    runs = _runs(moved, lines)
+    if runs is None or _could_take(where, history, runs, within=False) != NOTHING:
+        return None
+    return [b for _, b in sorted(moved.items()) if b is not None]
+
+
+def _runs(blamed: dict[int, BlameLine | None], lines: list[bytes]) -> Runs | None:
+    """The lines of each (commit, path), in runs of lines consecutive in the file
+    (git moves a block of one commit's consecutive lines); None: a line without one."""
+    brought: Runs = {}
     last: dict[tuple[str, str], int] = {}
-    for n, b in sorted(plain.items()):
+    for n, b in sorted(blamed.items()):
         if b is None or b.commit is None or not 0 < n <= len(lines) or b.line != n:
             return None
         key = (b.commit, b.orig_path)
         runs = brought.setdefault(key, [])
         if last.get(key) != n - 1:
-            runs.append([])  # git moves a block of consecutive lines of one commit
+            runs.append([])
         runs[-1].append(lines[n - 1])
         last[key] = n
-    for (commit, path), runs in brought.items():
+    return brought
+
+
+NOTHING, MOVE, COPY = "", "move", "copy"  # what a block of lines could do
+
+
+def _could_take(root: str, history: RepoHistory, runs: Runs, within: bool) -> str | None:
+    """What a block of ``runs`` could do where git looks before each run's commit:
+    ``COPY`` where another file the commit changed holds it, else ``MOVE`` where the
+    file itself does (``within``: ``-M`` not run yet), else ``NOTHING``. None: git
+    must say (a merge, a commit not read, too many files)."""
+    could = NOTHING
+    for (commit, path), blocks in runs.items():
         c = history.commits.get(commit)
         if c is None or len(c.parents) > 1:
             return None
@@ -77,53 +131,129 @@ def plain_answer(
             return None
         changed = c.against[0] if c.against else {}
         # the files the commit changed that were there before it (a file it
-        # renamed is a deletion here), and the file itself: where git looks
-        files = {path} | {f for f, (status, _) in changed.items() if status != "A"}
+        # renamed is a deletion here)
+        files = {f for f, (status, _) in changed.items() if status != "A"}
         if len(files) > MAX_FILES:
             return None
-        # the file itself first, alone: where a line most often is again (then no
-        # other file need be read)
-        specs = [f"{parent}:{f}" for f in [path, *sorted(files - {path})]]
-        for part in (specs[:1], specs[1:]):
-            for held in _lines_of(where, history, part) if part else ():
-                if any(_could_move(run, held) for run in runs):
-                    return None
-    return [b for _, b in sorted(plain.items()) if b is not None]
+        # git's -M reads the file as the parent had it, and -C skips it; a file the
+        # commit added (or retyped) git looks for under another name (its rename
+        # detection): then -M may read any of them, with the lower bar
+        kept = changed.get(path, ("", ""))[0] == "M"
+        others = _lines_of(root, history, [f"{parent}:{f}" for f in sorted(files - {path})])
+        if not kept and path in files:
+            others += _lines_of(root, history, [f"{parent}:{path}"])
+        if any(_could_move(run, held, COPY_SCORE) for held in others for run in blocks):
+            return COPY
+        if not within or could == MOVE:
+            continue
+        moves = _lines_of(root, history, [f"{parent}:{path}"]) if kept else others
+        if any(_could_move(run, held, MOVE_SCORE) for held in moves for run in blocks):
+            could = MOVE
+    return could
 
 
-def _lines_of(root: str, history: RepoHistory, specs: list[str]) -> list[set[bytes]]:
+# a blob's bare lines, and its bare text between newlines ("\n" + lines + "\n")
+Held = tuple[frozenset[bytes], bytes]
+
+
+class _Kept:
+    """Blobs' lines read for one question, the latest asked kept, up to ``TEXT_KEPT``
+    bytes of text (about three times that in memory)."""
+
+    def __init__(self) -> None:
+        self.held: dict[str, Held] = {}
+        self.size = 0
+
+    def get(self, spec: str) -> Held | None:
+        got = self.held.pop(spec, None)
+        if got is not None:
+            self.held[spec] = got  # asked last: kept longest
+        return got
+
+    def put(self, spec: str, held: Held) -> None:
+        if spec in self.held:
+            return
+        self.held[spec] = held
+        self.size += len(held[1])
+        while self.size > TEXT_KEPT and len(self.held) > 1:
+            self.size -= len(self.held.pop(next(iter(self.held)))[1])
+
+
+def _lines_of(root: str, history: RepoHistory, specs: list[str]) -> list[Held]:
     """Each blob's lines, bare: kept for the question (files' lines come from the
-    same big commits again and again), up to ``LINES_KEPT`` blobs."""
-    kept: dict[str, set[bytes]] = shared.kept(root, "bare lines", dict) or {}
+    same big commits again and again: on entireio, 16,000 reads of 1,306 blobs)."""
+    kept = shared.kept(root, "bare lines", _Kept)
+    if kept is None:
+        kept = _Kept()
+    got: dict[str, Held] = {}
     with _LOCK:  # stats' threads share the question's
-        got = {spec: kept[spec] for spec in specs if spec in kept}
+        for spec in specs:
+            held = kept.get(spec)
+            if held is not None:
+                got[spec] = held
     missing = [spec for spec in specs if spec not in got]
     if missing:
         for spec, blob in zip(missing, history.read_many(missing)):
-            got[spec] = set(_bare_lines(blob or b""))
+            bare = (blob or b"").translate(None, _SPACE)
+            got[spec] = (frozenset(bare.split(b"\n")), b"\n" + bare + b"\n")
         with _LOCK:
             for spec in missing:
-                while len(kept) >= LINES_KEPT:
-                    kept.pop(next(iter(kept)))
-                kept[spec] = got[spec]
+                kept.put(spec, got[spec])
     return [got[spec] for spec in specs]
 
 
 _LOCK = threading.Lock()
 
 
-def _could_move(run: list[bytes], held: set[bytes]) -> bool:
-    """Whether consecutive lines of ``run`` that the file ``held`` all has could make
-    a block git moves: one scoring over ``MOVE_SCORE`` letters and digits."""
-    score = 0
-    for line in run:
-        if line in held:
-            score += len(_SCORED.findall(line))
-            if score >= MOVE_SCORE:
-                return True
-        else:
-            score = 0
+def _could_move(run: list[bytes], held: Held, bar: int) -> bool:
+    """Whether lines of ``run``, consecutive there and in the file ``held``, could
+    make a block git moves: one of at least ``bar`` letters and digits."""
+    lines, text = held
+    start = 0
+    while start < len(run):
+        # a stretch of lines the file has, each somewhere: only there can a block be
+        end = start
+        score = 0
+        while end < len(run) and run[end] in lines:
+            score += _score(run[end])
+            end += 1
+        if score >= bar and _consecutive(run[start:end], text, bar):
+            return True
+        start = end + 1
     return False
+
+
+def _consecutive(stretch: list[bytes], text: bytes, bar: int) -> bool:
+    """Whether lines of ``stretch`` scoring ``bar`` are consecutive lines of ``text``."""
+    scores = [_score(line) for line in stretch]
+    left = sum(scores)
+    for a in range(len(stretch)):
+        if left < bar:
+            return False
+        score = 0
+        needle = b"\n"
+        for b in range(a, len(stretch)):
+            needle += stretch[b] + b"\n"
+            if needle not in text:
+                break
+            score += scores[b]
+            if score >= bar:
+                return True
+        left -= scores[a]
+    return False
+
+
+def _score(line: bytes) -> int:
+    got = _SCORES.get(line)
+    if got is None:
+        if len(_SCORES) >= SCORES_KEPT:
+            _SCORES.clear()
+        got = _SCORES[line] = len(_SCORED.findall(line))
+    return got
+
+
+_SCORES: dict[bytes, int] = {}  # the same lines are scored file after file
+SCORES_KEPT = 65_536
 
 
 def _bare_lines(text: bytes) -> list[bytes]:
@@ -135,9 +265,10 @@ def _bare_lines(text: bytes) -> list[bytes]:
 _SPACE = b" \t\r\x0b\x0c"  # bytes.split()'s white space, the newline aside
 
 
-# git's bar for a moved block (``blame_move_score``; copies from other files have a
-# higher one, 40): a block's score is 1 + its letters and digits, and must pass it
+# git's bars for a moved block: a block's score is 1 + its letters and digits, and
+# must pass ``blame_move_score`` within the file, ``blame_copy_score`` from another
 MOVE_SCORE = 20
+COPY_SCORE = 40
 # a letter or a digit to git; any byte past ASCII too (more counted, never fewer)
 _SCORED = re.compile(rb"[0-9A-Za-z\x80-\xff]")
 

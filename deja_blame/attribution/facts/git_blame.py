@@ -211,7 +211,22 @@ def blame_copies(
 ) -> list[BlameLine]:
     """``git blame -C`` of some line ranges: where lines a commit moved from another
     file (changed in the same commit) came from. [] when git cannot say."""
-    args = ["git", "-C", str(root), "blame", "--porcelain", "-C"]
+    return _blame_finding("-C", root, relpath, rev, ranges) or []
+
+
+def blame_moves(
+    root: Path, relpath: str, rev: str | None, ranges: list[tuple[int, int]]
+) -> list[BlameLine] | None:
+    """``git blame -M`` of some line ranges: lines moved within the file followed
+    (``copies.py``: -C's answer where nothing could come from another file). None
+    when git cannot say."""
+    return _blame_finding("-M", root, relpath, rev, ranges)
+
+
+def _blame_finding(
+    option: str, root: Path, relpath: str, rev: str | None, ranges: list[tuple[int, int]]
+) -> list[BlameLine] | None:
+    args = ["git", "-C", str(root), "blame", "--porcelain", option]
     args += [f"-L{a},{b}" for a, b in ranges]
     if rev is not None:
         args.append(rev)
@@ -219,8 +234,8 @@ def blame_copies(
     try:
         proc = subprocess.run(args, capture_output=True, env=no_git_env(), timeout=120)
     except (OSError, subprocess.SubprocessError):
-        return []
-    return parse_porcelain(proc.stdout) if proc.returncode == 0 else []
+        return None
+    return parse_porcelain(proc.stdout) if proc.returncode == 0 else None
 
 
 class _Incremental:

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from deja_blame.attribution.facts import shared
-from deja_blame.attribution.facts.copies import plain_answer
+from deja_blame.attribution.facts.copies import copies_answer
 from deja_blame.attribution.facts.edits import SessionEdits
 from deja_blame.attribution.facts.git_blame import blame_copies
 from deja_blame.attribution.facts.history import repo_history
@@ -146,9 +146,10 @@ class FactSource:
     ) -> list[BlameLine]:
         """``git blame -C`` of these line ranges: where moved lines came from. With
         ``plain`` (line -> the plain blame's line, for every line of the ranges), git
-        is not asked where its answer can only be that (``copies.py``)."""
+        is not asked for ``-C`` where its answer can only be that, or ``-M``'s
+        (``copies.py``)."""
         if plain is not None:
-            got = plain_answer(self.root, self.rev, relpath, plain)
+            got = copies_answer(self.root, self.rev, relpath, ranges, plain)
             if got is not None:
                 return got
         return blame_copies(Path(self.root), relpath, self.rev, ranges)
