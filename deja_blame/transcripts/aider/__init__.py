@@ -93,7 +93,9 @@ PLUGIN = Agent(
     location_env=("AIDER_CHAT_HISTORY_FILE",),
     file_roots=True,
     handoff=None,  # aider --message runs one request and exits: no interactive handoff
-    reader_version=1,  # 1: each edit timed by its request (.aider.input.history)
+    # 1: each edit timed by its request (.aider.input.history); 2: a chat recorded on
+    # Windows names ``src\\app.py`` as two parts, not one name
+    reader_version=2,
 )
 
 __all__ = ["PLUGIN"]

@@ -31,6 +31,11 @@ work tree's top) stamps every input: ``# 2026-10-02 12:31:07.123456`` (local
 time), then its lines, each after a ``+``. A request is timed by its input there
 (the next input, from the chat's start on, with the same text); without one it
 keeps the time of the request before it.
+
+A chat recorded on Windows names its files as Windows does (``src\\app.py``), from
+the folder the history sits in, wherever it is read now: its backslashes are
+folder separators, read as ``/``. A Linux file name can hold a backslash, so this
+is only done on the chat's own evidence (``recorded_on_windows``).
 """
 
 from __future__ import annotations
@@ -55,6 +60,8 @@ _APPLIED = re.compile(r"^Applied edit to (.+?)\s*$")  # > Applied edit to a.py
 INPUT_HISTORY = ".aider.input.history"
 _TYPED_AT = re.compile(r"^# (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(?:\.\d+)?\s*$")
 INPUT_LOOKAHEAD = 200  # inputs a request's own may be past (typed in another chat since)
+# a Windows path with its drive: ``C:\\Users``, after a space, a quote or the line's start
+_DRIVE_PATH = re.compile(r"""(?:^|[\s"'`=(])[A-Za-z]:\\[^\\\s]""")
 
 
 class _Block:
@@ -75,9 +82,10 @@ def parse_transcript(path: Path | str, session_id: str | None = None) -> Session
     typed: list[str] = []  # the ``#### `` lines of the request being read
     chat = _Chat()
     inputs = _Inputs(path.with_name(INPUT_HISTORY))
+    windows = recorded_on_windows(text)
 
     def end_turn() -> None:
-        _reply(b, reply, applied, at, chat.writes)
+        _reply(b, reply, applied, at, chat.writes, windows)
         reply.clear()
         applied.clear()
 
@@ -108,7 +116,7 @@ def parse_transcript(path: Path | str, session_id: str | None = None) -> Session
         elif line.startswith("> ") or line == ">":
             done = _APPLIED.match(line[2:].rstrip())
             if done:
-                applied.add(done.group(1).strip().strip("`"))
+                applied.add(_file(done.group(1).strip().strip("`"), windows))
         else:
             reply.append(line)
     end_request()
@@ -220,6 +228,33 @@ class _Inputs:
         return at
 
 
+def recorded_on_windows(text: str) -> bool:
+    """Whether aider wrote this chat on Windows, by the chat's own evidence: its lines
+    end in CRLF (aider appends to it in text mode, which writes ``\\r\\n`` there), or
+    the banner aider writes as a chat starts (the command line it was started with,
+    ``> C:\\Users\\bob\\...\\aider.exe --model ...``, its settings) names a drive."""
+    lines = text.split("\n")
+    ended = [line for line in lines if line]
+    if ended and sum(1 for line in ended if line.endswith("\r")) * 2 > len(ended):
+        return True
+    banner = False
+    for line in lines:
+        line = line.rstrip("\r")
+        if _STARTED.match(line):
+            banner = True
+        elif banner and line.startswith("> "):
+            if _DRIVE_PATH.search(line[2:]):
+                return True
+        elif line.strip():
+            banner = False  # the banner ends at the first line that is not aider's
+    return False
+
+
+def _file(name: str, windows: bool) -> str:
+    """A file name as aider wrote it, its folders split as on the machine that wrote it."""
+    return name.replace("\\", "/") if windows else name
+
+
 def _local_time(text: str) -> str | None:
     """Aider writes the machine's local time, without an offset."""
     try:
@@ -230,17 +265,21 @@ def _local_time(text: str) -> str | None:
 
 
 def _reply(
-    b: SessionBuilder, lines: list[str], applied: set[str], at: str | None, writes: bool
+    b: SessionBuilder,
+    lines: list[str],
+    applied: set[str],
+    at: str | None,
+    writes: bool,
+    windows: bool = False,
 ) -> None:
     words = "\n".join(lines).strip()
     if not words:
         return
     b.message("assistant", words, at)
     for block in _blocks(lines) if writes else ():
-        if block.path in applied:
-            add_replacement(
-                b, block.path, TOOL, "\n".join(block.search), "\n".join(block.replace), at
-            )
+        name = _file(block.path, windows)
+        if name in applied:
+            add_replacement(b, name, TOOL, "\n".join(block.search), "\n".join(block.replace), at)
 
 
 def _blocks(lines: list[str]) -> list[_Block]:
