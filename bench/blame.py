@@ -309,8 +309,9 @@ def real_mode(args: argparse.Namespace) -> None:
         meta = build_real(out, args.real, args.file, n)
         repo, root, db = out / "repo", out / "root", out / "index.db"
         old_db = out / "index-old.db"
-        if args.old and not old_db.exists():
+        if args.old and not old_db.exists() and db.exists():
             # the old deja's own index, copied before this one migrates it to its schema
+            # (a replay built just now has none yet: each deja indexes its own below)
             shutil.copy(db, old_db)
         env = {
             **os.environ,
