@@ -978,6 +978,12 @@ def handoff_cmd(
     default=None,
     help="Write the report to FILE instead of stdout.",
 )
+@click.option(
+    "--prompts",
+    is_flag=True,
+    help="Show the person's requests (redacted) even where git config deja.notes.prompts"
+    " is not true.",
+)
 @click.option("--no-prompts", is_flag=True, help="Leave every prompt's text out of the report.")
 @click.option(
     "--no-refresh", is_flag=True, help="Do not read new transcript lines into the index first."
@@ -990,6 +996,7 @@ def report_cmd(
     range_spec: str | None,
     fmt: str | None,
     output: Path | None,
+    prompts: bool,
     no_prompts: bool,
     no_refresh: bool,
     as_json: bool,
@@ -1000,23 +1007,31 @@ def report_cmd(
     last commit); a single revision means that one commit. Attribution comes from
     the commits' notes (refs/notes/deja) first, then the index.
 
+    A report is made to be shared (a PR comment), so it follows the notes' rule:
+    the person's requests only where they opted in (git config deja.notes.prompts
+    true, or --prompts), and every text redacted, home folders written ~ and the
+    repository's own folder . (commands and projects too).
+
     \b
     Examples:
       deja report                                  # upstream..HEAD, Markdown
       deja report origin/main..HEAD --format json | jq .totals
       deja report main..feature --format html -o report.html
+      deja report HEAD~5.. --prompts               # with the person's requests
       deja report HEAD~5.. --no-prompts            # no prompt text at all
     """
     from deja_blame.commands.report import run_report
 
     if as_json and fmt not in (None, "json"):
         raise click.UsageError(f"--json and --format {fmt} disagree; give one of them")
+    if prompts and no_prompts:
+        raise click.UsageError("--prompts and --no-prompts disagree; give one of them")
     return run_report(
         conn,
         range_spec,
         "json" if as_json else (fmt or "markdown"),
         output,
-        include_prompts=not no_prompts,
+        include_prompts=False if no_prompts else (True if prompts else None),
         refresh=not no_refresh,
     )
 

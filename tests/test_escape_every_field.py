@@ -156,9 +156,9 @@ COMMANDS: dict[str, list[str]] = {
     "stats": ["stats"],
     "doctor": ["doctor"],
     "handoff": ["handoff", "--to", "claude", "--session", SID_PREFIX, "--print"],
-    "report-md": ["report", "HEAD~3..HEAD", "--format", "markdown"],
-    "report-html": ["report", "HEAD~3..HEAD", "--format", "html"],
-    "report-json": ["report", "HEAD~3..HEAD", "--format", "json"],
+    "report-md": ["report", "HEAD~3..HEAD", "--prompts", "--format", "markdown"],
+    "report-html": ["report", "HEAD~3..HEAD", "--prompts", "--format", "html"],
+    "report-json": ["report", "HEAD~3..HEAD", "--prompts", "--format", "json"],
 }
 
 

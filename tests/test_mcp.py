@@ -235,7 +235,11 @@ def test_a_session_from_another_machine_s_path(
     found = structured(client.call("sessions", path="cart.py"))["sessions"]
     assert [s["session"] for s in found] == [SID]
     assert found[0]["project"] == "-"  # Alice's directory is not given away
-    assert structured(client.call("show", session=SID))["session"] == SID
+    shown = client.call("show", session=SID)
+    assert structured(shown)["session"] == SID
+    files = [e["path"] for e in structured(shown)["entries"] if e["kind"] == "file"]
+    assert files == ["~/shop/cart.py"]  # nor is it in the files the session touched
+    assert "alice" not in text_of(shown)
     assert client.close() == 0
 
 

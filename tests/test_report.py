@@ -131,6 +131,8 @@ def build_feature_scenario(base: Path) -> Scenario:
     sc.repo.mkdir()
     g(sc, "init", "-q", "-b", "main")
     g(sc, "config", "commit.gpgsign", "false")
+    # the person shares their requests (a report, like a note, withholds them otherwise)
+    g(sc, "config", "deja.notes.prompts", "true")
     write(sc.repo / "README.md", "# Shop\n")
     write(sc.repo / "app/main.py", BASE_MAIN)
     g(sc, "add", ".")
@@ -212,7 +214,7 @@ def test_json_totals_files_sessions_commits(feature: Scenario) -> None:
     a, b = doc["sessions"]
     assert a["session_id"] == SID_A and b["session_id"] == SID_B
     assert a["indexed"] and a["agent"] == "antigravity"
-    assert a["project"].startswith(str(feature.repo))  # the reader decides which directory
+    assert a["project"] == "."  # shared: the repository's own folder is written .
     assert a["started_at"] == "2026-07-17T09:00:00Z" and a["ended_at"] > a["started_at"]
     assert a["first_prompt"] == "Add a health check endpoint to the app"
     assert a["requests"] == ["Also register it in main.py"]
@@ -359,7 +361,7 @@ def test_notes_alone_give_the_same_report(tmp_path: Path) -> None:
     assert (a["session_id"], a["written"], a["surviving"]) == (SID_A, 7, 5)
     assert (b["session_id"], b["written"], b["surviving"]) == (SID_B, 4, 4)
     assert a["indexed"] is False and a["first_prompt"] is None and a["commands"] == []
-    assert a["project"].startswith(str(sc.repo))
+    assert a["project"] == "."  # shared: the repository's own folder is written .
     md = run(sc, "report", DEJA_DB=str(tmp_path / "empty.db")).stdout.decode()
     assert "Known from commit notes only" in md
 
@@ -771,3 +773,31 @@ def test_fingerprints_of_paths_are_each_paths(feature: Scenario) -> None:
     for pid in pids:
         assert every[pid] & fps == Q.fingerprints_written(conn, pid, fps)
         assert every[pid]
+
+
+def test_a_report_withholds_requests_and_private_paths_unless_the_person_opted_in(
+    tmp_path: Path,
+) -> None:
+    # A report is made to be shared (a PR comment): as with notes, the person's requests
+    # only where they opted in, and home folders never named (another user's, Windows')
+    sc = build_feature_scenario(tmp_path / "world")
+    g(sc, "config", "--unset", "deja.notes.prompts")
+    doc = report_json(sc)
+    assert doc["prompts"] is False
+    for s in doc["sessions"]:
+        assert s["first_prompt"] is None and s["requests"] == []
+    assert "Add a health check" not in run(sc, "report").stdout.decode()
+    assert report_json(sc, "--prompts")["sessions"][0]["first_prompt"]
+    g(sc, "config", "deja.notes.prompts", "true")
+    assert report_json(sc)["prompts"] is True
+    assert report_json(sc, "--no-prompts")["prompts"] is False
+    both = run(sc, "report", "--prompts", "--no-prompts", check=False)
+    assert both.returncode == 2 and b"disagree" in both.stderr  # bad usage, as --json --format
+    # every text that names a home folder, its user's name left out
+    from deja_blame.outputs.redact import redact_for_sharing
+
+    for private in ("/home/alice/shop", "C:\\Users\\bob\\shop", "/Users/carol/shop"):
+        shared = redact_for_sharing(f"cd {private} && pytest", str(sc.repo))
+        assert "alice" not in shared and "bob" not in shared and "carol" not in shared
+    text = orjson.dumps(report_json(sc)).decode()
+    assert str(sc.repo) not in text  # the repository's own folder is written .

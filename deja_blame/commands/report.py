@@ -42,10 +42,12 @@ def run_report(
     range_spec: str | None,
     fmt: str,
     output: Path | None,
-    include_prompts: bool = True,
+    include_prompts: bool | None = None,
     refresh: bool = True,
     cwd: Path | None = None,
 ) -> int:
+    """Write the report of ``range_spec``. ``include_prompts``: None follows the
+    repository's ``git config deja.notes.prompts`` (a report is made to be shared)."""
     from deja_blame.report import build_report, render_html, render_json, render_markdown
 
     if fmt not in FORMATS:
@@ -58,6 +60,10 @@ def run_report(
         from deja_blame.index.refresh import refresh_index
 
         refresh_index(conn)
+    if include_prompts is None:
+        from deja_blame.notes.annotate import prompts_opted_in
+
+        include_prompts = prompts_opted_in(repo)
     report = build_report(
         repo, range_spec, conn, include_prompts=include_prompts, want_lines=fmt == "html"
     )

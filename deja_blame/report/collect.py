@@ -16,7 +16,8 @@ Which commits have notes comes from one walk of the notes tree, not one lookup
 touched (run in parallel): a line survives when its blame commit is in the
 range and that commit gave it to the session.
 
-Every prompt and command string passes through ``redact`` here, before any
+Every prompt, command and project passes through ``redact_for_sharing`` here (a
+report is made to be shared: secrets, home folders, the repository's folder), before any
 renderer sees it.
 """
 
@@ -53,7 +54,7 @@ from deja_blame.index import queries as Q
 from deja_blame.models import UNKNOWN_AGENT
 from deja_blame.notes.schema import Note
 from deja_blame.output import shorten
-from deja_blame.outputs.redact import redact
+from deja_blame.outputs.redact import redact_for_sharing
 from deja_blame.report.model import (
     CommandRun,
     CommitReport,
@@ -449,22 +450,28 @@ def _fill_session(
     s: SessionReport,
     meta: dict[str, Any],
     include_prompts: bool,
+    root: Path,
 ) -> _IndexedSession | None:
+    # a report is made to be shared (a PR comment): every text as it may leave the
+    # machine, secrets redacted, home folders ~ and the repository's own folder .
+    def shared(text: str) -> str:
+        return redact_for_sharing(text, str(root))
+
     row = Q.session_by_id(conn, s.session_id) if conn is not None else None
     if row is None:
         s.agent = str(meta.get("agent") or UNKNOWN_AGENT)
-        s.project = str(meta.get("project") or "-")
+        s.project = shared(str(meta.get("project") or "-"))
         s.started_at = meta.get("started_at") if isinstance(meta.get("started_at"), str) else None
         prompt = meta.get("first_prompt")
         if include_prompts and isinstance(prompt, str) and prompt.strip():
-            s.first_prompt = shorten(redact(prompt), FIRST_PROMPT_CHARS)
+            s.first_prompt = shorten(shared(prompt), FIRST_PROMPT_CHARS)
         return None
     assert conn is not None
     sid = row.sid
     s.indexed = True
     s.agent, s.project, s.started_at, s.ended_at = (
         row.source,
-        row.project,
+        shared(row.project),
         row.started_at,
         row.ended_at,
     )
@@ -476,12 +483,12 @@ def _fill_session(
                 steps.append(int(step))
                 texts.append(text)
         if texts:
-            s.first_prompt = shorten(redact(texts[0]), FIRST_PROMPT_CHARS)
-            s.requests = [shorten(redact(t), REQUEST_CHARS) for t in texts[1:]]
+            s.first_prompt = shorten(shared(texts[0]), FIRST_PROMPT_CHARS)
+            s.requests = [shorten(shared(t), REQUEST_CHARS) for t in texts[1:]]
     for command, exit_code, at in Q.commands_of(conn, sid):
         s.commands.append(
             CommandRun(
-                command=shorten(redact(command), COMMAND_CHARS),
+                command=shorten(shared(command), COMMAND_CHARS),
                 exit_code=exit_code,
                 at=at,
                 is_test=is_test_command(command),
@@ -609,7 +616,7 @@ def _build_report(
     indexed: dict[str, _IndexedSession] = {}
     for sid, sfiles in session_files.items():
         s = SessionReport(session_id=sid, files=sfiles)
-        info = _fill_session(conn, s, meta.get(sid, {}), include_prompts)
+        info = _fill_session(conn, s, meta.get(sid, {}), include_prompts, root)
         if info is not None:
             indexed[sid] = info
         sessions.append(s)

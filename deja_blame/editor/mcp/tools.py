@@ -533,7 +533,9 @@ class Tools:
         root = str(repository.root)
         for path, action in Q.paths_touched(self.conn, row.sid):
             rel = _repository_paths(root, [path])
-            files.setdefault(rel[0] if rel else repository.text(path) or "", set()).add(action)
+            # another machine's path (/home/alice/..., C:/Users/bob/...) as it may leave
+            shown = repository.text(rel[0] if rel else path) or ""
+            files.setdefault(shown, set()).add(action)
         for path, actions in files.items():
             out.append({"kind": "file", "path": path, "actions": sorted(actions)})
         for command, code, at in Q.commands_of(self.conn, row.sid):
