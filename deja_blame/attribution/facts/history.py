@@ -25,8 +25,9 @@ import itertools
 import re
 import threading
 from bisect import bisect_left
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from deja_blame.attribution.facts import shared
@@ -275,14 +276,32 @@ class RepoHistory:
             can = {p for p in wanted if p in self._touching}  # the others no commit changed
             had: set[str] = set()
             if can:
-                for entry in self._leap(found, wanted):
-                    had.update(entry.changes)
+                for sha, parents in self._shown(found, wanted):
+                    c = self.commits[sha]
+                    if len(c.parents) > 1:
+                        # a merge shows changes only where its parents collapse to
+                        # one: rewriting them is asked only for a path not yet found
+                        new = {p for block in c.against for p in block if p in can} - had
+                        if not new:
+                            continue
+                    had.update(_changes(c, parents(), wanted))
                     if len(had) == len(can):
                         break
             return had
 
     def _leap(self, rev: str, wanted: frozenset[str]) -> Iterator[LogEntry]:
-        """``_walk``'s entries, unordered, as they are found. A commit that changed none of the paths
+        """``_walk``'s entries, unordered, as they are found."""
+        for sha, parents in self._shown(rev, wanted):
+            c = self.commits[sha]
+            rewritten = parents()
+            yield LogEntry(sha, c.time, rewritten, _changes(c, rewritten, wanted))
+
+    def _shown(
+        self, rev: str, wanted: frozenset[str]
+    ) -> Iterator[tuple[str, Callable[[], tuple[str, ...]]]]:
+        """The commits ``_walk`` shows, unordered, as they are found, each with what
+        gives its parents rewritten (asked only where needed: ``paths_had`` needs a
+        merge's alone). A commit that changed none of the paths
         against any parent is treesame and followed to its first parent alone, so
         from any commit the walk goes down its first-parent line to the first commit
         that changed one of them (or off the history): only those are simplified."""
@@ -325,10 +344,7 @@ class RepoHistory:
             same, kept = simplify(got)
             todo.extend(kept)
             if not same:  # shown
-                c = commits[got]
-                rewritten = (rewrite(p) for p in c.parents)
-                parents = tuple(dict.fromkeys(p for p in rewritten if p is not None))
-                yield LogEntry(got, c.time, parents, _changes(c, parents, wanted))
+                yield got, partial(_parents, commits[got].parents, rewrite)
 
     def _git_log(self, rev: str, wanted: frozenset[str]) -> list[LogEntry] | None:
         """``git log --parents REV -- PATHS`` itself."""
@@ -481,6 +497,11 @@ class _Lines:
 DIRECT_ASKS = 24  # logs asked of git one by one before the whole history is read
 LOGS_KEPT = 4096  # walks remembered (rev, paths): moves asks the same path's log again
 MEMOS_KEPT = 64  # path sets whose simplification is remembered (each: every commit walked)
+
+
+def _parents(parents: tuple[str, ...], rewrite: Callable[[str], str | None]) -> tuple[str, ...]:
+    """A shown commit's parents rewritten to the nearest commits shown (once each)."""
+    return tuple(dict.fromkeys(got for p in parents if (got := rewrite(p)) is not None))
 
 
 def _changes(c: _Commit, parents: tuple[str, ...], wanted: frozenset[str]) -> Changes:
