@@ -21,6 +21,17 @@ commit attributed (``attribute_commit``, as ``deja annotate`` does): lines
 given to sessions, commits that get none, and a sample of attributed lines
 verified against the session's own edits (its added lines hold the text).
 
+Missed own-edit lines: a linked commit's added lines (against its first parent,
+not blank nor a lone bracket) whose text an edit of one of the commit's own
+sessions (its checkpoint's, on the branch) added to a file of that name, that
+deja gives to no session. Each is counted under its first cause of
+``repeated`` (the file at the commit holds the text more than once), ``shell``
+(only a shell command of the session wrote it: ``cat >> f <<EOF``), ``before_parent``
+(every such write was made before the parent commit: work split over commits, or
+rebased), else ``other``. The original measurement writes the missed lines and
+the failed samples to ``--work``/``missed.json`` for a look at them (they are
+the sessions' text: they stay in the work directory).
+
 Usage (as root, to create the original paths; the fetched repository has the
 branch)::
 
@@ -83,6 +94,123 @@ def extract_sessions(repo: Path, work: Path) -> dict[str, str]:
     return {sid: cwd for sid, (_, _, cwd) in best.items()}
 
 
+def checkpoint_sessions(repo: Path) -> dict[str, set[str]]:
+    """Checkpoint id -> the session ids its transcripts belong to."""
+    out: dict[str, set[str]] = {}
+    for row in git(repo, "ls-tree", "-r", "--name-only", BRANCH).splitlines():
+        parts = row.split("/")
+        if len(parts) != 4 or parts[3] != "metadata.json":
+            continue
+        try:
+            doc = json.loads(git(repo, "show", f"{BRANCH}:{row}"))
+        except (ValueError, subprocess.CalledProcessError):
+            continue
+        sid = doc.get("session_id") if isinstance(doc, dict) else None
+        if sid:
+            out.setdefault(parts[0] + parts[1], set()).add(sid)
+    return out
+
+
+def commit_checkpoints(repo: Path, sha: str) -> list[str]:
+    body = git(repo, "log", "-1", "--format=%B", sha)
+    return [ln.split(":", 1)[1].strip() for ln in body.splitlines() if ln.startswith(TRAILER)]
+
+
+def added_lines(clone: Path, sha: str) -> dict[str, list[tuple[int, str]]]:
+    """path at ``sha`` -> (line number, text) of the lines it added against its first
+    parent (a root commit adds nothing counted)."""
+    try:
+        git(clone, "rev-parse", "-q", "--verify", f"{sha}^")
+    except subprocess.CalledProcessError:
+        return {}
+    diff = git(clone, "diff", "--no-color", "--no-ext-diff", "-U0", "-M", f"{sha}^", sha)
+    out: dict[str, list[tuple[int, str]]] = {}
+    path = None
+    line = 0
+    header = False
+    for row in diff.split("\n"):
+        if row.startswith("diff --git "):
+            header, path = True, None
+        elif header and row.startswith("+++ "):
+            path = row[6:] if row.startswith("+++ b/") else None
+        elif row.startswith("@@ ") and path is not None:
+            header = False
+            new = row.split(" ")[2]  # +start[,count]
+            line = int(new[1:].split(",")[0])
+        elif row.startswith("+") and path is not None and not header:
+            out.setdefault(path, []).append((line, row[1:]))
+            line += 1
+    return out
+
+
+class OwnEdits:
+    """Each session's added fingerprints, per edit: (path, tool, at_epoch, fps)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        from deja_blame.index.fingerprint import fingerprint
+        from deja_blame.index.store import edit_lines
+
+        self.by_session: dict[str, list[tuple[str, str, float, set[int]]]] = {}
+        for session_id, path, tool, at, body in conn.execute(
+            "SELECT s.session_id, e.path, e.tool, e.at_epoch, e.body"
+            " FROM edits e JOIN sessions s ON s.sid = e.sid WHERE e.source = 'agent'"
+        ):
+            fps = {fingerprint(x) for x in edit_lines(body)[1]}
+            self.by_session.setdefault(session_id, []).append((path, tool, at or 0.0, fps))
+
+    def writes(self, sessions: set[str], path: str, fp: int) -> list[tuple[str, float]]:
+        """(tool, time) of the sessions' edits that added ``fp`` to a file named ``path``."""
+        name = "/" + path
+        return [
+            (tool, at)
+            for sid in sessions
+            for epath, tool, at, fps in self.by_session.get(sid, ())
+            if fp in fps and (epath.endswith(name) or epath == path)
+        ]
+
+
+def missed_own_lines(
+    clone: Path, repo: Any, sha: str, sessions: set[str], given: set[tuple[str, int]],
+    own: OwnEdits,
+) -> tuple[int, list[dict[str, Any]]]:  # fmt: skip
+    """(own-edit lines of the commit, the missed ones with their cause)."""
+    from deja_blame.index.fingerprint import fingerprint, is_trivial
+
+    if not sessions:
+        return 0, []
+    counted = 0
+    missed: list[dict[str, Any]] = []
+    parent_time = repo[sha].parents[0].commit_time if repo[sha].parents else 0
+    for path, rows in added_lines(clone, sha).items():
+        text_fps: list[int] | None = None
+        for line, text in rows:
+            if is_trivial(text):
+                continue
+            fp = fingerprint(text)
+            writes = own.writes(sessions, path, fp)
+            if not writes:
+                continue
+            counted += 1
+            if (path, line) in given:
+                continue
+            if text_fps is None:
+                try:
+                    body = repo[sha].tree[path].data.decode("utf-8", "replace")
+                except KeyError:
+                    body = ""
+                text_fps = [fingerprint(x) for x in body.split("\n")]
+            if text_fps.count(fp) > 1:
+                cause = "repeated"
+            elif all(tool.startswith("shell") for tool, _ in writes):
+                cause = "shell"
+            elif all(at and at < parent_time for _, at in writes):
+                cause = "before_parent"
+            else:
+                cause = "other"
+            missed.append({"commit": sha, "path": path, "line": line, "cause": cause})
+    return counted, missed
+
+
 def linked_commits(repo: Path) -> list[str]:
     out = []
     log = git(repo, "log", "--format=%H%x00%B%x01", "HEAD")
@@ -95,7 +223,10 @@ def linked_commits(repo: Path) -> list[str]:
     return out
 
 
-def measure(clone: Path, env: dict[str, str], commits: list[str], sample: int) -> dict[str, Any]:
+def measure(
+    clone: Path, env: dict[str, str], commits: list[str], sample: int, source: Path,
+    dump: Path | None = None,
+) -> dict[str, Any]:  # fmt: skip
     t = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-m", "deja_blame", "stats", "--json"],
@@ -114,20 +245,42 @@ def measure(clone: Path, env: dict[str, str], commits: list[str], sample: int) -
     conn = connect(Path(env["DEJA_DB"]))
     per_commit: dict[str, int] = {}
     claims: list[tuple[str, str, str, int]] = []
-    t = time.perf_counter()
+    own = OwnEdits(conn)
+    checkpoints = checkpoint_sessions(source)
+    own_lines = 0
+    missed: list[dict[str, Any]] = []
+    annotate_s = 0.0
     for sha in commits:
+        t = time.perf_counter()
         result = attribute_commit(repo, sha, conn)
+        annotate_s += time.perf_counter() - t
         per_commit[sha] = sum(a for _, a in result.counts.values())
+        given: set[tuple[str, int]] = set()
         for path, by_session in result.note.files.items():
             for sid, ranges in by_session.items():
                 for r in ranges:
                     for line in range(int(r[0]), int(r[1]) + 1):
                         claims.append((sha, path, sid, line))
-    annotate_s = time.perf_counter() - t
+                        given.add((path, line))
+        sessions = {s for c in commit_checkpoints(source, sha) for s in checkpoints.get(c, ())}
+        counted, lost = missed_own_lines(clone, repo, sha, sessions, given, own)
+        own_lines += counted
+        missed.extend(lost)
     rng = random.Random(28)
     picked = rng.sample(claims, min(sample, len(claims)))
-    verified = sum(verify(repo, conn, c) for c in picked)
+    checked = [(c, verify(repo, conn, c)) for c in picked]
+    verified = sum(ok for _, ok in checked)
     conn.close()
+    causes: dict[str, int] = {}
+    for m in missed:
+        causes[m["cause"]] = causes.get(m["cause"], 0) + 1
+    by_commit: dict[str, int] = {}
+    for m in missed:
+        by_commit[m["commit"]] = by_commit.get(m["commit"], 0) + 1
+    if dump is not None:
+        dump.write_text(
+            json.dumps({"missed": missed, "unverified": [c for c, ok in checked if not ok]})
+        )
     return {
         "stats_lines": stats.get("lines"),
         "stats_attributed": stats.get("attributed_lines"),
@@ -138,6 +291,11 @@ def measure(clone: Path, env: dict[str, str], commits: list[str], sample: int) -
         "annotate_seconds": round(annotate_s, 1),
         "sampled": len(picked),
         "verified": verified,
+        "own_edit_lines": own_lines,
+        "missed_own_edit_lines": len(missed),
+        "missed_causes": dict(sorted(causes.items())),
+        "commits_missing_own_lines": len(by_commit),
+        "most_missed": sorted(by_commit.items(), key=lambda kv: -kv[1])[:10],
         "per_commit": per_commit,
     }
 
@@ -165,16 +323,47 @@ def verify(repo: Any, conn: sqlite3.Connection, claim: tuple[str, str, str, int]
     return False
 
 
-def measure_apart(clone: Path, env: dict[str, str], args: argparse.Namespace) -> dict[str, Any]:
+def measure_elsewhere(
+    work: Path, env: dict[str, str], args: argparse.Namespace, cwds: list[str]
+) -> dict[str, Any]:
+    """Another machine: the original clones gone, one clone elsewhere."""
+    tops = sorted({Path(*Path(c).parts[:3]) for c in cwds})  # /Users/<name>
+    for top in tops:
+        os.rename(top, str(top) + ".moved-away")
+    try:
+        elsewhere = work / "elsewhere" / "zoe" / "code" / "entire-cli"
+        if not elsewhere.exists():
+            elsewhere.parent.mkdir(parents=True, exist_ok=True)
+            subprocess.run(["git", "clone", "-q", "--shared", str(args.repo), str(elsewhere)])
+        return measure_apart(elsewhere, env, args)
+    finally:
+        for top in tops:
+            os.rename(str(top) + ".moved-away", top)
+
+
+def measure_apart(
+    clone: Path, env: dict[str, str], args: argparse.Namespace, dump: Path | None = None
+) -> dict[str, Any]:
     """``measure`` in a process of its own: what one measurement learnt (a directory's
     root commits, a session's judgement) must not answer for the next, where the
     original clones are gone."""
     proc = subprocess.run(
         [sys.executable, __file__, "--repo", str(args.repo), "--work", str(args.work),
-         "--sample", str(args.sample), "--commits", str(args.commits), "--measure", str(clone)],
+         "--sample", str(args.sample), "--commits", str(args.commits), "--measure", str(clone),
+         *(["--dump", str(dump)] if dump else []), *(["--only", args.only] if args.only else [])],
         env=env, capture_output=True, check=True,
     )  # fmt: skip
     return dict(json.loads(proc.stdout))
+
+
+def chosen_commits(args: argparse.Namespace) -> list[str]:
+    commits = linked_commits(args.repo)
+    if args.only:
+        wanted = args.only.split(",")
+        commits = [c for c in commits if any(c.startswith(w) for w in wanted)]
+    if args.commits:
+        commits = commits[: args.commits]
+    return commits
 
 
 def main() -> int:
@@ -183,13 +372,18 @@ def main() -> int:
     ap.add_argument("--work", type=Path, required=True)
     ap.add_argument("--sample", type=int, default=200)
     ap.add_argument("--commits", type=int, default=0, help="at most N linked commits (0: all)")
+    ap.add_argument("--only", help="these linked commits only (comma-separated prefixes)")
+    ap.add_argument(
+        "--where", choices=("both", "original", "elsewhere"), default="both",
+        help="measure at the sessions' own paths, from a clone elsewhere, or both",
+    )  # fmt: skip
     ap.add_argument("--measure", type=Path, help=argparse.SUPPRESS)  # one measurement, alone
+    ap.add_argument("--dump", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.measure is not None:
-        commits = linked_commits(args.repo)
-        if args.commits:
-            commits = commits[: args.commits]
-        print(json.dumps(measure(args.measure, dict(os.environ), commits, args.sample)))
+        commits = chosen_commits(args)
+        result = measure(args.measure, dict(os.environ), commits, args.sample, args.repo, args.dump)
+        print(json.dumps(result))
         return 0
     work = args.work.resolve()
     work.mkdir(parents=True, exist_ok=True)
@@ -220,37 +414,30 @@ def main() -> int:
     t = time.perf_counter()
     subprocess.run([sys.executable, "-m", "deja_blame", "index", "-q"], env=env)
     index_s = time.perf_counter() - t
-    commits = linked_commits(args.repo)
-    if args.commits:
-        commits = commits[: args.commits]
     used = max(set(sessions.values()), key=list(sessions.values()).count)
-    original = measure_apart(Path(used), env, args)
-    # another machine: the original clones gone, one clone elsewhere
-    tops = sorted({Path(*Path(c).parts[:3]) for c in cwds})  # /Users/<name>
-    for top in tops:
-        os.rename(top, str(top) + ".moved-away")
-    try:
-        elsewhere = work / "elsewhere" / "zoe" / "code" / "entire-cli"
-        if not elsewhere.exists():
-            elsewhere.parent.mkdir(parents=True, exist_ok=True)
-            subprocess.run(["git", "clone", "-q", "--shared", str(args.repo), str(elsewhere)])
-        moved = measure_apart(elsewhere, env, args)
-    finally:
-        for top in tops:
-            os.rename(str(top) + ".moved-away", top)
-    lost = [s for s, n in original["per_commit"].items() if n and not moved["per_commit"].get(s)]
-    report = {
+    report: dict[str, Any] = {
         "sessions": len(sessions),
         "original_clones": len(made),
         "index_seconds": round(index_s, 1),
-        "original": {k: v for k, v in original.items() if k != "per_commit"},
-        "elsewhere": {k: v for k, v in moved.items() if k != "per_commit"},
-        "commit_lines_ratio": round(moved["commit_lines"] / max(1, original["commit_lines"]), 4),
-        "stats_ratio": round(
-            (moved["stats_attributed"] or 0) / max(1, original["stats_attributed"] or 0), 4
-        ),
-        "commits_losing_all_lines": lost,
     }
+    original = moved = None
+    if args.where != "elsewhere":
+        original = measure_apart(Path(used), env, args, work / "missed.json")
+        report["original"] = {k: v for k, v in original.items() if k != "per_commit"}
+    if args.where != "original":
+        moved = measure_elsewhere(work, env, args, cwds)
+        report["elsewhere"] = {k: v for k, v in moved.items() if k != "per_commit"}
+    if original and moved:
+        lost = [
+            s for s, n in original["per_commit"].items() if n and not moved["per_commit"].get(s)
+        ]
+        report["commit_lines_ratio"] = round(
+            moved["commit_lines"] / max(1, original["commit_lines"]), 4
+        )
+        report["stats_ratio"] = round(
+            (moved["stats_attributed"] or 0) / max(1, original["stats_attributed"] or 0), 4
+        )
+        report["commits_losing_all_lines"] = lost
     print(json.dumps(report, indent=2))
     return 0
 
