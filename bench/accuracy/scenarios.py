@@ -1225,6 +1225,74 @@ def split_commits_single_copy(sim: Sim, small: bool) -> None:
     sim.expect(path)
 
 
+@scenario("two sessions' tests committed in the other order: the first's repeated lines")
+def rebased_repeated_block(sim: Sim, small: bool) -> None:
+    path = "tests/test_cart.py"
+    sim.person_write(path, REBASED_PERSON)
+    sim.commit("A first cart test")
+    sim.advance(HOUR)
+    s = sim.session("discount-test", "Add a test for the cart's discount.")
+    s.view(path)
+    s.replace(path, "    assert cart.total() == 0\n", "    assert cart.total() == 0\n" + REBASED_A)
+    s.run("python -m pytest -q tests/test_cart.py", 0, "2 passed in 0.02s")
+    sim.advance(10 * MINUTE)
+    t = sim.session("removal-test", "Add a test for removing an item.")
+    t.view(path)
+    t.replace(
+        path, "def test_empty_cart(tmp_path):\n", REBASED_B + "def test_empty_cart(tmp_path):\n"
+    )
+    t.run("python -m pytest -q tests/test_cart.py", 0, "3 passed in 0.02s")
+    sim.advance(10 * MINUTE)
+    # the removal test is committed first (git add -p, or a rebase that reordered the
+    # work): the discount test's every write is now older than its commit's parent,
+    # and its scaffolding lines (the person's test holds them too) were in that parent
+    full = [x.copy() for x in sim.files[path]]
+    sim.files[path] = full[: -len(REBASED_A.splitlines())]
+    (sim.repo / path).write_text(sim.read(path), encoding="utf-8")
+    sim.commit("Test removing an item")
+    sim.advance(5 * MINUTE)
+    sim.files[path] = full
+    (sim.repo / path).write_text(sim.read(path), encoding="utf-8")
+    sim.commit("Test the discount")
+    sim.expect(path)
+
+
+REBASED_PERSON = """\
+import pytest
+
+from shop.cart import Cart
+from tests.helpers import make_store
+
+
+def test_empty_cart(tmp_path):
+    store = make_store(tmp_path)
+    cart = Cart(store)
+    assert cart.total() == 0
+"""
+
+REBASED_A = """\
+
+
+def test_cart_with_discount(tmp_path):
+    store = make_store(tmp_path)
+    cart = Cart(store)
+    cart.add("apple", price=3.0, quantity=2)
+    cart.apply_discount(percent=10)
+    assert cart.total() == 5.4
+"""
+
+REBASED_B = """\
+def test_cart_removes_items(tmp_path):
+    store = make_store(tmp_path)
+    cart = Cart(store)
+    cart.add("pear", price=2.0)
+    cart.remove("pear")
+    assert not cart.items
+
+
+"""
+
+
 @scenario("a session drops the ';' from the bottom up, then adds lines on top of the file")
 def lone_brackets_moved_by_later_edits(sim: Sim, small: bool) -> None:
     path = "web/cart_fixed.js"

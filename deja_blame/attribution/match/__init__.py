@@ -14,6 +14,8 @@ git, reads SQLite or starts a thread. In the order they apply:
   project once lived at this path);
 - ``window.py``: a write older than the version its commit was made from, whose
   text was committed since, is stale (someone else brought it again);
+- ``block.py``: a line its commit brought between lines of one edit, at that
+  edit's place for its text, is the edit's (a rebased block's repeated lines);
 - ``reflow.py``: lines a formatter split are the session's that wrote the line;
 - ``trimmed.py``: a line a person trimmed (``};`` -> ``}``) between two lines of
   one edit keeps that edit's session;
@@ -29,6 +31,7 @@ import time
 from typing import TYPE_CHECKING
 
 from deja_blame.attribution.match.before_history import strangers_before_history
+from deja_blame.attribution.match.block import continue_blocks
 from deja_blame.attribution.match.lines import match_lines
 from deja_blame.attribution.match.moves import follow_moves
 from deja_blame.attribution.match.reflow import reflow_matches
@@ -99,7 +102,8 @@ def attribute_lines(
     history = source.file_history({ln.orig_path or "" for ln in lines})
     now = time.time() if rev_time is None else rev_time
     try:
-        window = CommitWindow(history, blamed, texts, fps, [is_trivial(t) for t in texts])
+        trivial = [is_trivial(t) for t in texts]
+        window = CommitWindow(history, blamed, texts, fps, trivial)
         lone_open: set[int] = set()  # lines a lone bracket edit left unplaced may be
         matches = match_lines(
             texts,
@@ -121,6 +125,7 @@ def attribute_lines(
         matches = _without_strangers_before_history(
             source, edits, matches, writes, history, path_ids
         )
+        matches = continue_blocks(fps, trivial, blamed, matches, writes, now, edits.position)
         matches = reflow_matches(
             source,
             texts,

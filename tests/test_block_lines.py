@@ -1,0 +1,160 @@
+"""A block one edit wrote and one commit brought: the lines between its matched lines
+whose texts the file holds many times (refused by the commit-window rule, the work
+having been rebased or split) are the edit's too (``match/block.py``)."""
+
+from __future__ import annotations
+
+from deja_blame.attribution.facts.model import BlameLine, WriteSet
+from deja_blame.attribution.match.block import continue_blocks
+from deja_blame.attribution.match.lines import LineMatch
+from deja_blame.index.fingerprint import fingerprint, is_trivial
+
+C = "c" * 40  # the commit that brought the session's test
+OLD = "b" * 40
+
+FILE = [
+    "func TestOld(t *testing.T) {",  # 0: older
+    "\tdir := t.TempDir()",
+    "}",
+    "func TestNew(t *testing.T) {",  # 3: the session's, unique
+    "\tdir := t.TempDir()",  # 4: repeated
+    "\trequire.NoError(t, err)",  # 5: repeated
+    "",  # 6: passed, not given
+    "\trequire.NoError(t, err)",  # 7: repeated
+    "\tcheckUnique(dir)",  # 8: unique
+    "}",  # 9: passed, not given
+]
+EDIT = FILE[3:10]  # the session's edit: sid 1, edit 0, its lines 0..6
+SID, ORD = 1, 0
+AT = 5_000.0  # the write, older than the commit's parent
+
+
+def _writes(person_at: float | None = None, other: list[str] | None = None) -> WriteSet:
+    writes = WriteSet()
+    rows = [(1, fingerprint(t), SID, ORD, k, AT, 0) for k, t in enumerate(EDIT)]
+    if other is not None:  # another session's edit (sid 2) of these texts
+        rows += [(1, fingerprint(t), 2, 0, k, AT + 10, 0) for k, t in enumerate(other)]
+    if person_at is not None:  # a person's USER diff block of the repeated line
+        rows.append((1, fingerprint(FILE[5]), 3, 0, 0, person_at, 1))
+    writes.add_rows(sorted(rows, key=lambda r: r[:5]), {1: True})
+    return writes
+
+
+def _blamed(commit_of: dict[int, str] | None = None) -> list[BlameLine | None]:
+    out: list[BlameLine | None] = []
+    for i in range(len(FILE)):
+        commit = (commit_of or {}).get(i, C if i >= 3 else OLD)
+        at = 1 if commit == OLD else 10_000
+        out.append(BlameLine(i + 1, commit, at, "x_test.go", i + 1))
+    return out
+
+
+def _match(i: int, idx: int) -> LineMatch:
+    return LineMatch(sid=SID, edit_ord=ORD, idx=idx, at=AT, confidence=0.97, run=1)
+
+
+def _anchored() -> list[LineMatch | None]:
+    """What the matcher gave: the unique lines only."""
+    out: list[LineMatch | None] = [None] * len(FILE)
+    out[3] = _match(3, 0)
+    out[8] = _match(8, 5)
+    return out
+
+
+def _who(matches: list[LineMatch | None]) -> list[tuple[int, int] | None]:
+    return [None if m is None else (m.sid, m.idx) for m in matches]
+
+
+FPS = [fingerprint(t) for t in FILE]
+TRIVIAL = [is_trivial(t) for t in FILE]
+
+
+def test_lines_between_an_edits_matched_lines_are_its_own() -> None:
+    out = continue_blocks(FPS, TRIVIAL, _blamed(), _anchored(), _writes(), now=20_000.0)
+    # the blank line and the bracket are passed (the chain goes on below the blank
+    # line), not given
+    assert _who(out) == [None, None, None, (1, 0), (1, 1), (1, 2), None, (1, 4), (1, 5), None]
+
+
+def test_up_from_a_matched_line() -> None:
+    start: list[LineMatch | None] = [None] * len(FILE)
+    start[8] = _match(8, 5)
+    out = continue_blocks(FPS, TRIVIAL, _blamed(), start, _writes(), now=20_000.0)
+    assert _who(out)[3:] == [(1, 0), (1, 1), (1, 2), None, (1, 4), (1, 5), None]
+
+
+def test_a_bracket_starts_no_block() -> None:
+    start: list[LineMatch | None] = [None] * len(FILE)
+    start[6] = _match(6, 3)  # the blank line, given on weaker evidence
+    out = continue_blocks(FPS, TRIVIAL, _blamed(), start, _writes(), now=20_000.0)
+    assert _who(out)[3:] == [None, None, None, (1, 3), None, None, None]
+
+
+def test_not_across_a_line_another_commit_brought() -> None:
+    # line 5 brought by another commit (made after the write too): not this block's,
+    # and the chain stops there
+    out = continue_blocks(
+        FPS, TRIVIAL, _blamed({5: "d" * 40}), _anchored(), _writes(), now=20_000.0
+    )
+    assert _who(out)[3:] == [(1, 0), (1, 1), None, None, (1, 4), (1, 5), None]
+
+
+def test_not_a_text_the_edit_did_not_write_there() -> None:
+    # the line below the anchor has another text than the edit's next line
+    texts = list(FILE)
+    texts[4] = "\tdir := os.TempDir()"
+    fps = [fingerprint(t) for t in texts]
+    out = continue_blocks(fps, TRIVIAL, _blamed(), _anchored(), _writes(), now=20_000.0)
+    assert _who(out)[3:] == [(1, 0), None, (1, 2), None, (1, 4), (1, 5), None]
+
+
+def test_not_a_text_a_person_wrote_since() -> None:
+    out = continue_blocks(
+        FPS, TRIVIAL, _blamed(), _anchored(), _writes(person_at=6_000.0), now=20_000.0
+    )
+    assert _who(out)[5] is None
+    # a person's write before the session's says nothing
+    out = continue_blocks(
+        FPS, TRIVIAL, _blamed(), _anchored(), _writes(person_at=4_000.0), now=20_000.0
+    )
+    assert _who(out)[5] == (1, 2)
+
+
+def test_not_a_write_made_after_the_commit() -> None:
+    blamed = _blamed()
+    for b in blamed[3:]:
+        assert b is not None
+        b.commit_time = 4_000  # the commit before the write
+    out = continue_blocks(FPS, TRIVIAL, blamed, _anchored(), _writes(), now=20_000.0)
+    assert _who(out)[4:8] == [None, None, None, None]
+
+
+def test_a_line_given_to_another_keeps_it() -> None:
+    start = _anchored()
+    start[4] = LineMatch(sid=2, edit_ord=0, idx=1, at=AT + 10, confidence=0.9, run=2)
+    out = continue_blocks(FPS, TRIVIAL, _blamed(), start, _writes(other=EDIT), now=20_000.0)
+    assert _who(out)[4] == (2, 1)
+    # and the chain goes on below it from that session's own edit
+    assert _who(out)[5] == (2, 2)
+
+
+def test_a_write_is_given_once() -> None:
+    start = _anchored()
+    start[1] = _match(1, 1)  # the edit's "dir := t.TempDir()" went to the older line
+    out = continue_blocks(FPS, TRIVIAL, _blamed(), start, _writes(), now=20_000.0)
+    assert _who(out)[4] is None
+    assert _who(out)[5] == (1, 2)
+
+
+def test_not_across_two_hunks_of_the_edit() -> None:
+    # the edit's lines 0-1 and 2-6 are two hunks: its line 2 landed further down
+    def position(key: tuple[int, int, int]) -> int | None:
+        return key[2] if key[2] <= 1 else key[2] + 20
+
+    start: list[LineMatch | None] = [None] * len(FILE)
+    start[3] = _match(3, 0)
+    out = continue_blocks(FPS, TRIVIAL, _blamed(), start, _writes(), 20_000.0, position)
+    assert _who(out)[3:] == [(1, 0), (1, 1), None, None, None, None, None]
+    # an edit that says no place is one block
+    out = continue_blocks(FPS, TRIVIAL, _blamed(), start, _writes(), 20_000.0, lambda key: None)
+    assert _who(out)[3:] == [(1, 0), (1, 1), (1, 2), None, (1, 4), (1, 5), None]
