@@ -229,6 +229,8 @@ def test_prompt_has_goal_files_survival_commands_and_open_items(world: dict[str,
     assert f"Previous session: {SID}" in prompt
     # the goal: the user's request, cleaned (no metadata), with the token redacted
     assert "Make the cart total include tax. My token is [redacted]" in prompt
+    # its time in UTC, said as blame and why say agents' times
+    assert "- 2026-07-17 09:00 UTC Make the cart total include tax." in prompt
     assert TOKEN not in prompt and "ADDITIONAL_METADATA" not in prompt
     # files with counts, and which of the written lines survive (whitespace-normalised)
     assert "- src/cart.py: +3 -1 lines in 1 edit" in prompt

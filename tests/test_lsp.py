@@ -66,7 +66,7 @@ def test_agent_block_person_lines_and_a_clean_exit(
     by_line = lens_lines(lenses)
     assert list(by_line) == [5], by_line
     title = by_line[5][0]
-    assert title.startswith("agy 3f2a9c1e 2026-07-17 09:01 ")
+    assert title.startswith("agy 3f2a9c1e 2026-07-17 09:01 UTC ")  # as blame's text
     assert float(title.split()[-1]) > 0
     assert lenses[0]["command"]["command"] == "deja.why"
     assert "hand off" in by_line[5]
@@ -255,6 +255,8 @@ def test_the_first_hover_shows_the_line_s_history(
     first = client.hover(uri, 0) or ""
     assert SID in first and "**History**" in first, first
     assert "TAX_RATE = 0.2" in first and "hover again" not in first
+    history = first.split("**History**")[1]
+    assert " UTC " in history, history  # agents' times say their zone, as in deja why
     assert client.close() == 0
 
 

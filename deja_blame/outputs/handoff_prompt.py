@@ -27,7 +27,7 @@ from pathlib import Path
 
 from deja_blame.index.fingerprint import normalise_line
 from deja_blame.models import Command, Edit, Session
-from deja_blame.output import inert, terminal
+from deja_blame.output import inert, terminal, utc_minute
 from deja_blame.outputs.redact import redact
 from deja_blame.transcripts.registry import display_name
 from deja_blame.transcripts.text import epoch_of
@@ -364,9 +364,10 @@ def _quote(line: str, limit: int = 160) -> str:
 
 
 def _time(at: str | None) -> str:
+    """A request's time as deja's text shows agents' times: ``2026-07-17 09:01 UTC``."""
     if not at:
         return ""
-    return terminal(at[:16].replace("T", " ")) + " "
+    return terminal(utc_minute(at)) + " "
 
 
 def _open_items(session: Session, files: list[FileState], background: set[str]) -> list[str]:

@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from deja_blame.attribution.model import FileBlame, LineAttribution
-from deja_blame.output import inert, shorten, terminal
+from deja_blame.output import inert, shorten, terminal, utc_minute
 from deja_blame.outputs.escape import lsp_markdown
 from deja_blame.outputs.redact import redact
 from deja_blame.transcripts.registry import display_name, label_of
@@ -61,11 +61,12 @@ def runs(lines: list[LineAttribution | None]) -> list[Run]:
 
 
 def when(ln: LineAttribution) -> str:
-    return (ln.written_at or "")[:16].replace("T", " ")
+    """The agent's time, as blame's text shows it (the index keeps UTC, and says so)."""
+    return utc_minute(ln.written_at)
 
 
 def lens_title(ln: LineAttribution) -> str:
-    """``agy 3f2a9c1e 2026-07-17 09:30 0.95``: blame's agent columns, plain text."""
+    """``agy 3f2a9c1e 2026-07-17 09:30 UTC 0.95``: blame's agent columns, plain text."""
     conf = f"{ln.confidence:.2f}" if ln.confidence is not None else "note"
     parts = [label_of(ln.source), (ln.session or "")[:8], when(ln), conf]
     return " ".join(terminal(p) for p in parts if p)  # plain text: one line, inert
@@ -139,13 +140,13 @@ def agent_hover(
 def _history_text(history: list[dict[str, Any]]) -> str:
     rows = []
     for v in history:
-        at = terminal((v.get("at") or "")[:16].replace("T", " "))
+        at = terminal(utc_minute(v.get("at")))
         if v.get("session"):
             who = f"{inert(v['session'])[:8]} {label_of(v.get('agent'))}"
         else:
             who = inert(v.get("author") or "-")
         rows.append(
-            f"{v['commit'][:8]} {at:<16} {shorten(who, 24):<24} {shorten(inert(v['text']), 60)}"
+            f"{v['commit'][:8]} {at:<20} {shorten(who, 24):<24} {shorten(inert(v['text']), 60)}"
         )
     return "\n".join(rows)
 
