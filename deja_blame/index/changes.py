@@ -18,7 +18,12 @@ from deja_blame.transcripts.antigravity.discover import AGENT, COMPACT_NAME, FUL
 from deja_blame.transcripts.files import real_below
 from deja_blame.transcripts.transcript_file import TranscriptFile
 
-__all__ = ["changed_transcripts", "read_by_older_readers", "stored_reader_version"]
+__all__ = [
+    "changed_transcripts",
+    "read_by_older_readers",
+    "sessions_changed",
+    "stored_reader_version",
+]
 
 
 def changed_transcripts(
@@ -31,19 +36,39 @@ def changed_transcripts(
     (found where they keep them) are checked too.
     """
     known = transcript_stats(conn)
-    out: list[TranscriptFile] = []
+    listed: list[list[str]] = []
+    for root in roots:
+        try:
+            listed.append(sorted(os.listdir(os.path.join(str(root), "brain"))))
+        except OSError:
+            listed.append([])
+    found = _changed_sessions(known, roots, listed)
+    if others:
+        found += _changed_others(known, conn)
+    return found
+
+
+def sessions_changed(
+    conn: sqlite3.Connection, roots: list[Path], names: list[str]
+) -> list[TranscriptFile]:
+    """``changed_transcripts`` of the Antigravity sessions ``names`` alone (the ones a
+    watch saw written: ``index/watched.py``), and of every other agent's."""
+    known = transcript_stats(conn, ids=names)
+    found = _changed_sessions(known, roots, [names] * len(roots)) if names else []
+    return found + _changed_others(transcript_stats(conn, not_agent=AGENT), conn)
+
+
+def _changed_sessions(
+    known: dict[str, tuple[Any, ...]], roots: list[Path], names_by_root: list[list[str]]
+) -> list[TranscriptFile]:
+    """Of the sessions named below each root, those whose transcript is not as ``known``."""
     # each session's copies over the roots: the one written last is read (a stale
     # backup in an earlier root never hides the real transcript), as ingest does
     newest: dict[str, tuple[tuple[int, int], str, os.stat_result, Path]] = {}
     stat_ = os.lstat  # a link is no transcript: never followed
     is_reg = stat.S_ISREG
-    for root in roots:
-        base = str(root)
-        brain = os.path.join(base, "brain")
-        try:
-            names = sorted(os.listdir(brain))
-        except OSError:
-            continue
+    for root, names in zip(roots, names_by_root):
+        brain = os.path.join(str(root), "brain")
         for name in names:
             logs = f"{brain}/{name}/.system_generated/logs/"
             # the full transcript wins where both exist (format section 9)
@@ -58,6 +83,7 @@ def changed_transcripts(
                 if name not in newest or rank > newest[name][0]:
                     newest[name] = (rank, path, st, root)
                 break
+    out: list[TranscriptFile] = []
     for name, (_, path, st, root) in newest.items():
         # a changed one's folders are checked before it is read (a linked session
         # folder, brain/ or logs/ is never followed); the rest cost a stat each
@@ -65,8 +91,6 @@ def changed_transcripts(
             root, Path(path)
         ):
             out.append(TranscriptFile(session_id=name, path=Path(path), root=root, agent=AGENT))
-    if others:
-        out += _changed_others(known, conn)
     return out
 
 

@@ -52,6 +52,7 @@ from deja_blame.index.store import (
     unpack,
     write_rows,
 )
+from deja_blame.index.watched import erase_record
 from deja_blame.transcripts.antigravity.discover import find_transcripts
 from deja_blame.transcripts.jsonl import CHUNK_BYTES, iter_batches, with_extras
 from deja_blame.transcripts.project import ProjectHints, resolve_project
@@ -742,6 +743,7 @@ def _commit(
             )
         if rows is not None:
             write_rows(conn, sid, rows, paths)
+        erase_record(conn)  # a resident server's watch no longer vouches for the index
         if prompt_by_sql:
             conn.execute(
                 "UPDATE sessions SET first_prompt=(SELECT text FROM messages"

@@ -657,12 +657,23 @@ def paths_touched(conn: sqlite3.Connection, sid: int) -> list[tuple[str, str]]:
     return list(seen)
 
 
-def transcript_stats(conn: sqlite3.Connection) -> dict[str, tuple[Any, ...]]:
-    """session id -> (transcript, size, mtime_ns, inode) as the index last read it."""
-    return {
-        r[0]: (r[1], r[2], r[3], r[4])
-        for r in conn.execute("SELECT session_id, transcript, size, mtime_ns, inode FROM sessions")
-    }
+def transcript_stats(
+    conn: sqlite3.Connection, ids: Iterable[str] | None = None, not_agent: str | None = None
+) -> dict[str, tuple[Any, ...]]:
+    """session id -> (transcript, size, mtime_ns, inode) as the index last read it: of
+    every session, of ``ids``, or of every agent's but ``not_agent``."""
+    select = "SELECT session_id, transcript, size, mtime_ns, inode FROM sessions"
+    if ids is not None:
+        out: dict[str, tuple[Any, ...]] = {}
+        for part, marks in in_chunks(ids):
+            for r in conn.execute(f"{select} WHERE session_id IN ({marks})", part):
+                out[r[0]] = (r[1], r[2], r[3], r[4])
+        return out
+    if not_agent is not None:
+        rows = conn.execute(f"{select} WHERE source != ?", (not_agent,))
+    else:
+        rows = conn.execute(select)
+    return {r[0]: (r[1], r[2], r[3], r[4]) for r in rows}
 
 
 def write_counts(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from deja_blame.output import warn
@@ -25,14 +26,14 @@ def refresh_index(
     """Read new transcript bytes first: blame right after an agent session just works.
 
     Only files whose stat changed are opened, so this costs a stat per session
-    (the same check the post-commit hook makes). With ``concern`` (``prescan``'s
+    (the same check the post-commit hook makes); in a fork of the resident server,
+    a stat of each session its watch saw written since (``watched.py``). With ``concern`` (``prescan``'s
     needles for one repository), only the new transcripts holding one of them are
     read now: the first answer does not wait for every other project's sessions,
     which ``deja index`` reads. ``changed``: the transcripts a caller found changed
     already (the editor server's timer thread): no second stat of every one.
     """
     roots = discover_roots()
-    from deja_blame.index.changes import changed_transcripts
     from deja_blame.index.db import BUSY_ENV
 
     # A refresh is a courtesy before the answer: behind another process's long
@@ -42,7 +43,15 @@ def refresh_index(
     if not os.environ.get(BUSY_ENV, "").strip():
         conn.execute(f"PRAGMA busy_timeout = {min(waited, REFRESH_BUSY_MS)}")
     try:
-        files = list(changed) if changed is not None else changed_transcripts(conn, roots)
+        record: Callable[[], None] | None = None
+        if changed is not None:
+            files = list(changed)
+        else:
+            # in a fork of the resident server, the sessions its watch saw written
+            from deja_blame.index.watched import changed as watched_changes
+
+            files, record = watched_changes(conn, roots)
+        later: list[TranscriptFile] = []
         if files and concern is not None:
             from deja_blame.index.prescan import split
 
@@ -73,6 +82,8 @@ def refresh_index(
                 index_roots(conn, roots, transcripts=files, jobs=1, progress=step)
             finally:
                 bar.close()
+        if record is not None and not later:
+            record()  # every transcript found was read: the index is up to date
     except sqlite3.OperationalError as exc:
         warn(f"could not refresh the index ({exc}); blaming with what it holds")
     finally:

@@ -30,7 +30,7 @@ import zlib
 from typing import Any
 
 from deja_blame import later
-from deja_blame.resident import place
+from deja_blame.resident import place, watch
 from deja_blame.resident.client import (
     ANSWER,
     EXITED,
@@ -59,6 +59,7 @@ PRELOAD = (
     "deja_blame.attribution.match",
     "deja_blame.index.refresh",
     "deja_blame.index.changes",
+    "deja_blame.index.watched",
     "deja_blame.index.ingest",
     "deja_blame.transcripts.registry",
     "deja_blame.outputs.blame_text",
@@ -120,6 +121,7 @@ def serve(path: str, idle: float = DEFAULT_IDLE) -> None:
             pass
     files = code_files()
     stamp = code_stamp(files)
+    _watch_transcripts()
     signal.signal(signal.SIGUSR1, _stop)  # a fork found the code changed
     signal.signal(signal.SIGTERM, _stop)  # a kill, a logout: the socket goes with it
     listener = _bind(path)
@@ -139,6 +141,7 @@ def serve(path: str, idle: float = DEFAULT_IDLE) -> None:
             if not ready:
                 if time.time() - last > idle or not _still_ours(path, inode):
                     return
+                watch.drain()  # the kernel's queue kept short
                 continue
             try:
                 conn, _ = listener.accept()
@@ -195,6 +198,18 @@ def _bind(path: str) -> socket.socket:
     os.chmod(path, 0o600)
     listener.listen(16)
     return listener
+
+
+def _watch_transcripts() -> None:
+    """Watch the transcript roots of the server's environment (``watch.py``): its forks'
+    refreshes then stat what was written, not every transcript. Never the server's end:
+    without a watch every fork looks at everything, as a command alone does."""
+    try:
+        from deja_blame.transcripts.antigravity.discover import discover_roots
+
+        watch.start(discover_roots())
+    except Exception:  # noqa: BLE001, S110 - see above
+        pass
 
 
 def _still_ours(path: str, inode: int) -> bool:
@@ -254,6 +269,7 @@ def _fork(
     if os.fsdecode(fields[0]) != __version__ or os.fsdecode(fields[1]) != place.package_dir():
         _reply(conn, REFUSED, b"another installation of deja")
         return "go on"
+    watch.drain()  # the fork's copy knows of every transcript written before now
     pid = os.fork()
     if pid == 0:
         _run_in_fork(listener, conn, fields, fds, stamp)  # never returns
