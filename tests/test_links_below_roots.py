@@ -66,7 +66,9 @@ def test_a_linked_folder_below_a_root_is_not_followed(
     skipped = Skipped()
     assert victim.session_id not in _ids(agent, skipped)
     assert str(folder) in skipped.to_json()[0]["paths"]
-    assert skipped.lines() == [f"skipped 1 linked entry under {store} (links are not followed)"]
+    assert skipped.lines() == [
+        f"skipped 1 linked entry under {store} (links are not followed: give a linked store as deja index --root DIR)"
+    ]
 
 
 @pytest.mark.parametrize("agent", [*WALKING, "aider"])
@@ -179,7 +181,7 @@ def test_deja_index_says_what_it_passed_over_once_per_root(
         shutil.move(str(project), str(moved))
         project.symlink_to(moved, target_is_directory=True)
     proc = deja("index", "--agent", "claude-code")
-    line = f"deja: skipped 2 linked entries under {store} (links are not followed)"
+    line = f"deja: skipped 2 linked entries under {store} (links are not followed: give a linked store as deja index --root DIR)"
     assert proc.stderr.decode().splitlines().count(line) == 1
     doc = orjson.loads(deja("index", "--agent", "claude-code", "--json").stdout)
     assert doc["skipped_entries"] == [

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -801,3 +802,11 @@ def test_a_report_withholds_requests_and_private_paths_unless_the_person_opted_i
         assert "alice" not in shared and "bob" not in shared and "carol" not in shared
     text = orjson.dumps(report_json(sc)).decode()
     assert str(sc.repo) not in text  # the repository's own folder is written .
+    # a session's project elsewhere on the author's disk is not given away (as in notes)
+    conn = sqlite3.connect(sc.env["DEJA_DB"])
+    conn.execute("UPDATE sessions SET project = '/workspaces/acme-internal/shop'")
+    conn.commit()
+    conn.close()
+    doc = report_json(sc, "--no-refresh")
+    assert {s["project"] for s in doc["sessions"]} == {"-"}
+    assert "acme-internal" not in run(sc, "report", "--no-refresh").stdout.decode()

@@ -64,7 +64,7 @@ def test_ci_doc_embeds_the_workflow_file() -> None:
     assert f"```yaml\n{workflow}```" in ci
     assert MARKER in workflow
     assert "refs/notes/deja" in workflow
-    assert 'deja report "$BASE..HEAD" --format markdown' in workflow
+    assert 'deja report "$BASE..HEAD" --prompts --format markdown' in workflow
     assert "origin/main..HEAD --format markdown" in ci
 
 

@@ -52,6 +52,7 @@ from deja_blame.gitcli import is_cli, is_commit
 from deja_blame.gitutil import git_available, head_commit, read_file, run_git, workdir
 from deja_blame.index import queries as Q
 from deja_blame.models import UNKNOWN_AGENT
+from deja_blame.notes.public import public_project
 from deja_blame.notes.schema import Note
 from deja_blame.output import shorten
 from deja_blame.outputs.redact import redact_for_sharing
@@ -460,7 +461,7 @@ def _fill_session(
     row = Q.session_by_id(conn, s.session_id) if conn is not None else None
     if row is None:
         s.agent = str(meta.get("agent") or UNKNOWN_AGENT)
-        s.project = shared(str(meta.get("project") or "-"))
+        s.project = public_project(meta.get("project"), str(root))
         s.started_at = meta.get("started_at") if isinstance(meta.get("started_at"), str) else None
         prompt = meta.get("first_prompt")
         if include_prompts and isinstance(prompt, str) and prompt.strip():
@@ -471,7 +472,7 @@ def _fill_session(
     s.indexed = True
     s.agent, s.project, s.started_at, s.ended_at = (
         row.source,
-        shared(row.project),
+        public_project(row.project, str(root)),
         row.started_at,
         row.ended_at,
     )

@@ -55,7 +55,7 @@ class Skipped:
             why = []
             if links:
                 what.append(f"{links:,} linked {'entry' if links == 1 else 'entries'}")
-                why.append("links are not followed")
+                why.append("links are not followed: give a linked store as deja index --root DIR")
             if special:
                 what.append(f"{special:,} special file{'' if special == 1 else 's'}")
                 why.append("FIFOs, sockets and devices are not read")
