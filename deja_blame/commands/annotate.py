@@ -10,6 +10,7 @@ import click
 from deja_blame.gitutil import open_repository
 from deja_blame.jsonout import print_json
 from deja_blame.notes.annotate import AnnotateResult, annotate, commits_of
+from deja_blame.output import counted
 
 
 def refresh(conn: sqlite3.Connection) -> None:
@@ -109,7 +110,7 @@ def run_annotate_all(
     else:
         n = len(result.written)
         click.echo(
-            f"deja: {result.commits} commits, {result.touched} touched by sessions:"
+            f"deja: {counted(result.commits, 'commit')}, {result.touched} touched by sessions:"
             f" {n} note{'s' if n != 1 else ''} written,"
             f" {result.fresh - result.fresh_none} up to date,"
             f" {result.derived - n + result.fresh_none} with no attributed lines",

@@ -21,7 +21,7 @@ from deja_blame.index import queries as Q
 from deja_blame.index.db import connect
 from deja_blame.index.refresh import refresh_index
 from deja_blame.jsonout import print_json
-from deja_blame.output import CommitProgress, shorten, style, terminal, use_colour, warn
+from deja_blame.output import CommitProgress, counted, shorten, style, terminal, use_colour, warn
 
 
 def run_stats(
@@ -115,7 +115,7 @@ def _print(s: Stats) -> None:
     where = f"at {s.rev[:12]}" if s.rev else "in the working tree"
     click.echo(
         style(f"{s.attributed:,} of {s.lines:,} lines ({_pct(s.attributed, s.lines).strip()})"
-              f" in {s.files:,} files {where} were written by agent sessions", c, bold=True)
+              f" in {counted(s.files, 'file')} {where} were written by agent sessions", c, bold=True)
     )  # fmt: skip
     sections = [
         ("agent", s.by_agent.most_common()),

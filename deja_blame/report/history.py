@@ -13,6 +13,7 @@ from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
 from deja_blame.models import UNKNOWN_AGENT
+from deja_blame.output import counted
 from deja_blame.outputs.escape import html as escape
 from deja_blame.report.model import Report
 
@@ -114,7 +115,7 @@ def svg_chart(periods: list[Period], width: int = 720, height: int = 180) -> str
         people_h = plot_h * p.by_people / top
         base = pad_t + plot_h
         title = escape(
-            f"{p.key}: {p.added} lines added in {p.commits} commits;"
+            f"{p.key}: {p.added} lines added in {counted(p.commits, 'commit')};"
             f" {p.by_agents} by agents ({round(100 * p.share)}%), {p.by_people} by people"
         )
         parts.append(f"<g><title>{title}</title>")
