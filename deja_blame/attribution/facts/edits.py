@@ -22,15 +22,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from deja_blame.attribution.facts.model import Key, WriteSet
+from deja_blame.attribution.facts.model import Hunks, Key, WriteSet
 from deja_blame.index.fingerprint import fingerprint, is_trivial
 
 # (sid, ord, step, tool, source, at_epoch, path_id, body) of one stored edit;
 # path_id None: the edit's path is in no path row
 EditRow = tuple[int, int, int, str, str, "float | None", "int | None", "bytes | str"]
-# (old_start, new_start, removed, added) of each run of one edit, 1-based; None
-# where the edit gave no positions (a whole-file write, a block without ``@@``)
-Hunks = list[tuple[int, int, int, int]] | None
 
 
 @dataclass
@@ -119,11 +116,7 @@ class SessionEdits:
         current: set[int] = set()
         for e in sorted(mine, key=_by_step):
             removed, added = self._doc(e)[:2]
-            new = {fingerprint(x) for x in added if keep_trivial or not is_trivial(x)}
-            if e[3] == "write_to_file":
-                current.clear()
-            current -= {fingerprint(x) for x in removed} - new
-            current |= new
+            leave(current, e[3], removed, added, keep_trivial)
         return current
 
     def _edit(self, sid: int, edit_ord: int) -> EditRow | None:
@@ -152,12 +145,9 @@ class SessionEdits:
         fresh = sorted(wanted)
         pids = sorted(set(path_ids) | set(self.path_ids))
         self._sessions.update(fresh)
-        rows, of_path = self._rows, self._of_path
         for row in self.fetch(fresh, pids):
-            key = (row[0], row[1])
-            if key not in rows:
-                rows[key] = row
-                of_path.setdefault((row[0], row[6]), []).append(row)
+            if (row[0], row[1]) not in self._rows:
+                self._add(row)
         self._read.update((sid, pid) for sid in fresh for pid in pids)
 
     def _add(self, row: EditRow) -> EditRow:
@@ -173,6 +163,20 @@ class SessionEdits:
             ok = isinstance(doc, list) and len(doc) == 4
             got = self._docs[key] = doc if ok else [[], [], None, None]
         return got
+
+
+def leave(
+    current: set[int], tool: str, removed: list[str], added: list[str], keep_trivial: bool
+) -> None:
+    """``current`` (the fingerprints a session left in a file) after one more of its
+    edits: what it added, less what it removed that it did not add again; a
+    ``write_to_file`` starts the file afresh. ``keep_trivial``: blank lines and
+    brackets count too (they say nothing of which file it was)."""
+    new = {fingerprint(x) for x in added if keep_trivial or not is_trivial(x)}
+    if tool == "write_to_file":
+        current.clear()
+    current -= {fingerprint(x) for x in removed} - new
+    current |= new
 
 
 def _by_ord(e: EditRow) -> int:

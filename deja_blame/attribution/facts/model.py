@@ -16,6 +16,9 @@ CLOCK_SKEW = 120.0  # seconds a transcript clock may run ahead of git's
 Key = tuple[int, int, int]
 # a row of the lines table: (path_id, fp, sid, edit_ord, idx, at_epoch, by_user)
 WriteRow = tuple[int, int, int, int, int, "float | None", int]
+# (old_start, new_start, removed, added) of each run of one edit, 1-based; None where
+# the edit said no place (a whole-file write, a block without ``@@`` headers)
+Hunks = list[tuple[int, int, int, int]] | None
 
 
 @dataclass

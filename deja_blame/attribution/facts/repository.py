@@ -38,10 +38,11 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from deja_blame.attribution.facts.edits import leave
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import CatFile, read_worktree_bytes, same_repository, try_git
 from deja_blame.index import queries as Q
-from deja_blame.index.fingerprint import fingerprint, is_trivial
+from deja_blame.index.fingerprint import fingerprint
 
 COVERAGE = 0.5  # of a session's distinct lines, found where it wrote them
 MIN_LINES = 3  # distinct non-trivial lines a session must have left to be judged
@@ -209,12 +210,7 @@ class RepositoryIdentity:
         left: dict[str, set[int]] = {}
         span: dict[str, tuple[float, float]] = {}
         for path, tool, at, removed, added in edits:
-            current = left.setdefault(path, set())
-            new = {fingerprint(x) for x in added if not is_trivial(x)}
-            if tool == "write_to_file":
-                current.clear()
-            current -= {fingerprint(x) for x in removed} - new
-            current |= new
+            leave(left.setdefault(path, set()), tool, removed, added, keep_trivial=False)
             if at is not None:
                 lo, hi = span.get(path, (at, at))
                 span[path] = (min(lo, at), max(hi, at))

@@ -48,7 +48,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 
-from deja_blame.attribution.facts.model import BlameLine, Key, WriteSet
+from deja_blame.attribution.facts.model import BlameLine, Hunks, Key, WriteSet
 from deja_blame.index.fingerprint import is_trivial
 
 LONE_LINES = 3  # added lines: a bracket, a blank line or two beside it
@@ -57,9 +57,6 @@ SHIFT_SLACK = 1  # lines the shifted place may miss by
 SHARED_RUN = 2  # neighbouring writes one unseen shift must explain
 SHARED_REACH = 80  # lines a shared shift may span (a deleted block and a bracket's method)
 
-# (old_start, new_start, removed, added) of each run of one edit, 1-based; None where
-# the edit said no place (a whole-file write, a block without ``@@`` headers)
-Hunks = list[tuple[int, int, int, int]] | None
 # (edit ord, time, hunks) of each edit a session made of one file, in order
 FileEdits = Callable[[int, int], list[tuple[int, float | None, Hunks]]]
 
