@@ -12,11 +12,11 @@ import ast
 from pathlib import Path
 
 from deja_blame.attribution.facts.edits import SessionEdits
-from deja_blame.attribution.facts.model import BlameLine, FileFacts, WriteSet
+from deja_blame.attribution.facts.model import BlameLine, FileFacts, WriteSet, WrittenTexts
 from deja_blame.attribution.facts.versions import FileHistory
 from deja_blame.attribution.match import match_file
 from deja_blame.attribution.model import LineAttribution
-from deja_blame.index.fingerprint import fingerprint
+from deja_blame.index.fingerprint import fingerprint, normalise_line
 
 PACKAGE = Path(__file__).resolve().parents[1] / "deja_blame"
 MATCH = PACKAGE / "attribution" / "match"
@@ -82,6 +82,7 @@ def test_only_the_facts_stage_runs_git_or_reads_the_index_among_the_engine_s_mod
     }
     assert _runtime_imports(facts / "model.py") <= {
         "__future__",
+        "bisect",
         "collections.abc",
         "dataclasses",
         "typing",
@@ -135,6 +136,10 @@ class PlainSource:
     def written_elsewhere(self, skip: set[int], fps: set[int]):  # type: ignore[no-untyped-def]
         self.asked.append("written_elsewhere")
         return {}, {}
+
+    def written_texts(self, paths: dict[int, bool]) -> WrittenTexts:
+        """The texts of ``texts``, as a question about many files has them at hand."""
+        return WrittenTexts.of(normalise_line(t) for added in self.texts.values() for t in added)
 
     def close(self) -> None:
         pass

@@ -11,6 +11,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from deja_blame.attribution.facts.model import WrittenTexts
 from deja_blame.attribution.match.reflow import _MAGIC_COMMA, REFLOW_MAX, split_candidates
 from deja_blame.index.fingerprint import fingerprint, is_trivial, normalise_line
 
@@ -43,6 +44,36 @@ def test_candidates_are_the_plain_definitions(rows: list[tuple[str, bool]]) -> N
     norm = [normalise_line(t) for t, _ in rows]
     open_ = [o for _, o in rows]
     assert split_candidates(norm, open_) == _plain(norm, open_)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(LINE, st.booleans()), max_size=30), st.data())
+def test_given_the_written_texts_the_candidates_are_those_some_write_has(
+    rows: list[tuple[str, bool]], data: st.DataObject
+) -> None:
+    # in a question about many files the texts written to the paths are at hand: a
+    # candidate no write has the text of is left out (no write has its fingerprint)
+    norm = [normalise_line(t) for t, _ in rows]
+    open_ = [o for _, o in rows]
+    every = _plain(norm, open_)
+    texts = sorted({text for found in every.values() for _, _, text in found})
+    written = set(data.draw(st.lists(st.sampled_from(texts)) if texts else st.just([])))
+    written |= set(data.draw(st.lists(LINE.map(normalise_line))))  # texts of no candidate
+    wanted = {
+        fp: kept for fp, found in every.items() if (kept := [c for c in found if c[2] in written])
+    }
+    got = split_candidates(norm, open_, WrittenTexts.of(written))
+    assert list(got.items()) == list(wanted.items())  # the same, in the same order
+
+
+def test_a_run_starts_only_where_a_written_text_begins() -> None:
+    norm = ["call(alpha,", ")", "other(beta,", "gamma,", ")"]
+    written = WrittenTexts.of(["call(alpha)", "other(beta,gamma)"])
+    assert split_candidates(norm, [True] * 5, written) == {
+        fingerprint("call(alpha)"): [(0, 2, "call(alpha)")],
+        fingerprint("other(beta,gamma)"): [(2, 3, "other(beta,gamma)")],
+    }
+    assert split_candidates(norm, [True] * 5, WrittenTexts.of([])) == {}
 
 
 def test_a_comma_where_two_lines_meet_is_a_magic_comma() -> None:

@@ -4,9 +4,11 @@ the session wrote it inside the lines' commit window (``match/reflow.py``)."""
 
 from __future__ import annotations
 
-from deja_blame.attribution.facts.model import BlameLine, WriteSet
+import pytest
+
+from deja_blame.attribution.facts.model import BlameLine, WriteSet, WrittenTexts
 from deja_blame.attribution.match.reflow import reflow_matches
-from deja_blame.index.fingerprint import fingerprint
+from deja_blame.index.fingerprint import fingerprint, normalise_line
 
 C = "c" * 40  # the commit of the formatted call, at 10,000
 FLOOR = 5_000.0  # the version it was made from
@@ -23,14 +25,20 @@ WRITTEN = "    totals = summarise(rows, skip_empty=True)"
 
 
 class Facts:
-    """The one question the rule asks: the writes of the candidate splits' texts."""
+    """The questions the rule asks: the writes of the candidate splits' texts, and
+    the texts written to the file's paths (at hand in a question about many files,
+    ``texts``; else None)."""
 
-    def __init__(self, at: float, by_person: bool = False) -> None:
+    def __init__(self, at: float, by_person: bool = False, texts: bool = False) -> None:
         self.writes = WriteSet()
         self.writes.add_rows([(1, fingerprint(WRITTEN), 7, 0, 0, at, int(by_person))], {1: True})
+        self.texts = texts
 
     def load_writes(self, paths: object, spots: object) -> WriteSet:
         return self.writes
+
+    def written_texts(self, paths: object) -> WrittenTexts | None:
+        return WrittenTexts.of([normalise_line(WRITTEN)]) if self.texts else None
 
 
 def _split(facts: Facts, fresh: object) -> list[int | None]:
@@ -48,14 +56,15 @@ def _split(facts: Facts, fresh: object) -> list[int | None]:
     return [m.sid if m else None for m in out]
 
 
-def test_a_split_of_a_line_written_in_the_commit_window_is_the_sessions() -> None:
+@pytest.mark.parametrize("texts", [False, True])
+def test_a_split_of_a_line_written_in_the_commit_window_is_the_sessions(texts: bool) -> None:
     def in_window(i: int, at: float) -> bool:
         return at >= FLOOR
 
-    assert _split(Facts(8_000.0), in_window) == [None, 7, 7, 7, 7, None]
+    assert _split(Facts(8_000.0, texts=texts), in_window) == [None, 7, 7, 7, 7, None]
     # written before the version the commit was made from, and never in the file: no
-    assert _split(Facts(4_000.0), in_window) == [None] * len(TEXTS)
+    assert _split(Facts(4_000.0, texts=texts), in_window) == [None] * len(TEXTS)
     # the person's own write of the line (a transcript's USER block): not the session's
-    assert _split(Facts(8_000.0, by_person=True), in_window) == [None] * len(TEXTS)
+    assert _split(Facts(8_000.0, by_person=True, texts=texts), in_window) == [None] * len(TEXTS)
     # without the window, only a line that was in the file before counts (as it was)
-    assert _split(Facts(8_000.0), None) == [None] * len(TEXTS)
+    assert _split(Facts(8_000.0, texts=texts), None) == [None] * len(TEXTS)

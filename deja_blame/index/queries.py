@@ -323,6 +323,19 @@ def fingerprints_written(conn: sqlite3.Connection, path_id: int, fps: Iterable[i
     return found
 
 
+def edit_bodies_of_path(
+    conn: sqlite3.Connection, path_id: int, limit: int
+) -> list[bytes | str] | None:
+    """The body of every edit that wrote lines to the path (its rows of ``lines``:
+    an edit's added lines are its rows), or None where there are more than ``limit``."""
+    rows = conn.execute(
+        "SELECT body FROM edits WHERE (sid, ord) IN"
+        " (SELECT DISTINCT sid, edit_ord FROM lines WHERE path_id=?) LIMIT ?",
+        (path_id, limit + 1),
+    ).fetchall()
+    return None if len(rows) > limit else [body for (body,) in rows]
+
+
 def fingerprints_of_paths(conn: sqlite3.Connection, path_ids: list[int]) -> dict[int, set[int]]:
     """Every fingerprint some session wrote to each of these paths."""
     found: dict[int, set[int]] = {pid: set() for pid in path_ids}

@@ -3,6 +3,7 @@ a file's texts, one file's facts. No module here runs git or reads the index."""
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -171,6 +172,36 @@ class WriteSet:
             for e in members:
                 out[e] = twins
         return out
+
+
+@dataclass(frozen=True)
+class WrittenTexts:
+    """Every text sessions (and people, in transcripts) wrote as a line to some paths,
+    white space removed (``normalise_line``): a line's write has one of these texts,
+    or it has no write. ``starts`` asks whether one begins with a given text: from
+    ``heads``, their first ``HEAD`` characters (most texts asked about begin with none
+    of them), then ``ordered``, the same texts sorted."""
+
+    texts: frozenset[str]
+    ordered: tuple[str, ...]
+    heads: frozenset[str]
+    # what a rule found of a text asked about (``reflow._may_begin``): a report asks of
+    # the same lines at every commit, and a dict costs a tenth of asking again
+    seen: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
+
+    HEAD = 8
+
+    @classmethod
+    def of(cls, texts: Iterable[str]) -> WrittenTexts:
+        every = frozenset(texts)
+        return cls(every, tuple(sorted(every)), frozenset(t[: cls.HEAD] for t in every))
+
+    def starts(self, head: str) -> bool:
+        """Whether some written text begins with ``head``."""
+        if len(head) >= self.HEAD and head[: self.HEAD] not in self.heads:
+            return False
+        at = bisect_left(self.ordered, head)  # the texts that begin so sort from here
+        return at < len(self.ordered) and self.ordered[at].startswith(head)
 
 
 @dataclass

@@ -21,9 +21,9 @@ from deja_blame.attribution.facts.copies import copies_answer
 from deja_blame.attribution.facts.edits import SessionEdits
 from deja_blame.attribution.facts.git_blame import blame_copies
 from deja_blame.attribution.facts.history import repo_history
-from deja_blame.attribution.facts.model import BlameLine, WriteSet
+from deja_blame.attribution.facts.model import BlameLine, WriteSet, WrittenTexts
 from deja_blame.attribution.facts.versions import FileHistory
-from deja_blame.attribution.facts.writes import load_writes, session_edits
+from deja_blame.attribution.facts.writes import load_writes, session_edits, texts_written
 from deja_blame.gitutil import try_git
 from deja_blame.index import queries as Q
 from deja_blame.index.fingerprint import fingerprint, is_trivial
@@ -77,6 +77,35 @@ class FactSource:
     ) -> WriteSet:
         """The writes of these fingerprints to these paths (``writes.load_writes``)."""
         return load_writes(self.conn, paths, fps, into=into, solid=solid)
+
+    def written_texts(self, paths: dict[int, bool]) -> WrittenTexts | None:
+        """Every text written as a line to these paths, for a question about many files
+        (each path's edits decoded once for all its files and commits: the reflow rule
+        then hashes only candidates some write has the text of, not all 220,000 of
+        entireio's). None outside one, or where a path's texts are not all at hand."""
+        of_paths: dict[tuple[int, ...], WrittenTexts | None] | None = shared.kept(
+            self.root, "texts written", dict
+        )
+        of_path: dict[int, set[str] | None] | None = shared.kept(
+            self.root, "texts written to a path", dict
+        )
+        if of_paths is None or of_path is None or not paths:
+            return None
+        key = tuple(sorted(paths))
+        with _WRITTEN_LOCK:
+            if key not in of_paths:
+                every: set[str] = set()
+                for pid in key:
+                    if pid not in of_path:
+                        of_path[pid] = texts_written(self.conn, pid)
+                    mine = of_path[pid]
+                    if mine is None:
+                        break
+                    every |= mine
+                else:
+                    of_paths[key] = WrittenTexts.of(every)
+                of_paths.setdefault(key, None)
+            return of_paths[key]
 
     def write_times(self, pid: int, fp: int) -> list[float]:
         """When sessions (not the person) wrote text of ``fp`` to path ``pid`` (kept

@@ -17,6 +17,7 @@ import orjson
 from deja_blame.attribution.facts.edits import SessionEdits
 from deja_blame.attribution.facts.model import WriteSet
 from deja_blame.index import queries as Q
+from deja_blame.index.fingerprint import normalise_line
 from deja_blame.index.store import load_json
 
 
@@ -76,6 +77,28 @@ def load_writes(
 # Writes of a path's trivial lines from which load_writes narrows them in SQLite:
 # below, reading them all costs less than the query that leaves some out.
 NARROW_FROM = 10_000
+
+
+def texts_written(conn: sqlite3.Connection, path_id: int) -> set[str] | None:
+    """The text of every line written to the path, white space removed: the texts
+    whose fingerprints are the path's rows of ``lines`` (each edit's added lines).
+    None where that is more than ``TEXTS_UP_TO`` edits to decode, or a body is
+    damaged (its rows have no text to stand for them)."""
+    bodies = Q.edit_bodies_of_path(conn, path_id, TEXTS_UP_TO)
+    if bodies is None:
+        return None
+    texts: set[str] = set()
+    for body in bodies:
+        doc = _decoded(body)
+        if doc is None:
+            return None
+        texts.update(map(normalise_line, doc[1]))
+    return texts
+
+
+# Edits of one path whose texts ``texts_written`` decodes for a question about many
+# files; past that, hashing the rules' candidates costs less than reading them all.
+TEXTS_UP_TO = 20_000
 
 
 def session_edits(
