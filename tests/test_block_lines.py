@@ -19,7 +19,7 @@ FILE = [
     "func TestNew(t *testing.T) {",  # 3: the session's, unique
     "\tdir := t.TempDir()",  # 4: repeated
     "\trequire.NoError(t, err)",  # 5: repeated
-    "",  # 6: passed, not given
+    "",  # 6: given (the chain reaches it between the edit's lines)
     "\trequire.NoError(t, err)",  # 7: repeated
     "\tcheckUnique(dir)",  # 8: unique
     "}",  # 9: passed, not given
@@ -71,16 +71,15 @@ TRIVIAL = [is_trivial(t) for t in FILE]
 
 def test_lines_between_an_edits_matched_lines_are_its_own() -> None:
     out = continue_blocks(FPS, TRIVIAL, _blamed(), _anchored(), _writes(), now=20_000.0)
-    # the blank line and the bracket are passed (the chain goes on below the blank
-    # line), not given
-    assert _who(out) == [None, None, None, (1, 0), (1, 1), (1, 2), None, (1, 4), (1, 5), None]
+    # the blank line is given, the bracket passed, not given
+    assert _who(out) == [None, None, None, (1, 0), (1, 1), (1, 2), (1, 3), (1, 4), (1, 5), None]
 
 
 def test_up_from_a_matched_line() -> None:
     start: list[LineMatch | None] = [None] * len(FILE)
     start[8] = _match(8, 5)
     out = continue_blocks(FPS, TRIVIAL, _blamed(), start, _writes(), now=20_000.0)
-    assert _who(out)[3:] == [(1, 0), (1, 1), (1, 2), None, (1, 4), (1, 5), None]
+    assert _who(out)[3:] == [(1, 0), (1, 1), (1, 2), (1, 3), (1, 4), (1, 5), None]
 
 
 def test_a_bracket_starts_no_block() -> None:
@@ -96,7 +95,7 @@ def test_not_across_a_line_another_commit_brought() -> None:
     out = continue_blocks(
         FPS, TRIVIAL, _blamed({5: "d" * 40}), _anchored(), _writes(), now=20_000.0
     )
-    assert _who(out)[3:] == [(1, 0), (1, 1), None, None, (1, 4), (1, 5), None]
+    assert _who(out)[3:] == [(1, 0), (1, 1), None, (1, 3), (1, 4), (1, 5), None]
 
 
 def test_not_a_text_the_edit_did_not_write_there() -> None:
@@ -105,7 +104,7 @@ def test_not_a_text_the_edit_did_not_write_there() -> None:
     texts[4] = "\tdir := os.TempDir()"
     fps = [fingerprint(t) for t in texts]
     out = continue_blocks(fps, TRIVIAL, _blamed(), _anchored(), _writes(), now=20_000.0)
-    assert _who(out)[3:] == [(1, 0), None, (1, 2), None, (1, 4), (1, 5), None]
+    assert _who(out)[3:] == [(1, 0), None, (1, 2), (1, 3), (1, 4), (1, 5), None]
 
 
 def test_not_a_text_a_person_wrote_since() -> None:
@@ -157,4 +156,11 @@ def test_not_across_two_hunks_of_the_edit() -> None:
     assert _who(out)[3:] == [(1, 0), (1, 1), None, None, None, None, None]
     # an edit that says no place is one block
     out = continue_blocks(FPS, TRIVIAL, _blamed(), start, _writes(), 20_000.0, lambda key: None)
+    assert _who(out)[3:] == [(1, 0), (1, 1), (1, 2), (1, 3), (1, 4), (1, 5), None]
+
+
+def test_a_blank_line_git_gave_an_older_commit_is_not_given() -> None:
+    # git's diff slid the edit's blank line onto an older commit's: the chain stops
+    # there, as the gap rule does, and the blank line stays that commit's
+    out = continue_blocks(FPS, TRIVIAL, _blamed({6: OLD}), _anchored(), _writes(), now=20_000.0)
     assert _who(out)[3:] == [(1, 0), (1, 1), (1, 2), None, (1, 4), (1, 5), None]

@@ -164,6 +164,23 @@ def test_a_brace_git_slid_to_an_older_commit_still_goes_to_the_later_session() -
     assert [m.sid if m else None for m in out][3:] == [1, 1, 1]
 
 
+def test_blank_lines_git_slid_go_to_those_of_the_session_s_own_commit() -> None:
+    # the person's a() and z() with two blank lines between (13:00); a session at 14:00
+    # inserted two blank lines and b() below a(). git's diff says the new blank lines
+    # are the pair below b() (its commit's, as the commit's note says), and keeps the
+    # person's pair above it: the session's two blank writes go to the pair below,
+    # not to the person's older pair beside its edit (a write after a line's commit)
+    file = ["def a():", "    return 1", "", "", "def b():", "    return 2", "", ""]
+    file += ["def z():", "    return 26"]
+    person, session = 46_800, 50_400
+    blamed = [BlameLine(i + 1, "c" * 40, person, "m.py", i + 1) for i in range(4)]
+    blamed += [BlameLine(i + 1, "d" * 40, session + 300, "m.py", i - 1) for i in range(4, 8)]
+    blamed += [BlameLine(i + 1, "c" * 40, person, "m.py", i - 3) for i in (8, 9)]
+    ws = _writes([(1, 0, float(session), ["", "", "def b():", "    return 2"])])
+    out = matcher.match_lines(file, blamed, ws, now=60_000.0)
+    assert [m.sid if m else None for m in out] == [None] * 4 + [1] * 4 + [None] * 2
+
+
 def test_a_one_line_file_is_the_session_whose_edit_wrote_all_of_it() -> None:
     # .python-version, 3.12 -> 3.13 by a session: too short to count alone, but the
     # file's whole text is what the edit wrote there, before the commit

@@ -28,11 +28,15 @@ edit when the line above it is that edit's line ``k`` (or the line below it line
 The rule runs out from every matched line that is not a lone bracket or blank
 line, both ways, so a block of lines that are all repeated texts
 (``t.Parallel()`` / ``dir := setupGitRepo(t)``) is taken line by line from the
-first line of it that is matched. Blank lines and lone brackets are passed
-through, not given: git's diff slides them, and on replayed real histories a
-person's ``}`` or ``* @api private`` typed beside a session's lines (or a
-bracket the matcher gave on weaker evidence, as a chain's start) went to that
-session.
+first line of it that is matched. Lone brackets are passed through, not given:
+git's diff slides them, and on replayed real histories a person's ``}`` or
+``* @api private`` typed beside a session's lines (or a bracket the matcher gave
+on weaker evidence, as a chain's start) went to that session. A blank line the
+chain reaches is given: git names the same commit for it as for the edit's line
+beside it (a pair git slid onto an older commit's lines is not reached), and
+without it a rebased session's two blank lines above its function went to
+nobody once the gap rule (``lines._fill_gaps``) stopped giving a person's older
+pair to a later write.
 """
 
 from __future__ import annotations
@@ -41,8 +45,10 @@ from collections.abc import Callable
 
 from deja_blame.attribution.facts.model import CLOCK_SKEW, BlameLine, Key, WriteSet
 from deja_blame.attribution.match.lines import LineMatch
+from deja_blame.index.fingerprint import fingerprint
 
 CONFIDENCE = 0.85  # each line's text alone says little; its place in the edit does
+_BLANK = fingerprint("")
 
 
 def continue_blocks(
@@ -95,15 +101,14 @@ def continue_blocks(
                 )
                 continue
             got = None if prev is None else follows(i, prev, step)
-            if got is not None and not trivial[i]:
+            if got is not None and (not trivial[i] or fps[i] == _BLANK):
                 w = info[got]
                 out[i] = LineMatch(
                     sid=got[0], edit_ord=got[1], idx=got[2], at=w[1], confidence=CONFIDENCE, run=1
                 )
                 used.add(got)
-            prev = got  # a blank line or bracket is passed, not given: their place is
-            # git's (its diff slides them), and a person's "}" beside the session's
-            # lines is as likely
+            prev = got  # a bracket is passed, not given: its place is git's (its
+            # diff slides them), and a person's "}" beside the session's lines is as likely
     return out
 
 

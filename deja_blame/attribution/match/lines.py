@@ -607,10 +607,35 @@ def _fill_gaps(
     the edit's lines, a later write may take a line blamed on an older commit:
     git's diff slides identical trivial lines.
     """
+    anchors = list(chosen)  # lines matched by runs or on their own
+    # First the lines a write can be made for (before their commit), then, with
+    # the writes left, the lines git's diff may have slid one onto: a session's
+    # two blank lines above its function, which git says are the two below it,
+    # go to those two (its commit's, as its note says), not to the person's
+    # older pair above.
+    for strict in (True, False):
+        _fill_gaps_pass(
+            chosen, anchors, fps, trivial, blank, writes, used, limits, late, strict, stale, copies
+        )
+
+
+def _fill_gaps_pass(
+    chosen: list[tuple[Key, int] | None],
+    anchors: list[tuple[Key, int] | None],
+    fps: list[int],
+    trivial: list[bool],
+    blank: list[bool],
+    writes: WriteSet,
+    used: set[Key],
+    limits: list[float],
+    late: float,
+    strict: bool,
+    stale: Callable[..., bool] | None,
+    copies: _Copies | None,
+) -> None:
+    """One pass of ``_fill_gaps``; ``strict``: only writes made before the line's commit."""
     info = writes.info
     n = len(chosen)
-
-    anchors = list(chosen)  # lines matched by runs or on their own
     for i in range(n):
         if chosen[i] is not None or not trivial[i] or fps[i] not in writes.by_fp:
             continue
@@ -651,7 +676,7 @@ def _fill_gaps(
             w = info.get(key)
             if w is None or w[0] != fps[i] or w[2] or key in used:
                 continue
-            if w[1] > late or (key not in near and w[1] > limits[i]):
+            if w[1] > late or ((strict or key not in near) and w[1] > limits[i]):
                 continue
             options.append((-w[1], w[4], key))  # the latest write first
         for neg_at, _, key in sorted(set(options)):
