@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from deja_blame.index.clone_paths import stands_for
 from deja_blame.index.db import in_chunks, transaction
 from deja_blame.index.keys import message_ids
 from deja_blame.index.times import shown_time
@@ -281,18 +282,17 @@ def paths_named(conn: sqlite3.Connection, name: str) -> list[tuple[int, str]]:
 
 def candidate_paths(conn: sqlite3.Connection, root: str, relpaths: set[str]) -> dict[int, bool]:
     """The written paths that may be these files of the repository at ``root``:
-    path_id -> exact (under ``root``) or False (a suffix match: another clone)."""
+    path_id -> exact (under ``root``) or False (a suffix match: another clone;
+    never a folder outside any clone, ``clone_paths.stands_for``)."""
     out: dict[int, bool] = {}
     root = root.rstrip("/")
     for rel in relpaths:
         if not rel:
             continue
-        suffix = "/" + rel
         for pid, path in paths_named(conn, PurePosixPath(rel).name):
-            if path == root + suffix:
-                out[pid] = True
-            elif path.endswith(suffix) and pid not in out:
-                out[pid] = False
+            here = stands_for(path, rel, root)
+            if here or (here is False and pid not in out):
+                out[pid] = here
     return out
 
 

@@ -42,6 +42,7 @@ from deja_blame.attribution.facts.edits import leave
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import CatFile, read_worktree_bytes, same_repository, try_git
 from deja_blame.index import queries as Q
+from deja_blame.index.clone_paths import stands_for
 from deja_blame.index.fingerprint import fingerprint
 
 COVERAGE = 0.5  # of a session's distinct lines, found where it wrote them
@@ -75,14 +76,13 @@ class RepositoryFiles:
     def relative(self, written: str, root: str) -> str | None:
         """The repository path a session's absolute path stands for: under ``root``
         itself, else the longest repository path it ends with (``/`` bounded)."""
-        if written.startswith(root + "/"):
+        if written.startswith(root + "/") and "/." not in written:
             rel = written[len(root) + 1 :]
             return rel if rel in self.times else None
         best: str | None = None
         for path in self.by_name.get(PurePosixPath(written).name, ()):
-            if (written == path or written.endswith("/" + path)) and (
-                best is None or len(path) > len(best)
-            ):
+            here = written == path or stands_for(written, path, root) is not None
+            if here and (best is None or len(path) > len(best)):
                 best = path
         return best
 
