@@ -7,7 +7,7 @@ calls, unconfirmed write_to_file contents, counters) lives in ``ReaderState``,
 which serialises to a small dict. A one-shot parse is the same machine run over
 the whole file in one go.
 
-Rules: ``../shared/docs/antigravity-format.md`` sections 2-6 and 9.
+Rules: ``docs/antigravity-format.md`` sections 2-6 and 9.
 """
 
 from __future__ import annotations
