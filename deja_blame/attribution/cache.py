@@ -12,8 +12,9 @@ The working tree is HEAD's entry plus the lines that differ from HEAD: a file
 saved in an editor re-matches only its uncommitted lines (``overlay``).
 
 This module reaches git through the ``git`` program only, and never imports
-pygit2: a warm ``deja blame`` or ``deja why`` is a ``git rev-parse``, a file
-read and one row.
+pygit2: a warm ``deja blame`` or ``deja why`` is a read of HEAD, the notes refs
+and the file (``gitfiles``: a ``git rev-parse`` and a ``git for-each-ref`` where
+those files cannot say it all) and one row.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from deja_blame import __version__
+from deja_blame import __version__, gitfiles
 from deja_blame.attribution import blame_options
 from deja_blame.attribution.facts.repository import IDENTITY_VERSION
 from deja_blame.index import queries as Q
@@ -68,6 +69,8 @@ def repo_state(start: Path) -> RepoState | None:
 
     said = rev_parse_output(str(start.absolute()))  # the console script asked already
     if said is None:
+        said = gitfiles.rev_parse(str(start))  # no process where the files say it all
+    if said is None:
         proc = _git(str(start), *REV_PARSE)
         if proc is None:
             return None
@@ -86,10 +89,13 @@ def notes_tips_cli(root: str) -> tuple[str, bool]:
     """The tips of git-ai's notes (``refs/notes/ai``) and deja's, one a line (an
     answer computed with other notes may not be this one), and whether deja's
     notes ref exists."""
-    proc = _git(root, "for-each-ref", "--format=%(objectname) %(refname)", NOTES_REF, GITAI_REF)
-    if proc is None or proc.returncode != 0:
-        return "", False
-    rows = [ln.split(" ", 1) for ln in proc.stdout.decode().splitlines() if " " in ln]
+    said = gitfiles.ref_tips(root, (NOTES_REF, GITAI_REF))  # the ref files, where they can
+    if said is None:
+        proc = _git(root, "for-each-ref", "--format=%(objectname) %(refname)", NOTES_REF, GITAI_REF)
+        if proc is None or proc.returncode != 0:
+            return "", False
+        said = proc.stdout
+    rows = [ln.split(" ", 1) for ln in said.decode().splitlines() if " " in ln]
     return "\n".join(sha for sha, _ in rows), any(ref == NOTES_REF for _, ref in rows)
 
 

@@ -238,14 +238,19 @@ class _BlameConfig:
 
 
 def _blame_config(where: Path) -> _BlameConfig:
+    from deja_blame.gitenv import no_git_env
+    from deja_blame.gitfiles import blame_config
     from deja_blame.gitutil import try_git
 
-    proc = try_git(
-        where,
-        ["config", "-z", "--get-regexp", r"^(blame\.ignorerevsfile|mailmap\.(file|blob))$"],
-    )
+    said = blame_config(str(where), no_git_env())  # b"": the files set neither
+    if said is None:
+        proc = try_git(
+            where,
+            ["config", "-z", "--get-regexp", r"^(blame\.ignorerevsfile|mailmap\.(file|blob))$"],
+        )
+        said = proc.stdout if proc is not None else b""
     values: dict[str, str] = {}
-    for item in (proc.stdout if proc is not None else b"").split(b"\0"):
+    for item in said.split(b"\0"):
         key, _, value = item.decode("utf-8", "surrogateescape").partition("\n")
         if key:
             values[key.lower()] = value  # git's last value wins

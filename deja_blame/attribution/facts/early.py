@@ -13,8 +13,8 @@ A file whose answer at HEAD was cached lately (``.git/deja/answered``, written b
 nobody reads. That list is a hint: a wrong one costs a blame started later, never
 an answer.
 
-This module imports nothing of deja's but ``gitenv`` and ``statefile``: its point
-is to run first.
+This module imports nothing of deja's but ``gitenv``, ``gitfiles`` and
+``statefile``: its point is to run first.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from pathlib import Path
 
 from deja_blame import statefile
 from deja_blame.gitenv import no_git_env
+from deja_blame.gitfiles import rev_parse
 
 # Flags of ``deja blame`` that change neither the file blamed nor git's arguments.
 SAFE_FLAGS = frozenset(
@@ -71,13 +72,15 @@ def _speculate(argv: list[str]) -> None:
     path = os.path.realpath(file)
     where = os.path.dirname(os.path.abspath(file))
     env = no_git_env()
-    try:
-        out = subprocess.run(
-            ["git", *REV_PARSE],
-            cwd=where, capture_output=True, env=env, timeout=10,
-        ).stdout  # fmt: skip
-    except (OSError, subprocess.SubprocessError):
-        return
+    out = rev_parse(where)  # from the repository's files, where they say it all
+    if out is None:
+        try:
+            out = subprocess.run(
+                ["git", *REV_PARSE],
+                cwd=where, capture_output=True, env=env, timeout=10,
+            ).stdout  # fmt: skip
+        except (OSError, subprocess.SubprocessError):
+            return
     _REV_PARSE[where] = out
     lines = out.decode("utf-8", "surrogateescape").splitlines()
     if len(lines) != 3:
