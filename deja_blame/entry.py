@@ -22,8 +22,22 @@ def main(argv: list[str] | None = None) -> None:
 
     code = run(args)  # a resident server (``deja server start``) runs it, loaded already
     if code is not None:
-        sys.exit(code)
+        _leave(code)
     run_here(args)
+
+
+def _leave(code: int) -> None:
+    """Exit with the server's code, without the interpreter's teardown (2 ms of a
+    15 ms client): this process ran no command, so nothing waits to be finished
+    (no atexit work, no open files but the standard streams, flushed here)."""
+    import os
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code & 0xFF)
 
 
 def run_here(args: list[str]) -> None:

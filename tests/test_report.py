@@ -718,6 +718,19 @@ def _git_processes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         real(self, args, *a, **k)
 
     monkeypatch.setattr(subprocess.Popen, "__init__", spy)
+    # what git rev-parse and for-each-ref would say, read from the repository's files
+    # where they say it all (``gitfiles``): the same question, without a process
+    from deja_blame import gitfiles
+
+    def counted(real: Any, asked: str) -> Any:
+        def read(*a: Any) -> Any:
+            started.append(f"-C files {asked}")
+            return real(*a)
+
+        return read
+
+    monkeypatch.setattr(gitfiles, "rev_parse", counted(gitfiles.rev_parse, "rev-parse"))
+    monkeypatch.setattr(gitfiles, "ref_tips", counted(gitfiles.ref_tips, "for-each-ref"))
     return started
 
 

@@ -84,6 +84,23 @@ def test_a_command_through_the_server_is_the_command_itself(running: Path, histo
     assert served == here and served[0] == 0  # type: ignore[index]
 
 
+def test_status_counts_the_forks_cpu_to_the_microsecond(running: Path, history: Path) -> None:
+    """Benchmarks read a command's fork's CPU from ``children_cpu``: in clock ticks (10 ms,
+    ``os.times``) a warm answer read as 0 or 10 ms."""
+
+    def spent() -> float:
+        return float(orjson.loads(deja("server", "status", "--json").stdout)["children_cpu"])
+
+    before = spent()
+    for _ in range(3):
+        deja("blame", "a.py", "--json", cwd=history)
+    deadline = time.monotonic() + 10
+    while (after := spent()) == before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    ticks = (after - before) * 100
+    assert after > before and abs(ticks - round(ticks)) > 1e-6, (before, after)
+
+
 def test_errors_and_exit_codes_are_the_command_s(running: Path, history: Path) -> None:
     served, here = _both("blame", "missing.py", cwd=history)
     assert served == here
@@ -461,3 +478,31 @@ def test_doctor_says_whether_a_server_answers(runtime: Path, history: Path) -> N
         assert refused["ok"] is True and "open to others" in str(refused["detail"])
     finally:
         os.chmod(place.folder(), 0o700)
+
+
+def test_loaded_code_is_statted_only_after_a_change_in_its_folders(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stat of every code file before each fork (1.3 ms) is made only after the
+    kernel reported something in their folders: then a changed file is seen, and an
+    event that changed none of them (a file made beside) leaves the server serving."""
+    folder = tmp_path / "code"
+    folder.mkdir()
+    files = [str(folder / f"m{i}.py") for i in range(3)]
+    for f in files:
+        Path(f).write_text("x = 1\n")
+    code = server.LoadedCode(files)
+    stats: list[int] = []
+    real = server.code_stamp
+    monkeypatch.setattr(server, "code_stamp", lambda fs: stats.append(1) or real(fs))
+    assert code.unchanged() and code.unchanged() and stats == []  # quiet: no stat
+    (folder / "notes.txt").write_text("beside\n")
+    assert code.unchanged() and stats == [1]  # an event: looked, the same
+    assert code.unchanged() and stats == [1]  # quiet again
+    Path(files[1]).write_text("x = 2\n")
+    assert not code.unchanged()
+    assert not code.unchanged()  # until the server stops: not settled
+    # no inotify (another system, a folder it could not watch): a stat every time
+    blind = server.LoadedCode([*files, str(tmp_path / "gone" / "m.py")])
+    stats.clear()
+    assert blind.unchanged() and blind.unchanged() and len(stats) == 2

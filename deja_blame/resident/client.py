@@ -15,21 +15,28 @@ where an argument names one of the caller's own descriptors beyond the three
 (``<(...)``), and where stdout is a terminal: the pager and the terminal's own
 signals belong to a process of the terminal's (``docs/server.md``).
 
-The standard library only, and little of it: this runs before deja loads.
+The standard library only, and little of it: this runs before deja loads (its C
+modules ``_socket`` and ``_signal``, not ``socket`` and ``signal``: with the enums
+those build, they were half the client's imports).
 """
 
 from __future__ import annotations
 
 import os
-import signal
-import struct
 import sys
 
 from deja_blame.resident import place
 
+# The C modules beneath ``signal`` and ``socket``: those two build enums of their
+# constants, and with ``enum`` itself that was 9 ms of every command's start.
+try:
+    import _signal as signal
+except ImportError:  # not CPython
+    import signal
+
 TYPE_CHECKING = False  # typing's own costs 3 ms of every command's start
 if TYPE_CHECKING:  # names for annotations only: this runs before deja loads
-    import socket  # (loaded where a server is tried)
+    import _socket  # (loaded where a server is tried)
     from collections.abc import Mapping
     from types import FrameType
     from typing import Any
@@ -107,7 +114,7 @@ def request(kind: bytes, payload: bytes = b"", fds: list[int] | None = None) -> 
     try:
         _send(sock, kind, payload, fds)
         head = _read(sock, 5)
-        size = struct.unpack(">I", head[1:])[0]
+        size = int.from_bytes(head[1:], "big")
         return head[:1] + _read(sock, size) if head[:1] in (ANSWER, REFUSED) else head
     except (OSError, EOFError):
         return None
@@ -115,15 +122,15 @@ def request(kind: bytes, payload: bytes = b"", fds: list[int] | None = None) -> 
         sock.close()
 
 
-def _connect(timeout: float) -> socket.socket | None:
+def _connect(timeout: float) -> _socket.socket | None:
     """A connection to this user's server in this sandbox, or None (no server, a dead
     one's socket, or a peer that is not us: never handed anything)."""
     path = place.socket_path()
     if path is None:
         return None
-    import socket
+    import _socket
 
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     sock.settimeout(timeout)
     try:
         sock.connect(path)
@@ -136,7 +143,7 @@ def _connect(timeout: float) -> socket.socket | None:
     return sock
 
 
-def _hand_over(sock: socket.socket, args: list[str]) -> int | None:
+def _hand_over(sock: _socket.socket, args: list[str]) -> int | None:
     from deja_blame import __version__
 
     try:
@@ -181,7 +188,7 @@ def _hand_over(sock: socket.socket, args: list[str]) -> int | None:
             return _interrupted(caught)  # no go: the fork runs nothing
         # the fork runs nothing until it hears this: a caller that gave up (the
         # timeout above) and runs the command itself never has it run twice
-        pid = struct.unpack(">i", head[1:])[0]
+        pid = int.from_bytes(head[1:], "big", signed=True)
         sock.sendall(GO)
     except (OSError, EOFError):
         if caught:
@@ -198,7 +205,7 @@ def _hand_over(sock: socket.socket, args: list[str]) -> int | None:
         return 1
     if head[:1] != EXITED:
         return 1
-    return int(struct.unpack(">i", head[1:])[0])
+    return int.from_bytes(head[1:], "big", signed=True)
 
 
 def _here(before: Mapping[str, Any]) -> None:
@@ -222,19 +229,21 @@ def _encoding(stream: object) -> str:
     return f"{enc}:{errors}"
 
 
-def _send(sock: socket.socket, kind: bytes, payload: bytes, fds: list[int] | None) -> None:
-    import socket
-
-    data = MAGIC + kind + struct.pack(">I", len(payload)) + payload
+def _send(sock: _socket.socket, kind: bytes, payload: bytes, fds: list[int] | None) -> None:
+    data = MAGIC + kind + len(payload).to_bytes(4, "big") + payload
     if fds:
-        sent = socket.send_fds(sock, [data], fds)
+        import _socket
+
+        # (``socket.send_fds``: the descriptors as an array of C ints, SCM_RIGHTS)
+        rights = b"".join(fd.to_bytes(4, sys.byteorder, signed=True) for fd in fds)
+        sent = sock.sendmsg([data], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, rights)])
         if sent < len(data):
             sock.sendall(data[sent:])
     else:
         sock.sendall(data)
 
 
-def _read(sock: socket.socket, size: int) -> bytes:
+def _read(sock: _socket.socket, size: int) -> bytes:
     got = b""
     while len(got) < size:
         part = sock.recv(size - len(got))

@@ -99,21 +99,24 @@ def peer_is_us(sock: object) -> bool:
     namespaces, the same root, and no more confined (seccomp, no_new_privs). A
     sandboxed program of the same user must not get a command run outside its
     sandbox, nor a client hand its environment and streams to a stranger."""
-    import socket
-    import struct
+    import _socket  # (not ``socket``: the client calls this before deja loads)
 
-    assert isinstance(sock, socket.socket)
+    assert isinstance(sock, _socket.socket)
     try:
-        if hasattr(socket, "SO_PEERCRED"):
-            creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-            pid, uid, _gid = struct.unpack("3i", creds)
+        if hasattr(_socket, "SO_PEERCRED"):
+            creds = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)  # 3 C ints
+            pid, uid = (_c_int(creds[k : k + 4]) for k in (0, 4))  # pid, uid, gid
             return uid == os.getuid() and _same_confinement(pid)
         if sys.platform == "darwin":
             creds = sock.getsockopt(0, 0x001, 76)  # SOL_LOCAL, LOCAL_PEERCRED: struct xucred
-            return bool(struct.unpack("<Ii", creds[:8])[1] == os.getuid())
+            return int.from_bytes(creds[4:8], "little", signed=True) == os.getuid()
     except OSError:
         return False
     return False  # no way to ask who it is: never trusted
+
+
+def _c_int(data: bytes) -> int:
+    return int.from_bytes(data, sys.byteorder, signed=True)
 
 
 def _same_confinement(pid: int) -> bool:

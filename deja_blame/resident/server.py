@@ -2,7 +2,8 @@
 
 The loop accepts a connection on the socket (``place.py``), checks who asks (the
 same user, the same deja installation, the code on disk unchanged since the
-server loaded it) and forks. The fork takes the client's stdin, stdout and stderr
+server loaded it: ``LoadedCode``, which stats the code's files only after the
+kernel reported a change in their folders) and forks. The fork takes the client's stdin, stdout and stderr
 as its own, its folder, environment and umask, and runs the console script's
 command exactly as ``entry.py`` would, then sends back the exit code. The server
 itself never runs a command: every answer starts from the same freshly loaded
@@ -20,6 +21,7 @@ import functools
 import importlib
 import io
 import os
+import resource
 import select
 import signal
 import socket
@@ -50,7 +52,9 @@ PRELOAD = (
     "sqlite3",
     "orjson",
     "click",
+    "deja_blame.entry",
     "deja_blame.cli",
+    "deja_blame.hooks.late",  # every command looks for notes its hooks left late
     "deja_blame.commands.blame",
     "deja_blame.commands.why",
     "deja_blame.attribution.answer",
@@ -112,6 +116,26 @@ def code_stamp(files: list[str] | None = None) -> int:
     return zlib.crc32("\n".join(seen).encode("utf-8", "surrogateescape"))
 
 
+class LoadedCode:
+    """The code files the server loaded, and whether they are still what is on disk:
+    watched (``watch.FolderWatch``), statted only after a change in their folders."""
+
+    def __init__(self, files: list[str]) -> None:
+        self.files = files
+        # watched before the stamp is taken: a change made in between is an event
+        self.watch = watch.FolderWatch([os.path.dirname(f) for f in files])
+        self.stamp = code_stamp(files)
+        self.watch.settle()
+
+    def unchanged(self) -> bool:
+        if self.watch.quiet():
+            return True
+        if code_stamp(self.files) != self.stamp:
+            return False
+        self.watch.settle()  # an event that changed none of them (a new file beside)
+        return True
+
+
 def serve(path: str, idle: float = DEFAULT_IDLE) -> None:
     """Load deja, listen on ``path`` and run commands until idle, stopped or stale."""
     for name in PRELOAD:
@@ -119,10 +143,8 @@ def serve(path: str, idle: float = DEFAULT_IDLE) -> None:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - a module that fails to load fails in the fork too
             pass
-    files = code_files()
-    stamp = code_stamp(files)
+    code = LoadedCode(code_files())
     _watch_transcripts()
-    signal.signal(signal.SIGUSR1, _stop)  # a fork found the code changed
     signal.signal(signal.SIGTERM, _stop)  # a kill, a logout: the socket goes with it
     listener = _bind(path)
     inode = os.stat(path).st_ino
@@ -148,10 +170,11 @@ def serve(path: str, idle: float = DEFAULT_IDLE) -> None:
             except OSError:
                 continue
             last = time.time()
-            times = os.times()
-            status["children_cpu"] = round(times.children_user + times.children_system, 4)
+            # (getrusage: microseconds; os.times counts in the clock's ticks, 10 ms)
+            spent = resource.getrusage(resource.RUSAGE_CHILDREN)
+            status["children_cpu"] = round(spent.ru_utime + spent.ru_stime, 6)
             try:
-                if _answer(listener, conn, (files, stamp), status) == "stop":
+                if _answer(listener, conn, code, status) == "stop":
                     return
             except _Stopped:
                 return
@@ -165,8 +188,7 @@ def serve(path: str, idle: float = DEFAULT_IDLE) -> None:
 
 
 class _Stopped(Exception):
-    """A fork found deja's code changed on disk, or the server was sent SIGTERM: the
-    loop ends (and the socket is removed)."""
+    """The server was sent SIGTERM: the loop ends (and the socket is removed)."""
 
 
 def _stop(signum: int, frame: object) -> None:
@@ -174,7 +196,7 @@ def _stop(signum: int, frame: object) -> None:
 
 
 def _reap(signum: int, frame: object) -> None:
-    """Collect every fork that ended (its CPU then counts in ``os.times``)."""
+    """Collect every fork that ended (its CPU then counts in ``children_cpu``)."""
     while True:
         try:
             pid, _ = os.waitpid(-1, os.WNOHANG)
@@ -222,7 +244,7 @@ def _still_ours(path: str, inode: int) -> bool:
 def _answer(
     listener: socket.socket,
     conn: socket.socket,
-    stamp: tuple[list[str], int],
+    code: LoadedCode,
     status: dict[str, Any],
 ) -> str:
     fds: list[int] = []
@@ -239,7 +261,7 @@ def _answer(
             _reply(conn, ANSWER, b"stopping")
             return "stop"
         elif kind == RUN:
-            return _fork(listener, conn, payload, fds, stamp, status)
+            return _fork(listener, conn, payload, fds, code, status)
         return "go on"
     except (OSError, EOFError, ValueError):
         return "go on"
@@ -257,7 +279,7 @@ def _fork(
     conn: socket.socket,
     payload: bytes,
     fds: list[int],
-    stamp: tuple[list[str], int],
+    code: LoadedCode,
     status: dict[str, Any],
 ) -> str:
     from deja_blame import __version__
@@ -269,10 +291,13 @@ def _fork(
     if os.fsdecode(fields[0]) != __version__ or os.fsdecode(fields[1]) != place.package_dir():
         _reply(conn, REFUSED, b"another installation of deja")
         return "go on"
+    if not code.unchanged():  # an upgrade, a checkout: the next command runs alone
+        _reply(conn, REFUSED, b"deja's code changed since the server started")
+        return "stop"
     watch.drain()  # the fork's copy knows of every transcript written before now
     pid = os.fork()
     if pid == 0:
-        _run_in_fork(listener, conn, fields, fds, stamp)  # never returns
+        _run_in_fork(listener, conn, fields, fds)  # never returns
     status["served"] += 1
     return "go on"
 
@@ -282,16 +307,11 @@ def _run_in_fork(
     conn: socket.socket,
     fields: list[bytes],
     fds: list[int],
-    stamp: tuple[list[str], int],
 ) -> None:
     code = 1
     answered: list[int] = []
     try:
         listener.close()
-        if code_stamp(stamp[0]) != stamp[1]:  # in the fork: no other caller waits on it
-            _reply(conn, REFUSED, b"deja's code changed since the server started")
-            os.kill(os.getppid(), signal.SIGUSR1)
-            os._exit(0)
         for name in ("SIGCHLD", "SIGTERM", "SIGHUP", "SIGQUIT"):
             signal.signal(getattr(signal, name), signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -183,6 +183,63 @@ class TranscriptWatch:
             self._fd = -1
 
 
+class FolderWatch:
+    """Whether anything changed in ``folders`` (not below them) since it was last
+    ``settle``d: the resident server's check that deja's code on disk is still the
+    code it loaded, without a stat of each of its 250 files (1.3 ms) before every
+    command. Any event is a change (the caller then stats, and settles where the
+    files are the same); no inotify, a folder it could not watch, a full queue,
+    a broken descriptor: never quiet."""
+
+    _MASK = (
+        IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE
+        | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR
+    )  # fmt: skip
+
+    def __init__(self, folders: list[str]) -> None:
+        self._fd = -1
+        self.changed = True
+        libc = _libc()
+        if libc is None:
+            return
+        fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+        if fd < 0:
+            return
+        for folder in sorted(set(folders)):
+            if libc.inotify_add_watch(fd, os.fsencode(folder), self._MASK) < 0:
+                os.close(fd)
+                return
+        self._fd = fd
+
+    def quiet(self) -> bool:
+        """No event since ``settle`` (the kernel's queue is read now)."""
+        if self._fd < 0:
+            return False
+        while True:
+            try:
+                data = os.read(self._fd, 1 << 16)
+            except BlockingIOError:
+                break
+            except OSError:
+                self.close()
+                return False
+            if not data:
+                break
+            self.changed = True  # whatever it was (an overflow too)
+        return not self.changed
+
+    def settle(self) -> None:
+        """The caller looked and the files are as they were: quiet until the next event."""
+        if self._fd >= 0:
+            self.changed = False
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+        self.changed = True
+
+
 def _libc() -> ctypes.CDLL | None:
     if not sys.platform.startswith("linux"):
         return None
