@@ -54,6 +54,7 @@ from deja_blame.index.store import (
 )
 from deja_blame.index.watched import erase_record
 from deja_blame.transcripts.antigravity.discover import find_transcripts
+from deja_blame.transcripts.first_seen import FirstSeen
 from deja_blame.transcripts.jsonl import CHUNK_BYTES, iter_batches, with_extras
 from deja_blame.transcripts.project import ProjectHints, resolve_project
 from deja_blame.transcripts.reading import (
@@ -70,6 +71,7 @@ MAX_RETRIES = 20
 # mtime_ns of a row whose last commit was not the file's last batch: the next
 # run (or the run still reading it) goes on from the offset
 NO_STAT = -1
+FIRST_SEEN = "first_seen"  # ReaderState.other's key for a FirstSeen's records
 BULK_CHECKPOINT_PAGES = 8192  # 32 MB of WAL between checkpoints while indexing (default 1000)
 # Past two, the one writing process is the limit (it takes about as long as two
 # readers), and each worker holds ~50 MB: main + 2 workers stay under 200 MB.
@@ -532,7 +534,7 @@ def read_batches(
             stored = None  # read whole last time (or by another version): from the start
         reader = resumable_reader(tf, stored)
         if reader is None:
-            yield _read_whole(tf)
+            yield _read_whole(tf, start)
             return
         fresh = stored is None
         offset = 0 if stored is None or start is None else start.offset
@@ -591,14 +593,19 @@ def _state_bytes(state: ReaderState, reader_version: int) -> bytes:
     return state.to_bytes()
 
 
-def _read_whole(tf: TranscriptFile) -> Batch:
+def _read_whole(tf: TranscriptFile, start: ReadStart | None = None) -> Batch:
     """Another agent's transcript read from its start as one batch (its reader keeps no state
-    between runs: the index replaces the session's rows)."""
+    between runs: the index replaces the session's rows). A transcript that records no
+    times keeps, in the state, when each record was first seen: a record read before
+    keeps its time, whatever the file's time is now (grown or rewritten)."""
     from deja_blame.transcripts.builder import as_batch
     from deja_blame.transcripts.registry import read_session
 
     stat = tf.stat_key()
-    chunk, state = as_batch(read_session(tf))
+    seen = _first_seen(tf, start)
+    chunk, state = as_batch(read_session(tf, seen))
+    if seen is not None:
+        state.other = {FIRST_SEEN: seen.to_state()}
     return Batch(
         rows=chunk_rows(chunk),
         offset=stat[0],
@@ -608,6 +615,18 @@ def _read_whole(tf: TranscriptFile) -> Batch:
         stat=stat,
         head=SessionHead.of(tf, state),
     )
+
+
+def _first_seen(tf: TranscriptFile, start: ReadStart | None) -> FirstSeen | None:
+    """When the records of ``tf`` were first seen, as the index's last reading of the
+    session kept it; None for an agent whose transcripts record times."""
+    from deja_blame.transcripts.tool_edits import file_time
+
+    if agent_named(tf.agent).read_seen is None:
+        return None
+    stored = _resume_state(start.state) if start is not None else None
+    known = stored.other.get(FIRST_SEEN) if stored is not None and stored.other else None
+    return FirstSeen(file_time(tf.path), known if isinstance(known, dict) else None)
 
 
 def read_task(

@@ -21,6 +21,7 @@ from deja_blame.transcripts.transcript_file import TranscriptFile, roots_named
 if TYPE_CHECKING:
     from deja_blame.models import Session
     from deja_blame.transcripts.files import Skipped
+    from deja_blame.transcripts.first_seen import FirstSeen
     from deja_blame.transcripts.reading import Chunk, ReaderState
 
 
@@ -89,6 +90,9 @@ class Agent:
     where: str  # where it looks by default, for messages and docs
     location_env: tuple[str, ...] = ()  # the agent's own variables that move its store
     aliases: tuple[str, ...] = ()  # what --agent and --to also accept
+    # for transcripts that record no times: read whole, each record dated by when the
+    # index first saw it (``transcripts/first_seen.py``), not by the file's time now
+    read_seen: Callable[[TranscriptFile, FirstSeen], Session] | None = None
     # read on from a stored state (None: from the start); None when always read whole
     resume: Callable[[TranscriptFile, ReaderState | None], Reader | None] | None = None
     # True: the index's ReaderState is this reader's own (offsets and byte spans);

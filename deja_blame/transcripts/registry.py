@@ -31,6 +31,7 @@ from deja_blame.transcripts.transcript_file import TranscriptFile, one_copy_each
 if TYPE_CHECKING:  # the readers are imported where a transcript is read
     from deja_blame.models import Session
     from deja_blame.transcripts.agent import Reader
+    from deja_blame.transcripts.first_seen import FirstSeen
     from deja_blame.transcripts.reading import ReaderState
 
 # One line per agent: its package under transcripts/, which exposes ``PLUGIN``.
@@ -195,18 +196,19 @@ def discover_in(
     return one_copy_each(found, problems)
 
 
-def read_session(tf: TranscriptFile) -> Session:
-    """One transcript as a Session, by its agent's reader."""
-    return read_checked(agent_named(tf.agent), tf)
+def read_session(tf: TranscriptFile, seen: FirstSeen | None = None) -> Session:
+    """One transcript as a Session, by its agent's reader; ``seen`` dates the records
+    of an agent whose transcripts record no times (``Agent.read_seen``)."""
+    return read_checked(agent_named(tf.agent), tf, seen)
 
 
-def read_checked(a: Agent, tf: TranscriptFile) -> Session:
+def read_checked(a: Agent, tf: TranscriptFile, seen: FirstSeen | None = None) -> Session:
     """``a.read(tf)``; a transcript its reader cannot make sense of (a JSON document
     of another shape, values of the wrong type, nested past Python's limit) is a
     MalformedTranscript: an OSError, which the index skips and counts as it does a
     file it cannot read, and ``deja parse`` says in one line."""
     try:
-        session = a.read(tf)
+        session = a.read(tf) if seen is None or a.read_seen is None else a.read_seen(tf, seen)
     except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError) as exc:
         raise MalformedTranscript(
             f"not a {a.display_name} transcript deja can read, skipped"

@@ -12,6 +12,7 @@ from deja_blame.transcripts.transcript_file import TranscriptFile
 
 if TYPE_CHECKING:
     from deja_blame.models import Session
+    from deja_blame.transcripts.first_seen import FirstSeen
 
 AGENT = "continue"
 ROOT_ENV = "DEJA_CONTINUE_ROOT"
@@ -40,6 +41,12 @@ def _read(tf: TranscriptFile) -> Session:
     return parse_transcript(tf.path, tf.session_id)
 
 
+def _read_seen(tf: TranscriptFile, seen: FirstSeen) -> Session:
+    from deja_blame.transcripts.continue_dev.reader import parse_transcript
+
+    return parse_transcript(tf.path, tf.session_id, seen)
+
+
 def _sniff(s: Sniffed) -> int:
     if ".continue" in s.path.parts and s.path.suffix == ".json":
         return BY_NAME
@@ -56,6 +63,8 @@ PLUGIN = Agent(
     default_roots=default_roots,
     find=find_transcripts,
     read=_read,
+    read_seen=_read_seen,
+    reader_version=1,  # records dated by when the index first saw them
     sniff=_sniff,
     where="${CONTINUE_GLOBAL_DIR:-~/.continue}/sessions",
     location_env=("CONTINUE_GLOBAL_DIR",),

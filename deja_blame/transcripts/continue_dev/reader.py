@@ -1,6 +1,7 @@
 """Continue's sessions: ``{"sessionId", "workspaceDirectory", "history": [{"message":
 {"role", "content", "toolCalls"}, "toolCallStates": [{"toolCallId", "toolCall",
-"status", "parsedArgs"}]}]}``, no times (the file's modification time stands in).
+"status", "parsedArgs"}]}]}``, no times (a record's time is when the index first saw it:
+``transcripts/first_seen.py``).
 
 A tool call is an edit only when its state is ``done``: ``canceled`` (the
 person said no) and ``errored`` wrote nothing. ``Edit``/``single_find_and_replace``
@@ -15,6 +16,7 @@ from typing import Any
 
 from deja_blame.models import Session
 from deja_blame.transcripts.builder import SessionBuilder
+from deja_blame.transcripts.first_seen import FirstSeen
 from deja_blame.transcripts.reading import load_document
 from deja_blame.transcripts.text import clean_user_text
 from deja_blame.transcripts.tool_edits import (
@@ -33,8 +35,13 @@ VIEW_TOOLS = {"Read": "view", "read_file": "view", "List": "list", "ls": "list"}
 SHELL_TOOLS = {"Bash", "run_terminal_command"}
 
 
-def parse_transcript(path: Path | str, session_id: str | None = None) -> Session:
+def parse_transcript(
+    path: Path | str, session_id: str | None = None, seen: FirstSeen | None = None
+) -> Session:
+    """``seen``: when the index saw each history item first (none: every item is the
+    file's time)."""
     path = Path(path)
+    seen = seen or FirstSeen(file_time(path))
     doc = load_document(path)  # half written: IncompleteTranscript, read at the next run
     if not isinstance(doc, dict):
         doc = {}
@@ -43,10 +50,11 @@ def parse_transcript(path: Path | str, session_id: str | None = None) -> Session
     workspace = doc.get("workspaceDirectory")
     project = path_of(workspace) if isinstance(workspace, str) else None
     b.cwd = project
-    at = file_time(path)
-    b.seen_time(at)
+    b.seen_time(seen.now)
     for item in doc.get("history") or []:
         if isinstance(item, dict):
+            at = seen.at(item)
+            b.seen_time(at)
             _item(b, item, at)
     return b.finish(project)
 

@@ -2,8 +2,9 @@
 
 ``{"role": "user"|"assistant", "message": {"content": [{"type": "text", ...},
 {"type": "tool_use", "name": "StrReplace"|"Write"|..., "input": {...}}]}}``.
-The transcript records no times and no tool results: the session's time is
-the file's modification time, and every write it asked for counts (Cursor
+The transcript records no times and no tool results: a record's time is when
+the index first saw it (the file's modification time then:
+``transcripts/first_seen.py``), and every write it asked for counts (Cursor
 writes the transcript after the tool ran).
 """
 
@@ -14,6 +15,7 @@ from typing import Any
 
 from deja_blame.models import Session
 from deja_blame.transcripts.builder import SessionBuilder
+from deja_blame.transcripts.first_seen import FirstSeen
 from deja_blame.transcripts.jsonl import WholeFile
 from deja_blame.transcripts.text import clean_user_text
 from deja_blame.transcripts.tool_edits import (
@@ -29,13 +31,18 @@ AGENT = "cursor"
 VIEW_TOOLS = {"Read": "view", "LS": "list", "Glob": "list"}
 
 
-def parse_transcript(path: Path | str, session_id: str | None = None) -> Session:
+def parse_transcript(
+    path: Path | str, session_id: str | None = None, seen: FirstSeen | None = None
+) -> Session:
+    """``seen``: when the index saw each record first (none: every record is the file's time)."""
     path = Path(path)
+    seen = seen or FirstSeen(file_time(path))
     b = SessionBuilder(session_id or path.stem, str(path.resolve()), AGENT)
-    at = file_time(path)
-    b.seen_time(at)
+    b.seen_time(seen.now)
     lines = WholeFile(path)
     for rec in lines:
+        at = seen.at(rec)
+        b.seen_time(at)
         _record(b, rec, at)
     session = b.finish()
     session.skipped_lines = lines.skipped

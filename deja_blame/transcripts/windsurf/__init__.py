@@ -12,6 +12,7 @@ from deja_blame.transcripts.transcript_file import TranscriptFile
 
 if TYPE_CHECKING:
     from deja_blame.models import Session
+    from deja_blame.transcripts.first_seen import FirstSeen
 
 AGENT = "windsurf"
 ROOT_ENV = "DEJA_WINDSURF_ROOT"
@@ -37,6 +38,12 @@ def _read(tf: TranscriptFile) -> Session:
     return parse_transcript(tf.path, tf.session_id)
 
 
+def _read_seen(tf: TranscriptFile, seen: FirstSeen) -> Session:
+    from deja_blame.transcripts.windsurf.reader import parse_transcript
+
+    return parse_transcript(tf.path, tf.session_id, seen)
+
+
 def _sniff(s: Sniffed) -> int:
     if s.path.parent.name == "transcripts" and s.path.parent.parent.name == ".windsurf":
         return BY_NAME
@@ -55,6 +62,8 @@ PLUGIN = Agent(
     default_roots=default_roots,
     find=find_transcripts,
     read=_read,
+    read_seen=_read_seen,
+    reader_version=1,  # records dated by when the index first saw them
     sniff=_sniff,
     where="~/.windsurf/transcripts",
     handoff=None,  # an editor: no command line that starts with a prompt

@@ -1,5 +1,6 @@
 """Windsurf's Cascade transcripts: one record per step, ``{"type": T, T: {...},
-"status": ...}``, no times (the file's modification time stands in).
+"status": ...}``, no times (a record's time is when the index first saw it:
+``transcripts/first_seen.py``).
 
 ``code_action`` holds the file's content before and after
 (``original_content``/``new_content``) and what the person did with it:
@@ -14,6 +15,7 @@ from typing import Any
 
 from deja_blame.models import Session
 from deja_blame.transcripts.builder import SessionBuilder
+from deja_blame.transcripts.first_seen import FirstSeen
 from deja_blame.transcripts.jsonl import WholeFile
 from deja_blame.transcripts.text import clean_user_text, int64
 from deja_blame.transcripts.tool_edits import add_replacement, file_time, path_of
@@ -21,13 +23,18 @@ from deja_blame.transcripts.tool_edits import add_replacement, file_time, path_o
 AGENT = "windsurf"
 
 
-def parse_transcript(path: Path | str, session_id: str | None = None) -> Session:
+def parse_transcript(
+    path: Path | str, session_id: str | None = None, seen: FirstSeen | None = None
+) -> Session:
+    """``seen``: when the index saw each record first (none: every record is the file's time)."""
     path = Path(path)
+    seen = seen or FirstSeen(file_time(path))
     b = SessionBuilder(session_id or path.stem, str(path.resolve()), AGENT)
-    at = file_time(path)
-    b.seen_time(at)
+    b.seen_time(seen.now)
     lines = WholeFile(path)
     for rec in lines:
+        at = seen.at(rec)
+        b.seen_time(at)
         _step(b, rec, at)
     session = b.finish()
     session.skipped_lines = lines.skipped
