@@ -356,3 +356,34 @@ def test_the_editor_escapes_the_field(field: str) -> None:
     _no_forged_line(hover, field, "hover")
     if field in ("agent", "writtenat", "session"):
         assert not LIVE.findall(lens) and "\n" not in lens, lens
+
+
+# OSC (retitles the terminal), CSI, their one-character C1 forms, a lone C1, bidi
+HOSTILE_GIT = "\x1b]0;pwned\x07\x1b[31m\x9d0;c1\x9c\x9b2J\x85\u202e\u2066"
+
+
+@pytest.mark.parametrize("flag", ["--porcelain", "--line-porcelain", "-e"])
+def test_blame_porcelain_escapes_every_field_of_a_commit(repo: Path, flag: str) -> None:
+    """A commit's author, mail and subject, the file's name and its lines are a
+    stranger's text in --porcelain and --line-porcelain too (newcomer 7: the author's
+    OSC reached the terminal there and nowhere else)."""
+    from conftest import deja
+
+    name = f"Eve{HOSTILE_GIT}Q.py"
+    (repo / name).write_text(f"X = 1  # {HOSTILE_GIT}end\n")
+    git(repo, "add", "-A")
+    hostile_author = {
+        "GIT_AUTHOR_NAME": f"Eve {HOSTILE_GIT}red",
+        "GIT_AUTHOR_EMAIL": f"e{HOSTILE_GIT}@x",
+        "GIT_COMMITTER_NAME": f"Mal {HOSTILE_GIT}lory",
+        "GIT_COMMITTER_EMAIL": f"m{HOSTILE_GIT}@x",
+        **commit_env(T0),
+    }
+    git(repo, "commit", "-q", "-m", f"subj {HOSTILE_GIT}ject", env=hostile_author)
+    out = deja("blame", flag, name, cwd=repo).stdout.decode("utf-8", "replace")
+    assert ("e@x" if flag == "-e" else "Eve") in out and "X = 1" in out, out
+    if flag != "-e":
+        for field in ("author Eve ", "committer Mal ", "summary subj ", "filename Eve"):
+            assert field in out, (field, out)
+    assert not LIVE.findall(out.replace("\t", "").replace("\n", "")), repr(out)
+    assert "pwned" not in out and "c1" not in out  # the OSC's text went with it

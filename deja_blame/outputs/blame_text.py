@@ -212,7 +212,11 @@ def _root_commits(result: FileBlame) -> set[str]:
 
 def print_porcelain(result: FileBlame, every_line: bool = False) -> None:
     """git blame --porcelain (``every_line``: --line-porcelain, the commit's details on
-    each line), plus ``deja-session`` / ``deja-confidence`` header lines."""
+    each line), plus ``deja-session`` / ``deja-confidence`` header lines.
+
+    Every field goes through ``terminal`` as in the text output: a commit's author,
+    mail or subject, a path, a session id or a line of the file is a stranger's text
+    (an OSC that retitles the terminal, a bidi override), not a command."""
     repo = open_repository(Path(result.root))
     null = null_id(next((ln.commit for ln in result.lines if ln.commit), ""))
     seen: set[str] = set()
@@ -226,13 +230,13 @@ def print_porcelain(result: FileBlame, every_line: bool = False) -> None:
             if sha not in details:
                 details[sha] = _commit_details(repo, ln.commit)
             out.extend(details[sha])
-            out.append(f"filename {ln.orig_path or result.path}")
-        out.append(f"deja-session {ln.session or '-'}")
+            out.append(f"filename {terminal(ln.orig_path or result.path)}")
+        out.append(f"deja-session {terminal(ln.session) or '-'}")
         if ln.session:
             out.append(f"deja-confidence {ln.confidence if ln.confidence is not None else 1.0}")
             if ln.written_at:
-                out.append(f"deja-written-at {ln.written_at}")
-        out.append("\t" + ln.text)
+                out.append(f"deja-written-at {terminal(ln.written_at)}")
+        out.append("\t" + terminal(ln.text))
     if out:
         click.echo("\n".join(out))
 
@@ -262,15 +266,15 @@ def _commit_details(repo: pygit2.Repository, sha: str | None) -> list[str]:
         return f"{sign}{abs(offset) // 60:02d}{abs(offset) % 60:02d}"
 
     lines = [
-        f"author {c.author.name}",
-        f"author-mail <{c.author.email}>",
+        f"author {terminal(c.author.name)}",
+        f"author-mail <{terminal(c.author.email)}>",
         f"author-time {c.author.time}",
         f"author-tz {tz(c.author.offset)}",
-        f"committer {c.committer.name}",
-        f"committer-mail <{c.committer.email}>",
+        f"committer {terminal(c.committer.name)}",
+        f"committer-mail <{terminal(c.committer.email)}>",
         f"committer-time {c.committer.time}",
         f"committer-tz {tz(c.committer.offset)}",
-        f"summary {c.message.splitlines()[0] if c.message else ''}",
+        f"summary {terminal(c.message.splitlines()[0]) if c.message else ''}",
     ]
     if not c.parents:
         lines.append("boundary")
