@@ -83,6 +83,52 @@ def test_a_cloned_history_is_left_out_and_said_so_until_trusted(clone: Path) -> 
     assert oct(provenance.trust_file().stat().st_mode & 0o777) == "0o600"
 
 
+@pytest.mark.parametrize("next_command", ["index", "blame"])
+def test_trust_taken_back_takes_the_session_out_of_the_index(
+    clone: Path, next_command: str
+) -> None:
+    """``deja trust --remove`` takes the trust back at the next index or blame: the
+    stranger's session leaves the index, its lines go back to the person (newcomer 7:
+    it stayed, with its lines, until ``deja index --rebuild``)."""
+    history = clone / ".aider.chat.history.md"
+    deja("trust", str(history), cwd=clone)
+    assert "aider" in _agents_on_cart(clone)
+    said = deja("trust", "--remove", str(history), cwd=clone).stderr.decode()
+    assert "leaves the index" in said
+    if next_command == "index":
+        said = deja("index", cwd=clone).stderr.decode()
+        assert f"removed from the index: left out {history} (aider)" in said
+    assert "aider" not in _agents_on_cart(clone)
+    assert deja_json("sessions", "--json", cwd=clone)["sessions"] == []
+    # and trusted again, it is read again
+    deja("trust", str(history), cwd=clone)
+    assert "aider" in _agents_on_cart(clone)
+
+
+def test_doctor_does_not_call_a_history_left_out_on_purpose_not_yet_indexed(
+    clone: Path,
+) -> None:
+    """A carried history ``deja index`` leaves out is no transcript it would read: the
+    index is up to date, and doctor says why (newcomer 7: FAIL, 'run deja index', forever)."""
+    deja("index", cwd=clone)
+    checks = {c["name"]: c for c in deja_json("doctor", "--json", cwd=clone, check=False)["checks"]}
+    assert checks["left out"]["ok"]
+    fresh = checks["index up to date"]
+    assert fresh["ok"], fresh
+    assert "1 left out on purpose" in fresh["detail"]
+    # the control: a new transcript of its own is still not yet indexed
+    (clone / "more").mkdir()
+    (clone / "more" / ".aider.chat.history.md").write_text(HISTORY)
+    (clone / ".git" / "info" / "exclude").write_text("more/\n")
+    env = {"DEJA_AIDER_ROOT": f"{clone}{os.pathsep}{clone / 'more'}"}
+    checks = {
+        c["name"]: c
+        for c in deja_json("doctor", "--json", cwd=clone, check=False, env=env)["checks"]
+    }
+    assert not checks["index up to date"]["ok"]
+    assert "1 new" in checks["index up to date"]["detail"]
+
+
 def test_the_post_commit_hook_credits_no_carried_session(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -16,9 +16,10 @@ from __future__ import annotations
 import os
 import sqlite3
 import subprocess
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -43,6 +44,9 @@ from deja_blame.transcripts.antigravity.discover import (
     find_transcripts,
 )
 from deja_blame.transcripts.files import Skipped
+
+if TYPE_CHECKING:
+    from deja_blame.index.provenance import LeftOut
 
 __all__ = ("Check", "run_doctor", "diagnose")
 
@@ -137,13 +141,10 @@ def check_roots(roots: list[Path]) -> tuple[Check, list[TranscriptFile]]:
     return Check("transcript roots", True, detail), found
 
 
-def check_left_out() -> Check | None:
+def check_left_out(left: list[LeftOut]) -> Check | None:
     """The transcripts deja found and does not read (a repository carries them, or
     another user owns them: ``transcripts.provenance``), each with the command that
     reads it. Not a failure: leaving them out is deja working as it should."""
-    from deja_blame.index.provenance import left_out_now
-
-    left = left_out_now()
     if not left:
         return None
     return Check("left out", True, "; ".join(lo.line() for lo in left))
@@ -172,8 +173,11 @@ def integrity_summary(rows: list[Any], shown: int = 2) -> str:
     return text + (f"; and {more} more problem{'s' if more != 1 else ''}" if more > 0 else "")
 
 
-def check_index(db_path: Path, transcripts: list[TranscriptFile]) -> tuple[Check, Check | None]:
-    """The index file's health, and (when healthy) whether it is behind the transcripts."""
+def check_index(
+    db_path: Path, transcripts: list[TranscriptFile], left_out: Iterable[Path] = ()
+) -> tuple[Check, Check | None]:
+    """The index file's health, and (when healthy) whether it is behind the transcripts
+    (``left_out``: those ``deja index`` leaves out on purpose, which it never will be)."""
     rebuild = index_command(db_path, "--rebuild")
     if not db_path.exists():
         return Check("index", False, f"{db_path}: not built yet", index_command(db_path)), None
@@ -244,18 +248,27 @@ def check_index(db_path: Path, transcripts: list[TranscriptFile]) -> tuple[Check
             True,
             f"{where}: integrity ok, schema {version}{stale}, {counted(sessions, 'session')}",
         )
-        return health, _check_fresh(conn, transcripts, db_path)
+        return health, _check_fresh(conn, transcripts, db_path, left_out)
     finally:
         conn.close()
 
 
 def _check_fresh(
-    conn: sqlite3.Connection, transcripts: list[TranscriptFile], db_path: Path
+    conn: sqlite3.Connection,
+    transcripts: list[TranscriptFile],
+    db_path: Path,
+    left_out: Iterable[Path] = (),
 ) -> Check:
-    """New or grown transcripts since the last ``deja index`` (one stat each, as index does)."""
+    """New or grown transcripts since the last ``deja index`` (one stat each, as index
+    does); a transcript left out on purpose (a repository carries it) is not one
+    ``deja index`` would read: not behind."""
     known = Q.transcript_stats(conn)
-    new = changed = 0
+    leave = {os.path.abspath(p) for p in left_out}
+    new = changed = skipped = 0
     for tf in transcripts:
+        if leave and os.path.abspath(tf.path) in leave:
+            skipped += 1
+            continue
         row = known.get(tf.session_id)
         if row is None:
             new += 1
@@ -273,7 +286,10 @@ def _check_fresh(
             f"{new} new and {changed} changed transcripts not yet indexed",
             index_command(db_path),
         )
-    return Check("index up to date", True, f"all {counted(len(transcripts), 'transcript')} indexed")
+    detail = f"all {counted(len(transcripts) - skipped, 'transcript')} indexed"
+    if skipped:
+        detail += f" ({skipped} left out on purpose: above)"
+    return Check("index up to date", True, detail)
 
 
 # -- the repository ---------------------------------------------------------------------------
@@ -410,7 +426,10 @@ def diagnose(
     checks = [check_git(), check_pygit2()]
     roots_check, transcripts = check_roots(roots if roots is not None else discover_roots())
     repo_checks = check_repository(cwd or Path.cwd())
-    left_out = check_left_out()
+    from deja_blame.index.provenance import left_out_now
+
+    left = left_out_now()
+    left_out = check_left_out(left)
     if left_out is not None:
         checks.append(left_out)
     notes = next((c for c in repo_checks if c.name == "notes"), None)
@@ -430,7 +449,7 @@ def diagnose(
         checks.append(check_server())
         return checks
     checks.append(roots_check)
-    health, fresh = check_index(db_path, transcripts)
+    health, fresh = check_index(db_path, transcripts, [lo.path for lo in left])
     checks.append(health)
     if fresh is not None:
         checks.append(fresh)

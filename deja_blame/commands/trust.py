@@ -37,6 +37,12 @@ def run_trust(paths: list[Path], remove: bool, as_json: bool) -> int:
         click.echo(terminal(p))
     if paths and not remove:
         click.echo("read at the next deja command (or now: deja index)", err=True)
+    elif paths:
+        click.echo(
+            "what only this trust let in leaves the index at the next deja command"
+            " (or now: deja index)",
+            err=True,
+        )
     return 0
 
 

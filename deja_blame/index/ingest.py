@@ -177,21 +177,15 @@ def _own_only(
 
 
 def _drop_strangers_held(conn: sqlite3.Connection, report: IndexReport) -> None:
-    """An index an older deja built may hold sessions the gate now leaves out: once,
-    they are removed, and the run says so as it does of what it leaves out."""
-    try:
-        # provenance.GATE_CHECKED and GATE_VERSION
-        done = conn.execute("SELECT value FROM meta WHERE key='provenance-gate'").fetchone()
-        if done is not None and done[0] == "1":
-            return  # the usual case, without importing the gate (a refresh's start-up)
-        from deja_blame.index.provenance import FOREIGN, drop_strangers_held
-        from deja_blame.output import warn
+    """An index may hold sessions the gate now leaves out (an older deja built it, or
+    the user took trust back since): they are removed, and the run says so as it
+    does of what it leaves out."""
+    from deja_blame.index.provenance import FOREIGN, gate_held
 
-        dropped = drop_strangers_held(conn)
-    except sqlite3.OperationalError:
-        return  # a read-only index: the next run that can write does it
-    for lo in dropped:
+    for lo in gate_held(conn):
         if lo.why == FOREIGN:
+            from deja_blame.output import warn
+
             warn(f"removed from the index: {lo.line()}")
         else:
             report.problems.append(f"removed from the index: {lo.line()}")

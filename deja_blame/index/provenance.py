@@ -299,16 +299,31 @@ GATE_CHECKED = "provenance-gate"  # meta key: the sessions the index held were p
 GATE_VERSION = "1"
 
 
-def drop_strangers_held(conn: sqlite3.Connection) -> list[LeftOut]:
-    """Once per index: sessions an index holds from before the gate (an older deja read
-    every transcript it found) that the gate now leaves out are removed, so that no
-    ``--rebuild`` is needed; what was dropped, for the run to say. An index built
-    with the gate passes it at once (what it holds went through ``split_trusted``)."""
+def gate_mark(env: Mapping[str, str] | None = None) -> str:
+    """What ``GATE_CHECKED`` holds once the index's sessions went through the gate with
+    what the user trusts now: the gate's version and a digest of the trusted paths
+    (``deja trust``'s file and ``DEJA_TRUSTED``). Trust taken back (``deja trust
+    --remove``, a path gone from the variable) changes it, and the next run puts what
+    the index holds through the gate again: a session only that trust let in leaves."""
+    import hashlib
+
+    listed = "\0".join(sorted(str(p) for p in trusted_paths(env)))
+    digest = hashlib.blake2b(listed.encode("utf-8", "surrogateescape"), digest_size=8)
+    return f"{GATE_VERSION}:{digest.hexdigest()}"
+
+
+def drop_strangers_held(conn: sqlite3.Connection, mark: str | None = None) -> list[LeftOut]:
+    """Once per index and per change of what the user trusts (``gate_mark``): sessions
+    the index holds that the gate now leaves out are removed, so that no ``--rebuild``
+    is needed (an older deja read every transcript it found; trust taken back); what
+    was dropped, for the run to say. An index built with the gate passes it at once
+    (what it holds went through ``split_trusted``)."""
     from deja_blame.index.db import transaction
     from deja_blame.index.store import clear_session_rows
 
+    mark = gate_mark() if mark is None else mark
     done = conn.execute("SELECT value FROM meta WHERE key=?", (GATE_CHECKED,)).fetchone()
-    if done is not None and done[0] == GATE_VERSION:
+    if done is not None and done[0] == mark:
         return []
     rows = conn.execute("SELECT sid, session_id, source, transcript FROM sessions").fetchall()
     by_path: dict[Path, list[int]] = {}
@@ -324,9 +339,17 @@ def drop_strangers_held(conn: sqlite3.Connection) -> list[LeftOut]:
             for sid in by_path.get(lo.path, []):
                 clear_session_rows(conn, sid)
                 conn.execute("DELETE FROM sessions WHERE sid=?", (sid,))
-        conn.execute(
-            "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (GATE_CHECKED, GATE_VERSION)
-        )
+        conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (GATE_CHECKED, mark))
     if left:
         remember_left_out(conn, left, [])
     return left
+
+
+def gate_held(conn: sqlite3.Connection) -> list[LeftOut]:
+    """``drop_strangers_held`` where the index can be written now (every ``deja index``
+    and every refresh before an answer); nothing where it cannot (a read-only index:
+    the next run that can write does it)."""
+    try:
+        return drop_strangers_held(conn)
+    except sqlite3.OperationalError:
+        return []

@@ -43,6 +43,11 @@ def refresh_index(
     if not os.environ.get(BUSY_ENV, "").strip():
         conn.execute(f"PRAGMA busy_timeout = {min(waited, REFRESH_BUSY_MS)}")
     try:
+        # trust taken back since the last run: what only it let in leaves first
+        from deja_blame.index.provenance import gate_held
+
+        for lo in gate_held(conn):
+            warn(f"removed from the index: {lo.line()}")
         record: Callable[[], None] | None = None
         if changed is not None:
             files = list(changed)
