@@ -4,8 +4,9 @@ having been rebased or split) are the edit's too (``match/block.py``)."""
 
 from __future__ import annotations
 
+from deja_blame.attribution.facts.gather import WINDOW_CONTEXT
 from deja_blame.attribution.facts.model import BlameLine, WriteSet
-from deja_blame.attribution.match.block import continue_blocks
+from deja_blame.attribution.match.block import REACH, continue_blocks
 from deja_blame.attribution.match.lines import LineMatch
 from deja_blame.index.fingerprint import fingerprint, is_trivial
 
@@ -164,3 +165,54 @@ def test_a_blank_line_git_gave_an_older_commit_is_not_given() -> None:
     # there, as the gap rule does, and the blank line stays that commit's
     out = continue_blocks(FPS, TRIVIAL, _blamed({6: OLD}), _anchored(), _writes(), now=20_000.0)
     assert _who(out)[3:] == [(1, 0), (1, 1), (1, 2), None, (1, 4), (1, 5), None]
+
+
+def _down_from_the_first() -> list[LineMatch | None]:
+    """Only the block's first line matched: every other line is reached going down."""
+    start: list[LineMatch | None] = [None] * len(FILE)
+    start[3] = _match(3, 0)
+    return start
+
+
+def test_through_a_blank_line_whose_write_another_line_took() -> None:
+    # the matcher gave the edit's blank line (its line 3) to a blank line of an older
+    # commit elsewhere in the file: the block still runs through its own blank line
+    start = _down_from_the_first()
+    start[0] = _match(0, 3)
+    out = continue_blocks(FPS, TRIVIAL, _blamed(), start, _writes(), now=20_000.0)
+    assert _who(out)[3:] == [(1, 0), (1, 1), (1, 2), None, (1, 4), (1, 5), None]
+
+
+def test_through_a_blank_line_git_gave_an_older_commit() -> None:
+    # git's diff slid the block's blank line onto an older one: passed all the same,
+    # and the lines below it are still the ones the block's commit brought
+    out = continue_blocks(
+        FPS, TRIVIAL, _blamed({6: OLD}), _down_from_the_first(), _writes(), now=20_000.0
+    )
+    assert _who(out)[3:] == [(1, 0), (1, 1), (1, 2), None, (1, 4), (1, 5), None]
+    # a line past it that another commit brought is not the block's
+    out = continue_blocks(
+        FPS, TRIVIAL, _blamed({6: OLD, 7: "d" * 40}), _down_from_the_first(), _writes(), 20_000.0
+    )
+    assert _who(out)[3:] == [(1, 0), (1, 1), (1, 2), None, None, None, None]
+
+
+def test_a_block_runs_at_most_reach_lines_from_its_matched_line() -> None:
+    # deja why sees WINDOW_CONTEXT lines each side of its line: a line given further
+    # from the line the block runs from would be the session's in blame and nobody's
+    # in why
+    assert REACH <= WINDOW_CONTEXT
+    n = REACH + 10
+    texts = ["func TestLong(t *testing.T) {"] + ["\trequire.NoError(t, err)"] * n
+    fps = [fingerprint(t) for t in texts]
+    writes = WriteSet()
+    rows = [(1, fingerprint(t), SID, ORD, k, AT, 0) for k, t in enumerate(texts)]
+    writes.add_rows(sorted(rows, key=lambda r: r[:5]), {1: True})
+    blamed: list[BlameLine | None] = [
+        BlameLine(i + 1, C, 10_000, "x_test.go", i + 1) for i in range(len(texts))
+    ]
+    start: list[LineMatch | None] = [None] * len(texts)
+    start[0] = _match(0, 0)
+    out = continue_blocks(fps, [False] * len(texts), blamed, start, writes, now=20_000.0)
+    given = [i for i, m in enumerate(out) if m is not None]
+    assert given == list(range(REACH + 1))

@@ -26,7 +26,7 @@ edit when the line above it is that edit's line ``k`` (or the line below it line
   (a USER diff block) came after it.
 
 The rule runs out from every matched line that is not a lone bracket or blank
-line, both ways, so a block of lines that are all repeated texts
+line, both ways, at most ``REACH`` lines, so a block of lines that are all repeated texts
 (``t.Parallel()`` / ``dir := setupGitRepo(t)``) is taken line by line from the
 first line of it that is matched. Lone brackets are passed through, not given:
 git's diff slides them, and on replayed real histories a person's ``}`` or
@@ -36,7 +36,12 @@ chain reaches is given: git names the same commit for it as for the edit's line
 beside it (a pair git slid onto an older commit's lines is not reached), and
 without it a rebased session's two blank lines above its function went to
 nobody once the gap rule (``lines._fill_gaps``) stopped giving a person's older
-pair to a later write.
+pair to a later write. A line passed
+needs only the edit's text and place: git may blame a blank line or bracket on an
+older commit (its diff slid it), and the matcher may have given its write to a blank
+line elsewhere (recorded sessions of a real Go repository: the chain stopped there,
+and the block's ``repo, err := git.PlainOpen(dir)`` below it went to nobody); a
+line given (a blank one too) must be one the block's commit brought.
 """
 
 from __future__ import annotations
@@ -48,6 +53,10 @@ from deja_blame.attribution.match.lines import LineMatch
 from deja_blame.index.fingerprint import fingerprint
 
 CONFIDENCE = 0.85  # each line's text alone says little; its place in the edit does
+# how far a block runs from the last line an earlier rule matched: ``deja why`` and
+# ``blame -L`` match a window of ``facts.gather.WINDOW_CONTEXT`` lines each side, and
+# must see the line the block runs from to give the answer blame gives
+REACH = 40
 _BLANK = fingerprint("")
 
 
@@ -68,47 +77,63 @@ def continue_blocks(
     out = list(matches)
     info = writes.info
     used = {(m.sid, m.edit_ord, m.idx) for m in out if m is not None}
+    given = [False] * len(out)  # lines this rule gave
     n = len(out)
 
     def follows(i: int, prev: Key, step: int) -> Key | None:
         """The write of line i that continues the block whose line ``i - step`` is
-        ``prev``, if it meets the module's conditions."""
-        bi, bj = blamed[i], blamed[i - step]
-        if bi is None or bj is None or bi.commit != bj.commit:
-            return None
+        ``prev``: the edit's next line, with line i's text, landed beside it."""
         key = (prev[0], prev[1], prev[2] + step)
         w = info.get(key)
-        if w is None or w[0] != fps[i] or w[2] or key in used:
+        if w is None or w[0] != fps[i] or w[2]:
             return None
         if position is not None and not _beside(position, prev, key, step):
             return None
-        limit = (bi.commit_time if bi.commit is not None and bi.commit_time else now) + CLOCK_SKEW
-        if w[1] > limit or _person_since(writes, fps[i], w[1], limit):
-            return None
         return key
+
+    def givable(i: int, key: Key, anchor: BlameLine | None) -> bool:
+        """Whether line i may be given ``key``: the block's commit brought it (the
+        commit of its last line not blank nor a bracket, blamed as ``anchor``), no
+        other line has the write, made before the commit and no person's since."""
+        bi = blamed[i]
+        if bi is None or anchor is None or bi.commit != anchor.commit or key in used:
+            return False
+        at = info[key][1]
+        limit = (bi.commit_time if bi.commit is not None and bi.commit_time else now) + CLOCK_SKEW
+        return at <= limit and not _person_since(writes, fps[i], at, limit)
 
     for step in (1, -1):  # down from each matched line, then up
         prev: Key | None = None  # the write of the line before, in the block being followed
+        anchor: BlameLine | None = None  # the blame of its last line not blank nor a bracket
+        reach = 0  # lines since the last line an earlier rule matched
         for i in range(n) if step == 1 else range(n - 1, -1, -1):
             m = out[i]
-            if m is not None:
-                key = (m.sid, m.edit_ord, m.idx)
-                # a bracket or blank line matched on its own starts no block
-                prev = (
-                    key
-                    if not trivial[i] or (prev is not None and _next(prev, step) == key)
-                    else None
-                )
+            key = None if m is None else (m.sid, m.edit_ord, m.idx)
+            if key is not None and not trivial[i]:
+                if not given[i]:
+                    reach = 0
+                prev, anchor = key, blamed[i]
                 continue
-            got = None if prev is None else follows(i, prev, step)
-            if got is not None and (not trivial[i] or fps[i] == _BLANK):
+            reach += 1
+            if prev is None or reach > REACH:
+                prev = None
+                continue
+            if key is not None and _next(prev, step) == key:
+                prev = key  # a bracket or blank line matched in the block's run
+                continue
+            got = follows(i, prev, step)
+            if got is not None and not trivial[i] and not givable(i, got, anchor):
+                got = None  # the block ends here
+            if got is not None and (not trivial[i] or fps[i] == _BLANK) and givable(i, got, anchor):
                 w = info[got]
                 out[i] = LineMatch(
                     sid=got[0], edit_ord=got[1], idx=got[2], at=w[1], confidence=CONFIDENCE, run=1
                 )
                 used.add(got)
-            prev = got  # a bracket is passed, not given: its place is git's (its
-            # diff slides them), and a person's "}" beside the session's lines is as likely
+                given[i] = True
+            prev = got  # a bracket is passed, not given: its place is git's (its diff
+            # slides them: another commit may have it), and a person's "}" beside the
+            # session's lines is as likely; a blank line the block's commit brought is given
     return out
 
 
