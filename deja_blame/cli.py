@@ -731,7 +731,9 @@ def stats_cmd(
     """How much of this repository agents wrote: lines, share, by agent, model, session, person.
 
     The numbers are deja blame's, summed over the tracked files (under PATHs);
-    binary files are skipped. With --by, the history of the share instead: per
+    binary files are skipped. New transcripts that name neither the repository
+    nor its remotes are left for deja index, and stats says how many on stderr
+    (unread_transcripts in --json). With --by, the history of the share instead: per
     week or month, the lines the commits of RANGE added, by agents and by
     people (RANGE as in deja report; default: all of HEAD's history).
 

@@ -216,3 +216,65 @@ def test_the_first_answer_is_the_complete_index_s_answer(tmp_path: Path, repo: P
                 named |= {ln["session"] for ln in json.loads(first)["lines"]}
     # not vacuous: each agent's session is in the answers, and only they are
     assert named - {None} == set(SID.values())
+
+
+def test_stats_in_a_clone_under_another_name_is_the_complete_index_s_answer(
+    tmp_path: Path,
+) -> None:
+    """A clone at a folder of another name (``git clone .../inventory c6/stock``): the
+    sessions ran in the original (``/home/alice/code/inventory``) and name neither
+    ``stock`` nor its root. The first deja stats finds them by the name the clone's
+    remote gives the repository, and says what it left unread."""
+    from test_sessions_from_anywhere import APP, FILES, claude_code, commit_all, rewritten
+
+    home = tmp_path / "home"  # the fresh HOME conftest gives every test
+    origin = tmp_path / "code" / "inventory"
+    origin.mkdir(parents=True)
+    git(origin, "init", "-q", "-b", "main")
+    claude_code(home, "/home/alice/code/inventory", FILES)
+    for k in range(3):  # other projects' sessions, left for deja index
+        other = Session(home / ".gemini" / "antigravity", f"bbbb0000-0000-4000-8000-00000000000{k}")
+        other.user("Tidy the parser", T0 + k)
+        other.write(tmp_path / f"elsewhere{k}" / "parse.py", "def parse(text):\n    pass\n", T0 + k)
+    commit_all(origin, FILES, "the session's work", T0 + 120)
+    commit_all(origin, {"src/app.py": rewritten(APP, keep=6)}, "a person rewrites some", T0 + 7200)
+    clone = tmp_path / "c6" / "stock"
+    git(tmp_path, "clone", "-q", str(origin), str(clone))
+
+    def stats(db: str) -> tuple[dict[str, object], str]:
+        env = {"DEJA_ANTIGRAVITY_ROOT": "", "DEJA_DB": str(tmp_path / db), "DEJA_NO_CACHE": "1"}
+        proc = deja("stats", "--json", cwd=clone, env=env)
+        return json.loads(proc.stdout), proc.stderr.decode()
+
+    first, said = stats("first.db")
+    assert first["attributed_lines"] == 11  # the session's 15 lines less the 4 rewritten
+    # the other projects' sessions were left, and it says so (not only on a terminal)
+    assert first["unread_transcripts"] == 3
+    assert "3 new transcripts" in said and "deja index" in said
+    deja(
+        "index",
+        "-q",
+        cwd=clone,
+        env={"DEJA_ANTIGRAVITY_ROOT": "", "DEJA_DB": str(tmp_path / "complete.db")},
+    )
+    complete, said = stats("complete.db")
+    assert complete["unread_transcripts"] == 0 and "deja index" not in said
+    assert {k: v for k, v in first.items() if k != "unread_transcripts"} == {
+        k: v for k, v in complete.items() if k != "unread_transcripts"
+    }
+
+
+def test_the_names_a_repository_s_remotes_give_it(tmp_path: Path, repo: Path) -> None:
+    git(repo, "remote", "add", "origin", "git@github.com:acme/shop.git")
+    git(repo, "remote", "add", "mirror", "https://example.com/team/tools/")
+    git(repo, "remote", "add", "local", "C:\\\\Users\\\\bob\\\\src\\\\ledger")
+    assert prescan.remote_names(repo) == {"shop", "tools", "ledger"}
+    needles = prescan.needles_for(repo)
+    assert b"/shop/" in needles and b"\\ledger\\" in needles
+    # a linked work tree reads the common config
+    (repo / "a").write_text("a\n")
+    git(repo, "add", "a")
+    git(repo, "commit", "-q", "-m", "a")
+    git(repo, "worktree", "add", "-q", str(tmp_path / "wt"))
+    assert prescan.remote_names(tmp_path / "wt") == {"shop", "tools", "ledger"}
+    assert prescan.remote_names(tmp_path) == set()  # no repository: none

@@ -35,6 +35,8 @@ class Stats:
     session_model: dict[str, str | None] = field(default_factory=dict)
     by_person: Counter[str] = field(default_factory=Counter)
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    # new transcripts the refresh before the answer left for deja index (None: no refresh)
+    unread_transcripts: int | None = None
     # each file's people's lines by commit (and its repository), until their authors
     # are asked once for every file (``_name_people``)
     people: list[tuple[str, Counter[str | None]]] = field(default_factory=list, repr=False)
@@ -63,6 +65,7 @@ class Stats:
             ],
             "by_person": [{"author": p, "lines": n} for p, n in self.by_person.most_common()],
             "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
+            "unread_transcripts": self.unread_transcripts,
         }
 
 

@@ -70,10 +70,13 @@ def stats_of(
 ) -> Stats:
     """deja stats' numbers for ``files`` (``files_of``) at ``commit`` (the working tree
     for None); ``progress(path)`` after each file."""
+    unread: int | None = None
     if refresh:
         from deja_blame.index.prescan import needles_for
 
-        refresh_index(conn, concern=needles_for(Path(root)))
+        # the sums are only as complete as the index: a transcript left unread is said
+        # (on stderr and in the JSON), whatever reads the output
+        unread = refresh_index(conn, concern=needles_for(Path(root)), say_left=True)
     db_path = Path(Q.database_path(conn))
     local = threading.local()
 
@@ -89,7 +92,9 @@ def stats_of(
     # every file's blame shares what holds for the whole tree (HEAD, the notes, what
     # sessions wrote to each file): asked once, not once a file
     with shared.one_question(root):
-        return collect_stats(root, files, commit, blame, progress, jobs)
+        stats = collect_stats(root, files, commit, blame, progress, jobs)
+    stats.unread_transcripts = unread
+    return stats
 
 
 # threads blaming files at once: each mostly waits on git, so twice the cores,

@@ -55,10 +55,12 @@ def needles_for(root: Path, relpaths: Iterable[str] = ()) -> tuple[bytes, ...]:
         if rel.strip("/"):
             texts.add(rel.strip("/"))
             texts.add(rel.strip("/").replace("/", "\\"))  # recorded on Windows
-    if root.name:
-        # a file in another clone of the project, which is usually named the same
-        texts.add(f"/{root.name}/")
-        texts.add(f"\\{root.name}\\")
+    for name in {root.name, *remote_names(root)} - {""}:
+        # a file in another clone of the project, which is usually named the same as
+        # this one's folder or as the repository its remotes name (a clone at
+        # c6/stock of .../inventory: the sessions name /home/alice/code/inventory)
+        texts.add(f"/{name}/")
+        texts.add(f"\\{name}\\")
     out: set[bytes] = set()
     for text in texts:
         out.add(text.encode("utf-8", "surrogateescape"))
@@ -66,6 +68,55 @@ def needles_for(root: Path, relpaths: Iterable[str] = ()) -> tuple[bytes, ...]:
         out.add(once.encode())
         out.add(json.dumps(once)[1:-1].encode())
     return without_redundant(out)
+
+
+def remote_names(root: Path) -> set[str]:
+    """The repository's names its remotes give (``git@host:acme/shop.git``,
+    ``/srv/git/shop``: ``shop``), read from its git config by hand: no git process
+    before a blame. Empty when there is none or it cannot be read."""
+    names: set[str] = set()
+    config = _common_git_dir(root) / "config"
+    try:
+        with open_regular(config) as fh:
+            text = fh.read(1 << 20).decode("utf-8", "surrogateescape")
+    except OSError:
+        return names
+    in_remote = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("["):
+            section = line[1:].split("]", 1)[0].split(None, 1)
+            in_remote = bool(section) and section[0].split(".")[0].lower() == "remote"
+            continue
+        key, eq, value = line.partition("=")
+        if not (in_remote and eq and key.strip().lower() == "url"):
+            continue
+        url = value.strip().strip('"').rstrip("/\\")
+        name = url.replace("\\", "/").replace(":", "/").rsplit("/", 1)[-1]
+        name = name[: -len(".git")] if name.endswith(".git") else name
+        if name not in ("", ".", ".."):
+            names.add(name)
+    return names
+
+
+def _common_git_dir(root: Path) -> Path:
+    """The git directory holding ``root``'s config: ``.git``, or for a linked work
+    tree (``.git`` a file naming its folder) the common one it names."""
+    dotgit = root / ".git"
+    if not dotgit.is_file():
+        return dotgit
+    try:
+        text = dotgit.read_text("utf-8", "surrogateescape").strip()
+    except OSError:
+        return dotgit
+    if not text.startswith("gitdir:"):
+        return dotgit
+    gitdir = root / text[len("gitdir:") :].strip()
+    try:
+        common = (gitdir / "commondir").read_text("utf-8", "surrogateescape").strip()
+    except OSError:
+        return gitdir
+    return gitdir / common
 
 
 def without_redundant(needles: Iterable[bytes]) -> tuple[bytes, ...]:

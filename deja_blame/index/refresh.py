@@ -22,7 +22,8 @@ def refresh_index(
     conn: sqlite3.Connection,
     concern: tuple[bytes, ...] | None = None,
     changed: list[TranscriptFile] | None = None,
-) -> None:
+    say_left: bool = False,
+) -> int:
     """Read new transcript bytes first: blame right after an agent session just works.
 
     Only files whose stat changed are opened, so this costs a stat per session
@@ -32,6 +33,10 @@ def refresh_index(
     read now: the first answer does not wait for every other project's sessions,
     which ``deja index`` reads. ``changed``: the transcripts a caller found changed
     already (the editor server's timer thread): no second stat of every one.
+
+    Returns how many new transcripts were left for ``deja index`` (none without
+    ``concern``); a line says so on a terminal, or always with ``say_left`` (a
+    command whose answer sums the whole repository: deja stats).
     """
     roots = discover_roots()
     from deja_blame.index.db import BUSY_ENV
@@ -39,6 +44,7 @@ def refresh_index(
     # A refresh is a courtesy before the answer: behind another process's long
     # write (a `deja index` of thousands of sessions) it gives up after a few
     # seconds and the answer says it used what the index holds (it waited 30 s).
+    later: list[TranscriptFile] = []
     waited = int(conn.execute("PRAGMA busy_timeout").fetchone()[0])
     if not os.environ.get(BUSY_ENV, "").strip():
         conn.execute(f"PRAGMA busy_timeout = {min(waited, REFRESH_BUSY_MS)}")
@@ -56,17 +62,16 @@ def refresh_index(
             from deja_blame.index.watched import changed as watched_changes
 
             files, record = watched_changes(conn, roots)
-        later: list[TranscriptFile] = []
         if files and concern is not None:
             from deja_blame.index.prescan import split
 
             files, later = split(conn, files, concern)
-            if later and sys.stderr.isatty():
+            if later and (say_left or sys.stderr.isatty()):
                 from deja_blame.output import counted
 
                 print(
-                    f"deja: {counted(len(later), 'new transcript')} that do not name this"
-                    " repository left for `deja index`",
+                    f"deja: {counted(len(later), 'new transcript')} left unread (none names"
+                    " this repository or its remotes): `deja index` reads them",
                     file=sys.stderr,
                 )
         if files:
@@ -93,3 +98,4 @@ def refresh_index(
         warn(f"could not refresh the index ({exc}); blaming with what it holds")
     finally:
         conn.execute(f"PRAGMA busy_timeout = {waited}")
+    return len(later)
