@@ -370,25 +370,30 @@ def sessions_cmd(
 
 
 @cli.command("forget")
-@click.argument("session")
+@click.argument("session", required=False)
+@click.option("--undo", is_flag=True, help="Stop forgetting SESSION: the next index run reads it.")
 @db_option
 @json_option
 @reading_index
-def forget_cmd(conn: sqlite3.Connection, session: str, as_json: bool) -> int:
-    """Remove one session from the index (no rebuild needed).
+def forget_cmd(conn: sqlite3.Connection, session: str | None, undo: bool, as_json: bool) -> int:
+    """Remove one session from the index, for good (no rebuild needed).
 
     SESSION is a session id or a unique prefix of one. Its transcript is left
-    alone; the session stays out of the index until that transcript changes
-    (then it is read again from the start) or deja index --rebuild.
+    alone. The session is kept out of every index deja builds, deja index
+    --rebuild too, whatever its transcript becomes, until deja forget --undo
+    SESSION. With no SESSION: the sessions forgotten (kept, one a line, in
+    ~/.config/deja/forgotten).
 
     \b
     Examples:
-      deja forget 3f2a9c1e && deja index --rebuild
-      deja forget 3f2a9c1e --json && deja index --rebuild -q
+      deja forget 3f2a9c1e
+      deja forget 3f2a9c1e --json
+      deja forget
+      deja forget --undo 3f2a9c1e && deja index
     """
     from deja_blame.commands.forget import run_forget
 
-    return run_forget(conn, session, as_json)
+    return run_forget(conn, session, as_json, undo=undo)
 
 
 @cli.command("trust")

@@ -163,11 +163,16 @@ def test_a_stale_copy_never_hides_the_real_transcript(world: World, tmp_path: Pa
     assert world.sessions_by_line("src/b.py", env=both) == [S1] * 5
 
 
-def test_forget_keeps_a_session_out_until_its_transcript_changes(world: World) -> None:
+def test_forget_keeps_a_session_out_until_it_is_undone(world: World, tmp_path: Path) -> None:
+    """deja forget lasts: through a rebuild, another index and a transcript that goes
+    on (deja forget --help's example brought it back: "7 sessions added"), until
+    deja forget --undo."""
     world.write(S1, "src/a.py", body("a", 4))
     world.write(S2, "src/b.py", body("b", 4))
     world.commit("agent work")
     world.index()
+    other_db = {"DEJA_DB": str(tmp_path / "other.db")}
+    world.deja("index", "-q", env=other_db)  # another index, built before
     doc = orjson.loads(world.deja("forget", S1[:8], "--json").stdout)
     assert doc["forgotten"] == S1 and doc["transcript_exists"] is True
     listed = orjson.loads(world.deja("sessions", "--json").stdout)["sessions"]
@@ -176,11 +181,27 @@ def test_forget_keeps_a_session_out_until_its_transcript_changes(world: World) -
     assert world.sessions_by_line("src/b.py") == [S2] * 4
     unknown = world.deja("forget", "ffffffff", check=False)
     assert unknown.returncode != 0 and b"ffffffff" in unknown.stderr
+    kept = tmp_path / "home" / ".config" / "deja" / "forgotten"
+    assert kept.read_text() == S1 + "\n" and kept.stat().st_mode & 0o777 == 0o600
+    assert orjson.loads(world.deja("forget", "--json").stdout)["forgotten_sessions"] == [S1]
     world.index()  # its transcript did not change: it stays forgotten
     assert world.sessions_by_line("src/a.py") == [None] * 4
-    world.write(S1, "src/c.py", body("c", 3))  # the session goes on: read again
+    world.write(S1, "src/c.py", body("c", 3))  # the session goes on: still forgotten
+    built = orjson.loads(world.deja("index", "--rebuild", "--json").stdout)
+    assert built["added"] == 1 and built["forgotten"] == 1
+    assert world.sessions_by_line("src/a.py") == [None] * 4
+    # the index built before it was forgotten drops it at its next run
+    assert orjson.loads(world.deja("index", "--json", env=other_db).stdout)["forgotten"] == 1
+    held = orjson.loads(world.deja("sessions", "--json", env=other_db).stdout)["sessions"]
+    assert [s["session_id"] for s in held] == [S2]
+    assert world.deja("forget", S1, "--json").returncode == 0  # forgotten twice: one line
+    assert kept.read_text() == S1 + "\n"
+    undone = world.deja("forget", "--undo", S1[:8], "--json").stdout
+    assert orjson.loads(undone) == {"undone": S1} and kept.read_text() == ""
     world.index()
     assert world.sessions_by_line("src/a.py") == [S1] * 4
+    missing = world.deja("forget", "--undo", S1, check=False)
+    assert missing.returncode != 0 and b"no forgotten session" in missing.stderr
 
 
 def test_the_attribution_cache_is_not_read_across_identity_rules(

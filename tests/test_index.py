@@ -1131,6 +1131,7 @@ def test_index_output_off_a_terminal(tmp_path: Path) -> None:
         "incomplete": 0,
         "problems": [],
         "skipped_entries": [],
+        "forgotten": 0,
     }
     assert deja("index", "--root", str(root), "--quiet").stderr == b""
 

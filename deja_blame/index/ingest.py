@@ -46,6 +46,7 @@ from deja_blame.index.store import (
     PathIds,
     chunk_rows,
     clear_session_rows,
+    forget_session,
     forgotten_sessions,
     pack,
     remember_forgotten,
@@ -103,6 +104,7 @@ class IndexReport:
     # links and special files below the roots, passed over unopened (one line per root:
     # ``transcripts.files.Skipped``)
     skipped_entries: list[dict[str, Any]] = field(default_factory=list)
+    forgotten: int = 0  # transcripts of sessions deja forget keeps out, left unread
 
     @property
     def added(self) -> int:
@@ -129,6 +131,7 @@ class IndexReport:
             "incomplete": len(self.incomplete),
             "problems": self.problems,
             "skipped_entries": self.skipped_entries,
+            "forgotten": self.forgotten,
         }
 
     def summary(self) -> str:
@@ -142,6 +145,8 @@ class IndexReport:
         )
         if self.incomplete:
             text += f"; {len(self.incomplete)} still being written (read at the next run)"
+        if self.forgotten:
+            text += f"; {counted(self.forgotten, 'forgotten session')} left out (deja forget)"
         if self.problems:
             text += f"; {counted(len(self.problems), 'problem')}"
         return text
@@ -191,6 +196,31 @@ def _drop_strangers_held(conn: sqlite3.Connection, report: IndexReport) -> None:
             report.problems.append(f"removed from the index: {lo.line()}")
 
 
+def _not_forgotten(
+    conn: sqlite3.Connection,
+    files: list[TranscriptFile],
+    known: dict[str, Any],
+    report: IndexReport,
+) -> list[TranscriptFile]:
+    """``files`` less the sessions ``deja forget`` keeps out (``index.forgotten``): not
+    read, whatever their transcripts became, and dropped where the index holds them
+    (an index built before they were forgotten, another ``--db``)."""
+    from deja_blame.index.forgotten import kept_forgotten
+
+    kept = set(kept_forgotten())
+    if not kept:
+        return files
+    held = sorted(kept & known.keys())
+    if held:
+        with transaction(conn):
+            for session_id in held:
+                forget_session(conn, session_id)
+                known.pop(session_id, None)
+    left = [tf for tf in files if tf.session_id not in kept]
+    report.forgotten += len(files) - len(left)
+    return left
+
+
 def index_roots(
     conn: sqlite3.Connection,
     roots: Iterable[Path],
@@ -236,6 +266,7 @@ def index_roots(
             conn.execute("PRAGMA synchronous = OFF")
             unsynced = True
         forgotten = forgotten_sessions(conn)
+        files = _not_forgotten(conn, files, known, report)
         behind = read_by_older_readers(conn)  # unchanged, but read by an older reader
         changed: list[TranscriptFile] = []
         for tf in files:
