@@ -1132,6 +1132,7 @@ def test_index_output_off_a_terminal(tmp_path: Path) -> None:
         "problems": [],
         "skipped_entries": [],
         "forgotten": 0,
+        "not_sessions": [],
     }
     assert deja("index", "--root", str(root), "--quiet").stderr == b""
 

@@ -48,8 +48,10 @@ from deja_blame.index.store import (
     clear_session_rows,
     forget_session,
     forgotten_sessions,
+    not_sessions,
     pack,
     remember_forgotten,
+    remember_not_a_session,
     unpack,
     write_rows,
 )
@@ -105,6 +107,9 @@ class IndexReport:
     # ``transcripts.files.Skipped``)
     skipped_entries: list[dict[str, Any]] = field(default_factory=list)
     forgotten: int = 0  # transcripts of sessions deja forget keeps out, left unread
+    # files where an agent keeps its transcripts that hold no record its reader knows
+    # (random bytes, another program's file): no session; read again when they change
+    not_sessions: list[str] = field(default_factory=list)
 
     @property
     def added(self) -> int:
@@ -132,6 +137,7 @@ class IndexReport:
             "problems": self.problems,
             "skipped_entries": self.skipped_entries,
             "forgotten": self.forgotten,
+            "not_sessions": self.not_sessions,
         }
 
     def summary(self) -> str:
@@ -147,6 +153,11 @@ class IndexReport:
             text += f"; {len(self.incomplete)} still being written (read at the next run)"
         if self.forgotten:
             text += f"; {counted(self.forgotten, 'forgotten session')} left out (deja forget)"
+        if self.not_sessions:
+            text += (
+                f"; {counted(len(self.not_sessions), 'file')} with no session in it skipped"
+                " (no record its agent writes; read again when it changes)"
+            )
         if self.problems:
             text += f"; {counted(len(self.problems), 'problem')}"
         return text
@@ -267,13 +278,20 @@ def index_roots(
             unsynced = True
         forgotten = forgotten_sessions(conn)
         files = _not_forgotten(conn, files, known, report)
+        not_yet = not_sessions(conn)
         behind = read_by_older_readers(conn)  # unchanged, but read by an older reader
         changed: list[TranscriptFile] = []
         for tf in files:
             report.transcripts += 1
             try:
+                held = known.get(tf.session_id)
+                if held is None and _same_stat(tf, not_yet.get(tf.session_id)):
+                    report.not_sessions.append(str(tf.path))  # as it was: no session yet
+                    if progress is not None:
+                        progress(tf)
+                    continue
                 if tf.session_id not in behind and _same_stat(
-                    tf, known.get(tf.session_id) or forgotten.get(tf.session_id)
+                    tf, held or forgotten.get(tf.session_id)
                 ):
                     report.unchanged += 1  # not opened, not parsed
                     if progress is not None:
@@ -287,6 +305,9 @@ def index_roots(
             if tf.session_id in forgotten:  # its transcript changed: read it again
                 with transaction(conn):
                     remember_forgotten(conn, tf.session_id, None)
+            if tf.session_id in not_yet:  # changed: read again from the start
+                with transaction(conn):
+                    remember_not_a_session(conn, tf.session_id, None)
             changed.append(tf)
         # whose they are is asked of what is read now: what the index holds passed
         changed = _own_only(conn, changed, report)
@@ -482,6 +503,9 @@ class Batch:
     fresh: bool  # read from scratch: the session's old rows go first
     stat: tuple[int, int, int] | None  # (size, mtime_ns, inode), on the file's last batch only
     head: SessionHead  # the session row's fields the state gives, there
+    # records (lines read as JSON, not malformed) in the batch; None: a reader that reads the
+    # file whole
+    records: int | None = None
 
 
 @dataclass(frozen=True)
@@ -498,6 +522,9 @@ class SessionHead:
     n_commands: int
     n_edits: int
     model: str | None
+    # whether the reader took anything from the records so far (a message, command,
+    # file or edit): see ``_Tally.holds_nothing``
+    produced: bool = True
 
     @classmethod
     def of(cls, tf: TranscriptFile, state: ReaderState) -> SessionHead:
@@ -514,6 +541,7 @@ class SessionHead:
             n_commands=state.n_commands,
             n_edits=state.n_edits,
             model=state.model,
+            produced=bool(state.n_messages or state.n_commands or state.n_files or state.n_edits),
         )
 
 
@@ -588,6 +616,7 @@ def read_batches(
                 fresh,
                 stat,
                 SessionHead.of(tf, reader.state),
+                records=0,
             )
             return
         first = offset
@@ -607,6 +636,7 @@ def read_batches(
                 fresh=fresh,
                 stat=stat if upcoming is None and not limited else None,
                 head=SessionHead.of(tf, reader.state),
+                records=sum(1 for r in records if r is not None),
             )
             fresh = False
             batch = upcoming
@@ -687,6 +717,8 @@ class _Tally:
         self.read_any = False
         self.fresh = False
         self.first = True
+        self.no_session = False
+        self.records = 0  # read in this run's batches so far
 
     def committed(self, batch: Batch, based_on: tuple[Any, Any], report: IndexReport) -> None:
         if self.based_on is None:  # this commit inserted the session's row
@@ -699,7 +731,38 @@ class _Tally:
             self.read_any = True
             report.skipped_lines += batch.rows.skipped
 
+    def holds_nothing(
+        self, conn: sqlite3.Connection, tf: TranscriptFile, batch: Batch, report: IndexReport
+    ) -> bool:
+        """A file not in the index of which its reader knows no record yet is no
+        session: no row. That is, nothing was taken from it (no message, command, file
+        or edit), and none of its lines was a record (random bytes, an empty file; a
+        file of metadata records alone, Claude Code's summaries, is still a session);
+        for a reader that reads files whole, it holds a line that reader could not
+        read, or nothing. Times, a folder or a model are no sign: readers take them
+        from the file's stat and the agent's other files too (Cursor, Gemini CLI,
+        Droid). At its end (its last batch) it is said, and its stat kept
+        (``store.NOT_A_SESSION``), so it is not read again until it changes."""
+        head = batch.head
+        if self.based_on is not None or head.produced:
+            return False
+        if batch.records is None:
+            if head.skipped == 0 and batch.offset > 0:
+                return False
+        else:
+            self.records += batch.records
+            if self.records:
+                return False
+        if batch.stat is not None:
+            self.no_session = True
+            report.not_sessions.append(str(tf.path))
+            with _batch_transaction(conn):
+                remember_not_a_session(conn, tf.session_id, (str(tf.path), *batch.stat))
+        return True
+
     def finish(self, report: IndexReport) -> None:
+        if self.no_session:
+            return  # said as no session
         if self.session_id in report.created:
             return  # counted as added when its row was inserted
         if self.read_any or self.fresh:
@@ -721,6 +784,8 @@ def _index_once(
         return
     tally = _Tally(tf.session_id, row)
     for batch in read_batches(tf, _start_of(row), batch_bytes):
+        if tally.holds_nothing(conn, tf, batch, report):
+            continue
         tally.committed(batch, _commit(conn, tf, batch, paths, tally.based_on), report)
     tally.finish(report)
 
@@ -972,6 +1037,8 @@ class _WorkerRun:
             self._submit(pool, tf, start, tally)
         try:
             for batch in batches:
+                if tally.holds_nothing(self.conn, tf, batch, self.report):
+                    continue
                 based_on = _commit(self.conn, tf, batch, self.paths, tally.based_on)
                 tally.committed(batch, based_on, self.report)
         except _Moved:

@@ -674,19 +674,30 @@ def transcript_stats(
     conn: sqlite3.Connection, ids: Iterable[str] | None = None, not_agent: str | None = None
 ) -> dict[str, tuple[Any, ...]]:
     """session id -> (transcript, size, mtime_ns, inode) as the index last read it: of
-    every session, of ``ids``, or of every agent's but ``not_agent``."""
+    every session, of ``ids``, or of every agent's but ``not_agent``. A transcript the
+    index holds no session of, but read as it is (forgotten, or holding no session:
+    ``store.SET_ASIDE``), is there too: nothing about it is new."""
+    from deja_blame.index.store import SET_ASIDE, set_aside
+
     select = "SELECT session_id, transcript, size, mtime_ns, inode FROM sessions"
+    out: dict[str, tuple[Any, ...]] = {}
     if ids is not None:
-        out: dict[str, tuple[Any, ...]] = {}
+        ids = list(ids)
         for part, marks in in_chunks(ids):
             for r in conn.execute(f"{select} WHERE session_id IN ({marks})", part):
                 out[r[0]] = (r[1], r[2], r[3], r[4])
-        return out
-    if not_agent is not None:
-        rows = conn.execute(f"{select} WHERE source != ?", (not_agent,))
     else:
-        rows = conn.execute(select)
-    return {r[0]: (r[1], r[2], r[3], r[4]) for r in rows}
+        if not_agent is not None:
+            rows = conn.execute(f"{select} WHERE source != ?", (not_agent,))
+        else:
+            rows = conn.execute(select)
+        out = {r[0]: (r[1], r[2], r[3], r[4]) for r in rows}
+    wanted = None if ids is None else set(ids)
+    for prefix in SET_ASIDE:
+        for session_id, stat in set_aside(conn, prefix).items():
+            if session_id not in out and (wanted is None or session_id in wanted):
+                out[session_id] = stat
+    return out
 
 
 def write_counts(

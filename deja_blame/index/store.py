@@ -125,6 +125,11 @@ def forget_session(conn: sqlite3.Connection, session_id: str) -> str | None:
 
 
 FORGOTTEN = "forgotten:"  # meta key prefix: a session left out until its transcript changes
+# meta key prefix: a file found where an agent keeps its transcripts that holds no
+# record its reader knows (random bytes, another program's file): no session, and
+# not read again until it changes
+NOT_A_SESSION = "not-a-session:"
+SET_ASIDE = (FORGOTTEN, NOT_A_SESSION)
 
 
 def remember_forgotten(
@@ -132,24 +137,49 @@ def remember_forgotten(
 ) -> None:
     """Keep ``session_id`` out of the index while its transcript keeps this
     (path, size, mtime_ns, inode); None: not any more."""
-    if stat is None:
-        conn.execute("DELETE FROM meta WHERE key=?", (FORGOTTEN + session_id,))
-        return
-    conn.execute(
-        "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
-        (FORGOTTEN + session_id, orjson.dumps(list(stat)).decode()),
-    )
+    _set_aside(conn, FORGOTTEN, session_id, stat)
+
+
+def remember_not_a_session(
+    conn: sqlite3.Connection, session_id: str, stat: tuple[Any, ...] | None
+) -> None:
+    """``session_id``'s file held no record its reader knows with this (path, *stat);
+    None: not any more."""
+    _set_aside(conn, NOT_A_SESSION, session_id, stat)
 
 
 def forgotten_sessions(conn: sqlite3.Connection) -> dict[str, tuple[str, int, int, int]]:
     """Forgotten session id -> (transcript, size, mtime_ns, inode) when it was forgotten."""
+    return set_aside(conn, FORGOTTEN)
+
+
+def not_sessions(conn: sqlite3.Connection) -> dict[str, tuple[str, int, int, int]]:
+    """Session id -> (path, size, mtime_ns, inode) of the files that held no record."""
+    return set_aside(conn, NOT_A_SESSION)
+
+
+def _set_aside(
+    conn: sqlite3.Connection, prefix: str, session_id: str, stat: tuple[Any, ...] | None
+) -> None:
+    if stat is None:
+        conn.execute("DELETE FROM meta WHERE key=?", (prefix + session_id,))
+        return
+    conn.execute(
+        "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+        (prefix + session_id, orjson.dumps(list(stat)).decode()),
+    )
+
+
+def set_aside(conn: sqlite3.Connection, prefix: str) -> dict[str, tuple[str, int, int, int]]:
+    """Session id -> the stat kept under ``prefix`` (one of ``SET_ASIDE``)."""
     out: dict[str, tuple[str, int, int, int]] = {}
+    end = prefix[:-1] + chr(ord(prefix[-1]) + 1)
     for key, value in conn.execute(
-        "SELECT key, value FROM meta WHERE key >= ? AND key < ?", (FORGOTTEN, "forgotten;")
+        "SELECT key, value FROM meta WHERE key >= ? AND key < ?", (prefix, end)
     ):
         try:
             path, size, mtime, inode = orjson.loads(value)
-            out[key[len(FORGOTTEN) :]] = (str(path), int(size), int(mtime), int(inode))
+            out[key[len(prefix) :]] = (str(path), int(size), int(mtime), int(inode))
         except (orjson.JSONDecodeError, TypeError, ValueError):
             continue
     return out

@@ -83,6 +83,9 @@ def parse_transcript(path: Path | str, session_id: str | None = None) -> Session
     chat = _Chat()
     inputs = _Inputs(path.with_name(INPUT_HISTORY))
     windows = recorded_on_windows(text)
+    # text before any chat started or request was typed answers nothing: not a
+    # reply but a line not read (a file of other bytes under aider's name is no session)
+    begun = False
 
     def end_turn() -> None:
         _reply(b, reply, applied, at, chat.writes, windows)
@@ -101,6 +104,7 @@ def parse_transcript(path: Path | str, session_id: str | None = None) -> Session
     for raw in text.split("\n"):
         line = raw.rstrip("\r")
         if line.startswith("#### ") or line == "####":
+            begun = True
             if not typed:
                 end_turn()
             typed.append(line[5:].rstrip())
@@ -108,6 +112,7 @@ def parse_transcript(path: Path | str, session_id: str | None = None) -> Session
         end_request()
         started = _STARTED.match(line)
         if started:
+            begun = True
             end_turn()
             at = _local_time(started.group(1))
             b.seen_time(at)
@@ -117,8 +122,10 @@ def parse_transcript(path: Path | str, session_id: str | None = None) -> Session
             done = _APPLIED.match(line[2:].rstrip())
             if done:
                 applied.add(_file(done.group(1).strip().strip("`"), windows))
-        else:
+        elif begun:
             reply.append(line)
+        elif line.strip():
+            b.session.skipped_lines += 1  # as a JSON reader counts a line it cannot read
     end_request()
     end_turn()
     b.seen_time(file_time(path))
