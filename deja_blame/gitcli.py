@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
+from deja_blame import gitfiles
 from deja_blame.gitenv import no_git_env
 
 if TYPE_CHECKING:
@@ -538,11 +539,14 @@ class CliRepository:
             "--is-shallow-repository",
             "--show-toplevel",
         ]
-        proc = subprocess.run(
-            ["git", "-C", str(start), *args], capture_output=True, env=no_git_env(), timeout=30
-        )
-        lines = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
-        if proc.returncode != 0 or len(lines) < 3:
+        said = gitfiles.layout(str(start))  # the same, from the files where they say it all
+        if said is None:
+            proc = subprocess.run(
+                ["git", "-C", str(start), *args], capture_output=True, env=no_git_env(), timeout=30
+            )
+            said = proc.stdout if proc.returncode == 0 else b""
+        lines = said.decode("utf-8", "surrogateescape").splitlines()
+        if len(lines) < 3:
             raise KeyError(f"{start}: not in a git repository")
         self._gitdir = lines[0]
         self.is_bare = len(lines) < 4

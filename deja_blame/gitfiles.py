@@ -42,7 +42,7 @@ from pathlib import Path
 
 from deja_blame import statefile
 
-__all__ = ["rev_parse", "ref_tips", "blame_config"]
+__all__ = ["rev_parse", "layout", "ref_tips", "blame_config"]
 
 _HEX = frozenset(b"0123456789abcdef")
 _REF_LIMIT = 4096  # a loose ref or HEAD: an id or "ref: NAME" and a newline
@@ -66,6 +66,21 @@ def rev_parse(start: str) -> bytes | None:
     if head is None:
         return None
     return os.fsencode(top) + b"\nfalse\n" + head + b"\n"
+
+
+def layout(start: str) -> bytes | None:
+    """``git rev-parse --absolute-git-dir --show-object-format --is-shallow-repository
+    --show-toplevel`` run in the folder ``start`` (how ``gitcli.CliRepository`` opens
+    a repository), or None (ask git). A repository of another object format than
+    SHA-1 says so in its configuration: git's to read."""
+    found = _repository(start)
+    if found is None:
+        return None
+    top, gitdir = found
+    config = _read(os.path.join(gitdir, "config"), _CONFIG_LIMIT)
+    if not isinstance(config, bytes) or b"objectformat" in config.lower():
+        return None
+    return os.fsencode(gitdir) + b"\nsha1\nfalse\n" + os.fsencode(top) + b"\n"
 
 
 def ref_tips(top: str, refs: tuple[str, ...]) -> bytes | None:

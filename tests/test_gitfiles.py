@@ -58,6 +58,31 @@ def test_rev_parse_is_gits_own_output(made: Path, tmp_path: Path) -> None:
     assert gitfiles.rev_parse(str(made)) == gits(made, *REV_PARSE)
 
 
+def test_layout_is_gits_own_output_and_opens_the_repository_alone(
+    made: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``CliRepository`` (a cold blame, why's older versions) opened without a process."""
+    from deja_blame import gitcli
+
+    layout = ["rev-parse", "--absolute-git-dir", "--show-object-format"]
+    layout += ["--is-shallow-repository", "--show-toplevel"]
+    link = tmp_path / "link"
+    link.symlink_to(made)
+    for where in (made, made / "src", link / "src"):
+        assert gitfiles.layout(str(where)) == gits(where, *layout)
+    by_git = gitcli.CliRepository(made / "src")
+    monkeypatch.setattr(gitcli.subprocess, "run", None)  # any process: a TypeError
+    by_files = gitcli.CliRepository(made / "src")
+    assert (by_files.path, by_files.workdir, by_files.id_bytes, by_files.is_bare) == (
+        by_git.path, by_git.workdir, by_git.id_bytes, by_git.is_bare
+    )  # fmt: skip
+    monkeypatch.undo()
+    sha256 = tmp_path / "sha256"
+    git(tmp_path, "init", "-q", "--object-format=sha256", str(sha256))
+    assert gitfiles.layout(str(sha256)) is None  # the format is git's to read
+    assert gitcli.CliRepository(sha256).id_bytes == 32
+
+
 def test_notes_tips_are_for_each_refs_own_output(made: Path) -> None:
     assert gitfiles.ref_tips(str(made), NOTES) == tips(made) == b""
     git(made, "notes", "--ref", "refs/notes/deja", "add", "-m", "{}", "HEAD")
