@@ -1,59 +1,32 @@
 """A session's writes outside the repository are not the repository's files.
 
 A session in this clone wrote ``/etc/outside.py`` and ``REPO/../dotdot.py``; a
-person later commits ``etc/outside.py`` and ``dotdot.py`` with the same text. A
-match by path suffix stands for another clone, and neither the file system's top
-nor a folder holding this repository is one: blame, stats and the note give those
-lines to the person. A worktree made inside the main checkout (``.claude/worktrees``)
-still finds the sessions that worked in the main checkout.
+person later commits files of those names, or the same text in a file of another
+name. A match by path suffix stands for another clone, and neither the file
+system's top, nor a folder holding this repository, nor a folder inside it that
+is no checkout is one; nor is such a write a file git lacks that a person moved
+(the moves rule): blame, stats and the note give those lines to the person. A worktree made inside the main checkout
+(``.claude/worktrees``) still finds the sessions that worked in the main checkout.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 from pathlib import Path
-from typing import Any
 
 import orjson
 from conftest import commit_env, deja, deja_json, git
+from test_sessions_from_anywhere import SID, T0, claude_code
 
-from deja_blame.index.clone_paths import stands_for
+from deja_blame.index.clone_paths import repository_path, stands_for
 
-T0 = 1_784_278_800  # 2026-07-17T09:00:00Z
-SID = "0a1b2c3d-4444-4000-8000-00000000a0e5"
+CLAUDE = SID["claude-code"]
 APP = "def total(prices):\n    return sum(price_of(p) for p in prices)\n"
 OUTSIDE = "OUTSIDE_SETTING = compute_outside_setting(3)\n"
-DOTDOT = "DOTDOT_SETTING = compute_dotdot_setting(2)\n"
-
-
-def _iso(epoch: float) -> str:
-    return dt.datetime.fromtimestamp(epoch, tz=dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.000Z")
-
-
-def _claude_writes(home: Path, cwd: str, writes: dict[str, str]) -> None:
-    """A Claude Code session in ``cwd`` writing each absolute path of ``writes``."""
-    base = {"sessionId": SID, "cwd": cwd, "isSidechain": False}
-    records: list[dict[str, Any]] = [
-        {**base, "type": "user", "uuid": "u0", "timestamp": _iso(T0),
-         "message": {"role": "user", "content": "Write the settings."}},
-    ]  # fmt: skip
-    for k, (path, content) in enumerate(writes.items()):
-        at = T0 + 10 * (k + 1)
-        records += [
-            {**base, "type": "assistant", "uuid": f"a{k}", "timestamp": _iso(at),
-             "message": {"role": "assistant", "model": "claude-opus-4-5", "content": [
-                 {"type": "tool_use", "id": f"t{k}", "name": "Write",
-                  "input": {"file_path": path, "content": content}}]}},
-            {**base, "type": "user", "uuid": f"r{k}", "timestamp": _iso(at + 1),
-             "message": {"role": "user", "content": [
-                 {"type": "tool_result", "tool_use_id": f"t{k}",
-                  "content": f"File created successfully at: {path}"}]},
-             "toolUseResult": {"type": "create", "filePath": path, "content": content,
-                               "structuredPatch": []}},
-        ]  # fmt: skip
-    folder = home / ".claude" / "projects" / ("-" + cwd.strip("/").replace("/", "-"))
-    folder.mkdir(parents=True)
-    (folder / f"{SID}.jsonl").write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+DOTDOT = (
+    "def dotdot_setting(rate):\n"
+    "    scaled = compute_dotdot_setting(rate) * 2\n"
+    "    return round(scaled, 3)\n"
+)
 
 
 def _commit(repo: Path, files: dict[str, str], at: int, who: str = "Pat") -> None:
@@ -67,21 +40,20 @@ def _commit(repo: Path, files: dict[str, str], at: int, who: str = "Pat") -> Non
 
 def _session_lines(repo: Path, rel: str) -> int:
     doc = deja_json("blame", "--json", "--", rel, cwd=repo, env={"DEJA_ANTIGRAVITY_ROOT": ""})
-    return sum(1 for ln in doc["lines"] if ln["session"] == SID)
+    return sum(1 for ln in doc["lines"] if ln["session"] == CLAUDE)
 
 
 def test_writes_outside_the_repository_stay_the_person_s(tmp_path: Path, repo: Path) -> None:
     root = str(repo)
-    _claude_writes(
-        tmp_path / "home",
-        root,
-        {f"{root}/app.py": APP, "/etc/outside.py": OUTSIDE, f"{root}/../dotdot.py": DOTDOT},
-    )
+    writes = {"app.py": APP, "/etc/outside.py": OUTSIDE, f"{root}/../dotdot.py": DOTDOT}
+    claude_code(tmp_path / "home", root, writes)
     _commit(repo, {"app.py": APP}, T0 + 600)
-    _commit(repo, {"etc/outside.py": OUTSIDE, "dotdot.py": DOTDOT}, T0 + 86_400, who="Eve")
+    # Eve's files a day later: the names, or the texts in a file of another name
+    eve = {"etc/outside.py": OUTSIDE, "dotdot.py": DOTDOT, "pricing.py": DOTDOT}
+    _commit(repo, eve, T0 + 86_400, who="Eve")
     assert _session_lines(repo, "app.py") == 2
-    assert _session_lines(repo, "etc/outside.py") == 0
-    assert _session_lines(repo, "dotdot.py") == 0
+    for rel in eve:
+        assert _session_lines(repo, rel) == 0, rel
     stats = deja_json("stats", "--json", cwd=repo, env={"DEJA_ANTIGRAVITY_ROOT": ""})
     assert stats["attributed_lines"] == 2
     deja("annotate", "--all", cwd=repo, env={"DEJA_ANTIGRAVITY_ROOT": ""})
@@ -92,7 +64,7 @@ def test_writes_outside_the_repository_stay_the_person_s(tmp_path: Path, repo: P
 
 
 def test_a_worktree_inside_the_main_checkout_finds_its_sessions(tmp_path: Path, repo: Path) -> None:
-    _claude_writes(tmp_path / "home", str(repo), {f"{repo}/app.py": APP})
+    claude_code(tmp_path / "home", str(repo), {"app.py": APP})
     _commit(repo, {"app.py": APP}, T0 + 600)
     inner = repo / ".claude" / "worktrees" / "w"
     git(repo, "worktree", "add", "-q", "--detach", str(inner))
@@ -115,3 +87,20 @@ def test_which_written_paths_stand_for_a_repository_file(tmp_path: Path) -> None
     assert stands_for(f"{tmp_path}/work/notes.py", "notes.py", root) is None
     (tmp_path / "work" / ".git").mkdir(parents=True)
     assert stands_for(f"{tmp_path}/work/notes.py", "notes.py", root) is False
+    # a folder inside this checkout: a checkout of its own, or one gone since
+    (tmp_path / "work" / "shop" / "build").mkdir(parents=True)
+    assert stands_for(f"{root}/build/app.py", "app.py", root) is None
+    assert stands_for(f"{root}/.claude/worktrees/gone/app.py", "app.py", root) is False
+    (tmp_path / "work" / "shop" / "wt" / ".git").mkdir(parents=True)
+    assert stands_for(f"{root}/wt/app.py", "app.py", root) is False
+
+
+def test_the_repository_path_of_a_written_path(tmp_path: Path) -> None:
+    root = f"{tmp_path}/shop"
+    files = {"src/app.py", "app.py", "dotdot.py"}
+    assert repository_path(f"{root}/src/app.py", root, files) == "src/app.py"
+    assert repository_path(f"{root}/new/file.py", root, files) == "new/file.py"  # under root
+    assert repository_path("/home/alice/shop/src/app.py", root, files) == "src/app.py"
+    assert repository_path(f"{root}/../dotdot.py", root, files) is None
+    assert repository_path("/app.py", root, files) is None
+    assert repository_path("/home/alice/elsewhere.py", root, files) is None

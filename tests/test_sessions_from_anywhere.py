@@ -55,6 +55,9 @@ def iso(epoch: float) -> str:
 
 
 def joined(workspace: str, rel: str) -> str:
+    """``rel`` in ``workspace``, in its separators; an absolute ``rel`` as it is."""
+    if rel.startswith("/"):
+        return rel
     sep = "\\" if "\\" in workspace else "/"
     return workspace + sep + rel.replace("/", sep)
 

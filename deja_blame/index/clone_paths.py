@@ -11,10 +11,17 @@ repository path taken off. That folder cannot be:
 - a folder holding this repository (``ROOT/../dotdot.py`` implies ``ROOT/..``): a
   clone of this repository does not hold it, unless it is a checkout of its own
   (a worktree made inside the main checkout, ``.claude/worktrees/NAME``: the main
-  checkout has its ``.git``).
+  checkout has its ``.git``);
+- a folder inside this checkout that is here and no checkout (``ROOT/build/lib``
+  for ``app.py``: a build's copy). A folder inside it that is gone (a worktree
+  removed after its merge) may have been one.
 
-``..`` and ``.`` in a written path are resolved first, as the file system did when
-the agent wrote it.
+The last two look at this machine's disk for a folder a session named, maybe on
+another machine: a session whose clone was ``/workspace`` (a container) is not
+matched by suffix in a checkout at ``/workspace/shop`` here, which is the folder
+that holds it. ``..`` and ``.`` are resolved in the path's text (``posixpath``),
+not through the file system: through a linked folder the agent's file system
+may have landed elsewhere.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
+from collections.abc import Container
 
 _DRIVE = re.compile(r"[A-Za-z]:")
 
@@ -30,7 +38,7 @@ def stands_for(written: str, rel: str, root: str) -> bool | None:
     """Whether the written path ``written`` is the repository file ``rel`` of the
     repository at ``root``: True when under ``root`` itself, False when in another
     clone (a suffix match), None when it is not that file."""
-    path = posixpath.normpath(written) if "/." in written else written
+    path = resolved(written)
     root = root.rstrip("/")
     if path == f"{root}/{rel}":
         return True
@@ -39,11 +47,34 @@ def stands_for(written: str, rel: str, root: str) -> bool | None:
     return False if could_be_a_clone(path[: -len(rel) - 1], root) else None
 
 
+def repository_path(written: str, root: str, files: Container[str]) -> str | None:
+    """The repository path the written path ``written`` stands for: its path under
+    ``root`` when it is there, else the longest of ``files`` it ends with whose
+    implied folder could be another clone (see the module); None: neither."""
+    path = resolved(written)
+    root = root.rstrip("/")
+    if path.startswith(root + "/"):
+        return path[len(root) + 1 :]
+    parts = path.split("/")
+    for k in range(1, len(parts)):
+        rel = "/".join(parts[k:])
+        if rel in files and could_be_a_clone("/".join(parts[:k]), root):
+            return rel
+    return None
+
+
 def could_be_a_clone(folder: str, root: str) -> bool:
     """Whether ``folder`` (a suffix match's implied clone) can be another clone of the
     repository at ``root`` (see the module)."""
     if not folder or _DRIVE.fullmatch(folder):
         return False
-    if root.startswith(folder + "/"):
+    if root.startswith(folder + "/"):  # it holds this repository
         return os.path.lexists(folder + "/.git")
+    if folder.startswith(root + "/"):  # inside this checkout
+        return os.path.lexists(folder + "/.git") or not os.path.lexists(folder)
     return True
+
+
+def resolved(written: str) -> str:
+    """``written`` with ``.`` and ``..`` resolved in its text."""
+    return posixpath.normpath(written) if "/." in written else written

@@ -42,7 +42,7 @@ from deja_blame.attribution.facts.edits import leave
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import CatFile, read_worktree_bytes, same_repository, try_git
 from deja_blame.index import queries as Q
-from deja_blame.index.clone_paths import stands_for
+from deja_blame.index.clone_paths import repository_path
 from deja_blame.index.fingerprint import fingerprint
 
 COVERAGE = 0.5  # of a session's distinct lines, found where it wrote them
@@ -76,15 +76,10 @@ class RepositoryFiles:
     def relative(self, written: str, root: str) -> str | None:
         """The repository path a session's absolute path stands for: under ``root``
         itself, else the longest repository path it ends with (``/`` bounded)."""
-        if written.startswith(root + "/") and "/." not in written:
-            rel = written[len(root) + 1 :]
-            return rel if rel in self.times else None
-        best: str | None = None
-        for path in self.by_name.get(PurePosixPath(written).name, ()):
-            here = written == path or stands_for(written, path, root) is not None
-            if here and (best is None or len(path) > len(best)):
-                best = path
-        return best
+        if written in self.times:
+            return written  # a relative path, as some agents write it
+        rel = repository_path(written, root, self.times)
+        return rel if rel in self.times else None
 
 
 _LOCK = threading.Lock()
@@ -434,17 +429,10 @@ def paths_of_repository(
     names = {PurePosixPath(f).name for f in files}
     out: dict[int, str] = {}
     for pid, path in Q.all_paths(conn):
-        if path.startswith(root + "/"):
-            out[pid] = path[len(root) + 1 :]
-            continue
-        parts = path.split("/")
-        if parts[-1] not in names:
-            continue
-        for k in range(1, len(parts)):
-            rel = "/".join(parts[k:])
-            if rel in files:
+        if path.startswith(root + "/") or path.rsplit("/", 1)[-1] in names:
+            rel = repository_path(path, root, files)
+            if rel is not None:
                 out[pid] = rel
-                break
     with _LOCK:
         if len(_WRITTEN) > 64:
             _WRITTEN.clear()

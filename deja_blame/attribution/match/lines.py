@@ -613,78 +613,58 @@ def _fill_gaps(
     # two blank lines above its function, which git says are the two below it,
     # go to those two (its commit's, as its note says), not to the person's
     # older pair above.
-    for strict in (True, False):
-        _fill_gaps_pass(
-            chosen, anchors, fps, trivial, blank, writes, used, limits, late, strict, stale, copies
-        )
-
-
-def _fill_gaps_pass(
-    chosen: list[tuple[Key, int] | None],
-    anchors: list[tuple[Key, int] | None],
-    fps: list[int],
-    trivial: list[bool],
-    blank: list[bool],
-    writes: WriteSet,
-    used: set[Key],
-    limits: list[float],
-    late: float,
-    strict: bool,
-    stale: Callable[..., bool] | None,
-    copies: _Copies | None,
-) -> None:
-    """One pass of ``_fill_gaps``; ``strict``: only writes made before the line's commit."""
     info = writes.info
     n = len(chosen)
-    for i in range(n):
-        if chosen[i] is not None or not trivial[i] or fps[i] not in writes.by_fp:
-            continue
-        found: list[Key] = []
-        near: set[Key] = set()  # anchored without crossing a line no session wrote
-        for step in (-1, 1):
-            seen: set[tuple[int, int]] = set()
-            crossed = False
-            j = i + step
-            while 0 <= j < n and abs(j - i) <= GAP_WINDOW:
-                a = anchors[j]
-                if a is not None and (a[0][0], a[0][1]) not in seen:
-                    sid, edit, aidx = a[0]
-                    seen.add((sid, edit))  # only the nearest anchor of an edit decides
-                    d_file = abs(j - i)
-                    # 0 < (aidx - idx) * step <= 2 * d_file + 2
-                    for d in range(1, 2 * d_file + 3):
-                        key = (sid, edit, aidx - d * step)
-                        found.append(key)
-                        if not crossed:
-                            near.add(key)
-                elif a is None and not trivial[j]:
-                    crossed = True
-                j += step
-        if blank[i]:
+    for strict in (True, False):  # writes made before the line's commit first
+        for i in range(n):
+            if chosen[i] is not None or not trivial[i] or fps[i] not in writes.by_fp:
+                continue
+            found: list[Key] = []
+            near: set[Key] = set()  # anchored without crossing a line no session wrote
             for step in (-1, 1):
+                seen: set[tuple[int, int]] = set()
+                crossed = False
                 j = i + step
-                while 0 <= j < n and blank[j] and abs(j - i) <= 2:
-                    j += step
-                if 0 <= j < n and abs(j - i) <= 3:
+                while 0 <= j < n and abs(j - i) <= GAP_WINDOW:
                     a = anchors[j]
-                    if a is not None and not blank[j]:
-                        beside = writes.blank_by_edit.get((a[0][0], a[0][1]), ())
-                        found += beside
-                        near.update(beside)
-        options: list[tuple[float, int, Key]] = []
-        for key in found:
-            w = info.get(key)
-            if w is None or w[0] != fps[i] or w[2] or key in used:
-                continue
-            if w[1] > late or ((strict or key not in near) and w[1] > limits[i]):
-                continue
-            options.append((-w[1], w[4], key))  # the latest write first
-        for neg_at, _, key in sorted(set(options)):
-            n_copies = 1 if copies is None else copies(key, fps[i], limits[i])
-            if stale is None or not stale(i, -neg_at, n_copies):
-                chosen[i] = (key, 1)
-                used.add(key)
-                break
+                    if a is not None and (a[0][0], a[0][1]) not in seen:
+                        sid, edit, aidx = a[0]
+                        seen.add((sid, edit))  # only the nearest anchor of an edit decides
+                        d_file = abs(j - i)
+                        # 0 < (aidx - idx) * step <= 2 * d_file + 2
+                        for d in range(1, 2 * d_file + 3):
+                            key = (sid, edit, aidx - d * step)
+                            found.append(key)
+                            if not crossed:
+                                near.add(key)
+                    elif a is None and not trivial[j]:
+                        crossed = True
+                    j += step
+            if blank[i]:
+                for step in (-1, 1):
+                    j = i + step
+                    while 0 <= j < n and blank[j] and abs(j - i) <= 2:
+                        j += step
+                    if 0 <= j < n and abs(j - i) <= 3:
+                        a = anchors[j]
+                        if a is not None and not blank[j]:
+                            beside = writes.blank_by_edit.get((a[0][0], a[0][1]), ())
+                            found += beside
+                            near.update(beside)
+            options: list[tuple[float, int, Key]] = []
+            for key in found:
+                w = info.get(key)
+                if w is None or w[0] != fps[i] or w[2] or key in used:
+                    continue
+                if w[1] > late or ((strict or key not in near) and w[1] > limits[i]):
+                    continue
+                options.append((-w[1], w[4], key))  # the latest write first
+            for neg_at, _, key in sorted(set(options)):
+                n_copies = 1 if copies is None else copies(key, fps[i], limits[i])
+                if stale is None or not stale(i, -neg_at, n_copies):
+                    chosen[i] = (key, 1)
+                    used.add(key)
+                    break
 
 
 class _Copies:
