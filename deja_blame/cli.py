@@ -616,6 +616,9 @@ def blame_cmd(
     id, agent, model (where the transcript names one), when it wrote the line,
     and the confidence (0-1); for a person's line the commit's author and date
     (as committed: no mailmap); then the line number and the text.
+    The agent and model columns are as wide as the widest shown; agents:
+    agy (Antigravity), claude, codex, gemini, cursor, copilot, copilot-cli,
+    windsurf, opencode, amp, droid, continue, aider.
 
     \b
     git blame's options that choose the commit, passed to git:

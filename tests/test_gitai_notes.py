@@ -95,6 +95,8 @@ def test_blame_why_stats_and_report_read_gitai_notes(repo: Path) -> None:
     assert doc["sessions"][SESSION]["model"] == "claude-sonnet-4-5-20250514"
     why = deja_json("why", f"{repo / 'a.py'}:7", "--json")
     assert (why["session"], why["via"]) == (SESSION, "git-ai")
+    said = deja("why", f"{repo / 'a.py'}:7").stdout.decode()
+    assert "(from git-ai's note)" in said and "from the git-ai" not in said  # newcomer 7
     stats = deja_json("stats", "--json", cwd=repo)
     assert {a["agent"]: a["lines"] for a in stats["by_agent"]} == {"claude-code": 5, "cursor": 2}
     report = deja_json("report", "HEAD~1..HEAD", "--format", "json", cwd=repo)

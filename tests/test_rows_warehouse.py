@@ -137,6 +137,10 @@ def test_rows_load_into_duckdb_and_agree_with_deja_stats(
         run(repos[0], "warehouse", "load", str(db), str(files[0]), "--json").stdout
     )
     assert again["replaced"] == again["rows"] > 0  # a repository's rows replace its old ones
+    # counts said in the singular where there is one (newcomer 7: "1 file(s)", "1 repositories")
+    said = run(repos[0], "warehouse", "load", str(tmp_path / "one.duckdb"), str(files[0]))
+    text = said.stderr.decode()
+    assert " from 1 file into " in text and "; 1 repository in it)" in text, text
 
     con = duckdb.connect(str(db), read_only=True)
 

@@ -129,7 +129,8 @@ def check_roots(roots: list[Path]) -> tuple[Check, list[TranscriptFile]]:
         files = list(find_transcripts(root, problems, skipped))
         found.extend(files)
         if len(problems) == before or files:
-            parts.append(f"{root} ({counted(len(files), 'session')})")
+            none = "" if files or (root / "brain").is_dir() else ": no brain/ directory"
+            parts.append(f"{root} ({counted(len(files), 'session')}{none})")
     detail = "; ".join(parts + problems + skipped.lines())
     if problems and not found:
         return Check("transcript roots", False, detail, fix_root), found

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from deja_blame.jsonout import print_json
-from deja_blame.output import terminal
+from deja_blame.output import counted, terminal
 
 
 def run_load(database: Path, files: list[Path], as_json: bool) -> int:
@@ -19,8 +19,9 @@ def run_load(database: Path, files: list[Path], as_json: bool) -> int:
         print_json(result.to_json())
     else:
         click.echo(
-            f"deja: loaded {result.rows:,} rows from {result.files} file(s) into {database}"
-            f" (replaced {result.replaced:,}; {result.repositories} repositories in it)",
+            f"deja: loaded {counted(result.rows, 'row')} from {counted(result.files, 'file')}"
+            f" into {terminal(str(database))} (replaced {result.replaced:,};"
+            f" {counted(result.repositories, 'repository', 'repositories')} in it)",
             err=True,
         )
     return 0

@@ -14,6 +14,7 @@ from deja_blame.errors import DejaError
 from deja_blame.gitutil import SHALLOW_WARNING, is_shallow
 from deja_blame.jsonout import print_json
 from deja_blame.output import (
+    clip,
     shorten,
     style,
     terminal,
@@ -22,7 +23,18 @@ from deja_blame.output import (
     utc_minute,
     warn,
 )
-from deja_blame.outputs.session_text import exit_text
+from deja_blame.outputs.session_text import exit_text, via_text
+
+# deja why's text shows this much of a long text, then says how much more there is
+# (--json keeps it whole): a 1 MiB prompt and a 5 MB line made 6.3 MB of output
+LINE_CHARS = 500  # a line of code (the line asked about, an edit's)
+PROMPT_LINES = 20
+PROMPT_CHARS = 2_000  # the request shown, all its lines together
+HUNK_LINES = 40  # each side of each hunk of the edit
+
+
+def _more_lines(n: int) -> str:
+    return f"  … [{n:,} more line{'s' if n != 1 else ''}]"
 
 
 def split_target(target: str) -> tuple[Path, int]:
@@ -86,7 +98,7 @@ def run_why(
         return 0
     c = use_colour()
     echo = click.echo
-    echo(f"{terminal(doc['path'])}:{doc['line']}  {terminal(doc['text'])}")
+    echo(f"{terminal(doc['path'])}:{doc['line']}  {terminal(clip(doc['text'], LINE_CHARS))}")
     commit = doc["commit"][:12] if doc["commit"] else "(not committed yet)"
     if not doc["session"]:
         echo(f"commit {commit}: not written by any indexed session (a person, or unknown)")
@@ -108,7 +120,7 @@ def run_why(
     echo(
         style(f"session {terminal(doc['session'])}", c, bold=True)
         + f"  commit {commit}  confidence {conf if conf is not None else '?'}"
-        + f"  (from the {terminal(doc['via'])})"
+        + f"  (from {via_text(doc['via'])})"
     )
     info = doc.get("session_info") or {}
     echo(
@@ -121,16 +133,19 @@ def run_why(
         return 0
     if doc.get("prompt"):
         echo("\n" + style("Asked", c, bold=True) + f"  ({terminal(doc['prompt']['at'] or '?')})")
-        for line in terminal_lines(doc["prompt"]["text"])[:20]:
+        lines = terminal_lines(clip(doc["prompt"]["text"], PROMPT_CHARS))
+        for line in lines[:PROMPT_LINES]:
             echo(f"  {line}")
+        if len(lines) > PROMPT_LINES:
+            echo(_more_lines(len(lines) - PROMPT_LINES))
     if doc.get("assistant"):
         echo("\n" + style("The agent said", c, bold=True))
         for m in doc["assistant"]:
             echo(f"  {shorten(m['text'], 200)}")
     if doc.get("edit"):
         e = doc["edit"]
-        by = f", {terminal(e['model'])}" if e.get("model") else ""
-        heading = f"The edit ({terminal(e['tool'])}{by}, {terminal(e['at'] or '?')})"
+        by = f", {shorten(e['model'], 60)}" if e.get("model") else ""
+        heading = f"The edit ({shorten(e['tool'], 60)}{by}, {terminal(e['at'] or '?')})"
         echo("\n" + style(heading, c, bold=True))
         echo(f"--- a/{terminal(doc['path'])}\n+++ b/{terminal(doc['path'])}")
         for h in e["hunks"]:
@@ -139,10 +154,11 @@ def run_why(
                     h["old_start"], len(h["removed"]), h["new_start"], len(h["added"])
                 )
                 echo(style(header, c, fg="cyan"))
-            for r in h["removed"]:
-                echo(style(f"-{terminal(r)}", c, fg="red"))
-            for a in h["added"]:
-                echo(style(f"+{terminal(a)}", c, fg="green"))
+            for sign, side, tint in (("-", h["removed"], "red"), ("+", h["added"], "green")):
+                for text in side[:HUNK_LINES]:
+                    echo(style(f"{sign}{terminal(clip(text, LINE_CHARS))}", c, fg=tint))
+                if len(side) > HUNK_LINES:
+                    echo(_more_lines(len(side) - HUNK_LINES))
     if doc.get("commands_after"):
         echo("\n" + style("Then ran", c, bold=True))
         for cmd in doc["commands_after"]:

@@ -110,6 +110,11 @@ def authors_of(result: FileBlame) -> dict[str, Author]:
     return {c: Author(*a) for c, a in result.authors.items()}
 
 
+# Past these a name is a stranger's text that would push the code off the screen
+MAX_LABEL = 24  # another tool's agent name (the 13 agents' labels are at most 11)
+MAX_MODEL = 40  # a model's name ("claude-sonnet-4-5-20250929" is 26)
+
+
 def print_human(result: FileBlame, look: BlameLook | None = None) -> None:
     look = look or BlameLook()
     colour = use_colour()
@@ -132,18 +137,23 @@ def print_human(result: FileBlame, look: BlameLook | None = None) -> None:
     day_w = max((len(v.split("\0")[1]) for v in people.values()), default=0)
     person_w = name_w + day_w + 3 if people else 0
     # the model behind each session, where known: a column of its own when any is
+    # (whole, as wide as the widest here: a stranger's note may name a model of any
+    # length, so past MAX_MODEL it is cut, with an ellipsis that says so)
     models = {
-        sid: shorten(terminal(info.model), 16)
+        sid: shorten(terminal(info.model), MAX_MODEL)
         for sid, info in result.sessions.items()
         if info.model
     }
     model_w = max((len(m) for m in models.values()), default=0)
-    # the agent's label: six characters for the agents deja knows, as wide as the
-    # widest other name here (a note's "unknown", another tool's id), up to 12
+    # the agent's label: the whole word for the agents deja knows (agy, claude,
+    # copilot-cli, windsurf), another tool's name up to MAX_LABEL; the column as wide
+    # as the widest label here (at least 6), as git blame's author column
     from deja_blame.transcripts.registry import label_of  # the 13 plug-ins: text only
 
     labels = {
-        ln.source: shorten(terminal(label_of(ln.source)), 12) for ln in result.lines if ln.session
+        ln.source: shorten(terminal(label_of(ln.source)), MAX_LABEL)
+        for ln in result.lines
+        if ln.session
     }
     label_w = max((len(v) for v in labels.values()), default=6)
     label_w = max(label_w, 6)

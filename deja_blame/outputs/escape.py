@@ -68,6 +68,16 @@ def shorten(text: str | None, width: int) -> str:
     return one if len(one) <= width else one[: max(0, width - 1)] + "…"
 
 
+def clip(text: object, limit: int) -> str:
+    """``text`` cut at ``limit`` characters, with a marker that says how much was cut:
+    a 1 MiB prompt or a 5 MB line in a transcript would drown a terminal or a page
+    (``deja why``, the HTML report; ``--json`` keeps every text whole)."""
+    whole = "" if text is None else str(text)
+    if len(whole) <= limit:
+        return whole
+    return f"{whole[:limit]}… [{len(whole) - limit:,} more characters]"
+
+
 def markdown(text: str | None, width: int | None = None) -> str:
     """A field made inert for Markdown (and table cells), on one line."""
     if not text:

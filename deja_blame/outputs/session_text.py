@@ -77,6 +77,15 @@ def _time(at: str | None) -> str:
     return terminal(at[11:19] if len(at) >= 19 else at)
 
 
+def via_text(via: str | None) -> str:
+    """Where a line's session comes from, in prose: ``the index``, ``the note`` (deja's,
+    of the line's commit), ``git-ai's note`` (``via`` in JSON: index, note, git-ai)."""
+    known = {None: "the index", "index": "the index", "note": "the note"}
+    if via in known:
+        return known[via]
+    return "git-ai's note" if via == "git-ai" else f"the {terminal(via)}"
+
+
 def exit_text(code: int | None, status: str | None) -> str:
     """A command's outcome in a word: its exit code, or why there is none."""
     if code is not None:

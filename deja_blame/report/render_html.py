@@ -11,11 +11,17 @@ escaping: everything from a transcript or the repository goes through
 
 from __future__ import annotations
 
+from deja_blame.outputs.escape import clip
 from deja_blame.outputs.escape import html as html_text
 from deja_blame.report.history import choose_period, share_history, svg_chart
 from deja_blame.report.model import Counts, FileLines, Report, SessionReport, pct
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'none'"
+# Long text is cut with a marker saying how much more there was (the JSON report
+# keeps it whole): a 1 MiB prompt and a 5 MB line made a 5.3 MB page
+PROMPT_CHARS = 4_000  # a request
+LINE_CHARS = 1_000  # a line of code
+TEXT_CHARS = 1_000  # a command, a commit's subject, a path, a project
 
 
 # the HTML reports' escaping of every field (outputs/escape.py)
@@ -127,7 +133,8 @@ def _session(s: SessionReport, report: Report) -> str:
         f'<summary><span class="sw b{s.colour}"></span><code>{e(s.session_id[:8])}</code>'
         f" · {e(s.agent)} · <b>{s.written}</b> lines written, {s.surviving} surviving"
         f"{_tests(s)}</summary>",
-        f"<p>Session <code>{e(s.session_id)}</code> · project <code>{e(s.project)}</code> · "
+        f"<p>Session <code>{e(s.session_id)}</code> · project"
+        f" <code>{e(clip(s.project, TEXT_CHARS))}</code> · "
         f"{e(s.started_at or '?')} → {e(s.ended_at or '?')}</p>",
     ]
     if not s.indexed:
@@ -138,11 +145,14 @@ def _session(s: SessionReport, report: Report) -> str:
     if report.prompts:
         if s.first_prompt:
             out.append(f'<p id="s{s.colour}-r0"><b>First prompt</b></p>')
-            out.append(f'<div class="prompt">{e(s.first_prompt)}</div>')
+            out.append(f'<div class="prompt">{e(clip(s.first_prompt, PROMPT_CHARS))}</div>')
         if s.requests:
             out.append(f'<p><b>Later requests ({len(s.requests)})</b></p><ol start="2">')
             for i, r in enumerate(s.requests, 1):
-                out.append(f'<li id="s{s.colour}-r{i}"><div class="prompt">{e(r)}</div></li>')
+                out.append(
+                    f'<li id="s{s.colour}-r{i}"><div class="prompt">'
+                    f"{e(clip(r, PROMPT_CHARS))}</div></li>"
+                )
             out.append("</ol>")
     else:
         out.append('<p class="muted">Prompts left out (--no-prompts).</p>')
@@ -163,7 +173,7 @@ def _session(s: SessionReport, report: Report) -> str:
             cls = "muted" if c.exit_code is None else ("fail" if c.failed else "pass")
             test = ' <span class="muted">(test)</span>' if c.is_test else ""
             out.append(
-                f"<tr><td><code>{e(c.command)}</code>{test}</td>"
+                f"<tr><td><code>{e(clip(c.command, TEXT_CHARS))}</code>{test}</td>"
                 f'<td class="n {cls}">exit {e(code)}</td></tr>'
             )
         out.append("</table>")
@@ -209,7 +219,7 @@ def _file_lines(fl: FileLines, report: Report) -> str:
             prev = (ln.session, ln.request)
             out.append(
                 f'<tr class="{cls}" title="{e(title)}"><td class="ln">{ln.line}</td>'
-                f'<td class="who">{who}</td><td class="src">{e(ln.text)}</td></tr>'
+                f'<td class="who">{who}</td><td class="src">{e(clip(ln.text, LINE_CHARS))}</td></tr>'
             )
     out.append("</table></details>")
     return "\n".join(out)
@@ -311,7 +321,7 @@ def render_html(report: Report) -> str:
         for c in report.commits:
             merge = ' <span class="muted">(merge)</span>' if c.is_merge else ""
             body.append(
-                f"<tr><td><code>{e(c.sha[:8])}</code>{merge}</td><td>{e(c.subject)}</td>"
+                f"<tr><td><code>{e(c.sha[:8])}</code>{merge}</td><td>{e(clip(c.subject, TEXT_CHARS))}</td>"
                 f'<td class="n">{c.counts.added}</td><td class="n">{c.counts.by_sessions}</td>'
                 f'<td class="n">{c.counts.by_people}</td><td>{e(c.source)}</td></tr>'
             )

@@ -80,7 +80,7 @@ class Agent:
     """One agent deja reads: everything the rest of deja needs to know about it."""
 
     id: str  # the sessions' agent everywhere: the index, notes, --agent, JSON
-    label: str  # blame's narrow agent column: six characters at most
+    label: str  # blame's agent column: a whole word everyone knows the agent by
     display_name: str  # in prose: reports, handoff prompts, docs
     root_env: str  # DEJA_<AGENT>_ROOT: replaces the default roots (``:``-separated)
     default_roots: Callable[[Mapping[str, str], Path], list[Path]]  # (env, home)

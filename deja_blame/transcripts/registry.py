@@ -95,10 +95,11 @@ def known(agent_id: str | None) -> Agent | None:
 
 
 def label_of(agent_id: str | None) -> str:
-    """The agent as blame's narrow column shows it: six characters for the agents
-    deja knows; another name (a note's "unknown", another tool's) up to twelve."""
+    """The agent as blame's column shows it: a whole word for the agents deja knows
+    (``agy``, ``claude``, ``copilot-cli``, ``windsurf``); another name (a note's
+    "unknown", another tool's) as it is (the caller makes it inert and bounds it)."""
     a = known(agent_id)
-    return a.label if a is not None else (agent_id or UNKNOWN_AGENT)[:12]
+    return a.label if a is not None else (agent_id or UNKNOWN_AGENT)
 
 
 def display_name(agent_id: str | None) -> str:

@@ -17,6 +17,7 @@ from deja_blame.attribution.model import FileBlame, LineAttribution
 from deja_blame.output import inert, shorten, terminal, utc_minute
 from deja_blame.outputs.escape import lsp_markdown
 from deja_blame.outputs.redact import redact
+from deja_blame.outputs.session_text import via_text
 from deja_blame.transcripts.registry import display_name, label_of
 
 REQUEST_CHARS = 600  # of the person's request on a hover
@@ -102,7 +103,7 @@ def agent_hover(
     conf = f"{ln.confidence:.2f}" if isinstance(ln.confidence, (int, float)) else "1.00"
     facts = [
         f"written {md_text(when(ln)) or '?'}",
-        f"confidence {conf} (from the {md_text(ln.via or 'index')})",
+        f"confidence {conf} (from {md_text(via_text(ln.via))})",
     ]
     if model:
         facts.insert(0, f"model {_code(inert(model))}")

@@ -64,11 +64,10 @@ def find_transcripts(
     if kind != "dir":
         if kind in (LINK, SPECIAL):
             below.skip(brain, kind)
-        elif problems is not None:
-            if not root.exists():
-                problems.append(f"transcript root not found: {root}")
-            else:
-                problems.append(f"no brain/ directory under transcript root {root}")
+        elif problems is not None and not root.exists():
+            problems.append(f"transcript root not found: {root}")
+        # a root that is there with no brain/ yet holds no session, as an empty
+        # folder of any other agent: no problem (deja doctor says it has none)
         return
     try:
         with os.scandir(brain) as listing:

@@ -57,7 +57,7 @@ def _sniff(s: Sniffed) -> int:
 
 PLUGIN = Agent(
     id=AGENT,
-    label="contin",
+    label="continue",
     display_name="Continue",
     root_env=ROOT_ENV,
     default_roots=default_roots,

@@ -79,7 +79,7 @@ def _sniff(s: Sniffed) -> int:
 
 PLUGIN = Agent(
     id=AGENT,
-    label="copilt",
+    label="copilot",
     display_name="GitHub Copilot (VS Code)",
     root_env=ROOT_ENV,
     default_roots=default_roots,

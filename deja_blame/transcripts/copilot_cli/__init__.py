@@ -58,7 +58,7 @@ def _sniff(s: Sniffed) -> int:
 
 PLUGIN = Agent(
     id=AGENT,
-    label="cp-cli",
+    label="copilot-cli",
     display_name="GitHub Copilot CLI",
     root_env=ROOT_ENV,
     default_roots=default_roots,

@@ -121,7 +121,7 @@ def _sniff(s: Sniffed) -> int:
 
 PLUGIN = Agent(
     id=AGENT,
-    label="opencd",
+    label="opencode",
     display_name="OpenCode",
     root_env=ROOT_ENV,
     default_roots=default_roots,

@@ -56,7 +56,7 @@ def _sniff(s: Sniffed) -> int:
 
 PLUGIN = Agent(
     id=AGENT,
-    label="wsurf",
+    label="windsurf",
     display_name="Windsurf",
     root_env=ROOT_ENV,
     default_roots=default_roots,
