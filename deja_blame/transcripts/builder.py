@@ -46,6 +46,9 @@ class SessionBuilder:
         self._seq = 0
         self._first_at: float | None = None
         self._last_at: float | None = None
+        self._seen_last: str | None = (
+            None  # the last time seen_time took (min/max: a repeat changes nothing)
+        )
         # ordinals taken by earlier batches (the index has those rows)
         self._taken = {"messages": 0, "commands": 0, "files": 0, "edits": 0}
         self.exit_patches: dict[int, int] = {}  # exit codes of commands taken before
@@ -53,6 +56,9 @@ class SessionBuilder:
     # -- what a reader adds ----------------------------------------------------------
 
     def seen_time(self, at: str | None) -> None:
+        if at == self._seen_last:
+            return  # most records of a transcript with no times share one: parse it once
+        self._seen_last = at
         epoch = epoch_of(at)
         if epoch is None or at is None:
             return
