@@ -16,6 +16,7 @@ import orjson
 import pytest
 from click.testing import CliRunner, Result
 
+from deja_blame.attribution.facts.history import forget_histories
 from deja_blame.cli import cli
 from deja_blame.transcripts.registry import location_variables
 
@@ -95,6 +96,9 @@ def built_once(
 def sealed_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     seal(monkeypatch, tmp_path / "home", tmp_path)
     yield
+    # the test's repositories are gone: their histories' git cat-file processes too
+    # (a worker kept one per repository its tests blamed in process)
+    forget_histories()
 
 
 def run_deja(*args: str, input: str | None = None, env: dict[str, str] | None = None) -> Result:

@@ -290,3 +290,19 @@ def test_entries_are_the_walk_s_without_its_order(repo: Path, tmp_path: Path) ->
                 compared += 1
     assert compared > 1000
     assert history.entries("no-such-rev", {"f0.txt"}) is None
+
+
+def test_forgotten_histories_close_their_git_process(repo: Path) -> None:
+    from deja_blame.attribution.facts import history as history_mod
+
+    (repo / "a.txt").write_text("one\n")
+    git(repo, "add", "a.txt")
+    git(repo, "commit", "-qm", "a")
+    h = history_mod.repo_history(repo)
+    assert h.read("HEAD:a.txt") == b"one\n"
+    batch = h._batch
+    assert batch is not None and batch._proc is not None
+    proc = batch._proc
+    history_mod.forget_histories()
+    assert proc.poll() is not None  # git has exited
+    assert history_mod.repo_history(repo) is not h  # a new question reads afresh

@@ -560,6 +560,16 @@ def _simplify(c: _Commit | None, paths: frozenset[str]) -> tuple[bool, tuple[str
 _HISTORIES: dict[str, RepoHistory] = {}
 
 
+def forget_histories() -> None:
+    """Close every history's ``git cat-file --batch`` and forget the histories: for a
+    process done with the repositories it asked about (a test, after it ran; each
+    history otherwise keeps its git process until this one exits)."""
+    for history in list(_HISTORIES.values()):
+        if history._batch is not None:
+            history._batch.close()
+    _HISTORIES.clear()
+
+
 def repo_history(root: str | Path) -> RepoHistory:
     """The process's history of the repository at ``root``: commits never change,
     so what is read once serves every file and commit asked about afterwards."""
