@@ -230,6 +230,31 @@ def test_only_a_private_folder_of_the_user_s_holds_the_socket(tmp_path: Path) ->
     assert oct(made.stat().st_mode & 0o777) == oct(0o700)
 
 
+def test_a_folder_another_start_made_at_the_same_moment_is_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # two `deja server start` at once: the other made the folder between this one's
+    # lstat and its mkdir (this one then said the socket's path was too long)
+    raced = tmp_path / "raced"
+    real_mkdir = os.mkdir
+
+    def the_other_was_first(path: str, mode: int = 0o777) -> None:
+        real_mkdir(path, 0o700)
+        raise FileExistsError(path)
+
+    monkeypatch.setattr(os, "mkdir", the_other_was_first)
+    assert place.private_dir(str(raced), create=True)
+
+    def an_open_one_was_first(path: str, mode: int = 0o777) -> None:
+        real_mkdir(path, 0o755)
+        os.chmod(path, 0o755)
+        raise FileExistsError(path)
+
+    # one open to others (or another user's) is still refused
+    monkeypatch.setattr(os, "mkdir", an_open_one_was_first)
+    assert not place.private_dir(str(tmp_path / "open-raced"), create=True)
+
+
 def test_an_idle_server_goes_away(runtime: Path) -> None:
     path = place.socket_path(create=True)
     assert path is not None

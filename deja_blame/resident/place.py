@@ -85,6 +85,11 @@ def private_dir(folder: str, create: bool = False) -> bool:
             return False
         try:
             os.mkdir(folder, 0o700)
+        except FileExistsError:
+            pass  # another deja made it at the same moment: judged below like any folder
+        except OSError:
+            return False
+        try:
             st = os.lstat(folder)
         except OSError:
             return False
