@@ -248,40 +248,26 @@ def _fill_gaps(
     with a larger one), and the distance in the edit fits the distance in the file.
     """
     anchors = [c for c in chosen]  # lines matched by runs or on their own
-    # writes made before the line's commit first; then those git's diff may have slid
-    for strict in (True, False):
-        _fill_gaps_pass(chosen, anchors, cands, trivial, used, blank, limits, strict)
-
-
-def _fill_gaps_pass(
-    chosen: list[tuple[tuple[int, int, int], int] | None],
-    anchors: list[tuple[tuple[int, int, int], int] | None],
-    cands: list[dict[tuple[int, int, int], Write]],
-    trivial: list[bool],
-    used: set[tuple[int, int, int]],
-    blank: list[bool],
-    limits: list[float],
-    strict: bool,
-) -> None:
     n = len(chosen)
-    for i in range(n):
-        if chosen[i] is not None or not trivial[i] or not cands[i]:
-            continue
-        best: tuple[float, tuple[int, int, int]] | None = None
-        for key, w in cands[i].items():
-            if key in used or w.by_user or (strict and w.at > limits[i]):
+    for strict in (True, False):  # writes made before the line's commit first, then slid
+        for i in range(n):
+            if chosen[i] is not None or not trivial[i] or not cands[i]:
                 continue
-            sid, edit, idx = key
-            ways = {_anchored(anchors, trivial, i, sid, edit, idx, step) for step in (-1, 1)}
-            near = "beside" in ways or (blank[i] and _beside(anchors, blank, i, sid, edit))
-            if not near and "across" in ways:
-                near = w.at <= limits[i]  # across a line no session wrote
-            if near:
-                if best is None or w.at > best[0]:
-                    best = (w.at, key)
-        if best is not None:
-            chosen[i] = (best[1], 1)
-            used.add(best[1])
+            best: tuple[float, tuple[int, int, int]] | None = None
+            for key, w in cands[i].items():
+                if key in used or w.by_user or (strict and w.at > limits[i]):
+                    continue
+                sid, edit, idx = key
+                ways = {_anchored(anchors, trivial, i, sid, edit, idx, step) for step in (-1, 1)}
+                near = "beside" in ways or (blank[i] and _beside(anchors, blank, i, sid, edit))
+                if not near and "across" in ways:
+                    near = w.at <= limits[i]  # across a line no session wrote
+                if near:
+                    if best is None or w.at > best[0]:
+                        best = (w.at, key)
+            if best is not None:
+                chosen[i] = (best[1], 1)
+                used.add(best[1])
 
 
 def _beside(

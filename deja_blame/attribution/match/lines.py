@@ -659,12 +659,27 @@ def _fill_gaps(
                 if w[1] > late or ((strict or key not in near) and w[1] > limits[i]):
                     continue
                 options.append((-w[1], w[4], key))  # the latest write first
-            for neg_at, _, key in sorted(set(options)):
-                n_copies = 1 if copies is None else copies(key, fps[i], limits[i])
-                if stale is None or not stale(i, -neg_at, n_copies):
-                    chosen[i] = (key, 1)
-                    used.add(key)
-                    break
+            _take_latest(i, options, fps, limits, chosen, used, stale, copies)
+
+
+def _take_latest(
+    i: int,
+    options: list[tuple[float, int, Key]],
+    fps: list[int],
+    limits: list[float],
+    chosen: list[tuple[Key, int] | None],
+    used: set[Key],
+    stale: Callable[..., bool] | None,
+    copies: _Copies | None,
+) -> None:
+    """Give line i the latest of ``options`` (-time, seq, key) the commit window does
+    not turn away (both gap rules)."""
+    for neg_at, _, key in sorted(set(options)):
+        n_copies = 1 if copies is None else copies(key, fps[i], limits[i])
+        if stale is None or not stale(i, -neg_at, n_copies):
+            chosen[i] = (key, 1)
+            used.add(key)
+            return
 
 
 class _Copies:
@@ -815,12 +830,7 @@ def _fill_gaps_where_committed(
                 if w is None or w[0] != fps[i] or w[2] or key in used or w[1] > limits[i]:
                     continue
                 options.append((-w[1], w[4], key))
-        for neg_at, _, key in sorted(set(options)):
-            n_copies = 1 if copies is None else copies(key, fps[i], limits[i])
-            if stale is None or not stale(i, -neg_at, n_copies):
-                chosen[i] = (key, 1)
-                used.add(key)
-                break
+        _take_latest(i, options, fps, limits, chosen, used, stale, copies)
 
 
 def _edit_of(pick: tuple[Key, int] | None) -> tuple[int, int] | None:
