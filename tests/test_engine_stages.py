@@ -126,6 +126,9 @@ class PlainSource:
     def belongs(self, sid: int) -> bool | None:
         return True
 
+    def wrote_outside_from_here(self, sid: int, path_ids: list[int]) -> bool:
+        return False
+
     def session_names(self, sids: set[int]) -> dict[int, tuple[str, str]]:
         return {sid: self.names[sid] for sid in sids if sid in self.names}
 

@@ -17,7 +17,7 @@ import orjson
 from conftest import commit_env, deja, deja_json, git
 from test_sessions_from_anywhere import SID, T0, claude_code
 
-from deja_blame.index.clone_paths import repository_path, stands_for
+from deja_blame.index.clone_paths import in_this_checkout, repository_path, stands_for
 
 CLAUDE = SID["claude-code"]
 APP = "def total(prices):\n    return sum(price_of(p) for p in prices)\n"
@@ -104,3 +104,60 @@ def test_the_repository_path_of_a_written_path(tmp_path: Path) -> None:
     assert repository_path(f"{root}/../dotdot.py", root, files) is None
     assert repository_path("/app.py", root, files) is None
     assert repository_path("/home/alice/elsewhere.py", root, files) is None
+
+
+def test_a_session_of_this_clone_writing_outside_it_is_no_other_clone(
+    tmp_path: Path, repo: Path
+) -> None:
+    """``/etc/settings.py`` implies a clone at ``/etc`` (it could be one, on another
+    machine), but the session also wrote this clone's own files: it worked here, so
+    its ``/etc`` is not a clone of this repository, and Eve's root-level
+    ``settings.py`` of the same text is hers. A session of another machine that
+    wrote the same path, and one on Windows, still match by suffix."""
+    root = str(repo)
+    claude_code(tmp_path / "home", root, {"app.py": APP, "/etc/settings.py": DOTDOT})
+    _commit(repo, {"app.py": APP}, T0 + 600)
+    _commit(repo, {"settings.py": DOTDOT}, T0 + 86_400, who="Eve")
+    assert _session_lines(repo, "app.py") == 2
+    assert _session_lines(repo, "settings.py") == 0
+    stats = deja_json("stats", "--json", cwd=repo, env={"DEJA_ANTIGRAVITY_ROOT": ""})
+    assert stats["attributed_lines"] == 2
+
+
+def test_another_machine_s_session_writing_the_same_folder_still_matches(
+    tmp_path: Path, repo: Path
+) -> None:
+    claude_code(tmp_path / "home", "/etc", {"settings.py": DOTDOT, "app.py": APP})
+    _commit(repo, {"app.py": APP, "settings.py": DOTDOT}, T0 + 600)
+    assert _session_lines(repo, "settings.py") == 3
+
+
+def test_a_windows_session_still_matches_by_suffix(tmp_path: Path, repo: Path) -> None:
+    claude_code(tmp_path / "home", "C:\\Users\\x\\proj", {"a.py": DOTDOT, "app.py": APP})
+    _commit(repo, {"a.py": DOTDOT, "app.py": APP}, T0 + 600)
+    assert _session_lines(repo, "a.py") == 3
+
+
+def test_a_session_of_the_main_checkout_keeps_its_worktree_s_writes(
+    tmp_path: Path, repo: Path
+) -> None:
+    """A write inside the checkout, in a worktree made there and gone since, may be
+    this repository's file merged back: only writes outside the root are dropped."""
+    root = str(repo)
+    wt = f"{root}/.claude/worktrees/gone"
+    claude_code(tmp_path / "home", root, {"app.py": APP, f"{wt}/settings.py": DOTDOT})
+    _commit(repo, {"app.py": APP, "settings.py": DOTDOT}, T0 + 600)
+    assert _session_lines(repo, "settings.py") == 3
+
+
+def test_which_written_paths_are_files_of_this_checkout(tmp_path: Path) -> None:
+    root = f"{tmp_path}/shop"
+    (tmp_path / "shop" / "src").mkdir(parents=True)
+    assert in_this_checkout(f"{root}/app.py", root)
+    assert in_this_checkout(f"{root}/src/app.py", root)
+    assert in_this_checkout(f"{root}/lib/../src/app.py", root)
+    assert not in_this_checkout(f"{root}/gone/app.py", root)  # maybe a worktree, removed
+    (tmp_path / "shop" / "wt" / ".git").mkdir(parents=True)
+    assert not in_this_checkout(f"{root}/wt/app.py", root)
+    assert not in_this_checkout(f"{root}/../app.py", root)
+    assert not in_this_checkout("/etc/app.py", root)

@@ -16,6 +16,11 @@ repository path taken off. That folder cannot be:
   for ``app.py``: a build's copy). A folder inside it that is gone (a worktree
   removed after its merge) may have been one.
 
+A session that worked in this checkout (wrote a file of it: ``in_this_checkout``)
+ran on this machine, so a folder outside this checkout that it wrote in is that
+folder of this machine, not another clone (``/etc`` for ``/etc/settings.py``): its
+writes there are not this repository's files (``attribution/facts/source.py``).
+
 The last two look at this machine's disk for a folder a session named, maybe on
 another machine: a session whose clone was ``/workspace`` (a container) is not
 matched by suffix in a checkout at ``/workspace/shop`` here, which is the folder
@@ -72,6 +77,22 @@ def could_be_a_clone(folder: str, root: str) -> bool:
         return os.path.lexists(folder + "/.git")
     if folder.startswith(root + "/"):  # inside this checkout
         return os.path.lexists(folder + "/.git") or not os.path.lexists(folder)
+    return True
+
+
+def in_this_checkout(written: str, root: str) -> bool:
+    """Whether the written path is a file of the checkout at ``root`` itself: under
+    it, and in no folder of it that could be a checkout of its own (a worktree
+    made inside it, or a folder gone since: ``could_be_a_clone``)."""
+    path = resolved(written)
+    root = root.rstrip("/")
+    if not path.startswith(root + "/"):
+        return False
+    folder = root
+    for part in path[len(root) + 1 :].split("/")[:-1]:
+        folder += "/" + part
+        if could_be_a_clone(folder, root):
+            return False
     return True
 
 

@@ -296,6 +296,17 @@ def candidate_paths(conn: sqlite3.Connection, root: str, relpaths: set[str]) -> 
     return out
 
 
+def path_texts(conn: sqlite3.Connection, path_ids: Iterable[int]) -> dict[int, str]:
+    """path id -> the written path, for these path ids."""
+    out: dict[int, str] = {}
+    for part, marks in in_chunks(sorted(set(path_ids))):
+        for pid, path in conn.execute(
+            f"SELECT path_id, path FROM paths WHERE path_id IN ({marks})", part
+        ):
+            out[int(pid)] = str(path)
+    return out
+
+
 def all_paths(conn: sqlite3.Connection) -> list[tuple[int, str]]:
     """(path id, path) of every written path."""
     return [(int(p), str(path)) for p, path in conn.execute("SELECT path_id, path FROM paths")]

@@ -26,6 +26,7 @@ from deja_blame.attribution.facts.versions import FileHistory
 from deja_blame.attribution.facts.writes import load_writes, session_edits, texts_written
 from deja_blame.gitutil import try_git
 from deja_blame.index import queries as Q
+from deja_blame.index.clone_paths import in_this_checkout, resolved
 from deja_blame.index.fingerprint import fingerprint, is_trivial
 from deja_blame.objectid import LENGTHS
 
@@ -44,6 +45,7 @@ class FactSource:
         self._identity: object | None = None
         self._texts: dict[tuple[str, str], str] = {}
         self._path_logs: dict[str, PathLog] = {}
+        self._outside: dict[tuple[int, tuple[int, ...]], bool] = {}
 
     # -- the index ------------------------------------------------------------------
 
@@ -59,6 +61,25 @@ class FactSource:
 
             self._identity = RepositoryIdentity(self.conn, self.root)
         return self._identity.belongs(sid)  # type: ignore[attr-defined, no-any-return]
+
+    def wrote_outside_from_here(self, sid: int, path_ids: list[int]) -> bool:
+        """Whether the session worked in this checkout (wrote a file of it) and wrote
+        these paths (suffix matches) only outside it: it ran on this machine, so
+        such a path's folder is that folder here, not another clone of this
+        repository (``clone_paths``), and what it wrote there is not this file."""
+        key = (sid, tuple(path_ids))
+        got = self._outside.get(key)
+        if got is None:
+            got = self._outside[key] = self._judge_outside(sid, path_ids)
+        return got
+
+    def _judge_outside(self, sid: int, path_ids: list[int]) -> bool:
+        root = self.root.rstrip("/")
+        mine = {path for path, action in Q.paths_touched(self.conn, sid) if action == "edit"}
+        if not any(in_this_checkout(p, root) for p in mine):
+            return False
+        here = [p for p in Q.path_texts(self.conn, path_ids).values() if p in mine]
+        return bool(here) and not any(resolved(p).startswith(root + "/") for p in here)
 
     def session_names(self, sids: set[int]) -> dict[int, tuple[str, str]]:
         """Row id -> (session id, agent) of these sessions."""

@@ -96,6 +96,7 @@ def attribute_lines(
         return
     path_ids = sorted(paths)
     exact_ids = [pid for pid, exact in paths.items() if exact]
+    suffix_ids = [pid for pid, exact in paths.items() if not exact]
     texts = [ln.text for ln in lines]
     fps = [fingerprint(t) for t in texts]
     edits = source.session_edits(writes, paths)  # plain data, read at the first ask
@@ -116,7 +117,9 @@ def attribute_lines(
             fresh=window.fresh,
             floor=window.floor,
             added_lines=edits.added_lines,
-            same_project=source.belongs,
+            same_project=lambda sid: (
+                False if source.wrote_outside_from_here(sid, suffix_ids) else source.belongs(sid)
+            ),
             written_text=edits.written_text,
             position=edits.position,
             file_edits=edits.file_edits,
