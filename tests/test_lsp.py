@@ -112,7 +112,12 @@ def test_the_hand_off_lens_opens_the_prompt(
     assert REQUEST in path.read_text() and SID in path.read_text()
     assert path.stat().st_mode & 0o777 == 0o600 and path.is_relative_to(tmp_path)
     said = client.wait_for("window/showMessage")["params"]["message"]
-    assert str(path) in said and f"deja handoff {SID[:8]} --to" in said
+    assert str(path) in said
+    # the command it names runs as it is (an agent named, the prompt printed)
+    named = said.split(": ", 1)[1].split("start an agent on it in a terminal: ")[1]
+    args = named.replace("<agent>", "claude").split()
+    assert args[0] == "deja"
+    assert REQUEST in deja(*args[1:], "--print", cwd=world["repo"]).stdout.decode()
     assert client.close() == 0
 
 

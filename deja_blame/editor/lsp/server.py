@@ -681,7 +681,7 @@ class Server:
             return None
         session = load_session(self.conn, sid)
         prompt = build_prompt(session, Path(doc.blame.root))
-        command = f"deja handoff {sid[:8]} --to <agent>"
+        command = f"deja handoff --session {sid[:8]} --to <agent>"
         path = _write_prompt(sid, prompt)
         # the lens says "hand off": open the prompt the next agent would start on
         # (an editor that cannot open documents for a server gets its path)
