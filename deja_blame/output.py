@@ -15,6 +15,7 @@ import click
 # the terminal's escaping of transcript and note fields (outputs/escape.py), here
 # for the commands that print
 from deja_blame.outputs.escape import clip as clip
+from deja_blame.outputs.escape import code as code
 from deja_blame.outputs.escape import inert as inert
 from deja_blame.outputs.escape import shorten as shorten
 from deja_blame.outputs.escape import terminal as terminal

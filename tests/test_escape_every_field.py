@@ -34,6 +34,8 @@ import pytest
 from antigravity_writer import TranscriptWriter
 from conftest import built_once, commit_env, git, seal
 
+from deja_blame.outputs.escape import code
+
 T0 = 1_784_278_800  # 2026-07-17T09:00:00Z
 
 
@@ -386,4 +388,7 @@ def test_blame_porcelain_escapes_every_field_of_a_commit(repo: Path, flag: str) 
         for field in ("author Eve ", "committer Mal ", "summary subj ", "filename Eve"):
             assert field in out, (field, out)
     assert not LIVE.findall(out.replace("\t", "").replace("\n", "")), repr(out)
+    if flag == "-e":  # the line of the file shows each control: what it holds
+        out, line = out.split(" 1) ")
+        assert line == "X = 1  # " + code(HOSTILE_GIT) + "end\n", line
     assert "pwned" not in out and "c1" not in out  # the OSC's text went with it

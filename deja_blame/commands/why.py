@@ -15,6 +15,7 @@ from deja_blame.gitutil import SHALLOW_WARNING, is_shallow
 from deja_blame.jsonout import print_json
 from deja_blame.output import (
     clip,
+    code,
     shorten,
     style,
     terminal,
@@ -60,7 +61,7 @@ def explain(
 
 def _code(text: str, width: int) -> str:
     """A line of code as it stands (its white space kept), cut at ``width``."""
-    one = terminal(text.rstrip("\n")).replace("\t", "    ")
+    one = code(text).replace("\t", "    ")
     return one if len(one) <= width else one[: width - 1] + "…"
 
 
@@ -98,7 +99,7 @@ def run_why(
         return 0
     c = use_colour()
     echo = click.echo
-    echo(f"{terminal(doc['path'])}:{doc['line']}  {terminal(clip(doc['text'], LINE_CHARS))}")
+    echo(f"{terminal(doc['path'])}:{doc['line']}  {code(clip(doc['text'], LINE_CHARS))}")
     commit = doc["commit"][:12] if doc["commit"] else "(not committed yet)"
     if not doc["session"]:
         echo(f"commit {commit}: not written by any indexed session (a person, or unknown)")
@@ -156,15 +157,15 @@ def run_why(
                 echo(style(header, c, fg="cyan"))
             for sign, side, tint in (("-", h["removed"], "red"), ("+", h["added"], "green")):
                 for text in side[:HUNK_LINES]:
-                    echo(style(f"{sign}{terminal(clip(text, LINE_CHARS))}", c, fg=tint))
+                    echo(style(f"{sign}{code(clip(text, LINE_CHARS))}", c, fg=tint))
                 if len(side) > HUNK_LINES:
                     echo(_more_lines(len(side) - HUNK_LINES))
     if doc.get("commands_after"):
         echo("\n" + style("Then ran", c, bold=True))
         for cmd in doc["commands_after"]:
-            code = cmd["exit_code"]
-            mark = exit_text(code, cmd.get("status"))
-            fg = None if code is None else ("green" if code == 0 else "red")
+            exit_code = cmd["exit_code"]
+            mark = exit_text(exit_code, cmd.get("status"))
+            fg = None if exit_code is None else ("green" if exit_code == 0 else "red")
             echo(f"  $ {shorten(cmd['command'], 80)}  " + style(mark, c, fg=fg))
     _print_history(doc["history"], c)
     return 0

@@ -13,7 +13,7 @@ from deja_blame.errors import DejaError
 from deja_blame.gitcli import is_commit
 from deja_blame.gitutil import Author, commit_authors, open_repository
 from deja_blame.objectid import null_id
-from deja_blame.output import paged, shorten, style, terminal, use_colour, utc_minute
+from deja_blame.output import code, paged, shorten, style, terminal, use_colour, utc_minute
 
 if TYPE_CHECKING:
     import pygit2
@@ -189,7 +189,7 @@ def print_human(result: FileBlame, look: BlameLook | None = None) -> None:
             # a person's line: git blame's author and date
             name, _, day = people[ln.commit].partition("\0")
             who = style(f"{f'({name:<{name_w}} {day:<{day_w}})':<{who_w}}", colour, dim=True)
-        text = terminal(ln.text)
+        text = code(ln.text)  # a hidden control shows as <U+XXXX>: what the file holds
         where = ""
         if look.show_name:
             where += f"{terminal(ln.orig_path or result.path):<{name_col}} "

@@ -8,6 +8,10 @@ acted on or rendered.
   bidirectional controls gone ("Trojan Source"), a newline made a space (it would
   start a line that looks like deja's own). ``terminal_lines`` keeps a text's own
   lines for a block the caller indents; ``inert`` is what both build on.
+- ``code``: a line of a file for a terminal (``deja blame``, ``deja why``): each
+  control character shown as ``<U+XXXX>`` rather than removed, so a line that hides
+  code (a bidi override, an escape sequence that makes text invisible) shows that
+  something is there, as an editor does, and acts on nothing.
 - ``markdown``: the Markdown report (a pull-request comment): one line, HTML
   escaped, Markdown punctuation backslash-escaped, table pipes and backticks as
   entities, no ``@mention``. ``markdown_code`` puts it in ``<code>``.
@@ -35,6 +39,10 @@ _CONTROL = re.compile(
     r"|[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
 )
 _LINE_BREAK = re.compile("[\n\u2028\u2029]")
+# one character at a time, for ``code``: what _CONTROL removes, and the line breaks
+_CODE_CONTROL = re.compile(
+    "[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]"
+)
 
 # Markdown punctuation that could start emphasis, a link, an image, a heading or strike.
 _MD_PUNCT = re.compile(r"([\\*_\[\]()#!~])")
@@ -52,6 +60,15 @@ def terminal(text: object) -> str:
     if text is None:
         return ""
     return _LINE_BREAK.sub(" ", inert(str(text)))
+
+
+def code(text: object) -> str:
+    """A line of a file for a terminal: its line ending dropped, every other control
+    character (an escape sequence's ESC, a bidi override) shown as ``<U+XXXX>``."""
+    line = "" if text is None else str(text)
+    line = line[:-1] if line.endswith("\n") else line
+    line = line[:-1] if line.endswith("\r") else line
+    return _CODE_CONTROL.sub(lambda m: f"<U+{ord(m.group()):04X}>", line)
 
 
 def terminal_lines(text: object) -> list[str]:
