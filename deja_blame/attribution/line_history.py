@@ -5,7 +5,9 @@ with the diff of the range it tracks. In each commit the version of our line is
 the added line most like the version after it (the text as it is now, to begin
 with): a rename of a variable, a reflow, a person's tweak of an agent's line.
 Who wrote each version is deja's answer for that line at that commit: its
-note, the index, git-ai's notes, else the commit's author.
+note, the index, git-ai's notes, else the commit's author. That answer is the
+file's whole answer there, kept in the attribution cache like any blame's: the
+next line whose history passes through the commit reads it back.
 
 ``git log -L`` walks the file's whole history (it cannot know that no older
 commit touched the range), 30-120 ms of git's CPU on a long file where ``git
@@ -213,10 +215,11 @@ def line_history(
 
             repo = open_repo()
         try:
-            fb = blame_file(
-                repo, v.path, v.commit, conn, line_range=(v.line, v.line),
-                note_lookup=note_lookup_for(repo, conn),
-            )  # fmt: skip
+            # the whole file at that commit, not a window around the line: the answer
+            # is kept in the attribution cache, so the next ``why`` of any line whose
+            # history passes through that commit reads it (an editor's hovers, an agent
+            # asking line after line) instead of matching the file there again
+            fb = blame_file(repo, v.path, v.commit, conn, note_lookup=note_lookup_for(repo, conn))
         except DejaError:
             continue
         for ln in fb.lines:
