@@ -74,7 +74,9 @@ PLUGIN = Agent(
     find=find_transcripts,
     read=_read,
     read_seen=_read_seen,
-    reader_version=1,  # records dated by when the index first saw them
+    # 1: records dated by when the index first saw them; 2: Shell commands, the
+    # project from the transcript's projects/<slug>, Cursor's own files left out
+    reader_version=2,
     sniff=_sniff,
     where="${CURSOR_CONFIG_DIR:-~/.cursor}/projects/*/agent-transcripts",
     location_env=("CURSOR_CONFIG_DIR",),

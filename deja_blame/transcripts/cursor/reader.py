@@ -1,22 +1,30 @@
 """Cursor's agent transcripts: one JSON record per message.
 
 ``{"role": "user"|"assistant", "message": {"content": [{"type": "text", ...},
-{"type": "tool_use", "name": "StrReplace"|"Write"|..., "input": {...}}]}}``.
+{"type": "tool_use", "name": "StrReplace"|"Write"|"Shell"|..., "input": {...}}]}}``,
+and ``{"type": "turn_ended", ...}`` between turns (nothing to read).
 The transcript records no times and no tool results: a record's time is when
 the index first saw it (the file's modification time then:
-``transcripts/first_seen.py``), and every write it asked for counts (Cursor
-writes the transcript after the tool ran).
+``transcripts/first_seen.py``), every write it asked for counts (Cursor
+writes the transcript after the tool ran), and a ``Shell`` command has no exit
+code. The project is the folder the transcript's ``projects/<slug>`` names
+(the slug is its path with every run of other characters than letters and
+digits made one ``-``), found among the folders the session touched; files
+Cursor keeps below its own ``projects/`` (``agent-tools/``: long tool output
+it spilled to a file) are not the project's.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+import re
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from deja_blame.models import Session
 from deja_blame.transcripts.builder import SessionBuilder
 from deja_blame.transcripts.first_seen import FirstSeen
 from deja_blame.transcripts.jsonl import WholeFile
+from deja_blame.transcripts.project import work_tree_of
 from deja_blame.transcripts.text import clean_user_text
 from deja_blame.transcripts.tool_edits import (
     add_replacement,
@@ -29,6 +37,9 @@ from deja_blame.transcripts.tool_edits import (
 
 AGENT = "cursor"
 VIEW_TOOLS = {"Read": "view", "LS": "list", "Glob": "list"}
+SHELL_TOOLS = {"Shell"}
+REDACTED = "[REDACTED]"
+_NOT_SLUG = re.compile(r"[^A-Za-z0-9]+")
 
 
 def parse_transcript(
@@ -44,7 +55,7 @@ def parse_transcript(
         at = seen.at(rec)
         b.seen_time(at)
         _record(b, rec, at)
-    session = b.finish()
+    session = b.finish(_slug_project(path, b))
     session.skipped_lines = lines.skipped
     return session
 
@@ -64,7 +75,10 @@ def _record(b: SessionBuilder, rec: dict[str, Any], at: str | None) -> None:
             text = part["text"]
             if role == "user":
                 text = clean_user_text(_strip_query(text))
-            b.message(role, text.strip(), at)
+            else:  # where Cursor left out the model's reasoning
+                text = text.replace(REDACTED, "")
+            if text.strip():
+                b.message(role, text.strip(), at)
         elif part.get("type") == "tool_use" and role == "assistant":
             name = str(part.get("name") or "")
             args = obj(part.get("input"))
@@ -89,7 +103,42 @@ def _tool(b: SessionBuilder, name: str, args: dict[str, Any], at: str | None) ->
         full = b.absolute(path_of(target))
         if full is not None:
             b.file(full, "edit", at)
+    elif name in SHELL_TOOLS and isinstance(args.get("command"), str):
+        cwd = b.absolute(path_of(first_str(args, "working_directory", "cwd")))
+        b.command(args["command"], cwd, at)
     elif name in VIEW_TOOLS:
-        full = b.absolute(path_of(target))
-        if full is not None:
+        full = b.absolute(path_of(first_str(args, "path", "file_path", "target_directory")))
+        if full is not None and not _cursor_own(full):
             b.file(full, VIEW_TOOLS[name], at)
+
+
+def _cursor_own(path: str) -> bool:
+    """A file in Cursor's own store (``~/.cursor/projects/<slug>/agent-tools/...``)."""
+    return "/.cursor/projects/" in path
+
+
+def _slug(path: str) -> str:
+    return _NOT_SLUG.sub("-", path).strip("-").lower()
+
+
+def _slug_project(transcript: Path, b: SessionBuilder) -> str | None:
+    """The folder named by ``projects/<slug>/agent-transcripts/`` above the transcript,
+    found among the folders above the files and commands the session touched (the
+    slug alone cannot say which ``-`` was a ``/``); None when none matches."""
+    parts = transcript.parts
+    if "agent-transcripts" not in parts:
+        return None
+    at = parts.index("agent-transcripts")
+    if at < 2 or parts[at - 2] != "projects":
+        return None
+    want = _slug(parts[at - 1])
+    s = b.session
+    touched = [e.path for e in s.edits] + [f.path for f in s.files]
+    touched += [c.cwd for c in s.commands if c.cwd]
+    for path in touched:
+        if not path.startswith("/") and not re.match(r"^[A-Za-z]:/", path):
+            continue
+        for folder in [PurePosixPath(path), *PurePosixPath(path).parents]:
+            if _slug(str(folder)) == want:
+                return work_tree_of(str(folder))
+    return None

@@ -56,6 +56,7 @@ PLUGIN = Agent(
     default_roots=default_roots,
     find=find_transcripts,
     read=_read,
+    reader_version=1,  # a file named with @ is viewed, not the person's words
     sniff=_sniff,
     where="~/.factory/sessions",
     aliases=("factory",),

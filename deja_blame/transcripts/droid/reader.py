@@ -6,11 +6,14 @@
 ``ApplyPatch`` carries a ``*** Begin Patch`` text (context lines are not the
 session's), ``Create`` a whole file, ``Edit`` an old and a new string. A call
 is an edit once a result answers it without an error (a refused or failed call
-wrote nothing).
+wrote nothing). A request's text parts are one request; the part Droid adds for
+each file the person named with ``@`` (``Contents of PATH (lines 1-25 of 25):``
+and the lines) is that file viewed, not the person's words.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +36,8 @@ from deja_blame.transcripts.tool_edits import (
 AGENT = "droid"
 VIEW_TOOLS = {"Read": "view", "LS": "list", "Glob": "list"}
 SHELL_TOOLS = {"Execute", "Bash"}
+# the text Droid adds to a request for each file it names with ``@``
+ATTACHED = re.compile(r"Contents of (.+?) \(lines \d+-\d+ of \d+\):\n")
 
 
 def parse_transcript(path: Path | str, session_id: str | None = None) -> Session:
@@ -75,19 +80,29 @@ def _record(
     content = message.get("content")
     if isinstance(content, str):
         content = [{"type": "text", "text": content}]
+    said: list[str] = []  # the person's parts: one request
     for part in content if isinstance(content, list) else []:
         if not isinstance(part, dict):
             continue
         kind = part.get("type")
-        if kind == "text" and isinstance(part.get("text"), str) and role in ("user", "assistant"):
-            text = part["text"]
-            b.message(str(role), (clean_user_text(text) if role == "user" else text).strip(), at)
+        if kind == "text" and isinstance(part.get("text"), str) and role == "user":
+            attached = ATTACHED.match(part["text"])
+            if attached:  # a file the person named with @: given to the model, not said
+                full = b.absolute(attached.group(1))
+                if full is not None:
+                    b.file(full, "view", at)
+            else:
+                said.append(part["text"])
+        elif kind == "text" and isinstance(part.get("text"), str) and role == "assistant":
+            b.message("assistant", part["text"].strip(), at)
         elif kind == "tool_use" and isinstance(part.get("id"), str):
             calls[part["id"]] = (str(part.get("name") or ""), json_args(part.get("input")), at)
         elif kind == "tool_result":
             call = calls.pop(str(part.get("tool_use_id")), None)
             if call is not None and _succeeded(part):
                 _tool(b, *call)
+    if said:
+        b.message("user", clean_user_text("\n".join(said)).strip(), at)
 
 
 def _succeeded(result: dict[str, Any]) -> bool:

@@ -1,0 +1,482 @@
+"""An independent count of what real agent transcripts hold, for ``real_agents.py``.
+
+Nothing of deja is imported: each agent's raw records are read here with the
+standard library, by the shape the agent writes, so a reader's mistake is not
+repeated by the count. Per transcript: the file edits the agent made (applied
+ones: a result that is no error, where the transcript records results) by file,
+the shell commands, the person's requests and the last model named.
+
+``classify(path)`` tells the agent from the file's own shape (None: not a
+transcript this knows); ``count(path, agent)`` counts.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.M)
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    out = []
+    for raw in path.read_bytes().splitlines():
+        try:
+            rec = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(rec, dict):
+            out.append(rec)
+    return out
+
+
+def _doc(path: Path) -> Any:
+    try:
+        return json.loads(path.read_bytes())
+    except ValueError:
+        return None
+
+
+def _args(raw: Any) -> dict[str, Any]:
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            return {"input": raw}
+    return raw if isinstance(raw, dict) else {}
+
+
+def _patch_files(text: Any) -> list[str]:
+    return [m.strip() for m in PATCH_FILE.findall(text)] if isinstance(text, str) else []
+
+
+def classify(path: Path) -> str | None:
+    """The agent whose shape the file has, by the file alone."""
+    name = path.name
+    if name.endswith(".aider.chat.history.md"):
+        return "aider"
+    if name == "opencode.db":
+        return "opencode"
+    if name.endswith(".settings.json"):
+        return None
+    if name.endswith(".json"):
+        doc = _doc(path)
+        if not isinstance(doc, dict):
+            return None
+        if "requests" in doc and ("version" in doc or "sessionId" in doc):
+            return "copilot-chat"
+        if "history" in doc and "workspaceDirectory" in doc:
+            return "continue"
+        if isinstance(doc.get("messages"), list) and str(doc.get("id", "")).startswith("T-"):
+            return "amp"
+        if isinstance(doc.get("messages"), list) and "sessionId" in doc:
+            return "gemini-cli"
+        return None
+    if not name.endswith(".jsonl"):
+        return None
+    recs = _lines(path)[:20]
+    for r in recs:
+        if r.get("kind") == 0 and isinstance(r.get("v"), dict):
+            return "copilot-chat"
+        t = r.get("type")
+        if t in ("session_meta", "turn_context", "response_item"):
+            return "codex"
+        if t in ("session_start",) and "cwd" in r:
+            return "droid"
+        if isinstance(t, str) and t.startswith(("session.", "user.message", "assistant.")):
+            vs = isinstance(r.get("data"), dict) and "vscodeVersion" in r["data"]
+            return "copilot" if vs or "GitHub.copilot-chat" in path.parts else "copilot-cli"
+        if t in ("user_input", "planner_response", "code_action", "run_command"):
+            return "windsurf"
+        if t in ("user", "assistant", "summary", "file-history-snapshot") and "uuid" in r:
+            return "claude-code"
+        if t in ("user", "gemini") and "id" in r:
+            return "gemini-cli"
+        if set(r) <= {"role", "message"} and "role" in r:
+            return "cursor"
+        if "step_index" in r or "source" in r and "content" in r:
+            return "antigravity"
+    return None
+
+
+def _blank() -> dict[str, Any]:
+    return {"edits": Counter(), "calls": 0, "commands": 0, "requests": 0, "model": None}
+
+
+def count(path: Path, agent: str) -> dict[str, Any]:
+    """``edits``: a Counter of applied edits by file path as the transcript spells it;
+    ``calls``: edit calls whatever their result; ``commands``; ``requests``; ``model``."""
+    fn = COUNTERS.get(agent)
+    out = _blank()
+    if fn is not None:
+        fn(path, out)
+    return out
+
+
+def _claude(path: Path, out: dict[str, Any]) -> None:
+    calls: dict[str, tuple[str, dict[str, Any]]] = {}
+    for r in _lines(path):
+        msg = r.get("message") if isinstance(r.get("message"), dict) else {}
+        content = msg.get("content")
+        if r.get("type") == "assistant":
+            model = msg.get("model")
+            if isinstance(model, str) and model != "<synthetic>" and not r.get("isSidechain"):
+                out["model"] = model
+            for p in content if isinstance(content, list) else []:
+                if p.get("type") == "tool_use":
+                    calls[p.get("id")] = (p.get("name"), p.get("input") or {})
+        elif r.get("type") == "user":
+            if isinstance(content, str):
+                texts = [content]
+            else:
+                texts = [p.get("text", "") for p in content or [] if p.get("type") == "text"]
+            for p in content if isinstance(content, list) else []:
+                if p.get("type") != "tool_result" or p.get("tool_use_id") not in calls:
+                    continue
+                name, args = calls.pop(p["tool_use_id"])
+                text = json.dumps(p.get("content"))
+                if name in ("Edit", "MultiEdit", "Write", "NotebookEdit"):
+                    out["calls"] += 1
+                    rejected = "rejected" in text and "user" in text
+                    if not p.get("is_error") and not rejected:
+                        out["edits"][args.get("file_path") or args.get("notebook_path")] += 1
+                elif name == "Bash":
+                    out["commands"] += 1
+            text = "\n".join(t for t in texts if isinstance(t, str)).strip()
+            if (
+                text
+                and not r.get("isMeta")
+                and not r.get("isSidechain")
+                and not r.get("isCompactSummary")
+                and not text.startswith(
+                    ("<command-", "<local-command", "Caveat:", "[Request interrupted")
+                )
+            ):
+                out["requests"] += 1
+
+
+CODEX_SHELLS = {"shell", "shell_command", "exec_command", "local_shell", "container.exec"}
+CODEX_NOT_REQUESTS = ("<environment_context", "<user_instructions", "# AGENTS.md", "<turn_aborted")
+
+
+def _codex(path: Path, out: dict[str, Any]) -> None:
+    calls: dict[str, list[str]] = {}
+    for r in _lines(path):
+        p = r.get("payload") if isinstance(r.get("payload"), dict) else r
+        t = p.get("type")
+        if r.get("type") == "turn_context" and isinstance(p.get("model"), str):
+            out["model"] = p["model"]
+        if t == "message" and p.get("role") == "user":
+            text = "".join(
+                c.get("text", "") for c in p.get("content") or [] if isinstance(c, dict)
+            ).strip()
+            if text and not text.startswith(CODEX_NOT_REQUESTS):
+                out["requests"] += 1
+        elif t in ("function_call", "custom_tool_call", "local_shell_call"):
+            name = p.get("name") or "local_shell"
+            raw = p.get("input") if t == "custom_tool_call" else p.get("arguments")
+            args = _args(raw) if t != "local_shell_call" else p.get("action") or {}
+            text = raw if isinstance(raw, str) else json.dumps(args)
+            cid = p.get("call_id") or p.get("id") or ""
+            if name == "apply_patch" or "*** Begin Patch" in text:
+                patch = args.get("input") or args.get("patch") or raw
+                cmd = args.get("command")
+                if isinstance(cmd, list):
+                    patch = next((c for c in cmd if "*** Begin Patch" in c), patch)
+                elif isinstance(cmd, str) and "*** Begin Patch" in cmd:
+                    patch = cmd
+                calls[cid] = _patch_files(patch)
+                out["calls"] += len(calls[cid])
+            elif name in CODEX_SHELLS:
+                out["commands"] += 1
+        elif t in ("function_call_output", "custom_tool_call_output"):
+            files = calls.pop(p.get("call_id"), None)
+            output = json.dumps(p.get("output"))
+            failed = re.search(
+                r"exit_code\\?\"?: ?[1-9]|Exit code: [1-9]|verification failed", output
+            )
+            if files and not failed:
+                for f in files:
+                    out["edits"][f] += 1
+
+
+def _gemini(path: Path, out: dict[str, Any]) -> None:
+    if path.suffix == ".json":
+        doc = _doc(path) or {}
+        msgs = doc.get("messages") or []
+    else:
+        by_id: dict[str, Any] = {}
+        for r in _lines(path):
+            if "$rewindTo" in r:
+                keys = list(by_id)
+                if r["$rewindTo"] in by_id:
+                    for k in keys[keys.index(r["$rewindTo"]) :]:
+                        del by_id[k]
+                else:
+                    by_id.clear()
+            elif "id" in r and "type" in r:
+                by_id[r["id"]] = r
+        msgs = list(by_id.values())
+    for m in msgs:
+        if m.get("type") == "user":
+            out["requests"] += 1
+        if m.get("type") == "gemini":
+            out["model"] = m.get("model") or out["model"]
+            for tc in m.get("toolCalls") or []:
+                args = tc.get("args") or {}
+                if tc.get("name") in ("replace", "write_file"):
+                    out["calls"] += 1
+                    if tc.get("status") == "success":
+                        out["edits"][args.get("file_path")] += 1
+                elif tc.get("name") == "run_shell_command" and tc.get("status") == "success":
+                    out["commands"] += 1
+
+
+def _cursor(path: Path, out: dict[str, Any]) -> None:
+    for r in _lines(path):
+        content = (r.get("message") or {}).get("content")
+        for p in content if isinstance(content, list) else []:
+            if r.get("role") == "user" and p.get("type") == "text":
+                out["requests"] += 1
+            if r.get("role") == "assistant" and p.get("type") == "tool_use":
+                args = p.get("input") or {}
+                if p.get("name") in ("StrReplace", "Write", "Edit", "MultiEdit"):
+                    out["calls"] += 1
+                    out["edits"][args.get("path") or args.get("file_path")] += 1
+                elif p.get("name") == "Shell":
+                    out["commands"] += 1
+
+
+COPILOT_EDITS = {
+    "replace_string_in_file",
+    "multi_replace_string_in_file",
+    "create_file",
+    "apply_patch",
+    "edit",
+    "create",
+    "str_replace",
+    "str_replace_editor",
+}
+COPILOT_SHELLS = {"run_in_terminal", "bash", "shell", "powershell"}
+
+
+def _copilot_edit_files(name: str, args: dict[str, Any]) -> list[str]:
+    if name == "multi_replace_string_in_file":
+        return [r.get("filePath") for r in args.get("replacements") or [] if isinstance(r, dict)]
+    if name == "apply_patch":
+        return _patch_files(args.get("input") or args.get("patch"))
+    if name == "str_replace_editor" and args.get("command") not in ("create", "str_replace"):
+        return []
+    return [args.get("filePath") or args.get("path") or args.get("file_path")]
+
+
+def _copilot_events(path: Path, out: dict[str, Any]) -> None:
+    calls: dict[str, tuple[str, dict[str, Any]]] = {}
+    for r in _lines(path):
+        d = r.get("data") if isinstance(r.get("data"), dict) else {}
+        t = r.get("type")
+        if t == "user.message":
+            out["requests"] += 1
+        elif t == "session.model_change":
+            out["model"] = d.get("newModel")
+        elif t == "tool.execution_start":
+            calls[d.get("toolCallId")] = (d.get("toolName"), _args(d.get("arguments")))
+        elif t == "tool.execution_complete" and d.get("toolCallId") in calls:
+            name, args = calls.pop(d["toolCallId"])
+            result = d.get("result") if isinstance(d.get("result"), dict) else {}
+            ok = d.get("success") is True or result.get("result_type") == "success"
+            if name in COPILOT_EDITS:
+                out["calls"] += 1
+                if ok:
+                    for f in _copilot_edit_files(name, args):
+                        out["edits"][f] += 1
+            elif name in COPILOT_SHELLS:
+                out["commands"] += 1
+
+
+def _chat_state(path: Path) -> dict[str, Any]:
+    """A VS Code chat session: the JSON document, or the JSON Lines log of changes
+    (kind 0 the whole state, 1 a value set at key path ``k``, 2 items pushed onto the
+    list at ``k`` (from index ``i`` when given), 3 a key deleted)."""
+    if path.suffix == ".json":
+        doc = _doc(path)
+        return doc if isinstance(doc, dict) else {}
+    state: dict[str, Any] = {}
+    for r in _lines(path):
+        kind, keys, v = r.get("kind"), r.get("k") or [], r.get("v")
+        if kind == 0:
+            state = v
+            continue
+        parent: Any = state
+        for k in keys[:-1]:
+            parent = parent[k]
+        last = keys[-1]
+        if kind == 1:
+            parent[last] = v
+        elif kind == 2:
+            items = parent.setdefault(last, [])
+            if r.get("i") is not None:
+                del items[r["i"] :]
+            items.extend(v or [])
+        elif kind == 3:
+            parent.pop(last, None)
+    return state
+
+
+def _copilot_chat(path: Path, out: dict[str, Any]) -> None:
+    state = _chat_state(path)
+    for req in state.get("requests") or []:
+        text = (req.get("message") or {}).get("text")
+        if isinstance(text, str) and text.strip():
+            out["requests"] += 1
+        if isinstance(req.get("modelId"), str):
+            out["model"] = req["modelId"]
+        meta = (req.get("result") or {}).get("metadata") or {}
+        results = meta.get("toolCallResults") or {}
+        for rnd in meta.get("toolCallRounds") or []:
+            for tc in rnd.get("toolCalls") or []:
+                name, args = tc.get("name"), _args(tc.get("arguments"))
+                if name in COPILOT_EDITS:
+                    out["calls"] += 1
+                    if tc.get("id") in results:
+                        for f in _copilot_edit_files(name, args):
+                            out["edits"][f] += 1
+                elif name in COPILOT_SHELLS and tc.get("id") in results:
+                    out["commands"] += 1
+
+
+def _windsurf(path: Path, out: dict[str, Any]) -> None:
+    for r in _lines(path):
+        t = r.get("type")
+        body = r.get(t) if isinstance(r.get(t), dict) else {}
+        if t == "user_input":
+            out["requests"] += 1
+        elif t == "code_action":
+            out["calls"] += 1
+            if "REJECT" not in str(body.get("acknowledgement_type")):
+                out["edits"][body.get("path")] += 1
+        elif t == "run_command" and not body.get("user_rejected"):
+            out["commands"] += 1
+
+
+def _opencode(path: Path, out: dict[str, Any]) -> None:
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        roles = {
+            mid: json.loads(d).get("role")
+            for mid, d in conn.execute("SELECT id, data FROM message")
+        }
+        for (d,) in conn.execute("SELECT data FROM message ORDER BY time_created"):
+            m = json.loads(d)
+            out["model"] = m.get("modelID") or (m.get("model") or {}).get("modelID") or out["model"]
+        for mid, d in conn.execute("SELECT message_id, data FROM part ORDER BY time_created"):
+            p = json.loads(d)
+            if p.get("type") == "text" and roles.get(mid) == "user" and not p.get("synthetic"):
+                out["requests"] += 1
+            if p.get("type") != "tool":
+                continue
+            state = p.get("state") or {}
+            args = state.get("input") or {}
+            if p.get("tool") in ("edit", "write", "patch", "multiedit"):
+                out["calls"] += 1
+                if state.get("status") == "completed":
+                    out["edits"][args.get("filePath")] += 1
+            elif p.get("tool") == "bash" and state.get("status") == "completed":
+                out["commands"] += 1
+    finally:
+        conn.close()
+
+
+def _amp(path: Path, out: dict[str, Any]) -> None:
+    doc = _doc(path) or {}
+    calls: dict[str, tuple[str, dict[str, Any]]] = {}
+    for m in doc.get("messages") or []:
+        for p in m.get("content") or []:
+            if m.get("role") == "user" and p.get("type") == "text":
+                out["requests"] += 1
+            elif p.get("type") == "tool_use":
+                calls[p.get("id")] = (p.get("name"), p.get("input") or {})
+            elif p.get("type") == "tool_result" and p.get("toolUseID") in calls:
+                name, args = calls.pop(p["toolUseID"])
+                done = (p.get("run") or {}).get("status") == "done"
+                if name in ("edit_file", "create_file"):
+                    out["calls"] += 1
+                    if done:
+                        out["edits"][args.get("path")] += 1
+                elif name == "Bash" and done:
+                    out["commands"] += 1
+        usage = m.get("usage") or {}
+        out["model"] = usage.get("model") or out["model"]
+
+
+def _droid(path: Path, out: dict[str, Any]) -> None:
+    calls: dict[str, tuple[str, dict[str, Any]]] = {}
+    settings = path.with_name(path.stem + ".settings.json")
+    if settings.is_file():
+        out["model"] = (_doc(settings) or {}).get("model")
+    for r in _lines(path):
+        msg = r.get("message") or {}
+        content = msg.get("content")
+        if r.get("type") != "message" or not isinstance(content, list):
+            continue
+        texts = [p for p in content if p.get("type") == "text"]
+        if msg.get("role") == "user" and texts:
+            out["requests"] += 1  # one request, whatever parts it holds
+        for p in content:
+            if p.get("type") == "tool_use":
+                calls[p.get("id")] = (p.get("name"), p.get("input") or {})
+            elif p.get("type") == "tool_result" and p.get("tool_use_id") in calls:
+                name, args = calls.pop(p["tool_use_id"])
+                bad = p.get("is_error") or '"success":false' in str(p.get("content"))
+                if name in ("Create", "Edit", "MultiEdit", "ApplyPatch"):
+                    out["calls"] += 1
+                    files = _patch_files(args.get("input")) if name == "ApplyPatch" else []
+                    for f in files or [args.get("file_path")]:
+                        out["edits"][f] += 0 if bad else 1
+                elif name == "Execute" and not bad:
+                    out["commands"] += 1
+
+
+def _continue(path: Path, out: dict[str, Any]) -> None:
+    doc = _doc(path) or {}
+    for item in doc.get("history") or []:
+        msg = item.get("message") or {}
+        if msg.get("role") == "user":
+            out["requests"] += 1
+        for st in item.get("toolCallStates") or []:
+            fn = (st.get("toolCall") or {}).get("function") or {}
+            name, args = fn.get("name"), st.get("parsedArgs") or _args(fn.get("arguments"))
+            if name in (
+                "Edit",
+                "MultiEdit",
+                "Write",
+                "single_find_and_replace",
+                "multi_edit",
+                "create_new_file",
+                "edit_existing_file",
+            ):
+                out["calls"] += 1
+                if st.get("status") == "done":
+                    out["edits"][args.get("file_path") or args.get("filepath")] += 1
+            elif name in ("Bash", "run_terminal_command") and st.get("status") == "done":
+                out["commands"] += 1
+
+
+COUNTERS = {
+    "claude-code": _claude,
+    "codex": _codex,
+    "gemini-cli": _gemini,
+    "cursor": _cursor,
+    "copilot": _copilot_events,
+    "copilot-cli": _copilot_events,
+    "copilot-chat": _copilot_chat,
+    "windsurf": _windsurf,
+    "opencode": _opencode,
+    "amp": _amp,
+    "droid": _droid,
+    "continue": _continue,
+}

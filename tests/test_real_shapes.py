@@ -1,0 +1,81 @@
+"""What real captures of the agents showed the readers missed (``bench/real_agents.py``
+over public captures): each case here is the real shape, written in our own words.
+The golden fixtures (``fixtures/<agent>/``) hold the same shapes in a whole session.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from deja_blame.transcripts.registry import parse_any
+
+
+def _jsonl(path: Path, records: list[dict[str, Any]]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), "utf-8")
+    return path
+
+
+def _cursor(role: str, *parts: dict[str, Any]) -> dict[str, Any]:
+    return {"role": role, "message": {"content": list(parts)}}
+
+
+def _tool(name: str, **args: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "name": name, "input": args}
+
+
+# -- Cursor -------------------------------------------------------------------------------------
+
+
+def test_cursor_project_is_the_folder_its_slug_names_dots_and_all(tmp_path: Path) -> None:
+    """``projects/srv-apps-ledger-v2`` is /srv/apps/ledger.v2 (a dot is a ``-`` in the
+    slug too), though the session edited only below it and read a file Cursor spilled
+    into its own store; that file is no file of the project's."""
+    slug = tmp_path / "projects" / "srv-apps-ledger-v2" / "agent-transcripts" / "s1" / "s1.jsonl"
+    spilled = "/home/ana/.cursor/projects/srv-apps-ledger-v2/agent-tools/out.txt"
+    path = _jsonl(
+        slug,
+        [
+            _cursor("user", {"type": "text", "text": "<user_query>\nfix\n</user_query>"}),
+            _cursor("assistant", _tool("Read", path=spilled)),
+            _cursor(
+                "assistant",
+                _tool(
+                    "StrReplace",
+                    path="/srv/apps/ledger.v2/ledger/core.py",
+                    old_string="a = 1\n",
+                    new_string="a = 2\n",
+                ),
+            ),
+            _cursor(
+                "assistant",
+                _tool("Shell", command="make test", working_directory="/srv/apps/ledger.v2"),
+            ),
+        ],
+    )
+    s = parse_any(path, "cursor")
+    assert s.project == "/srv/apps/ledger.v2"
+    assert [f.path for f in s.files] == []
+    assert [(c.command, c.cwd, c.exit_code) for c in s.commands] == [
+        ("make test", "/srv/apps/ledger.v2", None)
+    ]
+
+
+def test_cursor_without_its_layout_guesses_from_the_files_not_its_own_store(
+    tmp_path: Path,
+) -> None:
+    path = _jsonl(
+        tmp_path / "loose.jsonl",
+        [
+            _cursor(
+                "assistant", _tool("Read", path="/home/ana/.cursor/projects/x/agent-tools/o.txt")
+            ),
+            _cursor("assistant", _tool("Write", path="/srv/app/notes.md", contents="hi\n")),
+            _cursor("assistant", {"type": "text", "text": "[REDACTED]"}),
+        ],
+    )
+    s = parse_any(path, "cursor")
+    assert s.project == "/srv/app"
+    assert s.messages == []  # a reasoning Cursor left out is no message
