@@ -15,6 +15,7 @@ import os
 import sqlite3
 from pathlib import Path
 
+import orjson
 import pytest
 from agent_goldens import FIXTURES, GOLDEN_AGENTS, lay_out
 from conftest import commit_env, deja, deja_json, git
@@ -127,6 +128,25 @@ def test_doctor_does_not_call_a_history_left_out_on_purpose_not_yet_indexed(
     }
     assert not checks["index up to date"]["ok"]
     assert "1 new" in checks["index up to date"]["detail"]
+
+
+def test_stats_does_not_call_a_history_left_out_on_purpose_unread(clone: Path) -> None:
+    """``deja stats`` said "1 new transcript left unread ... `deja index` reads them"
+    of the carried history, before and after ``deja index`` (which leaves it out),
+    and ``unread_transcripts`` was 1 forever (newcomer 8)."""
+    for _ in range(2):
+        proc = deja("stats", "--json", cwd=clone)
+        assert orjson.loads(proc.stdout)["unread_transcripts"] == 0
+        assert "left unread" not in proc.stderr.decode()
+        deja("index", cwd=clone)
+    # the control: a transcript of another project is still said unread
+    (clone / "more").mkdir()
+    (clone / "more" / ".aider.chat.history.md").write_text(HISTORY.replace("cart.py", "x.py"))
+    (clone / ".git" / "info" / "exclude").write_text("more/\n")
+    env = {"DEJA_AIDER_ROOT": f"{clone}{os.pathsep}{clone / 'more'}"}
+    proc = deja("stats", "--json", cwd=clone, env=env)
+    assert orjson.loads(proc.stdout)["unread_transcripts"] == 1
+    assert "1 new transcript left unread" in proc.stderr.decode()
 
 
 def test_the_post_commit_hook_credits_no_carried_session(

@@ -66,6 +66,12 @@ def refresh_index(
             from deja_blame.index.prescan import split
 
             files, later = split(conn, files, concern)
+            if later:
+                # a history a repository carries: deja index leaves it out on
+                # purpose (and says so), so it is no transcript left for it to read
+                from deja_blame.index.provenance import split_trusted
+
+                later = split_trusted(later)[0]
             if later and (say_left or sys.stderr.isatty()):
                 from deja_blame.output import counted
 
