@@ -146,6 +146,8 @@ def open_repository(path: Path, through_git: bool = False) -> pygit2.Repository:
     never loading pygit2: a one-file question (``deja blame FILE``) asks git a few
     things, and loading libgit2 costs half of git's whole blame of a long file."""
     start = path if path.is_dir() else path.parent
+    if start is path and path.is_symlink() and _link_on_the_way(path / "x") is not None:
+        start = path.parent  # a link in a work tree is a file of it (git's blob), not a folder
     if through_git and git_available():
         return _through_git(path, start)
     import pygit2
@@ -155,6 +157,12 @@ def open_repository(path: Path, through_git: bool = False) -> pygit2.Repository:
     except pygit2.GitError:
         found = None
     if not found:
+        link = _link_on_the_way(path)
+        if link is not None:
+            raise NotARepositoryError(
+                f"{path} is beyond a symbolic link ({link}): git tracks the link,"
+                " not the files it points at, and deja does not follow it"
+            )
         # absolute: "." or a bare file name does not say where deja looked
         raise NotARepositoryError(f"{path.absolute()} is not inside a git repository")
     try:
@@ -173,6 +181,23 @@ def open_repository(path: Path, through_git: bool = False) -> pygit2.Repository:
     if repo.is_bare:
         raise NotARepositoryError(f"{path} is in a bare repository (no working tree)")
     return repo
+
+
+def _link_on_the_way(path: Path) -> str | None:
+    """The symbolic link among ``path``'s folders (its text, not resolved) whose own
+    folder is in a git repository: the path leaves the work tree through it."""
+    import pygit2
+
+    here = Path(os.path.abspath(path))
+    for folder in here.parents:
+        if folder.is_symlink():
+            try:
+                if pygit2.discover_repository(str(folder.parent)):
+                    return str(folder)
+            except pygit2.GitError:
+                pass
+            return None
+    return None
 
 
 def _through_git(path: Path, start: Path) -> pygit2.Repository:

@@ -86,7 +86,7 @@ def compute(
     """``file``'s answer. ``one_question``: the process asks this alone (``deja blame``,
     ``deja why``): the repository is read through git, without loading pygit2 (whose
     import is half of git's blame of a long file); a process asking many keeps it."""
-    if file.is_dir():
+    if file.is_dir() and not file.is_symlink():  # a link is a blob: its target's name
         raise DejaError(f"{file} is a directory; deja blame takes a file")
     early = _EarlyBlame()
     if conn is not None and refresh:

@@ -97,7 +97,9 @@ def collect_stats(
     def one(rel: str) -> tuple[str, Any, str | None]:
         path = root / rel
         try:
-            if rev is None and _looks_binary(path):
+            # a link is a one-line blob (its target's name, as git stores it): blamed
+            # as any file, never opened (a link to a folder is no directory to read)
+            if rev is None and not path.is_symlink() and _looks_binary(path):
                 return rel, None, "binary"
             return rel, blame(path), None
         except BinaryFileError:

@@ -104,8 +104,14 @@ MAX_JOBS = 8
 
 def _pathspec(root: Path, path: Path) -> str:
     absolute = path if path.is_absolute() else Path.cwd() / path
+    # a tracked link is a file of its own (git's blob: its target's name), wherever
+    # it points: its folder is resolved, not the link
+    if absolute.is_symlink():
+        absolute = absolute.parent.resolve() / absolute.name
+    else:
+        absolute = absolute.resolve()
     try:
-        rel = absolute.resolve().relative_to(root.resolve())
+        rel = absolute.relative_to(root.resolve())
     except ValueError as exc:
         raise DejaError(f"{path} is outside the repository {root}") from exc
     return str(rel) if str(rel) != "." else "."
