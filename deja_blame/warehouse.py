@@ -97,7 +97,7 @@ def _duckdb() -> Any:
     except ImportError as exc:
         raise DejaError(
             "deja warehouse needs DuckDB, which is not installed",
-            hint="pip install 'deja-blame[warehouse]' (or pip install duckdb)",
+            hint="pip install duckdb where deja is installed (pipx: pipx inject deja duckdb)",
         ) from exc
     return duckdb
 

@@ -233,7 +233,8 @@ def write_parquet(rows: Iterator[dict[str, Any]], path: Path) -> int:
     except ImportError as exc:
         raise DejaError(
             "writing Parquet needs pyarrow, which is not installed",
-            hint="pip install 'deja-blame[parquet]', or write JSON Lines (leave out .parquet)",
+            hint="pip install pyarrow where deja is installed (pipx: pipx inject deja pyarrow),"
+            " or write JSON Lines (leave out .parquet)",
         ) from exc
     types = {"string": pa.string(), "int64": pa.int64(), "timestamp": pa.timestamp("s", tz="UTC")}
     schema = pa.schema([(name, types[kind]) for name, kind in COLUMNS.items()])
