@@ -260,6 +260,7 @@ COPILOT_EDITS = {
     "create",
     "str_replace",
     "str_replace_editor",
+    "insert_edit_into_file",
 }
 COPILOT_SHELLS = {"run_in_terminal", "bash", "shell", "powershell"}
 
@@ -327,14 +328,25 @@ def _chat_state(path: Path) -> dict[str, Any]:
     return state
 
 
+def _copilot_model(model_id: Any, details: Any) -> str | None:
+    """``copilot/gpt-4o`` is gpt-4o; ``copilot/auto`` is what ``result.details`` names
+    before its ``•`` (the model that answered)."""
+    name = model_id.rsplit("/", 1)[-1] if isinstance(model_id, str) and model_id else None
+    if name in (None, "auto") and isinstance(details, str) and "•" in details:
+        return details.split("•")[0].strip()
+    return None if name == "auto" else name
+
+
 def _copilot_chat(path: Path, out: dict[str, Any]) -> None:
     state = _chat_state(path)
+    picked = ((state.get("inputState") or {}).get("selectedModel") or {}).get("identifier")
+    out["model"] = _copilot_model(picked, None)
     for req in state.get("requests") or []:
         text = (req.get("message") or {}).get("text")
         if isinstance(text, str) and text.strip():
             out["requests"] += 1
-        if isinstance(req.get("modelId"), str):
-            out["model"] = req["modelId"]
+        model = _copilot_model(req.get("modelId"), (req.get("result") or {}).get("details"))
+        out["model"] = model or out["model"]
         meta = (req.get("result") or {}).get("metadata") or {}
         results = meta.get("toolCallResults") or {}
         for rnd in meta.get("toolCallRounds") or []:

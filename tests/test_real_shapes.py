@@ -79,3 +79,59 @@ def test_cursor_without_its_layout_guesses_from_the_files_not_its_own_store(
     s = parse_any(path, "cursor")
     assert s.project == "/srv/app"
     assert s.messages == []  # a reasoning Cursor left out is no message
+
+
+# -- Copilot (VS Code's chat sessions) ----------------------------------------------------------
+
+
+def _chat_request(
+    text: str, calls: list[dict[str, Any]], results: dict[str, Any]
+) -> dict[str, Any]:
+    return {
+        "requestId": "r",
+        "timestamp": 1796036460000,
+        "message": {"text": text},
+        "response": [{"value": "ok"}],
+        "modelId": "copilot/gpt-4o",
+        "result": {
+            "metadata": {"toolCallRounds": [{"toolCalls": calls}], "toolCallResults": results}
+        },
+    }
+
+
+def test_copilot_chat_session_log_with_bad_lines_reads_the_rest(tmp_path: Path) -> None:
+    """A cut line, bad UTF-8, a change whose path is not there, values of the wrong
+    type: each skipped and counted, every other change applied."""
+    write = {
+        "name": "create_file",
+        "arguments": json.dumps({"filePath": "/w/a.py", "content": "A = 1\n"}),
+        "id": "c1",
+    }
+    good = [
+        {"kind": 0, "v": {"sessionId": "s", "requests": [], "creationDate": 1796036400000}},
+        {"kind": 2, "k": ["requests"], "v": [_chat_request("add A", [write], {"c1": {}})]},
+        {"kind": 2, "k": ["requests", 0, "nowhere", 3], "v": [1]},
+        {"kind": 1, "k": "requests", "v": 5},
+        {
+            "kind": 2,
+            "k": ["requests"],
+            "v": [
+                {
+                    "message": {"text": 7},
+                    "response": "x",
+                    "result": {"metadata": {"toolCallRounds": 3}},
+                }
+            ],
+        },
+    ]
+    path = tmp_path / "chatSessions" / "s.jsonl"
+    path.parent.mkdir()
+    body = b"".join(json.dumps(r).encode() + b"\n" for r in good)
+    path.write_bytes(body + b'{"kind":1,"k":["x"],"v":"\xff\xfe"}\n{"kind":2,"k":["req\n')
+    s = parse_any(path)
+    assert s.source == "copilot"
+    assert [m.text for m in s.messages if m.role == "user"] == ["add A"]
+    assert [(e.path, e.added) for e in s.edits] == [("/w/a.py", ["A = 1"])]
+    # the path not there, the key path not a list, bad UTF-8, the cut line
+    assert s.skipped_lines == 4
+    assert s.model == "gpt-4o"

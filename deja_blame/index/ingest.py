@@ -122,7 +122,9 @@ class IndexReport:
 
     def cannot_read(self, tf: TranscriptFile, exc: OSError) -> None:
         if isinstance(exc, IncompleteTranscript):
-            self.incomplete.append(f"skipped {exc}; read at the next run")
+            line = f"skipped {exc}; read at the next run"
+            if line not in self.incomplete:  # a file several sessions read: said once
+                self.incomplete.append(line)
             return
         self.problems.append(f"cannot read {tf.path}: {exc.strerror or exc}")
 

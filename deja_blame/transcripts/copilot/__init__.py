@@ -1,8 +1,9 @@
-"""GitHub Copilot's agent mode in VS Code:
+"""GitHub Copilot's chats in VS Code:
 ``<config>/Code/User/workspaceStorage/<hash>/GitHub.copilot-chat/transcripts/<id>.jsonl``
-(``<config>``: ``$XDG_CONFIG_HOME`` or ``~/.config``; ``~/Library/Application Support``
-on macOS, ``%APPDATA%`` on Windows; VS Code Insiders too), ``workspace.json``
-beside it naming the project folder."""
+(the agent's event stream) and ``<hash>/chatSessions/<id>.json[l]`` (VS Code's record
+of each chat, every version writes it) (``<config>``: ``$XDG_CONFIG_HOME`` or
+``~/.config``; ``~/Library/Application Support`` on macOS, ``%APPDATA%`` on Windows;
+VS Code Insiders too), ``<hash>/workspace.json`` naming the project folder."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
 AGENT = "copilot"
 ROOT_ENV = "DEJA_COPILOT_ROOT"
 PRODUCTS = ("Code", "Code - Insiders")
+CHAT_SESSIONS = "chatSessions"
 
 
 def default_roots(env: Mapping[str, str], home: Path) -> list[Path]:
@@ -41,6 +43,10 @@ def find_transcripts(
         if below.folder(chat) and below.folder(chat / "transcripts"):
             paths = below.walk(chat / "transcripts", lambda d, n: n.endswith(".jsonl"))
             yield from files_as_sessions(paths, root, AGENT, lambda p: p.stem)
+        sessions = workspace / CHAT_SESSIONS
+        if below.folder(sessions):
+            paths = below.walk(sessions, lambda d, n: n.endswith((".json", ".jsonl")))
+            yield from files_as_sessions(paths, root, AGENT, lambda p: p.stem)
 
 
 def workspace_folder(transcript: Path) -> str | None:
@@ -48,28 +54,53 @@ def workspace_folder(transcript: Path) -> str | None:
     from deja_blame.transcripts.reading import load_document
     from deja_blame.transcripts.tool_edits import path_of
 
+    up = 1 if _is_chat_session(transcript) else 2  # <hash>/chatSessions/<id>.json
     # a link there is no workspace's: never followed
-    if len(transcript.parents) < 3 or not is_regular(transcript.parents[2] / "workspace.json"):
+    if len(transcript.parents) <= up or not is_regular(transcript.parents[up] / "workspace.json"):
         return None
     # VS Code writes it when the workspace opens: caught half written, the session
     # waits for the next run (IncompleteTranscript) rather than losing its project
-    doc = load_document(transcript.parents[2] / "workspace.json")
+    doc = load_document(transcript.parents[up] / "workspace.json")
     folder = doc.get("folder") if isinstance(doc, dict) else None
     return path_of(folder)
 
 
+def _is_chat_session(path: Path) -> bool:
+    return path.parent.name == CHAT_SESSIONS or path.suffix == ".json"
+
+
 def _read(tf: TranscriptFile) -> Session:
+    from deja_blame.transcripts.copilot.chat_session import read_chat_session
     from deja_blame.transcripts.copilot.events import read_events
     from deja_blame.transcripts.text import normalise_path
 
     folder = workspace_folder(tf.path)
     project = normalise_path(folder) if folder else None
+    if _is_chat_session(tf.path) or _starts_a_chat_session(tf.path):
+        return read_chat_session(tf.path, tf.session_id, project)
     return read_events(tf.path, tf.session_id or tf.path.stem, AGENT, project)
 
 
+def _starts_a_chat_session(path: Path) -> bool:
+    """A JSON Lines file (``deja parse`` of one out of its folder) whose first record is
+    a chat session's whole state (``{"kind": 0, "v": ...}``), not an event."""
+    from deja_blame.transcripts.reading import open_regular
+
+    with open_regular(path) as fh:
+        head = fh.read(64).lstrip()
+    return head.startswith(b'{"kind":0') or head.startswith(b'{"kind": 0')
+
+
 def _sniff(s: Sniffed) -> int:
-    if "GitHub.copilot-chat" in s.path.parts:
+    if "GitHub.copilot-chat" in s.path.parts or CHAT_SESSIONS in s.path.parts:
         return BY_NAME
+    if b'"requests"' in s.head and (
+        b'"responderUsername"' in s.head or b'"requesterUsername"' in s.head
+    ):
+        return BY_CONTENT  # a chat session: the JSON document, or its log's first state
+    for rec in s.records:
+        if rec.get("kind") == 0 and isinstance(rec.get("v"), dict) and "requests" in rec["v"]:
+            return BY_CONTENT
     for rec in s.records:
         data = rec.get("data")
         if rec.get("type") == "session.start" and isinstance(data, dict):
@@ -85,8 +116,9 @@ PLUGIN = Agent(
     default_roots=default_roots,
     find=find_transcripts,
     read=_read,
+    reader_version=1,  # insert_edit_into_file's lines; chat sessions
     sniff=_sniff,
-    where="~/.config/Code/User/workspaceStorage/*/GitHub.copilot-chat/transcripts",
+    where="~/.config/Code/User/workspaceStorage/*/{GitHub.copilot-chat/transcripts,chatSessions}",
     location_env=("XDG_CONFIG_HOME", "APPDATA"),
     aliases=("github-copilot", "vscode-copilot"),
     # VS Code 1.102+: ``code chat --mode agent PROMPT`` opens a Copilot agent-mode chat

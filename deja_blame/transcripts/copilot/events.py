@@ -6,10 +6,13 @@ the Copilot CLI's ``events.jsonl`` write the same records).
 "timestamp": ...}``. A file tool's call is an edit only once its
 ``tool.execution_complete`` says it succeeded (``success: true``, or a result
 of type ``success``): a failed, denied or unanswered call wrote nothing.
+``insert_edit_into_file`` sends a sketch of the file (``...existing code...`` for
+the lines it keeps): its other lines are the session's, matched by content.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +31,9 @@ from deja_blame.transcripts.tool_edits import (
 )
 
 SHELL_TOOLS = {"run_in_terminal", "bash", "shell"}
+# the line ``insert_edit_into_file`` puts for the file's lines it leaves as they are
+# (``// ...existing code...``, ``# ...existing code...``, ``<!-- ...existing code... -->``)
+EXISTING_CODE = re.compile(r"\.\.\.\s*existing code\s*\.\.\.", re.I)
 VIEW_TOOLS = {"read_file": "view", "view": "view", "list_dir": "list"}
 
 
@@ -70,7 +76,7 @@ def _record(
     elif kind == "tool.execution_complete":
         call = pending.pop(str(data.get("toolCallId")), None)
         if call is not None and _succeeded(data):
-            _tool(b, *call)
+            add_tool(b, *call)
 
 
 def _succeeded(data: dict[str, Any]) -> bool:
@@ -82,7 +88,9 @@ def _succeeded(data: dict[str, Any]) -> bool:
     return "error" not in data
 
 
-def _tool(b: SessionBuilder, name: str, args: dict[str, Any], at: str | None) -> None:
+def add_tool(b: SessionBuilder, name: str, args: dict[str, Any], at: str | None) -> None:
+    """A tool call that succeeded: an edit, a command, a file viewed (or nothing).
+    VS Code's chat sessions (``chat_session.py``) name the same tools."""
     target = first_str(args, "filePath", "path", "file_path")
     if name in ("replace_string_in_file", "edit", "str_replace"):
         old = first_str(args, "oldString", "old_str", "old_string")
@@ -105,6 +113,8 @@ def _tool(b: SessionBuilder, name: str, args: dict[str, Any], at: str | None) ->
             add_write(b, target, name, args.get("file_text"), at)
         elif command == "str_replace":
             add_replacement(b, target, name, args.get("old_str"), args.get("new_str"), at)
+    elif name == "insert_edit_into_file":
+        add_replacement(b, target, name, "", _sketch_lines(first_str(args, "code")), at)
     elif name == "apply_patch":
         add_patch(b, first_str(args, "input", "patch"), name, at)
     elif name in SHELL_TOOLS and isinstance(args.get("command"), str):
@@ -113,3 +123,12 @@ def _tool(b: SessionBuilder, name: str, args: dict[str, Any], at: str | None) ->
         full = b.absolute(path_of(target))
         if full is not None:
             b.file(full, VIEW_TOOLS[name], at)
+
+
+def _sketch_lines(code: str | None) -> str | None:
+    """The lines an ``insert_edit_into_file`` sketch writes: all but its markers for
+    the lines left as they were. Context it repeats is among them, as in a file
+    written whole; they are matched by content, never placed."""
+    if code is None:
+        return None
+    return "\n".join(line for line in code.split("\n") if not EXISTING_CODE.search(line))
