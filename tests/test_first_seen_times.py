@@ -11,7 +11,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import commit_env, deja_json, git
+from conftest import commit_env, deja, deja_json, git
 
 EDIT_AT = 1_764_579_600  # 2025-12-01 09:00 UTC: the agent's edit
 COMMIT_AT = EDIT_AT + 1800  # the person commits it
@@ -155,6 +155,29 @@ def test_a_chat_that_goes_on_after_the_commit_keeps_the_committed_lines(
     assert _agents(repo) == [None, agent, agent]
     session = deja_json("show", "--json", SID, cwd=repo)
     assert session["ended_at"] > session["started_at"]  # the new records' time is later
+
+
+@pytest.mark.parametrize("agent", sorted(WRITERS))
+def test_a_rebuild_keeps_when_each_record_was_first_seen(
+    agent: str, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``deja index --rebuild`` reads every transcript afresh, but a record's time is
+    when the index first saw it: the new index takes the old one's times."""
+    store = tmp_path / "store"
+    monkeypatch.setenv(ROOT_ENV[agent], str(store))
+    (repo / "app.py").write_text(OLD)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "init", env=commit_env(EDIT_AT - 3600))
+    transcript = WRITERS[agent](store, repo, False)
+    os.utime(transcript, (EDIT_AT, EDIT_AT))
+    (repo / "app.py").write_text(NEW)
+    git(repo, "commit", "-qam", "agent", env=commit_env(COMMIT_AT))
+    assert _agents(repo) == [None, agent, agent]
+    transcript = WRITERS[agent](store, repo, True)
+    os.utime(transcript, (LATER, LATER))
+    for _ in range(2):  # and a rebuild of the rebuilt index
+        deja("index", "--rebuild", cwd=repo)
+        assert _agents(repo) == [None, agent, agent]
 
 
 def test_a_record_seen_before_keeps_its_time_and_a_new_one_takes_the_files() -> None:

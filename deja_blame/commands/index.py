@@ -23,7 +23,12 @@ from deja_blame.index.db import (
     set_aside,
     swap_in,
 )
-from deja_blame.index.ingest import IndexReport, index_roots
+from deja_blame.index.ingest import (
+    IndexReport,
+    forget_kept_first_seen,
+    index_roots,
+    keep_first_seen,
+)
 from deja_blame.jsonout import print_json
 from deja_blame.output import warn
 from deja_blame.transcripts.agent import Agent
@@ -67,6 +72,10 @@ def run_index(
         remove_index(db_path)  # what a killed rebuild left
     conn = connect(db_path, notice=None if quiet else warn)
     try:
+        if rebuild and target.is_file():
+            # when each record of a transcript with no times was first seen: the old
+            # index's memory, not the transcripts' (transcripts/first_seen.py)
+            keep_first_seen(target, conn)
         report = IndexReport()
         skipped = Skipped()  # links and special files below the roots: never followed
         if roots:
@@ -112,6 +121,8 @@ def run_index(
         except sqlite3.DatabaseError as exc:
             # "database disk image is malformed" met past the header: a damaged index
             raise corrupt(db_path, exc) from exc
+        if rebuild:
+            forget_kept_first_seen(conn)
         report.problems = problems + report.problems
         report.skipped_entries = skipped.to_json()
     except BaseException:

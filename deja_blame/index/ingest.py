@@ -674,6 +674,58 @@ def _read_whole(tf: TranscriptFile, start: ReadStart | None = None) -> Batch:
     )
 
 
+KEPT_SEEN = "first-seen;"  # meta key prefix (+ session id): an old index's state, kept
+
+
+def keep_first_seen(old: Path, conn: sqlite3.Connection) -> int:
+    """Copy into ``conn`` (an index ``deja index --rebuild`` builds afresh) the reader
+    states of the old index at ``old`` that hold when each record was first seen
+    (``transcripts/first_seen.py``): the new index reads every transcript again,
+    and a record it would otherwise date by the file's time now keeps its time.
+    Returns how many sessions' times were kept; an old index that cannot be read
+    keeps none."""
+    from deja_blame.index.db import transaction
+
+    kept: list[tuple[str, bytes]] = []
+    try:
+        with contextlib.closing(sqlite3.connect(f"{old.as_uri()}?mode=ro", uri=True)) as src:
+            for session_id, blob in src.execute(
+                "SELECT session_id, state FROM sessions WHERE state IS NOT NULL"
+            ):
+                state = _resume_state(blob)
+                if state is not None and state.other and FIRST_SEEN in state.other:
+                    kept.append((KEPT_SEEN + str(session_id), bytes(blob)))
+    except (sqlite3.Error, ValueError):
+        return 0
+    if kept:
+        with transaction(conn):
+            conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", kept)
+    return len(kept)
+
+
+def forget_kept_first_seen(conn: sqlite3.Connection) -> None:
+    """Drop what ``keep_first_seen`` kept: the sessions read since hold it in their rows."""
+    from deja_blame.index.db import transaction
+
+    with transaction(conn):
+        conn.execute(
+            "DELETE FROM meta WHERE key >= ? AND key < ?", (KEPT_SEEN, KEPT_SEEN[:-1] + "<")
+        )
+
+
+def _start_with_kept(conn: sqlite3.Connection, tf: TranscriptFile, row: Any) -> ReadStart | None:
+    """Where to read ``tf`` from (``_start_of``); a session the index has no row of
+    yet starts from the first-seen times a rebuild kept, if any (its state, read
+    from scratch: no offset, no head to match)."""
+    start = _start_of(row)
+    if start is None:
+        kept = conn.execute("SELECT value FROM meta WHERE key=?", (KEPT_SEEN + tf.session_id,))
+        found = kept.fetchone()
+        if found is not None:
+            return ReadStart(transcript=str(tf.path), offset=0, head_hash="", state=found[0])
+    return start
+
+
 def _first_seen(tf: TranscriptFile, start: ReadStart | None) -> FirstSeen | None:
     """When the records of ``tf`` were first seen, as the index's last reading of the
     session kept it; None for an agent whose transcripts record times."""
@@ -785,7 +837,7 @@ def _index_once(
         report.count_unchanged(tf.session_id)  # not opened, not parsed
         return
     tally = _Tally(tf.session_id, row)
-    for batch in read_batches(tf, _start_of(row), batch_bytes):
+    for batch in read_batches(tf, _start_with_kept(conn, tf, row), batch_bytes):
         if tally.holds_nothing(conn, tf, batch, report):
             continue
         tally.committed(batch, _commit(conn, tf, batch, paths, tally.based_on), report)
@@ -996,7 +1048,8 @@ class _WorkerRun:
                     self.report.count_unchanged(tf.session_id)
                     self.done(tf)
                     continue
-                self._submit(pool, tf, _start_of(row), _Tally(tf.session_id, row))
+                start = _start_with_kept(self.conn, tf, row)
+                self._submit(pool, tf, start, _Tally(tf.session_id, row))
             if not self.inflight:
                 break
             finished, _ = wait(self.inflight, return_when=FIRST_COMPLETED)

@@ -6,7 +6,8 @@ that time past the commit, and the edits the commit took would look later than
 it. So the index keeps, per session, the time each record was first seen (a
 64-bit hash of the record, and which occurrence of it) and a record it has seen
 keeps that time when the file is read again, grown or rewritten. A record not
-seen before takes the file's time now. ``deja index --rebuild`` starts over.
+seen before takes the file's time now. ``deja index --rebuild`` reads every
+transcript again and takes these times from the old index (``index.ingest.keep_first_seen``).
 """
 
 from __future__ import annotations
