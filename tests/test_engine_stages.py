@@ -12,7 +12,13 @@ import ast
 from pathlib import Path
 
 from deja_blame.attribution.facts.edits import SessionEdits
-from deja_blame.attribution.facts.model import BlameLine, FileFacts, WriteSet, WrittenTexts
+from deja_blame.attribution.facts.model import (
+    BlameLine,
+    FileFacts,
+    LineTexts,
+    WriteSet,
+    WrittenTexts,
+)
 from deja_blame.attribution.facts.versions import FileHistory
 from deja_blame.attribution.match import match_file
 from deja_blame.attribution.model import LineAttribution
@@ -161,6 +167,7 @@ def _facts(texts: list[str], commit_time: int, writes: WriteSet) -> FileFacts:
         total_lines=len(texts),
         lines=lines,
         blamed=blamed,
+        texts=LineTexts.of(texts),
         writes=writes,
         paths={1: True},
         rev_time=float(commit_time),

@@ -15,7 +15,7 @@ from pathlib import Path
 from conftest import git
 
 from deja_blame.attribution.facts import model as writes_mod
-from deja_blame.attribution.facts.model import BlameLine
+from deja_blame.attribution.facts.model import BlameLine, LineTexts
 from deja_blame.attribution.facts.versions import FileHistory
 from deja_blame.attribution.match import lines as matcher
 from deja_blame.attribution.match.reflow import _MAGIC_COMMA
@@ -52,7 +52,7 @@ def test_a_later_session_that_rewrote_part_of_a_block_beats_the_older_whole_writ
     # last three lines (a run of 3): those three are session 2's
     file = ["import os", "", *BLOCK]
     ws = _writes([(1, 0, 100.0, file), (2, 0, 200.0, BLOCK[1:])])
-    out = matcher.match_lines(file, _blamed(len(file)), ws, now=20_000.0)
+    out = matcher.match_lines(LineTexts.of(file), _blamed(len(file)), ws, now=20_000.0)
     assert [m.sid if m else None for m in out] == [1, 1, 1, 2, 2, 2]
 
 
@@ -60,7 +60,7 @@ def test_a_short_later_run_does_not_beat_a_long_one() -> None:
     # one line a later session also wrote (a run of 1) is weaker than the block
     file = ["import os", "", *BLOCK]
     ws = _writes([(1, 0, 100.0, file), (2, 0, 200.0, [BLOCK[2]])])
-    out = matcher.match_lines(file, _blamed(len(file)), ws, now=20_000.0)
+    out = matcher.match_lines(LineTexts.of(file), _blamed(len(file)), ws, now=20_000.0)
     assert [m.sid if m else None for m in out] == [1] * len(file)
 
 
@@ -72,12 +72,16 @@ def test_of_two_copies_of_a_line_a_write_goes_to_the_one_where_it_landed() -> No
                   (1, 2, 120.0, ["unique_two()"])])  # fmt: skip
     places = {(1, 0, 0): 4, (1, 1, 0): 5, (1, 2, 0): 6}
     out = matcher.match_lines(
-        file, _blamed(len(file)), ws, now=20_000.0, position=lambda key: places.get(key)
+        LineTexts.of(file),
+        _blamed(len(file)),
+        ws,
+        now=20_000.0,
+        position=lambda key: places.get(key),
     )
     assert out[1] is None
     assert out[5] is not None and out[5].sid == 1
     # without places the first copy takes it: the old order, for transcripts without @@
-    out = matcher.match_lines(file, _blamed(len(file)), ws, now=20_000.0)
+    out = matcher.match_lines(LineTexts.of(file), _blamed(len(file)), ws, now=20_000.0)
     assert out[1] is not None and out[5] is None
 
 
@@ -101,9 +105,7 @@ def _window(repo: Path, sha: str, texts: list[str]) -> CommitWindow:
     blamed: list[BlameLine | None] = [
         BlameLine(i + 1, sha, 0, "a.py", i + 1) for i in range(len(texts))
     ]
-    return CommitWindow(
-        history, blamed, texts, [fingerprint(t) for t in texts], [is_trivial(t) for t in texts]
-    )
+    return CommitWindow(history, blamed, LineTexts.of(texts))
 
 
 def test_a_person_typing_a_second_copy_is_not_a_move_of_the_first(tmp_path: Path) -> None:
@@ -147,7 +149,7 @@ def test_a_blank_line_of_an_earlier_commit_is_not_given_to_a_later_write() -> No
         BlameLine(i + 1, "d" * 40, at_1522 + 300, "a.py", i + 1) for i in (6, 7)
     ]
     ws = _writes([(1, 0, float(at_1522), ["", "", *file[6:]])])
-    out = matcher.match_lines(file, blamed, ws, now=60_000.0)
+    out = matcher.match_lines(LineTexts.of(file), blamed, ws, now=60_000.0)
     assert [m.sid if m else None for m in out] == [None] * 6 + [1, 1]
 
 
@@ -160,7 +162,7 @@ def test_a_brace_git_slid_to_an_older_commit_still_goes_to_the_later_session() -
     blamed += [BlameLine(i + 1, "d" * 40, new + 60, "a.js", i + 1) for i in (2, 3, 4)]
     blamed += [BlameLine(6, "c" * 40, old, "a.js", 3)]
     ws = _writes([(1, 0, float(new), ["}", "function b() {", "  return 2", "}"])])
-    out = matcher.match_lines(file, blamed, ws, now=60_000.0)
+    out = matcher.match_lines(LineTexts.of(file), blamed, ws, now=60_000.0)
     assert [m.sid if m else None for m in out][3:] == [1, 1, 1]
 
 
@@ -177,7 +179,7 @@ def test_blank_lines_git_slid_go_to_those_of_the_session_s_own_commit() -> None:
     blamed += [BlameLine(i + 1, "d" * 40, session + 300, "m.py", i - 1) for i in range(4, 8)]
     blamed += [BlameLine(i + 1, "c" * 40, person, "m.py", i - 3) for i in (8, 9)]
     ws = _writes([(1, 0, float(session), ["", "", "def b():", "    return 2"])])
-    out = matcher.match_lines(file, blamed, ws, now=60_000.0)
+    out = matcher.match_lines(LineTexts.of(file), blamed, ws, now=60_000.0)
     assert [m.sid if m else None for m in out] == [None] * 4 + [1] * 4 + [None] * 2
 
 
@@ -185,14 +187,14 @@ def test_a_one_line_file_is_the_session_whose_edit_wrote_all_of_it() -> None:
     # .python-version, 3.12 -> 3.13 by a session: too short to count alone, but the
     # file's whole text is what the edit wrote there, before the commit
     ws = _writes([(1, 0, 100.0, ["3.13"])])
-    out = matcher.match_lines(["3.13"], _blamed(1), ws, now=20_000.0)
+    out = matcher.match_lines(LineTexts.of(["3.13"]), _blamed(1), ws, now=20_000.0)
     assert out[0] is not None and out[0].sid == 1
     # written after the commit (beyond the skew): not the session's
-    out = matcher.match_lines(["3.13"], _blamed(1, at=-1_000), ws, now=20_000.0)
+    out = matcher.match_lines(LineTexts.of(["3.13"]), _blamed(1, at=-1_000), ws, now=20_000.0)
     assert out[0] is None
     # the edit wrote the text below another line: no evidence it wrote this file whole
     ws = _writes([(1, 0, 100.0, ["# pinned", "3.13"])])
-    out = matcher.match_lines(["3.13"], _blamed(1), ws, now=20_000.0)
+    out = matcher.match_lines(LineTexts.of(["3.13"]), _blamed(1), ws, now=20_000.0)
     assert out[0] is None
 
 
@@ -209,7 +211,11 @@ def test_a_short_run_of_a_repeated_text_is_not_given_to_a_copy_far_from_its_plac
                   (1, 1, 110.0, ["anchor_one()"])])  # fmt: skip
     places = {(1, 0, 0): 20, (1, 0, 1): 21, (1, 1, 0): 19}
     out = matcher.match_lines(
-        file, _blamed(len(file)), ws, now=20_000.0, position=lambda key: places.get(key)
+        LineTexts.of(file),
+        _blamed(len(file)),
+        ws,
+        now=20_000.0,
+        position=lambda key: places.get(key),
     )
     assert out[19] is not None and out[19].sid == 1
     assert [k for k, m in enumerate(out) if m is not None] == [19]
@@ -219,7 +225,11 @@ def test_a_short_run_of_a_repeated_text_is_not_given_to_a_copy_far_from_its_plac
     file2[18], file2[19] = "anchor_one()", "line_19 = 19"
     file2[25], file2[26] = "    .trim(value)", "    .split(sep)"
     out = matcher.match_lines(
-        file2, _blamed(len(file2)), ws, now=20_000.0, position=lambda key: places.get(key)
+        LineTexts.of(file2),
+        _blamed(len(file2)),
+        ws,
+        now=20_000.0,
+        position=lambda key: places.get(key),
     )
     assert [k for k, m in enumerate(out) if m is not None] == [18, 25, 26]
 
@@ -239,11 +249,11 @@ def test_a_brace_far_from_its_edit_now_is_placed_where_its_commit_put_it() -> No
         *(BlameLine(3 + k, "b" * 40, 3_000, "a.js", 3 + k) for k in range(20)),
         BlameLine(23, "a" * 40, 1_000, "a.js", 3),
     ]
-    out = matcher.match_lines(file, blamed, ws, now=20_000.0)
+    out = matcher.match_lines(LineTexts.of(file), blamed, ws, now=20_000.0)
     assert [m.sid if m else None for m in out] == [1, 1, *[2] * 20, 1]
     # a "}" commit B brought is not given by commit A's lines
     blamed[-1] = BlameLine(23, "b" * 40, 3_000, "a.js", 23)
-    out = matcher.match_lines(file, blamed, ws, now=20_000.0)
+    out = matcher.match_lines(LineTexts.of(file), blamed, ws, now=20_000.0)
     assert out[-1] is None
 
 
@@ -262,7 +272,11 @@ def test_a_long_run_of_repeated_texts_is_not_given_to_a_copy_far_from_its_place(
     ws = _writes([(1, 0, 100.0, block), (1, 1, 110.0, ["anchor_one()"])])
     places = {(1, 0, k): 20 + k for k in range(4)} | {(1, 1, 0): 19}
     out = matcher.match_lines(
-        file, _blamed(len(file)), ws, now=20_000.0, position=lambda key: places.get(key)
+        LineTexts.of(file),
+        _blamed(len(file)),
+        ws,
+        now=20_000.0,
+        position=lambda key: places.get(key),
     )
     assert is_trivial("  }") and not is_trivial("  markDone(task);")
     assert [k for k, m in enumerate(out) if m is not None and not is_trivial(file[k])] == [19]
@@ -271,7 +285,11 @@ def test_a_long_run_of_repeated_texts_is_not_given_to_a_copy_far_from_its_place(
     file2[18], file2[19] = "anchor_one()", "step_19(19);"
     file2[25:29] = block
     out = matcher.match_lines(
-        file2, _blamed(len(file2)), ws, now=20_000.0, position=lambda key: places.get(key)
+        LineTexts.of(file2),
+        _blamed(len(file2)),
+        ws,
+        now=20_000.0,
+        position=lambda key: places.get(key),
     )
     assert [k for k, m in enumerate(out) if m is not None] == [18, 25, 26, 27, 28]
     # a run holding a line the file has once says where it is: taken at any distance
@@ -280,6 +298,10 @@ def test_a_long_run_of_repeated_texts_is_not_given_to_a_copy_far_from_its_place(
     ws3 = _writes([(1, 0, 100.0, ["  markDone(task, now);", *block[1:]]),
                    (1, 1, 110.0, ["anchor_one()"])])  # fmt: skip
     out = matcher.match_lines(
-        file3, _blamed(len(file3)), ws3, now=20_000.0, position=lambda key: places.get(key)
+        LineTexts.of(file3),
+        _blamed(len(file3)),
+        ws3,
+        now=20_000.0,
+        position=lambda key: places.get(key),
     )
     assert [k for k, m in enumerate(out) if m is not None] == [19, 70, 71, 72, 73]

@@ -12,7 +12,7 @@ import pytest
 
 from deja_blame.attribution.facts import model as model_mod
 from deja_blame.attribution.facts import writes as writes_mod
-from deja_blame.attribution.facts.model import BlameLine, Key
+from deja_blame.attribution.facts.model import BlameLine, Key, LineTexts
 from deja_blame.attribution.match import lines as matcher
 from deja_blame.attribution.match import lone
 from deja_blame.index.db import connect
@@ -82,7 +82,7 @@ def _match(
     file: list[str] = FILE,
 ) -> list[int | None]:
     out = matcher.match_lines(
-        file,
+        LineTexts.of(file),
         blamed,
         edits.writes(),
         now=20_000.0,
@@ -189,7 +189,7 @@ def test_lone_brackets_left_in_the_index_are_read_in_the_commit_window(
     writes = writes_mod.load_writes(conn, {1: True}, fps, solid=solid)
     assert len(writes.info) == 2  # function a's lines: the brackets were left out
     out = matcher.match_lines(
-        FILE,
+        LineTexts.of(FILE),
         _blamed({12}),
         writes,
         now=20_000.0,

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from test_blame import AGENT_BLOCK, T0, Session, commit_all
 
 from deja_blame.attribution.facts import model as writes_mod
-from deja_blame.attribution.facts.model import BlameLine
+from deja_blame.attribution.facts.model import BlameLine, LineTexts
 from deja_blame.attribution.match import lines as matcher
 from deja_blame.index.fingerprint import fingerprint
 
@@ -53,7 +53,7 @@ def _both(texts: list[str], blamed: list[BlameLine | None], rows: list[tuple], n
     ws = writes_mod.WriteSet()
     ws.add_rows([r for r in rows if r[1] in fps], {1: True})
     old = ref.match_lines(texts, blamed, by_fp, now=now)
-    new = matcher.match_lines(texts, blamed, ws, now=now)
+    new = matcher.match_lines(LineTexts.of(texts), blamed, ws, now=now)
     key = lambda m: None if m is None else (m.sid, m.edit_ord, m.idx, m.confidence, m.run)  # noqa: E731
     return [key(m) for m in old], [key(m) for m in new]
 
@@ -130,7 +130,7 @@ def test_ten_thousand_writes_of_one_line_cost_a_bounded_amount(
     ws.add_rows(sorted(rows, key=lambda r: r[:5]), {1: True})
     walks = _record_walks(monkeypatch)
     blamed = [BlameLine(i + 1, "c" * 40, 50_000, "a.py", i + 1) for i in range(len(texts))]
-    out = matcher.match_lines(texts, blamed, ws, now=60_000.0)
+    out = matcher.match_lines(LineTexts.of(texts), blamed, ws, now=60_000.0)
     non_trivial = texts.count("value = compute()")
     assert len(walks) <= non_trivial * matcher.COMMON_KEEP
     # each write accounts for one line at most, and the latest writes are taken first
@@ -148,7 +148,7 @@ def test_a_file_of_only_blank_and_brace_lines_matches_nothing_and_finishes() -> 
     ]
     ws = writes_mod.WriteSet()
     ws.add_rows(sorted(rows, key=lambda r: r[:5]), {1: True})
-    out = matcher.match_lines(texts, [None] * len(texts), ws, now=100.0)
+    out = matcher.match_lines(LineTexts.of(texts), [None] * len(texts), ws, now=100.0)
     assert out == [None] * len(texts)  # trivial lines are never evidence alone
 
 
@@ -291,7 +291,7 @@ def test_a_block_pasted_hundreds_of_times_is_walked_within_a_budget(
     ws.add_rows(sorted(rows, key=lambda r: r[:5]), {1: True})
     walks = _record_walks(monkeypatch)
     blamed = [BlameLine(i + 1, "c" * 40, 50_000, "a.py", i + 1) for i in range(len(texts))]
-    out = matcher.match_lines(texts, blamed, ws, now=60_000.0)
+    out = matcher.match_lines(LineTexts.of(texts), blamed, ws, now=60_000.0)
     # 200 edits x 500 places: each edit is walked within its budget
     assert sum(walks) <= 200 * (matcher.EDIT_RUN_BUDGET + 4 * (len(block) + 1) + len(block))
     # still evidence where it was walked: the first copy goes to the latest session
@@ -337,7 +337,7 @@ def test_a_lockfile_of_repeated_lines_costs_work_in_proportion_to_its_lines() ->
 
     ws.info = Counted(ws.info)
     blamed = [BlameLine(i + 1, "c" * 40, 50_000, "a.py", i + 1) for i in range(n)]
-    out = matcher.match_lines(texts, blamed, ws, now=60_000.0)
+    out = matcher.match_lines(LineTexts.of(texts), blamed, ws, now=60_000.0)
     assert sum(m is not None for m in out) == n  # every line its own write
     assert Counted.reads <= 20 * n
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from deja_blame.attribution.facts.model import BlameLine, WriteSet, WrittenTexts
+from deja_blame.attribution.facts.model import BlameLine, LineTexts, WriteSet, WrittenTexts
 from deja_blame.attribution.match.reflow import reflow_matches
 from deja_blame.index.fingerprint import fingerprint, normalise_line
 
@@ -45,7 +45,7 @@ def _split(facts: Facts, fresh: object) -> list[int | None]:
     blamed = [BlameLine(i + 1, C, 10_000, "app/report.py", i + 1) for i in range(len(TEXTS))]
     out = reflow_matches(
         facts,  # type: ignore[arg-type]
-        TEXTS,
+        LineTexts.of(TEXTS),
         blamed,
         [None] * len(TEXTS),
         {1: True},

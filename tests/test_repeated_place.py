@@ -7,7 +7,7 @@ placed by the nearest write, not given to the person's copy)."""
 from __future__ import annotations
 
 from deja_blame.attribution.facts import model as model_mod
-from deja_blame.attribution.facts.model import BlameLine, Key
+from deja_blame.attribution.facts.model import BlameLine, Key, LineTexts
 from deja_blame.attribution.match import lines as matcher
 from deja_blame.attribution.match import lone
 from deja_blame.index.fingerprint import fingerprint
@@ -48,7 +48,7 @@ def _match(file_edits: lone.FileEdits | None) -> list[int | None]:
         return 2 + key[2]  # func b, its Flush line, then the check, as the session's file was
 
     out = matcher.match_lines(
-        FILE,
+        LineTexts.of(FILE),
         blamed,
         writes,
         now=20_000.0,

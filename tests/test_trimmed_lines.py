@@ -3,6 +3,7 @@ lines of one edit keeps that edit's session (``match/trimmed.py``)."""
 
 from __future__ import annotations
 
+from deja_blame.attribution.facts.model import LineTexts
 from deja_blame.attribution.match.lines import LineMatch
 from deja_blame.attribution.match.trimmed import is_trimmed, trimmed_lines
 
@@ -23,7 +24,7 @@ def _trim(
     lone_open: frozenset[int] = frozenset(),
 ) -> list[int | None]:
     out = trimmed_lines(
-        texts,
+        LineTexts.of(texts),
         matches,
         lambda sid, edit: WRITTEN if (sid, edit) == (7, 3) else [],
         lambda i, fp: existed,

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from test_matcher_scale import scenes
 
 from deja_blame.attribution.facts import writes as matcher
-from deja_blame.attribution.facts.model import BlameLine
+from deja_blame.attribution.facts.model import BlameLine, LineTexts
 from deja_blame.attribution.match import lines as match_lines_mod
 from deja_blame.index.db import connect
 from deja_blame.index.fingerprint import fingerprint, is_trivial
@@ -44,7 +44,7 @@ def _answers(
     solid = {fingerprint(t) for t in texts if not is_trivial(t)} if narrowed else None
     writes = matcher.load_writes(conn, paths, fps, solid=solid)
     out = (
-        match_lines_mod.match_lines(texts, blamed, writes, now=now)
+        match_lines_mod.match_lines(LineTexts.of(texts), blamed, writes, now=now)
         if writes
         else [None] * len(texts)
     )
@@ -130,6 +130,6 @@ def test_a_blank_line_left_in_the_index_still_makes_its_session_this_clones(
     for solid in (None, {fingerprint(t) for t in texts if not is_trivial(t)}):
         writes = matcher.load_writes(conn, {1: True, 2: False}, fps, solid=solid)
         out = match_lines_mod.match_lines(
-            texts, blamed, writes, now=3000.0, final_fps=lambda sid: elsewhere
+            LineTexts.of(texts), blamed, writes, now=3000.0, final_fps=lambda sid: elsewhere
         )
         assert [m and m.sid for m in out][:2] == [1, 1]

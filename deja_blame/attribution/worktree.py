@@ -7,12 +7,11 @@ import sqlite3
 
 from deja_blame.attribution import cache
 from deja_blame.attribution.facts.gather import WINDOW_CONTEXT
-from deja_blame.attribution.facts.model import BlameLine
+from deja_blame.attribution.facts.model import BlameLine, LineTexts
 from deja_blame.attribution.facts.source import FactSource
 from deja_blame.attribution.match import attribute_lines
 from deja_blame.attribution.model import FileBlame, LineAttribution
 from deja_blame.gitutil import FileVersion
-from deja_blame.index.fingerprint import fingerprint, is_trivial
 
 
 def overlay(
@@ -85,11 +84,11 @@ def overlay(
             )
             for ln in part
         ]
-        fps = {fingerprint(ln.text) for ln in part}
-        solid = {fingerprint(ln.text) for ln in part if not is_trivial(ln.text)}
+        texts = LineTexts.of([ln.text for ln in part])
+        solid = {fp for fp, trivial in zip(texts.fps, texts.trivial) if not trivial}
         relpaths = {relpath} | {ln.orig_path for ln in part if ln.orig_path}
         paths = source.candidate_paths(relpaths)
-        writes = source.load_writes(paths, fps, solid=solid)
+        writes = source.load_writes(paths, set(texts.fps), solid=solid)
         fresh = [ln.commit is None for ln in part]
-        attribute_lines(source, part, by_line, writes, paths, None, only=fresh)
+        attribute_lines(source, part, texts, by_line, writes, paths, None, only=fresh)
     return result

@@ -22,14 +22,12 @@ import orjson
 from deja_blame.attribution import blame_options, cache
 from deja_blame.attribution.facts import derived_blame
 from deja_blame.attribution.facts.git_blame import PendingBlame, drop_early, start_blame
-from deja_blame.attribution.facts.model import BlameLine, FileFacts, WriteSet
+from deja_blame.attribution.facts.model import BlameLine, FileFacts, LineTexts, WriteSet
 from deja_blame.attribution.facts.settled import PassRecord, pass_record, settled_lines
-from deja_blame.attribution.facts.source import solid_fingerprints
 from deja_blame.attribution.facts.writes import load_writes
 from deja_blame.attribution.model import LineAttribution, NoteLookup, format_time_epoch
 from deja_blame.gitutil import FileVersion, head_commit, workdir
 from deja_blame.index import queries as Q
-from deja_blame.index.fingerprint import fingerprint
 
 if TYPE_CHECKING:
     import pygit2
@@ -59,7 +57,9 @@ def gather_file(
         lo = max(1, window[0] - WINDOW_CONTEXT)
         hi = min(len(texts), window[1] + WINDOW_CONTEXT)
         if lo > hi:
-            return FileFacts(relpath, str(root), version.commit, len(texts), [], [])
+            return FileFacts(
+                relpath, str(root), version.commit, len(texts), [], [], LineTexts.of([])
+            )
     if window is None:
         pending = _start_blame_cached(conn, root, repo, version, engine)
     else:
@@ -67,6 +67,7 @@ def gather_file(
     if before_match is not None:
         before_match()
     part = texts[lo - 1 : hi]
+    line_texts = LineTexts.of(part)  # what every rule compares of the lines, made once
     paths: dict[int, bool] = {}
     writes = WriteSet()
     # A history annotated by ``deja annotate --all`` answers for its commits' lines
@@ -78,7 +79,7 @@ def gather_file(
         else None
     )
     notes_first = (passed is not None and passed.completed) or focus is not None
-    file_fps, solid = _fingerprints([] if notes_first else part)
+    file_fps, solid = _fingerprints(line_texts, None if not notes_first else [True] * len(part))
     if conn is not None:
         paths = Q.candidate_paths(conn, str(root), {relpath})
         if not notes_first:
@@ -126,7 +127,7 @@ def gather_file(
         else LineAttribution(lo + i, part[i], None, orig_path=relpath, orig_line=lo + i)
         for i, ln in enumerate(made)
     ]
-    facts = FileFacts(relpath, str(root), version.commit, len(texts), lines, by_line)
+    facts = FileFacts(relpath, str(root), version.commit, len(texts), lines, by_line, line_texts)
     facts.blame_authors = pending.authors()
     if note_lookup is not None:
         if not streamed_notes:
@@ -153,7 +154,7 @@ def gather_file(
     if save_notes is not None:
         save_notes()  # the notes read from git, indexed for the next question
     if notes_first:
-        file_fps, solid = _fingerprints([t for t, done in zip(part, facts.settled) if not done])
+        file_fps, solid = _fingerprints(line_texts, facts.settled)
         if not solid:
             file_fps = set()  # blank lines and brackets alone: nothing to match them by
         load_writes(conn, paths, file_fps, into=writes, solid=solid)
@@ -172,10 +173,17 @@ def gather_file(
     return facts
 
 
-def _fingerprints(texts: list[str]) -> tuple[set[int], set[int]]:
-    """The texts' fingerprints, and those of the texts that are not trivial (what
-    narrows the writes read: ``writes.load_writes``)."""
-    return {fingerprint(t) for t in texts}, solid_fingerprints(texts)
+def _fingerprints(texts: LineTexts, settled: list[bool] | None) -> tuple[set[int], set[int]]:
+    """The fingerprints of the lines not ``settled`` (None: none is), and those of
+    them that are not trivial (what narrows the writes read: ``writes.load_writes``)."""
+    fps: set[int] = set()
+    solid: set[int] = set()
+    for k, fp in enumerate(texts.fps):
+        if settled is None or not settled[k]:
+            fps.add(fp)
+            if not texts.trivial[k]:
+                solid.add(fp)
+    return fps, solid
 
 
 def _last_pass(repo: pygit2.Repository, conn: sqlite3.Connection) -> PassRecord:

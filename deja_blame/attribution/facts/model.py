@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from deja_blame.attribution.model import LineAttribution
-from deja_blame.index.fingerprint import fingerprint
+from deja_blame.index.fingerprint import fingerprint, fingerprints, is_trivial, normalise_line
 
 CLOCK_SKEW = 120.0  # seconds a transcript clock may run ahead of git's
 
@@ -32,6 +32,37 @@ class BlameLine:
 
 
 BLANK_FP = fingerprint("")
+
+
+@dataclass(frozen=True)
+class LineTexts:
+    """The lines' texts and what the rules compare of them, made once by the facts
+    stage (``of``) and read as data by every rule: each line's fingerprint (white
+    space removed, hashed: how writes are found), whether it is trivial (blank, a
+    lone bracket: no evidence alone) and its text without white space (``bare``;
+    empty: a blank line). The matcher asked the fingerprint module for these line
+    by line, rule after rule, a few times each."""
+
+    texts: list[str]
+    fps: list[int]
+    trivial: list[bool]
+    bare: list[str]
+
+    @classmethod
+    def of(cls, texts: list[str]) -> LineTexts:
+        return cls(
+            texts,
+            fingerprints(texts),
+            [is_trivial(t) for t in texts],
+            [normalise_line(t) for t in texts],
+        )
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def window(self, lo: int, hi: int) -> LineTexts:
+        """Lines ``lo`` to ``hi`` (0-based, ``hi`` excluded)."""
+        return LineTexts(self.texts[lo:hi], self.fps[lo:hi], self.trivial[lo:hi], self.bare[lo:hi])
 
 
 @dataclass
@@ -210,7 +241,7 @@ class FileFacts:
 
     ``lines`` carry git's blame (commit, time, where each line was then) and the
     commits' notes (``via: "note"``); ``blamed[i]`` is line i's blame as git gave
-    it; ``writes`` are the index's writes of the lines' texts to ``paths`` (index
+    it; ``texts`` their texts' fingerprints and triviality; ``writes`` are the index's writes of the lines' texts to ``paths`` (index
     path ids -> matched exactly, not by suffix); ``rev_time`` is the blamed
     commit's time (None: the working tree). ``gitai`` answers for git-ai's notes,
     its lines given ``gitai_confidence``. ``settled[i]``: line i's commit has a
@@ -223,6 +254,7 @@ class FileFacts:
     total_lines: int
     lines: list[LineAttribution]
     blamed: list[BlameLine | None]
+    texts: LineTexts
     writes: WriteSet = field(default_factory=lambda: WriteSet())
     paths: dict[int, bool] = field(default_factory=dict)
     rev_time: float | None = None

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 from deja_blame.attribution import blame_options
 from deja_blame.attribution.facts.gather import _add_gitai, _last_pass, _noted, _sessions_noted
 from deja_blame.attribution.facts.git_blame import start_blame
-from deja_blame.attribution.facts.model import BlameLine, FileFacts
+from deja_blame.attribution.facts.model import BlameLine, FileFacts, LineTexts
 from deja_blame.attribution.facts.settled import settled_lines
 from deja_blame.attribution.model import LineAttribution, NoteLookup
 from deja_blame.gitutil import FileVersion, workdir
@@ -84,7 +84,15 @@ def noted_range(
     settled = settled_lines(conn, str(root), note_lookup, passed, lines)
     if not all(settled):
         return None
-    facts = FileFacts(version.relpath, str(root), version.commit, len(texts), lines, blamed)
+    facts = FileFacts(
+        version.relpath,
+        str(root),
+        version.commit,
+        len(texts),
+        lines,
+        blamed,
+        LineTexts.of(texts[lo - 1 : hi]),
+    )
     facts.settled = settled
     facts.blame_authors = pending.authors()
     _sessions_noted(facts, note_lookup)

@@ -38,11 +38,10 @@ from deja_blame.attribution.match.reflow import reflow_matches
 from deja_blame.attribution.match.trimmed import trimmed_lines
 from deja_blame.attribution.match.window import CommitWindow
 from deja_blame.attribution.model import format_time_epoch
-from deja_blame.index.fingerprint import fingerprint, is_trivial
 
 if TYPE_CHECKING:
     from deja_blame.attribution.facts.edits import SessionEdits
-    from deja_blame.attribution.facts.model import BlameLine, FileFacts, WriteSet
+    from deja_blame.attribution.facts.model import BlameLine, FileFacts, LineTexts, WriteSet
     from deja_blame.attribution.facts.source import FactSource
     from deja_blame.attribution.facts.versions import FileHistory
     from deja_blame.attribution.match.lines import LineMatch
@@ -59,6 +58,7 @@ def match_file(facts: FileFacts, source: FactSource | None) -> None:
         attribute_lines(
             source,
             facts.lines,
+            facts.texts,
             facts.blamed,
             facts.writes,
             facts.paths,
@@ -69,6 +69,7 @@ def match_file(facts: FileFacts, source: FactSource | None) -> None:
             source,
             facts.path,
             facts.lines,
+            facts.texts,
             facts.blamed,
             facts.writes,
             facts.paths,
@@ -82,13 +83,14 @@ def match_file(facts: FileFacts, source: FactSource | None) -> None:
 def attribute_lines(
     source: FactSource,
     lines: list[LineAttribution],
+    line_texts: LineTexts,
     blamed: list[BlameLine | None],
     writes: WriteSet,
     paths: dict[int, bool],
     rev_time: float | None,
     only: list[bool] | None = None,
 ) -> None:
-    """Match ``lines`` against ``writes``; writes after the blamed revision cannot be
+    """Match ``lines`` (their texts: ``line_texts``) against ``writes``; writes after the blamed revision cannot be
     in it (``rev_time``; the working tree: now), nor writes older than their
     line's commit window (``window.py``). ``only`` marks the lines to set; a line
     a commit's note already gave keeps it (the note wins over the index)."""
@@ -97,17 +99,15 @@ def attribute_lines(
     path_ids = sorted(paths)
     exact_ids = [pid for pid, exact in paths.items() if exact]
     suffix_ids = [pid for pid, exact in paths.items() if not exact]
-    texts = [ln.text for ln in lines]
-    fps = [fingerprint(t) for t in texts]
+    fps, trivial = line_texts.fps, line_texts.trivial
     edits = source.session_edits(writes, paths)  # plain data, read at the first ask
     history = source.file_history({ln.orig_path or "" for ln in lines})
     now = time.time() if rev_time is None else rev_time
     try:
-        trivial = [is_trivial(t) for t in texts]
-        window = CommitWindow(history, blamed, texts, fps, trivial)
+        window = CommitWindow(history, blamed, line_texts)
         lone_open: set[int] = set()  # lines a lone bracket edit left unplaced may be
         matches = match_lines(
-            texts,
+            line_texts,
             blamed,
             writes,
             now=rev_time,
@@ -131,7 +131,7 @@ def attribute_lines(
         matches = continue_blocks(fps, trivial, blamed, matches, writes, now, edits.position)
         matches = reflow_matches(
             source,
-            texts,
+            line_texts,
             blamed,
             matches,
             paths,
@@ -140,7 +140,7 @@ def attribute_lines(
             window.fresh,
         )
         matches = trimmed_lines(
-            texts,
+            line_texts,
             matches,
             edits.added_lines,
             window.existed,

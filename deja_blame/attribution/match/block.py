@@ -48,16 +48,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from deja_blame.attribution.facts.model import CLOCK_SKEW, BlameLine, Key, WriteSet
+from deja_blame.attribution.facts.model import BLANK_FP, CLOCK_SKEW, BlameLine, Key, WriteSet
 from deja_blame.attribution.match.lines import LineMatch
-from deja_blame.index.fingerprint import fingerprint
 
 CONFIDENCE = 0.85  # each line's text alone says little; its place in the edit does
 # how far a block runs from the last line an earlier rule matched: ``deja why`` and
 # ``blame -L`` match a window of ``facts.gather.WINDOW_CONTEXT`` lines each side, and
 # must see the line the block runs from to give the answer blame gives
 REACH = 40
-_BLANK = fingerprint("")
 
 
 def continue_blocks(
@@ -124,7 +122,11 @@ def continue_blocks(
             got = follows(i, prev, step)
             if got is not None and not trivial[i] and not givable(i, got, anchor):
                 got = None  # the block ends here
-            if got is not None and (not trivial[i] or fps[i] == _BLANK) and givable(i, got, anchor):
+            if (
+                got is not None
+                and (not trivial[i] or fps[i] == BLANK_FP)
+                and givable(i, got, anchor)
+            ):
                 w = info[got]
                 out[i] = LineMatch(
                     sid=got[0], edit_ord=got[1], idx=got[2], at=w[1], confidence=CONFIDENCE, run=1

@@ -26,9 +26,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from operator import itemgetter
 
-from deja_blame.attribution.facts.model import CLOCK_SKEW, BlameLine, Key, Twins, WriteSet
+from deja_blame.attribution.facts.model import (
+    CLOCK_SKEW,
+    BlameLine,
+    Key,
+    LineTexts,
+    Twins,
+    WriteSet,
+)
 from deja_blame.attribution.match.lone import FileEdits, old_lines_above, place_lone_edits
-from deja_blame.index.fingerprint import fingerprint, is_trivial, normalise_line
 
 # A run of this many lines is strong evidence of place: among writes with runs at
 # least this long made in the line's commit window the latest wins (a later
@@ -77,7 +83,7 @@ FAR_LINES = 40
 
 
 def match_lines(
-    texts: list[str],
+    line_texts: LineTexts,
     blamed: list[BlameLine | None],
     writes: WriteSet,
     now: float | None = None,
@@ -93,7 +99,7 @@ def match_lines(
     file_edits: FileEdits | None = None,
     lone_open: set[int] | None = None,
 ) -> list[LineMatch | None]:
-    """One LineMatch (or None) per line of ``texts``; ``blamed[i]`` is line i's blame.
+    """One LineMatch (or None) per line of ``line_texts``; ``blamed[i]`` is line i's blame.
 
     ``stale(i, at, copies)`` says a write made at ``at`` cannot be line i's source
     (commit-window evidence, ``window.py``; ``copies``: the lines of that text the
@@ -117,9 +123,8 @@ def match_lines(
     (``_fill_gaps``).
     """
     now = time.time() if now is None else now
+    texts, fps, trivial = line_texts.texts, line_texts.fps, line_texts.trivial
     n = len(texts)
-    fps = [fingerprint(t) for t in texts]
-    trivial = [is_trivial(t) for t in texts]
     info, by_fp = writes.info, writes.by_fp
     limits = [
         (b.commit_time if b is not None and b.commit is not None and b.commit_time else now)
@@ -290,7 +295,7 @@ def match_lines(
     # may say an old commit kept the "}" that a later session actually added next
     # to its own lines. So the gap rule may use any write made by the blamed
     # revision, anchored to its own edit's lines.
-    blank = [not normalise_line(t) for t in texts]
+    blank = [not bare for bare in line_texts.bare]
     _fill_gaps(chosen, fps, trivial, blank, writes, used, limits, now + CLOCK_SKEW, stale, copies)
     _fill_gaps_where_committed(chosen, fps, trivial, blamed, writes, used, limits, stale, copies)
     if n and all(trivial) and not any(chosen):

@@ -16,15 +16,15 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
-from deja_blame.attribution.facts.model import CLOCK_SKEW, BlameLine, WriteSet, has_line
+from deja_blame.attribution.facts.model import CLOCK_SKEW, BlameLine, LineTexts, WriteSet, has_line
 from deja_blame.attribution.match.scaffolding import is_comment, is_distinctive
-from deja_blame.index.fingerprint import fingerprint, is_trivial, normalise_line
+from deja_blame.index.fingerprint import is_trivial, normalise_line
 
 if TYPE_CHECKING:
     from deja_blame.attribution.facts.source import FactSource
     from deja_blame.attribution.model import LineAttribution
 
-# match.attribute_lines: (facts, lines, evidence, writes, paths, rev_time, only=...)
+# match.attribute_lines: (facts, lines, texts, evidence, writes, paths, rev_time, only=...)
 # -> None, matching ``lines`` against ``writes``
 Attribute = Callable[..., None]
 
@@ -36,6 +36,7 @@ def follow_moves(
     facts: FactSource,
     relpath: str,
     lines: list[LineAttribution],
+    texts: LineTexts,
     by_line: list[BlameLine | None],
     writes: WriteSet,
     paths: dict[int, bool],
@@ -55,15 +56,13 @@ def follow_moves(
         for k, ln in enumerate(lines)
         if ln.session is None
         and ln.commit is not None
-        and not is_trivial(ln.text)
+        and not texts.trivial[k]
         and not (skip and skip[k])
     ]
     if not todo:
         return
-    elsewhere, names = facts.written_elsewhere(
-        set(paths), {fingerprint(lines[k].text) for k in todo}
-    )
-    todo = [k for k in todo if fingerprint(lines[k].text) in elsewhere]
+    elsewhere, names = facts.written_elsewhere(set(paths), {texts.fps[k] for k in todo})
+    todo = [k for k in todo if texts.fps[k] in elsewhere]
     if not todo:
         return
     ranges: list[list[int]] = []
@@ -125,6 +124,7 @@ def follow_moves(
         left = _left_behind(
             facts,
             lines,
+            texts,
             evidence,
             ranges,
             first,
@@ -134,7 +134,7 @@ def follow_moves(
             holds,
         )
         renamed: dict[str, set[int]] = {}  # commit -> files it deleted that moved here
-        texts_here = {ln.text.strip() for ln in lines if not is_trivial(ln.text)}
+        texts_here = {ln.text.strip() for ln, trivial in zip(lines, texts.trivial) if not trivial}
         for k, pids in left.items():
             moved[k] = left_file[k] = True
             more.update(dict.fromkeys((pid for pid in pids if pid not in paths), True))
@@ -173,16 +173,18 @@ def follow_moves(
         moved = [m and not done for m, done in zip(moved, skip)]
     if not any(moved):
         return
-    solid = {fingerprint(ln.text) for ln in lines if not is_trivial(ln.text)}
-    facts.load_writes(more, {fingerprint(ln.text) for ln in lines}, into=writes, solid=solid)
-    attribute(facts, lines, evidence, writes, {**paths, **more}, rev_time, only=moved)
-    _keep_blocks(lines, moved, left_file)
+    solid = {fp for fp, trivial in zip(texts.fps, texts.trivial) if not trivial}
+    facts.load_writes(more, set(texts.fps), into=writes, solid=solid)
+    attribute(facts, lines, texts, evidence, writes, {**paths, **more}, rev_time, only=moved)
+    _keep_blocks(lines, texts.trivial, moved, left_file)
     for k, ln in enumerate(lines):
         if moved[k] and ln.session is not None and ln.confidence is not None:
             ln.confidence = round(ln.confidence * 0.9, 2)  # moved: less certain than in place
 
 
-def _keep_blocks(lines: list[LineAttribution], moved: list[bool], left_file: list[bool]) -> None:
+def _keep_blocks(
+    lines: list[LineAttribution], trivial: list[bool], moved: list[bool], left_file: list[bool]
+) -> None:
     """A session keeps the lines it was given as moved here only where at least
     ``MOVED_BLOCK`` different lines of its own moved here that say who wrote them:
     lines whose text left the file the session wrote them in (a move), or
@@ -192,7 +194,7 @@ def _keep_blocks(lines: list[LineAttribution], moved: list[bool], left_file: lis
     session once wrote into another (git blame -C finds them all the same)."""
     texts: dict[str, set[str]] = {}
     for k, ln in enumerate(lines):
-        if moved[k] and ln.session is not None and ln.via == "index" and not is_trivial(ln.text):
+        if moved[k] and ln.session is not None and ln.via == "index" and not trivial[k]:
             if left_file[k] or (is_distinctive(ln.text) and not is_comment(ln.text)):
                 texts.setdefault(ln.session, set()).add(ln.text.strip())
     for k, ln in enumerate(lines):
@@ -206,6 +208,7 @@ def _keep_blocks(lines: list[LineAttribution], moved: list[bool], left_file: lis
 def _left_behind(
     facts: FactSource,
     lines: list[LineAttribution],
+    texts: LineTexts,
     evidence: list[BlameLine | None],
     ranges: list[list[int]],
     first: int,
@@ -238,21 +241,21 @@ def _left_behind(
             if ln.session is not None or b is None or b.commit is None:
                 continue
             block.append(k)
-            if not is_trivial(ln.text):
-                for pid in elsewhere.get(fingerprint(ln.text), ()):
+            if not texts.trivial[k]:
+                for pid in elsewhere.get(texts.fps[k], ()):
                     written.setdefault(pid, set()).add(ln.text.strip())
         asked = {pid for pid, texts in written.items() if len(texts) >= MOVED_BLOCK}
         left: dict[int, set[int]] = {}
         for k in block if asked else ():
             b = evidence[k]
             assert b is not None and b.commit is not None
-            if is_trivial(lines[k].text):
+            if texts.trivial[k]:
                 continue
             if b.commit not in commits:
                 if len(commits) >= LEFT_BEHIND_COMMITS:
                     continue
                 commits.add(b.commit)
-            fp = fingerprint(lines[k].text)
+            fp = texts.fps[k]
             for pid in asked & elsewhere.get(fp, set()):
                 stripped = lines[k].text.strip()
                 if _text_left(facts, b, names[pid], stripped, partial(written_at, pid, fp), holds):
@@ -265,12 +268,12 @@ def _left_behind(
         if not sources:
             continue
         for k in block:
-            if is_trivial(lines[k].text):
+            if texts.trivial[k]:
                 out[k] = sources
                 continue
             # a line of the block also found elsewhere in the file it left
             # (``return None``) went with the block
-            got = sources & elsewhere.get(fingerprint(lines[k].text), set())
+            got = sources & elsewhere.get(texts.fps[k], set())
             if got:
                 out[k] = got
     return out

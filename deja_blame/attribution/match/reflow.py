@@ -32,9 +32,9 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from deja_blame.attribution.facts.model import CLOCK_SKEW, BlameLine, WrittenTexts
+from deja_blame.attribution.facts.model import CLOCK_SKEW, BlameLine, LineTexts, WrittenTexts
 from deja_blame.attribution.match.lines import LineMatch
-from deja_blame.index.fingerprint import TRIVIAL_CHARS, fingerprint, normalise_line
+from deja_blame.index.fingerprint import TRIVIAL_CHARS, fingerprint
 
 if TYPE_CHECKING:
     from deja_blame.attribution.facts.source import FactSource
@@ -46,7 +46,7 @@ CONFIDENCE = 0.8
 
 def reflow_matches(
     facts: FactSource,
-    texts: list[str],
+    texts: LineTexts,
     blamed: list[BlameLine | None],
     matches: list[LineMatch | None],
     paths: dict[int, bool],
@@ -65,7 +65,7 @@ def reflow_matches(
         + CLOCK_SKEW
         for b in blamed
     ]
-    _splits(facts, [normalise_line(t) for t in texts], out, paths, limits, existed, fresh)
+    _splits(facts, texts.bare, out, paths, limits, existed, fresh)
     return out
 
 

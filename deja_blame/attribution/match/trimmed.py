@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from deja_blame.attribution.facts.model import LineTexts
 from deja_blame.attribution.match.lines import LineMatch
 from deja_blame.index.fingerprint import fingerprint, is_trivial, normalise_line
 
@@ -48,7 +49,7 @@ def is_trimmed(line: str, written: str) -> bool:
 
 
 def trimmed_lines(
-    texts: list[str],
+    texts: LineTexts,
     matches: list[LineMatch | None],
     added_lines: Callable[[int, int], list[str]],
     existed: Callable[[int, int], bool],
@@ -62,7 +63,7 @@ def trimmed_lines(
     n = len(out)
     # blank lines are interchangeable (a blank line may take another blank write of
     # the edit): they neither anchor nor break a gap
-    blank = [not normalise_line(t) for t in texts]
+    blank = [not bare for bare in texts.bare]
     i = 0
     while i < n:
         above = out[i]
@@ -89,7 +90,7 @@ def trimmed_lines(
                 written = added[idx]
                 if (
                     out[line] is None
-                    and is_trimmed(texts[line], written)
+                    and is_trimmed(texts.texts[line], written)
                     and existed(line, fingerprint(written))
                     and line not in lone_open
                 ):

@@ -28,10 +28,10 @@ from bisect import bisect_right
 from typing import TYPE_CHECKING
 
 from deja_blame.attribution.facts.model import CLOCK_SKEW
-from deja_blame.index.fingerprint import fingerprint, normalise_line
+from deja_blame.index.fingerprint import normalise_line
 
 if TYPE_CHECKING:
-    from deja_blame.attribution.facts.model import BlameLine
+    from deja_blame.attribution.facts.model import BlameLine, LineTexts
     from deja_blame.attribution.facts.versions import FileHistory
 
 
@@ -42,15 +42,14 @@ class CommitWindow:
         self,
         history: FileHistory,
         blamed: list[BlameLine | None],
-        texts: list[str],
-        fps: list[int],
-        trivial: list[bool],
+        texts: LineTexts,
     ) -> None:
         self.history = history
         self.blamed = blamed
-        self.texts = texts
-        self.fps = fps
-        self.trivial = trivial
+        self.lines = texts
+        self.texts = texts.texts
+        self.fps = texts.fps
+        self.trivial = texts.trivial
         # the commit before each blamed commit in the file's history (the floor), as
         # an index into commits; the working tree's is the newest commit
         self.before: dict[str | None, int | None] = {}
@@ -114,7 +113,7 @@ class CommitWindow:
             # moved with its block, or only its white space changed: git blame -w would
             # name the write's commit, and the answer must not depend on -w
             if self._moved_beside(i, commit, commits[prev]) or self._respaced(
-                commit, commits[prev], self.texts[i]
+                commit, commits[prev], i
             ):
                 return False
             if copies <= 1:
@@ -192,16 +191,16 @@ class CommitWindow:
         after = history.texts(commit)
         return any(t not in after for t in history.texts(prev_sha) if t.strip() == stripped)
 
-    def _respaced(self, commit: str | None, prev_sha: str, text: str) -> bool:
+    def _respaced(self, commit: str | None, prev_sha: str, i: int) -> bool:
         """Whether ``commit`` changed only this trivial line's white space (``y = 1`` to
         ``y = 1 ``, a blank line to one of spaces): the version before had the text
         only with other white space, and the commit's version has fewer copies of
         that spelling than the version before."""
         history = self.history
+        text, norm = self.texts[i], self.lines.bare[i]
         if history.has_text(prev_sha, text):
             return False
-        norm = normalise_line(text)
-        if fingerprint(text) not in history.fingerprints(prev_sha):
+        if self.fps[i] not in history.fingerprints(prev_sha):
             return False
         if commit is None or commit not in history.position or not history.spare(commit):
             return True
