@@ -193,6 +193,26 @@ def test_a_repositorys_own_config_switch_trusts_its_tracked_sessions(clone: Path
     assert "aider" in _agents_on_cart(clone)
 
 
+@pytest.mark.parametrize("next_command", ["index", "blame"])
+def test_the_config_switch_turned_off_takes_the_sessions_out(
+    clone: Path, next_command: str
+) -> None:
+    """``deja.trustSessions`` switched off holds from the next index or answer, as
+    ``deja trust --remove`` does (it held only from the next ``--rebuild``)."""
+    git(clone, "config", "deja.trustSessions", "true")
+    assert "aider" in _agents_on_cart(clone)
+    git(clone, "config", "deja.trustSessions", "false")
+    history = clone / ".aider.chat.history.md"
+    if next_command == "index":
+        said = deja("index", cwd=clone).stderr.decode()
+        assert f"removed from the index: left out {history} (aider)" in said
+    assert "aider" not in _agents_on_cart(clone)
+    assert deja_json("sessions", "--json", cwd=clone)["sessions"] == []
+    # and switched on again, it is read again
+    git(clone, "config", "deja.trustSessions", "true")
+    assert "aider" in _agents_on_cart(clone)
+
+
 # every agent's files, committed in a repository and named as the agent's store
 CARRIED_AGENTS = sorted(a for a in GOLDEN_AGENTS if a != "aider")
 

@@ -181,11 +181,18 @@ def _own_only(
 ) -> list[TranscriptFile]:
     """The transcripts that are the user's own (``index.provenance``): one a
     repository carries, or another user owns, is left out, and the run says so."""
-    from deja_blame.index.provenance import FOREIGN, remember_left_out, split_trusted
+    from deja_blame.index.provenance import (
+        FOREIGN,
+        remember_left_out,
+        remember_trusted_by_config,
+        split_trusted,
+    )
     from deja_blame.output import warn
 
-    kept, left_out = split_trusted(files)
+    by_config: set[Path] = set()
+    kept, left_out = split_trusted(files, by_config=by_config)
     remember_left_out(conn, left_out, kept)
+    remember_trusted_by_config(conn, by_config)
     for lo in left_out:
         if lo.why == FOREIGN:
             warn(lo.line())  # as git warns of a repository someone else owns, every time

@@ -132,10 +132,13 @@ def _tree_of(d: str, memo: dict[str, str | None]) -> str | None:
 
 
 def split_trusted(
-    files: list[TranscriptFile], env: Mapping[str, str] | None = None
+    files: list[TranscriptFile],
+    env: Mapping[str, str] | None = None,
+    by_config: set[Path] | None = None,
 ) -> tuple[list[TranscriptFile], list[LeftOut]]:
     """``files`` as (the user's own, the strangers' left out). A stat per file and a
-    memoised walk up its folders; git is asked only about the work trees that hold one."""
+    memoised walk up its folders; git is asked only about the work trees that hold one.
+    ``by_config`` gets the work trees whose ``deja.trustSessions`` let tracked ones in."""
     if not files:
         return [], []
     trusted = trusted_paths(env)
@@ -176,6 +179,8 @@ def split_trusted(
             continue
         if tracked and _repository_trusts_its_sessions(top):
             tracked = set()
+            if by_config is not None:
+                by_config.add(top)
         for tf in inside:
             if _absolute(tf.path) in tracked:
                 left.append(LeftOut(tf.path, tf.agent, CARRIED, top))
@@ -299,6 +304,41 @@ GATE_CHECKED = "provenance-gate"  # meta key: the sessions the index held were p
 GATE_VERSION = "1"
 
 
+BY_CONFIG = "trusted-by-config"  # meta key: work trees whose deja.trustSessions let sessions in
+
+
+def remember_trusted_by_config(conn: sqlite3.Connection, tops: set[Path]) -> None:
+    """Record the work trees whose own ``deja.trustSessions`` let their tracked
+    sessions in (``split_trusted``'s ``by_config``): the gate asks each of them again
+    at every run (``_config_mark``), so the switch turned off holds at once."""
+    from deja_blame.index.db import transaction
+
+    known = set(_trusted_by_config(conn))
+    if not tops or {str(t) for t in tops} <= known:
+        return
+    value = json.dumps(sorted(known | {str(t) for t in tops}))
+    with transaction(conn):
+        conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (BY_CONFIG, value))
+
+
+def _trusted_by_config(conn: sqlite3.Connection) -> list[str]:
+    row = conn.execute("SELECT value FROM meta WHERE key=?", (BY_CONFIG,)).fetchone()
+    try:
+        tops = json.loads(row[0]) if row is not None else []
+    except (TypeError, ValueError):
+        return []
+    return [t for t in tops if isinstance(t, str)] if isinstance(tops, list) else []
+
+
+def _config_mark(conn: sqlite3.Connection) -> str:
+    """Whether each work tree whose config let sessions in still says so: one
+    ``git config`` per such tree (most users have none)."""
+    tops = _trusted_by_config(conn)
+    return "".join(
+        f";{int(os.path.isdir(t) and _repository_trusts_its_sessions(Path(t)))}" for t in tops
+    )
+
+
 def gate_mark(env: Mapping[str, str] | None = None) -> str:
     """What ``GATE_CHECKED`` holds once the index's sessions went through the gate with
     what the user trusts now: the gate's version and a digest of the trusted paths
@@ -321,7 +361,7 @@ def drop_strangers_held(conn: sqlite3.Connection, mark: str | None = None) -> li
     from deja_blame.index.db import transaction
     from deja_blame.index.store import clear_session_rows
 
-    mark = gate_mark() if mark is None else mark
+    mark = (gate_mark() if mark is None else mark) + _config_mark(conn)
     done = conn.execute("SELECT value FROM meta WHERE key=?", (GATE_CHECKED,)).fetchone()
     if done is not None and done[0] == mark:
         return []
