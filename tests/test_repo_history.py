@@ -306,3 +306,31 @@ def test_forgotten_histories_close_their_git_process(repo: Path) -> None:
     history_mod.forget_histories()
     assert proc.poll() is not None  # git has exited
     assert history_mod.repo_history(repo) is not h  # a new question reads afresh
+
+
+def test_a_long_lived_process_keeps_few_git_readers_open(tmp_path: Path) -> None:
+    """``deja lsp``/``deja mcp`` answer about many repositories: past
+    ``MAX_OPEN_READERS`` the least recently read one's ``cat-file`` closes, and a
+    read there later opens a new one."""
+    from deja_blame.attribution.facts import history as history_mod
+
+    histories = []
+    for k in range(history_mod.MAX_OPEN_READERS + 2):
+        repo = tmp_path / f"r{k}"
+        repo.mkdir()
+        git(repo, "init", "-q")
+        (repo / "a.txt").write_text(f"{k}\n")
+        git(repo, "add", "a.txt")
+        git(repo, "commit", "-qm", "a")
+        h = history_mod.repo_history(repo)
+        assert h.read("HEAD:a.txt") == f"{k}\n".encode()
+        histories.append(h)
+    try:
+        procs = [h._batch._proc if h._batch is not None else None for h in histories]
+        assert procs[:2] == [None, None]  # the two least recently read: closed
+        assert all(p is not None and p.poll() is None for p in procs[2:])
+        assert histories[0].read("HEAD:a.txt") == b"0\n"  # opens again
+        assert histories[2]._batch is None  # now the least recently read
+        assert sum(h._batch is not None for h in histories) == history_mod.MAX_OPEN_READERS
+    finally:
+        history_mod.forget_histories()
