@@ -117,9 +117,25 @@ def count(path: Path, agent: str) -> dict[str, Any]:
     return out
 
 
+def _claude_records(path: Path) -> list[dict[str, Any]]:
+    """The records, with the sub-agent records ``progress`` ones carry
+    (``data.type == "agent_progress"``, ``data.message``) in their place."""
+    out = []
+    for r in _lines(path):
+        data = r.get("data") if isinstance(r.get("data"), dict) else {}
+        if r.get("type") == "progress" and data.get("type") == "agent_progress":
+            inner = data.get("message")
+            if isinstance(inner, dict):
+                out.append({**inner, "isSidechain": True})
+        else:
+            out.append(r)
+    return out
+
+
 def _claude(path: Path, out: dict[str, Any]) -> None:
     calls: dict[str, tuple[str, dict[str, Any]]] = {}
-    for r in _lines(path):
+    answered: set[str] = set()  # a sub-agent's call is met in progress and its file
+    for r in _claude_records(path):
         msg = r.get("message") if isinstance(r.get("message"), dict) else {}
         content = msg.get("content")
         if r.get("type") == "assistant":
@@ -127,7 +143,9 @@ def _claude(path: Path, out: dict[str, Any]) -> None:
             if isinstance(model, str) and model != "<synthetic>" and not r.get("isSidechain"):
                 out["model"] = model
             for p in content if isinstance(content, list) else []:
-                if p.get("type") == "tool_use":
+                if p.get("type") == "tool_use" and p.get("id") not in answered:
+                    if p.get("name") == "Bash" and p.get("id") not in calls:
+                        out["commands"] += 1  # a command is one as it is asked for
                     calls[p.get("id")] = (p.get("name"), p.get("input") or {})
         elif r.get("type") == "user":
             if isinstance(content, str):
@@ -138,14 +156,13 @@ def _claude(path: Path, out: dict[str, Any]) -> None:
                 if p.get("type") != "tool_result" or p.get("tool_use_id") not in calls:
                     continue
                 name, args = calls.pop(p["tool_use_id"])
+                answered.add(p["tool_use_id"])
                 text = json.dumps(p.get("content"))
                 if name in ("Edit", "MultiEdit", "Write", "NotebookEdit"):
                     out["calls"] += 1
                     rejected = "rejected" in text and "user" in text
                     if not p.get("is_error") and not rejected:
                         out["edits"][args.get("file_path") or args.get("notebook_path")] += 1
-                elif name == "Bash":
-                    out["commands"] += 1
             text = "\n".join(t for t in texts if isinstance(t, str)).strip()
             if (
                 text

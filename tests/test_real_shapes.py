@@ -135,3 +135,33 @@ def test_copilot_chat_session_log_with_bad_lines_reads_the_rest(tmp_path: Path) 
     # the path not there, the key path not a list, bad UTF-8, the cut line
     assert s.skipped_lines == 4
     assert s.model == "gpt-4o"
+
+
+def test_cursor_request_time_is_the_timestamp_it_opens_with(tmp_path: Path) -> None:
+    """Current Cursor opens each request with ``<timestamp>`` (local time and its
+    offset): the turn's records are dated from it, not from when deja first saw the
+    file (later); words of another locale leave the first-seen time."""
+
+    def asked(stamp: str, words: str) -> dict[str, Any]:
+        text = f"<timestamp>{stamp}</timestamp>\n<user_query>\n{words}\n</user_query>"
+        return _cursor("user", {"type": "text", "text": text})
+
+    path = _jsonl(
+        tmp_path / "t.jsonl",
+        [
+            asked("Tuesday, Sep 15, 2026, 8:53 PM (UTC-5)", "one"),
+            _cursor("assistant", _tool("Write", path="/srv/a.py", contents="A = 1\n")),
+            asked("Wednesday, Sep 16, 2026, 7:35 AM (UTC+5:30)", "two"),
+            _cursor("assistant", {"type": "text", "text": "done"}),
+            asked("mercredi 16 sept. 2026, 10:00 (UTC+2)", "three"),
+        ],
+    )
+    s = parse_any(path, "cursor")
+    assert [(m.text, m.at) for m in s.messages] == [
+        ("one", "2026-09-16T01:53:00Z"),
+        ("two", "2026-09-16T02:05:00Z"),
+        ("done", "2026-09-16T02:05:00Z"),
+        ("three", "2026-09-16T02:05:00Z"),  # not read: no earlier than the turn before
+    ]
+    assert s.edits[0].at == "2026-09-16T01:53:00Z"
+    assert s.started_at == "2026-09-16T01:53:00Z"

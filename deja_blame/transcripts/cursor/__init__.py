@@ -75,8 +75,9 @@ PLUGIN = Agent(
     read=_read,
     read_seen=_read_seen,
     # 1: records dated by when the index first saw them; 2: Shell commands, the
-    # project from the transcript's projects/<slug>, Cursor's own files left out
-    reader_version=2,
+    # project from the transcript's projects/<slug>, Cursor's own files left out;
+    # 3: a turn dated from the <timestamp> its request opens with
+    reader_version=3,
     sniff=_sniff,
     where="${CURSOR_CONFIG_DIR:-~/.cursor}/projects/*/agent-transcripts",
     location_env=("CURSOR_CONFIG_DIR",),
