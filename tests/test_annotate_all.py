@@ -106,6 +106,8 @@ def test_a_commit_with_no_attributed_line_is_not_derived_again(world: World) -> 
     # and the summary says so, not "2 up to date" beside one note
     said = world.deja("annotate", "--all").stderr.decode()
     assert "1 up to date, 1 with no attributed lines" in said, said
+    # the commits counted are those since the first session (newcomer 8: "5 commits" of 6)
+    assert "commits since the first indexed session, 2 touched by sessions" in said, said
 
 
 def test_all_is_resumable_after_an_interrupt(world: World, monkeypatch: pytest.MonkeyPatch) -> None:

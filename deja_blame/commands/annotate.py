@@ -110,7 +110,8 @@ def run_annotate_all(
     else:
         n = len(result.written)
         click.echo(
-            f"deja: {counted(result.commits, 'commit')}, {result.touched} touched by sessions:"
+            f"deja: {counted(result.commits, 'commit')} since the first indexed session,"
+            f" {result.touched} touched by sessions:"
             f" {n} note{'s' if n != 1 else ''} written,"
             f" {result.fresh - result.fresh_none} up to date,"
             f" {result.derived - n + result.fresh_none} with no attributed lines",
