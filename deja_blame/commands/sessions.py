@@ -80,7 +80,31 @@ def run_sessions(
             f" {r.n_edits:>5} {r.n_commands:>4}  "
             f"{shorten_path(r.project, project_w):<{project_w}} {shorten(r.first_prompt, prompt_w)}"
         )
+    _say_future(rows)
     return 0
+
+
+FUTURE_SKEW = 300.0  # seconds a session may start ahead of this machine's clock unremarked
+
+
+def _say_future(rows: list[SessionSummary]) -> None:
+    """A session that starts after this machine's clock gets no commit made before
+    its time (blame, why): say so, or its lines' "not written by any session" puzzles."""
+    import time
+
+    from deja_blame.output import counted
+    from deja_blame.transcripts.text import epoch_of
+
+    now = time.time() + FUTURE_SKEW
+    ahead = [r for r in rows if (epoch_of(r.started_at) or 0.0) > now]
+    if ahead:
+        click.echo(
+            f"deja: {counted(len(ahead), 'session')} ({terminal(ahead[0].session_id)[:8]}"
+            f"{', ...' if len(ahead) > 1 else ''}) started after this machine's clock (a clock"
+            " set wrong, here or where it ran): no commit made before a session's time is"
+            " given its lines",
+            err=True,
+        )
 
 
 # SESSION, AGENT, STARTED, EDITS, CMDS and their spaces, before PROJECT
