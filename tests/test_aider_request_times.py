@@ -134,7 +134,11 @@ def test_a_chat_an_older_reader_indexed_is_read_again(repo: Path, utc: None) -> 
 
     got = _history(repo, with_inputs=False)
     assert got["13:    return round(result, 2)"] is not None  # the old times' answer
-    as_an_older_reader_left_it(Path(os.environ["DEJA_DB"]), "aider", 2)
+    from deja_blame.transcripts.registry import agent_named
+
+    as_an_older_reader_left_it(
+        Path(os.environ["DEJA_DB"]), "aider", agent_named("aider").reader_version
+    )
     (repo / ".aider.input.history").write_text(_inputs())  # the chat file is unchanged
     doc = deja_json("blame", "stats.py", "--json", cwd=repo)  # refreshes the index first
     got = {f"{ln['line']}:{ln['text']}": ln["session"] for ln in doc["lines"]}

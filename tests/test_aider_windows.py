@@ -110,13 +110,14 @@ def test_a_chat_an_older_reader_indexed_is_read_again(repo: Path, utc: None) -> 
     import orjson
 
     from deja_blame.index.store import pack, unpack
+    from deja_blame.transcripts.registry import agent_named
 
     _repository(repo, _chat("src\\app.py", WINDOWS_BANNER))
     conn = sqlite3.connect(os.environ["DEJA_DB"])
     with conn:
         for sid, state in conn.execute("SELECT sid, state FROM sessions WHERE source='aider'"):
             doc = orjson.loads(unpack(state))
-            assert doc["reader_version"] == 2
+            assert doc["reader_version"] == agent_named("aider").reader_version
             doc["reader_version"] = 1
             conn.execute("UPDATE sessions SET state=? WHERE sid=?", (pack(orjson.dumps(doc)), sid))
     conn.close()

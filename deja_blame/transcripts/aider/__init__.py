@@ -95,7 +95,7 @@ PLUGIN = Agent(
     handoff=None,  # aider --message runs one request and exits: no interactive handoff
     # 1: each edit timed by its request (.aider.input.history); 2: a chat recorded on
     # Windows names ``src\\app.py`` as two parts, not one name
-    reader_version=2,
+    reader_version=3,  # 2: Windows chats; 3: the model, the banner no reply
 )
 
 __all__ = ["PLUGIN"]

@@ -4,8 +4,11 @@
 ``#### <line>`` is what the person typed: a request of several lines is
 written one ``#### `` line each (every one but the last ending in two spaces),
 so consecutive ``#### `` lines are one request (``<blank>``: an empty one).
-``> <line>`` is aider's own output (tool results: ``> Applied edit to a.py``);
-every other line is the model's reply.
+``> <line>`` is aider's own output (tool results: ``> Applied edit to a.py``; the
+model, ``> Main model: NAME with diff edit format``, ``> Model: NAME ...`` in newer
+versions); every other line is the model's reply, but between a chat's start and
+its first request (aider's banner, where a ``-m`` text of several lines goes on
+without ``> ``).
 
 Input that starts with ``/`` is an in-chat command, not a request (aider takes
 any unambiguous prefix of a command's name): ``/add``, ``/drop``, ``/undo``,
@@ -57,6 +60,9 @@ _SEARCH = re.compile(r"^<{5,9} SEARCH\s*$")  # <<<<<<< SEARCH
 _DIVIDER = re.compile(r"^={5,9}\s*$")  # =======
 _REPLACE = re.compile(r"^>{5,9} REPLACE\s*$")  # >>>>>>> REPLACE
 _APPLIED = re.compile(r"^Applied edit to (.+?)\s*$")  # > Applied edit to a.py
+# > Main model: claude-3-5-sonnet-20241022 with diff edit format (``Model:`` since 0.8x),
+# written as a chat starts and when ``/model`` changes it
+_MODEL = re.compile(r"^(?:Main model|Model): (\S+) with ")
 INPUT_HISTORY = ".aider.input.history"
 _TYPED_AT = re.compile(r"^# (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(?:\.\d+)?\s*$")
 INPUT_LOOKAHEAD = 200  # inputs a request's own may be past (typed in another chat since)
@@ -86,6 +92,10 @@ def parse_transcript(path: Path | str, session_id: str | None = None) -> Session
     # text before any chat started or request was typed answers nothing: not a
     # reply but a line not read (a file of other bytes under aider's name is no session)
     begun = False
+    # between a chat's start and its first request, aider's banner: a line of it
+    # that is not ``> `` goes on an argument of the command line (``-m`` text of
+    # several lines), not the model's reply
+    banner = False
 
     def end_turn() -> None:
         _reply(b, reply, applied, at, chat.writes, windows)
@@ -105,6 +115,7 @@ def parse_transcript(path: Path | str, session_id: str | None = None) -> Session
         line = raw.rstrip("\r")
         if line.startswith("#### ") or line == "####":
             begun = True
+            banner = False
             if not typed:
                 end_turn()
             typed.append(line[5:].rstrip())
@@ -118,10 +129,17 @@ def parse_transcript(path: Path | str, session_id: str | None = None) -> Session
             b.seen_time(at)
             inputs.chat_started(at)
             chat.mode = "code"  # a new run of aider starts in its own mode
+            banner = True
         elif line.startswith("> ") or line == ">":
-            done = _APPLIED.match(line[2:].rstrip())
+            said = line[2:].rstrip()
+            done = _APPLIED.match(said)
             if done:
                 applied.add(_file(done.group(1).strip().strip("`"), windows))
+            model = _MODEL.match(said)
+            if model:
+                b.session.model = model.group(1)
+        elif banner:
+            continue  # the banner's argument going on: aider's, read as nothing
         elif begun:
             reply.append(line)
         elif line.strip():
