@@ -495,7 +495,39 @@ def _continue(path: Path, out: dict[str, Any]) -> None:
                 out["commands"] += 1
 
 
+AIDER_SENDS = ("/ask ", "/code ", "/architect ")  # commands whose text is a request
+
+
+def _aider(path: Path, out: dict[str, Any]) -> None:
+    typed: list[str] = []
+
+    def request() -> None:
+        text = "\n".join(typed).strip()
+        if text and (not text.startswith(("/", "!")) or text.startswith(AIDER_SENDS)):
+            out["requests"] += 1
+        elif text.startswith(("/run ", "!", "/test ")):
+            out["commands"] += 1
+        typed.clear()
+
+    for raw in path.read_text("utf-8", "replace").split("\n"):
+        line = raw.rstrip("\r")
+        if line.startswith("#### ") or line == "####":
+            typed.append(line[5:])
+            continue
+        request()
+        said = line[2:].strip() if line.startswith("> ") else ""
+        if said.startswith("Applied edit to "):
+            name = said[len("Applied edit to ") :].strip("` ")
+            out["edits"][name] += 1
+            out["calls"] += 1
+        for key in ("Main model: ", "Model: "):
+            if said.startswith(key) and " with " in said:
+                out["model"] = said[len(key) :].split(" with ")[0]
+    request()
+
+
 COUNTERS = {
+    "aider": _aider,
     "claude-code": _claude,
     "codex": _codex,
     "gemini-cli": _gemini,
