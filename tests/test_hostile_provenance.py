@@ -66,6 +66,10 @@ def test_a_cloned_history_is_left_out_and_said_so_until_trusted(clone: Path) -> 
     history = clone / ".aider.chat.history.md"
     said = deja("index", cwd=clone).stderr.decode()
     assert f"left out {history} (aider)" in said and f"deja trust {history}" in said
+    # a choice, not a problem to fix (newcomer 8: "1 problem" where doctor said "ok")
+    summary = said.strip().splitlines()[-1]
+    assert "1 left out on purpose" in summary and "problem" not in summary, summary
+    assert deja_json("index", "--json", cwd=clone)["left_out"] == 1
     assert deja_json("sessions", "--json", cwd=clone)["sessions"] == []
     assert "aider" not in _agents_on_cart(clone)
     # handoff finds nothing to hand over: no stranger's text reaches the user's agent

@@ -1133,6 +1133,7 @@ def test_index_output_off_a_terminal(tmp_path: Path) -> None:
         "skipped_entries": [],
         "forgotten": 0,
         "not_sessions": [],
+        "left_out": 0,
     }
     assert deja("index", "--root", str(root), "--quiet").stderr == b""
 

@@ -107,6 +107,9 @@ class IndexReport:
     # ``transcripts.files.Skipped``)
     skipped_entries: list[dict[str, Any]] = field(default_factory=list)
     forgotten: int = 0  # transcripts of sessions deja forget keeps out, left unread
+    # of ``problems``, the transcripts a repository carries, left out on purpose (said
+    # each in its line, and in the summary apart: no problem to fix but a choice)
+    left_out: int = 0
     # files where an agent keeps its transcripts that hold no record its reader knows
     # (random bytes, another program's file): no session; read again when they change
     not_sessions: list[str] = field(default_factory=list)
@@ -140,6 +143,7 @@ class IndexReport:
             "skipped_entries": self.skipped_entries,
             "forgotten": self.forgotten,
             "not_sessions": self.not_sessions,
+            "left_out": self.left_out,
         }
 
     def summary(self) -> str:
@@ -160,8 +164,10 @@ class IndexReport:
                 f"; {counted(len(self.not_sessions), 'file')} with no session in it skipped"
                 " (no record its agent writes; read again when it changes)"
             )
-        if self.problems:
-            text += f"; {counted(len(self.problems), 'problem')}"
+        if self.left_out:
+            text += f"; {self.left_out} left out on purpose (above: deja trust PATH reads one)"
+        if len(self.problems) > self.left_out:
+            text += f"; {counted(len(self.problems) - self.left_out, 'problem')}"
         return text
 
 
@@ -198,6 +204,7 @@ def _own_only(
             warn(lo.line())  # as git warns of a repository someone else owns, every time
         else:
             report.problems.append(lo.line())
+            report.left_out += 1
     return kept
 
 
