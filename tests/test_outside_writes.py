@@ -17,7 +17,12 @@ import orjson
 from conftest import commit_env, deja, deja_json, git
 from test_sessions_from_anywhere import SID, T0, claude_code
 
-from deja_blame.index.clone_paths import in_this_checkout, repository_path, stands_for
+from deja_blame.index.clone_paths import (
+    in_no_checkout,
+    in_this_checkout,
+    repository_path,
+    stands_for,
+)
 
 CLAUDE = SID["claude-code"]
 APP = "def total(prices):\n    return sum(price_of(p) for p in prices)\n"
@@ -161,3 +166,31 @@ def test_which_written_paths_are_files_of_this_checkout(tmp_path: Path) -> None:
     assert not in_this_checkout(f"{root}/wt/app.py", root)
     assert not in_this_checkout(f"{root}/../app.py", root)
     assert not in_this_checkout("/etc/app.py", root)
+
+
+def test_a_session_s_writes_in_a_sibling_worktree_still_match(tmp_path: Path, repo: Path) -> None:
+    """The session worked in the main checkout and in a worktree beside it (``git
+    worktree add ../wt``): that folder is outside the root but a checkout of this
+    repository, so what the session wrote there is this repository's file once the
+    branch is merged (the reviewer of session 8 saw 0 of its 3 lines kept)."""
+    _commit(repo, {"README": "x\n"}, T0 - 600)
+    wt = tmp_path / "wt-feature"
+    git(repo, "worktree", "add", "-q", "-b", "feature", str(wt))
+    claude_code(tmp_path / "home", str(repo), {"app.py": APP, f"{wt}/settings.py": DOTDOT})
+    _commit(wt, {"settings.py": DOTDOT}, T0 + 300)
+    _commit(repo, {"app.py": APP}, T0 + 600)
+    git(repo, "merge", "-q", "--no-edit", "feature")
+    assert _session_lines(repo, "app.py") == 2
+    assert _session_lines(repo, "settings.py") == 3
+
+
+def test_which_written_paths_lie_in_no_checkout(tmp_path: Path) -> None:
+    (tmp_path / "shop" / ".git").mkdir(parents=True)
+    (tmp_path / "shop" / "src").mkdir()
+    (tmp_path / "loose" / "deep").mkdir(parents=True)
+    assert in_no_checkout(f"{tmp_path}/loose/deep/a.py")
+    assert in_no_checkout(f"{tmp_path}/loose/a.py")
+    assert not in_no_checkout(f"{tmp_path}/shop/src/a.py")  # a checkout holds it
+    assert not in_no_checkout(f"{tmp_path}/shop/a.py")
+    assert not in_no_checkout(f"{tmp_path}/gone/a.py")  # not here: maybe a worktree, removed
+    assert not in_no_checkout(f"{tmp_path}/loose/../shop/a.py")

@@ -18,8 +18,11 @@ repository path taken off. That folder cannot be:
 
 A session that worked in this checkout (wrote a file of it: ``in_this_checkout``)
 ran on this machine, so a folder outside this checkout that it wrote in is that
-folder of this machine, not another clone (``/etc`` for ``/etc/settings.py``): its
-writes there are not this repository's files (``attribution/facts/source.py``).
+folder of this machine. Where that folder is here and in no checkout
+(``in_no_checkout``: ``/etc`` for ``/etc/settings.py``), it is not another clone and
+what the session wrote there is not this repository's (``attribution/facts/source.py``).
+A sibling worktree (``git worktree add ../wt``) or another clone on this machine is
+a checkout: the session's writes there still match by suffix, as any clone's.
 
 The last two look at this machine's disk for a folder a session named, maybe on
 another machine: a session whose clone was ``/workspace`` (a container) is not
@@ -93,6 +96,20 @@ def in_this_checkout(written: str, root: str) -> bool:
         folder += "/" + part
         if could_be_a_clone(folder, root):
             return False
+    return True
+
+
+def in_no_checkout(written: str) -> bool:
+    """Whether the written path lies in a folder of this machine that is there and in
+    no checkout: no folder from its own up to the top holds a ``.git``. A folder that
+    is gone may have been one (a worktree removed after its merge)."""
+    folder = posixpath.dirname(resolved(written))
+    if not os.path.isdir(folder):
+        return False
+    while folder not in ("", "/"):
+        if os.path.lexists(folder + "/.git"):
+            return False
+        folder = posixpath.dirname(folder)
     return True
 
 

@@ -26,7 +26,7 @@ from deja_blame.attribution.facts.versions import FileHistory
 from deja_blame.attribution.facts.writes import load_writes, session_edits, texts_written
 from deja_blame.gitutil import try_git
 from deja_blame.index import queries as Q
-from deja_blame.index.clone_paths import in_this_checkout, resolved
+from deja_blame.index.clone_paths import in_no_checkout, in_this_checkout
 from deja_blame.index.fingerprint import fingerprint, is_trivial
 from deja_blame.objectid import LENGTHS
 
@@ -64,9 +64,10 @@ class FactSource:
 
     def wrote_outside_from_here(self, sid: int, path_ids: list[int]) -> bool:
         """Whether the session worked in this checkout (wrote a file of it) and wrote
-        these paths (suffix matches) only outside it: it ran on this machine, so
-        such a path's folder is that folder here, not another clone of this
-        repository (``clone_paths``), and what it wrote there is not this file."""
+        these paths (suffix matches) only in folders of this machine that are in no
+        checkout (``clone_paths.in_no_checkout``: ``/etc``, not a sibling worktree):
+        it ran on this machine, so such a folder is not another clone of this
+        repository, and what it wrote there is not this file."""
         key = (sid, tuple(path_ids))
         got = self._outside.get(key)
         if got is None:
@@ -79,7 +80,7 @@ class FactSource:
         if not any(in_this_checkout(p, root) for p in mine):
             return False
         here = [p for p in Q.path_texts(self.conn, path_ids).values() if p in mine]
-        return bool(here) and not any(resolved(p).startswith(root + "/") for p in here)
+        return bool(here) and all(in_no_checkout(p) for p in here)
 
     def session_names(self, sids: set[int]) -> dict[int, tuple[str, str]]:
         """Row id -> (session id, agent) of these sessions."""
