@@ -180,6 +180,33 @@ def test_a_rebuild_keeps_when_each_record_was_first_seen(
         assert _agents(repo) == [None, agent, agent]
 
 
+def test_a_session_the_rebuild_could_not_read_keeps_its_times_for_the_next_run(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Continue rewrites its session file while ``deja index --rebuild`` runs: the
+    rebuild reads half a document, no session. The times the old index had stay kept
+    for the run that reads the file whole (the reviewer of session 8 saw the lines go
+    to nobody: the kept times were dropped with the others')."""
+    store = tmp_path / "store"
+    monkeypatch.setenv(ROOT_ENV["continue"], str(store))
+    (repo / "app.py").write_text(OLD)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "init", env=commit_env(EDIT_AT - 3600))
+    transcript = WRITERS["continue"](store, repo, False)
+    os.utime(transcript, (EDIT_AT, EDIT_AT))
+    (repo / "app.py").write_text(NEW)
+    git(repo, "commit", "-qam", "agent", env=commit_env(COMMIT_AT))
+    assert _agents(repo) == [None, "continue", "continue"]
+    transcript = WRITERS["continue"](store, repo, True)
+    whole = transcript.read_bytes()
+    transcript.write_bytes(whole[: len(whole) // 2])  # being written out right now
+    os.utime(transcript, (LATER, LATER))
+    deja("index", "--rebuild", cwd=repo)
+    transcript.write_bytes(whole)
+    os.utime(transcript, (LATER, LATER))
+    assert _agents(repo) == [None, "continue", "continue"]
+
+
 def test_a_record_seen_before_keeps_its_time_and_a_new_one_takes_the_files() -> None:
     from deja_blame.transcripts.first_seen import FirstSeen
 

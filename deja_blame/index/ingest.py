@@ -718,12 +718,17 @@ def keep_first_seen(old: Path, conn: sqlite3.Connection) -> int:
 
 
 def forget_kept_first_seen(conn: sqlite3.Connection) -> None:
-    """Drop what ``keep_first_seen`` kept: the sessions read since hold it in their rows."""
+    """Drop what ``keep_first_seen`` kept for the sessions read since: their rows hold
+    it now. A session the rebuild did not read (a file caught half written, a root
+    not mounted, a session forgotten and later taken back) keeps its times for the
+    run that reads it; dropped, its records would take that run's time."""
     from deja_blame.index.db import transaction
 
     with transaction(conn):
         conn.execute(
-            "DELETE FROM meta WHERE key >= ? AND key < ?", (KEPT_SEEN, KEPT_SEEN[:-1] + "<")
+            "DELETE FROM meta WHERE key >= ? AND key < ?"
+            " AND substr(key, ?) IN (SELECT session_id FROM sessions)",
+            (KEPT_SEEN, KEPT_SEEN[:-1] + "<", len(KEPT_SEEN) + 1),
         )
 
 
