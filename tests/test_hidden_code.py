@@ -37,3 +37,16 @@ def test_a_line_of_code_for_the_terminal() -> None:
     assert code("\tx = 1\r\n") == "\tx = 1"
     assert code("a\rb\u2028c\x00") == "a<U+000D>b<U+2028>c<U+0000>"
     assert code(None) == ""
+
+
+def test_a_cut_line_never_cuts_a_marker_in_half() -> None:
+    """``deja why``'s history column cuts a long line: never inside a ``<U+XXXX>``
+    (``<U+20…`` would not say which character is hidden there)."""
+    from deja_blame.commands.why import _code
+
+    line = "x = 1  # " + "a" * 66 + "\u202e" + "evil"
+    for width in range(70, 87):  # the whole line shown is 87 characters
+        got = _code(line, width)
+        assert len(got) <= width and got.endswith("…")
+        assert re.sub(r"<U\+[0-9A-F]{4}>", "", got).count("<U+") == 0, got
+    assert _code(line, 200) == line.replace("\u202e", "<U+202E>")

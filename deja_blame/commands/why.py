@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,8 @@ from deja_blame.outputs.session_text import exit_text, via_text
 
 # deja why's text shows this much of a long text, then says how much more there is
 # (--json keeps it whole): a 1 MiB prompt and a 5 MB line made 6.3 MB of output
+# what ``code`` shows a control character as (``<U+202E>``)
+_MARKER = re.compile(r"<U\+[0-9A-F]{4,6}>")
 LINE_CHARS = 500  # a line of code (the line asked about, an edit's)
 PROMPT_LINES = 20
 PROMPT_CHARS = 2_000  # the request shown, all its lines together
@@ -60,9 +63,17 @@ def explain(
 
 
 def _code(text: str, width: int) -> str:
-    """A line of code as it stands (its white space kept), cut at ``width``."""
+    """A line of code as it stands (its white space kept), cut at ``width``, never
+    inside the ``<U+XXXX>`` that shows a control character (half a marker would not
+    say which character is there)."""
     one = code(text).replace("\t", "    ")
-    return one if len(one) <= width else one[: width - 1] + "…"
+    if len(one) <= width:
+        return one
+    cut = one[: width - 1]
+    start = cut.rfind("<U+")
+    if start != -1 and ">" not in cut[start:] and _MARKER.match(one, start):
+        cut = cut[:start]
+    return cut + "…"
 
 
 def hunk_header(old_start: int, removed: int, new_start: int, added: int) -> str:
