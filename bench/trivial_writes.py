@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from deja_blame.attribution.facts import writes as matcher
-from deja_blame.attribution.facts.model import BlameLine
+from deja_blame.attribution.facts.model import BlameLine, LineTexts
 from deja_blame.attribution.match import lines as match_lines_mod
 from deja_blame.index.db import connect
 from deja_blame.index.fingerprint import fingerprint, is_trivial
@@ -55,7 +55,7 @@ def main() -> None:
         for name, narrow in (("every write", None), ("narrowed", solid)):
             start = time.perf_counter()
             writes = matcher.load_writes(conn, {1: True}, fps, solid=narrow)
-            out = match_lines_mod.match_lines(texts, blamed, writes, now=3000.0)
+            out = match_lines_mod.match_lines(LineTexts.of(texts), blamed, writes, now=3000.0)
             took[name].append(time.perf_counter() - start)
             read[name] = len(writes.info)
             answers[name] = [m and (m.sid, m.edit_ord, m.idx, m.confidence, m.run) for m in out]
