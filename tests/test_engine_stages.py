@@ -20,7 +20,7 @@ from deja_blame.attribution.facts.model import (
     WrittenTexts,
 )
 from deja_blame.attribution.facts.versions import FileHistory
-from deja_blame.attribution.match import match_file
+from deja_blame.attribution.match import from_git_ai, match_file
 from deja_blame.attribution.model import LineAttribution
 from deja_blame.index.fingerprint import fingerprint, normalise_line
 
@@ -224,6 +224,7 @@ def test_a_line_a_note_gave_keeps_it_and_git_ai_fills_what_is_left() -> None:
     facts.gitai = lambda commit, path, line: Who() if line == 7 else None
     facts.gitai_confidence = 0.5
     match_file(facts, source)  # type: ignore[arg-type]
+    from_git_ai(facts)
     assert (facts.lines[2].session, facts.lines[2].via) == ("noted", "note")
     assert (facts.lines[3].session, facts.lines[3].via) == ("s-7", "index")
     assert (facts.lines[6].session, facts.lines[6].via, facts.lines[6].confidence) == (

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from deja_blame.attribution.match.moves import _keep_blocks
+from deja_blame.attribution.facts.model import LineTexts
+from deja_blame.attribution.match.moves import keep_blocks
 from deja_blame.attribution.match.scaffolding import is_comment, is_distinctive
 from deja_blame.attribution.model import LineAttribution
 
@@ -90,16 +91,20 @@ CODE = [
 ]
 
 
+def _trivial(lines: list[LineAttribution]) -> list[bool]:
+    return LineTexts.of([ln.text for ln in lines]).trivial
+
+
 def test_a_copied_doc_comment_keeps_no_session_a_copied_block_of_code_does() -> None:
     # a copy (the other file still has it): its doc lines are words a person types
     # into both files (commander's JSDoc in lib/ and typings/), not evidence of who
     lines = [_line(k, t, "s1") for k, t in enumerate(DOC)]
-    _keep_blocks(lines, [True] * len(lines), [False] * len(lines))
+    keep_blocks(lines, _trivial(lines), [True] * len(lines), [False] * len(lines))
     assert [ln.session for ln in lines] == [None] * len(DOC)
     lines = [_line(k, t, "s1") for k, t in enumerate(DOC + CODE)]
-    _keep_blocks(lines, [True] * len(lines), [False] * len(lines))
+    keep_blocks(lines, _trivial(lines), [True] * len(lines), [False] * len(lines))
     assert [ln.session for ln in lines] == ["s1"] * len(DOC + CODE)
     # a move (the text left the other file): the doc goes with it
     lines = [_line(k, t, "s1") for k, t in enumerate(DOC)]
-    _keep_blocks(lines, [True] * len(lines), [True] * len(lines))
+    keep_blocks(lines, _trivial(lines), [True] * len(lines), [True] * len(lines))
     assert [ln.session for ln in lines] == ["s1"] * len(DOC)

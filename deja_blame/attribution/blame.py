@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING
 from deja_blame.attribution import cache
 from deja_blame.attribution.answer import finish_answer, from_entry
 from deja_blame.attribution.facts.gather import gather_file
+from deja_blame.attribution.facts.moved import moved_lines
 from deja_blame.attribution.facts.noted_range import noted_range
 from deja_blame.attribution.facts.source import FactSource
-from deja_blame.attribution.match import match_file
+from deja_blame.attribution.match import from_git_ai, match_file, match_moved
 from deja_blame.attribution.model import FileBlame, NoteLookup
 from deja_blame.attribution.worktree import overlay
 from deja_blame.errors import BinaryFileError, DejaError
@@ -194,7 +195,14 @@ def _compute(
     if facts is None:
         facts = gather_file(repo, conn, version, note_lookup, engine, before_match, window, focus)
     source = FactSource(conn, facts.root, version.commit) if conn is not None else None
-    match_file(facts, source)
+    if match_file(facts, source):
+        assert conn is not None and source is not None
+        # the lines the rules left: stage 1 asks where they came from, stage 2 matches
+        # those that moved here from another file
+        moved = moved_lines(conn, facts)
+        if moved is not None:
+            match_moved(facts, moved, source)
+    from_git_ai(facts)  # what is left, git-ai's notes may explain
     return FileBlame(
         path=facts.path,
         rev=version.commit,

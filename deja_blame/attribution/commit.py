@@ -141,7 +141,7 @@ def files_worth_blaming(
     A file a session wrote (by its path, here or in another clone), or one where
     the commit introduced ``MOVED_BLOCK`` different lines (blank lines and
     brackets aside) that sessions wrote to other files of this repository: the
-    least that a move needs to give a session a line (``moves._keep_blocks``).
+    least that a move needs to give a session a line (``moves.keep_blocks``).
     Blaming the rest finds nobody, and on a commit of many files it is most of
     the time: a 21-file commit of gemini-cli took 8-9 s to annotate (the hook's
     foreground budget is 2 s) for 2 files that could hold a session's line.

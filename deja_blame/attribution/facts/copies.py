@@ -1,7 +1,7 @@
 """``git blame -C``'s answer, where git need not compute it.
 
 The moves rule asks ``git blame -C`` where a file's unmatched lines came from
-(``FactSource.blame_copies``). It costs several times the file's plain blame: on
+(``moved.WhereFrom.blame_copies``). It costs several times the file's plain blame: on
 express ``deja stats`` ran it on 114 of 213 files, 88 of which it found nothing
 moved in. Git moves a line only where the blame would stop: at the commit ``C``
 that brought it (the diff passed it no further), ``-C`` looks for it before

@@ -242,8 +242,8 @@ def _read_ahead(
     if conn is None:
         return None
     from deja_blame.attribution.facts.history import repo_history
+    from deja_blame.attribution.facts.moved import revisions_asked
     from deja_blame.attribution.facts.repository import read_repository_files
-    from deja_blame.attribution.facts.source import revisions_asked
 
     def work() -> None:
         repo_history(root).log(version.commit or "HEAD", {version.relpath})

@@ -269,6 +269,22 @@ class FileFacts:
     blame_authors: dict[str, tuple[str, str, int]] | None = None
 
 
+MOVED_BLOCK = 2  # lines: a block moved between files, not a line that happens to recur
+
+
+@dataclass
+class MovedLines:
+    """The lines of a file that moved here from another file (``moved[i]``), each
+    one's blame where it came from (``evidence[i]``: git blame -C's, else git's),
+    whether its text left that file (``left_file[i]``: a move, not a copy), and the
+    index's paths whose writes stand for the file now, the old files' added."""
+
+    evidence: list[BlameLine | None]
+    moved: list[bool]
+    left_file: list[bool]
+    paths: dict[int, bool]
+
+
 def has_line(content: str, text: str, exact: bool) -> bool:
     """Whether ``content`` (a file's text) has a line of ``text``: exactly, or at
     any indent (``exact=False``: ``text`` stripped). A search of the text, not a

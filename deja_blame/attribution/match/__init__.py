@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 from deja_blame.attribution.match.before_history import strangers_before_history
 from deja_blame.attribution.match.block import continue_blocks
 from deja_blame.attribution.match.lines import match_lines
-from deja_blame.attribution.match.moves import follow_moves
+from deja_blame.attribution.match.moves import keep_blocks, less_certain
 from deja_blame.attribution.match.reflow import reflow_matches
 from deja_blame.attribution.match.trimmed import trimmed_lines
 from deja_blame.attribution.match.window import CommitWindow
@@ -41,43 +41,57 @@ from deja_blame.attribution.model import format_time_epoch
 
 if TYPE_CHECKING:
     from deja_blame.attribution.facts.edits import SessionEdits
-    from deja_blame.attribution.facts.model import BlameLine, FileFacts, LineTexts, WriteSet
+    from deja_blame.attribution.facts.model import (
+        BlameLine,
+        FileFacts,
+        LineTexts,
+        MovedLines,
+        WriteSet,
+    )
     from deja_blame.attribution.facts.source import FactSource
     from deja_blame.attribution.facts.versions import FileHistory
     from deja_blame.attribution.match.lines import LineMatch
     from deja_blame.attribution.model import LineAttribution
 
 
-def match_file(facts: FileFacts, source: FactSource | None) -> None:
-    """Give ``facts.lines`` their sessions: the index's writes (with the commit-window
-    and reflow rules), then blocks moved from other files, then git-ai's notes.
-    Without a ``source`` (no index) only git-ai's notes; lines a current note
-    settled (``facts.settled``) keep what it says."""
+def match_file(facts: FileFacts, source: FactSource | None) -> bool:
+    """Give ``facts.lines`` their sessions from the index's writes (with the
+    commit-window, block, reflow and trimmed rules). Lines a current note settled
+    (``facts.settled``) keep what it says. Whether the rules were asked (an index,
+    and a line not settled): then the lines they left may have moved here from
+    another file (``facts/moved.py``, then ``match_moved``)."""
     open_lines = [not done for done in facts.settled] if any(facts.settled) else None
-    if source is not None and (open_lines is None or any(open_lines)):
-        attribute_lines(
-            source,
-            facts.lines,
-            facts.texts,
-            facts.blamed,
-            facts.writes,
-            facts.paths,
-            facts.rev_time,
-            only=open_lines,
-        )
-        follow_moves(
-            source,
-            facts.path,
-            facts.lines,
-            facts.texts,
-            facts.blamed,
-            facts.writes,
-            facts.paths,
-            facts.rev_time,
-            attribute_lines,
-            skip=facts.settled or None,
-        )
-    from_git_ai(facts)
+    if source is None or (open_lines is not None and not any(open_lines)):
+        return False
+    attribute_lines(
+        source,
+        facts.lines,
+        facts.texts,
+        facts.blamed,
+        facts.writes,
+        facts.paths,
+        facts.rev_time,
+        only=open_lines,
+    )
+    return True
+
+
+def match_moved(facts: FileFacts, moved: MovedLines, source: FactSource) -> None:
+    """The lines that moved here from another file, matched as their blame where they
+    came from says against the writes to that file too; a session keeps them only
+    as a block (``moves.py``), less certain than lines matched in place."""
+    attribute_lines(
+        source,
+        facts.lines,
+        facts.texts,
+        moved.evidence,
+        facts.writes,
+        moved.paths,
+        facts.rev_time,
+        only=moved.moved,
+    )
+    keep_blocks(facts.lines, facts.texts.trivial, moved.moved, moved.left_file)
+    less_certain(facts.lines, moved.moved)
 
 
 def attribute_lines(
