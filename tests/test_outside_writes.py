@@ -122,11 +122,16 @@ def test_a_session_of_this_clone_writing_outside_it_is_no_other_clone(
     root = str(repo)
     claude_code(tmp_path / "home", root, {"app.py": APP, "/etc/settings.py": DOTDOT})
     _commit(repo, {"app.py": APP}, T0 + 600)
-    _commit(repo, {"settings.py": DOTDOT}, T0 + 86_400, who="Eve")
+    _commit(repo, {"settings.py": DOTDOT, "pricing.py": DOTDOT}, T0 + 86_400, who="Eve")
     assert _session_lines(repo, "app.py") == 2
     assert _session_lines(repo, "settings.py") == 0
+    assert _session_lines(repo, "pricing.py") == 0  # nor a copy of it elsewhere
     stats = deja_json("stats", "--json", cwd=repo, env={"DEJA_ANTIGRAVITY_ROOT": ""})
     assert stats["attributed_lines"] == 2
+    deja("annotate", "--all", cwd=repo, env={"DEJA_ANTIGRAVITY_ROOT": ""})
+    noted = git(repo, "notes", "--ref", "deja", "list")
+    assert git(repo, "rev-parse", "HEAD").strip() not in noted  # Eve's commit: no note
+    assert git(repo, "rev-parse", "HEAD~1").strip() in noted
 
 
 def test_another_machine_s_session_writing_the_same_folder_still_matches(
