@@ -165,3 +165,33 @@ def test_cursor_request_time_is_the_timestamp_it_opens_with(tmp_path: Path) -> N
     ]
     assert s.edits[0].at == "2026-09-16T01:53:00Z"
     assert s.started_at == "2026-09-16T01:53:00Z"
+
+
+# -- Gemini CLI ---------------------------------------------------------------------------------
+
+
+def test_gemini_session_lines_with_no_metadata_record_are_a_session(tmp_path: Path) -> None:
+    """A JSON Lines session that starts with a message, no metadata record (such files
+    are in the wild), is found under its file name; one whose first line is still
+    being written waits, as one whose metadata may yet come."""
+    from deja_blame.transcripts.registry import discover, read_session
+
+    chats = tmp_path / "tmp" / "proj" / "chats"
+    _jsonl(
+        chats / "session-2026-11-30T10-00-aaaa.jsonl",
+        [
+            {"id": "u1", "timestamp": "2026-11-30T10:00:00Z", "type": "user", "content": "hi"},
+            {
+                "id": "g1",
+                "timestamp": "2026-11-30T10:00:05Z",
+                "type": "gemini",
+                "content": "hello",
+                "model": "gemini-2.5-pro",
+            },
+        ],
+    )
+    (chats / "session-2026-11-30T11-00-bbbb.jsonl").write_text('{"id": "u1", "type": "us')
+    found = discover(["gemini-cli"], env={"DEJA_GEMINI_ROOT": str(tmp_path)})
+    assert [tf.session_id for tf in found] == ["session-2026-11-30T10-00-aaaa"]
+    s = read_session(found[0])
+    assert [m.text for m in s.messages] == ["hi", "hello"] and s.model == "gemini-2.5-pro"

@@ -14,6 +14,8 @@ import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+import orjson
+
 from deja_blame.transcripts.files import Below, Skipped, one_name
 from deja_blame.transcripts.reading import open_regular, read_whole
 from deja_blame.transcripts.transcript_file import TranscriptFile
@@ -57,7 +59,7 @@ def find_transcripts(
         for path in below.files(chats, _is_session_file):
             sid = session_id_in(path)
             if sid is None:
-                if _too_short_to_say(path):
+                if _too_short_to_say(path) and not _begun_without_metadata(path):
                     # created, its metadata not written yet: a session under its file
                     # name now would stay in the index beside the real one
                     continue
@@ -72,6 +74,27 @@ def find_transcripts(
 
 def _is_session_file(name: str) -> bool:
     return name.startswith("session-") and name.endswith((".json", ".jsonl"))
+
+
+def _begun_without_metadata(path: Path) -> bool:
+    """A JSON Lines session whose first line is written whole and names no
+    ``sessionId``: its metadata is not coming (files written without it exist), so
+    it is a session under its file name now."""
+    if path.suffix != ".jsonl":
+        return False  # a .json document is rewritten whole: cut short, it says nothing
+    try:
+        with open_regular(path) as fh:
+            head = fh.read(_FIRST_BYTES)
+    except OSError:
+        return False
+    first, newline, _rest = head.partition(b"\n")
+    if not newline:
+        return False
+    try:
+        record = orjson.loads(first)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(record, dict) and "sessionId" not in record
 
 
 def _too_short_to_say(path: Path) -> bool:
