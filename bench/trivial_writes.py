@@ -23,6 +23,7 @@ from deja_blame.attribution.facts.model import BlameLine, LineTexts
 from deja_blame.attribution.match import lines as match_lines_mod
 from deja_blame.index.db import connect
 from deja_blame.index.fingerprint import fingerprint, is_trivial
+from deja_blame.index.store import insert_writes
 
 
 def main() -> None:
@@ -37,11 +38,7 @@ def main() -> None:
         for k, t in enumerate(["", ")", "", "return", "]", ""]):
             rows.append((1, fingerprint(t), sid, 0, k, 500.0 + sid / 100, 0))
     conn = connect(Path(tempfile.mkdtemp()) / "index.db")
-    conn.executemany(
-        "INSERT OR IGNORE INTO lines(path_id, fp, sid, edit_ord, idx, at_epoch, by_user)"
-        " VALUES (?,?,?,?,?,?,?)",
-        rows,
-    )
+    insert_writes(conn, rows)
     conn.commit()
     blamed: list[BlameLine | None] = [
         BlameLine(i + 1, "c" * 40, 2000, "a.py", i + 1) for i in range(len(texts))

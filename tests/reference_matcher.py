@@ -82,8 +82,9 @@ def load_writes(conn: sqlite3.Connection, paths: dict[int, bool]) -> dict[int, l
         part = ids[start : start + 500]
         marks = ",".join("?" * len(part))
         for pid, fp, sid, edit_ord, idx, at, by_user in conn.execute(
-            f"SELECT path_id, fp, sid, edit_ord, idx, at_epoch, by_user FROM lines"
-            f" WHERE path_id IN ({marks})",
+            "SELECT l.path_id, l.fp, l.sid, l.edit_ord, l.idx, t.at_epoch, t.by_user FROM lines l"
+            " JOIN edit_times t ON t.sid = l.sid AND t.ord = l.edit_ord"
+            f" WHERE l.path_id IN ({marks})",
             part,
         ):
             if at is None:

@@ -188,13 +188,14 @@ def dump_index(db: Path) -> dict[str, Any]:
         )
         lines = sorted(
             conn.execute(
-                "SELECT s.session_id, p.path, l.fp, l.edit_ord, l.idx, l.at_epoch, l.by_user"
-                " FROM lines l JOIN sessions s ON s.sid = l.sid JOIN paths p ON p.path_id = l.path_id"
+                "SELECT s.session_id, p.path, l.fp, l.edit_ord, l.idx, t.at_epoch, t.by_user"
+                " FROM lines l JOIN edit_times t ON t.sid = l.sid AND t.ord = l.edit_ord"
+                " JOIN sessions s ON s.sid = l.sid JOIN paths p ON p.path_id = l.path_id"
             ).fetchall()
         )
         counts = {
             t: conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
-            for t in ("sessions", "messages", "commands", "files", "edits", "lines")
+            for t in ("sessions", "messages", "commands", "files", "edits", "edit_times", "lines")
         }
     finally:
         conn.close()

@@ -1368,6 +1368,7 @@ def test_a_schema_6_index_upgrades_with_every_edit_as_it_was(tmp_path: Path) -> 
     conn.execute("ALTER TABLE edits_v6 RENAME TO edits")
     conn.execute("DROP TABLE note_docs")  # 0008's, after 6
     messages_as_schema_8(conn)
+    lines_as_schema_9(conn)
     conn.execute("UPDATE meta SET value='6' WHERE key='schema_version'")
     conn.close()
 
@@ -1611,6 +1612,74 @@ def messages_as_schema_8(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE messages_v9 RENAME TO messages")
 
 
+def lines_as_schema_9(conn: sqlite3.Connection) -> None:
+    """The lines table put back as schemas 3 to 9 kept it: each row with its edit's
+    at_epoch and by_user, no edit_times table."""
+    conn.execute(
+        "CREATE TABLE lines_v9 (path_id INTEGER NOT NULL, fp INTEGER NOT NULL,"
+        " sid INTEGER NOT NULL, edit_ord INTEGER NOT NULL, idx INTEGER NOT NULL,"
+        " at_epoch REAL, by_user INTEGER NOT NULL DEFAULT 0,"
+        " PRIMARY KEY (path_id, fp, sid, edit_ord, idx)) WITHOUT ROWID"
+    )
+    conn.execute(
+        "INSERT INTO lines_v9 SELECT l.path_id, l.fp, l.sid, l.edit_ord, l.idx, t.at_epoch,"
+        " t.by_user FROM lines l JOIN edit_times t ON t.sid = l.sid AND t.ord = l.edit_ord"
+    )
+    conn.execute("DROP TABLE lines")
+    conn.execute("DROP TABLE edit_times")
+    conn.execute("ALTER TABLE lines_v9 RENAME TO lines")
+
+
+WRITES = (
+    "SELECT s.session_id, p.path, l.fp, l.edit_ord, l.idx, t.at_epoch, t.by_user FROM lines l"
+    " JOIN edit_times t ON t.sid = l.sid AND t.ord = l.edit_ord"
+    " JOIN sessions s ON s.sid = l.sid JOIN paths p USING (path_id) ORDER BY 1, 2, 3, 4, 5"
+)
+
+
+def test_a_schema_9_index_upgrades_with_every_write_as_it_was(tmp_path: Path) -> None:
+    """0010 keeps an edit's time and author once (edit_times) instead of on each of its
+    lines' rows. Every fixture session indexed, its lines put back as schema 9 kept
+    them, upgraded: every write reads as it did, and a session read again replaces
+    its edits' times."""
+    root = tmp_path / "root"
+    db, ids = _every_fixture_indexed(root, tmp_path)
+    before = query(db, WRITES)
+    assert len(before) >= 20 and {r[6] for r in before} == {0, 1}  # agent and person
+    assert any(r[5] is not None for r in before)
+    shown = {sid: show_in_process(sid) for sid in ids}
+    conn = sqlite3.connect(str(db), isolation_level=None)
+    lines_as_schema_9(conn)
+    conn.execute("UPDATE meta SET value='9' WHERE key='schema_version'")
+    conn.close()
+
+    proc = deja("show", ids[0], "--json")
+    assert "upgrading the index" in proc.stderr.decode()
+    assert query(db, WRITES) == before
+    assert {sid: show_in_process(sid) for sid in ids} == shown
+    assert [r[1] for r in query(db, "PRAGMA table_info(lines)")] == [
+        "path_id",
+        "fp",
+        "sid",
+        "edit_ord",
+        "idx",
+    ]
+    # read from scratch (the file rewritten): its edits' times go and come back
+    ((sid, transcript_path),) = query(
+        db,
+        "SELECT s.sid, s.transcript FROM sessions s JOIN edit_times t ON t.sid = s.sid"
+        " GROUP BY s.sid ORDER BY count(*) DESC LIMIT 1",
+    )
+    path = Path(transcript_path)
+    data = path.read_bytes()
+    path.write_bytes(b"")
+    index(root)
+    assert query(db, "SELECT count(*) FROM edit_times WHERE sid=?", sid) == [(0,)]
+    path.write_bytes(data)
+    index(root)
+    assert query(db, WRITES) == before
+
+
 def test_a_schema_8_index_upgrades_with_every_message_as_it_was(tmp_path: Path) -> None:
     """0009 keys a message by its rowid (the sid and the ordinal in one integer) instead
     of a (sid, ord) index beside the table. Every fixture session indexed, its messages
@@ -1623,6 +1692,7 @@ def test_a_schema_8_index_upgrades_with_every_message_as_it_was(tmp_path: Path) 
     listed = deja_json("sessions", "--json")
     conn = sqlite3.connect(str(db), isolation_level=None)
     messages_as_schema_8(conn)
+    lines_as_schema_9(conn)
     conn.execute("UPDATE meta SET value='8' WHERE key='schema_version'")
     conn.close()
 

@@ -74,8 +74,9 @@ SESSION_COLS = (
     " n_messages, n_commands, n_edits, size, mtime_ns, inode, offset, head_hash, state"
 )
 LINES = (
-    "SELECT s.session_id, p.path, l.fp, l.edit_ord, l.idx, l.at_epoch, l.by_user FROM lines l"
-    " JOIN sessions s USING (sid) JOIN paths p USING (path_id) ORDER BY 1, 2, 3, 4, 5"
+    "SELECT s.session_id, p.path, l.fp, l.edit_ord, l.idx, t.at_epoch, t.by_user FROM lines l"
+    " JOIN edit_times t ON t.sid = l.sid AND t.ord = l.edit_ord"
+    " JOIN sessions s ON s.sid = l.sid JOIN paths p USING (path_id) ORDER BY 1, 2, 3, 4, 5"
 )
 MESSAGES = (
     "SELECT s.session_id, m.id - (s.sid << 32), m.step, m.role, m.text, m.src_offset, m.src_len,"

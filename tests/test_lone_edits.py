@@ -17,6 +17,7 @@ from deja_blame.attribution.match import lines as matcher
 from deja_blame.attribution.match import lone
 from deja_blame.index.db import connect
 from deja_blame.index.fingerprint import fingerprint
+from deja_blame.index.store import insert_writes
 
 C = "c" * 40  # the commit that dropped the semicolons, at 10,000
 FLOOR = 5_000.0  # the version it was made from
@@ -165,11 +166,7 @@ def test_carried_follows_hunks_above_and_stops_where_the_line_was_rewritten() ->
 
 def _index(tmp: Path, rows: list[tuple[int, int, int, int, int, float, int]]) -> sqlite3.Connection:
     conn = connect(tmp / "index.db")
-    conn.executemany(
-        "INSERT OR IGNORE INTO lines(path_id, fp, sid, edit_ord, idx, at_epoch, by_user)"
-        " VALUES (?,?,?,?,?,?,?)",
-        rows,
-    )
+    insert_writes(conn, rows)
     return conn
 
 

@@ -17,6 +17,7 @@ from deja_blame.attribution.facts.model import BlameLine, LineTexts
 from deja_blame.attribution.match import lines as match_lines_mod
 from deja_blame.index.db import connect
 from deja_blame.index.fingerprint import fingerprint, is_trivial
+from deja_blame.index.store import insert_writes
 
 
 def _index(tmp: Path, rows: list[tuple[Any, ...]]) -> sqlite3.Connection:
@@ -24,11 +25,7 @@ def _index(tmp: Path, rows: list[tuple[Any, ...]]) -> sqlite3.Connection:
     if path.exists():
         path.unlink()
     conn = connect(path)
-    conn.executemany(
-        "INSERT OR IGNORE INTO lines(path_id, fp, sid, edit_ord, idx, at_epoch, by_user)"
-        " VALUES (?,?,?,?,?,?,?)",
-        rows,
-    )
+    insert_writes(conn, rows)
     return conn
 
 

@@ -32,6 +32,13 @@ if TYPE_CHECKING:
 # it loads the transcript readers' text rules, which a blame answered from the notes
 # or the cache never needs.
 
+# A write: a row of the lines table with its edit's time and author (edit_times, one
+# row per edit). CROSS JOIN keeps the lines table outside: its (path_id, fp) range is
+# what narrows, and each row then finds its edit's by key.
+LINES_TIMED = "lines l CROSS JOIN edit_times t ON t.sid = l.sid AND t.ord = l.edit_ord"
+WRITE_COLS = "l.path_id, l.fp, l.sid, l.edit_ord, l.idx, t.at_epoch, t.by_user"
+WRITE_ORDER = "l.fp, l.sid, l.edit_ord, l.idx"
+
 # -- sessions --------------------------------------------------------------------------------
 
 
@@ -384,8 +391,9 @@ def fingerprints_written_by(
     for pids, pmarks in in_chunks(sorted(set(path_ids))):
         for part, marks in in_chunks(wanted):
             for (fp,) in conn.execute(
-                f"SELECT DISTINCT fp FROM lines WHERE path_id IN ({pmarks}) AND fp IN ({marks})"
-                " AND (at_epoch IS NULL OR at_epoch <= ?)",
+                f"SELECT DISTINCT l.fp FROM {LINES_TIMED}"
+                f" WHERE l.path_id IN ({pmarks}) AND l.fp IN ({marks})"
+                " AND (t.at_epoch IS NULL OR t.at_epoch <= ?)",
                 [*pids, *part, until],
             ):
                 found.add(int(fp))
@@ -400,8 +408,8 @@ def line_writes(
     rows: list[tuple[int, int, int, int, int, float | None, int]] = []
     for part, marks in in_chunks(fps):
         rows += conn.execute(
-            "SELECT path_id, fp, sid, edit_ord, idx, at_epoch, by_user FROM lines"
-            f" WHERE path_id=? AND fp IN ({marks}) ORDER BY fp, sid, edit_ord, idx",
+            f"SELECT {WRITE_COLS} FROM {LINES_TIMED}"
+            f" WHERE l.path_id=? AND l.fp IN ({marks}) ORDER BY {WRITE_ORDER}",
             [path_id, *part],
         ).fetchall()
     return rows
@@ -414,22 +422,21 @@ def line_writes_narrowed(
     fingerprint only where its edit also wrote one of ``solid`` to the path: SQLite
     drops the others (a blank line ten thousand sessions wrote) before Python sees
     a row. In the lines table's order (fp, sid, edit_ord, idx)."""
-    cols = "path_id, fp, sid, edit_ord, idx, at_epoch, by_user"
     if not trivial:
         return conn.execute(
-            f"SELECT {cols} FROM lines WHERE path_id=?1"
-            " AND fp IN (SELECT value FROM json_each(?2)) ORDER BY fp, sid, edit_ord, idx",
+            f"SELECT {WRITE_COLS} FROM {LINES_TIMED} WHERE l.path_id=?1"
+            f" AND l.fp IN (SELECT value FROM json_each(?2)) ORDER BY {WRITE_ORDER}",
             (path_id, _json_ints(solid)),
         ).fetchall()
     return conn.execute(
         f"WITH solid(fp) AS (SELECT value FROM json_each(?2)),"
         f" edits AS (SELECT DISTINCT sid, edit_ord FROM lines"
         f"  WHERE path_id=?1 AND fp IN solid)"
-        f" SELECT {cols} FROM lines WHERE path_id=?1 AND fp IN solid"
+        f" SELECT {WRITE_COLS} FROM {LINES_TIMED} WHERE l.path_id=?1 AND l.fp IN solid"
         f" UNION ALL"
-        f" SELECT {cols} FROM lines WHERE path_id=?1"
-        f"  AND fp IN (SELECT value FROM json_each(?3)) AND (+sid, +edit_ord) IN edits"
-        f" ORDER BY fp, sid, edit_ord, idx",
+        f" SELECT {WRITE_COLS} FROM {LINES_TIMED} WHERE l.path_id=?1"
+        f"  AND l.fp IN (SELECT value FROM json_each(?3)) AND (+l.sid, +l.edit_ord) IN edits"
+        f" ORDER BY 2, 3, 4, 5",
         (path_id, _json_ints(solid), _json_ints(trivial)),
     ).fetchall()
 
@@ -450,8 +457,9 @@ def line_writes_of_sessions(
     """(path_id, fp, sid, edit_ord, idx, at_epoch, by_user) of these sessions' writes of
     ``fps`` to the path: one B-tree range per (path, fingerprint, session)."""
     return conn.execute(
-        "SELECT path_id, fp, sid, edit_ord, idx, at_epoch, by_user FROM lines WHERE path_id=?"
-        " AND fp IN (SELECT value FROM json_each(?)) AND sid IN (SELECT value FROM json_each(?))",
+        f"SELECT {WRITE_COLS} FROM {LINES_TIMED} WHERE l.path_id=?"
+        " AND l.fp IN (SELECT value FROM json_each(?))"
+        " AND l.sid IN (SELECT value FROM json_each(?))",
         (path_id, _json_ints(fps), _json_ints(sids)),
     ).fetchall()
 
@@ -479,10 +487,10 @@ def line_writes_between(
             merged.append([a, b])
     starts = [a for a, _ in merged]
     rows = conn.execute(
-        "SELECT path_id, fp, sid, edit_ord, idx, at_epoch, by_user FROM lines"
-        " WHERE path_id=?1 AND fp IN (SELECT value FROM json_each(?2))"
-        " AND at_epoch BETWEEN ?3 AND ?4"
-        " ORDER BY fp, sid, edit_ord, idx",
+        f"SELECT {WRITE_COLS} FROM {LINES_TIMED}"
+        " WHERE l.path_id=?1 AND l.fp IN (SELECT value FROM json_each(?2))"
+        " AND t.at_epoch BETWEEN ?3 AND ?4"
+        f" ORDER BY {WRITE_ORDER}",
         (path_id, _json_ints(fps), merged[0][0], merged[-1][1]),
     ).fetchall()
     out = []
@@ -496,8 +504,8 @@ def line_writes_between(
 def has_timed_write(conn: sqlite3.Connection, path_id: int, fps: list[int]) -> bool:
     """Whether some session wrote one of ``fps`` to the path at a known time."""
     row = conn.execute(
-        "SELECT 1 FROM lines WHERE path_id=? AND fp IN (SELECT value FROM json_each(?))"
-        " AND at_epoch IS NOT NULL LIMIT 1",
+        f"SELECT 1 FROM {LINES_TIMED} WHERE l.path_id=? AND l.fp IN (SELECT value FROM json_each(?))"
+        " AND t.at_epoch IS NOT NULL LIMIT 1",
         (path_id, _json_ints(fps)),
     ).fetchone()
     return row is not None
@@ -719,9 +727,9 @@ def write_counts(
     out: list[tuple[int, str, float | None, int]] = []
     for part, marks in in_chunks(sorted(set(path_ids))):
         for pid, session_id, at, n in conn.execute(
-            "SELECT l.path_id, s.session_id, l.at_epoch, count(*) FROM lines l"
+            f"SELECT l.path_id, s.session_id, t.at_epoch, count(*) FROM {LINES_TIMED}"
             f" JOIN sessions s ON s.sid = l.sid WHERE l.path_id IN ({marks})"
-            " GROUP BY l.path_id, l.sid, l.at_epoch",
+            " GROUP BY l.path_id, l.sid, t.at_epoch",
             part,
         ):
             out.append((int(pid), str(session_id), None if at is None else float(at), int(n)))

@@ -97,7 +97,7 @@ def clear_session_rows(conn: sqlite3.Connection, sid: int) -> None:
     conn.executemany("DELETE FROM lines WHERE path_id=? AND sid=?", [(pid, sid) for (pid,) in pids])
     bump_paths(conn, [pid for (pid,) in pids])
     conn.execute("DELETE FROM messages WHERE id BETWEEN ? AND ?", message_ids(sid))
-    for table in ("commands", "files", "edits"):
+    for table in ("commands", "files", "edits", "edit_times"):
         conn.execute(f"DELETE FROM {table} WHERE sid=?", (sid,))
 
 
@@ -413,19 +413,42 @@ def write_rows(conn: sqlite3.Connection, sid: int, rows: ChunkRows, paths: PathI
             " at_epoch, model) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
             [(sid, *r) for r in rows.edits],
         )
-    line_rows: list[tuple[int, int, int, int, int, float | None, int]] = []
+    line_rows: list[tuple[int, int, int, int, int]] = []
+    times: list[tuple[int, int, float | None, int]] = []
     for path, edit_ord, at_epoch, by_user, fps in rows.lines:
+        if not fps:
+            continue
         pid = paths.get(path)
-        line_rows += [
-            (pid, fp, sid, edit_ord, idx, at_epoch, by_user) for idx, fp in enumerate(fps)
-        ]
+        times.append((sid, edit_ord, at_epoch, by_user))
+        line_rows += [(pid, fp, sid, edit_ord, idx) for idx, fp in enumerate(fps)]
     if line_rows:
+        # an edit's time once (edit_times), not on each of its lines' rows
         conn.executemany(
-            "INSERT OR REPLACE INTO lines(path_id, fp, sid, edit_ord, idx, at_epoch, by_user)"
-            " VALUES (?,?,?,?,?,?,?)",
+            "INSERT OR REPLACE INTO edit_times(sid, ord, at_epoch, by_user) VALUES (?,?,?,?)",
+            times,
+        )
+        conn.executemany(
+            "INSERT OR REPLACE INTO lines(path_id, fp, sid, edit_ord, idx) VALUES (?,?,?,?,?)",
             line_rows,
         )
         bump_paths(conn, {r[0] for r in line_rows})
+
+
+def insert_writes(
+    conn: sqlite3.Connection, rows: Iterable[tuple[int, int, int, int, int, float | None, int]]
+) -> None:
+    """Rows as the queries return them, (path_id, fp, sid, edit_ord, idx, at_epoch,
+    by_user), into the lines and edit_times tables (tests and benches that build an
+    index by hand; an edit's first row gives its time)."""
+    rows = list(rows)
+    conn.executemany(
+        "INSERT OR IGNORE INTO edit_times(sid, ord, at_epoch, by_user) VALUES (?,?,?,?)",
+        [(r[2], r[3], r[5], r[6]) for r in rows],
+    )
+    conn.executemany(
+        "INSERT OR IGNORE INTO lines(path_id, fp, sid, edit_ord, idx) VALUES (?,?,?,?,?)",
+        [r[:5] for r in rows],
+    )
 
 
 def bump_paths(conn: sqlite3.Connection, path_ids: Iterable[int]) -> None:
