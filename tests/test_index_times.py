@@ -41,3 +41,36 @@ def test_forms_that_are_not_canonical_stay_text() -> None:
         assert stored_time(text) == text
     assert stored_time(None) is None and shown_time(None) is None
     assert stored_time("1970-01-01T00:00:00Z") == 0
+
+
+@given(
+    st.one_of(
+        WHOLE_SECONDS.map(lambda d: d.strftime("%Y-%m-%dT%H:%M:%SZ")),
+        st.sampled_from(
+            [
+                "2026-07-17T09:00:00.5Z",
+                "2026-07-17T09:00:00+02:00",
+                "2026-07-17T09:00:00.000Z",
+                "1969-12-31T23:59:59Z",
+                "yesterday",
+            ]
+        ),
+        st.none(),
+    )
+)
+def test_an_edits_time_reads_back_as_it_was_read(at: str | None) -> None:
+    """An edit's at is left out of its row where its at_epoch says the same (the
+    canonical form): edit_from_row gives back the text byte for byte, any other
+    form is kept as text."""
+    from deja_blame.index import store
+    from deja_blame.transcripts.text import epoch_of
+
+    at_epoch = epoch_of(at)
+    kept = store._edit_at(at, at_epoch)
+    if at is not None and len(at) == 20 and at.endswith("Z") and at[:4] >= "1970":
+        assert kept is None
+    else:
+        assert kept == at
+    body = store.edit_body([], ["x"], [], None)
+    row = ("/w/a.py", "write_to_file", "agent", body, 0, kept, 0, None, at_epoch)
+    assert store.edit_from_row(row).at == at

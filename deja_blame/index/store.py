@@ -361,7 +361,7 @@ def chunk_rows(chunk: Chunk) -> ChunkRows:
                 e.source,
                 edit_body(e.removed, e.added, e.witness, _hunk_list(e)),
                 int(e.truncated),
-                e.at,
+                _edit_at(e.at, at_epoch),
                 at_epoch,
                 e.model,
             )
@@ -382,6 +382,14 @@ def chunk_rows(chunk: Chunk) -> ChunkRows:
         skipped=chunk.skipped,
         has_user=any(m.role == "user" for _, m in chunk.messages),
     )
+
+
+def _edit_at(at: str | None, at_epoch: float | None) -> str | None:
+    """What an edit's ``at`` column keeps: nothing where its ``at_epoch`` says the same
+    (the canonical form, ``2026-07-17T09:00:00Z``: 20 bytes a row, and what
+    ``edit_from_row`` writes back from the seconds), else the text as read."""
+    seconds = stored_time(at)
+    return None if isinstance(seconds, int) and seconds == at_epoch else at
 
 
 def write_rows(conn: sqlite3.Connection, sid: int, rows: ChunkRows, paths: PathIds) -> None:
@@ -603,7 +611,7 @@ def message_texts(
 
 
 # the columns edit_from_row reads, in its order
-EDIT_COLUMNS = "path, tool, source, body, truncated, at, ord, model"
+EDIT_COLUMNS = "path, tool, source, body, truncated, at, ord, model, at_epoch"
 
 
 def edit_from_row(r: tuple[Any, ...]) -> Edit:
@@ -642,7 +650,8 @@ def edit_from_row(r: tuple[Any, ...]) -> Edit:
         hunks=hunks,
         witness=witness,
         truncated=bool(r[4]),
-        at=r[5],
+        # no text where the seconds said it (_edit_at)
+        at=r[5] if r[5] is not None or r[8] is None else shown_time(int(r[8])),
         seq=r[6],
         model=r[7],
     )
