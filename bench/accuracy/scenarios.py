@@ -659,6 +659,25 @@ def renamed_before_commit(sim: Sim, small: bool) -> None:
     sim.expect("orders/retry.py")
 
 
+@scenario("a session writes a new module; the person commits other work, then the module renamed")
+def renamed_before_a_later_commit(sim: Sim, small: bool) -> None:
+    sim.person_write("README.md", "# shop\n")
+    sim.commit("Readme")
+    s = sim.session("retry", "Write a retry helper module.")
+    s.write_file("orders/retry_helpers.py", C.RETRY_PY_SMALL if small else C.RETRY_PY)
+    sim.advance(10 * MINUTE)
+    # other work is committed first (or the branch is rebased): the module's
+    # commit comes after a parent younger than every write of the session
+    sim.person_edit("README.md", "# shop\n", "# shop\n\nOrders and retries.\n")
+    sim.commit("Readme: what this is")
+    sim.advance(10 * MINUTE)
+    (sim.repo / "orders/retry.py").write_text(sim.read("orders/retry_helpers.py"))
+    (sim.repo / "orders/retry_helpers.py").unlink()
+    sim.files["orders/retry.py"] = sim.files.pop("orders/retry_helpers.py")
+    sim.commit("Retry helpers")
+    sim.expect("orders/retry.py")
+
+
 @scenario("the person types a session's five lines again at another indent, same commit")
 def same_lines_other_indent(sim: Sim, small: bool) -> None:
     block = (
@@ -929,6 +948,33 @@ def common_test_lines_elsewhere(sim: Sim, small: bool) -> None:
     sim.commit("More service tests")
     sim.expect("tests/test_b.py")
     sim.expect("tests/test_a.py")
+
+
+@scenario(
+    "a session wrote test scaffolding to a file nobody committed; weeks later a person writes"
+    " it in a new file"
+)
+def scaffolding_from_a_file_git_never_had(sim: Sim, small: bool) -> None:
+    _service_base(sim)
+    s = sim.session("scratch-tests", "Try some tests for validate() and total().")
+    s.write_file("tests/test_scratch.py", TESTS_A)
+    s.run("python -m pytest -q tests/test_scratch.py", 0, "2 passed in 0.05s")
+    sim.advance(10 * MINUTE)
+    (sim.repo / "tests/test_scratch.py").unlink()  # thrown away: git never has it
+    del sim.files["tests/test_scratch.py"]
+    sim.person_edit(SERVICE, "    return 0", "    return 0  # empty")
+    sim.commit("Note on total()")
+    sim.advance(21 * 24 * HOUR)
+    # the person's new test module: the same imports and fixture as the scratch file
+    sim.person_write("tests/test_b.py", TESTS_B)
+    s = sim.session("more-tests", "Add a test of a free item.")
+    s.replace("tests/test_b.py", "    assert total(order) == 0\n", "    assert total(order) == 0\n"
+              + "\n\ndef test_total_of_a_free_item(order):\n"
+              + '    order["items"] = [{"sku": "f", "price": 0, "qty": 3}]\n'
+              + "    assert total(order) == 0.0\n")  # fmt: skip
+    sim.advance(5 * MINUTE)
+    sim.commit("Service tests")
+    sim.expect("tests/test_b.py")
 
 
 HEREDOC_TESTS = """

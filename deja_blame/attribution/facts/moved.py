@@ -82,6 +82,7 @@ def moved_lines(conn: sqlite3.Connection, facts: FileFacts) -> MovedLines | None
     todo = [k for k in todo if texts.fps[k] in elsewhere]
     if not todo:
         return None
+    whole = _whole_file_sources(lines, texts, todo, elsewhere)
     ranges: list[list[int]] = []
     for k in todo:
         n = lines[k].line
@@ -148,6 +149,7 @@ def moved_lines(conn: sqlite3.Connection, facts: FileFacts) -> MovedLines | None
         names,
         ask.write_times,
         holds,
+        whole,
     )
     renamed: dict[str, set[int]] = {}  # commit -> files it deleted that moved here
     texts_here = {ln.text.strip() for ln, trivial in zip(lines, texts.trivial) if not trivial}
@@ -177,12 +179,13 @@ def moved_lines(conn: sqlite3.Connection, facts: FileFacts) -> MovedLines | None
     # never had the session's path, so neither blame nor -C can point at it.
     wrote = {pid for pids in elsewhere.values() for pid in pids} - set(more)
     gone = ask.paths_git_lacks({pid: names[pid] for pid in wrote})
-    if gone:
-        for start, end in ranges:
-            for k in range(start - first, end - first + 1):
-                if not moved[k] and lines[k].session is None and lines[k].commit is not None:
-                    moved[k] = left_file[k] = True
-        more.update(dict.fromkeys(gone, True))
+    for start, end in ranges if gone else ():
+        block = range(start - first, end - first + 1)
+        for k in block:
+            if not moved[k] and lines[k].session is None and lines[k].commit is not None:
+                moved[k] = left_file[k] = True
+        from_gone = _written_for_commit(ask, lines, texts, evidence, block, gone, elsewhere, whole)
+        more.update(dict.fromkeys(from_gone, True))
     if skip:
         moved = [m and not done for m, done in zip(moved, skip)]
     if not any(moved):
@@ -203,6 +206,7 @@ def _left_behind(
     names: dict[int, str],
     written_at: Callable[[int, int], list[float]],
     holds: _Holds,
+    whole: set[int],
 ) -> dict[int, set[int]]:
     """Line index -> paths (ids) its text left in the commit that brought it here.
 
@@ -245,7 +249,10 @@ def _left_behind(
             fp = texts.fps[k]
             for pid in asked & elsewhere.get(fp, set()):
                 stripped = lines[k].text.strip()
-                if _text_left(ask, b, names[pid], stripped, partial(written_at, pid, fp), holds):
+                if _text_left(
+                    ask, b, names[pid], stripped, partial(written_at, pid, fp), holds,
+                    pid in whole,
+                ):  # fmt: skip
                     left.setdefault(pid, set()).add(k)
         sources = {
             pid
@@ -273,6 +280,7 @@ def _text_left(
     stripped: str,
     written_at: Callable[[], list[float]],
     holds: _Holds,
+    whole: bool = False,
 ) -> bool:
     """Whether the text ``stripped`` (at any indent) left ``path`` in commit ``b.commit``
     (which brought it to ``b.orig_path``): not in the file after the commit, and in it
@@ -296,9 +304,11 @@ def _text_left(
     deleted = _deleted_in(log, commit)
     if not (deleted and has_line(ask.text_at(commit + "^", path), stripped, exact=False)):
         until = (b.commit_time or 0) + CLOCK_SKEW
-        since = max(
+        since: float = max(
             (t for sha, t, _ in log if t <= (b.commit_time or 0) and sha != commit), default=0
         )
+        if not log and not whole:  # a file git never had
+            since = _floor_for_unseen(ask, b)
         if not any(since < at <= until for at in written_at()):
             return False
     if path in ask.renamed_to(commit, here):
@@ -308,6 +318,76 @@ def _text_left(
         return False  # deleted, but git saw another file renamed to this one: not its source
     # still there (or there under its new name): a copy, not a move
     return now is None or not holds(commit, now, stripped)
+
+
+def _written_for_commit(
+    ask: WhereFrom,
+    lines: list[LineAttribution],
+    texts: LineTexts,
+    evidence: list[BlameLine | None],
+    block: range,
+    gone: set[int],
+    elsewhere: dict[int, set[int]],
+    whole: set[int],
+) -> set[int]:
+    """Of the files git never had (``gone``), those a session wrote at least
+    ``MOVED_BLOCK`` different lines of the block to for the commit that brought
+    them into the repository (``evidence``: git blame -C's where it found where
+    they came from, else git blame's), by its time (``_floor_for_unseen``)."""
+    got: dict[int, set[str]] = {}
+    for k in block:
+        ln, b = lines[k], evidence[k]
+        if ln.session is not None or texts.trivial[k] or b is None or b.commit is None:
+            continue
+        fp = texts.fps[k]
+        pids = gone & elsewhere.get(fp, set())
+        if not pids:
+            continue
+        floor = _floor_for_unseen(ask, b)
+        until = (b.commit_time or 0) + CLOCK_SKEW
+        for pid in pids:
+            since = 0.0 if pid in whole else floor
+            if any(since < at <= until for at in ask.write_times(pid, fp)):
+                got.setdefault(pid, set()).add(ln.text.strip())
+    return {pid for pid, done in got.items() if len(done) >= MOVED_BLOCK}
+
+
+WHOLE_FILE_SHARE = 0.8  # of a file's different lines written to one other file: renamed
+
+
+def _whole_file_sources(
+    lines: list[LineAttribution], texts: LineTexts, todo: list[int],
+    elsewhere: dict[int, set[int]],
+) -> set[int]:  # fmt: skip
+    """The other files (ids) sessions wrote ``WHOLE_FILE_SHARE`` of this file's
+    different lines to, not blank nor a bracket: this file is one of them renamed
+    (a plan a session wrote to ``docs/x.md``, committed as ``docs/architecture/x.md``
+    after a rebase), not a file that took some common lines from them."""
+    solid = {ln.text.strip() for k, ln in enumerate(lines) if not texts.trivial[k]}
+    got: dict[int, set[str]] = {}
+    for k in todo:
+        for pid in elsewhere.get(texts.fps[k], ()):
+            got.setdefault(pid, set()).add(lines[k].text.strip())
+    return {pid for pid, done in got.items() if len(done) >= WHOLE_FILE_SHARE * len(solid)}
+
+
+def _floor_for_unseen(ask: WhereFrom, b: BlameLine) -> float:
+    """Since when a write to a file git never had may be the source of a line ``b``
+    names the commit of. Into a file that commit created, only work done for it,
+    after its parent: the test scaffolding a session wrote to a scratch file weeks
+    earlier is not what a person's new test file took (entireio/cli: imports and
+    ``if err != nil {`` of new test files). Into a file git had, any earlier write:
+    a session's new module, moved to ``src/`` with the layout before its first
+    commit and later moved on into this file (packaging's ``class Token``). A file
+    git never had that this file mostly is (``_whole_file_sources``) counts from any
+    time too: it is this file, renamed before its first commit (and a rebase made
+    its commit seconds younger than its parent)."""
+    here, commit = b.orig_path, b.commit
+    if commit is None or not here:
+        return 0.0
+    if not any(sha == commit and status == "A" for sha, _, status in ask.path_log(here)):
+        return 0.0
+    return float(ask.parent_time(commit) or 0)
 
 
 class _Holds:
@@ -432,6 +512,10 @@ class WhereFrom:
             data = repo_history(self.root).read(f"{rev}:{path}") or b""
             got = self._texts[(rev, path)] = data.decode("utf-8", "replace")
         return got
+
+    def parent_time(self, commit: str) -> int | None:
+        """When ``commit``'s first parent was committed (None: a root commit)."""
+        return repo_history(self.root).parent_time(commit)
 
     def path_log(self, path: str) -> PathLog:
         """(commit, time, status of the path) for every commit up to the revision
