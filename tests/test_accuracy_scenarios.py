@@ -227,6 +227,21 @@ def test_person_move_keeps_owners(tmp_path: Path) -> None:
     assert (sim.repo / "a.py").read_text() == "a = 1\nc = 3\nb = 2\n"
 
 
+def test_identical_trivial_lines_git_reads_otherwise_are_either_writers(tmp_path: Path) -> None:
+    # the truth says the session wrote the first "}" and the person's stays below;
+    # git's diff of the commit keeps the first and calls the second new: blame
+    # follows git, and either reading is right for both lines
+    sim = Sim(tmp_path, "git-reading")
+    sim.person_write("a.js", "a {\n}\n")
+    sim.commit("a")
+    sim.person_write("a.js", "a {\n}\n}\n")
+    sim.files["a.js"] = [Line("a {", PERSON), Line("}", "S"), Line("}", PERSON)]
+    sim.commit("b")
+    got = [(x.owner, x.alt) for x in sim.files["a.js"]]
+    assert got == [(PERSON, ()), ("S", (PERSON,)), (PERSON, ("S",))]
+    assert [(x.owner, x.alt) for x in sim.head["a.js"]] == got  # the commit's truth
+
+
 def _doc(texts: list[str], sessions: list[str | None]) -> dict:
     return {
         "lines": [

@@ -290,6 +290,11 @@ def _reflowed(
     return out
 
 
+def _trivial(text: str) -> bool:
+    """A line of no letters or digits (``}``, ``*/``, blank): nothing tells two apart."""
+    return not any(c.isalnum() for c in text)
+
+
 def _text(lines: Sequence[Line]) -> str:
     return "".join(x.text + "\n" for x in lines)
 
@@ -610,11 +615,60 @@ class Sim:
                 env={"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date},
             )
         sha = self.git("rev-parse", "HEAD").strip()
+        if not amend and self.commits:
+            self._git_reading(self.commits[-1][0], sha)
         self.head = {p: [x.copy() for x in ls] for p, ls in self.files.items()}
         self.snapshots[sha] = self.head
         self.commits.append((sha, self.clock))
         self.clock += 1
         return sha
+
+    def _git_reading(self, parent: str, sha: str) -> None:
+        """Identical trivial lines (``}``, ``*/``, blank) read as git reads the commit.
+
+        Which of two identical ``}`` a commit added is the diff's choice: the truth
+        takes difflib's (each edit's own), ``git blame`` takes git's (the whole
+        commit's, with its slider heuristics). Where git keeps a trivial line the
+        truth calls new (its writer changed), the line's writer before the commit
+        is also right; and the nearest line of that text git calls new, which the
+        truth keeps, may be the new writer's: either reading is right for both.
+        """
+        before = self.snapshots.get(parent, {})
+        for path, lines in self.files.items():
+            old = before.get(path)
+            if old is None or [x.text for x in old] == [x.text for x in lines]:
+                continue
+            proc = subprocess.run(
+                ["git", "blame", "--porcelain", f"{parent}..{sha}", "--", path],
+                cwd=self.repo, capture_output=True, text=True, env=self.env(),
+            )  # fmt: skip
+            if proc.returncode != 0:
+                continue
+            kept: dict[int, int] = {}  # line (0-based) -> the parent's line git kept
+            for row in proc.stdout.split("\n"):
+                parts = row.split(" ")
+                if len(parts) >= 3 and len(parts[0]) == 40 and parts[1].isdigit():
+                    if parts[0] != sha:
+                        kept[int(parts[2]) - 1] = int(parts[1]) - 1
+            swapped: list[tuple[int, str]] = []  # git's kept lines the truth calls new
+            for i, p in kept.items():
+                if i >= len(lines) or p >= len(old):
+                    continue
+                x, was = lines[i], old[p]
+                if _trivial(x.text) and x.owner != was.owner and x.text == was.text:
+                    swapped.append((i, x.owner))
+                    if was.owner not in x.alt:
+                        x.alt = (*x.alt, was.owner)
+            old_owners = {x.owner for x in old}
+            for j, y in enumerate(lines):
+                if j in kept or not _trivial(y.text) or y.owner not in old_owners:
+                    continue  # a line git calls new that the truth keeps
+                near = [(abs(i - j), i, o) for i, o in swapped if lines[i].text == y.text]
+                if near:
+                    _, i, o = min(near)
+                    swapped.remove((i, o))
+                    if o not in y.alt and o != y.owner:
+                        y.alt = (*y.alt, o)
 
     def replace_repository(self) -> Sim:
         """The folder now holds another project: its files and history are gone, a new
