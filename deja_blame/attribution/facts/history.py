@@ -25,6 +25,7 @@ import itertools
 import re
 import threading
 from bisect import bisect_left
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
@@ -92,7 +93,23 @@ class RepoHistory:
         with self._lock:
             if self._batch is None:
                 self._batch = CatFile(self.root)
+            _reading(self)
             return self._batch.read_many(specs)
+
+    def close_reader(self) -> bool:
+        """Close this history's ``git cat-file --batch`` (the next read opens another);
+        False when another thread is reading through it now (it stays open)."""
+        if not self._lock.acquire(blocking=False):
+            return False
+        try:
+            if self._batch is not None:
+                self._batch.close()
+                self._batch = None
+            with _OPEN_LOCK:
+                _OPEN.pop(id(self), None)
+            return True
+        finally:
+            self._lock.release()
 
     def resolve(self, rev: str) -> str | None:
         """The commit ``rev`` names: a full id as it is, anything else (HEAD moves)
@@ -569,15 +586,36 @@ def _simplify(c: _Commit | None, paths: frozenset[str]) -> tuple[bool, tuple[str
 
 _HISTORIES: dict[str, RepoHistory] = {}
 
+# A long-lived process (``deja lsp``, ``deja mcp``, the resident server) answers about
+# many repositories: it keeps a ``git cat-file --batch`` open for the few it read
+# from last, and closes the least recently read one's beyond them (its history, the
+# commits read, stays: a new read opens a new process).
+MAX_OPEN_READERS = 4
+_OPEN: OrderedDict[int, RepoHistory] = OrderedDict()  # open readers, least recently read first
+_OPEN_LOCK = threading.Lock()
+
+
+def _reading(history: RepoHistory) -> None:
+    """``history`` reads now (its lock held): the least recently read beyond
+    ``MAX_OPEN_READERS`` close theirs (one being read by another thread stays open)."""
+    with _OPEN_LOCK:
+        _OPEN[id(history)] = history
+        _OPEN.move_to_end(id(history))
+        over = list(_OPEN.values())[: max(0, len(_OPEN) - MAX_OPEN_READERS)]
+    for old in over:
+        old.close_reader()
+
 
 def forget_histories() -> None:
     """Close every history's ``git cat-file --batch`` and forget the histories: for a
-    process done with the repositories it asked about (a test, after it ran; each
-    history otherwise keeps its git process until this one exits)."""
+    process done with the repositories it asked about (a test, after it ran)."""
     for history in list(_HISTORIES.values()):
         if history._batch is not None:
             history._batch.close()
+            history._batch = None
     _HISTORIES.clear()
+    with _OPEN_LOCK:
+        _OPEN.clear()
 
 
 def repo_history(root: str | Path) -> RepoHistory:
