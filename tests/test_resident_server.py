@@ -197,10 +197,13 @@ def test_another_installation_is_refused(
     monkeypatch.chdir(history)
     monkeypatch.setattr(deja_blame, "__version__", "0.0.0+another")
     before = _served()
+    # what Ctrl-C did before: Python's handler, or ignored where the suite was started
+    # in the background (nohup, a non-interactive shell's &)
+    own = signal.getsignal(signal.SIGINT)
     assert client.run(["blame", "a.py", "--json"]) is None  # run here instead
     assert _served() == before
     # and run here, Ctrl-C is this process's own again (not passed to a fork that never was)
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert signal.getsignal(signal.SIGINT) is own
 
 
 def test_changed_code_is_seen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
