@@ -132,10 +132,11 @@ def _agents(repo: Path) -> list[str | None]:
     return [line.get("agent") for line in blame["lines"]]
 
 
-@pytest.mark.parametrize("agent", sorted(WRITERS))
-def test_a_chat_that_goes_on_after_the_commit_keeps_the_committed_lines(
+def _agent_edit_committed(
     agent: str, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+) -> Path:
+    """The agent's store with its edit of app.py dated 09:00, the person's commit of it
+    at 09:30; returns the store's folder, for the writer to go on with the chat."""
     store = tmp_path / "store"
     monkeypatch.setenv(ROOT_ENV[agent], str(store))
     (repo / "app.py").write_text(OLD)
@@ -145,6 +146,14 @@ def test_a_chat_that_goes_on_after_the_commit_keeps_the_committed_lines(
     os.utime(transcript, (EDIT_AT, EDIT_AT))
     (repo / "app.py").write_text(NEW)
     git(repo, "commit", "-qam", "agent", env=commit_env(COMMIT_AT))
+    return store
+
+
+@pytest.mark.parametrize("agent", sorted(WRITERS))
+def test_a_chat_that_goes_on_after_the_commit_keeps_the_committed_lines(
+    agent: str, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _agent_edit_committed(agent, repo, tmp_path, monkeypatch)
     assert _agents(repo) == [None, agent, agent]  # indexed while the chat was at 09:00
     # one more question and its answer: the file's time is now past the commit
     transcript = WRITERS[agent](store, repo, True)
@@ -163,15 +172,7 @@ def test_a_rebuild_keeps_when_each_record_was_first_seen(
 ) -> None:
     """``deja index --rebuild`` reads every transcript afresh, but a record's time is
     when the index first saw it: the new index takes the old one's times."""
-    store = tmp_path / "store"
-    monkeypatch.setenv(ROOT_ENV[agent], str(store))
-    (repo / "app.py").write_text(OLD)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "init", env=commit_env(EDIT_AT - 3600))
-    transcript = WRITERS[agent](store, repo, False)
-    os.utime(transcript, (EDIT_AT, EDIT_AT))
-    (repo / "app.py").write_text(NEW)
-    git(repo, "commit", "-qam", "agent", env=commit_env(COMMIT_AT))
+    store = _agent_edit_committed(agent, repo, tmp_path, monkeypatch)
     assert _agents(repo) == [None, agent, agent]
     transcript = WRITERS[agent](store, repo, True)
     os.utime(transcript, (LATER, LATER))
@@ -187,15 +188,7 @@ def test_a_session_the_rebuild_could_not_read_keeps_its_times_for_the_next_run(
     rebuild reads half a document, no session. The times the old index had stay kept
     for the run that reads the file whole (the reviewer of session 8 saw the lines go
     to nobody: the kept times were dropped with the others')."""
-    store = tmp_path / "store"
-    monkeypatch.setenv(ROOT_ENV["continue"], str(store))
-    (repo / "app.py").write_text(OLD)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "init", env=commit_env(EDIT_AT - 3600))
-    transcript = WRITERS["continue"](store, repo, False)
-    os.utime(transcript, (EDIT_AT, EDIT_AT))
-    (repo / "app.py").write_text(NEW)
-    git(repo, "commit", "-qam", "agent", env=commit_env(COMMIT_AT))
+    store = _agent_edit_committed("continue", repo, tmp_path, monkeypatch)
     assert _agents(repo) == [None, "continue", "continue"]
     transcript = WRITERS["continue"](store, repo, True)
     whole = transcript.read_bytes()

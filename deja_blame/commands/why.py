@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -25,12 +24,11 @@ from deja_blame.output import (
     utc_minute,
     warn,
 )
+from deja_blame.outputs.escape import CODE_MARKER
 from deja_blame.outputs.session_text import exit_text, via_text
 
 # deja why's text shows this much of a long text, then says how much more there is
 # (--json keeps it whole): a 1 MiB prompt and a 5 MB line made 6.3 MB of output
-# what ``code`` shows a control character as (``<U+202E>``)
-_MARKER = re.compile(r"<U\+[0-9A-F]{4,6}>")
 LINE_CHARS = 500  # a line of code (the line asked about, an edit's)
 PROMPT_LINES = 20
 PROMPT_CHARS = 2_000  # the request shown, all its lines together
@@ -71,7 +69,7 @@ def _code(text: str, width: int) -> str:
         return one
     cut = one[: width - 1]
     start = cut.rfind("<U+")
-    if start != -1 and ">" not in cut[start:] and _MARKER.match(one, start):
+    if start != -1 and ">" not in cut[start:] and CODE_MARKER.match(one, start):
         cut = cut[:start]
     return cut + "…"
 

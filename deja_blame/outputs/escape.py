@@ -62,6 +62,10 @@ def terminal(text: object) -> str:
     return _LINE_BREAK.sub(" ", inert(str(text)))
 
 
+# what ``code`` shows a control character as, found again (a cut never splits one)
+CODE_MARKER = re.compile(r"<U\+[0-9A-F]{4,6}>")
+
+
 def code(text: object) -> str:
     """A line of a file for a terminal: its line ending dropped, every other control
     character (an escape sequence's ESC, a bidi override) shown as ``<U+XXXX>``."""
