@@ -35,18 +35,40 @@ def default_roots(env: Mapping[str, str], home: Path) -> list[Path]:
 def find_transcripts(
     root: Path, problems: list[str] | None = None, skipped: Skipped | None = None
 ) -> Iterator[TranscriptFile]:
-    """Only ``<hash>/GitHub.copilot-chat/transcripts`` of each workspace is walked (the
-    rest of workspaceStorage belongs to VS Code and other extensions)."""
+    """Only ``<hash>/GitHub.copilot-chat/transcripts`` and ``<hash>/chatSessions`` of
+    each workspace are walked (the rest of workspaceStorage belongs to VS Code and
+    other extensions). A stream and a chat session of the same name are one chat:
+    one session, the stream with the chat session as its part (names only: no
+    file is opened to pair them)."""
     below = Below(root, problems, skipped)
     for workspace in below.folders(root):
+        streams: list[Path] = []
         chat = workspace / "GitHub.copilot-chat"
         if below.folder(chat) and below.folder(chat / "transcripts"):
-            paths = below.walk(chat / "transcripts", lambda d, n: n.endswith(".jsonl"))
-            yield from files_as_sessions(paths, root, AGENT, lambda p: p.stem)
+            streams = list(below.walk(chat / "transcripts", lambda d, n: n.endswith(".jsonl")))
+        chats: dict[str, Path] = {}
         sessions = workspace / CHAT_SESSIONS
         if below.folder(sessions):
-            paths = below.walk(sessions, lambda d, n: n.endswith((".json", ".jsonl")))
-            yield from files_as_sessions(paths, root, AGENT, lambda p: p.stem)
+            # a chat in both shapes (VS Code moved it to the log): the log
+            for path in below.walk(sessions, lambda d, n: n.endswith((".json", ".jsonl"))):
+                if chats.setdefault(path.stem, path).suffix == ".json":
+                    chats[path.stem] = path
+        for path in streams:
+            paired = chats.pop(path.stem, None) if path.parent == chat / "transcripts" else None
+            parts = (paired,) if paired is not None else ()
+            yield TranscriptFile(path.stem, path, root, AGENT, parts)
+        yield from files_as_sessions(iter(chats.values()), root, AGENT, lambda p: p.stem)
+
+
+def chat_of_stream(stream: Path) -> Path | None:
+    """The chat session of the same name as an event stream in its workspace."""
+    if stream.parent.name != "transcripts" or stream.parent.parent.name != "GitHub.copilot-chat":
+        return None
+    folder = stream.parents[2] / CHAT_SESSIONS
+    for suffix in (".jsonl", ".json"):
+        if is_regular(folder / f"{stream.stem}{suffix}"):
+            return folder / f"{stream.stem}{suffix}"
+    return None
 
 
 def workspace_folder(transcript: Path) -> str | None:
@@ -78,7 +100,11 @@ def _read(tf: TranscriptFile) -> Session:
     project = normalise_path(folder) if folder else None
     if _is_chat_session(tf.path) or _starts_a_chat_session(tf.path):
         return read_chat_session(tf.path, tf.session_id, project)
-    return read_events(tf.path, tf.session_id or tf.path.stem, AGENT, project)
+    sid = tf.session_id or tf.path.stem
+    chats = [p for p in tf.parts if _is_chat_session(p)]
+    if chats:
+        return read_chat_session(chats[0], sid, project, stream=tf.path)
+    return read_events(tf.path, sid, AGENT, project)
 
 
 def _starts_a_chat_session(path: Path) -> bool:
@@ -89,6 +115,12 @@ def _starts_a_chat_session(path: Path) -> bool:
     with open_regular(path) as fh:
         head = fh.read(64).lstrip()
     return head.startswith(b'{"kind":0') or head.startswith(b'{"kind": 0')
+
+
+def _parts(path: Path) -> tuple[Path, ...]:
+    """``deja parse`` of a stream reads its chat session with it, as the index does."""
+    chat = chat_of_stream(path)
+    return (chat,) if chat is not None else ()
 
 
 def _sniff(s: Sniffed) -> int:
@@ -116,7 +148,10 @@ PLUGIN = Agent(
     default_roots=default_roots,
     find=find_transcripts,
     read=_read,
-    reader_version=1,  # insert_edit_into_file's lines; chat sessions
+    # 1: insert_edit_into_file's lines, chat sessions; 2: a stream and its chat one
+    # session, edit mode's textEditGroup edits
+    reader_version=2,
+    parts=_parts,
     sniff=_sniff,
     where="~/.config/Code/User/workspaceStorage/*/{GitHub.copilot-chat/transcripts,chatSessions}",
     location_env=("XDG_CONFIG_HOME", "APPDATA"),

@@ -18,8 +18,15 @@ result answers it that is no error or refusal; its tools are those of the event
 stream (``copilot/events.py``). A request that ``result.metadata.sessionId`` ties to
 an event stream in ``GitHub.copilot-chat/transcripts/`` beside it is read there (its
 tool calls have their own times), so nothing is counted twice: only its model is
-taken here. Edits made without a tool (the ``textEditGroup`` parts of edit mode)
-carry no old text and are not read.
+taken here. The stream of the same name as the chat (``transcripts/<id>.jsonl``,
+the chat's ``<id>``) is the same chat: the two are read as one session, the stream's
+records each with the model of the request they answer.
+
+Edits made without a tool (edit mode: a request with no tool call, whose response
+holds ``textEditGroup`` parts, ``{"uri": ..., "edits": [[{"text", "range"}, ...],
+...]}``) carry the new text of each range but not the old: the new lines are the
+session's, matched by content, as a file written whole. In agent mode every tool
+edit also leaves such a part, which the tool call already counts.
 """
 
 from __future__ import annotations
@@ -29,33 +36,55 @@ from typing import Any
 
 from deja_blame.models import Session
 from deja_blame.transcripts.builder import SessionBuilder
-from deja_blame.transcripts.copilot.events import add_tool
+from deja_blame.transcripts.copilot.events import add_events, add_tool
 from deja_blame.transcripts.files import is_regular
 from deja_blame.transcripts.jsonl import WholeFile
 from deja_blame.transcripts.reading import load_document
-from deja_blame.transcripts.tool_edits import epoch_ms_time, json_args, obj
+from deja_blame.transcripts.text import epoch_of
+from deja_blame.transcripts.tool_edits import add_replacements, epoch_ms_time, json_args, obj
 
 AGENT = "copilot"
 # words a tool's result starts with when it did nothing
 REFUSED = ("error", "the user cancelled", "the user canceled", "user denied", "cancelled")
 
 
-def read_chat_session(path: Path, session_id: str, project: str | None = None) -> Session:
-    """``session_id``: the file's (its name); empty, the session's own ``sessionId``."""
+def read_chat_session(
+    path: Path, session_id: str, project: str | None = None, stream: Path | None = None
+) -> Session:
+    """``session_id``: the file's (its name); empty, the session's own ``sessionId``.
+    ``stream``: the chat's own event stream, read into the same session (and named
+    as its transcript)."""
     state, skipped = _state(path)
     sid = state.get("sessionId") if isinstance(state.get("sessionId"), str) else None
-    b = SessionBuilder(session_id or sid or path.stem, str(path.resolve()), AGENT)
+    b = SessionBuilder(session_id or sid or path.stem, str((stream or path).resolve()), AGENT)
     b.seen_time(epoch_ms_time(state.get("creationDate")))
     streams = path.parent.parent / "GitHub.copilot-chat" / "transcripts"
     selected = obj(obj(state.get("inputState")).get("selectedModel")).get("identifier")
     b.session.model = _model(selected, None)
+    models: list[tuple[float, str]] = []  # (when, model) of each request naming one
     requests = state.get("requests")
     for req in requests if isinstance(requests, list) else []:
         if isinstance(req, dict):
-            _request(b, req, streams)
+            _request(b, req, streams, models)
+    if stream is not None:
+        last = b.session.model
+        skipped += add_events(b, stream, lambda at: _model_at(models, at))
+        b.session.model = last
     session = b.finish(project)
     session.skipped_lines = skipped
     return session
+
+
+def _model_at(models: list[tuple[float, str]], at: str | None) -> str | None:
+    """The model of the last request sent by ``at`` (the first request's before it)."""
+    when = epoch_of(at)
+    if not models or when is None:
+        return None
+    chosen = models[0][1]
+    for sent, model in models:
+        if sent <= when:
+            chosen = model
+    return chosen
 
 
 def _state(path: Path) -> tuple[dict[str, Any], int]:
@@ -138,7 +167,9 @@ def _model(model_id: object, details: object) -> str | None:
     return None if name == "auto" else name
 
 
-def _request(b: SessionBuilder, req: dict[str, Any], streams: Path) -> None:
+def _request(
+    b: SessionBuilder, req: dict[str, Any], streams: Path, models: list[tuple[float, str]]
+) -> None:
     at = epoch_ms_time(req.get("timestamp"))
     b.seen_time(at)
     result = obj(req.get("result"))
@@ -146,6 +177,9 @@ def _request(b: SessionBuilder, req: dict[str, Any], streams: Path) -> None:
     model = _model(req.get("modelId"), result.get("details"))
     if model:
         b.session.model = model
+        sent = epoch_of(at)
+        if sent is not None:
+            models.append((sent, model))
     stream = meta.get("sessionId")
     if isinstance(stream, str) and stream and _has_stream(streams, stream):
         return  # read from its event stream
@@ -162,13 +196,34 @@ def _request(b: SessionBuilder, req: dict[str, Any], streams: Path) -> None:
     if said.strip():
         b.message("assistant", said.strip(), at)
     results = obj(meta.get("toolCallResults"))
-    for rnd in _list(meta.get("toolCallRounds")):
-        for call in _list(obj(rnd).get("toolCalls")):
-            call_id = obj(call).get("id")
-            answer = results.get(call_id) if isinstance(call_id, str) else None
-            if answer is not None and not _refused(answer):
-                name, args = obj(call).get("name"), json_args(obj(call).get("arguments"))
-                add_tool(b, name if isinstance(name, str) else "", args, at)
+    calls = [
+        c for rnd in _list(meta.get("toolCallRounds")) for c in _list(obj(rnd).get("toolCalls"))
+    ]
+    for call in calls:
+        call_id = obj(call).get("id")
+        answer = results.get(call_id) if isinstance(call_id, str) else None
+        if answer is not None and not _refused(answer):
+            name, args = obj(call).get("name"), json_args(obj(call).get("arguments"))
+            add_tool(b, name if isinstance(name, str) else "", args, at)
+    if not calls:
+        _text_edits(b, _list(req.get("response")), at)
+
+
+def _text_edits(b: SessionBuilder, response: list[Any], at: str | None) -> None:
+    """Edit mode's ``textEditGroup`` parts: each file's new text, one edit per part."""
+    for part in response:
+        if obj(part).get("kind") != "textEditGroup" or part.get("done") is False:
+            continue
+        uri = obj(part.get("uri"))
+        target = uri.get("fsPath") or uri.get("external") or uri.get("path")
+        texts = [
+            edit["text"]
+            for group in _list(part.get("edits"))
+            for edit in _list(group)
+            if isinstance(edit, dict) and isinstance(edit.get("text"), str) and edit["text"]
+        ]
+        if texts:
+            add_replacements(b, target, "textEditGroup", [("", t) for t in texts], at)
 
 
 def _list(value: object) -> list[Any]:

@@ -13,6 +13,7 @@ the lines it keeps): its other lines are the session's, matched by content.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,13 +40,25 @@ VIEW_TOOLS = {"read_file": "view", "view": "view", "list_dir": "list"}
 
 def read_events(path: Path, session_id: str, agent: str, project: str | None = None) -> Session:
     b = SessionBuilder(session_id, str(path.resolve()), agent)
+    skipped = add_events(b, path)
+    session = b.finish(project)
+    session.skipped_lines = skipped
+    return session
+
+
+def add_events(
+    b: SessionBuilder, path: Path, model_at: Callable[[str | None], str | None] | None = None
+) -> int:
+    """The stream's records added to ``b``; the lines skipped. ``model_at(time)``:
+    the model at each record's time where the stream names none (VS Code's chat
+    session beside it does)."""
     pending: dict[str, tuple[str, dict[str, Any], str | None]] = {}
     lines = WholeFile(path)
     for rec in lines:
+        if model_at is not None:
+            b.session.model = model_at(record_time(rec.get("timestamp"))) or b.session.model
         _record(b, rec, pending)
-    session = b.finish(project)
-    session.skipped_lines = lines.skipped
-    return session
+    return lines.skipped
 
 
 def _record(
