@@ -53,12 +53,27 @@ def blame_file(
     is blamed and matched. ``before_match`` runs while git blame works in the
     background (deja blame reads new transcript lines into the index there).
     """
-    root = workdir(repo)
+    result = _answer(repo, relpath, rev, conn, line_range, note_lookup, engine, before_match, focus)
+    return finish_answer(conn, result, line_range)
+
+
+def _answer(
+    repo: pygit2.Repository,
+    relpath: str,
+    rev: str | None,
+    conn: sqlite3.Connection | None,
+    line_range: tuple[int, int] | None,
+    note_lookup: NoteLookup | None,
+    engine: str,
+    before_match: Callable[[], None] | None,
+    focus: str | None,
+) -> FileBlame:
+    """``blame_file``'s answer before it is finished (its sessions named, its range cut)."""
     if rev is not None:
         version = read_file(repo, relpath, rev)
         _refuse_binary(version)
         assert version.commit is not None
-        result = _at_commit(
+        return _at_commit(
             repo,
             conn,
             version,
@@ -69,7 +84,6 @@ def blame_file(
             rev=version.commit,
             focus=focus,
         )
-        return finish_answer(conn, result, line_range)
     work = read_file(repo, relpath, None)
     _refuse_binary(work)
     head = head_commit(repo)
@@ -80,16 +94,13 @@ def blame_file(
         except DejaError:
             at_head = None  # not in HEAD: every line is new
     if at_head is None or at_head.is_binary:
-        result = _compute(repo, conn, work, note_lookup, engine, before_match, None)
-        return finish_answer(conn, result, line_range)
+        return _compute(repo, conn, work, note_lookup, engine, before_match, None)
     if at_head.data == work.data:
-        result = _at_commit(
+        return _at_commit(
             repo, conn, at_head, line_range, note_lookup, engine, before_match, rev=None
         )
-        return finish_answer(conn, result, line_range)
     head_result = _at_commit(repo, conn, at_head, None, note_lookup, engine, before_match, rev=None)
-    result = overlay(conn, head_result, work.data, str(root), relpath)
-    return finish_answer(conn, result, line_range)
+    return overlay(conn, head_result, work.data, str(workdir(repo)), relpath)
 
 
 def _refuse_binary(version: FileVersion) -> None:

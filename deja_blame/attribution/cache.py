@@ -355,58 +355,5 @@ class _quiet:
         return isinstance(exc, sqlite3.OperationalError)
 
 
-# -- the working tree: HEAD's entry plus what changed ------------------------------
-
-
-def changed_lines(head_lines: list[str], work_lines: list[str]) -> list[int | None]:
-    """For each working line, the HEAD line (0-based) it is, or None where it is new
-    (git's diff, ``linediff``: near-linear where lines repeat)."""
-    from deja_blame.linediff import aligned
-
-    return aligned(head_lines, work_lines)
-
-
-def git_changed_lines(root: str, relpath: str, n_work: int) -> list[int | None] | None:
-    """``changed_lines`` as git's own diff of HEAD and the working file aligns them
-    (what ``git blame`` of the working tree would say is not committed yet)."""
-    proc = _git(
-        root,
-        "diff",
-        "--no-color",
-        "--no-ext-diff",
-        "--no-renames",
-        "-U0",
-        "HEAD",
-        "--",
-        relpath,
-    )
-    if proc is None or proc.returncode != 0:
-        return None
-    out: list[int | None] = []
-    head_at = 0  # next HEAD line (0-based) not yet placed
-    for raw in proc.stdout.split(b"\n"):
-        if not raw.startswith(b"@@ "):
-            continue
-        try:
-            old, new = raw.split(b" ")[1:3]
-            o_start, _, o_len = old[1:].partition(b",")
-            n_start, _, n_len = new[1:].partition(b",")
-            os_, ol = int(o_start), int(o_len or b"1")
-            ns, nl = int(n_start), int(n_len or b"1")
-        except ValueError:
-            return None
-        # unchanged lines before this hunk, then the hunk's new lines
-        first_new = ns - 1 if nl else ns
-        while len(out) < first_new:
-            out.append(head_at)
-            head_at += 1
-        out += [None] * nl
-        head_at = (os_ - 1 + ol) if ol else os_
-    while len(out) < n_work:
-        out.append(head_at)
-        head_at += 1
-    return out if len(out) == n_work else None
-
-
 def fast_path_enabled() -> bool:
     return os.environ.get("DEJA_NO_CACHE", "") == ""

@@ -1,15 +1,14 @@
 """The working tree's file: HEAD's answer for the lines it kept, the matcher for
-its uncommitted lines (with their neighbours as context)."""
+its uncommitted lines (with their neighbours as context: stage 1's
+``gather_windows``, then ``match_file``)."""
 
 from __future__ import annotations
 
 import sqlite3
 
-from deja_blame.attribution import cache
-from deja_blame.attribution.facts.gather import WINDOW_CONTEXT
-from deja_blame.attribution.facts.model import BlameLine, LineTexts
+from deja_blame.attribution.facts.gather import gather_windows, worktree_changes
 from deja_blame.attribution.facts.source import FactSource
-from deja_blame.attribution.match import attribute_lines
+from deja_blame.attribution.match import match_file
 from deja_blame.attribution.model import FileBlame, LineAttribution
 from deja_blame.gitutil import FileVersion
 
@@ -21,12 +20,7 @@ def overlay(
     the uncommitted lines only (with their neighbours as context)."""
     work_texts = FileVersion(relpath, None, work_data).lines()
     head_texts = [ln.text for ln in head.lines]
-    mapping = cache.git_changed_lines(root, relpath, len(work_texts))
-    if mapping is None or any(
-        m is not None and (m >= len(head_texts) or head_texts[m] != work_texts[i])
-        for i, m in enumerate(mapping)
-    ):
-        mapping = cache.changed_lines(head_texts, work_texts)
+    mapping = worktree_changes(root, relpath, head_texts, work_texts)
     lines: list[LineAttribution] = []
     for i, src in enumerate(mapping):
         if src is None:
@@ -67,28 +61,7 @@ def overlay(
     new = [i for i, m in enumerate(mapping) if m is None]
     if conn is None or not new:
         return result
-    # windows around the uncommitted blocks, merged where they overlap
-    windows: list[list[int]] = []
-    for i in new:
-        a, b = max(0, i - WINDOW_CONTEXT), min(len(lines), i + WINDOW_CONTEXT + 1)
-        if windows and a <= windows[-1][1]:
-            windows[-1][1] = b
-        else:
-            windows.append([a, b])
     source = FactSource(conn, root, None)
-    for a, b in windows:
-        part = lines[a:b]
-        by_line: list[BlameLine | None] = [
-            BlameLine(
-                ln.line, ln.commit, ln.commit_time, ln.orig_path or relpath, ln.orig_line or ln.line
-            )
-            for ln in part
-        ]
-        texts = LineTexts.of([ln.text for ln in part])
-        solid = {fp for fp, trivial in zip(texts.fps, texts.trivial) if not trivial}
-        relpaths = {relpath} | {ln.orig_path for ln in part if ln.orig_path}
-        paths = source.candidate_paths(relpaths)
-        writes = source.load_writes(paths, set(texts.fps), solid=solid)
-        fresh = [ln.commit is None for ln in part]
-        attribute_lines(source, part, texts, by_line, writes, paths, None, only=fresh)
+    for window in gather_windows(conn, root, relpath, lines):
+        match_file(window, source)  # its uncommitted lines (the others are settled)
     return result

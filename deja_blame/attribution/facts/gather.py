@@ -26,7 +26,7 @@ from deja_blame.attribution.facts.model import BlameLine, FileFacts, LineTexts, 
 from deja_blame.attribution.facts.settled import PassRecord, pass_record, settled_lines
 from deja_blame.attribution.facts.writes import load_writes
 from deja_blame.attribution.model import LineAttribution, NoteLookup, format_time_epoch
-from deja_blame.gitutil import FileVersion, head_commit, workdir
+from deja_blame.gitutil import FileVersion, head_commit, try_git, workdir
 from deja_blame.index import queries as Q
 
 if TYPE_CHECKING:
@@ -171,6 +171,97 @@ def gather_file(
         log_ahead.join()
     facts.writes, facts.paths = writes, paths
     return facts
+
+
+def worktree_changes(
+    root: str, relpath: str, head_texts: list[str], work_texts: list[str]
+) -> list[int | None]:
+    """For each line of the working file, the HEAD line (0-based) it is, or None where
+    it is new: as git's own diff of HEAD and the working file aligns them (what
+    ``git blame`` of the working tree would say is not committed yet), else as
+    ``linediff`` does (git's diff, near-linear where lines repeat)."""
+    mapping = _git_changed_lines(root, relpath, len(work_texts))
+    if mapping is None or any(
+        m is not None and (m >= len(head_texts) or head_texts[m] != work_texts[i])
+        for i, m in enumerate(mapping)
+    ):
+        from deja_blame.linediff import aligned
+
+        mapping = aligned(head_texts, work_texts)
+    return mapping
+
+
+def _git_changed_lines(root: str, relpath: str, n_work: int) -> list[int | None] | None:
+    """``worktree_changes`` from ``git diff -U0 HEAD`` of the file; None where git
+    cannot say (no git, a diff that does not add up)."""
+    proc = try_git(
+        root,
+        ["diff", "--no-color", "--no-ext-diff", "--no-renames", "-U0", "HEAD", "--", relpath],
+        timeout=30,
+    )
+    if proc is None or proc.returncode != 0:
+        return None
+    out: list[int | None] = []
+    head_at = 0  # next HEAD line (0-based) not yet placed
+    for raw in proc.stdout.split(b"\n"):
+        if not raw.startswith(b"@@ "):
+            continue
+        try:
+            old, new = raw.split(b" ")[1:3]
+            o_start, _, o_len = old[1:].partition(b",")
+            n_start, _, n_len = new[1:].partition(b",")
+            os_, ol = int(o_start), int(o_len or b"1")
+            ns, nl = int(n_start), int(n_len or b"1")
+        except ValueError:
+            return None
+        # unchanged lines before this hunk, then the hunk's new lines
+        first_new = ns - 1 if nl else ns
+        while len(out) < first_new:
+            out.append(head_at)
+            head_at += 1
+        out += [None] * nl
+        head_at = (os_ - 1 + ol) if ol else os_
+    while len(out) < n_work:
+        out.append(head_at)
+        head_at += 1
+    return out if len(out) == n_work else None
+
+
+def gather_windows(
+    conn: sqlite3.Connection, root: str, relpath: str, lines: list[LineAttribution]
+) -> list[FileFacts]:
+    """The facts of a working file's uncommitted lines (``commit`` None; the others
+    carry HEAD's answer): one ``FileFacts`` a window, each block of them with
+    ``WINDOW_CONTEXT`` lines on each side (windows that overlap merged), whose
+    committed lines are settled (context the rules read: runs, gaps, reflow). Its
+    ``lines`` are ``lines``' own: what the matcher gives them is the answer's."""
+    windows: list[list[int]] = []
+    for i, ln in enumerate(lines):
+        if ln.commit is not None:
+            continue
+        a, b = max(0, i - WINDOW_CONTEXT), min(len(lines), i + WINDOW_CONTEXT + 1)
+        if windows and a <= windows[-1][1]:
+            windows[-1][1] = b
+        else:
+            windows.append([a, b])
+    out: list[FileFacts] = []
+    for a, b in windows:
+        part = lines[a:b]
+        by_line: list[BlameLine | None] = [
+            BlameLine(
+                ln.line, ln.commit, ln.commit_time, ln.orig_path or relpath, ln.orig_line or ln.line
+            )
+            for ln in part
+        ]
+        texts = LineTexts.of([ln.text for ln in part])
+        solid = {fp for fp, trivial in zip(texts.fps, texts.trivial) if not trivial}
+        relpaths = {relpath} | {ln.orig_path for ln in part if ln.orig_path}
+        paths = Q.candidate_paths(conn, root, relpaths)
+        facts = FileFacts(relpath, root, None, len(lines), part, by_line, texts, paths=paths)
+        facts.writes = load_writes(conn, paths, set(texts.fps), solid=solid)
+        facts.settled = [ln.commit is not None for ln in part]
+        out.append(facts)
+    return out
 
 
 def _fingerprints(texts: LineTexts, settled: list[bool] | None) -> tuple[set[int], set[int]]:
