@@ -1262,12 +1262,41 @@ def test_a_long_agent_message_is_read_back_for_show_and_why(tmp_path: Path) -> N
     conn.close()
 
 
+def test_an_agent_message_past_the_lazy_length_is_read_back(tmp_path: Path) -> None:
+    """A message of a hundred characters (longer than twice the excerpt) is an excerpt
+    and a span in the index, shown whole while the transcript is there; one of the
+    lazy length or less is stored whole."""
+    root = tmp_path / "root"
+    path = transcript(root, "mid")
+    said = "I will rename the helper in utils.py and update its two callers in cli.py."
+    short = "Done."
+    assert store.LAZY_TEXT_CHARS < len(said) <= 160 and len(short) <= store.LAZY_TEXT_CHARS
+    append(path, user(0, "Rename it"), planner(1, said), planner(2, short))
+    index(root)
+    rows = query(
+        db_path(tmp_path),
+        "SELECT text, src_offset, full_chars FROM messages WHERE role='assistant' ORDER BY id",
+    )
+    head, tail = store.LAZY_EXCERPT["assistant"]
+    assert rows[0] == (said[:head] + said[-tail:], rows[0][1], len(said)) and rows[0][1]
+    assert rows[1] == (short, None, None)
+    assert [m["text"] for m in show("mid")["messages"][1:]] == [said, short]
+    path.unlink()  # gone: the excerpt stands
+    assert show("mid")["messages"][1]["text"] == excerpt(said, head, tail)
+
+
 def test_short_tool_output_is_stored_whole(tmp_path: Path) -> None:
     root = tmp_path / "root"
-    append(transcript(root, "short"), *conversation(2))
+    path = transcript(root, "short")
+    append(path, *conversation(2), run_step(30, None, 0))
     index(root)
     rows = query(db_path(tmp_path), "SELECT text, src_offset FROM messages WHERE role='tool'")
-    assert rows and all(src is None and "exited with code 0" in text for text, src in rows)
+    # the two with the command's name are longer than the lazy length, the last not
+    assert [src is None for _, src in rows] == [False, False, True]
+    assert rows[2] == ("The command exited with code 0.\nOutput:\nok", None)
+    path.unlink()  # each shown as it was read: a short one whole, the others' excerpts
+    shown = [m["text"] for m in show("short")["messages"] if m["role"] == "tool"]
+    assert shown[2] == rows[2][0] and all("kept only in the transcript" in t for t in shown[:2])
 
 
 def parse_doc(path: Path) -> dict[str, Any]:

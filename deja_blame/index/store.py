@@ -268,7 +268,11 @@ def line_steps_by_name(conn: sqlite3.Connection, sid: int) -> dict[str, dict[int
 # that cut), or anything else, the whole excerpt an older deja stored, line and
 # all (shown as it is). A new cut must therefore differ in length from every cut
 # before it, which stay listed here.
-LAZY_TEXT_CHARS = 160
+# Twice the excerpt: a text of up to 64 characters is stored whole (its excerpt and
+# span would save it little). It was 160, and the agent's messages of 65-160
+# characters were then 0.45 MB of a 19.5 MB index (bench/README.md, issue 38).
+# Rows stored whole by a deja with another length read as they are.
+LAZY_TEXT_CHARS = 64
 LAZY_EXCERPT = {"tool": (8, 24), "assistant": (24, 8)}  # role -> (head, tail) characters
 EARLIER_EXCERPTS = {"tool": ((32, 96),), "assistant": ((96, 32),)}  # what rows may hold
 
