@@ -87,6 +87,8 @@ def classify(path: Path) -> str | None:
             return "codex"
         if t in ("session_start",) and "cwd" in r:
             return "droid"
+        if t == "session" and "cwd" in r and "version" in r:
+            return "pi"
         if isinstance(t, str) and t.startswith(("session.", "user.message", "assistant.")):
             vs = isinstance(r.get("data"), dict) and "vscodeVersion" in r["data"]
             return "copilot" if vs or "GitHub.copilot-chat" in path.parts else "copilot-cli"
@@ -470,6 +472,32 @@ def _droid(path: Path, out: dict[str, Any]) -> None:
                     out["commands"] += 1
 
 
+def _pi(path: Path, out: dict[str, Any]) -> None:
+    calls: dict[str, tuple[str, dict[str, Any]]] = {}
+    for r in _lines(path):
+        if r.get("type") == "model_change":
+            out["model"] = r.get("modelId") or out["model"]
+        msg = r.get("message") or {}
+        if r.get("type") != "message" or not isinstance(msg, dict):
+            continue
+        role, content = msg.get("role"), msg.get("content")
+        if role == "user" and content:
+            out["requests"] += 1
+        elif role == "assistant":
+            out["model"] = msg.get("model") or out["model"]
+            for p in content if isinstance(content, list) else []:
+                if isinstance(p, dict) and p.get("type") == "toolCall":
+                    calls[p.get("id")] = (p.get("name"), p.get("arguments") or {})
+        elif role == "toolResult" and msg.get("toolCallId") in calls:
+            name, args = calls.pop(msg["toolCallId"])
+            bad = msg.get("isError") is True
+            if name in ("edit", "write"):
+                out["calls"] += 1
+                out["edits"][args.get("path")] += 0 if bad else 1
+            elif name == "bash" and not bad:
+                out["commands"] += 1
+
+
 def _continue(path: Path, out: dict[str, Any]) -> None:
     doc = _doc(path) or {}
     for item in doc.get("history") or []:
@@ -539,5 +567,6 @@ COUNTERS = {
     "opencode": _opencode,
     "amp": _amp,
     "droid": _droid,
+    "pi": _pi,
     "continue": _continue,
 }

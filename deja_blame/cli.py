@@ -169,8 +169,8 @@ def cli(chdir: Path | None, global_db: Path | None, color: str | None, no_pager:
 
     deja reads the transcripts of Antigravity / agy, Claude Code, Codex CLI,
     Gemini CLI, Cursor, GitHub Copilot (VS Code), GitHub Copilot CLI, Windsurf,
-    OpenCode, Amp, Droid, Continue and Aider after the fact, indexes them, and
-    matches each line of your repository to the session that wrote it.
+    OpenCode, Amp, Droid, Continue, Aider and pi after the fact, indexes them,
+    and matches each line of your repository to the session that wrote it.
 
     \b
     Start here:
@@ -271,7 +271,8 @@ def parse_cmd(path: Path, agent: str | None, as_json: bool) -> None:
     multiple=True,
     type=_agent_choice(),
     help="Only this agent's transcripts (repeatable): antigravity, claude-code, codex,"
-    " gemini-cli, cursor, copilot, copilot-cli, windsurf, opencode, amp, droid, continue, aider.",
+    " gemini-cli, cursor, copilot, copilot-cli, windsurf, opencode, amp, droid, continue, aider,"
+    " pi.",
 )
 @click.option("--rebuild", is_flag=True, help="Delete the index and read everything again.")
 @click.option(
@@ -310,6 +311,7 @@ def index_cmd(
       Droid        ~/.factory/sessions                       DEJA_DROID_ROOT
       Continue     ~/.continue/sessions                      DEJA_CONTINUE_ROOT
       Aider        ./.aider.chat.history.md (this repo)      DEJA_AIDER_ROOT
+      pi           ${PI_CODING_AGENT_DIR:-~/.pi/agent}/sessions  DEJA_PI_ROOT
 
     Long tool output (files the agent viewed, command output) is not copied:
     the index keeps its start and end and reads the rest from the transcript
@@ -618,7 +620,7 @@ def blame_cmd(
     (as committed: no mailmap); then the line number and the text.
     The agent and model columns are as wide as the widest shown; agents:
     agy (Antigravity), claude, codex, gemini, cursor, copilot, copilot-cli,
-    windsurf, opencode, amp, droid, continue, aider.
+    windsurf, opencode, amp, droid, continue, aider, pi.
 
     \b
     git blame's options that choose the commit, passed to git:
@@ -921,7 +923,7 @@ def mcp_cmd(db: Path | None, repo: Path | None, prompts: bool) -> int:
     type=_handoff_choice(),
     help="Agent to hand over to (one with a command line that starts on a prompt): agy"
     " (Antigravity), claude, codex, gemini, cursor (cursor-agent), copilot (VS Code's"
-    " code chat), copilot-cli, opencode, droid, continue (cn).",
+    " code chat), copilot-cli, opencode, droid, continue (cn), pi.",
 )
 @click.option(
     "--session", default=None, help="Session id or unique prefix (default: the newest one here)."
@@ -953,7 +955,7 @@ def handoff_cmd(
     directory) you stand in, whichever agent wrote it. The prompt is redacted
     and passed as one argument (never through a shell): `agy -i PROMPT`,
     `claude PROMPT`, `codex PROMPT`, `gemini -i PROMPT`, `cursor-agent PROMPT`,
-    `droid PROMPT`, `cn PROMPT`, `code chat --mode agent PROMPT` (--to copilot:
+    `droid PROMPT`, `cn PROMPT`, `pi PROMPT`, `code chat --mode agent PROMPT` (--to copilot:
     VS Code's Copilot), `copilot -i PROMPT` (--to copilot-cli), `opencode
     --prompt PROMPT`; the agent starts in the session's project.
 

@@ -1,5 +1,5 @@
-"""The nine agents read through the plug-in registry: Cursor, Copilot (VS Code),
-Copilot CLI, Windsurf, OpenCode, Amp, Droid, Continue, Aider.
+"""The agents read through the plug-in registry: Cursor, Copilot (VS Code),
+Copilot CLI, Windsurf, OpenCode, Amp, Droid, Continue, Aider, pi.
 
 Golden files: ``fixtures/<agent>/expected.json`` beside each agent's fixture tree
 (neutral text written in each agent's real on-disk shape; ``tests/agent_goldens.py``
@@ -24,7 +24,7 @@ from conftest import commit_env, deja, deja_json, git
 
 from deja_blame.transcripts.registry import AGENTS, agent_named, discover, guess_agent
 
-NINE = [
+PLUGGED = [
     "cursor",
     "copilot",
     "copilot-cli",
@@ -34,6 +34,7 @@ NINE = [
     "droid",
     "continue",
     "aider",
+    "pi",
 ]
 
 
@@ -68,6 +69,7 @@ REFUSED = {
     "amp": "money_test.py",
     "droid": "banner.txt",
     "continue": "stock_test.py",
+    "pi": "shipping_test.py",
 }
 
 
@@ -147,6 +149,7 @@ def _place(agent: str, home: Path, repo: Path | None = None) -> Path:
         "amp": home / ".local" / "share" / "amp",
         "droid": home / ".factory",
         "continue": home / ".continue",
+        "pi": home / ".pi" / "agent",
         "aider": repo if repo is not None else home / "project",
     }[agent]
     where.mkdir(parents=True, exist_ok=True)
@@ -154,7 +157,7 @@ def _place(agent: str, home: Path, repo: Path | None = None) -> Path:
     return where
 
 
-@pytest.mark.parametrize("agent", NINE)
+@pytest.mark.parametrize("agent", PLUGGED)
 def test_found_at_its_default_place_with_no_flags(
     agent: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -177,6 +180,7 @@ def test_found_at_its_default_place_with_no_flags(
         ("opencode", "XDG_DATA_HOME", "data/opencode"),
         ("amp", "XDG_DATA_HOME", "data/amp"),
         ("copilot", "XDG_CONFIG_HOME", "config/Code/User/workspaceStorage"),
+        ("pi", "PI_CODING_AGENT_DIR", "pi-agent"),
     ],
 )
 def test_the_agents_own_location_variables(
@@ -193,8 +197,8 @@ def test_the_agents_own_location_variables(
 
 
 def test_every_agent_has_an_override_variable_and_a_short_label() -> None:
-    assert len(AGENTS) == 13
-    assert {a.id for a in AGENTS} >= set(NINE)
+    assert len(AGENTS) == 14
+    assert {a.id for a in AGENTS} >= set(PLUGGED)
     for a in AGENTS:
         assert a.root_env == f"DEJA_{a.id.upper().replace('-', '_')}_ROOT" or a.id in (
             "claude-code",
@@ -343,6 +347,12 @@ WORLD: dict[str, tuple[str, str]] = {
     "banner.txt": ("", "WELCOME\n"),
     "stock_test.py": ("", "def test_low():\n    assert True\n"),
     "tax_test.py": ("", "def test_tax():\n    assert True\n"),
+    "shipping.py": (
+        "def ship(weight):\n    return 4.99\n",
+        "RATES = {0: 4.99, 1: 6.99}\n\n\ndef ship(weight):\n    return RATES.get(weight // 10, 9.99)\n",
+    ),
+    "CHANGELOG.md": ("", "# Changes\n\n- Shipping rates by weight.\n"),
+    "shipping_test.py": ("", "def test_ship():\n    assert ship(5) == 4.99\n"),
 }
 # line text -> the agent that wrote it last, per file (every other line is the person's;
 # blank lines too where an agent added them)
@@ -371,6 +381,12 @@ WRITTEN: dict[str, dict[str, str]] = {
     "app.py": {'GREETING = "Welcome"': "droid"},
     "stock.py": {"LIMIT = 25": "continue", "    return n <= LIMIT": "continue"},
     "cart.py": {"    return sum(q * p for q, p in lines if q > 0)": "aider"},
+    "shipping.py": {
+        "RATES = {0: 4.99, 1: 6.99}": "pi",
+        "": "pi",
+        "    return RATES.get(weight // 10, 9.99)": "pi",
+    },
+    "CHANGELOG.md": {"# Changes": "pi", "": "pi", "- Shipping rates by weight.": "pi"},
 }
 
 
@@ -383,7 +399,7 @@ def test_held_out_world_every_agent_in_one_repository(
             (repo / name).write_text(before)
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "the person's start", env=commit_env(T_BEFORE))
-    for agent in NINE:
+    for agent in PLUGGED:
         place = _place(agent, home, repo)
         _retarget(place, repo)
     _second_droid_session(home, repo)
@@ -401,12 +417,12 @@ def test_held_out_world_every_agent_in_one_repository(
     by_agent: dict[str, list[dict[str, Any]]] = {}
     for s in sessions:
         by_agent.setdefault(s["agent"], []).append(s)
-    assert sorted(by_agent) == sorted(NINE)
+    assert sorted(by_agent) == sorted(PLUGGED)
     assert len(by_agent["droid"]) == 2 and len(by_agent["opencode"]) == 2
     assert all(s["project"] == str(repo) for s in sessions), [
         (s["agent"], s["project"]) for s in sessions if s["project"] != str(repo)
     ]
-    for agent in NINE:  # --agent lists each one's own
+    for agent in PLUGGED:  # --agent lists each one's own
         listed = deja_json("sessions", "--agent", agent, "--json", cwd=repo)["sessions"]
         assert {s["agent"] for s in listed} == {agent}
 

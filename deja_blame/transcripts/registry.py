@@ -49,6 +49,7 @@ PLUGINS = (
     "droid",
     "continue_dev",
     "aider",
+    "pi",
 )
 AGENTS: tuple[Agent, ...] = tuple(
     importlib.import_module(f"deja_blame.transcripts.{name}").PLUGIN for name in PLUGINS
