@@ -105,36 +105,7 @@ def write_session(
 ) -> int:
     """One session: a request, a replace_file_content step per hunk (its CODE_ACTION
     carrying the diff block), a test run. Returns the lines it added."""
-    w = TranscriptWriter(root, sid, start, workspace=workspace, tick=2)
-    w.user(request)
-    added = 0
-    for h in hunks:
-        w.record(
-            "MODEL",
-            "PLANNER_RESPONSE",
-            content="Editing.",
-            tool_calls=[
-                {
-                    "name": "replace_file_content",
-                    "args": {
-                        "TargetFile": json.dumps(target),
-                        "Instruction": json.dumps("Apply the change."),
-                    },
-                }
-            ],
-        )
-        body = (
-            f"The following changes were made by the replace_file_content tool to:"
-            f" {target}. If relevant, proactively run terminal commands to verify"
-            f" these changes (e.g. run tests or linters).\n[diff_block_start]\n"
-            f"--- a/{label}\n+++ b/{label}\n{h}\n[diff_block_end]\n"
-            "The above diff shows only the modified lines and a few lines of context"
-            " around them, not the whole file."
-        )
-        w.record("MODEL", "CODE_ACTION", content=w._header(w.now, 1.0) + body)
-        added += sum(1 for x in h.splitlines()[1:] if x.startswith("+"))
-    w.run_command("pytest -q", exit_code=0)
-    return added
+    return write_multi_session(root, sid, start, workspace, [(target, label, hunks)], request)
 
 
 def write_multi_session(
