@@ -57,7 +57,15 @@ def test_no_absolute_path_travels_in_a_note(world: World, prompts: str) -> None:
     assert doc["sessions"][S1]["project"] == "."  # the repository itself
     assert str(world.tmp) not in text and str(world.repo) not in text
     assert str(Path.home()) not in text
-    assert set(doc["sessions"][S1]) <= {"agent", "project", "started_at", "model", "first_prompt"}
+    assert set(doc["sessions"][S1]) <= {
+        "agent",
+        "project",
+        "started_at",
+        "model",
+        "first_prompt",
+        "tests",  # one word of notes.public.NOTED_TESTS
+    }
+    assert doc["sessions"][S1]["tests"] == "none"
 
 
 def test_project_paths_become_repository_relative_or_dropped() -> None:

@@ -365,6 +365,8 @@ def test_notes_alone_give_the_same_report(tmp_path: Path) -> None:
     assert a["project"] == "."  # shared: the repository's own folder is written .
     md = run(sc, "report", DEJA_DB=str(tmp_path / "empty.db")).stdout.decode()
     assert "Known from commit notes only" in md
+    # notes that say nothing of the tests: not "ran none"
+    assert md.count("❔ unknown (no transcript here)") == 2
 
     # A note wins over the index: claim the person's lines of c2 for a third session.
     note = {
@@ -379,6 +381,31 @@ def test_notes_alone_give_the_same_report(tmp_path: Path) -> None:
     c2 = doc["commits"][1]
     assert (c2["attribution"], c2["by_session"]) == ("note", {"c3c3c3c3-note-only": 2})
     assert doc["totals"]["by_sessions"] == 13
+
+
+def test_a_report_from_notes_alone_knows_how_the_tests_ended(tmp_path: Path) -> None:
+    """CI's gate (docs/ci.md: ``.tests_failed == []``) runs on a clone with notes and
+    no transcripts: the notes deja annotate writes say how each session's last test
+    run ended (one word, never the command), so the gate fails there too."""
+    sc = build_feature_scenario(tmp_path / "world")
+    run(sc, "annotate", "origin/main..HEAD", "--no-refresh")
+    author = report_json(sc, "origin/main..HEAD")
+    assert author["tests_failed"] == [SID_A]
+    note = g(sc, "notes", "--ref", "deja", "show", sc.shas[0])
+    assert '"tests":"failed"' in note.replace(" ", "") and "pytest" not in note
+
+    ci = {"DEJA_DB": str(tmp_path / "empty.db")}
+    doc = report_json(sc, "origin/main..HEAD", **ci)
+    assert doc["tests_failed"] == [SID_A]
+    a, b = doc["sessions"]
+    assert (a["indexed"], a["tests"]) == (
+        False,
+        {"command": None, "exit_code": None, "status": "failed"},
+    )
+    assert (b["tests"]["status"], b["tests_failed"]) == ("passed", False)
+    md = run(sc, "report", "origin/main..HEAD", **ci).stdout.decode()
+    assert "❌ **failed** (its note)" in md and "✅ passed (its note)" in md
+    assert "The last test run failed** (as the commit's note records)" in md
 
 
 def test_a_partial_clone_reports_what_the_full_one_does(tmp_path: Path) -> None:

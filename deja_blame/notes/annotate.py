@@ -63,11 +63,16 @@ def derive(
     if conn is None:
         return Note(commit=sha, tool=TOOL)
     from deja_blame.attribution.commit import attribute_commit
+    from deja_blame.report.collect import tests_for_note
 
     note = attribute_commit(
         repo, sha, conn, note_lookup=None, include_prompts=include_prompts, only=only
     ).note
     note.tool = TOOL
+    for session_id, info in note.sessions.items():
+        tests = tests_for_note(conn, session_id)
+        if tests is not None:
+            info["tests"] = tests
     return note
 
 

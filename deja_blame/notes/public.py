@@ -11,6 +11,8 @@ so every note deja writes goes through ``public_sessions`` first:
 - ``first_prompt``: only when the user opted in (``git config
   deja.notes.prompts true``), and then redacted (``redact_for_sharing``:
   secrets, the repository's directory, home directories);
+- ``tests``: how the session's last test run ended, one word of ``NOTED_TESTS``
+  (never the command), so a report from notes alone (CI) knows it;
 - any other field: dropped.
 
 docs/notes-and-hooks.md lists the fields of a note one by one.
@@ -21,7 +23,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-SHARED_FIELDS = ("agent", "project", "started_at", "model", "first_prompt")
+SHARED_FIELDS = ("agent", "project", "started_at", "model", "first_prompt", "tests")
+# ``tests``: its last test-like command passed, failed, ended unknown (no exit code),
+# or it ran none
+NOTED_TESTS = ("passed", "failed", "unknown", "none")
 _ABSOLUTE = re.compile(r"^(?:/|~|\\\\|[A-Za-z]:[\\/])")
 
 
@@ -67,6 +72,9 @@ def public_sessions(
                 if not include_prompts or not isinstance(value, str):
                     continue
                 value = redact_for_sharing(value, root)
+            elif key == "tests":
+                if value not in NOTED_TESTS:
+                    continue
             elif isinstance(value, str):
                 value = one_line(redact_for_sharing(value, root))
             doc[key] = value

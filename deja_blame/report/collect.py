@@ -52,7 +52,7 @@ from deja_blame.gitcli import is_cli, is_commit
 from deja_blame.gitutil import git_available, head_commit, read_file, run_git, workdir
 from deja_blame.index import queries as Q
 from deja_blame.models import UNKNOWN_AGENT
-from deja_blame.notes.public import public_project
+from deja_blame.notes.public import NOTED_TESTS, public_project
 from deja_blame.notes.schema import Note
 from deja_blame.output import shorten
 from deja_blame.outputs.redact import redact_for_sharing
@@ -170,6 +170,19 @@ def _runs_tests(words: list[str]) -> bool:
 def is_test_command(command: str) -> bool:
     """Does ``command`` run a test suite (pytest, npm test, go test, cargo test, ...)?"""
     return any(_runs_tests(part.split()) for part in _SHELL_SPLIT.split(command))
+
+
+def tests_for_note(conn: sqlite3.Connection, session_id: str) -> str | None:
+    """What a commit's note records of the session's tests (``notes/public.py``), so a
+    report made from notes alone (a CI clone) knows them: the status of its last
+    test-like command (``passed``, ``failed``, ``unknown``), ``none`` when it ran
+    none; None when the session is not indexed."""
+    row = Q.session_by_id(conn, session_id)
+    if row is None:
+        return None
+    runs = [CommandRun(c, x, a, is_test=True) for c, x, a in Q.commands_of(conn, row.sid)]
+    report = SessionReport(session_id, commands=[r for r in runs if is_test_command(r.command)])
+    return report.tests_status or "none"
 
 
 # -- the range ------------------------------------------------------------------------
@@ -466,6 +479,8 @@ def _fill_session(
         prompt = meta.get("first_prompt")
         if include_prompts and isinstance(prompt, str) and prompt.strip():
             s.first_prompt = shorten(shared(prompt), FIRST_PROMPT_CHARS)
+        tests = meta.get("tests")
+        s.noted_tests = tests if tests in NOTED_TESTS else None
         return None
     assert conn is not None
     sid = row.sid

@@ -111,6 +111,9 @@ class SessionReport:
     files: dict[str, SessionFile] = field(default_factory=dict)
     commands: list[CommandRun] = field(default_factory=list)
     colour: int = 0  # the session's position in the report: one colour each
+    # known only from notes: what they recorded of its tests (``notes/public.py``'s
+    # NOTED_TESTS); None when they say nothing (a note from before they did)
+    noted_tests: str | None = None
 
     @property
     def written(self) -> int:
@@ -133,7 +136,7 @@ class SessionReport:
         None when the session ran none."""
         last = self.last_test
         if last is None:
-            return None
+            return self.noted_tests if self.noted_tests != "none" else None
         if last.exit_code is None:
             return "unknown"
         return "passed" if last.exit_code == 0 else "failed"
@@ -166,10 +169,11 @@ class SessionReport:
             ],
             "commands": [c.to_json() for c in self.commands],
             "tests": None
-            if last is None
+            if self.tests_status is None
             else {
-                "command": last.command,
-                "exit_code": last.exit_code,
+                # from a note (no transcript here): no command, no exit code
+                "command": last.command if last else None,
+                "exit_code": last.exit_code if last else None,
                 "status": self.tests_status,
             },
             "tests_failed": self.tests_status == "failed",

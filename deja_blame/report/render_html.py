@@ -118,11 +118,15 @@ def _bar(counts: Counts, report: Report, big: bool = False) -> str:
 
 def _tests(s: SessionReport) -> str:
     last = s.last_test
-    if last is None:
+    status = s.tests_status
+    if status is None:
+        if not s.indexed and s.noted_tests is None:  # a note that says nothing of tests
+            return ' · <span class="muted">test result unknown (no transcript here)</span>'
         return ""
-    if s.tests_status == "failed":
-        return f' · <span class="fail">last test run failed (exit {last.exit_code})</span>'
-    if s.tests_status == "passed":
+    if status == "failed":
+        how = f"exit {last.exit_code}" if last else "as the commit's note records"
+        return f' · <span class="fail">last test run failed ({how})</span>'
+    if status == "passed":
         return ' · <span class="pass">tests passed</span>'
     return ' · <span class="muted">test result unknown</span>'
 

@@ -43,10 +43,15 @@ def _bar(share: float, width: int = 10) -> str:
 def _tests(s: SessionReport) -> str:
     status = s.tests_status
     last = s.last_test
-    if status is None or last is None:
-        return "–"
+    if status is None:
+        # known from a note that says nothing of tests: not "ran none"
+        return "❔ unknown (no transcript here)" if _unknown_tests(s) else "–"
     mark = {"passed": "✅ passed", "failed": "❌ **failed**", "unknown": "❔ unknown"}[status]
-    return f"{mark} ({md_code(last.command, 40)})"
+    return f"{mark} ({md_code(last.command, 40)})" if last else f"{mark} (its note)"
+
+
+def _unknown_tests(s: SessionReport) -> bool:
+    return not s.indexed and s.noted_tests is None
 
 
 @dataclass
@@ -120,11 +125,13 @@ def _session_block(s: SessionReport, prompts: bool) -> str:
             lines.append(f"  - {mark} {md_code(c.command, COMMAND_CHARS)} {code}{test}")
     if s.tests_status == "failed":
         last = s.last_test
-        assert last is not None
-        lines.append(
-            f"- ⚠️ **The last test run failed:** {md_code(last.command, COMMAND_CHARS)}"
-            f" exited {last.exit_code}"
-        )
+        if last is None:
+            lines.append("- ⚠️ **The last test run failed** (as the commit's note records)")
+        else:
+            lines.append(
+                f"- ⚠️ **The last test run failed:** {md_code(last.command, COMMAND_CHARS)}"
+                f" exited {last.exit_code}"
+            )
     lines.append("")
     return "\n".join(lines)
 
