@@ -1398,6 +1398,7 @@ def test_a_schema_6_index_upgrades_with_every_edit_as_it_was(tmp_path: Path) -> 
     conn.execute("DROP TABLE note_docs")  # 0008's, after 6
     messages_as_schema_8(conn)
     lines_as_schema_9(conn)
+    files_as_schema_10(conn)
     conn.execute("UPDATE meta SET value='6' WHERE key='schema_version'")
     conn.close()
 
@@ -1659,6 +1660,60 @@ def lines_as_schema_9(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE lines_v9 RENAME TO lines")
 
 
+def files_as_schema_10(conn: sqlite3.Connection) -> None:
+    """The files table put back as schemas 1 to 10 kept it: ``at`` a TEXT column, every
+    time the text it was read as."""
+    from deja_blame.index.times import shown_time
+
+    conn.create_function("shown", 1, shown_time, deterministic=True)
+    conn.execute(
+        "CREATE TABLE files_v10 (sid INTEGER NOT NULL, ord INTEGER NOT NULL,"
+        " step INTEGER NOT NULL, path TEXT NOT NULL, action TEXT NOT NULL, at TEXT,"
+        " PRIMARY KEY (sid, ord)) WITHOUT ROWID"
+    )
+    conn.execute("INSERT INTO files_v10 SELECT sid, ord, step, path, action, shown(at) FROM files")
+    conn.execute("DROP TABLE files")
+    conn.execute("ALTER TABLE files_v10 RENAME TO files")
+
+
+def test_a_schema_10_index_upgrades_with_every_file_record_as_it_was(tmp_path: Path) -> None:
+    """0011 keeps a file record's canonical time as its seconds. Every fixture session
+    indexed, one file record's time made another form, the files put back as schema 10
+    kept them, upgraded: every file record shows the time text it had, the canonical
+    ones are integers and the other form is the text it was."""
+    root = tmp_path / "root"
+    db, ids = _every_fixture_indexed(root, tmp_path)
+    shown = {sid: show_in_process(sid) for sid in ids}
+    conn = sqlite3.connect(str(db), isolation_level=None)
+    odd = "2026-07-17T09:00:00.250+02:00"
+    conn.execute(
+        "UPDATE files SET at=? WHERE (sid, ord) = (SELECT sid, ord FROM files LIMIT 1)", (odd,)
+    )
+    files_as_schema_10(conn)
+    conn.execute("UPDATE meta SET value='10' WHERE key='schema_version'")
+    conn.close()
+    times = "SELECT s.session_id, f.at FROM files f JOIN sessions s USING (sid) ORDER BY f.sid, f.step, f.ord"
+    as_10 = query(db, times)
+    assert len(as_10) >= 20 and all(isinstance(at, str) for _, at in as_10)
+    assert sum(at == odd for _, at in as_10) == 1
+
+    proc = deja("show", ids[0], "--json")
+    assert "upgrading the index" in proc.stderr.decode()
+    upgraded = {sid: show_in_process(sid) for sid in ids}
+    assert [(sid, f["at"]) for sid in sorted(ids) for f in upgraded[sid]["files"]] == sorted(
+        as_10, key=lambda r: r[0]
+    )
+    assert dict(query(db, "SELECT typeof(at), count(*) FROM files GROUP BY 1")) == {
+        "integer": len(as_10) - 1,
+        "text": 1,
+    }
+    # all else as it was before the files were put back
+    for doc in (*shown.values(), *upgraded.values()):
+        for f in doc["files"]:
+            f.pop("at")
+    assert upgraded == shown
+
+
 WRITES = (
     "SELECT s.session_id, p.path, l.fp, l.edit_ord, l.idx, t.at_epoch, t.by_user FROM lines l"
     " JOIN edit_times t ON t.sid = l.sid AND t.ord = l.edit_ord"
@@ -1679,6 +1734,7 @@ def test_a_schema_9_index_upgrades_with_every_write_as_it_was(tmp_path: Path) ->
     shown = {sid: show_in_process(sid) for sid in ids}
     conn = sqlite3.connect(str(db), isolation_level=None)
     lines_as_schema_9(conn)
+    files_as_schema_10(conn)
     conn.execute("UPDATE meta SET value='9' WHERE key='schema_version'")
     conn.close()
 
@@ -1722,6 +1778,7 @@ def test_a_schema_8_index_upgrades_with_every_message_as_it_was(tmp_path: Path) 
     conn = sqlite3.connect(str(db), isolation_level=None)
     messages_as_schema_8(conn)
     lines_as_schema_9(conn)
+    files_as_schema_10(conn)
     conn.execute("UPDATE meta SET value='8' WHERE key='schema_version'")
     conn.close()
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from deja_blame.errors import DejaError, IndexCorruptError
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 DB_ENV = "DEJA_DB"
 BUSY_TIMEOUT_MS = 30_000  # the default wait for another process's write lock
 BUSY_ENV = "DEJA_BUSY_TIMEOUT"  # seconds, where a script would rather fail sooner
@@ -287,7 +287,39 @@ MIGRATIONS: list[tuple[str, str | Callable[[sqlite3.Connection], None]]] = [
         ALTER TABLE lines_v10 RENAME TO lines;
         """,
     ),
+    ("0011_file_times_as_seconds", lambda conn: _file_times_as_seconds(conn)),  # below
 ]
+
+FILES_V11 = """
+    CREATE TABLE files_v11 (
+        sid INTEGER NOT NULL, ord INTEGER NOT NULL, step INTEGER NOT NULL,
+        path TEXT NOT NULL, action TEXT NOT NULL,
+        -- no type: a canonical time is kept as its seconds (index/times.py), as the
+        -- messages' since 0009; a TEXT column would turn the integer into digits
+        at,
+        PRIMARY KEY (sid, ord)
+    ) WITHOUT ROWID
+"""
+
+
+def _file_times_as_seconds(conn: sqlite3.Connection) -> None:
+    """0011: a file record's ``at`` in the canonical form becomes its seconds (20 bytes
+    of text -> a 4-byte integer, a fifth of the files table); any other form is
+    copied as it was, and read back as it was (``shown_time``)."""
+    from deja_blame.index.times import stored_time
+
+    def seconds(at: Any) -> Any:
+        return stored_time(at) if isinstance(at, str) else at
+
+    conn.create_function("deja_stored_time", 1, seconds, deterministic=True)
+    conn.execute(FILES_V11)
+    conn.execute(
+        "INSERT INTO files_v11 SELECT sid, ord, step, path, action, deja_stored_time(at)"
+        " FROM files ORDER BY sid, ord"
+    )
+    conn.execute("DROP TABLE files")
+    conn.execute("ALTER TABLE files_v11 RENAME TO files")
+
 
 EDITS_V7 = """
     CREATE TABLE edits_v7 (

@@ -378,7 +378,7 @@ def chunk_rows(chunk: Chunk) -> ChunkRows:
             (c.seq, step, c.command, c.cwd, c.exit_code, c.status, c.at)
             for step, c in chunk.commands
         ],
-        files=[(f.seq, step, f.path, f.action, f.at) for step, f in chunk.files],
+        files=[(f.seq, step, f.path, f.action, stored_time(f.at)) for step, f in chunk.files],
         edits=edits,
         lines=lines,
         exit_patches=chunk.exit_patches,
@@ -572,7 +572,7 @@ def load_session(conn: sqlite3.Connection, session_id: str) -> Session:
         )
     ]
     session.files = [
-        FileRecord(path=r[0], action=r[1], at=r[2], seq=r[3])
+        FileRecord(path=r[0], action=r[1], at=shown_time(r[2]), seq=r[3])
         for r in conn.execute(
             "SELECT path, action, at, ord FROM files WHERE sid=? ORDER BY step, ord", (sid,)
         )
