@@ -39,9 +39,9 @@ from deja_blame.attribution import blame_options
 from deja_blame.attribution.facts import shared
 from deja_blame.attribution.facts.derived_blame import plain_diff
 from deja_blame.attribution.facts.git_blame import blame_moves
+from deja_blame.attribution.facts.gitread import git
 from deja_blame.attribution.facts.history import RepoHistory, repo_history
 from deja_blame.attribution.facts.model import BlameLine
-from deja_blame.gitutil import try_git
 
 MAX_FILES = 256  # files read before one commit; a commit changing more goes to git
 TEXT_KEPT = 4 << 20  # bytes of blobs' text kept for one question
@@ -277,7 +277,7 @@ def _no_ignored_revs(root: str) -> bool:
     """No ``blame.ignoreRevsFile`` configured (asked once per question)."""
 
     def ask() -> bool:
-        proc = try_git(root, ["config", "--get-all", "blame.ignoreRevsFile"])
+        proc = git(root, ["config", "--get-all", "blame.ignoreRevsFile"])
         return proc is not None and proc.returncode == 1
 
     return shared.remembered(root, "no blame.ignoreRevsFile", ask)

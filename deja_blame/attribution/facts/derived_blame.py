@@ -35,9 +35,9 @@ from pathlib import Path
 
 from deja_blame.attribution import blame_options
 from deja_blame.attribution.facts import shared
+from deja_blame.attribution.facts.gitread import git
 from deja_blame.attribution.facts.history import Changes, RepoHistory, repo_history
 from deja_blame.attribution.facts.model import BlameLine
-from deja_blame.gitutil import try_git
 
 PER_PATH = 2  # blames remembered per path
 LINES = 250_000  # lines of blames remembered per repository (~100 bytes each)
@@ -177,7 +177,7 @@ def _pass_through(
 ) -> list[BlameLine] | None:
     """The blame at ``child`` from the blame at its parent: lines the diff leaves are
     the parent's, lines it adds are the child's."""
-    proc = try_git(
+    proc = git(
         root,
         ["--literal-pathspecs", "diff-tree", "-p", "-U0", "--no-renames", "--no-ext-diff"]
         + ["--no-textconv", "--no-color", parent, child, "--", path],
@@ -266,7 +266,7 @@ def plain_diff(root: str) -> bool:
     ones do not, plumbing diff never does), the indent heuristic, a textconv driver."""
     got = _PLAIN_DIFF.get(root)
     if got is None:
-        proc = try_git(root, ["config", "--get-regexp", r"^diff\."])
+        proc = git(root, ["config", "--get-regexp", r"^diff\."])
         if proc is None or proc.returncode not in (0, 1):
             got = False
         else:

@@ -22,11 +22,12 @@ import orjson
 from deja_blame.attribution import blame_options, cache
 from deja_blame.attribution.facts import derived_blame
 from deja_blame.attribution.facts.git_blame import PendingBlame, drop_early, start_blame
+from deja_blame.attribution.facts.gitread import git
 from deja_blame.attribution.facts.model import BlameLine, FileFacts, LineTexts, WriteSet
 from deja_blame.attribution.facts.settled import PassRecord, pass_record, settled_lines
 from deja_blame.attribution.facts.writes import load_writes
 from deja_blame.attribution.model import LineAttribution, NoteLookup, format_time_epoch
-from deja_blame.gitutil import FileVersion, head_commit, try_git, workdir
+from deja_blame.gitutil import FileVersion, head_commit, workdir
 from deja_blame.index import queries as Q
 
 if TYPE_CHECKING:
@@ -194,7 +195,7 @@ def worktree_changes(
 def _git_changed_lines(root: str, relpath: str, n_work: int) -> list[int | None] | None:
     """``worktree_changes`` from ``git diff -U0 HEAD`` of the file; None where git
     cannot say (no git, a diff that does not add up)."""
-    proc = try_git(
+    proc = git(
         root,
         ["diff", "--no-color", "--no-ext-diff", "--no-renames", "-U0", "HEAD", "--", relpath],
         timeout=30,
@@ -332,9 +333,9 @@ def _read_ahead(
     file renamed in its history asks a log of all its names later: ``_read_log_ahead``.)"""
     if conn is None:
         return None
+    from deja_blame.attribution.facts.gitread import read_repository_files
     from deja_blame.attribution.facts.history import repo_history
     from deja_blame.attribution.facts.moved import revisions_asked
-    from deja_blame.attribution.facts.repository import read_repository_files
 
     def work() -> None:
         repo_history(root).log(version.commit or "HEAD", {version.relpath})

@@ -32,7 +32,8 @@ from functools import partial
 from pathlib import Path
 
 from deja_blame.attribution.facts import shared
-from deja_blame.gitutil import CatFile, try_git
+from deja_blame.attribution.facts.gitread import git
+from deja_blame.gitutil import CatFile
 from deja_blame.objectid import ID
 
 _FULL_ID = re.compile(ID)  # SHA-1 or SHA-256
@@ -116,7 +117,7 @@ class RepoHistory:
         asked of git each time."""
         if _FULL_ID.fullmatch(rev):
             return rev
-        proc = try_git(self.root, ["rev-parse", "--verify", "-q", f"{rev}^{{commit}}"])
+        proc = git(self.root, ["rev-parse", "--verify", "-q", f"{rev}^{{commit}}"])
         if proc is None or proc.returncode != 0:
             return None
         got = proc.stdout.decode("ascii", "replace").strip()
@@ -150,7 +151,7 @@ class RepoHistory:
             rev,
             *(f"^{t}" for t in self._tips),
         ]
-        proc = try_git(self.root, args, timeout=600)
+        proc = git(self.root, args, timeout=600)
         if proc is None or proc.returncode != 0:
             return
         read: dict[str, tuple[int, str, tuple[str, ...], list[Changes]]] = {}
@@ -213,7 +214,7 @@ class RepoHistory:
     def _first_time_of(self, sha: str) -> int | None:
         if sha in self._first_times:
             return self._first_times[sha]  # a commit's roots never change
-        proc = try_git(self.root, ["log", "--max-parents=0", "--format=%ct", sha])
+        proc = git(self.root, ["log", "--max-parents=0", "--format=%ct", sha])
         if proc is None or proc.returncode != 0:
             return None
         times = [int(t) for t in proc.stdout.split() if t.isdigit()]
@@ -376,7 +377,7 @@ class RepoHistory:
     def _git_log(self, rev: str, wanted: frozenset[str]) -> list[LogEntry] | None:
         """``git log --parents REV -- PATHS`` itself."""
         args = ["log", "--parents", "--format=>%H %ct %P", "--raw", "--no-abbrev"]
-        proc = try_git(self.root, [*args, "--no-renames", "-z", rev, "--", *sorted(wanted)])
+        proc = git(self.root, [*args, "--no-renames", "-z", rev, "--", *sorted(wanted)])
         if proc is None or proc.returncode != 0:
             return None
         out: list[LogEntry] = []

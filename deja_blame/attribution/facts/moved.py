@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 from deja_blame.attribution.facts import shared
 from deja_blame.attribution.facts.copies import copies_answer
 from deja_blame.attribution.facts.git_blame import blame_copies
+from deja_blame.attribution.facts.gitread import git
 from deja_blame.attribution.facts.history import repo_history
 from deja_blame.attribution.facts.model import (
     CLOCK_SKEW,
@@ -41,7 +42,6 @@ from deja_blame.attribution.facts.model import (
     has_line,
 )
 from deja_blame.attribution.facts.writes import load_writes
-from deja_blame.gitutil import try_git
 from deja_blame.index import queries as Q
 from deja_blame.index.fingerprint import is_trivial, normalise_line
 from deja_blame.objectid import LENGTHS
@@ -561,7 +561,7 @@ def touched(root: str, commit: str) -> dict[str, tuple[str, str | None]]:
     got = _TOUCHED.get(key)
     if got is None:
         got = {}
-        proc = try_git(root, ["diff-tree", "-r", "--root", "-M", "--name-status", "-z", commit])
+        proc = git(root, ["diff-tree", "-r", "--root", "-M", "--name-status", "-z", commit])
         if proc is not None and proc.returncode == 0:
             fields = [f.decode("utf-8", "surrogateescape") for f in proc.stdout.split(b"\0")]
             # the commit's id comes first

@@ -35,12 +35,17 @@ from __future__ import annotations
 import sqlite3
 import threading
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from deja_blame.attribution.facts.edits import leave
+from deja_blame.attribution.facts.gitread import (
+    RepositoryFiles,
+    head_of,
+    repository_files,
+    tree_files,
+)
 from deja_blame.errors import DejaError
-from deja_blame.gitutil import CatFile, read_worktree_bytes, same_repository, try_git
+from deja_blame.gitutil import CatFile, read_worktree_bytes, same_repository
 from deja_blame.index import queries as Q
 from deja_blame.index.clone_paths import repository_path
 from deja_blame.index.fingerprint import fingerprint
@@ -57,91 +62,9 @@ AFTER = 1  # commits of a file after a session's last edit of it that may hold i
 LATER = 16  # commits after those whose lines count only where no other session wrote them
 
 
-@dataclass
-class RepositoryFiles:
-    """The repository's files over its history: path -> (commit times ascending, commits)."""
-
-    times: dict[str, list[int]] = field(default_factory=dict)
-    commits: dict[str, list[str]] = field(default_factory=dict)
-    by_name: dict[str, list[str]] = field(default_factory=dict)
-
-    def add(self, path: str, sha: str, when: int) -> None:
-        if path not in self.times:
-            self.times[path] = []
-            self.commits[path] = []
-            self.by_name.setdefault(PurePosixPath(path).name, []).append(path)
-        self.times[path].append(when)
-        self.commits[path].append(sha)
-
-    def relative(self, written: str, root: str) -> str | None:
-        """The repository path a session's absolute path stands for: under ``root``
-        itself, else the longest repository path it ends with (``/`` bounded)."""
-        if written in self.times:
-            return written  # a relative path, as some agents write it
-        rel = repository_path(written, root, self.times)
-        return rel if rel in self.times else None
-
-
 _LOCK = threading.Lock()
-_FILES: dict[tuple[str, str], RepositoryFiles] = {}
 # (database, root, HEAD, session id, transcript size, mtime) -> belongs
 _JUDGED: dict[tuple[str, str, str, str, int, int], bool | None] = {}
-
-
-def head_of(root: str) -> str:
-    from deja_blame.attribution.facts import shared
-
-    return shared.remembered(root, "HEAD", lambda: _head_of(root))
-
-
-def _head_of(root: str) -> str:
-    proc = try_git(root, ["rev-parse", "-q", "--verify", "HEAD"], timeout=10)
-    if proc is None or proc.returncode != 0:
-        return ""
-    return proc.stdout.decode("ascii", "replace").strip()
-
-
-def repository_files(root: str, head: str) -> RepositoryFiles:
-    """Every file HEAD's history touched (renames as a delete and an add) and the
-    working tree's tracked files, read once per (root, HEAD) in this process."""
-    key = (root, head)
-    with _LOCK:
-        got = _FILES.get(key)
-    if got is not None:
-        return got
-    files = RepositoryFiles()
-    if head:
-        proc = try_git(
-            root,
-            ["log", "--format=>%H %ct", "--name-only", "--no-renames", "-z", head],
-            timeout=120,
-        )
-        if proc is not None and proc.returncode == 0:
-            sha, when = "", 0
-            for item in proc.stdout.decode("utf-8", "surrogateescape").split("\0"):
-                for part in item.split("\n"):
-                    if part.startswith(">"):
-                        fields = part[1:].split()
-                        if len(fields) == 2 and fields[1].isdigit():
-                            sha, when = fields[0], int(fields[1])
-                    elif part and sha:
-                        files.add(part, sha, when)
-    for path, times in files.times.items():
-        # oldest first, by time: git log's order is not (merged branches interleave)
-        pairs = sorted(zip(times, files.commits[path]))
-        files.times[path] = [t for t, _ in pairs]
-        files.commits[path] = [c for _, c in pairs]
-    proc = try_git(root, ["ls-files", "-z"], timeout=60)
-    if proc is not None and proc.returncode == 0:
-        for path in proc.stdout.decode("utf-8", "surrogateescape").split("\0"):
-            if path and path not in files.times:
-                files.times[path], files.commits[path] = [], []
-                files.by_name.setdefault(PurePosixPath(path).name, []).append(path)
-    with _LOCK:
-        if len(_FILES) > 16:
-            _FILES.clear()
-        _FILES[key] = files
-    return files
 
 
 class RepositoryIdentity:
@@ -370,41 +293,7 @@ def sessions_of_repository(conn: sqlite3.Connection, root: str | Path) -> set[st
     return out
 
 
-_TREES: dict[tuple[str, str], frozenset[str]] = {}
 _WRITTEN: dict[tuple[str, str, tuple[str, ...], int], dict[int, str]] = {}
-
-
-def _tree_files(root: str, rev: str) -> frozenset[str]:
-    """The files of ``rev``'s tree (``HEAD`` also the index's), read once per process."""
-    key = (root, rev)
-    with _LOCK:
-        got = _TREES.get(key)
-    if got is not None:
-        return got
-    args = ["ls-files", "-z"] if rev == "HEAD" else ["ls-tree", "-r", "-z", "--name-only", rev]
-    proc = try_git(root, args, timeout=60)
-    names = (
-        proc.stdout.decode("utf-8", "surrogateescape").split("\0")
-        if proc is not None and proc.returncode == 0
-        else []
-    )
-    got = frozenset(n for n in names if n)
-    with _LOCK:
-        if len(_TREES) > 64:
-            _TREES.clear()
-        if rev != "HEAD":  # a commit's tree never changes; the index does
-            _TREES[key] = got
-    return got
-
-
-def read_repository_files(root: str | Path, revs: list[str]) -> None:
-    """Read what ``paths_of_repository`` asks git (HEAD's history, the trees of
-    ``revs``) into this process's caches: a blame does it on a thread while git
-    blame runs, so the move rules find the answers read."""
-    root = str(root).rstrip("/") or "/"
-    repository_files(root, head_of(root))
-    for rev in revs:
-        _tree_files(root, rev)
 
 
 def paths_of_repository(
@@ -425,7 +314,7 @@ def paths_of_repository(
         return got
     files: set[str] = set(repository_files(root, head).times)  # HEAD's history
     for rev in revs:
-        files |= _tree_files(root, rev)
+        files |= tree_files(root, rev)
     names = {PurePosixPath(f).name for f in files}
     out: dict[int, str] = {}
     for pid, path in Q.all_paths(conn):
