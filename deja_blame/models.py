@@ -21,6 +21,9 @@ class Message:
     text: str
     at: str | None
     seq: int = 0  # position in reading order (after step_index sort)
+    # the person's request it followed (1: the first; 0: before any), the index's step
+    # for agents whose transcripts number no steps (why's "Asked", the report's request)
+    turn: int = 0
     # (start, end) byte offsets of the transcript line it came from: the index keeps
     # long tool output there, not in its own rows, and reads it back on demand
     source_span: tuple[int, int] | None = None
@@ -37,6 +40,7 @@ class Command:
     at: str | None
     seq: int = 0  # ordinal among the session's commands; exit codes patch by it
     status: str | None = None  # "DONE" | "RUNNING" (background) when known
+    turn: int = 0  # as Message.turn
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -53,6 +57,7 @@ class FileRecord:
     action: str  # "view" | "list" | "edit" | "write"
     at: str | None
     seq: int = 0
+    turn: int = 0  # as Message.turn
 
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "action": self.action, "at": self.at}
@@ -97,6 +102,7 @@ class Edit:
     truncated: bool = False
     seq: int = 0
     model: str | None = None  # the model chosen when the edit was made, where known
+    turn: int = 0  # as Message.turn
 
     def to_json(self, session_model: str | None = None) -> dict[str, Any]:
         """The edit's document; its model only where it differs from the session's

@@ -44,6 +44,9 @@ class SessionBuilder:
         self.touched_dir: str | None = None
         self.cwd: str | None = None  # the session's working directory, when recorded
         self._seq = 0
+        # the person's requests so far: each record's step in the index, so that why and
+        # the report find the request an edit followed (every record is step 0 otherwise)
+        self.turn = 0
         self._first_at: float | None = None
         self._last_at: float | None = None
         self._seen_last: str | None = (
@@ -76,13 +79,15 @@ class SessionBuilder:
             return
         if role == "tool" and len(text) > TOOL_TEXT_KEPT:
             text = excerpt(text, *TOOL_EXCERPT)
+        if role == "user":
+            self.turn += 1
         self.session.messages.append(
-            Message(role=role, text=cap_text(text), at=at, seq=self._next())
+            Message(role=role, text=cap_text(text), at=at, seq=self._next(), turn=self.turn)
         )
 
     def command(self, command: str, cwd: str | None, at: str | None) -> Command:
         ordinal = self._taken["commands"] + len(self.session.commands)
-        cmd = Command(command=command, cwd=cwd, exit_code=None, at=at, seq=ordinal)
+        cmd = Command(command=command, cwd=cwd, exit_code=None, at=at, seq=ordinal, turn=self.turn)
         self.session.commands.append(cmd)
         return cmd
 
@@ -96,11 +101,14 @@ class SessionBuilder:
 
     def file(self, path: str, action: str, at: str | None) -> None:
         ordinal = self._taken["files"] + len(self.session.files)
-        self.session.files.append(FileRecord(path=path, action=action, at=at, seq=ordinal))
+        self.session.files.append(
+            FileRecord(path=path, action=action, at=at, seq=ordinal, turn=self.turn)
+        )
         self.touch(path)
 
     def edit(self, edit: Edit) -> None:
         edit.seq = self._taken["edits"] + len(self.session.edits)
+        edit.turn = self.turn
         edit.model = edit.model or self.session.model  # the model when it was made
         self.session.edits.append(edit)
         self.touch(edit.path)
@@ -195,6 +203,7 @@ class SessionBuilder:
             "ended_at": s.ended_at,
             "model": s.model,
             "taken": dict(self._taken),
+            "turn": self.turn,
         }
 
     @classmethod
@@ -205,6 +214,7 @@ class SessionBuilder:
         b.session.started_at, b.session.ended_at = doc.get("started_at"), doc.get("ended_at")
         b.session.model = doc.get("model")
         b._taken = {k: int(v) for k, v in doc["taken"].items()}
+        b.turn = int(doc.get("turn", 0))
         return b
 
 
@@ -212,10 +222,10 @@ def as_batch(session: Session) -> tuple[Chunk, ReaderState]:
     """A whole session as one batch for the index: its rows and the state the
     session row is written from."""
     chunk = Chunk(
-        messages=[(0, m) for m in session.messages],
-        commands=[(0, c) for c in session.commands],
-        files=[(0, f) for f in session.files],
-        edits=[(0, e) for e in session.edits],
+        messages=[(m.turn, m) for m in session.messages],
+        commands=[(c.turn, c) for c in session.commands],
+        files=[(f.turn, f) for f in session.files],
+        edits=[(e.turn, e) for e in session.edits],
         skipped=session.skipped_lines,
     )
     state = ReaderState(

@@ -29,9 +29,11 @@ from deja_blame.transcripts.text import format_time
 
 
 def file_time(path: Path) -> str | None:
-    """The file's modification time, for transcripts that record no times."""
+    """The file's modification time, for transcripts that record no times: in whole
+    seconds, as every other agent's times are shown (and the index keeps in 4 bytes)."""
     try:
-        return format_time(dt.datetime.fromtimestamp(os.stat(path).st_mtime, tz=dt.timezone.utc))
+        seconds = int(os.stat(path).st_mtime)  # the second it fell in: never later
+        return format_time(dt.datetime.fromtimestamp(seconds, tz=dt.timezone.utc))
     except (OSError, ValueError, OverflowError):
         return None
 

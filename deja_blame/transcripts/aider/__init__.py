@@ -95,7 +95,9 @@ PLUGIN = Agent(
     handoff=None,  # aider --message runs one request and exits: no interactive handoff
     # 1: each edit timed by its request (.aider.input.history); 2: a chat recorded on
     # Windows names ``src\\app.py`` as two parts, not one name
-    reader_version=3,  # 2: Windows chats; 3: the model, the banner no reply
+    # 2: Windows chats; 3: the model, the banner no reply; 4: each record's step is
+    # the person's request it followed
+    reader_version=4,
 )
 
 __all__ = ["PLUGIN"]

@@ -57,6 +57,7 @@ PLUGIN = Agent(
     default_roots=default_roots,
     find=find_transcripts,
     read=_read,
+    reader_version=1,  # 1: each record's step is the person's request it followed
     sniff=_sniff,
     where="${XDG_DATA_HOME:-~/.local/share}/amp/threads",
     location_env=("XDG_DATA_HOME",),

@@ -60,6 +60,7 @@ PLUGIN = Agent(
     default_roots=default_roots,
     find=find_transcripts,
     read=_read,
+    reader_version=1,  # 1: each record's step is the person's request it followed
     sniff=_sniff,
     where="${CLAUDE_CONFIG_DIR:-~/.claude}/projects",
     location_env=("CLAUDE_CONFIG_DIR",),

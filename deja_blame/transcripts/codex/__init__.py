@@ -57,7 +57,8 @@ PLUGIN = Agent(
     resume=_resume,
     handoff=Handoff("codex", (), "install Codex CLI: npm install -g @openai/codex"),
     # 1: a relative patch path on Windows (``src\\report.py``) split at its backslashes
-    reader_version=1,
+    # 2: each record's step is the person's request it followed
+    reader_version=2,
 )
 
 __all__ = ["PLUGIN"]

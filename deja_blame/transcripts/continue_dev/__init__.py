@@ -64,7 +64,9 @@ PLUGIN = Agent(
     find=find_transcripts,
     read=_read,
     read_seen=_read_seen,
-    reader_version=1,  # records dated by when the index first saw them
+    # 1: records dated by when the index first saw them; 2: each record's step is the
+    # person's request it followed
+    reader_version=2,
     sniff=_sniff,
     where="${CONTINUE_GLOBAL_DIR:-~/.continue}/sessions",
     location_env=("CONTINUE_GLOBAL_DIR",),

@@ -150,7 +150,8 @@ PLUGIN = Agent(
     read=_read,
     # 1: insert_edit_into_file's lines, chat sessions; 2: a stream and its chat one
     # session, edit mode's textEditGroup edits
-    reader_version=2,
+    # 3: each record's step is the person's request it followed
+    reader_version=3,
     parts=_parts,
     sniff=_sniff,
     where="~/.config/Code/User/workspaceStorage/*/{GitHub.copilot-chat/transcripts,chatSessions}",

@@ -64,6 +64,7 @@ PLUGIN = Agent(
     default_roots=default_roots,
     find=find_transcripts,
     read=_read,
+    reader_version=1,  # 1: each record's step is the person's request it followed
     sniff=_sniff,
     where="~/.copilot/session-state/*/events.jsonl",
     handoff=Handoff("copilot", ("-i",), "install Copilot CLI: npm install -g @github/copilot"),

@@ -56,7 +56,9 @@ PLUGIN = Agent(
     default_roots=default_roots,
     find=find_transcripts,
     read=_read,
-    reader_version=1,  # a file named with @ is viewed, not the person's words
+    # 1: a file named with @ is viewed, not the person's words; 2: each record's step
+    # is the person's request it followed
+    reader_version=2,
     sniff=_sniff,
     where="~/.factory/sessions",
     aliases=("factory",),
