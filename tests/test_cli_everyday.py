@@ -65,6 +65,20 @@ def test_a_range_past_the_end_is_git_s_error(history: Path) -> None:
     assert proc.stderr.decode().strip() == "deja: error: file a.py has only 30 lines"
 
 
+def test_why_past_the_end_and_of_an_empty_file_say_it_in_git_s_words(history: Path) -> None:
+    """newcomer 9: "empty.py has no line 1" beside "file a.py has only 30 lines"."""
+    (history / "empty.py").write_text("")
+    git(history, "add", "empty.py")
+    git(history, "commit", "-qm", "empty")
+    for target, words in (
+        ("a.py:31", "file a.py has only 30 lines"),
+        ("empty.py:1", "file empty.py has only 0 lines"),
+    ):
+        proc = deja("why", target, cwd=history, check=False)
+        assert proc.returncode == 1
+        assert proc.stderr.decode().strip() == f"deja: error: {words}"
+
+
 @pytest.mark.parametrize(
     ("args", "code", "words"),
     [

@@ -265,6 +265,10 @@ def test_outside_a_repository(setup: dict[str, Path], tmp_path: Path) -> None:
     assert code == 0, doc
     assert "not inside a git repository" in by_name(doc)["repository"]["detail"]
     assert "hooks" not in by_name(doc)
+    # nothing to check is no "ok" in front of a sentence saying what is missing
+    text = deja("doctor", cwd=elsewhere).stdout.decode()
+    (line,) = [ln for ln in text.splitlines() if "not inside a git repository" in ln]
+    assert line.startswith("--  ") and "ok" not in line.split("repository")[0]
 
 
 def test_no_git_on_path(setup: dict[str, Path], tmp_path: Path) -> None:

@@ -381,7 +381,8 @@ def test_the_print_hint_keeps_the_session_named(world: dict[str, Any], tmp_path:
     )  # fmt: skip
     hint = next(ln for ln in proc.stderr.decode().splitlines() if ln.startswith("hint:"))
     command = hint.split("instead: ", 1)[1]
-    assert command == f"deja handoff --to agy --session {SID[:12]} --print"
+    # the whole id (newcomer 9: a prefix cut at 12 characters read as a typo)
+    assert command == f"deja handoff --to agy --session {SID} --print"
 
 
 def test_json_shows_the_argument_vector_and_directory(world: dict[str, Any]) -> None:

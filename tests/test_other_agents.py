@@ -602,6 +602,9 @@ def test_why_tells_the_line_s_history(repo: Path, tmp_path: Path) -> None:
     out = deja("why", f"{repo / 'pricing.py'}:7", env=env).stdout.decode()
     assert f"an earlier version was written by session {sid}" in out
     assert "History (oldest first)" in out
+    # the agent as blame's column names it (newcomer 9: claude in blame, claude-code here)
+    (older,) = [ln for ln in out.splitlines() if ln.startswith(f"  {agent_commit[:8]} ")]
+    assert f"{sid[:8]} claude " in older and "claude-code" not in older
     # the session rewrote the person's return line: two versions, the person's first
     rewritten = deja_json("why", f"{repo / 'pricing.py'}:6", "--json", env=env)
     assert [(v["session"], v["text"]) for v in rewritten["history"]] == [
@@ -734,7 +737,11 @@ def test_codex_sessions_an_older_reader_indexed_are_read_again(tmp_path: Path) -
     env = {"DEJA_CODEX_ROOT": str(root), "DEJA_ANTIGRAVITY_ROOT": ""}
     first = orjson.loads(deja("index", "--json", "--agent", "codex", env=env).stdout)
     assert first["transcripts"] == 2
-    as_an_older_reader_left_it(Path(os.environ["DEJA_DB"]), "codex", 1)
+    from deja_blame.transcripts.registry import agent_named
+
+    as_an_older_reader_left_it(
+        Path(os.environ["DEJA_DB"]), "codex", agent_named("codex").reader_version
+    )
     again = orjson.loads(deja("index", "--json", "--agent", "codex", env=env).stdout)
     assert again["unchanged"] == 0, again
     third = orjson.loads(deja("index", "--json", "--agent", "codex", env=env).stdout)

@@ -57,6 +57,9 @@ class Check:
     ok: bool
     detail: str
     fix: str = ""
+    # nothing to check here (outside a repository: no hooks, no notes): shown "--", not
+    # "ok" in front of a sentence that says what is missing; its JSON is ok
+    skipped: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "ok": self.ok, "detail": self.detail, "fix": self.fix}
@@ -305,7 +308,7 @@ def check_repository(cwd: Path) -> list[Check]:
     except UnsupportedRepositoryError as exc:
         return [Check("repository", False, str(exc), exc.hint or "")]
     except DejaError as exc:
-        return [Check("repository", True, f"{exc}: hooks and notes not checked")]
+        return [Check("repository", True, f"{exc}: hooks and notes not checked", skipped=True)]
     checks = [check_hooks(repo), check_notes(repo)]
     from deja_blame.gitcli import is_cli
 
@@ -486,7 +489,12 @@ def run_doctor(db_path: Path, as_json: bool, cwd: Path | None = None) -> int:
         colour = use_colour()
         width = max(len(c.name) for c in checks)
         for c in checks:
-            mark = style("ok  ", colour, fg="green") if c.ok else style("FAIL", colour, fg="red")
+            if c.skipped:
+                mark = "--  "
+            elif c.ok:
+                mark = style("ok  ", colour, fg="green")
+            else:
+                mark = style("FAIL", colour, fg="red")
             click.echo(f"{mark}  {c.name:<{width}}  {terminal(c.detail)}")
         if problems:
             click.echo("\nto fix:")

@@ -118,7 +118,9 @@ def run_handoff(
         click.echo(prompt, nl=False)
         return 0
     # the prompt of this very session: without --session the newest one would be printed
-    print_instead = f"deja handoff --to {target} --session {session_id[:12]} --print"
+    # the whole id: a prefix cut inside it (99999999-aaa) reads as a typo, and may not be
+    # unique
+    print_instead = f"deja handoff --to {target} --session {session_id} --print"
     found = find_on_path(program)
     if found is None:
         raise DejaError(

@@ -8,9 +8,9 @@ from typing import Any
 
 import click
 
+from deja_blame.attribution.answer import too_short
 from deja_blame.attribution.api import compute
 from deja_blame.attribution.explain import line_story
-from deja_blame.errors import DejaError
 from deja_blame.gitutil import SHALLOW_WARNING, is_shallow
 from deja_blame.jsonout import print_json
 from deja_blame.output import (
@@ -54,7 +54,9 @@ def explain(
     file, line = split_target(target)
     result = compute(conn, file, rev, (line, line), refresh, one_question=True)
     if not result.lines:
-        raise DejaError(f"{result.path} has no line {line}")
+        # only an empty file gets here (a line past the end is git blame's own error in
+        # compute): said in the same words
+        raise too_short(result.path, 0)
     if is_shallow(str(result.root)):
         warn(SHALLOW_WARNING)
     return line_story(conn, result, result.lines[0])
@@ -87,13 +89,16 @@ def hunk_header(old_start: int, removed: int, new_start: int, added: int) -> str
 
 
 def _print_history(history: list[dict[str, Any]], c: bool) -> None:
+    from deja_blame.transcripts.registry import label_of  # the 14 plug-ins: text only
+
     if len(history) < 2 and not any(v["session"] for v in history):
         return
     click.echo("\n" + style("History (oldest first)", c, bold=True))
     for v in history:
         when = terminal(utc_minute(v["at"]))
         if v["session"]:
-            who = f"{terminal(v['session'])[:8]} {terminal(v['agent'] or '?')}"
+            # the agent as blame's column names it (claude, not claude-code)
+            who = f"{terminal(v['session'])[:8]} {terminal(label_of(v['agent']))}"
         else:
             who = terminal(v["author"] or "-")
         click.echo(f"  {v['commit'][:8]} {when:<20} {shorten(who, 28):<28} {_code(v['text'], 70)}")

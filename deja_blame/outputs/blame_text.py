@@ -111,7 +111,7 @@ def authors_of(result: FileBlame) -> dict[str, Author]:
 
 
 # Past these a name is a stranger's text that would push the code off the screen
-MAX_LABEL = 24  # another tool's agent name (the 13 agents' labels are at most 11)
+MAX_LABEL = 24  # another tool's agent name (the 14 agents' labels are at most 11)
 MAX_MODEL = 40  # a model's name ("claude-sonnet-4-5-20250929" is 26)
 
 
@@ -148,7 +148,7 @@ def print_human(result: FileBlame, look: BlameLook | None = None) -> None:
     # the agent's label: the whole word for the agents deja knows (agy, claude,
     # copilot-cli, windsurf), another tool's name up to MAX_LABEL; the column as wide
     # as the widest label here (at least 6), as git blame's author column
-    from deja_blame.transcripts.registry import label_of  # the 13 plug-ins: text only
+    from deja_blame.transcripts.registry import label_of  # the 14 plug-ins: text only
 
     labels = {
         ln.source: shorten(terminal(label_of(ln.source)), MAX_LABEL)
