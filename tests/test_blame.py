@@ -10,6 +10,8 @@ import orjson
 import pytest
 from conftest import commit_env, deja, deja_json, git
 
+from deja_blame.index.store import LAZY_EXCERPT
+
 T0 = 1_784_278_800  # 2026-07-17T09:00:00Z
 
 
@@ -324,7 +326,8 @@ def test_why_reads_the_agents_long_words_back_from_the_transcript(
     assert reasons in [a["text"] for a in doc["assistant"]]
     s.path.unlink()
     doc = deja_json("why", f"{repo / 'cart.py'}:2", "--json")
-    excerpt = [a["text"] for a in doc["assistant"] if a["text"].startswith(reasons[:20])]
+    head = LAZY_EXCERPT["assistant"][0]  # the characters of its start the index keeps
+    excerpt = [a["text"] for a in doc["assistant"] if a["text"].startswith(reasons[:head])]
     assert excerpt and "kept only in the transcript" in excerpt[0] and len(excerpt[0]) < 300
 
 

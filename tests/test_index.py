@@ -1207,8 +1207,8 @@ def test_an_excerpt_an_older_deja_stored_whole_is_shown_as_it_is(tmp_path: Path)
 
 
 def test_an_excerpt_of_an_earlier_cut_is_rebuilt_with_that_cut(tmp_path: Path) -> None:
-    """Rows written with an earlier excerpt cut (the ends of 128 characters before
-    the 32 now) are told by their length and shown with that cut's line between
+    """Rows written with an earlier excerpt cut (the ends of 128 characters, then of
+    32, before the 16 now) are told by their length and shown with that cut's line between
     them; every cut a row may hold has a length of its own."""
     root = tmp_path / "root"
     path = transcript(root, "earlier")
@@ -1220,17 +1220,23 @@ def test_an_excerpt_of_an_earlier_cut_is_rebuilt_with_that_cut(tmp_path: Path) -
     index(root)
     doc = parse_doc(path)
     ((stored,),) = query(db_path(tmp_path), "SELECT text FROM messages WHERE role='tool'")
-    assert len(stored) <= 32  # what the index keeps of a long text
-    conn = sqlite3.connect(str(db_path(tmp_path)))
-    for role, (head, tail) in (("tool", (32, 96)), ("assistant", (96, 32))):
-        text = next(m["text"] for m in doc["messages"] if m["role"] == role)
-        conn.execute("UPDATE messages SET text=? WHERE role=?", (text[:head] + text[-tail:], role))
-    conn.commit()
-    conn.close()
+    assert len(stored) <= 16  # what the index keeps of a long text
     path.unlink()
-    shown = show("earlier")["messages"]
-    assert shown[1]["text"] == excerpt(plan, 96, 32)
-    assert shown[2]["text"] == excerpt(doc["messages"][2]["text"], 32, 96)
+    for tool_cut, agent_cut in zip(
+        store.EARLIER_EXCERPTS["tool"], store.EARLIER_EXCERPTS["assistant"]
+    ):
+        conn = sqlite3.connect(str(db_path(tmp_path)))
+        for role, (head, tail) in (("tool", tool_cut), ("assistant", agent_cut)):
+            text = next(m["text"] for m in doc["messages"] if m["role"] == role)
+            conn.execute(
+                "UPDATE messages SET text=? WHERE role=?", (text[:head] + text[-tail:], role)
+            )
+        conn.commit()
+        conn.close()
+        shown = show("earlier")["messages"]
+        assert shown[1]["text"] == excerpt(plan, *agent_cut)
+        assert shown[2]["text"] == excerpt(doc["messages"][2]["text"], *tool_cut)
+    assert store.EARLIER_EXCERPTS == {"tool": ((8, 24), (32, 96)), "assistant": ((24, 8), (96, 32))}
     for role, cut in store.LAZY_EXCERPT.items():
         lengths = [sum(c) for c in (cut, *store.EARLIER_EXCERPTS[role])]
         assert len(set(lengths)) == len(lengths)

@@ -262,19 +262,23 @@ def line_steps_by_name(conn: sqlite3.Connection, sid: int) -> dict[str, dict[int
 # are stored, head then tail (``LAZY_EXCERPT`` characters exactly): the line
 # between them, which says how many characters are left out, is rebuilt from
 # ``full_chars`` when shown. Nothing else reads an excerpt (show, why and handoff
-# read the transcript), so it is kept short: 32 characters, which made the
-# messages table a third smaller than the 128 before (``EARLIER_EXCERPTS``). A row
-# is told by its length: the ends of this cut or of an earlier one (rebuilt with
-# that cut), or anything else, the whole excerpt an older deja stored, line and
-# all (shown as it is). A new cut must therefore differ in length from every cut
-# before it, which stay listed here.
-# Twice the excerpt: a text of up to 64 characters is stored whole (its excerpt and
-# span would save it little). It was 160, and the agent's messages of 65-160
-# characters were then 0.45 MB of a 19.5 MB index (bench/README.md, issue 38).
-# Rows stored whole by a deja with another length read as they are.
+# read the transcript), so it is kept short: 16 characters (32 before, and
+# 128 before: each cut made the messages table smaller by a third to a sixth,
+# ``EARLIER_EXCERPTS``); a command's last 12 characters still say how it ended,
+# a message's first 12 what it began with. A row is told by its length: the ends
+# of this cut or of an earlier one (rebuilt with that cut), or anything else, the
+# whole excerpt an older deja stored, line and all (shown as it is). A new cut
+# must therefore differ in length from every cut before it, which stay listed here.
+# A text of up to 64 characters is stored whole (its excerpt and span would save
+# it little). It was 160, and the agent's messages of 65-160 characters were then
+# 0.45 MB of a 19.5 MB index (bench/README.md, issue 38). Rows stored whole by a
+# deja with another length read as they are.
 LAZY_TEXT_CHARS = 64
-LAZY_EXCERPT = {"tool": (8, 24), "assistant": (24, 8)}  # role -> (head, tail) characters
-EARLIER_EXCERPTS = {"tool": ((32, 96),), "assistant": ((96, 32),)}  # what rows may hold
+LAZY_EXCERPT = {"tool": (4, 12), "assistant": (12, 4)}  # role -> (head, tail) characters
+EARLIER_EXCERPTS = {  # what rows may hold
+    "tool": ((8, 24), (32, 96)),
+    "assistant": ((24, 8), (96, 32)),
+}
 
 
 def _message_row(step: int, m: Message) -> tuple[Any, ...]:
