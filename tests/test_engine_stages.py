@@ -89,6 +89,7 @@ def test_only_the_facts_stage_runs_git_or_reads_the_index_among_the_engine_s_mod
     assert _runtime_imports(facts / "model.py") <= {
         "__future__",
         "bisect",
+        "collections",
         "collections.abc",
         "dataclasses",
         "typing",

@@ -68,7 +68,8 @@ def gather_file(
     if before_match is not None:
         before_match()
     part = texts[lo - 1 : hi]
-    line_texts = LineTexts.of(part)  # what every rule compares of the lines, made once
+    # what every rule compares of the lines, made once (a window: with the file's counts)
+    line_texts = LineTexts.of(part, texts, lo - 1)
     paths: dict[int, bool] = {}
     writes = WriteSet()
     # A history annotated by ``deja annotate --all`` answers for its commits' lines
@@ -246,6 +247,7 @@ def gather_windows(
         else:
             windows.append([a, b])
     out: list[FileFacts] = []
+    whole = [ln.text for ln in lines]  # the file's counts of its texts, for every window
     for a, b in windows:
         part = lines[a:b]
         by_line: list[BlameLine | None] = [
@@ -254,7 +256,7 @@ def gather_windows(
             )
             for ln in part
         ]
-        texts = LineTexts.of([ln.text for ln in part])
+        texts = LineTexts.of([ln.text for ln in part], whole, a)
         solid = {fp for fp, trivial in zip(texts.fps, texts.trivial) if not trivial}
         relpaths = {relpath} | {ln.orig_path for ln in part if ln.orig_path}
         paths = Q.candidate_paths(conn, root, relpaths)

@@ -4,6 +4,7 @@ a file's texts, one file's facts. No module here runs git or reads the index."""
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,22 +48,63 @@ class LineTexts:
     fps: list[int]
     trivial: list[bool]
     bare: list[str]
+    # Where these lines are a window of a longer file (``deja why``, ``blame -L``, the
+    # working tree's uncommitted blocks): how often the whole file holds each
+    # fingerprint, and the file's line (0-based) the window starts at. A rule that
+    # asks how often the file holds a text (a text held once places its edit; of
+    # several copies a write goes to the one nearest where it landed, and none far
+    # from it) must see the file's count, not the window's: the window held one copy
+    # of test scaffolding the file holds 27 times, and gave it a session's far write.
+    file_counts: Counter[int] | None = None
+    start: int = 0
+    # and the texts outside the window the file holds once (not trivial): fingerprint
+    # -> the file's line (0-based). A run through such a line places its edit, and
+    # a window's rules must see where its edit landed outside it too.
+    beyond: dict[int, int] | None = None
+    file_fps: list[int] | None = None  # the whole file's fingerprints (a window)
 
     @classmethod
-    def of(cls, texts: list[str]) -> LineTexts:
+    def of(cls, texts: list[str], whole: list[str] | None = None, start: int = 0) -> LineTexts:
+        """``texts``; where they are lines ``start`` on (0-based) of a longer file,
+        ``whole`` is that file's text."""
+        fps = fingerprints(texts)
+        if whole is None or len(whole) == len(texts):
+            return cls(
+                texts, fps, [is_trivial(t) for t in texts], [normalise_line(t) for t in texts]
+            )
+        every = fingerprints(whole)
+        counts = Counter(every)
+        inside = range(start, start + len(texts))
+        beyond = {
+            fp: k
+            for k, fp in enumerate(every)
+            if counts[fp] == 1 and k not in inside and not is_trivial(whole[k])
+        }
         return cls(
             texts,
-            fingerprints(texts),
+            fps,
             [is_trivial(t) for t in texts],
             [normalise_line(t) for t in texts],
+            counts,
+            start,
+            beyond,
+            every,
         )
 
     def __len__(self) -> int:
         return len(self.texts)
 
-    def window(self, lo: int, hi: int) -> LineTexts:
-        """Lines ``lo`` to ``hi`` (0-based, ``hi`` excluded)."""
-        return LineTexts(self.texts[lo:hi], self.fps[lo:hi], self.trivial[lo:hi], self.bare[lo:hi])
+    def text_beyond(self, line: int) -> int | None:
+        """The fingerprint of the file's line ``line`` counted from the window's first
+        (0-based), where that line is outside the window; else None."""
+        if self.file_fps is None or 0 <= line < len(self.fps):
+            return None
+        at = self.start + line
+        return self.file_fps[at] if 0 <= at < len(self.file_fps) else None
+
+    def counts(self) -> Counter[int]:
+        """How often the file (the whole file, for a window) holds each fingerprint."""
+        return self.file_counts if self.file_counts is not None else Counter(self.fps)
 
 
 @dataclass

@@ -35,6 +35,7 @@ from deja_blame.attribution.facts.model import (
     WriteSet,
 )
 from deja_blame.attribution.match.lone import FileEdits, old_lines_above, place_lone_edits
+from deja_blame.index.fingerprint import fingerprints
 
 # A run of this many lines is strong evidence of place: among writes with runs at
 # least this long made in the line's commit window the latest wins (a later
@@ -131,12 +132,14 @@ def match_lines(
         + CLOCK_SKEW
         for b in blamed
     ]
-    occurrences = Counter(fps)
+    # how often the file holds each text: the whole file's count where these lines
+    # are a window of it (``LineTexts.file_counts``), so a window answers as the file
+    occurrences = line_texts.counts()
     twins = writes.twins()
     # seeds[i]: the writes line i may take on its own text alone (first twins only).
     seeds: list[list[Key]] = [[] for _ in range(n)]
     firsts: dict[int, list[Key]] = {}
-    for fp in occurrences:
+    for fp in set(fps):
         firsts[fp] = [
             k for k in by_fp.get(fp, ()) if twins[(k[0], k[1])].members[0] == (k[0], k[1])
         ]
@@ -220,8 +223,20 @@ def match_lines(
     # among equal evidence, the copy nearest where the write landed goes first.
     repeated = [not trivial[i] and occurrences[fps[i]] > 1 for i in range(n)]
     old_above = None if file_edits is None else (lambda key: old_lines_above(key, file_edits))
-    distance, far_off = _distances(
-        runs, repeated, fps, occurrences, position, old_above, _kept_above(blamed)
+    beyond = text_beyond = None
+    if line_texts.beyond is not None and added_lines is not None:
+        beyond = _anchors_beyond(line_texts, writes, twins, added_lines)
+        text_beyond = line_texts.text_beyond
+    distance, far_off, taken_beyond = _distances(
+        runs,
+        repeated,
+        fps,
+        occurrences,
+        position,
+        old_above,
+        _kept_above(blamed, line_texts.start),
+        beyond,
+        text_beyond,
     )
 
     def rank_of(i: int, run: int, at: float, miss: int, far: int) -> tuple[int, float, float]:
@@ -270,6 +285,8 @@ def match_lines(
             i, at, 1 if fresh is not None and fresh(i, at) else copies(key, fps[i], limits[i])
         ):
             continue  # checked only for the write about to be given; older twins are older
+        if taken_beyond(i, key):
+            continue  # a window's line: the write is a line's outside it (``_distances``)
         if placeless and far_off(i, key):
             # one of several copies of a text, a run that does not say which (short,
             # or all of repeated texts), and far from where the write landed (shifted
@@ -350,7 +367,7 @@ def match_lines(
                 run=run,
             )
         )
-    return _drop_strangers(out, writes, final_fps, has_exact, set(fps), same_project)
+    return _drop_strangers(out, writes, final_fps, has_exact, set(occurrences), same_project)
 
 
 def _distances(
@@ -361,7 +378,9 @@ def _distances(
     position: Callable[[Key], int | None] | None,
     old_above: Callable[[Key], int | None] | None = None,
     kept_above: list[int] | None = None,
-) -> tuple[Callable[[int, Key], int], Callable[[int, Key], bool]]:
+    beyond: Callable[[int], list[tuple[int, Key]]] | None = None,
+    text_beyond: Callable[[int], int | None] | None = None,
+) -> tuple[Callable[[int, Key], int], Callable[[int, Key], bool], Callable[[int, Key], bool]]:
     """``distance(i, key)``: how far line i is from where write ``key`` should be now,
     and ``far(i, key)``: more than FAR_LINES from it, where that is known.
 
@@ -376,15 +395,31 @@ def _distances(
     lines above the write as its edit found the file (``old_above``: its hunk's
     old start) are compared with the lines above line i that git kept from
     older commits (``kept_above``), which the person's new lines are not.
+
+    In a window of a longer file, ``beyond(sid)`` gives the session's anchors outside
+    it ((line, write) pairs, lines counted from the window's first), as runs over
+    the whole file would have found them, and ``text_beyond(line)`` the fingerprint
+    of a line outside it (None inside). The third function, ``taken(i, key)``, says
+    the write belongs to a line outside the window: where it should be now holds its
+    text, which the whole file's matcher gives it (its run there is the edit's own),
+    so no line of the window may take it (a ``}`` of a session's test, landed 600
+    lines up, given to a ``}`` of a person's copy of that test inside the window).
     """
     if position is None or not any(repeated):
-        return (lambda i, key: 0), (lambda i, key: False)
+        return (lambda i, key: 0), (lambda i, key: False), (lambda i, key: False)
     place = position
-    # only a write that two lines of one text can both take needs a place
-    seen: Counter[Key] = Counter(k for i in range(len(runs)) if repeated[i] for k in runs[i])
+    # only a write that two lines of one text can both take needs a place; in a
+    # window, a copy of the text outside it (the whole file's count) is such a line
+    here = Counter(fps)
+    seen: Counter[Key] = Counter()
+    for i in range(len(runs)):
+        if repeated[i]:
+            outside = 1 if occurrences[fps[i]] > here[fps[i]] else 0
+            for k in runs[i]:
+                seen[k] += 1 + outside
     contested = {k for k, n in seen.items() if n > 1}
     if not contested:
-        return (lambda i, key: 0), (lambda i, key: False)
+        return (lambda i, key: 0), (lambda i, key: False), (lambda i, key: False)
     wanted = {(k[0], k[1]) for k in contested}
     sessions = {edit[0] for edit in wanted}
     # (line, write) pairs of lines whose text the file holds once, by edit
@@ -394,6 +429,10 @@ def _distances(
             continue
         for key in found:
             if key[0] in sessions:
+                anchors.setdefault((key[0], key[1]), []).append((i, key))
+    if beyond is not None:
+        for sid in sessions:
+            for i, key in beyond(sid):
                 anchors.setdefault((key[0], key[1]), []).append((i, key))
     median: dict[tuple[int, int], int | None] = {}
     # anchors as (written place, shift), by place: of one edit, or (None) of all
@@ -476,17 +515,57 @@ def _distances(
             return False
         return abs(i - at - got[0]) > FAR_LINES
 
-    return distance, far
+    def taken(i: int, key: Key) -> bool:
+        if text_beyond is None:
+            return False
+        at = place(key)
+        if at is None:
+            return False
+        moved = shift(key, at)
+        return moved is not None and text_beyond(at + moved) == fps[i]
+
+    return distance, far, taken
 
 
-def _kept_above(blamed: list[BlameLine | None]) -> list[int]:
+def _anchors_beyond(
+    line_texts: LineTexts,
+    writes: WriteSet,
+    twins: dict[tuple[int, int], Twins],
+    added_lines: Callable[[int, int], list[str]],
+) -> Callable[[int], list[tuple[int, Key]]]:
+    """``beyond(sid)``: for a window, the (line, write) pairs outside it that runs over
+    the whole file would make anchors: each line the session's edits of the file
+    wrote whose text the file holds once (``LineTexts.beyond``), its line counted
+    from the window's first (negative above it)."""
+    at_line = line_texts.beyond or {}
+    start = line_texts.start
+    edits_of: dict[int, list[tuple[int, int]]] = {}
+    for edit in writes.by_edit:
+        if twins[edit].members[0] == edit:  # runs hold an edit's first twin only
+            edits_of.setdefault(edit[0], []).append(edit)
+
+    def beyond(sid: int) -> list[tuple[int, Key]]:
+        out = []
+        for sid_, edit in sorted(edits_of.get(sid, ())):
+            for idx, fp in enumerate(fingerprints(added_lines(sid_, edit))):
+                line = at_line.get(fp)
+                if line is not None:
+                    out.append((line - start, (sid_, edit, idx)))
+        return out
+
+    return beyond
+
+
+def _kept_above(blamed: list[BlameLine | None], start: int = 0) -> list[int]:
     """For each line, how many lines above it are not of its commit (git kept them from
-    an older one): where it stands in the file its commit was made from."""
+    an older one): where it stands in the file its commit was made from. ``start``:
+    the file's line (0-based) ``blamed`` begins at, whose lines above are taken as
+    kept (a window's blame says nothing of them)."""
     seen: Counter[str | None] = Counter()
     out = []
     for i, b in enumerate(blamed):
         commit = None if b is None else b.commit
-        out.append(i - seen[commit])
+        out.append(start + i - seen[commit])
         seen[commit] += 1
     return out
 
