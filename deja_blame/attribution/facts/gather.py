@@ -9,31 +9,24 @@ session wrote to the file, the file's log and the repository's file list too
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 import threading
-import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import orjson
-
-from deja_blame.attribution import blame_options, cache
-from deja_blame.attribution.facts import derived_blame
-from deja_blame.attribution.facts.git_blame import PendingBlame, drop_early, start_blame
+from deja_blame.attribution.facts.git_blame import blame_version, start_blame
 from deja_blame.attribution.facts.gitread import git
 from deja_blame.attribution.facts.model import BlameLine, FileFacts, LineTexts, WriteSet
 from deja_blame.attribution.facts.settled import PassRecord, pass_record, settled_lines
 from deja_blame.attribution.facts.writes import load_writes
 from deja_blame.attribution.model import LineAttribution, NoteLookup, format_time_epoch
-from deja_blame.gitutil import FileVersion, head_commit, workdir
+from deja_blame.gitutil import FileVersion, workdir
 from deja_blame.index import queries as Q
 
 if TYPE_CHECKING:
     import pygit2
 
-CACHE_ENTRIES = 2000
 WINDOW_CONTEXT = 40  # lines blamed and matched around a range or an uncommitted block
 
 
@@ -62,7 +55,7 @@ def gather_file(
                 relpath, str(root), version.commit, len(texts), [], [], LineTexts.of([])
             )
     if window is None:
-        pending = _start_blame_cached(conn, root, repo, version, engine)
+        pending = blame_version(conn, root, repo, version, engine)
     else:
         pending = start_blame(root, repo, relpath, version.commit, engine=engine, span=(lo, hi))
     if before_match is not None:
@@ -369,86 +362,3 @@ def _in_background(name: str, work: Callable[[], object]) -> threading.Thread:
     thread = threading.Thread(target=run, name=name, daemon=True)
     thread.start()
     return thread
-
-
-# -- the blame cache ------------------------------------------------------------------
-
-
-def _cache_key(repo: pygit2.Repository, version: FileVersion) -> str:
-    # the repository is part of the key: a shallow clone's blame of a commit (its
-    # boundary) is not the full clone's
-    root = workdir(repo)
-    options = blame_options.current().signature()
-    if version.commit is not None:
-        return f"rev:{root}:{version.commit}:{version.relpath}{options}"
-    head = head_commit(repo)
-    digest = hashlib.blake2b(version.data, digest_size=16).hexdigest()
-    return f"wt:{root}:{head.id if head else '-'}:{version.relpath}:{digest}{options}"
-
-
-def _start_blame_cached(
-    conn: sqlite3.Connection | None,
-    root: Path,
-    repo: pygit2.Repository,
-    version: FileVersion,
-    engine: str,
-) -> PendingBlame:
-    """The blame of ``version``: from the cache, or started now and cached when done."""
-    key = _cache_key(repo, version) + f":{engine}"
-    use_cache = conn is not None and cache.cacheable()
-    if use_cache and cache.fast_path_enabled():
-        assert conn is not None
-        row = Q.cache_get(conn, "blame_cache", key)
-        if row is not None:
-            try:
-                cached = [BlameLine(*item) for item in orjson.loads(zlib.decompress(row[0]))]
-                if version.commit is not None:
-                    drop_early(root, version.commit, version.relpath)
-                    if _git_engine(repo, engine):
-                        derived_blame.remember(root, version.commit, version.relpath, cached)
-                return PendingBlame(lambda: cached)
-            except (zlib.error, orjson.JSONDecodeError, TypeError):
-                pass  # a damaged entry: blame again
-    # a report or stats blames the same file at commit after commit: git's answer at
-    # an older one, carried through the diffs since, is the same answer
-    derived = (
-        derived_blame.derive(root, version.commit, version.relpath)
-        if version.commit is not None and _git_engine(repo, engine)
-        else None
-    )
-    if derived is not None:
-        if use_cache and conn is not None:
-            _store(conn, key, derived)
-        return PendingBlame(lambda: derived)
-    pending = start_blame(root, repo, version.relpath, version.commit, engine=engine)
-    if use_cache and conn is not None:
-        from deja_blame.later import defer
-
-        # kept once git is done, and once the answer is out (``later``)
-        pending.after(lambda lines: defer(lambda: _store(conn, key, lines)))
-    if version.commit is not None and _git_engine(repo, engine):
-        commit = version.commit
-        pending.after(lambda lines: derived_blame.remember(root, commit, version.relpath, lines))
-    return pending
-
-
-def _git_engine(repo: pygit2.Repository, engine: str) -> bool:
-    """Whether ``start_blame`` asks git (what ``derived_blame`` derives), not libgit2."""
-    from deja_blame.gitcli import is_cli
-    from deja_blame.gitutil import git_available
-
-    return engine == "git" or (engine == "auto" and git_available()) or is_cli(repo)
-
-
-def _store(conn: sqlite3.Connection, key: str, lines: list[BlameLine]) -> None:
-    try:
-        rows = orjson.dumps(
-            [[b.line, b.commit, b.commit_time, b.orig_path, b.orig_line] for b in lines]
-        )
-    except TypeError:
-        return  # a file name that is not UTF-8 (pathtext): not cached, blamed each time
-    data = zlib.compress(rows, 1)
-    try:
-        Q.cache_put(conn, "blame_cache", key, data, CACHE_ENTRIES)
-    except sqlite3.OperationalError:
-        pass  # a busy or read-only index only costs the cache

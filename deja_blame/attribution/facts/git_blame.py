@@ -7,31 +7,42 @@
   line diff, lines that differ from HEAD being not committed yet.
 
 Both give, per line: the commit, its committer time, and the line's original
-path and number in that commit (blame follows whole-file renames).
+path and number in that commit (blame follows whole-file renames). A whole
+version's blame (``blame_version``) is read from the index's blame cache where
+it was kept, else derived from an older commit's (``derived_blame``), else
+asked of the engine, and kept.
 """
 
 from __future__ import annotations
 
+import hashlib
 import operator
 import os
+import sqlite3
 import subprocess
 import threading
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from deja_blame.attribution import blame_options
-from deja_blame.attribution.facts import early
+import orjson
+
+from deja_blame.attribution import blame_options, cache
+from deja_blame.attribution.facts import derived_blame, early
 from deja_blame.attribution.facts.model import BlameLine
 from deja_blame.errors import DejaError
 from deja_blame.gitcli import is_blob, is_cli
 from deja_blame.gitutil import (
+    FileVersion,
     git_available,
     head_commit,
     no_git_env,
     read_worktree_bytes,
     resolve_commit,
+    workdir,
 )
+from deja_blame.index import queries as Q
 from deja_blame.linediff import aligned
 from deja_blame.objectid import LENGTHS
 
@@ -480,3 +491,88 @@ def _blob_lines(repo: pygit2.Repository, commit: pygit2.Commit | None, relpath: 
     if not is_blob(blob):
         return []
     return blob.data.decode("utf-8", "replace").splitlines()
+
+
+CACHE_ENTRIES = 2000  # blames kept (the index's blame_cache)
+
+
+# -- a whole version's blame: the blame cache, a derived blame, or git ---------------
+
+
+def _cache_key(repo: pygit2.Repository, version: FileVersion) -> str:
+    # the repository is part of the key: a shallow clone's blame of a commit (its
+    # boundary) is not the full clone's
+    root = workdir(repo)
+    options = blame_options.current().signature()
+    if version.commit is not None:
+        return f"rev:{root}:{version.commit}:{version.relpath}{options}"
+    head = head_commit(repo)
+    digest = hashlib.blake2b(version.data, digest_size=16).hexdigest()
+    return f"wt:{root}:{head.id if head else '-'}:{version.relpath}:{digest}{options}"
+
+
+def blame_version(
+    conn: sqlite3.Connection | None,
+    root: Path,
+    repo: pygit2.Repository,
+    version: FileVersion,
+    engine: str,
+) -> PendingBlame:
+    """git's blame of ``version``, the whole file: from the blame cache, else derived
+    from an older commit's blame of it (``derived_blame``: a report or stats blames
+    one file at commit after commit), else started now; kept once git is done."""
+    key = _cache_key(repo, version) + f":{engine}"
+    use_cache = conn is not None and cache.cacheable()
+    if use_cache and cache.fast_path_enabled():
+        assert conn is not None
+        row = Q.cache_get(conn, "blame_cache", key)
+        if row is not None:
+            try:
+                cached = [BlameLine(*item) for item in orjson.loads(zlib.decompress(row[0]))]
+                if version.commit is not None:
+                    drop_early(root, version.commit, version.relpath)
+                    if _git_engine(repo, engine):
+                        derived_blame.remember(root, version.commit, version.relpath, cached)
+                return PendingBlame(lambda: cached)
+            except (zlib.error, orjson.JSONDecodeError, TypeError):
+                pass  # a damaged entry: blame again
+    # a report or stats blames the same file at commit after commit: git's answer at
+    # an older one, carried through the diffs since, is the same answer
+    derived = (
+        derived_blame.derive(root, version.commit, version.relpath)
+        if version.commit is not None and _git_engine(repo, engine)
+        else None
+    )
+    if derived is not None:
+        if use_cache and conn is not None:
+            _store(conn, key, derived)
+        return PendingBlame(lambda: derived)
+    pending = start_blame(root, repo, version.relpath, version.commit, engine=engine)
+    if use_cache and conn is not None:
+        from deja_blame.later import defer
+
+        # kept once git is done, and once the answer is out (``later``)
+        pending.after(lambda lines: defer(lambda: _store(conn, key, lines)))
+    if version.commit is not None and _git_engine(repo, engine):
+        commit = version.commit
+        pending.after(lambda lines: derived_blame.remember(root, commit, version.relpath, lines))
+    return pending
+
+
+def _git_engine(repo: pygit2.Repository, engine: str) -> bool:
+    """Whether ``start_blame`` asks git (what ``derived_blame`` derives), not libgit2."""
+    return engine == "git" or (engine == "auto" and git_available()) or is_cli(repo)
+
+
+def _store(conn: sqlite3.Connection, key: str, lines: list[BlameLine]) -> None:
+    try:
+        rows = orjson.dumps(
+            [[b.line, b.commit, b.commit_time, b.orig_path, b.orig_line] for b in lines]
+        )
+    except TypeError:
+        return  # a file name that is not UTF-8 (pathtext): not cached, blamed each time
+    data = zlib.compress(rows, 1)
+    try:
+        Q.cache_put(conn, "blame_cache", key, data, CACHE_ENTRIES)
+    except sqlite3.OperationalError:
+        pass  # a busy or read-only index only costs the cache
