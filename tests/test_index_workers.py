@@ -18,6 +18,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -338,6 +339,21 @@ def test_packed_columns_read_back_and_old_rows_too(tmp_path: Path) -> None:
     text = "The agent said: " + "é" * 300
     assert store.message_text(store._pack_text("assistant", text)) == text
     assert store._pack_text("user", text) == text  # requests stay TEXT: SQL reads them
+
+
+def test_an_edit_body_is_compressed_at_the_edit_level_and_any_level_reads(tmp_path: Path) -> None:
+    """An edit's text, the bulk of the index, is packed at EDIT_LEVEL (smaller than the
+    level 1 of other packed values); a body packed at any level, as older rows were,
+    reads the same."""
+    from deja_blame.index import store
+
+    added = [f"    total_{i} = compute(order_{i}, rate={i % 7})  # step {i}" for i in range(120)]
+    doc = [[], added, [], None]
+    body = store.edit_body([], added, [], None)
+    assert body == zlib.compress(orjson.dumps(doc), store.EDIT_LEVEL)
+    assert store.EDIT_LEVEL > 1 and len(body) < len(store.pack(orjson.dumps(doc)))
+    for level in (1, 6, 9):
+        assert store.load_json(zlib.compress(orjson.dumps(doc), level)) == doc
 
 
 class _Terminal(io.StringIO):

@@ -195,12 +195,17 @@ def set_aside(conn: sqlite3.Connection, prefix: str) -> dict[str, tuple[str, int
 # taken for, so values stored uncompressed read as they are.
 
 PACK_MIN_BYTES = 128
+# An edit's text, the bulk of the index, at level 4: 5 % smaller than level 1 (13 %
+# on real code) for 10 % more of compression's time, which is mostly zlib's set-up
+# per value (bodies of 0.1-4 KB): 0.06 s of `deja index` for 120 MB of transcripts.
+# Levels 6 and 9 save 1 % more for twice the time on real code.
+EDIT_LEVEL = 4
 
 
-def pack(data: bytes) -> bytes:
+def pack(data: bytes, level: int = 1) -> bytes:
     if len(data) < PACK_MIN_BYTES:
         return data
-    packed = zlib.compress(data, 1)
+    packed = zlib.compress(data, level)
     return packed if len(packed) < len(data) else data
 
 
@@ -324,7 +329,7 @@ def edit_body(
     removed: list[str], added: list[str], witness: list[str], hunks: list[Any] | None
 ) -> bytes:
     """The ``edits.body`` value: [removed, added, witness, hunks], packed."""
-    return pack(orjson.dumps([removed, added, witness, hunks]))
+    return pack(orjson.dumps([removed, added, witness, hunks]), EDIT_LEVEL)
 
 
 def edit_lines(body: bytes | str) -> tuple[list[str], list[str]]:
