@@ -1405,6 +1405,7 @@ def test_a_schema_6_index_upgrades_with_every_edit_as_it_was(tmp_path: Path) -> 
     messages_as_schema_8(conn)
     lines_as_schema_9(conn)
     files_as_schema_10(conn)
+    commands_as_schema_11(conn)
     conn.execute("UPDATE meta SET value='6' WHERE key='schema_version'")
     conn.close()
 
@@ -1682,6 +1683,76 @@ def files_as_schema_10(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE files_v10 RENAME TO files")
 
 
+def commands_as_schema_11(conn: sqlite3.Connection) -> None:
+    """The commands table put back as schemas 1 to 11 kept it: ``at`` a TEXT column."""
+    from deja_blame.index.times import shown_time
+
+    conn.create_function("shown", 1, shown_time, deterministic=True)
+    conn.execute(
+        "CREATE TABLE commands_v11 (sid INTEGER NOT NULL, ord INTEGER NOT NULL,"
+        " step INTEGER NOT NULL, command TEXT NOT NULL, cwd TEXT, exit_code INTEGER,"
+        " status TEXT, at TEXT, PRIMARY KEY (sid, ord)) WITHOUT ROWID"
+    )
+    conn.execute(
+        "INSERT INTO commands_v11 SELECT sid, ord, step, command, cwd, exit_code, status,"
+        " shown(at) FROM commands"
+    )
+    conn.execute("DROP TABLE commands")
+    conn.execute("ALTER TABLE commands_v11 RENAME TO commands")
+
+
+def test_a_schema_11_index_upgrades_with_every_command_as_it_was(tmp_path: Path) -> None:
+    """0012 keeps a command's canonical time as its seconds. Every fixture session
+    indexed, one command's time made another form, the commands put back as schema 11
+    kept them, upgraded: show and why's queries give each command the time text it had,
+    the canonical ones are integers and the other form is the text it was."""
+    from deja_blame.index.queries import commands_from, commands_mentioning, commands_of
+
+    root = tmp_path / "root"
+    db, ids = _every_fixture_indexed(root, tmp_path)
+    shown = {sid: show_in_process(sid) for sid in ids}
+    conn = sqlite3.connect(str(db), isolation_level=None)
+    odd = "2026-07-17T09:00:00.250+02:00"
+    conn.execute(
+        "UPDATE commands SET at=? WHERE (sid, ord) = (SELECT sid, ord FROM commands LIMIT 1)",
+        (odd,),
+    )
+    commands_as_schema_11(conn)
+    conn.execute("UPDATE meta SET value='11' WHERE key='schema_version'")
+    conn.close()
+    times = (
+        "SELECT s.session_id, c.at FROM commands c JOIN sessions s USING (sid)"
+        " ORDER BY s.session_id, c.step, c.ord"
+    )
+    as_11 = query(db, times)
+    assert len(as_11) >= 10 and all(isinstance(at, str) for _, at in as_11)
+    assert sum(at == odd for _, at in as_11) == 1
+    sids = dict(query(db, "SELECT session_id, sid FROM sessions"))
+
+    proc = deja("show", ids[0], "--json")
+    assert "upgrading the index" in proc.stderr.decode()
+    upgraded = {sid: show_in_process(sid) for sid in ids}
+    assert [(sid, c["at"]) for sid in sorted(ids) for c in upgraded[sid]["commands"]] == as_11
+    assert dict(query(db, "SELECT typeof(at), count(*) FROM commands GROUP BY 1")) == {
+        "integer": len(as_11) - 1,
+        "text": 1,
+    }
+    conn = index_db.connect(db)
+    try:
+        for session_id in sorted(ids):
+            want = [at for sid, at in as_11 if sid == session_id]
+            assert [c[2] for c in commands_of(conn, sids[session_id])] == want
+            assert [c[2] for c in commands_from(conn, sids[session_id], -1, 10_000)] == want
+        named = commands_mentioning(conn, "")
+        assert named and {at for _, _, _, at in named} <= {at for _, at in as_11}
+    finally:
+        conn.close()
+    for doc in (*shown.values(), *upgraded.values()):  # all else as it was
+        for c in doc["commands"]:
+            c.pop("at")
+    assert upgraded == shown
+
+
 def test_a_schema_10_index_upgrades_with_every_file_record_as_it_was(tmp_path: Path) -> None:
     """0011 keeps a file record's canonical time as its seconds. Every fixture session
     indexed, one file record's time made another form, the files put back as schema 10
@@ -1696,6 +1767,7 @@ def test_a_schema_10_index_upgrades_with_every_file_record_as_it_was(tmp_path: P
         "UPDATE files SET at=? WHERE (sid, ord) = (SELECT sid, ord FROM files LIMIT 1)", (odd,)
     )
     files_as_schema_10(conn)
+    commands_as_schema_11(conn)
     conn.execute("UPDATE meta SET value='10' WHERE key='schema_version'")
     conn.close()
     times = "SELECT s.session_id, f.at FROM files f JOIN sessions s USING (sid) ORDER BY f.sid, f.step, f.ord"
@@ -1741,6 +1813,7 @@ def test_a_schema_9_index_upgrades_with_every_write_as_it_was(tmp_path: Path) ->
     conn = sqlite3.connect(str(db), isolation_level=None)
     lines_as_schema_9(conn)
     files_as_schema_10(conn)
+    commands_as_schema_11(conn)
     conn.execute("UPDATE meta SET value='9' WHERE key='schema_version'")
     conn.close()
 
@@ -1785,6 +1858,7 @@ def test_a_schema_8_index_upgrades_with_every_message_as_it_was(tmp_path: Path) 
     messages_as_schema_8(conn)
     lines_as_schema_9(conn)
     files_as_schema_10(conn)
+    commands_as_schema_11(conn)
     conn.execute("UPDATE meta SET value='8' WHERE key='schema_version'")
     conn.close()
 

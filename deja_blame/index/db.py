@@ -18,7 +18,7 @@ from typing import Any
 
 from deja_blame.errors import DejaError, IndexCorruptError
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 DB_ENV = "DEJA_DB"
 BUSY_TIMEOUT_MS = 30_000  # the default wait for another process's write lock
 BUSY_ENV = "DEJA_BUSY_TIMEOUT"  # seconds, where a script would rather fail sooner
@@ -288,6 +288,7 @@ MIGRATIONS: list[tuple[str, str | Callable[[sqlite3.Connection], None]]] = [
         """,
     ),
     ("0011_file_times_as_seconds", lambda conn: _file_times_as_seconds(conn)),  # below
+    ("0012_command_times_as_seconds", lambda conn: _command_times_as_seconds(conn)),
 ]
 
 FILES_V11 = """
@@ -306,12 +307,7 @@ def _file_times_as_seconds(conn: sqlite3.Connection) -> None:
     """0011: a file record's ``at`` in the canonical form becomes its seconds (20 bytes
     of text -> a 4-byte integer, a fifth of the files table); any other form is
     copied as it was, and read back as it was (``shown_time``)."""
-    from deja_blame.index.times import stored_time
-
-    def seconds(at: Any) -> Any:
-        return stored_time(at) if isinstance(at, str) else at
-
-    conn.create_function("deja_stored_time", 1, seconds, deterministic=True)
+    _times_as_seconds_function(conn)
     conn.execute(FILES_V11)
     conn.execute(
         "INSERT INTO files_v11 SELECT sid, ord, step, path, action, deja_stored_time(at)"
@@ -319,6 +315,39 @@ def _file_times_as_seconds(conn: sqlite3.Connection) -> None:
     )
     conn.execute("DROP TABLE files")
     conn.execute("ALTER TABLE files_v11 RENAME TO files")
+
+
+def _times_as_seconds_function(conn: sqlite3.Connection) -> None:
+    """``deja_stored_time(at)`` in SQL: ``stored_time`` of a text, anything else as it is."""
+    from deja_blame.index.times import stored_time
+
+    def seconds(at: Any) -> Any:
+        return stored_time(at) if isinstance(at, str) else at
+
+    conn.create_function("deja_stored_time", 1, seconds, deterministic=True)
+
+
+COMMANDS_V12 = """
+    CREATE TABLE commands_v12 (
+        sid INTEGER NOT NULL, ord INTEGER NOT NULL, step INTEGER NOT NULL,
+        command TEXT NOT NULL, cwd TEXT, exit_code INTEGER, status TEXT,
+        at,  -- no type, as the files' since 0011
+        PRIMARY KEY (sid, ord)
+    ) WITHOUT ROWID
+"""
+
+
+def _command_times_as_seconds(conn: sqlite3.Connection) -> None:
+    """0012: a command's ``at`` in the canonical form becomes its seconds, as 0011 did
+    for the files (``index/times.py``); any other form is copied as it was."""
+    _times_as_seconds_function(conn)
+    conn.execute(COMMANDS_V12)
+    conn.execute(
+        "INSERT INTO commands_v12 SELECT sid, ord, step, command, cwd, exit_code, status,"
+        " deja_stored_time(at) FROM commands ORDER BY sid, ord"
+    )
+    conn.execute("DROP TABLE commands")
+    conn.execute("ALTER TABLE commands_v12 RENAME TO commands")
 
 
 EDITS_V7 = """

@@ -202,7 +202,7 @@ def commands_mentioning(
     """(session id, command, cwd, at) of the commands that succeeded and name ``name``."""
     like = "%" + as_text(name).replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
     return [
-        (str(sid), str(cmd), cwd, at)
+        (str(sid), str(cmd), cwd, shown_time(at))
         for sid, cmd, cwd, at in conn.execute(
             "SELECT s.session_id, c.command, c.cwd, c.at FROM commands c"
             " JOIN sessions s ON s.sid = c.sid"
@@ -268,7 +268,7 @@ def commands_from(
 ) -> list[tuple[str, int | None, str | None, str | None]]:
     """(command, exit code, at, status) of the session's commands from ``step`` on."""
     return [
-        (c, x, a, st)
+        (c, x, shown_time(a), st)
         for c, x, a, st in conn.execute(
             "SELECT command, exit_code, at, status FROM commands WHERE sid=? AND step>=?"
             " ORDER BY step, ord LIMIT ?",
@@ -669,7 +669,7 @@ def requests_of(conn: sqlite3.Connection, sid: int) -> list[tuple[int, str]]:
 def commands_of(conn: sqlite3.Connection, sid: int) -> list[tuple[str, int | None, str | None]]:
     """(command, exit code, at) of the session's commands, in order."""
     return [
-        (c, x, a)
+        (c, x, shown_time(a))
         for c, x, a in conn.execute(
             "SELECT command, exit_code, at FROM commands WHERE sid=? ORDER BY step, ord", (sid,)
         )

@@ -384,7 +384,7 @@ def chunk_rows(chunk: Chunk) -> ChunkRows:
     return ChunkRows(
         messages=[_message_row(step, m) for step, m in chunk.messages],
         commands=[
-            (c.seq, step, c.command, c.cwd, c.exit_code, c.status, c.at)
+            (c.seq, step, c.command, c.cwd, c.exit_code, c.status, stored_time(c.at))
             for step, c in chunk.commands
         ],
         files=[(f.seq, step, f.path, f.action, stored_time(f.at)) for step, f in chunk.files],
@@ -573,7 +573,7 @@ def load_session(conn: sqlite3.Connection, session_id: str) -> Session:
         Message(role=r[0], text=text, at=shown_time(r[5]), seq=r[6]) for r, text in zip(rows, texts)
     ]
     session.commands = [
-        Command(command=r[0], cwd=r[1], exit_code=r[2], at=r[3], seq=r[4], status=r[5])
+        Command(command=r[0], cwd=r[1], exit_code=r[2], at=shown_time(r[3]), seq=r[4], status=r[5])
         for r in conn.execute(
             "SELECT command, cwd, exit_code, at, ord, status FROM commands WHERE sid=?"
             " ORDER BY step, ord",
