@@ -216,3 +216,36 @@ def test_a_record_seen_before_keeps_its_time_and_a_new_one_takes_the_files() -> 
     assert back.at({"a": 1}) == "2026-12-01T08:00:00Z"
     # a stored map of the wrong shape is no map
     assert FirstSeen("2026-12-01T08:00:00Z", {"x": "y", "t": [True, "k"]}).at({"a": 1})
+
+
+@pytest.mark.parametrize("agent", sorted(WRITERS))
+def test_why_names_the_session_whose_first_reading_came_after_the_commit(
+    agent: str, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read for the first time after the chat went on (deja installed later), every
+    record takes the file's time, after the commit: the commit cannot hold the
+    session's write and its lines are nobody's. ``deja why`` says which session wrote
+    the line and why it is not given it (newcomer 9, #2)."""
+    monkeypatch.setenv(ROOT_ENV[agent], str(tmp_path / "store"))
+    (repo / "app.py").write_text(OLD)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "init", env=commit_env(EDIT_AT - 3600))
+    (repo / "app.py").write_text(NEW)
+    git(repo, "commit", "-qam", "agent", env=commit_env(COMMIT_AT))
+    transcript = WRITERS[agent](tmp_path / "store", repo, True)
+    os.utime(transcript, (LATER, LATER))
+    assert _agents(repo) == [None, None, None]
+    doc = deja_json("why", "app.py:2", "--json", cwd=repo)
+    assert doc["session"] is None
+    assert doc["written_after_commit"] == {
+        "session": SID,
+        "agent": agent,
+        "at": "2025-12-01T10:00:00Z",
+        "commit_at": "2025-12-01T09:30:00Z",
+        "first_seen": True,
+    }
+    text = deja("why", "app.py:2", cwd=repo).stdout.decode()
+    assert f"session {SID} ({agent}) wrote this line, but its write is dated" in text
+    assert "records no times" in text
+    # a line the session did not write, or one dated before: nothing said
+    assert "written_after_commit" not in deja_json("why", "app.py:1", "--json", cwd=repo)

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from deja_blame.attribution.facts.model import CLOCK_SKEW
 from deja_blame.attribution.model import FileBlame, LineAttribution
 from deja_blame.index import queries as Q
 from deja_blame.index.fingerprint import fingerprint
@@ -39,6 +40,11 @@ def line_story(
             by_command = command_behind(conn, result.root, ln.commit, ln.orig_path or result.path)
             if by_command is not None:
                 doc["changed_by_command"] = by_command
+            later = written_after_commit(
+                conn, result.root, ln.commit, ln.orig_path or result.path, ln.text
+            )
+            if later is not None:
+                doc["written_after_commit"] = later
         return doc
     info = result.sessions.get(ln.session)
     doc["session_info"] = info.to_json() if info else None
@@ -109,6 +115,60 @@ _CHANGES_FILES = re.compile(
     r"\bsed\s+(-\w+\s+)*-i|\bperl\s+(-\w+\s+)*-[a-z]*i|\b(mv|cp|patch|git\s+apply|gofmt|"
     r"go\s+fmt|black|ruff\s+format|prettier|rustfmt)\b|>"
 )
+
+
+def written_after_commit(
+    conn: sqlite3.Connection, root: str, commit: str, path: str, text: str
+) -> dict[str, Any] | None:
+    """An indexed session that wrote this very line to a file of this path, but
+    whose write is dated after ``commit`` (so the commit cannot hold it, and the line
+    is nobody's): {session, agent, at, commit_at, first_seen}, the earliest such
+    write; None when there is none. ``first_seen``: its agent records no times, and
+    deja dates its records when it first reads them (a transcript read for the first
+    time after the chat went on is dated after work committed before)."""
+    from datetime import datetime, timezone
+
+    from deja_blame.errors import DejaError
+    from deja_blame.gitutil import try_git
+    from deja_blame.index.fingerprint import is_trivial
+    from deja_blame.transcripts.registry import agent_named
+    from deja_blame.transcripts.text import format_time
+
+    def iso(epoch: float) -> str:
+        return format_time(datetime.fromtimestamp(int(epoch), tz=timezone.utc))
+
+    name = path.rsplit("/", 1)[-1]
+    if not name or is_trivial(text):
+        return None
+    rows = conn.execute(
+        "SELECT s.session_id, s.source, p.path, e.at_epoch FROM lines l"
+        " JOIN paths p ON p.path_id = l.path_id JOIN sessions s ON s.sid = l.sid"
+        " JOIN edits e ON e.sid = l.sid AND e.ord = l.edit_ord"
+        " WHERE p.name = ? AND l.fp = ? AND e.source = 'agent' AND e.at_epoch IS NOT NULL",
+        (name, fingerprint(text)),
+    ).fetchall()
+    rows = [r for r in rows if str(r[2]).endswith("/" + path) or r[2] == path]
+    if not rows:
+        return None
+    proc = try_git(root, ["log", "-1", "--format=%ct", commit], timeout=10)
+    if proc is None or proc.returncode != 0 or not proc.stdout.strip().isdigit():
+        return None
+    committed = int(proc.stdout.strip())
+    later = [r for r in rows if r[3] > committed + CLOCK_SKEW]
+    if not later or len(later) < len(rows):
+        return None  # a write dated before the commit was there to match
+    session, agent, _, at = min(later, key=lambda r: r[3])
+    try:
+        first_seen = agent_named(str(agent)).read_seen is not None
+    except DejaError:
+        first_seen = False
+    return {
+        "session": session,
+        "agent": agent,
+        "at": iso(at),
+        "commit_at": iso(committed),
+        "first_seen": first_seen,
+    }
 
 
 def command_behind(

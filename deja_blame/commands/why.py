@@ -123,6 +123,19 @@ def run_why(
                 f"changed by a command of session {terminal(by_command['session'])}"
                 f" ({terminal(by_command['at'] or 'no time')}): {shorten(by_command['command'], 100)}"
             )
+        later = doc.get("written_after_commit")
+        if later:
+            echo(
+                f"session {terminal(later['session'])} ({terminal(later['agent'])}) wrote this"
+                f" line, but its write is dated {terminal(later['at'])}, after the commit"
+                f" ({terminal(later['commit_at'])})"
+                + (
+                    ": its transcript records no times, and deja dated each record when it"
+                    " first read it"
+                    if later.get("first_seen")
+                    else ""
+                )
+            )
         first = next((v for v in doc["history"] if v["session"]), None)
         if first is not None:
             echo(
