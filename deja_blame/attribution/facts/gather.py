@@ -168,6 +168,48 @@ def gather_file(
     return facts
 
 
+def gather_worktree(
+    conn: sqlite3.Connection | None,
+    root: str,
+    relpath: str,
+    head_lines: list[LineAttribution],
+    work_texts: list[str],
+) -> tuple[list[LineAttribution], list[FileFacts]]:
+    """The working file's lines: HEAD's attribution (``head_lines``, HEAD's answer)
+    carried to each line git's diff says HEAD had (``worktree_changes``), none for
+    the others (not committed yet); and, with an index, the windows its uncommitted
+    lines are matched in (``gather_windows``)."""
+    mapping = worktree_changes(root, relpath, [ln.text for ln in head_lines], work_texts)
+    lines: list[LineAttribution] = []
+    for i, src in enumerate(mapping):
+        if src is None:
+            lines.append(
+                LineAttribution(
+                    line=i + 1, text=work_texts[i], commit=None, orig_path=relpath, orig_line=i + 1
+                )
+            )
+        else:
+            old = head_lines[src]
+            lines.append(
+                LineAttribution(
+                    line=i + 1,
+                    text=work_texts[i],
+                    commit=old.commit,
+                    session=old.session,
+                    source=old.source,
+                    confidence=old.confidence,
+                    written_at=old.written_at,
+                    commit_time=old.commit_time,
+                    orig_path=old.orig_path,
+                    orig_line=old.orig_line,
+                    edit_ord=old.edit_ord,
+                    via=old.via,
+                )
+            )
+    windows = gather_windows(conn, root, relpath, lines) if conn is not None else []
+    return lines, windows
+
+
 def worktree_changes(
     root: str, relpath: str, head_texts: list[str], work_texts: list[str]
 ) -> list[int | None]:
