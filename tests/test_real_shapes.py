@@ -140,7 +140,8 @@ def test_copilot_chat_session_log_with_bad_lines_reads_the_rest(tmp_path: Path) 
 def test_cursor_request_time_is_the_timestamp_it_opens_with(tmp_path: Path) -> None:
     """Current Cursor opens each request with ``<timestamp>`` (local time and its
     offset): the turn's records are dated from it, not from when deja first saw the
-    file (later); words of another locale leave the first-seen time."""
+    file (later); another locale's words too (``cursor/asked.py``), and a stamp
+    that cannot be read keeps the turn before's time."""
 
     def asked(stamp: str, words: str) -> dict[str, Any]:
         text = f"<timestamp>{stamp}</timestamp>\n<user_query>\n{words}\n</user_query>"
@@ -154,6 +155,7 @@ def test_cursor_request_time_is_the_timestamp_it_opens_with(tmp_path: Path) -> N
             asked("Wednesday, Sep 16, 2026, 7:35 AM (UTC+5:30)", "two"),
             _cursor("assistant", {"type": "text", "text": "done"}),
             asked("mercredi 16 sept. 2026, 10:00 (UTC+2)", "three"),
+            asked("16/09/2026 11:00 MESZ", "four"),
         ],
     )
     s = parse_any(path, "cursor")
@@ -161,7 +163,8 @@ def test_cursor_request_time_is_the_timestamp_it_opens_with(tmp_path: Path) -> N
         ("one", "2026-09-16T01:53:00Z"),
         ("two", "2026-09-16T02:05:00Z"),
         ("done", "2026-09-16T02:05:00Z"),
-        ("three", "2026-09-16T02:05:00Z"),  # not read: no earlier than the turn before
+        ("three", "2026-09-16T08:00:00Z"),
+        ("four", "2026-09-16T08:00:00Z"),  # a zone by name: the turn before's time
     ]
     assert s.edits[0].at == "2026-09-16T01:53:00Z"
     assert s.started_at == "2026-09-16T01:53:00Z"

@@ -77,8 +77,9 @@ PLUGIN = Agent(
     # 1: records dated by when the index first saw them; 2: Shell commands, the
     # project from the transcript's projects/<slug>, Cursor's own files left out;
     # 3: a turn dated from the <timestamp> its request opens with
-    # 4: each record's step is the person's request it followed
-    reader_version=4,
+    # 4: each record's step is the person's request it followed; 5: <timestamp>s
+    # written in other languages than English
+    reader_version=5,
     sniff=_sniff,
     where="${CURSOR_CONFIG_DIR:-~/.cursor}/projects/*/agent-transcripts",
     location_env=("CURSOR_CONFIG_DIR",),

@@ -23,6 +23,7 @@ from typing import Any
 
 from deja_blame.models import Session
 from deja_blame.transcripts.builder import SessionBuilder
+from deja_blame.transcripts.cursor.asked import asked_at
 from deja_blame.transcripts.first_seen import FirstSeen
 from deja_blame.transcripts.jsonl import WholeFile
 from deja_blame.transcripts.project import work_tree_of
@@ -41,18 +42,6 @@ VIEW_TOOLS = {"Read": "view", "LS": "list", "Glob": "list"}
 SHELL_TOOLS = {"Shell"}
 REDACTED = "[REDACTED]"
 _NOT_SLUG = re.compile(r"[^A-Za-z0-9]+")
-# what current versions put before the request: ``Friday, Nov 27, 2026, 9:12 AM (UTC+1)``
-_ASKED = re.compile(
-    r"<timestamp>\s*(?:[A-Za-z]+,\s*)?([A-Za-z]{3})[a-z]*\.?\s+(\d{1,2}),\s*(\d{4}),?\s+"
-    r"(\d{1,2}):(\d{2})\s*([AaPp][Mm])\s*\(\s*(?:UTC|GMT)\s*(?:([+-])(\d{1,2})(?::?(\d{2}))?)?\s*\)"
-    r"\s*</timestamp>"
-)
-_MONTHS = {
-    m: i
-    for i, m in enumerate(
-        ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1
-    )
-}
 
 
 def parse_transcript(
@@ -104,26 +93,15 @@ def _record(b: SessionBuilder, rec: dict[str, Any], at: str | None) -> None:
 
 
 def _asked_at(rec: dict[str, Any]) -> dt.datetime | None:
-    """The time in the ``<timestamp>`` a request opens with (UTC), or None: another
-    record, none there, or words of another locale."""
+    """The time in the ``<timestamp>`` a request opens with (UTC, ``asked.py``), or
+    None: another record, or none there."""
     message = rec.get("message")
     content = (
         message.get("content") if rec.get("role") == "user" and isinstance(message, dict) else None
     )
     first = content[0] if isinstance(content, list) and content else None
     text = first.get("text") if isinstance(first, dict) else content
-    m = _ASKED.search(text[:200]) if isinstance(text, str) else None
-    month = _MONTHS.get(m.group(1).lower()) if m else None
-    if m is None or month is None:
-        return None
-    hour = int(m.group(4)) % 12 + (12 if m.group(6).lower() == "pm" else 0)
-    sign = -1 if m.group(7) == "-" else 1
-    offset = dt.timedelta(hours=int(m.group(8) or 0), minutes=int(m.group(9) or 0))
-    try:
-        local = dt.datetime(int(m.group(3)), month, int(m.group(2)), hour, int(m.group(5)))
-        return (local - sign * offset).replace(tzinfo=dt.timezone.utc)
-    except (ValueError, OverflowError):
-        return None
+    return asked_at(text[:300]) if isinstance(text, str) else None
 
 
 def _strip_query(text: str) -> str:
