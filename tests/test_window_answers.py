@@ -89,3 +89,37 @@ def test_line_texts_of_a_window_count_the_whole_file() -> None:
     assert part.beyond is not None and part.beyond[fingerprint("  setupUnique()")] == 19
     whole = LineTexts.of(file)
     assert whole.file_counts is None and whole.beyond is None and whole.start == 0
+
+
+def test_a_write_whose_edit_runs_longer_outside_the_window_is_that_copys() -> None:
+    # the session wrote "openRepo()" / "check(err)" between two lines of its own at
+    # 20-23; the person's test at 150 holds "check(err)" once more, alone. The
+    # whole file gives the write to line 21 (the longer run); a window around 150
+    # must not give it to the person's copy, whatever the places say
+    file = [f"step_{k}({k});" for k in range(200)]
+    mine = ["  setupUnique()", "  openRepo()", "  check(err)", "  teardownUnique()"]
+    file[19:23] = mine
+    file[150] = "  check(err)"
+    ws = _writes([(1, 0, 100.0, mine)])
+    added = {(1, 0): mine}
+    lo, hi = 110, 196
+    part = LineTexts.of(file[lo:hi], file, lo)
+    runs = matcher._RunsBeyond(part, lambda sid, edit: added.get((sid, edit), []))
+    assert runs.taken((1, 0, 2), 150 - lo)  # a run of 4 at 19-22 against 1 here
+    near = LineTexts.of(file[0:60], file, 0)  # a window holding the session's own run
+    assert not matcher._RunsBeyond(near, lambda sid, edit: mine).taken((1, 0, 2), 21)
+    blamed: list[BlameLine | None] = [
+        BlameLine(lo + k + 1, "c" * 40, 10_000, "a.go", lo + k + 1) for k in range(hi - lo)
+    ]
+    window = matcher.match_lines(
+        part, blamed, ws, now=20_000.0, added_lines=lambda s, e: added.get((s, e), [])
+    )
+    assert not any(window)
+    # the whole file agrees: line 21 (0-based) has it, the copy at 150 nothing
+    whole = matcher.match_lines(
+        LineTexts.of(file),
+        [BlameLine(k + 1, "c" * 40, 10_000, "a.go", k + 1) for k in range(len(file))],
+        ws,
+        now=20_000.0,
+    )
+    assert [k for k, m in enumerate(whole) if m is not None] == [19, 20, 21, 22]

@@ -223,10 +223,11 @@ def match_lines(
     # among equal evidence, the copy nearest where the write landed goes first.
     repeated = [not trivial[i] and occurrences[fps[i]] > 1 for i in range(n)]
     old_above = None if file_edits is None else (lambda key: old_lines_above(key, file_edits))
-    beyond = text_beyond = None
+    beyond = text_beyond = runs_beyond = None
     if line_texts.beyond is not None and added_lines is not None:
         beyond = _anchors_beyond(line_texts, writes, twins, added_lines)
         text_beyond = line_texts.text_beyond
+        runs_beyond = _RunsBeyond(line_texts, added_lines)
     distance, far_off, taken_beyond = _distances(
         runs,
         repeated,
@@ -285,8 +286,8 @@ def match_lines(
             i, at, 1 if fresh is not None and fresh(i, at) else copies(key, fps[i], limits[i])
         ):
             continue  # checked only for the write about to be given; older twins are older
-        if taken_beyond(i, key):
-            continue  # a window's line: the write is a line's outside it (``_distances``)
+        if taken_beyond(i, key) or (runs_beyond is not None and runs_beyond.taken(key, i)):
+            continue  # a window's line: the write is a line's outside it
         if placeless and far_off(i, key):
             # one of several copies of a text, a run that does not say which (short,
             # or all of repeated texts), and far from where the write landed (shifted
@@ -554,6 +555,90 @@ def _anchors_beyond(
         return out
 
     return beyond
+
+
+class _RunsBeyond:
+    """In a window of a longer file: ``taken(key, run)`` says a copy of the write's text
+    outside the window is where the whole file's matcher gives it, since the edit's
+    run through it there is stronger (``rank_of``: a longer run, up to
+    ``STRONG_RUN``, then the longer) and holds a text the file holds once (so the
+    far-copy rule cannot turn it away): a line of the window has no claim on it. The
+    runs are walked over the whole file's texts against the edit's added lines; what
+    the window cannot see (that outside line's commit, hence whether the write is
+    stale there) is taken as no obstacle."""
+
+    def __init__(self, line_texts: LineTexts, added_lines: Callable[[int, int], list[str]]):
+        self.every = line_texts.file_fps or []
+        self.counts = line_texts.counts()
+        self.inside = range(line_texts.start, line_texts.start + len(line_texts))
+        self.added_lines = added_lines
+        self.copies: dict[int, list[int]] | None = None
+        self.edit_fps: dict[tuple[int, int], list[int]] = {}
+        self.best: dict[Key, int] = {}
+        self.start = line_texts.start
+
+    def _outside(self, fp: int) -> list[int]:
+        if self.copies is None:
+            self.copies = {}
+            for k, f in enumerate(self.every):
+                if k not in self.inside:
+                    self.copies.setdefault(f, []).append(k)
+        return self.copies.get(fp, [])
+
+    def _written(self, key: Key) -> list[int]:
+        edit = (key[0], key[1])
+        got = self.edit_fps.get(edit)
+        if got is None:
+            got = self.edit_fps[edit] = fingerprints(self.added_lines(*edit))
+        return got
+
+    def _run_at(self, written: list[int], idx: int, k: int) -> tuple[int, int]:
+        """(length, lines the file holds once) of the run of the edit's line ``idx`` at
+        the file's line ``k``, over the whole file."""
+        every = self.every
+        top = 0
+        while idx - top > 0 and k - top > 0 and every[k - top - 1] == written[idx - top - 1]:
+            top += 1
+        down = 0
+        while (
+            idx + down + 1 < len(written)
+            and k + down + 1 < len(every)
+            and every[k + down + 1] == written[idx + down + 1]
+        ):
+            down += 1
+        once = sum(1 for j in range(k - top, k + down + 1) if self.counts[every[j]] == 1)
+        return top + down + 1, once
+
+    def _longest(self, key: Key) -> int:
+        """The edit's longest run through a copy of the write's text outside the
+        window that holds a text the file holds once."""
+        got = self.best.get(key)
+        if got is not None:
+            return got
+        written, idx, best = self._written(key), key[2], 0
+        if 0 <= idx < len(written):
+            for k in self._outside(written[idx]):
+                run, once = self._run_at(written, idx, k)
+                if once and run > best:
+                    best = run
+        self.best[key] = best
+        return best
+
+    def taken(self, key: Key, i: int) -> bool:
+        there = self._longest(key)
+        if there < STRONG_RUN:
+            return False
+        written = self._written(key)
+        if not 0 <= key[2] < len(written):
+            return False
+        here, _ = self._run_at(written, key[2], self.start + i)  # not cut by the window
+        # the whole file's order (``rank_of``); what it cannot weigh here (the outside
+        # line's commit: whether the write is older than it, or stale there) it takes
+        # as no obstacle: measured on entireio, windows then differ from the whole
+        # file on fewer lines (165 -> 140 of 17,063; 155 -> 121 of 8,209), claiming a
+        # session the file does not on fewer (111 -> 64; 103 -> 37), and more often
+        # giving nobody where the file gives a session (45 -> 68; 36 -> 79)
+        return (min(there, STRONG_RUN), there) > (min(here, STRONG_RUN), here)
 
 
 def _kept_above(blamed: list[BlameLine | None], start: int = 0) -> list[int]:
