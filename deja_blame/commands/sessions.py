@@ -38,13 +38,26 @@ def run_sessions(
     from deja_blame.index.provenance import left_out_recorded, left_out_summary
 
     left_out = left_out_recorded(conn)
+    waiting = not_yet_indexed(conn)
     if as_json:
         print_json(
-            {"sessions": [r.to_json() for r in rows], "left_out": [lo.to_json() for lo in left_out]}
+            {
+                "sessions": [r.to_json() for r in rows],
+                "left_out": [lo.to_json() for lo in left_out],
+                "not_yet_indexed": waiting,
+            }
         )
         return 0
     if left_out:
         click.echo(f"deja: {terminal(left_out_summary(left_out))}", err=True)
+    if waiting:
+        from deja_blame.output import counted
+
+        click.echo(
+            f"deja: {counted(waiting, 'new or changed transcript')} not yet indexed (this"
+            f" list reads none): {index_command(index_path(conn))} reads them",
+            err=True,
+        )
     if not rows and project:
         click.echo(f"no indexed session worked in {terminal(spellings[0] or project)}", err=True)
         click.echo("hint: deja sessions lists them all", err=True)
@@ -82,6 +95,20 @@ def run_sessions(
         )
     _say_future(rows)
     return 0
+
+
+def not_yet_indexed(conn: sqlite3.Connection) -> int:
+    """How many transcripts are new or changed since the index read them (a stat each,
+    as the refresh before an answer makes), those a repository carries left out on
+    purpose aside: what ``deja index`` would read now."""
+    from deja_blame.index.changes import changed_transcripts
+    from deja_blame.index.provenance import split_trusted
+    from deja_blame.transcripts.antigravity.discover import discover_roots
+
+    try:
+        return len(split_trusted(changed_transcripts(conn, discover_roots()))[0])
+    except (OSError, sqlite3.Error):
+        return 0  # a listing does not fail for a store it cannot look into
 
 
 FUTURE_SKEW = 300.0  # seconds a session may start ahead of this machine's clock unremarked
