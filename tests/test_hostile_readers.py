@@ -12,6 +12,7 @@ import difflib
 import os
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -198,3 +199,26 @@ def test_an_opencode_database_of_another_shape_is_skipped_and_counted(
         " (no such column: session_id)"
     ]
     assert _sessions(db) == 1  # the storage layout's session
+
+
+def test_droids_multi_edit_with_no_list_loses_nothing_else(tmp_path: Path) -> None:
+    """Review 9: ``"edits": true`` raised, and the index skipped the whole session."""
+    from deja_blame.transcripts.droid.reader import parse_transcript as droid
+
+    def call(i: str, name: str, args: dict[str, Any]) -> list[dict[str, Any]]:
+        use = {"type": "tool_use", "id": i, "name": name, "input": args}
+        done = {"type": "tool_result", "tool_use_id": i, "content": "ok"}
+        return [
+            {"type": "message", "message": {"role": "assistant", "content": [use]}},
+            {"type": "message", "message": {"role": "user", "content": [done]}},
+        ]
+
+    recs = [
+        {"type": "session_start", "id": "d1", "cwd": "/work/p"},
+        *call("a", "MultiEdit", {"file_path": "a.py", "edits": True}),
+        *call("b", "Create", {"file_path": "b.py", "content": "B = 1\n"}),
+    ]
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in recs))
+    doc = droid(path, "d1").to_json()
+    assert [e["path"] for e in doc["edits"]] == ["/work/p/b.py"]

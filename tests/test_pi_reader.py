@@ -165,3 +165,20 @@ def test_parse_tells_a_pi_session_by_its_header_anywhere(tmp_path: Path) -> None
         ],
     )
     assert deja_json("parse", str(path), "--json")["agent"] == "pi"
+
+
+def test_a_malformed_record_loses_nothing_else(tmp_path: Path) -> None:
+    """Review 9: ``"edits": 5`` (or a content that is a number) raised, and the index
+    skipped the whole session; the record is passed over, the rest kept."""
+    doc = _session(
+        tmp_path,
+        "/work/p",
+        [
+            _entry(1, None, _call("a", "write", {"path": "b.py", "content": "B = 1\n"})),
+            _entry(2, 1, _result("a")),
+            _entry(3, 2, _call("b", "edit", {"path": "a.py", "edits": 5})),
+            _entry(4, 3, _result("b")),
+            _entry(5, 4, {"role": "assistant", "content": 7}),
+        ],
+    )
+    assert [e["path"] for e in doc["edits"]] == ["/work/p/b.py"]

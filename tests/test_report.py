@@ -408,6 +408,40 @@ def test_a_report_from_notes_alone_knows_how_the_tests_ended(tmp_path: Path) -> 
     assert "The last test run failed** (as the commit's note records)" in md
 
 
+@pytest.mark.parametrize(("first", "last"), [("passed", "failed"), ("failed", "passed")])
+def test_from_notes_alone_a_session_s_tests_are_as_its_latest_commit_left_them(
+    first: str, last: str, repo: Path, tmp_path: Path
+) -> None:
+    """Review 9: a session's two commits, its tests passing at the first and failing
+    before the second (and the reverse): CI's report says how they stood last."""
+    from conftest import commit_env, deja_json, git
+
+    sid = "11111111-2222-4333-8444-555555555555"
+    (repo / "base.txt").write_text("base\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base", env=commit_env(1_784_278_000))
+    for n, (status, text) in enumerate(((first, "a\nb\n"), (last, "a\nb\nc\nd\n"))):
+        (repo / "app.py").write_text(text)
+        git(repo, "add", "-A")
+        git(repo, "commit", "-qm", f"c{n}", env=commit_env(1_784_278_860 + 1000 * n))
+        sha = git(repo, "rev-parse", "HEAD").strip()
+        note = {
+            "schema": 2,
+            "tool": "deja-blame 0.1.0",
+            "commit": sha,
+            "files": {"app.py": {sid: [[2 * n + 1, 2 * n + 2, 0.97, 1_784_278_860]]}},
+            "sessions": {
+                sid: {"agent": "claude-code", "project": ".", "tests": status},
+            },
+        }
+        git(repo, "notes", "--ref", "deja", "add", "-m", orjson.dumps(note).decode(), sha)
+    env = {"DEJA_DB": str(tmp_path / "empty.db")}
+    doc = deja_json("report", "HEAD~2..HEAD", "--format", "json", "--no-refresh", cwd=repo, env=env)
+    (session,) = doc["sessions"]
+    assert session["tests"]["status"] == last
+    assert doc["tests_failed"] == ([sid] if last == "failed" else [])
+
+
 def test_a_partial_clone_reports_what_the_full_one_does(tmp_path: Path) -> None:
     """A reviewer's ``git clone --filter=blob:none`` lacks the old versions of files,
     which libgit2 cannot fetch: deja has git fetch them for each commit's diff. With

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import sqlite3
 import subprocess
 import sys
@@ -119,8 +120,11 @@ def run_handoff(
         return 0
     # the prompt of this very session: without --session the newest one would be printed
     # the whole id: a prefix cut inside it (99999999-aaa) reads as a typo, and may not be
-    # unique
-    print_instead = f"deja handoff --to {target} --session {session_id} --print"
+    # unique; quoted, since a person pastes it into a shell and an id comes from a
+    # transcript's file name
+    print_instead = (
+        f"deja handoff --to {shlex.quote(target)} --session {shlex.quote(session_id)} --print"
+    )
     found = find_on_path(program)
     if found is None:
         raise DejaError(

@@ -6,11 +6,12 @@ pull-request comment, JSON for dashboards and CI gates, one self-contained HTML 
 
 from __future__ import annotations
 
-from deja_blame.report.collect import build_report, is_test_command
+from deja_blame.report.collect import build_report
 from deja_blame.report.model import Report
 from deja_blame.report.render_html import render_html
 from deja_blame.report.render_json import render_json
 from deja_blame.report.render_markdown import MARKER, render_markdown
+from deja_blame.test_runs import is_test_command
 
 __all__ = (
     "MARKER",

@@ -67,6 +67,7 @@ from deja_blame.report.model import (
     SessionReport,
     ShownLine,
 )
+from deja_blame.test_runs import is_test_command
 from deja_blame.transcripts.text import format_time
 
 FIRST_PROMPT_CHARS = 1000
@@ -75,115 +76,6 @@ COMMAND_CHARS = 300
 HTML_MAX_LINES = 4000  # changed lines drawn in the HTML view; the rest is counted
 
 _HEX = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
-
-# What runs a test suite: the program of any part of a shell line ("cd x && pytest -q"),
-# after environment assignments and wrappers ("CI=1 npx vitest", "uv run pytest").
-_SHELL_SPLIT = re.compile(r"&&|\|\||[;|&\n()]")
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-_WRAPPERS = {
-    "npx",
-    "pnpx",
-    "bunx",
-    "time",
-    "sudo",
-    "env",
-    "nice",
-    "exec",
-    "timeout",
-    "xvfb-run",
-    "uv",
-    "poetry",
-    "pipenv",
-    "hatch",
-    "pdm",
-    "rye",
-    "run",
-    "command",
-    "-m",
-}
-_TEST_PROGRAMS = {
-    "pytest",
-    "py.test",
-    "tox",
-    "nox",
-    "jest",
-    "vitest",
-    "mocha",
-    "ava",
-    "karma",
-    "rspec",
-    "phpunit",
-    "ctest",
-    "nosetests",
-    "nose2",
-    "trial",
-    "pest",
-}
-_TEST_SUBCOMMAND = {
-    "go": {"test"},
-    "cargo": {"test", "nextest"},
-    "deno": {"test"},
-    "dotnet": {"test"},
-    "swift": {"test"},
-    "mix": {"test"},
-    "bazel": {"test"},
-    "bazelisk": {"test"},
-    "zig": {"test"},
-    "playwright": {"test"},
-    "bun": {"test"},
-}
-_PY_TEST_MODULES = {"pytest", "unittest", "nose", "nose2", "tox", "nox"}
-
-
-def _runs_tests(words: list[str]) -> bool:
-    i = 0
-    while i < len(words) and (
-        _ASSIGNMENT.match(words[i]) or words[i] in _WRAPPERS or re.fullmatch(r"\d+[smh]?", words[i])
-    ):
-        i += 1
-    if i >= len(words):
-        return False
-    prog = words[i].rsplit("/", 1)[-1]
-    rest = words[i + 1 :]
-    args = [w for w in rest if not w.startswith("-")]
-    if prog in _TEST_PROGRAMS:
-        return True
-    if prog in _TEST_SUBCOMMAND and args and args[0] in _TEST_SUBCOMMAND[prog]:
-        return True
-    if prog in ("npm", "pnpm", "yarn", "bun") and args:
-        sub = args[1] if args[0] == "run" and len(args) > 1 else args[0]
-        return sub in ("test", "t") or sub.startswith("test:")
-    if re.fullmatch(r"python[0-9.]*|py", prog):
-        if "-m" in rest and rest.index("-m") + 1 < len(rest):
-            return rest[rest.index("-m") + 1] in _PY_TEST_MODULES
-        script = args[0].rsplit("/", 1)[-1] if args else ""
-        return script in ("runtests.py", "runtest.py") or (
-            script in ("manage.py", "setup.py") and args[1:2] == ["test"]
-        )
-    if prog in ("make", "gmake"):
-        return any(a.startswith(("test", "check")) for a in args)
-    if prog in ("mvn", "mvnw", "gradle", "gradlew"):
-        return any(a in ("test", "check", "verify") or a.endswith(":test") for a in args)
-    return False
-
-
-def is_test_command(command: str) -> bool:
-    """Does ``command`` run a test suite (pytest, npm test, go test, cargo test, ...)?"""
-    return any(_runs_tests(part.split()) for part in _SHELL_SPLIT.split(command))
-
-
-def tests_for_note(conn: sqlite3.Connection, session_id: str) -> str | None:
-    """What a commit's note records of the session's tests (``notes/public.py``), so a
-    report made from notes alone (a CI clone) knows them: the status of its last
-    test-like command (``passed``, ``failed``, ``unknown``), ``none`` when it ran
-    none; None when the session is not indexed."""
-    row = Q.session_by_id(conn, session_id)
-    if row is None:
-        return None
-    runs = [CommandRun(c, x, a, is_test=True) for c, x, a in Q.commands_of(conn, row.sid)]
-    report = SessionReport(session_id, commands=[r for r in runs if is_test_command(r.command)])
-    return report.tests_status or "none"
-
 
 # -- the range ------------------------------------------------------------------------
 
@@ -604,7 +496,12 @@ def _build_report(
         notes_found += cl.source == "note"
         for sid, m in cl.session_meta.items():
             if isinstance(m, dict):
-                meta.setdefault(sid, m)
+                kept = meta.setdefault(sid, dict(m))
+                if m.get("tests") in NOTED_TESTS:
+                    # how the tests stood at the session's latest commit (the commits
+                    # come oldest first): a session whose tests passed at its first
+                    # commit and failed before its second failed
+                    kept["tests"] = m["tests"]
         cc = Counts()
         for path in cl.introduced:
             fc = _counts(cl, path)

@@ -134,12 +134,11 @@ class SessionReport:
     def tests_status(self) -> str | None:
         """``passed``, ``failed``, ``unknown`` (no exit code) of the last test-like command;
         None when the session ran none."""
-        last = self.last_test
-        if last is None:
+        from deja_blame.test_runs import tests_status
+
+        if self.last_test is None:
             return self.noted_tests if self.noted_tests != "none" else None
-        if last.exit_code is None:
-            return "unknown"
-        return "passed" if last.exit_code == 0 else "failed"
+        return tests_status([c.exit_code for c in self.commands if c.is_test])
 
     def prompt_of(self, request: int | None) -> str | None:
         """Request ``request`` (0 = the first prompt) of the session, when known."""

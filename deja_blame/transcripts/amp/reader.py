@@ -41,6 +41,7 @@ def parse_transcript(path: Path | str, session_id: str | None = None) -> Session
     b.cwd = project
     b.seen_time(epoch_ms_time(doc.get("created")))
     calls: dict[str, tuple[str, dict[str, Any], str | None]] = {}
+    # "messages" of another shape raises: the document is skipped and said, as a whole
     for message in doc.get("messages") or []:
         if isinstance(message, dict):
             _message(b, message, calls)

@@ -39,6 +39,7 @@ from deja_blame.transcripts.edits import (
     whole_file_edit,
 )
 from deja_blame.transcripts.jsonl import WholeFile
+from deja_blame.transcripts.tool_edits import array
 
 EDIT_TOOLS = {"Edit", "MultiEdit", "Write"}
 VIEW_TOOLS = {"Read": "view", "NotebookRead": "view", "LS": "list", "Glob": "list"}
@@ -283,7 +284,7 @@ def _edits(
             replacement_edit(
                 path, name, str(e.get("old_string", "")), str(e.get("new_string", "")), at
             )
-            for e in args.get("edits") or []
+            for e in array(args.get("edits"))
             if isinstance(e, dict)
         ]
         edit = edit_from_hunks(path, name, [h for p in parts if p for h in p.hunks], at)
@@ -301,7 +302,7 @@ def _proposal(name: str, args: dict[str, Any]) -> list[str]:
     if name == "MultiEdit":
         return [
             ln
-            for e in args.get("edits") or []
+            for e in array(args.get("edits"))
             if isinstance(e, dict)
             for ln in split_lines(str(e.get("new_string") or ""))
         ]

@@ -23,6 +23,7 @@ from deja_blame.transcripts.tool_edits import (
     add_replacement,
     add_replacements,
     add_write,
+    array,
     file_time,
     first_str,
     json_args,
@@ -51,6 +52,7 @@ def parse_transcript(
     project = path_of(workspace) if isinstance(workspace, str) else None
     b.cwd = project
     b.seen_time(seen.now)
+    # "history" of another shape raises: the document is skipped and said, as a whole
     for item in doc.get("history") or []:
         if isinstance(item, dict):
             at = seen.at(item)
@@ -77,7 +79,7 @@ def _item(b: SessionBuilder, item: dict[str, Any], at: str | None) -> None:
         b.message("user", clean_user_text(text).strip(), at)
     elif role == "assistant":
         b.message("assistant", text, at)
-    for state in item.get("toolCallStates") or []:
+    for state in array(item.get("toolCallStates")):
         if not isinstance(state, dict) or state.get("status") != "done":
             continue  # canceled (refused), errored, or never ran: nothing written
         call = obj(state.get("toolCall"))
@@ -93,7 +95,7 @@ def _tool(b: SessionBuilder, name: str, args: dict[str, Any], at: str | None) ->
     if name in ("Edit", "single_find_and_replace"):
         add_replacement(b, target, name, args.get("old_string"), args.get("new_string"), at)
     elif name in ("MultiEdit", "multi_edit"):
-        edits = [e for e in args.get("edits") or [] if isinstance(e, dict)]
+        edits = [e for e in array(args.get("edits")) if isinstance(e, dict)]
         add_replacements(
             b, target, name, [(e.get("old_string"), e.get("new_string")) for e in edits], at
         )

@@ -25,6 +25,7 @@ from deja_blame.transcripts.tool_edits import (
     add_replacement,
     add_replacements,
     add_write,
+    array,
     first_str,
     json_args,
     obj,
@@ -111,7 +112,7 @@ def add_tool(b: SessionBuilder, name: str, args: dict[str, Any], at: str | None)
         add_replacement(b, target, name, old, new, at)
     elif name == "multi_replace_string_in_file":
         by_file: dict[str, list[tuple[object, object]]] = {}
-        for r in args.get("replacements") or []:
+        for r in array(args.get("replacements")):
             if isinstance(r, dict) and isinstance(r.get("filePath"), str):
                 by_file.setdefault(r["filePath"], []).append(
                     (r.get("oldString"), r.get("newString"))

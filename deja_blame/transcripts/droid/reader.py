@@ -28,6 +28,7 @@ from deja_blame.transcripts.tool_edits import (
     add_replacement,
     add_replacements,
     add_write,
+    array,
     first_str,
     json_args,
     path_of,
@@ -127,7 +128,7 @@ def _tool(b: SessionBuilder, name: str, args: dict[str, Any], at: str | None) ->
         new = first_str(args, "new_str", "new_string")
         add_replacement(b, target, name, old, new, at)
     elif name == "MultiEdit":
-        edits = [e for e in args.get("edits") or [] if isinstance(e, dict)]
+        edits = [e for e in array(args.get("edits")) if isinstance(e, dict)]
         pairs = [
             (first_str(e, "old_str", "old_string"), first_str(e, "new_str", "new_string"))
             for e in edits

@@ -26,6 +26,7 @@ from deja_blame.transcripts.text import clean_user_text, normalise_path
 from deja_blame.transcripts.tool_edits import (
     add_replacements,
     add_write,
+    array,
     first_str,
     json_args,
     path_of,
@@ -72,7 +73,7 @@ def _record(b: SessionBuilder, rec: dict[str, Any], calls: Calls) -> None:
     elif role == "assistant":
         if isinstance(message.get("model"), str):
             b.session.model = message["model"]
-        for part in message.get("content") or []:
+        for part in array(message.get("content")):
             if not isinstance(part, dict):
                 continue
             if part.get("type") == "text" and isinstance(part.get("text"), str):
@@ -102,7 +103,7 @@ def _tool(b: SessionBuilder, name: str, args: dict[str, Any], at: str | None) ->
     if name == "edit":
         pairs: list[tuple[object, object]] = [
             (e.get("oldText"), e.get("newText"))
-            for e in args.get("edits") or []
+            for e in array(args.get("edits"))
             if isinstance(e, dict)
         ]
         if not pairs and "newText" in args:  # the older tool: one pair
