@@ -249,3 +249,25 @@ def test_why_names_the_session_whose_first_reading_came_after_the_commit(
     assert "records no times" in text
     # a line the session did not write, or one dated before: nothing said
     assert "written_after_commit" not in deja_json("why", "app.py:1", "--json", cwd=repo)
+
+
+@pytest.mark.parametrize("agent", sorted(WRITERS))
+def test_why_names_no_session_of_another_repository(
+    agent: str, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review 9: a session of another repository that later wrote the same line to its
+    own app.py is not this line's story: nothing is said of it."""
+    monkeypatch.setenv(ROOT_ENV[agent], str(tmp_path / "store"))
+    (repo / "app.py").write_text(NEW)  # the person's, years before
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "person", env=commit_env(EDIT_AT - 86_400 * 365))
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q")
+    (other / "app.py").write_text(OLD)
+    git(other, "add", "-A")
+    git(other, "commit", "-qm", "theirs", env=commit_env(EDIT_AT - 3600))
+    transcript = WRITERS[agent](tmp_path / "store", other, True)
+    os.utime(transcript, (LATER, LATER))
+    doc = deja_json("why", "app.py:2", "--json", cwd=repo)
+    assert doc["session"] is None and "written_after_commit" not in doc, doc

@@ -128,10 +128,9 @@ def written_after_commit(
     time after the chat went on is dated after work committed before)."""
     from datetime import datetime, timezone
 
-    from deja_blame.errors import DejaError
+    from deja_blame.attribution.facts.repository import RepositoryIdentity
     from deja_blame.gitutil import try_git
     from deja_blame.index.fingerprint import is_trivial
-    from deja_blame.transcripts.registry import agent_named
     from deja_blame.transcripts.text import format_time
 
     def iso(epoch: float) -> str:
@@ -141,13 +140,22 @@ def written_after_commit(
     if not name or is_trivial(text):
         return None
     rows = conn.execute(
-        "SELECT s.session_id, s.source, p.path, e.at_epoch FROM lines l"
+        "SELECT s.session_id, s.source, p.path, e.at_epoch, s.sid FROM lines l"
         " JOIN paths p ON p.path_id = l.path_id JOIN sessions s ON s.sid = l.sid"
         " JOIN edits e ON e.sid = l.sid AND e.ord = l.edit_ord"
         " WHERE p.name = ? AND l.fp = ? AND e.source = 'agent' AND e.at_epoch IS NOT NULL",
         (name, fingerprint(text)),
     ).fetchall()
     rows = [r for r in rows if str(r[2]).endswith("/" + path) or r[2] == path]
+    if not rows:
+        return None
+    # only a session of this repository (review 9: a person's line of 2020 was given a
+    # note about a 2026 session of another checkout that wrote the same line to its own
+    # app.py), and only one whose agent records no times: a first read after the
+    # commit is what dates such a write late; a dated write after the commit is a
+    # later edit, no clock's fault
+    identity = RepositoryIdentity(conn, root)
+    rows = [r for r in rows if _dated_when_first_read(str(r[1])) and identity.belongs(r[4])]
     if not rows:
         return None
     proc = try_git(root, ["log", "-1", "--format=%ct", commit], timeout=10)
@@ -157,18 +165,26 @@ def written_after_commit(
     later = [r for r in rows if r[3] > committed + CLOCK_SKEW]
     if not later or len(later) < len(rows):
         return None  # a write dated before the commit was there to match
-    session, agent, _, at = min(later, key=lambda r: r[3])
-    try:
-        first_seen = agent_named(str(agent)).read_seen is not None
-    except DejaError:
-        first_seen = False
+    session, agent, _, at, _sid = min(later, key=lambda r: r[3])
     return {
         "session": session,
         "agent": agent,
         "at": iso(at),
         "commit_at": iso(committed),
-        "first_seen": first_seen,
+        "first_seen": True,
     }
+
+
+def _dated_when_first_read(agent: str) -> bool:
+    """Whether ``agent``'s transcripts record no times, so deja dates each record when
+    it first reads it (Cursor, Windsurf, Continue)."""
+    from deja_blame.errors import DejaError
+    from deja_blame.transcripts.registry import agent_named
+
+    try:
+        return agent_named(agent).read_seen is not None
+    except DejaError:
+        return False
 
 
 def command_behind(
