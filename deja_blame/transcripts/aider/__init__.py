@@ -96,8 +96,9 @@ PLUGIN = Agent(
     # 1: each edit timed by its request (.aider.input.history); 2: a chat recorded on
     # Windows names ``src\\app.py`` as two parts, not one name
     # 2: Windows chats; 3: the model, the banner no reply; 4: each record's step is
-    # the person's request it followed
-    reader_version=4,
+    # the person's request it followed; 5: udiff and whole edit formats, aider's own
+    # answered questions no request
+    reader_version=5,
 )
 
 __all__ = ["PLUGIN"]

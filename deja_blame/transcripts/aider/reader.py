@@ -23,7 +23,16 @@ A reply's SEARCH/REPLACE blocks (the file name on a line before
 were written only when aider said ``Applied edit to <file>`` for that file
 before the next request: a block that did not match, or a reply the person
 did not apply, is nobody's. Aider places a block where its SEARCH text is, so
-the lines that differ between SEARCH and REPLACE are the session's.
+the lines that differ between SEARCH and REPLACE are the session's. The other
+edit formats, by the same rule: ``udiff`` (a fenced ``diff`` of ``--- a`` /
+``+++ b`` and ``@@`` hunks: each hunk's ``-`` and context lines replaced by its
+``+`` and context lines) and ``whole`` (the file name on the line before a fence,
+the whole new file inside it: every line the session's, as a file written whole).
+
+A ``#### `` line can also be aider's own: a question whose answer an earlier
+"(A)ll" or "(S)kip all" gave (``aider/io.py`` logs ``#### Create new file?
+(Y)es/(N)o/(A)ll/(S)kip all [Yes]: a`` as if typed). It is no request, and it does
+not end the reply it stands in (the edits it asked about are applied after it).
 
 The chat history says when a chat started, not when each request was made: a
 chat can last hours, and an edit stamped with its start looks older than a
@@ -51,7 +60,7 @@ from deja_blame.models import Session
 from deja_blame.transcripts.builder import SessionBuilder
 from deja_blame.transcripts.reading import read_whole
 from deja_blame.transcripts.text import format_time
-from deja_blame.transcripts.tool_edits import add_replacement, file_time
+from deja_blame.transcripts.tool_edits import add_replacement, add_write, file_time
 
 AGENT = "aider"
 TOOL = "search_replace"
@@ -63,6 +72,9 @@ _APPLIED = re.compile(r"^Applied edit to (.+?)\s*$")  # > Applied edit to a.py
 # > Main model: claude-3-5-sonnet-20241022 with diff edit format (``Model:`` since 0.8x),
 # written as a chat starts and when ``/model`` changes it
 _MODEL = re.compile(r"^(?:Main model|Model): (\S+) with ")
+# a confirmation aider logs as typed: "... (Y)es/(N)o/(A)ll/(S)kip all [Yes]: a"
+_CONFIRMED = re.compile(r"^\S.* \(Y\)es/\(N\)o(?:/\([A-Z]\)[^/\[]+)* \[[^\]]*\]: ?[a-z]?\s*$")
+_FENCE = "```"
 INPUT_HISTORY = ".aider.input.history"
 _TYPED_AT = re.compile(r"^# (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(?:\.\d+)?\s*$")
 INPUT_LOOKAHEAD = 200  # inputs a request's own may be past (typed in another chat since)
@@ -113,6 +125,8 @@ def parse_transcript(path: Path | str, session_id: str | None = None) -> Session
 
     for raw in text.split("\n"):
         line = raw.rstrip("\r")
+        if not typed and line.startswith("#### ") and _CONFIRMED.match(line[5:]):
+            continue  # aider's question, answered for it: no request, no end of the reply
         if line.startswith("#### ") or line == "####":
             begun = True
             banner = False
@@ -301,10 +315,93 @@ def _reply(
     if not words:
         return
     b.message("assistant", words, at)
-    for block in _blocks(lines) if writes else ():
+    if not writes or not applied:
+        return
+    blocks = _blocks(lines)
+    for block in blocks:
         name = _file(block.path, windows)
         if name in applied:
             add_replacement(b, name, TOOL, "\n".join(block.search), "\n".join(block.replace), at)
+    if blocks:
+        return
+    hunks = _diff_hunks(lines)
+    for path, old, new in hunks:
+        name = _file(path, windows)
+        if name in applied:
+            add_replacement(b, name, "udiff", old, new, at)
+    if hunks:
+        return
+    for path, content in _whole_files(lines):
+        name = _file(path, windows)
+        if name in applied:
+            add_write(b, name, "whole", content, at)
+
+
+def _diff_hunks(lines: list[str]) -> list[tuple[str, str, str]]:
+    """(file, old text, new text) of each hunk of the reply's fenced ``diff`` blocks
+    (aider's udiff format: ``--- a.py``, ``+++ a.py``, ``@@ ... @@``, then lines)."""
+    out: list[tuple[str, str, str]] = []
+    in_diff = False
+    path: str | None = None
+    old: list[str] = []
+    new: list[str] = []
+
+    def flush() -> None:
+        if path is not None and (old or new) and old != new:
+            out.append((path, "\n".join(old), "\n".join(new)))
+        old.clear()
+        new.clear()
+
+    for line in lines:
+        if line.startswith(_FENCE):
+            if in_diff:
+                flush()
+                in_diff, path = False, None
+            else:
+                in_diff = line[3:].strip().lower() == "diff"
+            continue
+        if not in_diff:
+            continue
+        if line.startswith("--- "):
+            flush()
+        elif line.startswith("+++ "):
+            name = line[4:].strip()
+            path = name[2:] if name.startswith("b/") else name
+        elif line.startswith("@@"):
+            flush()
+        elif line.startswith("-"):
+            old.append(line[1:])
+        elif line.startswith("+"):
+            new.append(line[1:])
+        else:
+            text = line[1:] if line.startswith(" ") else line
+            old.append(text)
+            new.append(text)
+    flush()
+    return out
+
+
+def _whole_files(lines: list[str]) -> list[tuple[str, str]]:
+    """(file, content) of each fenced block with a file name on the line before it
+    (aider's whole format, read as ``wholefile_coder.py`` reads it)."""
+    out: list[tuple[str, str]] = []
+    name: str | None = None
+    body: list[str] = []
+    inside = False
+    for i, line in enumerate(lines):
+        if not line.startswith(_FENCE):
+            if inside:
+                body.append(line)
+            continue
+        if inside:
+            if name:
+                out.append((name, "\n".join(body) + "\n"))
+            inside, name, body = False, None, []
+            continue
+        inside = True
+        before = lines[i - 1].strip() if i > 0 else ""
+        name = before.strip("*").rstrip(":").strip("`").lstrip("#").strip() or None
+    return out
 
 
 def _blocks(lines: list[str]) -> list[_Block]:
