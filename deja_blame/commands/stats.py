@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from deja_blame.arenas import few_arenas
 from deja_blame.attribution.api import compute
 from deja_blame.attribution.facts import shared
 from deja_blame.attribution.model import FileBlame
@@ -70,6 +71,7 @@ def stats_of(
 ) -> Stats:
     """deja stats' numbers for ``files`` (``files_of``) at ``commit`` (the working tree
     for None); ``progress(path)`` after each file."""
+    few_arenas()  # before any thread: the blaming threads' memory in one pool
     unread: int | None = None
     if refresh:
         from deja_blame.index.prescan import needles_for

@@ -38,6 +38,7 @@ import pygit2
 from pygit2.enums import SortMode
 
 from deja_blame import __version__
+from deja_blame.arenas import few_arenas
 from deja_blame.attribution.commit import (
     BLOB_MODES,
     files_worth_blaming,
@@ -330,6 +331,7 @@ def blame_at(
                 out[p] = []
         return out
     workers = max(1, min(8, os.cpu_count() or 2, len(paths)))
+    few_arenas()  # the threads' memory in one pool, not one each
     with ThreadPoolExecutor(max_workers=workers) as pool:
         return dict(zip(paths, pool.map(one, paths)))
 
