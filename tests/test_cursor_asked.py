@@ -48,6 +48,8 @@ def test_the_stamp_of_each_language_is_read(stamp: str, utc: str) -> None:
         "27 Foo 2026, 09:12 (UTC)",  # no month
         "Friday, Nov 31, 2026, 9:12 AM (UTC)",  # no such day
         "Friday, Nov 27, 2026, 13:12 PM (UTC)",  # 13 o'clock in the afternoon
+        "Friday, Dec 31, 9999, 11:59 PM (UTC-5)",  # after year 9999 in UTC
+        "Monday, Jan 1, 0001, 12:00 AM (UTC+5)",  # before year 1 in UTC
     ],
 )
 def test_a_stamp_that_cannot_be_told_for_sure_gives_nothing(stamp: str) -> None:

@@ -78,9 +78,9 @@ def asked_at(text: str) -> dt.datetime | None:
     offset = dt.timedelta(hours=int(zone.group(2) or 0), minutes=int(zone.group(3) or 0))
     try:
         local = dt.datetime(date[0], date[1], date[2], hour, minute)
-    except ValueError:
+        return (local - sign * offset).replace(tzinfo=dt.timezone.utc)
+    except (ValueError, OverflowError):  # no such day; past year 9999 in UTC
         return None
-    return (local - sign * offset).replace(tzinfo=dt.timezone.utc)
 
 
 def _date(stamp: str) -> tuple[int, int, int] | None:
