@@ -7,6 +7,9 @@ Runs ``deja ARGS`` in this process (never through a resident server:
 seconds spent inside it (its callees included; a generator counts only its
 creation) are printed to stderr at exit, beside the process's own total. Git's
 processes are not counted: ``/usr/bin/time`` or ``first_answer.py`` give those.
+The process clock counts every thread's CPU: where the command blames on threads
+(``stats``, ``report``) a phase then takes in what the other threads spent meanwhile;
+``--per-thread`` times each call with its own thread's CPU clock instead.
 The default phases are a first answer's: the prescan, the indexing of what it
 found, the blame.
 """
@@ -35,7 +38,9 @@ FIRST_ANSWER = (
 )
 
 
-def wrap(spec: str, spent: dict[str, float]) -> None:
+def wrap(
+    spec: str, spent: dict[str, float], clock: Callable[[], float] = time.process_time
+) -> None:
     """Time ``module:function`` (or ``module:method:Class``) where it is looked up."""
     module_name, name, *owner_name = spec.split(":")
     module = importlib.import_module(module_name)
@@ -45,11 +50,11 @@ def wrap(spec: str, spent: dict[str, float]) -> None:
 
     @functools.wraps(inner)
     def timed(*args: Any, **kwargs: Any) -> Any:
-        start = time.process_time()
+        start = clock()
         try:
             return inner(*args, **kwargs)
         finally:
-            spent[key] = spent.get(key, 0.0) + time.process_time() - start
+            spent[key] = spent.get(key, 0.0) + clock() - start
 
     setattr(owner, name, timed)
 
@@ -59,10 +64,16 @@ def main() -> None:
     cut = argv.index("--") if "--" in argv else len(argv)
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--phase", action="append", help="MODULE:FUNCTION[:CLASS] (repeatable)")
+    ap.add_argument(
+        "--per-thread", action="store_true", help="each call's own thread's CPU (stats, report)"
+    )
     args = ap.parse_args(argv[:cut])
     spent: dict[str, float] = {}
+    clock = time.thread_time if args.per_thread else time.process_time
     for spec in args.phase or FIRST_ANSWER:
-        wrap(spec, spent)  # a function imported by name elsewhere is wrapped only if not yet bound
+        wrap(
+            spec, spent, clock
+        )  # a function imported by name elsewhere is wrapped only if not yet bound
 
     def report() -> None:
         rows = [*spent.items(), ("process total", time.process_time())]
