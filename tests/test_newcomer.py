@@ -124,7 +124,9 @@ def test_outside_a_repository_the_error_says_where(world: World) -> None:
 def test_a_read_only_command_on_a_mistyped_db_creates_nothing(world: World) -> None:
     typo = world.tmp / "typo"
     out, err = run(world, f"deja --db {typo}/x/y.db sessions --json")
-    assert orjson.loads(out) == {"sessions": [], "left_out": []}
+    doc = orjson.loads(out)
+    assert (doc["sessions"], doc["left_out"]) == ([], [])
+    assert doc["not_yet_indexed"] > 0  # the world's transcripts, none read into it
     assert f"no index at {typo}/x/y.db" in err
     assert f"(run: deja --db {typo}/x/y.db index)" in err  # the index named, not the default
     _, err = run(world, f"deja --db {typo}/x/y.db sessions")
