@@ -63,7 +63,7 @@ def derive(
     if conn is None:
         return Note(commit=sha, tool=TOOL)
     from deja_blame.attribution.commit import attribute_commit
-    from deja_blame.test_runs import tests_for_note
+    from deja_blame.suites import tests_for_note
 
     note = attribute_commit(
         repo, sha, conn, note_lookup=None, include_prompts=include_prompts, only=only

@@ -11,7 +11,7 @@ from deja_blame.report.model import Report
 from deja_blame.report.render_html import render_html
 from deja_blame.report.render_json import render_json
 from deja_blame.report.render_markdown import MARKER, render_markdown
-from deja_blame.test_runs import is_test_command
+from deja_blame.suites import is_test_command
 
 __all__ = (
     "MARKER",

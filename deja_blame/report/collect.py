@@ -68,7 +68,7 @@ from deja_blame.report.model import (
     SessionReport,
     ShownLine,
 )
-from deja_blame.test_runs import is_test_command
+from deja_blame.suites import is_test_command
 from deja_blame.transcripts.text import format_time
 
 FIRST_PROMPT_CHARS = 1000

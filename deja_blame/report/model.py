@@ -134,7 +134,7 @@ class SessionReport:
     def tests_status(self) -> str | None:
         """``passed``, ``failed``, ``unknown`` (no exit code) of the last test-like command;
         None when the session ran none."""
-        from deja_blame.test_runs import tests_status
+        from deja_blame.suites import tests_status
 
         if self.last_test is None:
             return self.noted_tests if self.noted_tests != "none" else None
