@@ -178,13 +178,10 @@ def written_after_commit(
 def _dated_when_first_read(agent: str) -> bool:
     """Whether ``agent``'s transcripts record no times, so deja dates each record when
     it first reads it (Cursor, Windsurf, Continue)."""
-    from deja_blame.errors import DejaError
-    from deja_blame.transcripts.registry import agent_named
+    from deja_blame.transcripts.registry import known
 
-    try:
-        return agent_named(agent).read_seen is not None
-    except DejaError:
-        return False
+    a = known(agent)
+    return a is not None and a.read_seen is not None
 
 
 def command_behind(

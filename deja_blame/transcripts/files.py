@@ -247,3 +247,21 @@ def files_as_sessions(
 ) -> Iterator[TranscriptFile]:
     for path in paths:
         yield TranscriptFile(session_id=session_id(path), path=path, root=root, agent=agent)
+
+
+def sessions_below(
+    root: Path,
+    folder: str,
+    agent: str,
+    wanted: Callable[[str, str], bool],
+    session_id: Callable[[Path], str],
+    problems: list[str] | None = None,
+    skipped: Skipped | None = None,
+) -> Iterator[TranscriptFile]:
+    """Each file below ``root/folder`` that ``wanted(directory, name)`` keeps, one
+    session each (nothing followed: ``Below``); none when the folder is not there."""
+    below = Below(root, problems, skipped)
+    base = below.base(folder)
+    if base is None:
+        return iter(())
+    return files_as_sessions(below.walk(base, wanted), root, agent, session_id)

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from deja_blame.transcripts.agent import BY_CONTENT, BY_NAME, Agent, Handoff, Sniffed
-from deja_blame.transcripts.files import Below, Skipped, files_as_sessions
+from deja_blame.transcripts.files import Skipped, sessions_below
 from deja_blame.transcripts.transcript_file import TranscriptFile
 
 if TYPE_CHECKING:
@@ -27,12 +27,10 @@ def default_roots(env: Mapping[str, str], home: Path) -> list[Path]:
 def find_transcripts(
     root: Path, problems: list[str] | None = None, skipped: Skipped | None = None
 ) -> Iterator[TranscriptFile]:
-    below = Below(root, problems, skipped)
-    base = below.base("sessions")
-    if base is None:
-        return iter(())
-    paths = below.walk(base, lambda d, n: n.endswith(".json") and n != INDEX_NAME)
-    return files_as_sessions(paths, root, AGENT, lambda p: p.stem)
+    def wanted(_directory: str, name: str) -> bool:
+        return name.endswith(".json") and name != INDEX_NAME
+
+    return sessions_below(root, "sessions", AGENT, wanted, lambda p: p.stem, problems, skipped)
 
 
 def _read(tf: TranscriptFile) -> Session:

@@ -41,7 +41,7 @@ from deja_blame.transcripts.files import is_regular
 from deja_blame.transcripts.jsonl import WholeFile
 from deja_blame.transcripts.reading import load_document
 from deja_blame.transcripts.text import epoch_of
-from deja_blame.transcripts.tool_edits import add_replacements, epoch_ms_time, json_args, obj
+from deja_blame.transcripts.tool_edits import add_replacements, array, epoch_ms_time, json_args, obj
 
 AGENT = "copilot"
 # words a tool's result starts with when it did nothing
@@ -188,7 +188,7 @@ def _request(
         b.message("user", text.strip(), at)
     said = "".join(
         p["value"]
-        for p in _list(req.get("response"))
+        for p in array(req.get("response"))
         if isinstance(p, dict)
         and p.get("kind") in (None, "markdownContent")
         and isinstance(p.get("value"), str)
@@ -197,7 +197,7 @@ def _request(
         b.message("assistant", said.strip(), at)
     results = obj(meta.get("toolCallResults"))
     calls = [
-        c for rnd in _list(meta.get("toolCallRounds")) for c in _list(obj(rnd).get("toolCalls"))
+        c for rnd in array(meta.get("toolCallRounds")) for c in array(obj(rnd).get("toolCalls"))
     ]
     for call in calls:
         call_id = obj(call).get("id")
@@ -206,7 +206,7 @@ def _request(
             name, args = obj(call).get("name"), json_args(obj(call).get("arguments"))
             add_tool(b, name if isinstance(name, str) else "", args, at)
     if not calls:
-        _text_edits(b, _list(req.get("response")), at)
+        _text_edits(b, array(req.get("response")), at)
 
 
 def _text_edits(b: SessionBuilder, response: list[Any], at: str | None) -> None:
@@ -218,16 +218,12 @@ def _text_edits(b: SessionBuilder, response: list[Any], at: str | None) -> None:
         target = uri.get("fsPath") or uri.get("external") or uri.get("path")
         texts = [
             edit["text"]
-            for group in _list(part.get("edits"))
-            for edit in _list(group)
+            for group in array(part.get("edits"))
+            for edit in array(group)
             if isinstance(edit, dict) and isinstance(edit.get("text"), str) and edit["text"]
         ]
         if texts:
             add_replacements(b, target, "textEditGroup", [("", t) for t in texts], at)
-
-
-def _list(value: object) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 def _has_stream(streams: Path, session_id: str) -> bool:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from deja_blame.transcripts.agent import BY_CONTENT, BY_NAME, Agent, Handoff, Sniffed
-from deja_blame.transcripts.files import Below, Skipped, files_as_sessions
+from deja_blame.transcripts.files import Skipped, sessions_below
 from deja_blame.transcripts.transcript_file import TranscriptFile
 
 if TYPE_CHECKING:
@@ -32,12 +32,9 @@ def session_id_of(path: Path) -> str:
 def find_transcripts(
     root: Path, problems: list[str] | None = None, skipped: Skipped | None = None
 ) -> Iterator[TranscriptFile]:
-    below = Below(root, problems, skipped)
-    base = below.base("sessions")
-    if base is None:
-        return iter(())
-    paths = below.walk(base, lambda d, n: n.endswith(".jsonl"))
-    return files_as_sessions(paths, root, AGENT, session_id_of)
+    return sessions_below(
+        root, "sessions", AGENT, lambda d, n: n.endswith(".jsonl"), session_id_of, problems, skipped
+    )
 
 
 def _read(tf: TranscriptFile) -> Session:

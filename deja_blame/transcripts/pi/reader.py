@@ -90,10 +90,9 @@ def _record(b: SessionBuilder, rec: dict[str, Any], calls: Calls) -> None:
 def _text(content: object) -> str:
     if isinstance(content, str):
         return content
-    parts = content if isinstance(content, list) else []
     return "\n".join(
         p["text"]
-        for p in parts
+        for p in array(content)
         if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str)
     )
 
