@@ -837,7 +837,7 @@ def test_stats_asks_what_holds_for_the_tree_once(
 
 
 def test_fingerprints_of_paths_are_each_paths(feature: Scenario) -> None:
-    from deja_blame.index import queries as Q
+    from deja_blame.attribution.facts import indexread as Q
     from deja_blame.index.db import connect
 
     conn = connect(Path(feature.env["DEJA_DB"]))

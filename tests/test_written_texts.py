@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from test_blame import T0, Session
 
+from deja_blame.attribution.facts import indexread as Q
 from deja_blame.attribution.facts import shared, writes
 from deja_blame.attribution.facts.source import FactSource
 from deja_blame.index import db as index_db
 from deja_blame.index import ingest
-from deja_blame.index import queries as Q
 from deja_blame.index.fingerprint import fingerprint
 
 

@@ -33,6 +33,7 @@ import orjson
 
 from deja_blame import __version__, gitfiles
 from deja_blame.attribution import blame_options
+from deja_blame.attribution.facts.indexread import candidate_paths
 from deja_blame.attribution.facts.repository import IDENTITY_VERSION
 from deja_blame.index import queries as Q
 from deja_blame.notes.schema import GITAI_REF, NOTES_REF
@@ -136,7 +137,7 @@ def cacheable() -> bool:
 def token(conn: sqlite3.Connection, root: str, relpaths: set[str]) -> str:
     """The state of the index an entry was computed from (the notes are checked
     apart: ``notes_allow``)."""
-    paths = Q.candidate_paths(conn, root, relpaths)
+    paths = candidate_paths(conn, root, relpaths)
     ids = sorted(paths)
     gens = Q.path_generations(conn, ids)
     return orjson.dumps([[pid, paths[pid], gens.get(pid, 0)] for pid in ids]).decode()

@@ -14,6 +14,7 @@ import pygit2
 
 from deja_blame import __version__
 from deja_blame.attribution.blame import blame_file
+from deja_blame.attribution.facts.indexread import candidate_paths
 from deja_blame.attribution.model import FileBlame, NoteLookup
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import read_file, resolve_commit, try_git, workdir
@@ -151,7 +152,7 @@ def files_worth_blaming(
     root = str(workdir(repo))
     out: set[str] = set()
     for path, lines in introduced.items():
-        if Q.candidate_paths(conn, root, {path}):
+        if candidate_paths(conn, root, {path}):
             out.add(path)
             continue
         if not written:

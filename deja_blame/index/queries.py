@@ -1,8 +1,11 @@
-"""What the rest of deja asks of the index: every read (and the caches' writes) outside it.
+"""What the rest of deja asks of the index: its reads (and the caches' writes) outside it.
 
 The schema lives in ``index/``: attribution, the commands, the hooks and the
 reports call these functions, which return plain values or the data classes
-of ``models.py``, so a change of schema touches this package only. Rows of
+of ``models.py``. The attribution engine's facts stage runs its own reads
+(``attribution/facts/indexread.py``: a file's paths, the writes of its texts,
+the edits behind them, their sessions), so a change of schema touches this
+package and that module. Rows of
 sessions are addressed by ``sid`` (the table's integer key) where a caller
 already holds one, else by the session id.
 """
@@ -11,14 +14,11 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from deja_blame.index.clone_paths import stands_for
 from deja_blame.index.db import in_chunks, transaction
 from deja_blame.index.keys import message_ids
 from deja_blame.index.times import shown_time
@@ -36,8 +36,6 @@ if TYPE_CHECKING:
 # row per edit). CROSS JOIN keeps the lines table outside: its (path_id, fp) range is
 # what narrows, and each row then finds its edit's by key.
 LINES_TIMED = "lines l CROSS JOIN edit_times t ON t.sid = l.sid AND t.ord = l.edit_ord"
-WRITE_COLS = "l.path_id, l.fp, l.sid, l.edit_ord, l.idx, t.at_epoch, t.by_user"
-WRITE_ORDER = "l.fp, l.sid, l.edit_ord, l.idx"
 
 # -- sessions --------------------------------------------------------------------------------
 
@@ -93,17 +91,6 @@ def session_project(conn: sqlite3.Connection, sid: int) -> str | None:
     return None if row is None else str(row[0])
 
 
-def session_names(conn: sqlite3.Connection, sids: Iterable[int]) -> dict[int, tuple[str, str]]:
-    """sid -> (session id, agent)."""
-    out: dict[int, tuple[str, str]] = {}
-    for part, marks in in_chunks(set(sids)):
-        for sid, name, source in conn.execute(
-            f"SELECT sid, session_id, source FROM sessions WHERE sid IN ({marks})", part
-        ):
-            out[int(sid)] = (name, source or UNKNOWN_AGENT)
-    return out
-
-
 def session_agent_model(conn: sqlite3.Connection, session_id: str) -> tuple[str, str | None] | None:
     row = conn.execute(
         "SELECT source, model FROM sessions WHERE session_id=?", (session_id,)
@@ -122,33 +109,6 @@ def count_sessions(conn: sqlite3.Connection) -> int:
 # -- a session's edits -----------------------------------------------------------------------
 
 
-def edits_of_sessions(
-    conn: sqlite3.Connection, sids: list[int], path_ids: list[int]
-) -> Iterator[tuple[Any, ...]]:
-    """(sid, ord, step, tool, source, at_epoch, path_id, body) of every edit these
-    sessions made of these paths (``attribution/facts/edits.py`` reads them)."""
-    if not sids or not path_ids:
-        return
-    pmarks = ",".join("?" * len(path_ids))
-    for part, marks in in_chunks(sids):
-        yield from conn.execute(
-            "SELECT e.sid, e.ord, e.step, e.tool, e.source, e.at_epoch, p.path_id, e.body"
-            f" FROM edits e JOIN paths p ON p.path = e.path"
-            f" WHERE e.sid IN ({marks}) AND p.path_id IN ({pmarks})",
-            [*part, *path_ids],
-        )
-
-
-def edit_row(conn: sqlite3.Connection, sid: int, edit_ord: int) -> tuple[Any, ...] | None:
-    """One edit as ``edits_of_sessions`` gives it, whatever its path."""
-    row = conn.execute(
-        "SELECT e.sid, e.ord, e.step, e.tool, e.source, e.at_epoch, p.path_id, e.body"
-        " FROM edits e LEFT JOIN paths p ON p.path = e.path WHERE e.sid=? AND e.ord=?",
-        (sid, edit_ord),
-    ).fetchone()
-    return None if row is None else tuple(row)
-
-
 def agent_edits(
     conn: sqlite3.Connection, sid: int
 ) -> Iterator[tuple[str, str, list[str], list[str]]]:
@@ -160,40 +120,6 @@ def agent_edits(
         (sid,),
     ):
         yield (path, tool, *edit_lines(body))
-
-
-def agent_edits_timed(
-    conn: sqlite3.Connection, sid: int
-) -> Iterator[tuple[str, str, float | None, list[str], list[str]]]:
-    """(path, tool, at_epoch, removed, added) of every edit the session's agent made, in order."""
-    from deja_blame.index.store import edit_lines
-
-    for path, tool, at, body in conn.execute(
-        "SELECT path, tool, at_epoch, body FROM edits WHERE sid=? AND source='agent'"
-        " ORDER BY step, ord",
-        (sid,),
-    ):
-        yield (path, tool, at, *edit_lines(body))
-
-
-def session_identity_row(conn: sqlite3.Connection, sid: int) -> tuple[str, str, int, int] | None:
-    """(session id, project, transcript size, mtime_ns): what a judgement of the session
-    depends on (a re-read transcript changes the last two)."""
-    row = conn.execute(
-        "SELECT session_id, project, size, mtime_ns FROM sessions WHERE sid=?", (sid,)
-    ).fetchone()
-    return None if row is None else (str(row[0]), str(row[1]), int(row[2]), int(row[3]))
-
-
-def sessions_writing(conn: sqlite3.Connection, path_ids: Iterable[int]) -> set[int]:
-    """The sessions that wrote a line to any of these paths."""
-    out: set[int] = set()
-    for part, marks in in_chunks(sorted(set(path_ids))):
-        for (sid,) in conn.execute(
-            f"SELECT DISTINCT sid FROM lines WHERE path_id IN ({marks})", part
-        ):
-            out.add(int(sid))
-    return out
 
 
 def commands_mentioning(
@@ -277,46 +203,7 @@ def commands_from(
     ]
 
 
-# -- paths and the lines written to them -----------------------------------------------------
-
-
-def paths_named(conn: sqlite3.Connection, name: str) -> list[tuple[int, str]]:
-    """(path id, path) of every written path whose file name is ``name``."""
-    return [(int(p), str(path)) for p, path in conn.execute(
-        "SELECT path_id, path FROM paths WHERE name=?", (as_text(name),)
-    )]  # fmt: skip
-
-
-def candidate_paths(conn: sqlite3.Connection, root: str, relpaths: set[str]) -> dict[int, bool]:
-    """The written paths that may be these files of the repository at ``root``:
-    path_id -> exact (under ``root``) or False (a suffix match: another clone;
-    never a folder outside any clone, ``clone_paths.stands_for``)."""
-    out: dict[int, bool] = {}
-    root = root.rstrip("/")
-    for rel in relpaths:
-        if not rel:
-            continue
-        for pid, path in paths_named(conn, PurePosixPath(rel).name):
-            here = stands_for(path, rel, root)
-            if here or (here is False and pid not in out):
-                out[pid] = here
-    return out
-
-
-def path_texts(conn: sqlite3.Connection, path_ids: Iterable[int]) -> dict[int, str]:
-    """path id -> the written path, for these path ids."""
-    out: dict[int, str] = {}
-    for part, marks in in_chunks(sorted(set(path_ids))):
-        for pid, path in conn.execute(
-            f"SELECT path_id, path FROM paths WHERE path_id IN ({marks})", part
-        ):
-            out[int(pid)] = str(path)
-    return out
-
-
-def all_paths(conn: sqlite3.Connection) -> list[tuple[int, str]]:
-    """(path id, path) of every written path."""
-    return [(int(p), str(path)) for p, path in conn.execute("SELECT path_id, path FROM paths")]
+# -- paths and the lines written to them (stage 1's own: attribution/facts/indexread.py) ----
 
 
 def paths_under(conn: sqlite3.Connection, root: str) -> list[tuple[int, str]]:
@@ -328,41 +215,6 @@ def paths_under(conn: sqlite3.Connection, root: str) -> list[tuple[int, str]]:
             (root + "/", root + "0"),
         )
     ]
-
-
-def fingerprints_written(conn: sqlite3.Connection, path_id: int, fps: Iterable[int]) -> set[int]:
-    """Which of ``fps`` some session wrote to the path."""
-    found: set[int] = set()
-    for part, marks in in_chunks(sorted(set(fps))):
-        for (fp,) in conn.execute(
-            f"SELECT DISTINCT fp FROM lines WHERE path_id=? AND fp IN ({marks})", [path_id, *part]
-        ):
-            found.add(int(fp))
-    return found
-
-
-def edit_bodies_of_path(
-    conn: sqlite3.Connection, path_id: int, limit: int
-) -> list[bytes | str] | None:
-    """The body of every edit that wrote lines to the path (its rows of ``lines``:
-    an edit's added lines are its rows), or None where there are more than ``limit``."""
-    rows = conn.execute(
-        "SELECT body FROM edits WHERE (sid, ord) IN"
-        " (SELECT DISTINCT sid, edit_ord FROM lines WHERE path_id=?) LIMIT ?",
-        (path_id, limit + 1),
-    ).fetchall()
-    return None if len(rows) > limit else [body for (body,) in rows]
-
-
-def fingerprints_of_paths(conn: sqlite3.Connection, path_ids: list[int]) -> dict[int, set[int]]:
-    """Every fingerprint some session wrote to each of these paths."""
-    found: dict[int, set[int]] = {pid: set() for pid in path_ids}
-    for pids, pmarks in in_chunks(sorted(path_ids)):
-        for pid, fp in conn.execute(
-            f"SELECT DISTINCT path_id, fp FROM lines WHERE path_id IN ({pmarks})", pids
-        ):
-            found[int(pid)].add(int(fp))
-    return found
 
 
 def fingerprints_written_to_any(
@@ -398,122 +250,6 @@ def fingerprints_written_by(
             ):
                 found.add(int(fp))
     return found
-
-
-def line_writes(
-    conn: sqlite3.Connection, path_id: int, fps: list[int]
-) -> list[tuple[int, int, int, int, int, float | None, int]]:
-    """(path_id, fp, sid, edit_ord, idx, at_epoch, by_user) of the writes of ``fps`` to
-    the path: one B-tree range per (path, fingerprint)."""
-    rows: list[tuple[int, int, int, int, int, float | None, int]] = []
-    for part, marks in in_chunks(fps):
-        rows += conn.execute(
-            f"SELECT {WRITE_COLS} FROM {LINES_TIMED}"
-            f" WHERE l.path_id=? AND l.fp IN ({marks}) ORDER BY {WRITE_ORDER}",
-            [path_id, *part],
-        ).fetchall()
-    return rows
-
-
-def line_writes_narrowed(
-    conn: sqlite3.Connection, path_id: int, solid: list[int], trivial: list[int]
-) -> list[tuple[int, int, int, int, int, float | None, int]]:
-    """``line_writes`` of ``solid + trivial``, keeping a write of a ``trivial``
-    fingerprint only where its edit also wrote one of ``solid`` to the path: SQLite
-    drops the others (a blank line ten thousand sessions wrote) before Python sees
-    a row. In the lines table's order (fp, sid, edit_ord, idx)."""
-    if not trivial:
-        return conn.execute(
-            f"SELECT {WRITE_COLS} FROM {LINES_TIMED} WHERE l.path_id=?1"
-            f" AND l.fp IN (SELECT value FROM json_each(?2)) ORDER BY {WRITE_ORDER}",
-            (path_id, _json_ints(solid)),
-        ).fetchall()
-    return conn.execute(
-        f"WITH solid(fp) AS (SELECT value FROM json_each(?2)),"
-        f" edits AS (SELECT DISTINCT sid, edit_ord FROM lines"
-        f"  WHERE path_id=?1 AND fp IN solid)"
-        f" SELECT {WRITE_COLS} FROM {LINES_TIMED} WHERE l.path_id=?1 AND l.fp IN solid"
-        f" UNION ALL"
-        f" SELECT {WRITE_COLS} FROM {LINES_TIMED} WHERE l.path_id=?1"
-        f"  AND l.fp IN (SELECT value FROM json_each(?3)) AND (+l.sid, +l.edit_ord) IN edits"
-        f" ORDER BY 2, 3, 4, 5",
-        (path_id, _json_ints(solid), _json_ints(trivial)),
-    ).fetchall()
-
-
-def count_line_writes(conn: sqlite3.Connection, path_id: int, fps: list[int]) -> int:
-    """How many writes of ``fps`` the path has (counted in SQLite, no row read)."""
-    return int(
-        conn.execute(
-            "SELECT COUNT(*) FROM lines WHERE path_id=? AND fp IN (SELECT value FROM json_each(?))",
-            (path_id, _json_ints(fps)),
-        ).fetchone()[0]
-    )
-
-
-def line_writes_of_sessions(
-    conn: sqlite3.Connection, path_id: int, fps: list[int], sids: list[int]
-) -> list[tuple[int, int, int, int, int, float | None, int]]:
-    """(path_id, fp, sid, edit_ord, idx, at_epoch, by_user) of these sessions' writes of
-    ``fps`` to the path: one B-tree range per (path, fingerprint, session)."""
-    return conn.execute(
-        f"SELECT {WRITE_COLS} FROM {LINES_TIMED} WHERE l.path_id=?"
-        " AND l.fp IN (SELECT value FROM json_each(?))"
-        " AND l.sid IN (SELECT value FROM json_each(?))",
-        (path_id, _json_ints(fps), _json_ints(sids)),
-    ).fetchall()
-
-
-def line_writes_between(
-    conn: sqlite3.Connection,
-    path_id: int,
-    fps: list[int],
-    windows: list[tuple[float, float]],
-) -> list[tuple[int, int, int, int, int, float | None, int]]:
-    """(path_id, fp, sid, edit_ord, idx, at_epoch, by_user) of the writes of ``fps`` to
-    the path made in one of these (from, to) time windows (epoch seconds, both ends
-    in): one B-tree range per (path, fingerprint) within the windows' span, each row
-    then kept or not by a bisect over the merged windows."""
-    if not windows or not fps:
-        return []
-    # The windows merged, one time range asked of SQLite and each row kept by a bisect:
-    # testing every row against every window in SQL (json_each per row) cost 1.8 s
-    # for a '}' 10,000 sessions wrote.
-    merged: list[list[float]] = []
-    for a, b in sorted((float(a), float(b)) for a, b in windows):
-        if merged and a <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], b)
-        else:
-            merged.append([a, b])
-    starts = [a for a, _ in merged]
-    rows = conn.execute(
-        f"SELECT {WRITE_COLS} FROM {LINES_TIMED}"
-        " WHERE l.path_id=?1 AND l.fp IN (SELECT value FROM json_each(?2))"
-        " AND t.at_epoch BETWEEN ?3 AND ?4"
-        f" ORDER BY {WRITE_ORDER}",
-        (path_id, _json_ints(fps), merged[0][0], merged[-1][1]),
-    ).fetchall()
-    out = []
-    for row in rows:
-        k = bisect_right(starts, row[5]) - 1
-        if k >= 0 and row[5] <= merged[k][1]:
-            out.append(row)
-    return out
-
-
-def has_timed_write(conn: sqlite3.Connection, path_id: int, fps: list[int]) -> bool:
-    """Whether some session wrote one of ``fps`` to the path at a known time."""
-    row = conn.execute(
-        f"SELECT 1 FROM {LINES_TIMED} WHERE l.path_id=? AND l.fp IN (SELECT value FROM json_each(?))"
-        " AND t.at_epoch IS NOT NULL LIMIT 1",
-        (path_id, _json_ints(fps)),
-    ).fetchone()
-    return row is not None
-
-
-def _json_ints(values: list[int]) -> str:
-    # one parameter for a list of any length (no chunks: one query keeps the order)
-    return "[" + ",".join(map(str, values)) + "]"
 
 
 def path_generations(conn: sqlite3.Connection, path_ids: list[int]) -> dict[int, int]:

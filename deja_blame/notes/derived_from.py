@@ -1,7 +1,7 @@
 """What a note was computed from, so that whether it is stale is a comparison.
 
 A commit's note is derived from what sessions wrote to the commit's files (every
-path its diff names, here or in another clone: ``index.queries.candidate_paths``)
+path its diff names, here or in another clone: ``attribution/facts/indexread.candidate_paths``)
 by the commit's time; a later write cannot give the commit a line. The note's
 ``derived_from`` records, per such session, a key (``session_key``: a digest of
 its id, so a session that left no line in the commit is not named to whoever
@@ -26,6 +26,7 @@ from pathlib import Path
 
 import orjson
 
+from deja_blame.attribution.facts.indexread import candidate_paths
 from deja_blame.index import queries as Q
 from deja_blame.notes.history import HistoryCommit, read_history
 
@@ -75,7 +76,7 @@ class SessionWrites:
         root = str(root)
         self.pids: dict[str, list[int]] = {}
         for rel in set(relpaths):
-            found = Q.candidate_paths(conn, root, {rel})
+            found = candidate_paths(conn, root, {rel})
             if found:
                 self.pids[rel] = sorted(found)
         wanted = {pid for pids in self.pids.values() for pid in pids}

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from deja_blame.attribution.facts import indexread as Q
 from deja_blame.attribution.facts.git_blame import blame_version, start_blame
 from deja_blame.attribution.facts.gitread import git
 from deja_blame.attribution.facts.model import BlameLine, FileFacts, LineTexts, WriteSet
@@ -22,7 +23,6 @@ from deja_blame.attribution.facts.settled import PassRecord, pass_record, settle
 from deja_blame.attribution.facts.writes import load_writes
 from deja_blame.attribution.model import LineAttribution, NoteLookup, format_time_epoch
 from deja_blame.gitutil import FileVersion, workdir
-from deja_blame.index import queries as Q
 
 if TYPE_CHECKING:
     import pygit2

@@ -27,6 +27,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from deja_blame.attribution.facts import indexread as Q
 from deja_blame.attribution.facts import shared
 from deja_blame.attribution.facts.copies import copies_answer
 from deja_blame.attribution.facts.git_blame import blame_copies
@@ -42,7 +43,6 @@ from deja_blame.attribution.facts.model import (
     has_line,
 )
 from deja_blame.attribution.facts.writes import load_writes
-from deja_blame.index import queries as Q
 from deja_blame.index.fingerprint import is_trivial, normalise_line
 from deja_blame.objectid import LENGTHS
 

@@ -37,6 +37,7 @@ import threading
 from bisect import bisect_left, bisect_right
 from pathlib import Path, PurePosixPath
 
+from deja_blame.attribution.facts import indexread
 from deja_blame.attribution.facts.edits import leave
 from deja_blame.attribution.facts.gitread import (
     RepositoryFiles,
@@ -93,7 +94,7 @@ class RepositoryIdentity:
         """Whether session ``sid`` worked on this repository (None: no such session).
         One that left fewer than ``MIN_LINES`` distinct lines in its files is not
         judged ours: a two-line helper is anyone's."""
-        row = Q.session_identity_row(self.conn, sid)
+        row = indexread.session_identity_row(self.conn, sid)
         if row is None:
             return None
         session_id, project, size, mtime = row
@@ -111,7 +112,7 @@ class RepositoryIdentity:
         return answer
 
     def _judge(self, sid: int, project: str) -> bool | None:
-        edits = list(Q.agent_edits_timed(self.conn, sid))
+        edits = list(indexread.agent_edits_timed(self.conn, sid))
         if any(path.startswith(self.root + "/") for path, *_ in edits):
             return True  # it wrote this clone's own files
         project = project.rstrip("/")
@@ -232,8 +233,8 @@ def _written_by_others(
 
     out: set[int] = set()
     wanted = sorted(fps)
-    for pid in Q.candidate_paths(conn, root, {rel}):
-        for _, fp, other, *_ in Q.line_writes(conn, pid, wanted):
+    for pid in indexread.candidate_paths(conn, root, {rel}):
+        for _, fp, other, *_ in indexread.line_writes(conn, pid, wanted):
             if other != sid:
                 out.add(fp)
     return out
@@ -283,11 +284,11 @@ def sessions_of_repository(conn: sqlite3.Connection, root: str | Path) -> set[st
     by ``RepositoryIdentity.belongs``)."""
     identity = RepositoryIdentity(conn, root)
     files = identity.files
-    wanted = [pid for pid, path in Q.all_paths(conn) if files.relative(path, identity.root)]
+    wanted = [pid for pid, path in indexread.all_paths(conn) if files.relative(path, identity.root)]
     out: set[str] = set()
-    for sid in sorted(Q.sessions_writing(conn, wanted)):
+    for sid in sorted(indexread.sessions_writing(conn, wanted)):
         if identity.belongs(sid):
-            row = Q.session_identity_row(conn, sid)
+            row = indexread.session_identity_row(conn, sid)
             if row is not None:
                 out.add(row[0])
     return out
@@ -317,7 +318,7 @@ def paths_of_repository(
         files |= tree_files(root, rev)
     names = {PurePosixPath(f).name for f in files}
     out: dict[int, str] = {}
-    for pid, path in Q.all_paths(conn):
+    for pid, path in indexread.all_paths(conn):
         if path.startswith(root + "/") or path.rsplit("/", 1)[-1] in names:
             rel = repository_path(path, root, files)
             if rel is not None:

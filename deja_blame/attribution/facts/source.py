@@ -16,14 +16,15 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
+from deja_blame.attribution.facts import indexread as Q
 from deja_blame.attribution.facts import shared
 from deja_blame.attribution.facts.edits import SessionEdits
 from deja_blame.attribution.facts.history import repo_history
 from deja_blame.attribution.facts.model import WriteSet, WrittenTexts
 from deja_blame.attribution.facts.versions import FileHistory
 from deja_blame.attribution.facts.writes import load_writes, session_edits, texts_written
-from deja_blame.index import queries as Q
 from deja_blame.index.clone_paths import in_no_checkout, in_this_checkout
+from deja_blame.index.queries import paths_touched
 
 
 class FactSource:
@@ -66,7 +67,7 @@ class FactSource:
 
     def _judge_outside(self, sid: int, path_ids: list[int]) -> bool:
         root = self.root.rstrip("/")
-        mine = {path for path, action in Q.paths_touched(self.conn, sid) if action == "edit"}
+        mine = {path for path, action in paths_touched(self.conn, sid) if action == "edit"}
         if not any(in_this_checkout(p, root) for p in mine):
             return False
         here = [p for p in Q.path_texts(self.conn, path_ids).values() if p in mine]

@@ -14,9 +14,9 @@ from typing import Any
 
 import orjson
 
+from deja_blame.attribution.facts import indexread as Q
 from deja_blame.attribution.facts.edits import SessionEdits
 from deja_blame.attribution.facts.model import WriteSet
-from deja_blame.index import queries as Q
 from deja_blame.index.fingerprint import normalise_line
 from deja_blame.index.store import load_json
 
