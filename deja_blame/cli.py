@@ -169,8 +169,9 @@ def cli(chdir: Path | None, global_db: Path | None, color: str | None, no_pager:
 
     deja reads the transcripts of Antigravity / agy, Claude Code, Codex CLI,
     Gemini CLI, Cursor, GitHub Copilot (VS Code), GitHub Copilot CLI, Windsurf,
-    OpenCode, Amp, Droid, Continue, Aider and pi after the fact, indexes them,
-    and matches each line of your repository to the session that wrote it.
+    OpenCode, Amp, Droid, Continue, Aider, pi, Cline, Roo Code and Kilo Code
+    after the fact, indexes them, and matches each line of your repository to
+    the session that wrote it.
 
     \b
     Start here:
@@ -218,6 +219,21 @@ class _AgentChoice(click.Choice):
     @choices.setter
     def choices(self, value: Sequence[str]) -> None:
         pass  # click.Choice.__init__ sets it; the registry is the one source
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from deja_blame.transcripts.registry import ALL_NAMES, agent_named, handoff_targets
+
+        name = str(value).strip().lower()
+        if self.handoff and name in ALL_NAMES and name not in handoff_targets():
+            # an agent deja reads that has no command line (an editor extension): say so
+            self.fail(
+                f"{agent_named(name).display_name} has no command line to start a session"
+                f" with; hand over to one of: {', '.join(sorted(handoff_targets()))}"
+                " (--print prints the prompt, to paste into any agent)",
+                param,
+                ctx,
+            )
+        return super().convert(value, param, ctx)
 
 
 def _agent_choice() -> click.Choice:
@@ -272,7 +288,7 @@ def parse_cmd(path: Path, agent: str | None, as_json: bool) -> None:
     type=_agent_choice(),
     help="Only this agent's transcripts (repeatable): antigravity, claude-code, codex,"
     " gemini-cli, cursor, copilot, copilot-cli, windsurf, opencode, amp, droid, continue, aider,"
-    " pi.",
+    " pi, cline, roo-code, kilo-code.",
 )
 @click.option("--rebuild", is_flag=True, help="Delete the index and read everything again.")
 @click.option(
@@ -312,6 +328,15 @@ def index_cmd(
       Continue     ~/.continue/sessions                      DEJA_CONTINUE_ROOT
       Aider        ./.aider.chat.history.md (this repo)      DEJA_AIDER_ROOT
       pi           ${PI_CODING_AGENT_DIR:-~/.pi/agent}/sessions  DEJA_PI_ROOT
+      Cline        <editor>/User/globalStorage/saoudrizwan.claude-dev/tasks,
+                   ~/.cline/data/tasks                       DEJA_CLINE_ROOT
+      Roo Code     <editor>/User/globalStorage/rooveterinaryinc.roo-cline/tasks
+                                                             DEJA_ROO_CODE_ROOT
+      Kilo Code    <editor>/User/globalStorage/kilocode.kilo-code/tasks
+                                                             DEJA_KILO_CODE_ROOT
+      (<editor>: ~/.config/Code, or Code - Insiders, VSCodium, Cursor, Windsurf;
+      ~/Library/Application Support on macOS, %APPDATA% on Windows; remote
+      windows' ~/.vscode-server/data)
 
     Long tool output (files the agent viewed, command output) is not copied:
     the index keeps its start and end and reads the rest from the transcript
@@ -620,7 +645,7 @@ def blame_cmd(
     (as committed: no mailmap); then the line number and the text.
     The agent and model columns are as wide as the widest shown; agents:
     agy (Antigravity), claude, codex, gemini, cursor, copilot, copilot-cli,
-    windsurf, opencode, amp, droid, continue, aider, pi.
+    windsurf, opencode, amp, droid, continue, aider, pi, cline, roo, kilo.
 
     \b
     git blame's options that choose the commit, passed to git:
@@ -923,7 +948,7 @@ def mcp_cmd(db: Path | None, repo: Path | None, prompts: bool) -> int:
     type=_handoff_choice(),
     help="Agent to hand over to (one with a command line that starts on a prompt): agy"
     " (Antigravity), claude, codex, gemini, cursor (cursor-agent), copilot (VS Code's"
-    " code chat), copilot-cli, opencode, droid, continue (cn), pi.",
+    " code chat), copilot-cli, opencode, droid, continue (cn), pi, cline.",
 )
 @click.option(
     "--session", default=None, help="Session id or unique prefix (default: the newest one here)."

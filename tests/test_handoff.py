@@ -597,12 +597,23 @@ def test_the_agents_with_a_cli_that_starts_on_a_prompt_are_handoff_targets() -> 
         "droid": ("droid",),
         "continue": ("cn",),
         "pi": ("pi",),
+        "cline": ("cline",),
     }
 
 
 @pytest.mark.parametrize(
     "agent",
-    ["cursor", "copilot", "copilot-cli", "opencode", "droid", "continue", "claude-code", "pi"],
+    [
+        "cursor",
+        "copilot",
+        "copilot-cli",
+        "opencode",
+        "droid",
+        "continue",
+        "claude-code",
+        "pi",
+        "cline",
+    ],
 )
 def test_each_target_gets_the_prompt_as_its_last_argument_and_no_shell_runs_it(
     agent: str, tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch

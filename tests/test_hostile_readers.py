@@ -85,7 +85,9 @@ def test_a_history_that_is_a_link_is_not_read(
     assert len(discover(["aider"])) == 1
 
 
-@pytest.mark.parametrize("agent", ["claude-code", "codex", "cursor", "droid", "windsurf", "pi"])
+@pytest.mark.parametrize(
+    "agent", ["claude-code", "codex", "cursor", "droid", "windsurf", "pi", "cline", "roo-code"]
+)
 def test_a_store_s_links_and_fifos_are_not_transcripts(
     agent: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

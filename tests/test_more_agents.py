@@ -1,5 +1,6 @@
 """The agents read through the plug-in registry: Cursor, Copilot (VS Code),
-Copilot CLI, Windsurf, OpenCode, Amp, Droid, Continue, Aider, pi.
+Copilot CLI, Windsurf, OpenCode, Amp, Droid, Continue, Aider, pi, Cline, Roo Code,
+Kilo Code.
 
 Golden files: ``fixtures/<agent>/expected.json`` beside each agent's fixture tree
 (neutral text written in each agent's real on-disk shape; ``tests/agent_goldens.py``
@@ -35,6 +36,9 @@ PLUGGED = [
     "continue",
     "aider",
     "pi",
+    "cline",
+    "roo-code",
+    "kilo-code",
 ]
 
 
@@ -70,6 +74,9 @@ REFUSED = {
     "droid": "banner.txt",
     "continue": "stock_test.py",
     "pi": "shipping_test.py",
+    "cline": "parcel_test.py",
+    "roo-code": "route_test.py",
+    "kilo-code": "zones_test.py",
 }
 
 
@@ -150,6 +157,14 @@ def _place(agent: str, home: Path, repo: Path | None = None) -> Path:
         "droid": home / ".factory",
         "continue": home / ".continue",
         "pi": home / ".pi" / "agent",
+        "cline": home / ".config" / "Code" / "User" / "globalStorage" / "saoudrizwan.claude-dev",
+        "roo-code": home
+        / ".config"
+        / "VSCodium"
+        / "User"
+        / "globalStorage"
+        / "rooveterinaryinc.roo-cline",
+        "kilo-code": home / ".config" / "Cursor" / "User" / "globalStorage" / "kilocode.kilo-code",
         "aider": repo if repo is not None else home / "project",
     }[agent]
     where.mkdir(parents=True, exist_ok=True)
@@ -181,6 +196,9 @@ def test_found_at_its_default_place_with_no_flags(
         ("amp", "XDG_DATA_HOME", "data/amp"),
         ("copilot", "XDG_CONFIG_HOME", "config/Code/User/workspaceStorage"),
         ("pi", "PI_CODING_AGENT_DIR", "pi-agent"),
+        ("cline", "CLINE_DATA_DIR", "cline-data"),
+        ("cline", "CLINE_DIR", "cline-home/data"),
+        ("roo-code", "APPDATA", "roaming/Code/User/globalStorage/rooveterinaryinc.roo-cline"),
     ],
 )
 def test_the_agents_own_location_variables(
@@ -197,7 +215,7 @@ def test_the_agents_own_location_variables(
 
 
 def test_every_agent_has_an_override_variable_and_a_short_label() -> None:
-    assert len(AGENTS) == 14
+    assert len(AGENTS) == 17
     assert {a.id for a in AGENTS} >= set(PLUGGED)
     for a in AGENTS:
         assert a.root_env == f"DEJA_{a.id.upper().replace('-', '_')}_ROOT" or a.id in (
@@ -353,6 +371,27 @@ WORLD: dict[str, tuple[str, str]] = {
     ),
     "CHANGELOG.md": ("", "# Changes\n\n- Shipping rates by weight.\n"),
     "shipping_test.py": ("", "def test_ship():\n    assert ship(5) == 4.99\n"),
+    # Cline: a diff applied, a write denied, a diff that failed (its line the person's)
+    "parcel.py": (
+        "def accept(parcel):\n    return True\n",
+        "# weights in kilograms\nLIMIT_KG = 30\n\n\ndef accept(parcel):\n"
+        "    return parcel.weight <= LIMIT_KG\n",
+    ),
+    "parcel_test.py": ("", "def test_heavy():\n    assert True\n"),
+    # Cline's older XML calls: the person changed the proposed note's last line
+    "label.py": (
+        "def label(p):\n    return p.id\n",
+        'def label(p):\n    return f"{p.id} ({p.weight} kg)"\n',
+    ),
+    "LABELS.md": ("", "# Labels\n\nEach label shows the weight in kg.\n"),
+    "route.py": (
+        "def route(p):\n    return 'ground'\n",
+        "def route(p):\n    if p.weight > 20:\n        return 'freight'\n    return 'ground'\n",
+    ),
+    "ROUTES.md": ("", "# Routes\n\nHeavy parcels go by freight.\n"),
+    "route_test.py": ("", "def test_route():\n    assert True\n"),
+    "zones.py": ("ZONES = ['north']\n", "ZONES = ['north', 'south']\nDEFAULT_ZONE = 'north'\n"),
+    "zones_test.py": ("", "def test_zones():\n    assert True\n"),
 }
 # line text -> the agent that wrote it last, per file (every other line is the person's;
 # blank lines too where an agent added them)
@@ -387,6 +426,20 @@ WRITTEN: dict[str, dict[str, str]] = {
         "    return RATES.get(weight // 10, 9.99)": "pi",
     },
     "CHANGELOG.md": {"# Changes": "pi", "": "pi", "- Shipping rates by weight.": "pi"},
+    "parcel.py": {
+        "LIMIT_KG = 30": "cline",
+        "": "cline",
+        "    return parcel.weight <= LIMIT_KG": "cline",
+    },
+    "label.py": {'    return f"{p.id} ({p.weight} kg)"': "cline"},
+    "LABELS.md": {"# Labels": "cline", "": "cline"},
+    "route.py": {"    if p.weight > 20:": "roo-code", "        return 'freight'": "roo-code"},
+    "ROUTES.md": {
+        "# Routes": "roo-code",
+        "": "roo-code",
+        "Heavy parcels go by freight.": "roo-code",
+    },
+    "zones.py": {"ZONES = ['north', 'south']": "kilo-code", "DEFAULT_ZONE = 'north'": "kilo-code"},
 }
 
 
@@ -419,6 +472,7 @@ def test_held_out_world_every_agent_in_one_repository(
         by_agent.setdefault(s["agent"], []).append(s)
     assert sorted(by_agent) == sorted(PLUGGED)
     assert len(by_agent["droid"]) == 2 and len(by_agent["opencode"]) == 2
+    assert len(by_agent["cline"]) == 2
     assert all(s["project"] == str(repo) for s in sessions), [
         (s["agent"], s["project"]) for s in sessions if s["project"] != str(repo)
     ]
@@ -455,6 +509,9 @@ def test_held_out_world_every_agent_in_one_repository(
         ("orders.py", "copilot-cli"),
         ("discount.py", "copilot"),
         ("tax.py", "opencode"),
+        ("parcel.py", "cline"),
+        ("route.py", "roo"),
+        ("zones.py", "kilo"),
     ):
         text = deja("blame", name, env={"DEJA_ANTIGRAVITY_ROOT": ""}, cwd=repo).stdout.decode()
         assert f" {label} " in text, (name, text)

@@ -50,6 +50,9 @@ PLUGINS = (
     "continue_dev",
     "aider",
     "pi",
+    "cline",
+    "roo_code",
+    "kilo_code",
 )
 AGENTS: tuple[Agent, ...] = tuple(
     importlib.import_module(f"deja_blame.transcripts.{name}").PLUGIN for name in PLUGINS

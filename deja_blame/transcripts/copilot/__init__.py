@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from deja_blame.transcripts.agent import BY_CONTENT, BY_NAME, Agent, Handoff, Sniffed
 from deja_blame.transcripts.files import Below, Skipped, files_as_sessions, is_regular
 from deja_blame.transcripts.transcript_file import TranscriptFile
+from deja_blame.transcripts.vscode import LOCATION_ENV, user_folders
 
 if TYPE_CHECKING:
     from deja_blame.models import Session
@@ -25,11 +26,7 @@ CHAT_SESSIONS = "chatSessions"
 
 
 def default_roots(env: Mapping[str, str], home: Path) -> list[Path]:
-    configs = [Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else home / ".config"]
-    configs.append(home / "Library" / "Application Support")
-    if env.get("APPDATA"):
-        configs.append(Path(env["APPDATA"]))
-    return [c / product / "User" / "workspaceStorage" for c in configs for product in PRODUCTS]
+    return [user / "workspaceStorage" for user in user_folders(env, home, PRODUCTS, remote=False)]
 
 
 def find_transcripts(
@@ -155,7 +152,7 @@ PLUGIN = Agent(
     parts=_parts,
     sniff=_sniff,
     where="~/.config/Code/User/workspaceStorage/*/{GitHub.copilot-chat/transcripts,chatSessions}",
-    location_env=("XDG_CONFIG_HOME", "APPDATA"),
+    location_env=LOCATION_ENV,
     aliases=("github-copilot", "vscode-copilot"),
     # VS Code 1.102+: ``code chat --mode agent PROMPT`` opens a Copilot agent-mode chat
     # in the current directory's window, begun with the prompt

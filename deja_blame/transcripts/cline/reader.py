@@ -1,0 +1,519 @@
+"""A Cline, Roo Code or Kilo Code task: ``api_conversation_history.json`` read with
+the task's ``ui_messages.json``.
+
+The conversation is a JSON array of Anthropic messages (``role``, ``content``
+blocks). The assistant calls a tool in one of two ways, by version: a ``tool_use``
+block (``name``, ``id``, ``input``), or, before native tool calls, XML in its text
+(``<write_to_file><path>a.py</path><content>...</content></write_to_file>``, one
+call a message). The result comes in the next user message: a ``tool_result``
+block answering the call's id, or a text block ``[write_to_file for 'a.py']
+Result:`` (Cline writes those even for ``tool_use`` calls). A call counts once a
+result says it ran: the person can deny it ("The user denied this operation"), a
+diff can fail to apply (an error result), a call after a denied one is skipped
+and gets no result. When the person changed the proposed content before it was
+saved ("The user made the following updates to your content"), the proposal is
+what is recorded: the lines the person changed then do not match it, and stay
+the person's.
+
+Tools: ``write_to_file`` (``path`` or ``absolutePath``, ``content``),
+``replace_in_file`` (Cline) and ``apply_diff`` (Roo) with SEARCH/REPLACE blocks
+(``diffblocks``), Roo's ``insert_content``, ``search_and_replace``, ``edit``,
+``edit_file``, ``search_replace`` and ``apply_patch``, ``execute_command``
+(``command``, ``cwd``); reads and listings are files viewed.
+
+The person's words are the ``<task>``, ``<feedback>``, ``<answer>`` and
+``<user_message>`` in user messages (never the ``<environment_details>`` the
+extension adds, nor a file's or a command's text a result carries). The project
+is the environment's ``# Current Working Directory (PATH) Files`` (Roo: ``#
+Current Workspace Directory``), else the first folder of ``# Workspace
+Configuration``.
+
+Times: Roo's messages carry ``ts`` (ms). Cline's do not: a UI message made while
+the conversation held k+1 messages has ``conversationHistoryIndex`` k, so the UI
+messages of index k are the making of message k+1 (the last of them, for an
+assistant message: its tool's approval, before the tool ran). Without them, the
+environment's ``# Current Time``; a message with none takes the time before it,
+the first the task id's (Cline's task id is the ms it began).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from deja_blame.models import Session
+from deja_blame.transcripts.builder import SessionBuilder
+from deja_blame.transcripts.cline.diffblocks import search_replace_pairs
+from deja_blame.transcripts.reading import load_document
+from deja_blame.transcripts.text import normalise_path, normalise_time
+from deja_blame.transcripts.tool_edits import (
+    add_patch,
+    add_replacements,
+    add_write,
+    array,
+    epoch_ms_time,
+    first_str,
+    json_args,
+    obj,
+)
+
+WRITE_TOOLS = frozenset({"write_to_file", "new_rule"})  # a path and the whole content
+DIFF_TOOLS = frozenset({"replace_in_file", "apply_diff"})  # SEARCH/REPLACE blocks
+PAIR_TOOLS = frozenset({"edit", "edit_file", "search_replace"})  # old_string, new_string
+VIEW_TOOLS = {
+    "read_file": "view",
+    "list_files": "list",
+    "search_files": "list",
+    "list_code_definition_names": "list",
+}
+# tools whose result carries text from elsewhere (a file, a command, a page): a
+# ``<feedback>`` there is that text's, not the person's
+OUTSIDE_TEXT = frozenset(
+    {
+        *VIEW_TOOLS,
+        "execute_command",
+        "browser_action",
+        "use_mcp_tool",
+        "access_mcp_resource",
+        "web_fetch",
+        "codebase_search",
+        "fetch_instructions",
+        "read_command_output",
+    }
+)
+# every tool whose XML call older versions wrote in the assistant's text
+XML_TOOLS = frozenset(
+    {
+        *WRITE_TOOLS,
+        *DIFF_TOOLS,
+        *PAIR_TOOLS,
+        *OUTSIDE_TEXT,
+        "insert_content",
+        "search_and_replace",
+        "apply_patch",
+        "ask_followup_question",
+        "attempt_completion",
+        "plan_mode_respond",
+        "new_task",
+        "switch_mode",
+        "update_todo_list",
+        "load_mcp_documentation",
+        "condense",
+        "summarize_task",
+        "report_bug",
+    }
+)
+# XML parameters that hold text of their own (a file, a diff): from the first
+# opening tag to the last closing one, since the text may itself hold the tag
+LONG_PARAMS = ("content", "diff", "patch", "result", "response", "question")
+SHORT_PARAMS = (
+    "path",
+    "absolutePath",
+    "file_path",
+    "command",
+    "cwd",
+    "line",
+    "search",
+    "replace",
+    "old_string",
+    "new_string",
+    "requires_approval",
+)
+_XML_OPEN = re.compile("<(" + "|".join(sorted(XML_TOOLS, key=len, reverse=True)) + ")>")
+_RESULT_HEADER = re.compile(r"\[([A-Za-z_]+)(?: for [^\n]*)?\] Result:")
+_WORDS = re.compile(r"<(task|feedback|answer|user_message)>(.*?)</\1>", re.DOTALL)
+_ENVIRONMENT = re.compile(r"<environment_details>.*?(?:</environment_details>|\Z)", re.DOTALL)
+_FILE_CONTENT = re.compile(r"<final_file_content\b.*?(?:</final_file_content>|\Z)", re.DOTALL)
+_THINKING = re.compile(r"<thinking>.*?(?:</thinking>|\Z)", re.DOTALL)
+_CWD = re.compile(r"# Current (?:Working|Workspace) Directory \(([^\n]+?)\) Files")
+_WORKSPACES = re.compile(
+    r"# Workspace Configuration\s*\n(\{.*?\})\s*(?:\n#|\n</environment|\Z)", re.DOTALL
+)
+_NOW = re.compile(r"# Current Time\s*\n([^\n]*(?:\n[^#\n<][^\n]*)*)")
+_ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)")
+# JavaScript's toLocaleString() in en-US, with Cline's zone: 1/22/2026, 3:48:00 AM (UTC, UTC+0:00)
+_US_TIME = re.compile(
+    r"(\d{1,2})/(\d{1,2})/(\d{4}),?\s+(\d{1,2}):(\d\d):(\d\d)\s*([AP]M)?[^\n]*?UTC([+-])(\d{1,2})(?::(\d\d))?"
+)
+_EXIT = re.compile(r"Exit code: (-?\d{1,9})")
+# what a result that did not run begins with, after its header
+_NOT_RUN = (
+    "The user denied this operation",
+    "The tool execution failed",
+    "Unable to apply diff",
+    "Missing value for required parameter",
+    "Skipping tool",
+    "Tool [",
+    "Error",
+    "[ERROR]",
+    "<error",
+)
+
+
+@dataclass
+class Call:
+    name: str
+    id: str | None
+    args: dict[str, Any]
+    at: str | None
+
+
+@dataclass
+class Result:
+    name: str | None  # the header's tool (text results); None for a tool_result block
+    id: str | None
+    text: str
+    is_error: bool
+
+
+def parse_task(
+    conversation: Path | str, session_id: str, agent: str, ui_messages: Path | None = None
+) -> Session:
+    conversation = Path(conversation)
+    doc = load_document(conversation)
+    if not isinstance(doc, list):
+        raise ValueError("the conversation is not a JSON array of messages")
+    b = SessionBuilder(session_id, str(conversation.resolve()), agent)
+    ui, unreadable = _ui_messages(ui_messages)
+    times = message_times(doc, ui, session_id)
+    models = _ui_models(ui)
+    pending: list[Call] = []
+    for j, message in enumerate(doc):
+        if not isinstance(message, dict):
+            continue
+        at = times[j]
+        b.seen_time(at)
+        if message.get("role") == "assistant":
+            model = obj(message.get("modelInfo")).get("modelId") or models.get(j - 1)
+            if isinstance(model, str) and model:
+                b.session.model = model
+            pending = _assistant(b, message.get("content"), at)
+        elif message.get("role") == "user":
+            if b.cwd is None:
+                read_environment(b, _texts(message.get("content")))
+            _user(b, message.get("content"), pending, at)
+            pending = []
+    session = b.finish()
+    session.skipped_lines = unreadable
+    return session
+
+
+# -- times ---------------------------------------------------------------------------------
+
+
+def _ui_messages(path: Path | None) -> tuple[list[Any], int]:
+    """The UI messages, and 1 when they could not be read (their times are then lost,
+    nothing else: the conversation is read all the same, and again once they change)."""
+    if path is None:
+        return [], 0
+    try:
+        doc = load_document(path)
+    except OSError:
+        return [], 1
+    return (doc, 0) if isinstance(doc, list) else ([], 1)
+
+
+def _ui_index(entry: object) -> tuple[int, int] | None:
+    """(conversationHistoryIndex, ts) of a UI message that has both."""
+    if not isinstance(entry, dict):
+        return None
+    k, ts = entry.get("conversationHistoryIndex"), entry.get("ts")
+    if type(k) is int and type(ts) is int:
+        return k, ts
+    return None
+
+
+def message_times(doc: list[Any], ui: list[Any], session_id: str) -> list[str | None]:
+    """Each message's time (see the module's docstring), never None once one is known."""
+    first: dict[int, int] = {}
+    last: dict[int, int] = {}
+    for entry in ui:
+        got = _ui_index(entry)
+        if got is not None and 0 < got[1] < 2**53:
+            k, ts = got
+            first[k] = min(first.get(k, ts), ts)
+            last[k] = max(last.get(k, ts), ts)
+    before = (
+        epoch_ms_time(int(session_id)) if session_id.isdigit() and len(session_id) == 13 else None
+    )
+    out: list[str | None] = []
+    for j, message in enumerate(doc):
+        m = obj(message)
+        at = epoch_ms_time(m.get("ts"))
+        if at is None:
+            made = (last if m.get("role") == "assistant" else first).get(j - 1)
+            at = epoch_ms_time(made) if made is not None else None
+        if at is None and m.get("role") == "user":
+            at = current_time(_texts(m.get("content")))
+        at = at or before
+        out.append(at)
+        before = at
+    return out
+
+
+def current_time(texts: list[str]) -> str | None:
+    """The environment's ``# Current Time``: ISO 8601 (Roo), or en-US with Cline's zone."""
+    for text in texts:
+        found = _NOW.search(text)
+        if found is None:
+            continue
+        section = found.group(1)
+        iso = _ISO.search(section)
+        if iso is not None:
+            return normalise_time(iso.group(0))[0]
+        us = _US_TIME.search(section)
+        if us is not None:
+            return _us_time(us)
+    return None
+
+
+def _us_time(m: re.Match[str]) -> str | None:
+    month, day, year, hour, minute, second = (int(m.group(i)) for i in range(1, 7))
+    if m.group(7) == "PM" and hour < 12:
+        hour += 12
+    elif m.group(7) == "AM" and hour == 12:
+        hour = 0
+    sign = m.group(8)
+    offset = f"{sign}{int(m.group(9)):02d}:{int(m.group(10) or 0):02d}"
+    text = f"{year:04d}-{month:02d}-{day:02d}T{hour:02d}:{minute:02d}:{second:02d}{offset}"
+    return normalise_time(text)[0]
+
+
+def _ui_models(ui: list[Any]) -> dict[int, str]:
+    out: dict[int, str] = {}
+    for entry in ui:
+        got = _ui_index(entry)
+        model = obj(obj(entry).get("modelInfo")).get("modelId")
+        if got is not None and isinstance(model, str) and model:
+            out[got[0]] = model
+    return out
+
+
+# -- the assistant's calls ---------------------------------------------------------------
+
+
+def _texts(content: object) -> list[str]:
+    if isinstance(content, str):
+        return [content]
+    return [
+        block["text"]
+        for block in array(content)
+        if isinstance(block, dict)
+        and block.get("type") == "text"
+        and isinstance(block.get("text"), str)
+    ]
+
+
+def _assistant(b: SessionBuilder, content: object, at: str | None) -> list[Call]:
+    calls: list[Call] = []
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else array(content)
+    for block in blocks:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text" and isinstance(block.get("text"), str):
+            text = block["text"]
+            call = xml_call(text)
+            if call is not None:
+                name, args, start = call
+                text = text[:start]
+                calls.append(Call(name, None, args, at))
+            b.message("assistant", _THINKING.sub("", text).strip(), at)
+        elif kind == "tool_use" and isinstance(block.get("name"), str):
+            ident = block.get("id") if isinstance(block.get("id"), str) else None
+            calls.append(Call(block["name"], ident, json_args(block.get("input")), at))
+    for done in calls:  # the words it ends the task with, or asks
+        said = first_str(done.args, "result", "question", "response")
+        if (
+            done.name in ("attempt_completion", "ask_followup_question", "plan_mode_respond")
+            and said
+        ):
+            b.message("assistant", said.strip(), at)
+    return calls
+
+
+def xml_call(text: str) -> tuple[str, dict[str, Any], int] | None:
+    """The tool call written as XML in ``text``: (its name, its parameters, where it starts)."""
+    opening = _XML_OPEN.search(text)
+    if opening is None:
+        return None
+    name = opening.group(1)
+    end = text.rfind(f"</{name}>")
+    body = text[opening.end() : end if end >= opening.end() else len(text)]
+    args: dict[str, Any] = {}
+    rest = body
+    for param in LONG_PARAMS:
+        start = body.find(f"<{param}>")
+        stop = body.rfind(f"</{param}>")
+        if start < 0 or stop < start:
+            continue
+        value = body[start + len(param) + 2 : stop]
+        # the model writes the tag on its own line: that newline is no line of the text
+        args[param] = value[1:] if value.startswith("\n") else value
+        rest = rest.replace(body[start : stop + len(param) + 3], "")
+    for param in SHORT_PARAMS:
+        found = re.search(f"<{param}>(.*?)</{param}>", rest, re.DOTALL)
+        if found is not None:
+            args[param] = found.group(1).strip()
+    return name, args, opening.start()
+
+
+# -- results and the person's words ------------------------------------------------------------
+
+
+def _results(content: object) -> Iterator[Result | str]:
+    """A user message's parts: tool results, and the other texts (the person's, the
+    extension's notes)."""
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else array(content)
+    waiting: str | None = None  # a header whose result is the next block
+    for block in blocks:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "tool_result":
+            ident = block.get("tool_use_id")
+            text = "\n".join(_texts(block.get("content")))
+            yield Result(
+                None, ident if isinstance(ident, str) else None, text, block.get("is_error") is True
+            )
+        elif block.get("type") == "text" and isinstance(block.get("text"), str):
+            text = block["text"]
+            header = _RESULT_HEADER.match(text)
+            if header is not None:
+                body = text[header.end() :]
+                if body.strip():
+                    yield Result(header.group(1), None, body, False)
+                else:
+                    waiting = header.group(1)
+                continue
+            if waiting is not None and not text.startswith("<environment_details>"):
+                # older versions: the header alone, the result in the next block
+                yield Result(waiting, None, text, False)
+            else:
+                yield text
+            waiting = None
+
+
+def _user(b: SessionBuilder, content: object, pending: list[Call], at: str | None) -> None:
+    parts = list(_results(content))
+    results = [p for p in parts if isinstance(p, Result)]
+    for call in pending:
+        result = _answer(call, results)
+        if result is not None and ran(result):
+            _tool(b, call, result, at)
+    said: list[str] = []
+    for part in parts:  # what the person typed, after what their tools did
+        if isinstance(part, str):
+            said += _words(_ENVIRONMENT.sub("", part))
+        else:
+            said += _result_words(part, pending)
+    for text in said:
+        b.message("user", text, at)
+
+
+def _answer(call: Call, results: list[Result]) -> Result | None:
+    """The result of ``call``: the tool_result of its id, else the first text result
+    of its tool not yet taken."""
+    for i, result in enumerate(results):
+        if call.id is not None and result.id == call.id:
+            return results.pop(i)
+    for i, result in enumerate(results):
+        if result.id is None and result.name == call.name:
+            return results.pop(i)
+    return None
+
+
+def _status(text: str) -> dict[str, Any]:
+    """Roo's newer results are JSON: ``{"status": "denied" | "error" | "approved", ...}``."""
+    if not text.lstrip().startswith("{"):
+        return {}
+    try:
+        return obj(orjson.loads(text))
+    except orjson.JSONDecodeError:
+        return {}
+
+
+def ran(result: Result) -> bool:
+    """Whether the call ran, by its result."""
+    if result.is_error:
+        return False
+    if _status(result.text).get("status") in ("denied", "error"):
+        return False
+    return not result.text.lstrip().startswith(_NOT_RUN)
+
+
+def _result_words(result: Result, calls: list[Call]) -> list[str]:
+    """The person's words in a result: their feedback on a denied call or a completion,
+    their answer to a question; never text a file or a command brought in."""
+    feedback = _status(result.text).get("feedback")
+    if isinstance(feedback, str) and feedback.strip():
+        return [feedback.strip()]
+    name = result.name or next((c.name for c in calls if c.id == result.id), None)
+    denied = result.text.lstrip().startswith("The user denied this operation")
+    if name in OUTSIDE_TEXT and not denied:
+        return []
+    return _words(_FILE_CONTENT.sub("", result.text))
+
+
+def _words(text: str) -> list[str]:
+    return [found.group(2).strip() for found in _WORDS.finditer(text) if found.group(2).strip()]
+
+
+# -- what a call did -----------------------------------------------------------------------------
+
+
+def _tool(b: SessionBuilder, call: Call, result: Result, at: str | None) -> None:
+    name, args = call.name, call.args
+    target = first_str(args, "absolutePath", "path", "file_path")
+    if name in WRITE_TOOLS:
+        add_write(b, target, name, args.get("content"), at)
+    elif name in DIFF_TOOLS:
+        diff = args.get("diff")
+        if isinstance(diff, str):
+            add_replacements(b, target, name, search_replace_pairs(diff), at)
+    elif name in PAIR_TOOLS:
+        add_replacements(b, target, name, [(args.get("old_string"), args.get("new_string"))], at)
+    elif name == "search_and_replace":
+        pairs: list[tuple[object, object]] = [
+            (op.get("search"), op.get("replace"))
+            for op in array(args.get("operations"))
+            if isinstance(op, dict)
+        ]
+        add_replacements(b, target, name, pairs or [(args.get("search"), args.get("replace"))], at)
+    elif name == "insert_content":
+        add_replacements(b, target, name, [("", args.get("content"))], at)
+    elif name == "apply_patch":
+        add_patch(b, first_str(args, "patch", "input"), name, at)
+    elif name == "execute_command" and isinstance(args.get("command"), str):
+        cwd = b.absolute(args.get("cwd")) or b.cwd
+        command = b.command(args["command"], cwd, at)
+        code = _EXIT.search(result.text[:4096])
+        if code is not None:
+            b.set_exit(command.seq, int(code.group(1)))
+    elif name in VIEW_TOOLS:
+        full = b.absolute(target or ".")
+        if full is not None:
+            b.file(full, VIEW_TOOLS[name], at)
+
+
+def read_environment(b: SessionBuilder, texts: list[str]) -> None:
+    """The task's folder, from the first environment that names it."""
+    for text in texts:
+        found = _CWD.search(text)
+        if found is not None:
+            b.cwd = normalise_path(found.group(1))
+            return
+        config = _WORKSPACES.search(text)
+        if config is not None:
+            try:
+                folders = obj(orjson.loads(config.group(1))).get("workspaces")
+            except orjson.JSONDecodeError:
+                continue
+            for folder in obj(folders):
+                if isinstance(folder, str) and folder.strip():
+                    b.cwd = normalise_path(folder)
+                    return

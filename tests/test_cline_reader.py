@@ -1,0 +1,351 @@
+"""Cline, Roo Code and Kilo Code (``transcripts/cline``): their task folders read rule
+by rule. The goldens (``fixtures/{cline,roo-code,kilo-code}``) hold both generations
+of tool calls (native ``tool_use``, XML in the text), both diff formats, denied and
+failed calls; these tests say which rule each part of them checks, and add what a
+golden cannot hold (a Windows project, another machine's, broken files)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from agent_goldens import read_all
+from conftest import deja
+
+from deja_blame.transcripts.cline.diffblocks import search_replace_pairs
+from deja_blame.transcripts.cline.reader import current_time, parse_task, xml_call
+from deja_blame.transcripts.reading import IncompleteTranscript, MalformedTranscript
+from deja_blame.transcripts.registry import agent_named, discover, guess_agent, read_session
+from deja_blame.transcripts.transcript_file import TranscriptFile
+
+NATIVE = "1796115600000"  # Cline, tool_use blocks, with ui_messages.json
+XML = "1796047200000"  # Cline, XML in the text, no ui_messages.json
+
+
+def _edits(doc: dict[str, Any]) -> list[tuple[str, list[str], list[str]]]:
+    return [(e["path"].rsplit("/", 1)[-1], e["removed"], e["added"]) for e in doc["edits"]]
+
+
+def _said(doc: dict[str, Any], role: str = "user") -> list[str]:
+    return [m["text"] for m in doc["messages"] if m["role"] == role]
+
+
+@pytest.fixture(scope="module")
+def cline(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return read_all("cline", tmp_path_factory.mktemp("cline"))
+
+
+# -- which calls ran --------------------------------------------------------------------------
+
+
+def test_a_call_counts_once_its_result_says_it_ran(cline: dict[str, Any]) -> None:
+    """The diff saved is an edit; the write the person denied and the diff that failed
+    to apply (whose lines would otherwise be the session's) are none."""
+    assert _edits(cline[NATIVE]) == [
+        (
+            "parcel.py",
+            ["    return True"],
+            ["LIMIT_KG = 30", "", "", "    return parcel.weight <= LIMIT_KG"],
+        )
+    ]
+    assert [c["command"] for c in cline[NATIVE]["commands"]] == ["python -m pytest -q"]
+
+
+def test_roo_results_by_id_and_its_json_statuses(tmp_path: Path) -> None:
+    """Roo answers each ``tool_use`` by its id, in any order; ``{"status": "denied"}``
+    and ``{"status": "error"}`` did not run."""
+    (roo,) = read_all("roo-code", tmp_path).values()
+    assert [e[0] for e in _edits(roo)] == ["route.py", "ROUTES.md"]
+    assert not [e for e in _edits(roo) if e[0] == "route_test.py"]
+
+
+def test_a_command_s_exit_code_and_folder(tmp_path: Path) -> None:
+    (roo,) = read_all("roo-code", tmp_path).values()
+    (command,) = roo["commands"]
+    assert command["exit_code"] == 1
+    assert command["cwd"] == "/work/shop/tests"  # its cwd, against the task's folder
+
+
+def test_kilo_xml_calls_insert_and_a_failed_search(tmp_path: Path) -> None:
+    (kilo,) = read_all("kilo-code", tmp_path).values()
+    assert _edits(kilo) == [
+        ("zones.py", ["ZONES = ['north']"], ["ZONES = ['north', 'south']"]),
+        ("zones.py", [], ["DEFAULT_ZONE = 'north'"]),
+    ]  # the denied write and the search that found nothing ("Error: ...") are none
+
+
+# -- the two generations of calls -------------------------------------------------------------
+
+
+def test_older_results_come_as_a_header_then_a_block(cline: dict[str, Any]) -> None:
+    """``[replace_in_file for 'label.py'] Result:`` alone, its result the next block."""
+    assert ("label.py", ["    return p.id"], ['    return f"{p.id} ({p.weight} kg)"']) in _edits(
+        cline[XML]
+    )
+
+
+def test_an_xml_call_ends_at_its_last_closing_tag() -> None:
+    text = (
+        "Writing it.\n<write_to_file>\n<path>a.html</path>\n<content>\n<p>x</p>\n"
+        "</content> inside\n</content>\n</write_to_file>"
+    )
+    name, args, start = xml_call(text)  # type: ignore[misc]
+    assert (name, args["path"], text[:start]) == ("write_to_file", "a.html", "Writing it.\n")
+    assert args["content"] == "<p>x</p>\n</content> inside\n"
+
+
+def test_the_person_s_changes_to_a_proposal_stay_theirs(cline: dict[str, Any]) -> None:
+    """ "The user made the following updates": the proposal is recorded (it ran), so the
+    line the person rewrote does not match it and stays the person's."""
+    (labels,) = [e for e in _edits(cline[XML]) if e[0] == "LABELS.md"]
+    assert "Each label shows the weight." in labels[2]
+    assert "Each label shows the weight in kg." not in labels[2]
+
+
+@pytest.mark.parametrize(
+    ("diff", "pairs"),
+    [
+        ("------- SEARCH\na\n=======\nb\n+++++++ REPLACE", [("a", "b")]),
+        (
+            "<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n\n<<<<<<< SEARCH\nc\n=======\n"
+            "d\n>>>>>>> REPLACE",
+            [("a", "b"), ("c", "d")],
+        ),
+        ("<<<<<<< SEARCH\n:start_line:4\n-------\na\n=======\nb\n>>>>>>> REPLACE", [("a", "b")]),
+        ("<<<<<<< SEARCH\na\n\\=======\n=======\nb\n>>>>>>> REPLACE", [("a\n=======", "b")]),
+        ("------- SEARCH\na\n=======\nb", [("a", "b")]),  # cut short after its divider
+        ("just text", []),
+    ],
+)
+def test_search_replace_blocks(diff: str, pairs: list[tuple[str, str]]) -> None:
+    assert search_replace_pairs(diff) == pairs
+
+
+# -- the person's words -------------------------------------------------------------------------
+
+
+def test_the_person_s_words_and_no_one_else_s(cline: dict[str, Any]) -> None:
+    """The task, feedback on a denied call and on a completion; never a ``<feedback>``
+    in a file read or in the saved file's content, nor the environment."""
+    assert _said(cline[NATIVE]) == [
+        "Refuse parcels heavier than the limit",
+        "No tests yet, I will write them",
+    ]
+    assert _said(cline[XML]) == ["Print the weight on each label", "Also round the weight"]
+    assert _said(cline[XML], "assistant") == [
+        "I will add the weight to the label.",  # its <thinking> left out
+        "Now a note for the docs.",
+        "Labels show the weight.",  # attempt_completion's result
+    ]
+
+
+def test_roo_user_message_blocks(tmp_path: Path) -> None:
+    (roo,) = read_all("roo-code", tmp_path).values()
+    assert _said(roo) == ["Send heavy parcels by freight", "the failure is expected, leave it"]
+
+
+# -- times ---------------------------------------------------------------------------------------
+
+
+def test_times_from_the_ui_messages_by_conversation_index(cline: dict[str, Any]) -> None:
+    """UI messages of index k made message k+1: the diff's result (message 4) at the
+    first UI message of index 3, in ms; the command's at index 9's."""
+    doc = cline[NATIVE]
+    assert doc["edits"][0]["at"] == "2026-12-01T09:01:00Z"
+    assert doc["started_at"] == "2026-12-01T09:00:00.100Z"
+    assert doc["commands"][0]["at"] == "2026-12-01T09:02:55Z"
+
+
+def test_times_from_the_environment_without_ui_messages(cline: dict[str, Any]) -> None:
+    assert [e["at"] for e in cline[XML]["edits"]] == [
+        "2026-11-30T14:01:10Z",
+        "2026-11-30T14:02:40Z",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "at"),
+    [
+        (
+            "# Current Time\n12/1/2026, 10:00:00 AM (Europe/Paris, UTC+1:00)\n",
+            "2026-12-01T09:00:00Z",
+        ),
+        (
+            "# Current Time\n1/2/2026, 12:30:05 AM (America/Chicago, UTC-6:00)",
+            "2026-01-02T06:30:05Z",
+        ),
+        ("# Current Time\n3/4/2026, 1:00:00 PM (UTC, UTC+0:00)", "2026-03-04T13:00:00Z"),
+        (
+            "# Current Time\nCurrent time in ISO 8601 UTC format: 2026-05-06T07:08:09.000Z",
+            "2026-05-06T07:08:09Z",
+        ),
+        ("# Current Time\n6.5.2026, 07:08:09", None),  # another locale's: not guessed
+    ],
+)
+def test_current_time(text: str, at: str | None) -> None:
+    assert current_time([text]) == at
+
+
+def test_roo_message_ts_wins(tmp_path: Path) -> None:
+    (roo,) = read_all("roo-code", tmp_path).values()
+    assert [e["at"] for e in roo["edits"]] == ["2026-12-02T08:00:20Z", "2026-12-02T08:00:40Z"]
+
+
+# -- projects ----------------------------------------------------------------------------------
+
+
+def _task(tmp_path: Path, api: list[Any], ui: list[Any] | None = None) -> Path:
+    folder = tmp_path / "tasks" / "1796000000000"
+    folder.mkdir(parents=True)
+    (folder / "api_conversation_history.json").write_bytes(orjson.dumps(api))
+    if ui is not None:
+        (folder / "ui_messages.json").write_bytes(orjson.dumps(ui))
+    return folder / "api_conversation_history.json"
+
+
+def _one_write(environment: str, path: str) -> list[Any]:
+    return [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "<task>\nx\n</task>"},
+                {"type": "text", "text": environment},
+            ],
+        },
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": "t1",
+                    "name": "write_to_file",
+                    "input": {"path": path, "content": "A = 1\n"},
+                }
+            ],
+        },
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "saved"}],
+        },
+    ]
+
+
+def test_a_windows_project_and_its_relative_paths(tmp_path: Path) -> None:
+    env = "<environment_details>\n# Current Working Directory (c:\\Users\\ana\\shop) Files\n</environment_details>"
+    session = parse_task(_task(tmp_path, _one_write(env, "src\\app.py")), "t", "cline")
+    assert session.project == "C:/Users/ana/shop"
+    assert [e.path for e in session.edits] == ["C:/Users/ana/shop/src/app.py"]
+
+
+def test_a_task_from_another_machine(tmp_path: Path) -> None:
+    """Its folder is not here: the project is the folder as written, not a guess."""
+    env = "<environment_details>\n# Current Working Directory (/home/bo/far/shop) Files\n</environment_details>"
+    session = parse_task(_task(tmp_path, _one_write(env, "a.py")), "t", "cline")
+    assert (session.project, session.edits[0].path) == (
+        "/home/bo/far/shop",
+        "/home/bo/far/shop/a.py",
+    )
+
+
+def test_the_workspace_configuration_names_the_folder(tmp_path: Path) -> None:
+    env = (
+        "<environment_details>\n# Workspace Configuration\n"
+        '{"workspaces": {"/srv/app": {"hint": "app", "latestGitCommitHash": "abc"}}}\n'
+        "</environment_details>"
+    )
+    session = parse_task(_task(tmp_path, _one_write(env, "a.py")), "t", "cline")
+    assert session.project == "/srv/app"
+
+
+# -- broken files -------------------------------------------------------------------------------
+
+
+def test_broken_ui_messages_lose_only_their_times(tmp_path: Path) -> None:
+    env = "<environment_details>\n# Current Working Directory (/srv/app) Files\n</environment_details>"
+    path = _task(tmp_path, _one_write(env, "a.py"))
+    (path.parent / "ui_messages.json").write_bytes(b'[{"ts": 17960')
+    session = parse_task(path, "t", "cline", path.parent / "ui_messages.json")
+    assert [e.path for e in session.edits] == ["/srv/app/a.py"]
+    assert session.skipped_lines == 1
+
+
+def test_a_truncated_or_other_conversation_is_one_problem(tmp_path: Path) -> None:
+    path = _task(tmp_path, [])
+    tf = TranscriptFile("t", path, tmp_path, "cline")
+    path.write_bytes(b'[{"role": "user", "content": [')
+    with pytest.raises(IncompleteTranscript):
+        read_session(tf)
+    path.write_bytes(b'{"role": "user"}')
+    with pytest.raises(MalformedTranscript, match="not a Cline transcript"):
+        read_session(tf)
+    path.write_bytes(b'[1, "x", {"role": "assistant", "content": 5}, {"role": "user"}]')
+    assert read_session(tf).edits == []
+
+
+# -- where the tasks are --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("agent", ["cline", "roo-code", "kilo-code"])
+def test_found_in_every_default_root_under_a_fresh_home(agent: str, tmp_path: Path) -> None:
+    """Every editor's store (Linux, macOS, Windows, remote windows) and Cline's own."""
+    home = tmp_path / "home"
+    env = {"HOME": str(home), "APPDATA": str(tmp_path / "roaming")}
+    a = agent_named(agent)
+    roots = a.roots(env, home)
+    assert len(roots) >= 19
+    for i, root in enumerate(roots):
+        task = root / "tasks" / f"17960000000{i:02d}"
+        task.mkdir(parents=True)
+        (task / "api_conversation_history.json").write_text("[]")
+    found = discover([agent], env=env, home=home)
+    assert sorted(tf.path.parents[2] for tf in found) == sorted(roots)
+    assert {tf.agent for tf in found} == {agent}
+
+
+def test_the_ui_messages_are_a_part_of_the_session(tmp_path: Path) -> None:
+    """A change to either file reads the task again; ``deja parse`` reads both."""
+    env = "<environment_details>\n# Current Working Directory (/srv/app) Files\n</environment_details>"
+    ui = [{"ts": 1796000005000, "type": "say", "say": "text", "conversationHistoryIndex": 1}]
+    path = _task(tmp_path, _one_write(env, "a.py"), ui)
+    (tf,) = discover(["cline"], env={"DEJA_CLINE_ROOT": str(tmp_path)})
+    assert tf.parts == (path.parent / "ui_messages.json",)
+    before = tf.stat_key()
+    (path.parent / "ui_messages.json").write_bytes(orjson.dumps([*ui, *ui]))
+    assert tf.stat_key() != before
+    doc = orjson.loads(deja("parse", str(path), "--json").stdout)
+    assert doc["edits"][0]["at"] == "2026-11-30T00:53:25Z"  # the UI message's time
+
+
+def test_a_copy_elsewhere_is_told_by_its_environment(tmp_path: Path) -> None:
+    cline_env = (
+        "<environment_details>\n# Current Working Directory (/a) Files\n</environment_details>"
+    )
+    roo_env = (
+        "<environment_details>\n# Current Workspace Directory (/a) Files\n</environment_details>"
+    )
+    for name, env in (("one", cline_env), ("two", roo_env)):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "api_conversation_history.json").write_bytes(
+            orjson.dumps(_one_write(env, "a.py"))
+        )
+    assert guess_agent(tmp_path / "one" / "api_conversation_history.json") == "cline"
+    assert guess_agent(tmp_path / "two" / "api_conversation_history.json") == "roo-code"
+
+
+def test_a_linked_task_folder_is_not_followed(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "api_conversation_history.json").write_text("[]")
+    (tmp_path / "store" / "tasks").mkdir(parents=True)
+    os.symlink(elsewhere, tmp_path / "store" / "tasks" / "1796000000000")
+    assert discover(["roo-code"], env={"DEJA_ROO_CODE_ROOT": str(tmp_path / "store")}) == []
+
+
+def test_no_handoff_to_an_editor_extension_says_why(tmp_path: Path) -> None:
+    run = deja("handoff", "--to", "roo", "--print", cwd=tmp_path, check=False)
+    assert run.returncode != 0
+    assert b"Roo Code has no command line to start a session" in run.stderr
