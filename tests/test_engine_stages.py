@@ -19,6 +19,7 @@ from deja_blame.attribution.facts.model import (
     WriteSet,
     WrittenTexts,
 )
+from deja_blame.attribution.facts.rule_facts import RuleFacts
 from deja_blame.attribution.facts.versions import FileHistory
 from deja_blame.attribution.match import from_git_ai, match_file
 from deja_blame.attribution.model import LineAttribution
@@ -99,18 +100,20 @@ def test_only_the_facts_stage_runs_git_or_reads_the_index_among_the_engine_s_mod
 
 
 class PlainSource:
-    """Everything the rules may ask, from dicts: no git, no index."""
+    """Everything the rules are given or may ask, from dicts: no git, no index."""
 
     def __init__(self, names: dict[int, tuple[str, str]], texts: dict[tuple[int, int], list[str]]):
         self.names = names
         self.texts = texts
         self.asked: list[str] = []
 
-    def file_history(self, paths: set[str]) -> FileHistory:
-        self.asked.append("file_history")
-        history = FileHistory("/nowhere", paths, None)
+    def for_rules(
+        self, lines: list[LineAttribution], writes: WriteSet, paths: dict[int, bool]
+    ) -> RuleFacts:
+        """What stage 1 gives the rules (``FactSource.for_rules``), from the dicts."""
+        history = FileHistory("/nowhere", {ln.orig_path or "" for ln in lines}, None)
         history._loaded = True  # nothing to read: the file has no earlier version
-        return history
+        return RuleFacts(self.session_edits(writes, paths), history, None, self)
 
     def session_edits(self, writes: WriteSet, paths: dict[int, bool]) -> SessionEdits:
         """Each (session, edit) of ``texts`` as one timed whole-file write of path 1:
@@ -127,9 +130,6 @@ class PlainSource:
             writes=writes,
         )
 
-    def repository_start(self) -> float | None:
-        return None
-
     def belongs(self, sid: int) -> bool | None:
         return True
 
@@ -137,6 +137,7 @@ class PlainSource:
         return False
 
     def session_names(self, sids: set[int]) -> dict[int, tuple[str, str]]:
+        self.asked.append("session_names")
         return {sid: self.names[sid] for sid in sids if sid in self.names}
 
     def load_writes(self, paths: dict[int, bool], fps: object, **_: object) -> WriteSet:
@@ -197,18 +198,18 @@ def _writes(at: float) -> WriteSet:
 def test_a_plain_data_source_drives_the_matcher_to_the_session_that_wrote_the_lines() -> None:
     source = PlainSource({7: ("s-7", "claude-code")}, {(7, 0): AGENT})
     facts = _facts(FILE, commit_time=10_000, writes=_writes(at=9_000.0))
-    match_file(facts, source)  # type: ignore[arg-type]
+    match_file(facts, source.for_rules(facts.lines, facts.writes, facts.paths))
     got = [(ln.session, ln.source, ln.via) for ln in facts.lines]
     agent = ("s-7", "claude-code", "index")
     person = (None, None, None)
     assert got == [person, person, agent, agent, agent, person, person]
-    assert "file_history" in source.asked  # the rules asked their source, not git
+    assert source.asked == ["session_names"]  # given the rest: they asked the winners' names
 
 
 def test_a_write_after_the_commit_is_no_evidence_for_it() -> None:
     source = PlainSource({7: ("s-7", "claude-code")}, {(7, 0): AGENT})
     facts = _facts(FILE, commit_time=10_000, writes=_writes(at=20_000.0))
-    match_file(facts, source)  # type: ignore[arg-type]
+    match_file(facts, source.for_rules(facts.lines, facts.writes, facts.paths))
     assert all(ln.session is None for ln in facts.lines)
 
 
@@ -224,7 +225,7 @@ def test_a_line_a_note_gave_keeps_it_and_git_ai_fills_what_is_left() -> None:
     facts.lines[2].session, facts.lines[2].via, facts.lines[2].source = "noted", "note", "codex"
     facts.gitai = lambda commit, path, line: Who() if line == 7 else None
     facts.gitai_confidence = 0.5
-    match_file(facts, source)  # type: ignore[arg-type]
+    match_file(facts, source.for_rules(facts.lines, facts.writes, facts.paths))
     from_git_ai(facts)
     assert (facts.lines[2].session, facts.lines[2].via) == ("noted", "note")
     assert (facts.lines[3].session, facts.lines[3].via) == ("s-7", "index")
@@ -267,3 +268,34 @@ def test_a_session_before_the_file_s_history_keeps_it_only_where_it_made_the_fir
     assert run(first) == {1}
     assert run(None) == set()  # the first version unread: nothing says so
     assert strangers_before_history({1, 2}, ws, None, lambda: first, lambda s: left[s]) == set()
+
+
+def test_stage_1_gives_the_rules_the_file_s_history_and_the_repository_s_start(
+    repo: Path,
+) -> None:
+    """``FactSource.for_rules``: what the rules read of git is read before they run
+    (the file's log, when the repository began), and only where they have writes."""
+    import sqlite3
+
+    from conftest import commit_env, git
+
+    from deja_blame.attribution.facts.source import FactSource
+
+    (repo / "README").write_text("hello\n")
+    git(repo, "add", "README")
+    git(repo, "commit", "-qm", "root", env=commit_env(1_000_000))
+    (repo / "app.py").write_text("\n".join(FILE) + "\n")
+    git(repo, "add", "app.py")
+    git(repo, "commit", "-qm", "app", env=commit_env(2_000_000))
+    facts = _facts(FILE, commit_time=2_000_000, writes=_writes(at=1_500_000.0))
+    for ln in facts.lines:
+        ln.orig_path = "app.py"  # the name git blame gave each line
+    source = FactSource(sqlite3.connect(":memory:"), repo, "HEAD")
+
+    given = source.for_rules(facts.lines, facts.writes, facts.paths)
+    assert given.repository_start == 1_000_000.0  # the root commit, not the file's first
+    assert len(given.history.commits) == 1 and given.history.times == [2_000_000]
+    assert given.asks is source
+
+    idle = source.for_rules(facts.lines, WriteSet(), facts.paths)
+    assert idle.repository_start is None and idle.history.commits == []  # nothing read

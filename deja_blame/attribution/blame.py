@@ -206,13 +206,16 @@ def _compute(
     if facts is None:
         facts = gather_file(repo, conn, version, note_lookup, engine, before_match, window, focus)
     source = FactSource(conn, facts.root, version.commit) if conn is not None else None
-    if match_file(facts, source):
+    given = None
+    if source is not None and facts.rules_run():
+        given = source.for_rules(facts.lines, facts.writes, facts.paths)
+    if match_file(facts, given):
         assert conn is not None and source is not None
         # the lines the rules left: stage 1 asks where they came from, stage 2 matches
         # those that moved here from another file
         moved = moved_lines(conn, facts)
         if moved is not None:
-            match_moved(facts, moved, source)
+            match_moved(facts, moved, source.for_rules(facts.lines, facts.writes, moved.paths))
     from_git_ai(facts)  # what is left, git-ai's notes may explain
     return FileBlame(
         path=facts.path,

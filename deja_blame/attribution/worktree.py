@@ -34,5 +34,7 @@ def overlay(
     if conn is not None and windows:
         source = FactSource(conn, root, None)
         for window in windows:
-            match_file(window, source)  # its uncommitted lines (the others are settled)
+            # its uncommitted lines (the others are settled)
+            if window.rules_run():
+                match_file(window, source.for_rules(window.lines, window.writes, window.paths))
     return result

@@ -310,6 +310,10 @@ class FileFacts:
     # applied); None where the blame did not say (``PendingBlame.authors``)
     blame_authors: dict[str, tuple[str, str, int]] | None = None
 
+    def rules_run(self) -> bool:
+        """Whether the rules have a line to match: one no current note settled."""
+        return not (any(self.settled) and all(self.settled))
+
 
 MOVED_BLOCK = 2  # lines: a block moved between files, not a line that happens to recur
 

@@ -1,12 +1,15 @@
-"""The questions the matcher's rules ask, answered from git and the index.
+"""What stage 1 gives the matcher's rules, and what they still ask while they decide.
 
-The rules (``attribution/match/``) never run git nor read SQLite: what they need
-beyond a file's ``FileFacts`` they ask of a ``FactSource``, one per answer. It
-keeps what it was told (a commit's changes never change), reads a file's
-versions through the repository's one ``cat-file --batch`` (``history.py``),
-gives the edits behind a set of writes as plain data (``edits.py``: one query,
-not one per write) and asks the index once per session whether it belongs. A test
-gives the rules a source of plain dicts instead (``tests/test_engine_stages.py``).
+The rules (``attribution/match/``) never run git nor read SQLite. Before they run,
+a ``FactSource`` (one per answer) makes their ``RuleFacts`` (``for_rules``): the
+edits behind the writes as plain data (``edits.py``: one query, not one per
+write), the file's versions (``versions.py``, through the repository's one
+``cat-file --batch``: its log read, each version within the budget) and when the
+repository began. While they decide they ask it only what depends on what they
+matched (``rule_facts.StillAsked``): whether a session matched by path suffix
+belongs here (once per session), the writes of the texts a formatter split, the
+winners' names. It keeps what it was told (a commit's changes never change). A
+test gives the rules facts made of plain dicts instead (``tests/test_engine_stages.py``).
 """
 
 from __future__ import annotations
@@ -15,16 +18,20 @@ import sqlite3
 import threading
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from deja_blame.attribution.facts import indexread as Q
 from deja_blame.attribution.facts import shared
-from deja_blame.attribution.facts.edits import SessionEdits
 from deja_blame.attribution.facts.history import repo_history
 from deja_blame.attribution.facts.model import WriteSet, WrittenTexts
+from deja_blame.attribution.facts.rule_facts import RuleFacts
 from deja_blame.attribution.facts.versions import FileHistory
 from deja_blame.attribution.facts.writes import load_writes, session_edits, texts_written
 from deja_blame.index.clone_paths import in_no_checkout, in_this_checkout
 from deja_blame.index.queries import paths_touched
+
+if TYPE_CHECKING:
+    from deja_blame.attribution.model import LineAttribution
 
 
 class FactSource:
@@ -39,10 +46,6 @@ class FactSource:
         self._outside: dict[tuple[int, tuple[int, ...]], bool] = {}
 
     # -- the index ------------------------------------------------------------------
-
-    def session_edits(self, writes: WriteSet, paths: dict[int, bool]) -> SessionEdits:
-        """The edits behind these writes, as plain data (``writes.session_edits``)."""
-        return session_edits(self.conn, writes, paths)
 
     def belongs(self, sid: int) -> bool | None:
         """Whether a session matched by path suffix worked on this repository
@@ -120,16 +123,23 @@ class FactSource:
                 of_paths.setdefault(key, None)
             return of_paths[key]
 
-    # -- git --------------------------------------------------------------------------
+    # -- the facts the rules are given ---------------------------------------------------
 
-    def file_history(self, paths: set[str]) -> FileHistory:
-        """The file's versions under these names, up to the revision (``versions.py``)."""
-        return FileHistory(self.root, paths, self.rev)
-
-    def repository_start(self) -> float | None:
-        """When this repository's history began (its oldest root commit), up to the revision."""
-        got = repo_history(self.root).first_time(self.rev or "HEAD")
-        return None if got is None else float(got)
+    def for_rules(
+        self, lines: list[LineAttribution], writes: WriteSet, paths: dict[int, bool]
+    ) -> RuleFacts:
+        """What the rules read of these lines against ``writes`` (to ``paths``), made
+        before they run: the edits behind the writes (``writes.session_edits``), the
+        file's versions under the names blame gave its lines (``versions.py``), and,
+        where the rules will read them (some write), its log and the repository's start."""
+        history = FileHistory(self.root, {ln.orig_path or "" for ln in lines}, self.rev)
+        start = None
+        if writes:
+            history.load()
+            if history.times:
+                got = repo_history(self.root).first_time(self.rev or "HEAD")
+                start = None if got is None else float(got)
+        return RuleFacts(session_edits(self.conn, writes, paths), history, start, self)
 
 
 _WRITTEN_LOCK = threading.Lock()  # stats' threads fill one question's paths

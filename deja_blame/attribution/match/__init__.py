@@ -1,9 +1,12 @@
 """Stage 2: the matcher. Given a file's facts, which session wrote each line.
 
 The rules, each a module of this package, read the ``FileFacts`` the first stage
-gathered and the edits behind its writes (``facts/edits.py``: plain data), and
-ask anything more of a ``FactSource`` (``facts/source.py``); none of them runs
-git, reads SQLite or starts a thread. In the order they apply:
+gathered and the ``RuleFacts`` it made for them (``facts/rule_facts.py``: the
+edits behind the writes, the file's versions, when the repository began), and
+ask of its ``FactSource`` only what depends on what they matched (whether a
+suffix-matched session belongs here, the writes of a split text, the winners'
+names); none of them runs git, reads SQLite or starts a thread. In the order
+they apply:
 
 - ``lines.py``: a line is the latest write of its text before its commit, a run
   of neighbouring lines of one edit being the strongest evidence (trivial lines
@@ -48,23 +51,24 @@ if TYPE_CHECKING:
         MovedLines,
         WriteSet,
     )
-    from deja_blame.attribution.facts.source import FactSource
+    from deja_blame.attribution.facts.rule_facts import RuleFacts
     from deja_blame.attribution.facts.versions import FileHistory
     from deja_blame.attribution.match.lines import LineMatch
     from deja_blame.attribution.model import LineAttribution
 
 
-def match_file(facts: FileFacts, source: FactSource | None) -> bool:
+def match_file(facts: FileFacts, given: RuleFacts | None) -> bool:
     """Give ``facts.lines`` their sessions from the index's writes (with the
-    commit-window, block, reflow and trimmed rules). Lines a current note settled
+    commit-window, block, reflow and trimmed rules), reading what stage 1 ``given``
+    them (``FactSource.for_rules``; None: no index). Lines a current note settled
     (``facts.settled``) keep what it says. Whether the rules were asked (an index,
     and a line not settled): then the lines they left may have moved here from
     another file (``facts/moved.py``, then ``match_moved``)."""
-    open_lines = [not done for done in facts.settled] if any(facts.settled) else None
-    if source is None or (open_lines is not None and not any(open_lines)):
+    if given is None or not facts.rules_run():
         return False
+    open_lines = [not done for done in facts.settled] if any(facts.settled) else None
     attribute_lines(
-        source,
+        given,
         facts.lines,
         facts.texts,
         facts.blamed,
@@ -76,12 +80,13 @@ def match_file(facts: FileFacts, source: FactSource | None) -> bool:
     return True
 
 
-def match_moved(facts: FileFacts, moved: MovedLines, source: FactSource) -> None:
+def match_moved(facts: FileFacts, moved: MovedLines, given: RuleFacts) -> None:
     """The lines that moved here from another file, matched as their blame where they
-    came from says against the writes to that file too; a session keeps them only
-    as a block (``moves.py``), less certain than lines matched in place."""
+    came from says against the writes to that file too (``given``: the rules' facts
+    of those writes); a session keeps them only as a block (``moves.py``), less
+    certain than lines matched in place."""
     attribute_lines(
-        source,
+        given,
         facts.lines,
         facts.texts,
         moved.evidence,
@@ -95,7 +100,7 @@ def match_moved(facts: FileFacts, moved: MovedLines, source: FactSource) -> None
 
 
 def attribute_lines(
-    source: FactSource,
+    given: RuleFacts,
     lines: list[LineAttribution],
     line_texts: LineTexts,
     blamed: list[BlameLine | None],
@@ -114,8 +119,7 @@ def attribute_lines(
     exact_ids = [pid for pid, exact in paths.items() if exact]
     suffix_ids = [pid for pid, exact in paths.items() if not exact]
     fps, trivial = line_texts.fps, line_texts.trivial
-    edits = source.session_edits(writes, paths)  # plain data, read at the first ask
-    history = source.file_history({ln.orig_path or "" for ln in lines})
+    edits, history, source = given.edits, given.history, given.asks
     now = time.time() if rev_time is None else rev_time
     try:
         window = CommitWindow(history, blamed, line_texts)
@@ -140,7 +144,7 @@ def attribute_lines(
             lone_open=lone_open,
         )
         matches = _without_strangers_before_history(
-            source, edits, matches, writes, history, path_ids
+            given.repository_start, edits, matches, writes, history, path_ids
         )
         matches = continue_blocks(fps, trivial, blamed, matches, writes, now, edits.position)
         matches = reflow_matches(
@@ -177,7 +181,7 @@ def attribute_lines(
 
 
 def _without_strangers_before_history(
-    source: FactSource,
+    repository_start: float | None,
     edits: SessionEdits,
     matches: list[LineMatch | None],
     writes: WriteSet,
@@ -191,15 +195,14 @@ def _without_strangers_before_history(
         oldest = history.commits[-1]
         return history.fingerprints(oldest) if history.readable(oldest) else None
 
-    history.load()
-    # before the repository itself began: a write older than the file's history that
-    # came while the repository was already there (a file renamed, added later) is
-    # this project's work; only one older than the whole history may be another's
-    first_time = source.repository_start() if history.times else None
+    # before the repository itself began (``repository_start``, read by stage 1 where
+    # the file has a history): a write older than the file's history that came while
+    # the repository was already there (a file renamed, added later) is this
+    # project's work; only one older than the whole history may be another's
     strangers = strangers_before_history(
         {m.sid for m in matches if m is not None},
         writes,
-        first_time,
+        repository_start,
         first_version,
         lambda sid: edits.left_in_file(sid, path_ids),
     )

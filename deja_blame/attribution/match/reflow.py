@@ -37,7 +37,7 @@ from deja_blame.attribution.match.lines import LineMatch
 from deja_blame.index.fingerprint import TRIVIAL_CHARS, fingerprint
 
 if TYPE_CHECKING:
-    from deja_blame.attribution.facts.source import FactSource
+    from deja_blame.attribution.facts.rule_facts import StillAsked
 
 REFLOW_MAX = 12  # lines one written line may become (a signature one parameter a line)
 _MAGIC_COMMA = re.compile(r",([)\]}])")
@@ -45,7 +45,7 @@ CONFIDENCE = 0.8
 
 
 def reflow_matches(
-    facts: FactSource,
+    facts: StillAsked,
     texts: LineTexts,
     blamed: list[BlameLine | None],
     matches: list[LineMatch | None],
@@ -150,7 +150,7 @@ def _begins(written: WrittenTexts, run: str) -> bool:
 
 
 def _splits(
-    facts: FactSource,
+    facts: StillAsked,
     norm: list[str],
     out: list[LineMatch | None],
     paths: dict[int, bool],
