@@ -41,6 +41,18 @@ def warn(message: str) -> None:
     click.echo(f"deja: {terminal(message)}", err=True)
 
 
+def hunk_header(old_start: int, removed: int, new_start: int, added: int) -> str:
+    """git's ``@@ -a,b +c,d @@``: a count of 1 left out; an empty side names the line
+    before it (``@@ -28,0 +29,3 @@`` for three lines inserted after line 28)."""
+
+    def side(start: int, count: int) -> str:
+        if count == 0:
+            return f"{max(0, start - 1)},0"
+        return str(start) if count == 1 else f"{start},{count}"
+
+    return f"@@ -{side(old_start, removed)} +{side(new_start, added)} @@"
+
+
 def utc_minute(at: str | None) -> str:
     """An agent's time, to the minute, with its zone: ``2026-07-17 09:01 UTC``. The index
     keeps UTC, and a reader in another zone must not take it for local time; a time in

@@ -16,6 +16,7 @@ from deja_blame.jsonout import print_json
 from deja_blame.output import (
     clip,
     code,
+    hunk_header,
     shorten,
     style,
     terminal,
@@ -74,18 +75,6 @@ def _code(text: str, width: int) -> str:
     if start != -1 and ">" not in cut[start:] and CODE_MARKER.match(one, start):
         cut = cut[:start]
     return cut + "…"
-
-
-def hunk_header(old_start: int, removed: int, new_start: int, added: int) -> str:
-    """git's ``@@ -a,b +c,d @@``: a count of 1 left out; an empty side names the line
-    before it (``@@ -28,0 +29,3 @@`` for three lines inserted after line 28)."""
-
-    def side(start: int, count: int) -> str:
-        if count == 0:
-            return f"{max(0, start - 1)},0"
-        return str(start) if count == 1 else f"{start},{count}"
-
-    return f"@@ -{side(old_start, removed)} +{side(new_start, added)} @@"
 
 
 def _print_history(history: list[dict[str, Any]], c: bool) -> None:

@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from deja_blame.attribution.model import FileBlame, LineAttribution
-from deja_blame.output import inert, shorten, terminal, utc_minute
+from deja_blame.output import hunk_header, inert, shorten, terminal, utc_minute
 from deja_blame.outputs.escape import lsp_markdown
 from deja_blame.outputs.redact import redact
 from deja_blame.outputs.session_text import via_text
@@ -125,7 +125,8 @@ def agent_hover(
         diff: list[str] = []
         for h in edit["hunks"]:
             if h.get("old_start") is not None:
-                diff.append(f"@@ -{h['old_start']} +{h['new_start']} @@")
+                removed, added = len(h["removed"]), len(h["added"])
+                diff.append(hunk_header(h["old_start"], removed, h["new_start"], added))
             diff += [f"-{inert(r)}" for r in h["removed"]] + [f"+{inert(a)}" for a in h["added"]]
         more = len(diff) - EDIT_LINES
         body = "\n".join(diff[:EDIT_LINES]) + (f"\n... {more} more lines" if more > 0 else "")
