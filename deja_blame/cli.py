@@ -256,7 +256,8 @@ def _handoff_choice() -> click.Choice:
 def parse_cmd(path: Path, agent: str | None, as_json: bool) -> None:
     """Parse one transcript file (no index) and print the session.
 
-    Reads Antigravity, Claude Code, Codex CLI and Gemini CLI transcripts.
+    Reads a transcript of any agent deja reads (the --agent choices below), told
+    from the file's name and first records; --agent says which when it cannot be.
 
     \b
     Examples:
@@ -1180,15 +1181,23 @@ def hooks_status_cmd(as_json: bool) -> int:
     return run_status(as_json)
 
 
-@hooks_group.command("run", hidden=True, context_settings={"ignore_unknown_options": True})
+@hooks_group.command("run", context_settings={"ignore_unknown_options": True})
 @click.argument("hook")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def hooks_run_cmd(hook: str, args: tuple[str, ...]) -> int:
-    """What the hook scripts (and pre-commit's deja-annotate hook) run; never fails.
+    """Run deja's part of a hook from your own (husky, lefthook, a tracked .githooks).
+
+    What deja's hook scripts and pre-commit's deja-annotate hook run: it never
+    fails the commit, and the note is written in the background (git config
+    deja.hook.background false: in the foreground, within deja.hook.timeout).
+    Only Python's start is in the foreground (about 0.2 s of CPU); from a shell
+    hook, post-commit can go wholly to the background with a trailing `&`
+    (post-rewrite reads git's list of rewritten commits on stdin: call it as is).
 
     \b
-    Example:
-      deja hooks run post-commit
+    In your hook manager's hook files:
+      deja hooks run post-commit             # .husky/post-commit
+      deja hooks run post-rewrite "$@"       # .husky/post-rewrite (stdin: git's list)
     """
     from deja_blame.commands.hooks import run_hook
 

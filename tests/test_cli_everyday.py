@@ -157,6 +157,13 @@ def test_every_line_carries_git_s_author_and_people_s_lines_show_it(history: Pat
     assert "(not committed yet)" in last
 
 
+def test_why_names_the_person_whose_commit_holds_a_line_no_session_wrote(history: Path) -> None:
+    """As blame does: the line's commit, its author and day (newcomer 10, #9)."""
+    why = deja("why", "a.py:5", cwd=history).stdout.decode().splitlines()
+    head = git(history, "rev-parse", "--short=12", "HEAD").strip()
+    assert why[1].startswith(f"commit {head} by Test Person (2026-07-17): not written by any")
+
+
 def _on_a_terminal(args: list[str], cwd: Path, env: dict[str, str]) -> int:
     """Run deja with its stdout on a pseudo-terminal (where the pager starts)."""
     import os

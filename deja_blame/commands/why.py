@@ -105,7 +105,14 @@ def run_why(
     echo(f"{terminal(doc['path'])}:{doc['line']}  {code(clip(doc['text'], LINE_CHARS))}")
     commit = doc["commit"][:12] if doc["commit"] else "(not committed yet)"
     if not doc["session"]:
-        echo(f"commit {commit}: not written by any indexed session (a person, or unknown)")
+        # the person git names for the line's commit (its version in the history)
+        own = next((v for v in doc["history"] if v["commit"] == doc["commit"]), None)
+        by = (
+            f" by {terminal(own['author'])} ({terminal((own.get('at') or '')[:10] or '?')})"
+            if own is not None and own.get("author")
+            else ""
+        )
+        echo(f"commit {commit}{by}: not written by any indexed session (a person, or unknown)")
         by_command = doc.get("changed_by_command")
         if by_command:
             echo(
