@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from deja_blame.attribution.model import FileBlame, LineAttribution
+from deja_blame.editor.confidence import run_confidence
 from deja_blame.output import hunk_header, inert, shorten, terminal, utc_minute
 from deja_blame.outputs.escape import lsp_markdown
 from deja_blame.outputs.redact import redact
@@ -30,7 +31,12 @@ class Run:
 
     start: int
     end: int
-    line: LineAttribution  # the run's first line (session, agent, when, confidence)
+    line: LineAttribution  # the run's first line (session, agent, when)
+    confidence: float | None = None  # the run's, by editor.confidence's rule
+
+    @property
+    def title(self) -> str:
+        return lens_title(self.line, self.confidence)
 
     def to_json(self, colour: int) -> dict[str, Any]:
         ln = self.line
@@ -39,7 +45,7 @@ class Run:
             "end": self.end,
             "session": ln.session,
             "agent": ln.source,
-            "label": lens_title(ln),
+            "label": self.title,
             "colour": colour,
         }
 
@@ -56,7 +62,7 @@ def runs(lines: list[LineAttribution | None]) -> list[Run]:
         j = i
         while j + 1 < n and (nxt := lines[j + 1]) is not None and nxt.session == first.session:
             j += 1
-        out.append(Run(i, j, first))
+        out.append(Run(i, j, first, run_confidence(lines[i : j + 1])))
         i = j + 1
     return out
 
@@ -66,9 +72,11 @@ def when(ln: LineAttribution) -> str:
     return utc_minute(ln.written_at)
 
 
-def lens_title(ln: LineAttribution) -> str:
-    """``agy 3f2a9c1e 2026-07-17 09:30 UTC 0.95``: blame's agent columns, plain text."""
-    conf = f"{ln.confidence:.2f}" if ln.confidence is not None else "note"
+def lens_title(ln: LineAttribution, confidence: float | None = None) -> str:
+    """``agy 3f2a9c1e 2026-07-17 09:30 UTC 0.95``: blame's agent columns, plain text
+    (``confidence``: a run's, else the line's own)."""
+    sure = ln.confidence if confidence is None else confidence
+    conf = f"{sure:.2f}" if sure is not None else "note"
     parts = [label_of(ln.source), (ln.session or "")[:8], when(ln), conf]
     return " ".join(terminal(p) for p in parts if p)  # plain text: one line, inert
 

@@ -501,7 +501,7 @@ class Server:
                 {
                     "range": where,
                     "command": {
-                        "title": render.lens_title(run.line),
+                        "title": run.title,
                         "command": "deja.why",
                         "arguments": args,
                     },

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from deja_blame.attribution.model import FileBlame, LineAttribution
+from deja_blame.editor.confidence import run_confidence
 from deja_blame.editor.mcp import render
 from deja_blame.editor.mcp.paging import CURSOR, MAX_TEXT, cut, make_cursor, page, read_cursor
 from deja_blame.editor.mcp.scope import Repository, file_in, inside
@@ -577,11 +578,6 @@ def _kind(ln: LineAttribution) -> str:
     return "uncommitted" if ln.commit is None else "person"
 
 
-def _lowest(group: list[LineAttribution]) -> float | None:
-    known = [ln.confidence for ln in group if ln.confidence is not None]
-    return min(known) if known else None
-
-
 def _run_base(group: list[LineAttribution]) -> dict[str, Any]:
     ln = group[0]
     return {
@@ -596,7 +592,7 @@ def _run_base(group: list[LineAttribution]) -> dict[str, Any]:
 def _session_fields(
     repository: Repository, result: FileBlame, group: list[LineAttribution]
 ) -> dict[str, Any]:
-    """The session of a run of lines; its confidence is the run's lowest."""
+    """The session of a run of lines; its confidence: ``editor.confidence``'s rule."""
     ln = group[0]
     sid = ln.session or ""
     info = result.sessions.get(sid)
@@ -606,7 +602,7 @@ def _session_fields(
         "agent": (info.source if info else None) or ln.source or noted.get("agent"),
         "model": (info.model if info else None) or noted.get("model"),
         "started_at": (info.started_at if info else None) or noted.get("started_at"),
-        "confidence": _lowest(group),
+        "confidence": run_confidence(group),
         "via": ln.via,
         "written_at": ln.written_at,
     }
