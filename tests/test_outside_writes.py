@@ -17,7 +17,7 @@ import orjson
 from conftest import commit_env, deja, deja_json, git
 from test_sessions_from_anywhere import SID, T0, claude_code
 
-from deja_blame.index.clone_paths import (
+from deja_blame.attribution.facts.clone_paths import (
     in_no_checkout,
     in_this_checkout,
     repository_path,

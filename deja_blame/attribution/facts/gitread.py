@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from deja_blame.attribution.facts.clone_paths import repository_path
 from deja_blame.gitenv import no_git_env
-from deja_blame.index.clone_paths import repository_path
 
 
 @dataclass

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import PurePosixPath
 from typing import Any
 
-from deja_blame.index.clone_paths import stands_for
+from deja_blame.attribution.facts.clone_paths import stands_for
 from deja_blame.index.db import in_chunks
 from deja_blame.index.queries import LINES_TIMED
 from deja_blame.models import UNKNOWN_AGENT

@@ -38,6 +38,7 @@ from bisect import bisect_left, bisect_right
 from pathlib import Path, PurePosixPath
 
 from deja_blame.attribution.facts import indexread
+from deja_blame.attribution.facts.clone_paths import repository_path
 from deja_blame.attribution.facts.edits import leave
 from deja_blame.attribution.facts.gitread import (
     RepositoryFiles,
@@ -48,7 +49,6 @@ from deja_blame.attribution.facts.gitread import (
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import CatFile, read_worktree_bytes, same_repository
 from deja_blame.index import queries as Q
-from deja_blame.index.clone_paths import repository_path
 from deja_blame.index.fingerprint import fingerprint
 
 COVERAGE = 0.5  # of a session's distinct lines, found where it wrote them

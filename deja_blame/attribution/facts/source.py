@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING
 
 from deja_blame.attribution.facts import indexread as Q
 from deja_blame.attribution.facts import shared
+from deja_blame.attribution.facts.clone_paths import in_no_checkout, in_this_checkout
 from deja_blame.attribution.facts.history import repo_history
 from deja_blame.attribution.facts.model import WriteSet, WrittenTexts
 from deja_blame.attribution.facts.rule_facts import RuleFacts
 from deja_blame.attribution.facts.versions import FileHistory
 from deja_blame.attribution.facts.writes import load_writes, session_edits, texts_written
-from deja_blame.index.clone_paths import in_no_checkout, in_this_checkout
 from deja_blame.index.queries import paths_touched
 
 if TYPE_CHECKING:
