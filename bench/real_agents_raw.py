@@ -63,6 +63,10 @@ def classify(path: Path) -> str | None:
         return "opencode"
     if name.endswith(".settings.json"):
         return None
+    if name == "api_conversation_history.json":  # a Cline, Roo Code or Kilo Code task
+        if "rooveterinaryinc.roo-cline" in path.parts:
+            return "roo-code"
+        return "kilo-code" if "kilocode.kilo-code" in path.parts else "cline"
     if name.endswith(".json"):
         doc = _doc(path)
         if not isinstance(doc, dict):
@@ -498,6 +502,107 @@ def _pi(path: Path, out: dict[str, Any]) -> None:
                 out["commands"] += 1
 
 
+CLINE_EDITS = (
+    "write_to_file",
+    "replace_in_file",
+    "apply_diff",
+    "insert_content",
+    "search_and_replace",
+)
+CLINE_XML = re.compile(r"<(" + "|".join(CLINE_EDITS) + r"|execute_command)>\s*<path>([^<]*)</path>")
+CLINE_XML_COMMAND = re.compile(r"<execute_command>")
+CLINE_RESULT = re.compile(r"^\[(\w+)(?: for [^\n]*)?\] Result:")
+CLINE_WORDS = re.compile(r"<(?:task|feedback|answer|user_message)>")
+CLINE_BAD = (
+    "The user denied",
+    "The tool execution failed",
+    "Unable to apply",
+    "Error",
+    '{"status":"denied"',
+    '{"status":"error"',
+)
+
+
+def _cline(path: Path, out: dict[str, Any]) -> None:
+    """Each assistant message's calls (tool_use blocks, or the XML call in its text),
+    answered by the next user message's tool_result of the same id or its
+    ``[tool for '...'] Result:`` text (the result alone, or in the next block)."""
+    msgs = [m for m in _doc(path) or [] if isinstance(m, dict)]
+    calls: list[tuple[str, str | None, dict[str, Any]]] = []
+    for m in msgs:
+        blocks = m.get("content") if isinstance(m.get("content"), list) else []
+        texts = [
+            b.get("text", "") for b in blocks if isinstance(b, dict) and b.get("type") == "text"
+        ]
+        if m.get("role") == "assistant":
+            calls = []
+            for b in blocks:
+                if isinstance(b, dict) and b.get("type") == "tool_use":
+                    calls.append((b.get("name"), b.get("id"), b.get("input") or {}))
+            for t in texts:
+                x = CLINE_XML.search(t)
+                if x:
+                    calls.append((x.group(1), None, {"path": x.group(2).strip()}))
+                elif CLINE_XML_COMMAND.search(t):
+                    calls.append(("execute_command", None, {}))
+            continue
+        results: list[tuple[str | None, str | None, str]] = []
+        for i, b in enumerate(blocks):
+            if not isinstance(b, dict):
+                continue
+            if b.get("type") == "tool_result":
+                c = b.get("content")
+                body = (
+                    c
+                    if isinstance(c, str)
+                    else " ".join(str(p.get("text", "")) for p in c or [] if isinstance(p, dict))
+                )
+                results.append((None, b.get("tool_use_id"), "Error" if b.get("is_error") else body))
+            elif b.get("type") == "text":
+                h = CLINE_RESULT.match(b.get("text", ""))
+                if h:
+                    body = b["text"][h.end() :].strip()
+                    if not body and i + 1 < len(blocks) and isinstance(blocks[i + 1], dict):
+                        body = str(blocks[i + 1].get("text", ""))
+                    results.append((h.group(1), None, body))
+        for t in texts:
+            if not CLINE_RESULT.match(t) and not t.startswith("<environment_details>"):
+                out["requests"] += len(CLINE_WORDS.findall(t))
+        for name, ident, args in calls:
+            got = next(
+                (
+                    r
+                    for r in results
+                    if (ident and r[1] == ident) or (r[1] is None and r[0] == name)
+                ),
+                None,
+            )
+            if got is None:
+                continue
+            results.remove(got)
+            bad = (
+                got[2]
+                .lstrip()
+                .replace(" ", "")
+                .startswith(tuple(b.replace(" ", "") for b in CLINE_BAD))
+            )
+            if name in CLINE_EDITS:
+                out["calls"] += 1
+                out["edits"][args.get("absolutePath") or args.get("path")] += 0 if bad else 1
+            elif name == "execute_command" and not bad:
+                out["commands"] += 1
+        calls = []
+        model = (
+            (m.get("modelInfo") or {}).get("modelId")
+            if isinstance(m.get("modelInfo"), dict)
+            else None
+        )
+        out["model"] = model or out["model"]
+    for m in msgs:
+        if m.get("role") == "assistant" and isinstance(m.get("modelInfo"), dict):
+            out["model"] = m["modelInfo"].get("modelId") or out["model"]
+
+
 def _continue(path: Path, out: dict[str, Any]) -> None:
     doc = _doc(path) or {}
     for item in doc.get("history") or []:
@@ -568,5 +673,8 @@ COUNTERS = {
     "amp": _amp,
     "droid": _droid,
     "pi": _pi,
+    "cline": _cline,
+    "roo-code": _cline,
+    "kilo-code": _cline,
     "continue": _continue,
 }

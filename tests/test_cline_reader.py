@@ -349,3 +349,22 @@ def test_no_handoff_to_an_editor_extension_says_why(tmp_path: Path) -> None:
     run = deja("handoff", "--to", "roo", "--print", cwd=tmp_path, check=False)
     assert run.returncode != 0
     assert b"Roo Code has no command line to start a session" in run.stderr
+
+
+def test_a_task_copied_below_any_folder_is_found_but_a_store_is_not_walked(
+    tmp_path: Path,
+) -> None:
+    """``--root ~/backup``: the tasks below it, at any depth. An extension's store
+    with no ``tasks/`` yet is not walked (Cline keeps a browser there: thousands of
+    files)."""
+    env = "<environment_details>\n# Current Working Directory (/srv/app) Files\n</environment_details>"
+    deep = tmp_path / "backup" / "old-laptop" / "1796000000000"
+    deep.mkdir(parents=True)
+    (deep / "api_conversation_history.json").write_bytes(orjson.dumps(_one_write(env, "a.py")))
+    (deep / "ui_messages.json").write_text("[]")
+    (tf,) = discover(["cline"], env={"DEJA_CLINE_ROOT": str(tmp_path / "backup")})
+    assert (tf.session_id, tf.parts) == ("1796000000000", (deep / "ui_messages.json",))
+    store = tmp_path / "saoudrizwan.claude-dev"
+    (store / "puppeteer" / "1796000000000").mkdir(parents=True)
+    (store / "puppeteer" / "1796000000000" / "api_conversation_history.json").write_text("[]")
+    assert discover(["cline"], env={"DEJA_CLINE_ROOT": str(store)}) == []

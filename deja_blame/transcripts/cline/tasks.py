@@ -25,24 +25,45 @@ if TYPE_CHECKING:
 CONVERSATION = "api_conversation_history.json"
 UI_MESSAGES = "ui_messages.json"
 TASKS = "tasks"
+# the three extensions' stores (publisher.extension)
+STORES = frozenset({"saoudrizwan.claude-dev", "rooveterinaryinc.roo-cline", "kilocode.kilo-code"})
 
 
 def find_tasks(
     agent: str, root: Path, problems: list[str] | None = None, skipped: Skipped | None = None
 ) -> Iterator[TranscriptFile]:
-    """Each ``tasks/<id>/`` below ``root`` (a store, or its ``tasks`` folder itself)
-    holding a conversation: one session, its UI messages its part. Nothing followed."""
+    """Each task folder below ``root`` holding a conversation: one session, its UI
+    messages its part. ``root`` is a store (its ``tasks/<id>/``), or any folder a
+    task was copied below (``deja index --root``). Nothing followed."""
     below = Below(root, problems, skipped)
     base = below.base(TASKS)
     if base is None:
         return
-    for task in below.folders(base):
-        files = {p.name: p for p in below.files(task, lambda n: n in (CONVERSATION, UI_MESSAGES))}
+    wanted = (CONVERSATION, UI_MESSAGES)
+    if base == root and _a_store(root):
+        return  # no task yet; the rest of a store (a browser Cline downloaded) is not walked
+    if base != root:  # a store: its tasks, one folder each
+        folders = [
+            {p.name: p for p in below.files(task, lambda n: n in wanted)}
+            for task in below.folders(base)
+        ]
+    else:
+        by_folder: dict[Path, dict[str, Path]] = {}
+        for path in below.walk(root, lambda d, n: n in wanted):
+            by_folder.setdefault(path.parent, {})[path.name] = path
+        folders = list(by_folder.values())
+    for files in folders:
         conversation = files.get(CONVERSATION)
         if conversation is None:
             continue
         ui = files.get(UI_MESSAGES)
-        yield TranscriptFile(task.name, conversation, root, agent, (ui,) if ui else ())
+        parts = (ui,) if ui is not None else ()
+        yield TranscriptFile(conversation.parent.name, conversation, root, agent, parts)
+
+
+def _a_store(root: Path) -> bool:
+    """An extension's own store, or the command line's ``~/.cline/data``."""
+    return root.name in STORES or (root.name == "data" and root.parent.name == ".cline")
 
 
 def ui_messages_beside(conversation: Path) -> tuple[Path, ...]:
