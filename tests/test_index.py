@@ -21,6 +21,7 @@ from conftest import FIXTURES, deja, deja_json, index_with_a_rival, run_deja
 from deja_blame.index import db as index_db
 from deja_blame.index import ingest, store
 from deja_blame.index.fingerprint import fingerprint
+from deja_blame.index.keys import role_code
 from deja_blame.transcripts.text import excerpt
 
 # -- writing transcripts ---------------------------------------------------------------
@@ -508,6 +509,12 @@ def test_pending_write_confirmed_in_the_next_run(tmp_path: Path) -> None:
     append(path, user(0, "Write it."), planner(1, "Writing.", write_call(target, "a = 1\nb = 2\n")))
     index(root)
     assert show("write")["edits"] == []
+    # the state keeps where the call is, not its content: read back from that line
+    ((blob,),) = query(db_path(tmp_path), "SELECT state FROM sessions")
+    pending = orjson.loads(store.unpack(blob))["pending_writes"][target]
+    start, length, number = pending["line"]
+    assert "content" not in pending and b"b = 2" not in store.unpack(blob)
+    assert orjson.loads(path.read_bytes()[start : start + length])["tool_calls"][number]
 
     append(path, created_step(2, target))
     index(root)
@@ -522,6 +529,28 @@ def test_pending_write_confirmed_in_the_next_run(tmp_path: Path) -> None:
     append(path, created_step(3, target))
     index(root)
     assert counts(db, "write")["edits"] == 1
+
+
+def test_pending_write_of_the_other_file_keeps_its_content(tmp_path: Path) -> None:
+    """A write_to_file call only the session's other file holds has no line in the
+    transcript the index reads on: its state keeps the content, and a confirmation in
+    a later run writes it."""
+    root = tmp_path / "root"
+    target = "/work/api/src/other.py"
+    append(
+        transcript(root, "pair"),
+        user(0, "Write it."),
+        planner(1, "Writing.", write_call(target, "c = 3\n")),
+    )
+    full = transcript(root, "pair", "transcript_full.jsonl")
+    append(full, user(0, "Write it."))
+    index(root)
+    ((blob,),) = query(db_path(tmp_path), "SELECT state FROM sessions")
+    pending = orjson.loads(store.unpack(blob))["pending_writes"][target]
+    assert pending["content"] == "c = 3\n" and "line" not in pending
+    append(full, created_step(2, target))
+    index(root)
+    assert [(e["path"], e["added"]) for e in show("pair")["edits"]] == [(target, ["c = 3"])]
 
 
 def test_failed_write_records_nothing(tmp_path: Path) -> None:
@@ -598,10 +627,10 @@ def test_first_request_of_a_fresh_batch_is_the_first_in_step_order() -> None:
     (no query): the user row lowest by (step, ordinal), wherever it is listed."""
     rows = store.ChunkRows(
         messages=[
-            (2, 9, "user", "Third.", None, None, None, None),
-            (0, 4, "assistant", "Words.", None, None, None, None),
-            (3, 4, "user", "Second.", None, None, None, None),
-            (1, 4, "user", "First.", None, None, None, None),
+            (2, 9, role_code("user"), "Third.", None, None, None, None),
+            (0, 4, role_code("assistant"), "Words.", None, None, None, None),
+            (3, 4, role_code("user"), "Second.", None, None, None, None),
+            (1, 4, role_code("user"), "First.", None, None, None, None),
         ],
         commands=[],
         files=[],
@@ -1156,7 +1185,7 @@ def test_long_tool_output_is_kept_in_the_transcript_and_read_back(tmp_path: Path
 
     db = db_path(tmp_path)
     (text, src_offset, src_len, full_chars) = query(
-        db, "SELECT text, src_offset, src_len, full_chars FROM messages WHERE role='tool'"
+        db, "SELECT text, src_offset, src_len, full_chars FROM messages WHERE role='t'"
     )[0]
     expected = parse_doc(path)["messages"][2]["text"]
     assert expected.endswith(output) and full_chars == len(expected)
@@ -1199,7 +1228,7 @@ def test_an_excerpt_an_older_deja_stored_whole_is_shown_as_it_is(tmp_path: Path)
     head, tail = store.LAZY_EXCERPT["tool"]
     whole = excerpt(expected, head, tail)
     conn = sqlite3.connect(str(db_path(tmp_path)))
-    conn.execute("UPDATE messages SET text=? WHERE role='tool'", (whole,))
+    conn.execute("UPDATE messages SET text=? WHERE role='t'", (whole,))
     conn.commit()
     conn.close()
     path.unlink()
@@ -1219,7 +1248,7 @@ def test_an_excerpt_of_an_earlier_cut_is_rebuilt_with_that_cut(tmp_path: Path) -
     append(path, step(2, "RUN_COMMAND", body))
     index(root)
     doc = parse_doc(path)
-    ((stored,),) = query(db_path(tmp_path), "SELECT text FROM messages WHERE role='tool'")
+    ((stored,),) = query(db_path(tmp_path), "SELECT text FROM messages WHERE role='t'")
     assert len(stored) <= 16  # what the index keeps of a long text
     path.unlink()
     for tool_cut, agent_cut in zip(
@@ -1229,7 +1258,8 @@ def test_an_excerpt_of_an_earlier_cut_is_rebuilt_with_that_cut(tmp_path: Path) -
         for role, (head, tail) in (("tool", tool_cut), ("assistant", agent_cut)):
             text = next(m["text"] for m in doc["messages"] if m["role"] == role)
             conn.execute(
-                "UPDATE messages SET text=? WHERE role=?", (text[:head] + text[-tail:], role)
+                "UPDATE messages SET text=? WHERE role=?",
+                (text[:head] + text[-tail:], role_code(role)),
             )
         conn.commit()
         conn.close()
@@ -1251,7 +1281,7 @@ def test_a_long_agent_message_is_read_back_for_show_and_why(tmp_path: Path) -> N
 
     db = db_path(tmp_path)
     ((text, src_offset, full_chars),) = query(
-        db, "SELECT text, src_offset, full_chars FROM messages WHERE role='assistant'"
+        db, "SELECT text, src_offset, full_chars FROM messages WHERE role='a'"
     )
     assert full_chars == len(plan) and src_offset is not None
     head, tail = store.LAZY_EXCERPT["assistant"]
@@ -1269,26 +1299,31 @@ def test_a_long_agent_message_is_read_back_for_show_and_why(tmp_path: Path) -> N
 
 
 def test_an_agent_message_past_the_lazy_length_is_read_back(tmp_path: Path) -> None:
-    """A message of a hundred characters (longer than twice the excerpt) is an excerpt
-    and a span in the index, shown whole while the transcript is there; one of the
-    lazy length or less is stored whole."""
+    """The agent's own words are stored whole up to 160 characters, so a message of a
+    hundred characters is shown whole even once its transcript is gone (Claude Code
+    deletes them after 30 days); a longer one is an excerpt and a span, read back while
+    the transcript is there. Tool output of the same hundred characters is an excerpt."""
     root = tmp_path / "root"
     path = transcript(root, "mid")
     said = "I will rename the helper in utils.py and update its two callers in cli.py."
     short = "Done."
-    assert store.LAZY_TEXT_CHARS < len(said) <= 160 and len(short) <= store.LAZY_TEXT_CHARS
-    append(path, user(0, "Rename it"), planner(1, said), planner(2, short))
+    plan = "Here is the plan:\n" + "\n".join(f"{k}. change module_{k}.py" for k in range(9))
+    lazy = store.LAZY_TEXT_CHARS
+    assert lazy["tool"] < len(said) <= lazy["assistant"] < len(plan)
+    append(path, user(0, "Rename it"), planner(1, said), planner(2, short), planner(3, plan))
     index(root)
     rows = query(
         db_path(tmp_path),
-        "SELECT text, src_offset, full_chars FROM messages WHERE role='assistant' ORDER BY id",
+        "SELECT text, src_offset, full_chars FROM messages WHERE role='a' ORDER BY id",
     )
     head, tail = store.LAZY_EXCERPT["assistant"]
-    assert rows[0] == (said[:head] + said[-tail:], rows[0][1], len(said)) and rows[0][1]
+    assert rows[0] == (said, None, None)
     assert rows[1] == (short, None, None)
-    assert [m["text"] for m in show("mid")["messages"][1:]] == [said, short]
-    path.unlink()  # gone: the excerpt stands
-    assert show("mid")["messages"][1]["text"] == excerpt(said, head, tail)
+    assert rows[2] == (plan[:head] + plan[-tail:], rows[2][1], len(plan)) and rows[2][1]
+    assert [m["text"] for m in show("mid")["messages"][1:]] == [said, short, plan]
+    path.unlink()  # gone: the words stored whole stand, and the long one's excerpt
+    shown = [m["text"] for m in show("mid")["messages"][1:]]
+    assert shown == [said, short, excerpt(plan, head, tail)]
 
 
 def test_short_tool_output_is_stored_whole(tmp_path: Path) -> None:
@@ -1296,7 +1331,7 @@ def test_short_tool_output_is_stored_whole(tmp_path: Path) -> None:
     path = transcript(root, "short")
     append(path, *conversation(2), run_step(30, None, 0))
     index(root)
-    rows = query(db_path(tmp_path), "SELECT text, src_offset FROM messages WHERE role='tool'")
+    rows = query(db_path(tmp_path), "SELECT text, src_offset FROM messages WHERE role='t'")
     # the two with the command's name are longer than the lazy length, the last not
     assert [src is None for _, src in rows] == [False, False, True]
     assert rows[2] == ("The command exited with code 0.\nOutput:\nok", None)
@@ -1892,3 +1927,67 @@ def test_a_schema_8_index_upgrades_with_every_message_as_it_was(tmp_path: Path) 
     path.write_bytes(data)
     index(root)
     assert show_in_process(session_id) == before[session_id]
+
+
+def test_a_schema_12_index_upgrades_with_every_message_as_it_was(tmp_path: Path) -> None:
+    """0013 keeps a message's role as a letter. Every fixture session indexed, the roles
+    put back as schema 12 named them (and one whole row given a role no reader gives),
+    upgraded: show, why's requests and the agent's words are what they were, the three
+    roles are letters and the other keeps its name."""
+    from deja_blame.index.queries import agent_words_around, last_request_before, requests_of
+
+    root = tmp_path / "root"
+    db, ids = _every_fixture_indexed(root, tmp_path)
+    sids = dict(query(db, "SELECT session_id, sid FROM sessions"))
+
+    def why_reads() -> list[Any]:
+        conn = index_db.connect(db)
+        try:
+            return [
+                (
+                    requests_of(conn, sids[s]),
+                    last_request_before(conn, sids[s], 10**6),
+                    agent_words_around(conn, sids[s], 3),
+                )
+                for s in ids
+            ]
+        finally:
+            conn.close()
+
+    shown = {sid: show_in_process(sid) for sid in ids}
+    reads = why_reads()
+    assert any(r[0] for r in reads) and any(r[2] for r in reads)
+    conn = sqlite3.connect(str(db), isolation_level=None)
+    conn.execute(
+        "UPDATE messages SET role = CASE role WHEN 'u' THEN 'user' WHEN 'a' THEN 'assistant'"
+        " WHEN 't' THEN 'tool' END"
+    )
+    (odd_id,) = conn.execute(
+        "SELECT max(id) FROM messages WHERE role='tool' AND src_offset IS NULL"
+    ).fetchone()
+    conn.execute("UPDATE messages SET role='system' WHERE id=?", (odd_id,))
+    conn.execute("UPDATE meta SET value='12' WHERE key='schema_version'")
+    conn.close()
+    named = dict(query(db, "SELECT role, count(*) FROM messages GROUP BY role"))
+    assert set(named) == {"user", "assistant", "tool", "system"} and named["system"] == 1
+
+    proc = deja("show", ids[0], "--json")
+    assert "upgrading the index" in proc.stderr.decode()
+    assert dict(query(db, "SELECT role, count(*) FROM messages GROUP BY role")) == {
+        "u": named["user"],
+        "a": named["assistant"],
+        "t": named["tool"],
+        "system": 1,
+    }
+    assert why_reads() == reads
+    upgraded = {sid: show_in_process(sid) for sid in ids}
+    odd = [
+        (sid, k)
+        for sid in ids
+        for k, m in enumerate(upgraded[sid]["messages"])
+        if m["role"] == "system"
+    ]
+    assert len(odd) == 1
+    sid, k = odd[0]
+    upgraded[sid]["messages"][k]["role"] = "tool"
+    assert upgraded == shown

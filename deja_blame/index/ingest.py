@@ -39,7 +39,7 @@ from typing import Any
 
 from deja_blame.index.changes import read_by_older_readers, stored_reader_version
 from deja_blame.index.db import SYNCHRONOUS, transaction
-from deja_blame.index.keys import message_ids
+from deja_blame.index.keys import message_ids, role_code
 from deja_blame.index.source import read_hash, same_bytes
 from deja_blame.index.store import (
     ChunkRows,
@@ -929,11 +929,14 @@ def _commit(
         if prompt_by_sql:
             conn.execute(
                 "UPDATE sessions SET first_prompt=(SELECT text FROM messages"
-                " WHERE id BETWEEN ? AND ? AND role='user' ORDER BY step, id LIMIT 1)"
+                " WHERE id BETWEEN ? AND ? AND role=? ORDER BY step, id LIMIT 1)"
                 " WHERE sid=?",
-                (*message_ids(sid), sid),
+                (*message_ids(sid), USER_CODE, sid),
             )
     return (batch.offset, path_text)
+
+
+USER_CODE = role_code("user")
 
 
 def first_request(rows: ChunkRows | None) -> str | None:
@@ -941,7 +944,7 @@ def first_request(rows: ChunkRows | None) -> str | None:
     ``first_prompt`` the SQL query over the session's messages gives)."""
     first: tuple[int, int, str] | None = None
     for ordinal, step, role, text, *_ in rows.messages if rows is not None else ():
-        if role == "user" and (first is None or (step, ordinal) < first[:2]):
+        if role == USER_CODE and (first is None or (step, ordinal) < first[:2]):
             first = (step, ordinal, text)
     return None if first is None else first[2]
 

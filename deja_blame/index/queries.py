@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from deja_blame.index.db import in_chunks, transaction
-from deja_blame.index.keys import message_ids
+from deja_blame.index.keys import message_ids, role_code
 from deja_blame.index.times import shown_time
 from deja_blame.models import UNKNOWN_AGENT
 from deja_blame.pathtext import as_key, as_text
@@ -161,9 +161,9 @@ def last_request_before(
 ) -> tuple[str, str | None] | None:
     """(text, at) of the person's latest request at or before ``step``."""
     row = conn.execute(
-        "SELECT text, at FROM messages WHERE id BETWEEN ? AND ? AND role='user' AND step<=?"
+        "SELECT text, at FROM messages WHERE id BETWEEN ? AND ? AND role=? AND step<=?"
         " ORDER BY step DESC, id DESC LIMIT 1",
-        (*message_ids(sid), step),
+        (*message_ids(sid), role_code("user"), step),
     ).fetchone()
     return None if row is None else (row[0], shown_time(row[1]))
 
@@ -176,14 +176,14 @@ def agent_words_around(
 
     cols = "role, text, src_offset, src_len, full_chars, at"
     before = conn.execute(
-        f"SELECT {cols} FROM messages WHERE id BETWEEN ? AND ? AND role='assistant'"
+        f"SELECT {cols} FROM messages WHERE id BETWEEN ? AND ? AND role=?"
         " AND step<=? ORDER BY step DESC, id DESC LIMIT 2",
-        (*message_ids(sid), step),
+        (*message_ids(sid), role_code("assistant"), step),
     ).fetchall()
     after = conn.execute(
-        f"SELECT {cols} FROM messages WHERE id BETWEEN ? AND ? AND role='assistant'"
+        f"SELECT {cols} FROM messages WHERE id BETWEEN ? AND ? AND role=?"
         " AND step>? ORDER BY step, id LIMIT 1",
-        (*message_ids(sid), step),
+        (*message_ids(sid), role_code("assistant"), step),
     ).fetchall()
     rows = [*reversed(before), *after]
     return [(text, shown_time(r[5])) for r, text in zip(rows, message_texts(conn, sid, rows))]
@@ -395,9 +395,8 @@ def requests_of(conn: sqlite3.Connection, sid: int) -> list[tuple[int, str]]:
     return [
         (int(step), text)
         for step, text in conn.execute(
-            "SELECT step, text FROM messages WHERE id BETWEEN ? AND ? AND role='user'"
-            " ORDER BY step, id",
-            message_ids(sid),
+            "SELECT step, text FROM messages WHERE id BETWEEN ? AND ? AND role=? ORDER BY step, id",
+            (*message_ids(sid), role_code("user")),
         )
     ]
 

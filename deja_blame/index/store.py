@@ -18,7 +18,7 @@ import orjson
 
 from deja_blame.errors import DejaError
 from deja_blame.index.fingerprint import fingerprint, fingerprints
-from deja_blame.index.keys import message_id, message_ids
+from deja_blame.index.keys import message_id, message_ids, role_code, role_name
 from deja_blame.index.times import shown_time, stored_time
 from deja_blame.models import Command, Edit, FileRecord, Hunk, Message, Session
 from deja_blame.transcripts.text import epoch_of, excerpt_of
@@ -274,11 +274,14 @@ def line_steps_by_name(conn: sqlite3.Connection, sid: int) -> dict[str, dict[int
 # of this cut or of an earlier one (rebuilt with that cut), or anything else, the
 # whole excerpt an older deja stored, line and all (shown as it is). A new cut
 # must therefore differ in length from every cut before it, which stay listed here.
-# A text of up to 64 characters is stored whole (its excerpt and span would save
-# it little). It was 160, and the agent's messages of 65-160 characters were then
-# 0.45 MB of a 19.5 MB index (bench/README.md, issue 38). Rows stored whole by a
-# deja with another length read as they are.
-LAZY_TEXT_CHARS = 64
+# A text up to ``LAZY_TEXT_CHARS`` of its role is stored whole (its excerpt and span
+# would save it little): the agent's own words up to 160 characters, tool output up
+# to 64. Claude Code deletes a transcript after 30 days, and ``why`` of an older
+# line then shows what the index kept: a message of 65-160 characters as 16 of them
+# was most of the agent's words lost (session 9 stored every role whole up to 64).
+# The 0.5 MB it costs on the bench root is paid by the role's one-letter code
+# (``ROLE_CODES``). Rows stored whole by a deja with another length read as they are.
+LAZY_TEXT_CHARS = {"tool": 64, "assistant": 160}
 LAZY_EXCERPT = {"tool": (4, 12), "assistant": (12, 4)}  # role -> (head, tail) characters
 EARLIER_EXCERPTS = {  # what rows may hold
     "tool": ((8, 24), (32, 96)),
@@ -290,14 +293,15 @@ def _message_row(step: int, m: Message) -> tuple[Any, ...]:
     span = m.source_span
     cut = LAZY_EXCERPT.get(m.role)
     at = stored_time(m.at)
+    role = role_code(m.role)
     if span is None or cut is None:
-        return (m.seq, step, m.role, _pack_text(m.role, m.text), at, None, None, None)
-    if len(m.text) <= LAZY_TEXT_CHARS:
-        return (m.seq, step, m.role, m.text, at, None, None, None)
+        return (m.seq, step, role, _pack_text(m.role, m.text), at, None, None, None)
+    if len(m.text) <= LAZY_TEXT_CHARS[m.role]:
+        return (m.seq, step, role, m.text, at, None, None, None)
     start, end = span
     head, tail = cut
     kept = m.text[:head] + m.text[len(m.text) - tail :]
-    return (m.seq, step, m.role, kept, at, start, end - start, len(m.text))
+    return (m.seq, step, role, kept, at, start, end - start, len(m.text))
 
 
 def stored_excerpt(role: str, value: bytes | str | None, full_chars: int | None) -> str:
@@ -346,7 +350,8 @@ class ChunkRows:
     it pickles small, and the writer only adds the sid and path ids.
     """
 
-    messages: list[tuple[Any, ...]]  # (ord, step, role, text, at, src_offset, src_len, full_chars)
+    # (ord, step, role code, text, at, src_offset, src_len, full_chars)
+    messages: list[tuple[Any, ...]]
     commands: list[tuple[Any, ...]]  # (ord, step, command, cwd, exit_code, status, at)
     files: list[tuple[Any, ...]]  # (ord, step, path, action, at)
     edits: list[tuple[Any, ...]]  # (ord, step, path, tool, source, body, truncated, ...)
@@ -570,7 +575,8 @@ def load_session(conn: sqlite3.Connection, session_id: str) -> Session:
     ).fetchall()
     texts = message_texts(conn, sid, rows, transcript=(row[3], row[8], row[9]))
     session.messages = [
-        Message(role=r[0], text=text, at=shown_time(r[5]), seq=r[6]) for r, text in zip(rows, texts)
+        Message(role=role_name(r[0]), text=text, at=shown_time(r[5]), seq=r[6])
+        for r, text in zip(rows, texts)
     ]
     session.commands = [
         Command(command=r[0], cwd=r[1], exit_code=r[2], at=shown_time(r[3]), seq=r[4], status=r[5])
@@ -608,7 +614,7 @@ def message_texts(
     where it cannot be (gone, rewritten), the stored excerpt stands, saying so.
     ``transcript`` is the session's (transcript, offset, head_hash), if at hand.
     """
-    spans = [(r[2], r[3], r[4], r[0]) for r in rows if r[2] is not None]
+    spans = [(r[2], r[3], r[4], role_name(r[0])) for r in rows if r[2] is not None]
     full: dict[int, str] = {}
     if spans:
         if transcript is None:
@@ -620,7 +626,7 @@ def message_texts(
             from deja_blame.index.source import read_messages
 
             full = read_messages(transcript[0], transcript[1], transcript[2], spans)
-    return [full.get(r[2]) or stored_excerpt(r[0], r[1], r[4]) for r in rows]
+    return [full.get(r[2]) or stored_excerpt(role_name(r[0]), r[1], r[4]) for r in rows]
 
 
 # the columns edit_from_row reads, in its order

@@ -48,7 +48,7 @@ def _resume(tf: TranscriptFile, state: ReaderState | None) -> Reader:
     state = state if state is not None else ReaderState()
     if state.artifact_dir is None:
         state.artifact_dir = artifact_dir_for(tf.path, tf.session_id)
-    return SessionReader(state=state)
+    return SessionReader(state=state, transcript=tf.path)
 
 
 def _sniff(s: Sniffed) -> int:

@@ -25,7 +25,7 @@ from deja_blame.models import Command, Edit, FileRecord, Hunk, Message, Session
 from deja_blame.transcripts import patterns as P
 from deja_blame.transcripts.antigravity.discover import AGENT, sibling_transcripts
 from deja_blame.transcripts.diffblock import find_diff_blocks, parse_diff_block
-from deja_blame.transcripts.jsonl import iter_batches, with_extras
+from deja_blame.transcripts.jsonl import decode_line, iter_batches, with_extras
 from deja_blame.transcripts.project import ProjectHints, agent_place, resolve_project
 from deja_blame.transcripts.reading import Chunk, ReaderState, check_line_count, open_regular
 from deja_blame.transcripts.text import (
@@ -75,11 +75,19 @@ class PendingCall:
 class SessionReader:
     """Feeds records of one transcript through the format rules."""
 
-    def __init__(self, state: ReaderState | None = None) -> None:
+    def __init__(
+        self, state: ReaderState | None = None, transcript: str | Path | None = None
+    ) -> None:
+        """``transcript``: the file the records' spans are in, where a pending write's
+        content is read back from (``_write_content_at``)."""
         self.state = state or ReaderState()
         self._seen = set(self.state.seen_steps)
         self.chunk = Chunk()
         self._span: tuple[int, int] | None = None  # the record being read, in the file
+        self._transcript = transcript
+        # the content of each pending write the state keeps by its line only: path ->
+        # text, while this reader runs (a state read back holds none of them)
+        self._write_contents: dict[str, str] = {}
 
     # -- driving -------------------------------------------------------------
 
@@ -256,14 +264,14 @@ class SessionReader:
         if not isinstance(calls, list) or not calls:
             return
         self.state.planner_calls = []  # a new planner row: steps now report on its calls
-        for call in calls:
+        for number, call in enumerate(calls):
             if not isinstance(call, dict):
                 continue
             name = call.get("name")
             args = self._decode_args(call.get("args"))
             if not isinstance(name, str) or args is None:
                 continue
-            self._tool_call(step, name, args, at)
+            self._tool_call(step, name, args, at, number)
 
     def _decode_args(self, raw: object) -> dict[str, Any] | None:
         """Tool-call args: an object (or one JSON string holding it), decoded once where
@@ -286,7 +294,10 @@ class SessionReader:
             out[key] = decoded
         return out
 
-    def _tool_call(self, step: int, name: str, args: dict[str, Any], at: str | None) -> None:
+    def _tool_call(
+        self, step: int, name: str, args: dict[str, Any], at: str | None, number: int = 0
+    ) -> None:
+        """``number``: the call's place in its planner row's ``tool_calls``."""
         st = self.state
         if name == "schedule":
             # a timer: its step (GENERIC, RUNNING, "Task Description: Timer: 30s, ...")
@@ -323,24 +334,27 @@ class SessionReader:
             if witness:
                 st.pending_witness[path] = witness
         elif name == "write_to_file":
-            content = args.get("CodeContent")
-            truncated = False
-            if not isinstance(content, str):
-                try:
-                    content = "" if content is None else orjson.dumps(content).decode()
-                except TypeError:
-                    return  # nested past what can be written back as text: no usable content
-            if P.TRUNCATED_MARK.search(content):
-                truncated = True
-            kept = cap_text(content)
-            if len(kept) < len(content):
-                truncated = True  # past the 1 MiB cap: said in show and parse, not silent
-            st.pending_writes[path] = {
-                "content": kept,
-                "truncated": truncated or bool(args.get(TRUNCATED_KEY)),
+            got = _write_content(args)
+            if got is None:
+                return  # nested past what can be written back as text: no usable content
+            kept, truncated = got
+            pending: dict[str, Any] = {
+                "truncated": truncated,
                 "step": step,
                 "at": at,  # the file record takes the call's time, the edit the step's
             }
+            self._write_contents.pop(path, None)
+            if self._span is not None and self._transcript is not None:
+                # The state keeps where the call is, not its content: a write never
+                # confirmed stays in the index's state for good (0.3 MB of 18 on the
+                # bench root), and one confirmed in a later batch or run is read back
+                # from its line, which the index checks is unchanged before it reads on.
+                start, end = self._span
+                pending["line"] = [start, end - start, number]
+                self._write_contents[path] = kept
+            else:
+                pending["content"] = kept  # a line of the session's other file
+            st.pending_writes[path] = pending
 
     def _planner_file(self, step: int, path: str, action: str, at: str | None) -> None:
         ordinal = self._new_file(step, path, action, at)
@@ -499,11 +513,13 @@ class SessionReader:
         if not path:
             return  # a failed step names no file: nothing is recorded (#4528)
         pending = st.pending_writes.get(path)
-        if pending is not None:
-            if _status(rec, body) not in ("DONE", None):
-                return
+        if pending is not None and _status(rec, body) not in ("DONE", None):
+            return
+        content = None if pending is None else self._pending_content(path, pending)
+        if pending is not None and content is not None:
             del st.pending_writes[path]
-            lines = pending["content"].split("\n")
+            self._write_contents.pop(path, None)
+            lines = content.split("\n")
             if lines and lines[-1] == "":
                 lines.pop()
             if self._claim("file", path, "write") is None:
@@ -524,8 +540,59 @@ class SessionReader:
         if self._claim("file", path, "edit") is None:
             self._new_file(step, path, "edit", at)
 
+    def _pending_content(self, path: str, pending: dict[str, Any]) -> str | None:
+        """A pending write's content: in the state, held by this reader, or read back
+        from the call's line in the transcript (None where that line no longer gives
+        a write to ``path``)."""
+        content = pending.get("content")
+        if isinstance(content, str):
+            return content
+        held = self._write_contents.get(path)
+        if held is not None:
+            return held
+        where = pending.get("line")
+        if self._transcript is None or not isinstance(where, list) or len(where) != 3:
+            return None
+        start, length, number = where
+        try:
+            with open_regular(self._transcript) as fh:
+                fh.seek(start)
+                rec = decode_line(fh.read(length))
+        except OSError:
+            return None
+        calls = rec.get("tool_calls") if rec is not None else None
+        if not isinstance(calls, list) or not 0 <= number < len(calls):
+            return None
+        call = calls[number]
+        args = self._decode_args(call.get("args")) if isinstance(call, dict) else None
+        if args is None or call.get("name") != "write_to_file":
+            return None
+        named = _text_arg(args, "AbsolutePath") or _text_arg(args, "TargetFile")
+        if not named or normalise_path(named) != path:
+            return None
+        got = _write_content(args)
+        return None if got is None else got[0]
+
 
 # -- helpers -------------------------------------------------------------------
+
+
+def _write_content(args: dict[str, Any]) -> tuple[str, bool] | None:
+    """A write_to_file call's content as kept (capped) and whether it is cut short;
+    None when it cannot be written back as text."""
+    content = args.get("CodeContent")
+    truncated = False
+    if not isinstance(content, str):
+        try:
+            content = "" if content is None else orjson.dumps(content).decode()
+        except TypeError:
+            return None
+    if P.TRUNCATED_MARK.search(content):
+        truncated = True
+    kept = cap_text(content)
+    if len(kept) < len(content):
+        truncated = True  # past the 1 MiB cap: said in show and parse, not silent
+    return kept, truncated or bool(args.get(TRUNCATED_KEY))
 
 
 def planner_text(rec: dict[str, Any]) -> str:
@@ -877,7 +944,7 @@ def parse_transcript(
                 root = root or Path(*dirs[:i])
         session_id = session_id or path.stem
     others = list(parts) if parts is not None else sibling_transcripts(path)
-    reader = SessionReader()
+    reader = SessionReader(transcript=path)
     reader.state.artifact_dir = artifact_dir_for(path, session_id)
     session = Session(session_id=session_id, transcript=str(resolved), source=AGENT)
     with open_regular(path) as fh:
