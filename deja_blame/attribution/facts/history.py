@@ -312,7 +312,9 @@ class RepoHistory:
                         new = {p for block in c.against for p in block if p in can} - had
                         if not new:
                             continue
-                    had.update(_changes(c, parents(), wanted))
+                    # a commit of one parent shows its own changes: its parents
+                    # rewritten (a walk down the history) change nothing of them
+                    had.update(_changes(c, parents() if len(c.parents) > 1 else (), wanted))
                     if len(had) == len(can):
                         break
             return had

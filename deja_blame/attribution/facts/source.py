@@ -44,6 +44,7 @@ class FactSource:
         self.rev = rev
         self._identity: object | None = None
         self._outside: dict[tuple[int, tuple[int, ...]], bool] = {}
+        self._histories: dict[frozenset[str], FileHistory] = {}
 
     # -- the index ------------------------------------------------------------------
 
@@ -131,10 +132,17 @@ class FactSource:
         """What the rules read of these lines against ``writes`` (to ``paths``), made
         before they run: the edits behind the writes (``writes.session_edits``), the
         file's versions under the names blame gave its lines (``versions.py``), and,
-        where the rules will read them (some write), its log and the repository's start."""
-        history = FileHistory(self.root, {ln.orig_path or "" for ln in lines}, self.rev)
+        where the rules will read them (some write), its log and the repository's start.
+        Made again for the same lines (the moves rule's second pass), the versions are
+        the ones read before, counted as a new history would (``FileHistory.again``)."""
+        names = frozenset(ln.orig_path or "" for ln in lines)
+        history = FileHistory(self.root, set(names), self.rev)
         start = None
         if writes:
+            last = self._histories.get(names)
+            if last is not None:
+                history = last.again()
+            self._histories[names] = history
             history.load()
             if history.times:
                 got = repo_history(self.root).first_time(self.rev or "HEAD")

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from deja_blame.attribution.facts.model import has_line
-from deja_blame.index.fingerprint import fingerprint
+from deja_blame.index.fingerprint import fingerprint, normalise_line
 
 if TYPE_CHECKING:
     pass
@@ -56,9 +56,28 @@ class FileHistory:
         # answers of has_text / has_stripped: the same blank line or bracket is asked
         # about once per line of it, and a blank line's search splits the whole version
         self._has: dict[tuple[str, str, bool], bool] = {}
+        self._spellings: dict[str, dict[str, frozenset[str]]] = {}
+        self._read_before: dict[str, str] = {}  # versions an earlier pass read (``again``)
         self._lines_read = 0
         self._rev = rev
         self._loaded = False
+
+    def again(self) -> FileHistory:
+        """This history for another pass of the rules over the same file (the moves
+        rule's second pass): what was read and derived from it is shared, but the
+        budget is counted afresh, so the pass reads as a new history would (the same
+        versions readable, in the order it asks) without asking git again."""
+        other = FileHistory(self.root, set(self.paths), self._rev)
+        if not self._loaded:
+            return other  # nothing read yet
+        other._loaded = True
+        other.commits, other.times = self.commits, self.times
+        other.position, other.parent, other.restores = self.position, self.parent, self.restores
+        other._fps, other._texts, other._has = self._fps, self._texts, self._has
+        other._counts, other._stripped_counts = self._counts, self._stripped_counts
+        other._spellings = self._spellings
+        other._read_before = {**self._read_before, **self._contents}
+        return other
 
     def load(self) -> None:
         """Read the file's log (once, on first need: most lines need no check)."""
@@ -95,6 +114,8 @@ class FileHistory:
         got = self._fps.get(sha)
         if got is None:
             got = self._fps[sha] = frozenset(fingerprint(t) for t in self.texts(sha))
+        elif sha not in self._contents:
+            self._content(sha)  # derived by an earlier pass: read in this one's budget
         return got
 
     def has_text(self, sha: str, text: str) -> bool:
@@ -111,6 +132,8 @@ class FileHistory:
         got = self._has.get(key)
         if got is None:
             got = self._has[key] = has_line(self._content(sha), text, exact)
+        elif sha not in self._contents:
+            self._content(sha)
         return got
 
     def readable(self, sha: str) -> bool:
@@ -136,6 +159,22 @@ class FileHistory:
         got = self._texts.get(sha)
         if got is None:
             got = self._texts[sha] = frozenset(_lines(self._content(sha)))
+        elif sha not in self._contents:
+            self._content(sha)
+        return got
+
+    def spellings(self, sha: str) -> dict[str, frozenset[str]]:
+        """The exact lines of the file at ``sha`` by their text without white space
+        (``normalise_line``): the spellings of one text (the commit-window rule asks
+        it line after line)."""
+        got = self._spellings.get(sha)
+        if got is None:
+            found: dict[str, set[str]] = {}
+            for t in self.texts(sha):
+                found.setdefault(normalise_line(t), set()).add(t)
+            got = self._spellings[sha] = {k: frozenset(v) for k, v in found.items()}
+        elif sha not in self._contents:
+            self._content(sha)
         return got
 
     def count(self, sha: str, text: str) -> int:
@@ -143,6 +182,8 @@ class FileHistory:
         counts = self._counts.get(sha)
         if counts is None:
             counts = self._counts[sha] = Counter(_lines(self._content(sha)))
+        elif sha not in self._contents:
+            self._content(sha)
         return counts[text]
 
     def count_stripped(self, sha: str, stripped: str) -> int:
@@ -152,6 +193,8 @@ class FileHistory:
             counts = self._stripped_counts[sha] = Counter(
                 t.strip() for t in _lines(self._content(sha))
             )
+        elif sha not in self._contents:
+            self._content(sha)
         return counts[stripped]
 
     def _content(self, sha: str) -> str:
@@ -159,9 +202,12 @@ class FileHistory:
         read once through cat-file and counted against the budget."""
         got = self._contents.get(sha)
         if got is None:
-            found = self._read([f"{sha}:{path}" for path in self.paths])
-            parts = [data.decode("utf-8", "replace") for data in found if data is not None]
-            got = self._contents[sha] = "\n".join(parts)
+            got = self._read_before.get(sha)
+            if got is None:
+                found = self._read([f"{sha}:{path}" for path in self.paths])
+                parts = [data.decode("utf-8", "replace") for data in found if data is not None]
+                got = "\n".join(parts)
+            self._contents[sha] = got
             self._lines_read += got.count("\n") + 1
         return got
 

@@ -28,7 +28,6 @@ from bisect import bisect_right
 from typing import TYPE_CHECKING
 
 from deja_blame.attribution.facts.model import CLOCK_SKEW
-from deja_blame.index.fingerprint import normalise_line
 
 if TYPE_CHECKING:
     from deja_blame.attribution.facts.model import BlameLine, LineTexts
@@ -204,7 +203,7 @@ class CommitWindow:
             return False
         if commit is None or commit not in history.position or not history.spare(commit):
             return True
-        before = {t for t in history.texts(prev_sha) if normalise_line(t) == norm}
+        before = history.spellings(prev_sha).get(norm, frozenset())
         return any(history.count(commit, t) < history.count(prev_sha, t) for t in before)
 
     def _moved_beside(self, i: int, commit: str | None, prev_sha: str) -> bool:
