@@ -42,6 +42,10 @@ def _leave(code: int) -> None:
 
 def run_here(args: list[str]) -> None:
     """The command, in this process (a resident server's fork calls this too)."""
+    if args[:1] in (["stats"], ["report"]):
+        from deja_blame.arenas import few_arenas
+
+        few_arenas()  # before any thread (the index refresh's too): their memory in one pool
     if args[:1] == ["blame"]:
         from deja_blame.attribution.facts.early import speculate
 
