@@ -275,11 +275,10 @@ def test_stage_1_gives_the_rules_the_file_s_history_and_the_repository_s_start(
 ) -> None:
     """``FactSource.for_rules``: what the rules read of git is read before they run
     (the file's log, when the repository began), and only where they have writes."""
-    import sqlite3
-
     from conftest import commit_env, git
 
     from deja_blame.attribution.facts.source import FactSource
+    from deja_blame.index import db as index_db
 
     (repo / "README").write_text("hello\n")
     git(repo, "add", "README")
@@ -290,10 +289,11 @@ def test_stage_1_gives_the_rules_the_file_s_history_and_the_repository_s_start(
     facts = _facts(FILE, commit_time=2_000_000, writes=_writes(at=1_500_000.0))
     for ln in facts.lines:
         ln.orig_path = "app.py"  # the name git blame gave each line
-    source = FactSource(sqlite3.connect(":memory:"), repo, "HEAD")
+    source = FactSource(index_db.connect(repo.parent / "index.db"), repo, "HEAD")
 
     given = source.for_rules(facts.lines, facts.writes, facts.paths)
     assert given.repository_start == 1_000_000.0  # the root commit, not the file's first
+    assert given.same_clock == frozenset()  # no session indexed ran in this checkout
     assert len(given.history.commits) == 1 and given.history.times == [2_000_000]
     assert given.asks is source
 

@@ -45,6 +45,12 @@ def line_story(
             )
             if later is not None:
                 doc["written_after_commit"] = later
+            else:
+                here = written_here_after_commit(
+                    conn, result.root, ln.commit, ln.orig_path or result.path, ln.text
+                )
+                if here is not None:
+                    doc["written_here_after_commit"] = here
         return doc
     info = result.sessions.get(ln.session)
     doc["session_info"] = info.to_json() if info else None
@@ -126,27 +132,9 @@ def written_after_commit(
     write; None when there is none. ``first_seen``: its agent records no times, and
     deja dates its records when it first reads them (a transcript read for the first
     time after the chat went on is dated after work committed before)."""
-    from datetime import datetime, timezone
-
     from deja_blame.attribution.facts.repository import RepositoryIdentity
-    from deja_blame.gitutil import try_git
-    from deja_blame.index.fingerprint import is_trivial
-    from deja_blame.transcripts.text import format_time
 
-    def iso(epoch: float) -> str:
-        return format_time(datetime.fromtimestamp(int(epoch), tz=timezone.utc))
-
-    name = path.rsplit("/", 1)[-1]
-    if not name or is_trivial(text):
-        return None
-    rows = conn.execute(
-        "SELECT s.session_id, s.source, p.path, e.at_epoch, s.sid FROM lines l"
-        " JOIN paths p ON p.path_id = l.path_id JOIN sessions s ON s.sid = l.sid"
-        " JOIN edits e ON e.sid = l.sid AND e.ord = l.edit_ord"
-        " WHERE p.name = ? AND l.fp = ? AND e.source = 'agent' AND e.at_epoch IS NOT NULL",
-        (name, fingerprint(text)),
-    ).fetchall()
-    rows = [r for r in rows if str(r[2]).endswith("/" + path) or r[2] == path]
+    rows = _writes_of_line(conn, path, text)
     if not rows:
         return None
     # only a session of this repository (review 9: a person's line of 2020 was given a
@@ -158,10 +146,9 @@ def written_after_commit(
     rows = [r for r in rows if _dated_when_first_read(str(r[1])) and identity.belongs(r[4])]
     if not rows:
         return None
-    proc = try_git(root, ["log", "-1", "--format=%ct", commit], timeout=10)
-    if proc is None or proc.returncode != 0 or not proc.stdout.strip().isdigit():
+    committed = _commit_time(root, commit)
+    if committed is None:
         return None
-    committed = int(proc.stdout.strip())
     later = [r for r in rows if r[3] > committed + CLOCK_SKEW]
     if not later or len(later) < len(rows):
         return None  # a write dated before the commit was there to match
@@ -169,10 +156,82 @@ def written_after_commit(
     return {
         "session": session,
         "agent": agent,
-        "at": iso(at),
-        "commit_at": iso(committed),
+        "at": _iso(at),
+        "commit_at": _iso(committed),
         "first_seen": True,
     }
+
+
+def written_here_after_commit(
+    conn: sqlite3.Connection, root: str, commit: str, path: str, text: str
+) -> dict[str, Any] | None:
+    """A session that ran in a checkout of this repository on this machine (on git's
+    clock: ``facts/checkouts.py``) and wrote this very line to this file, but only
+    after ``commit`` was made (beyond ``match/clock.ROUNDING``): the commit held the
+    line before it, so it is not the session's. {session, agent, at, began,
+    commit_at, began_after_commit}: its earliest such write; None when there is none,
+    or when one of its writes of the line came before the commit."""
+    from deja_blame.attribution.facts.checkouts import same_clock_sessions
+    from deja_blame.attribution.match.clock import ROUNDING
+
+    rows = _writes_of_line(conn, path, text)
+    if not rows:
+        return None
+    here = same_clock_sessions(conn, root)
+    rows = [r for r in rows if r[4] in here]
+    committed = _commit_time(root, commit) if rows else None
+    if committed is None:
+        return None
+    if any(r[3] <= committed + ROUNDING for r in rows):
+        return None  # a write before the commit: the matcher had it to weigh
+    session, agent, _, at, sid = min(rows, key=lambda r: r[3])
+    row = conn.execute("SELECT started_epoch FROM sessions WHERE sid = ?", (sid,)).fetchone()
+    began = float(row[0]) if row is not None and row[0] is not None else None
+    return {
+        "session": session,
+        "agent": agent,
+        "at": _iso(at),
+        "began": None if began is None else _iso(began),
+        "commit_at": _iso(committed),
+        "began_after_commit": began is not None and began > committed + ROUNDING,
+    }
+
+
+def _writes_of_line(
+    conn: sqlite3.Connection, path: str, text: str
+) -> list[tuple[str, str, str, float, int]]:
+    """(session id, agent, written path, time, row id) of each dated agent write of
+    this line's text to a file of this path (here or in another clone)."""
+    from deja_blame.index.fingerprint import is_trivial
+
+    name = path.rsplit("/", 1)[-1]
+    if not name or is_trivial(text):
+        return []
+    rows = conn.execute(
+        "SELECT s.session_id, s.source, p.path, e.at_epoch, s.sid FROM lines l"
+        " JOIN paths p ON p.path_id = l.path_id JOIN sessions s ON s.sid = l.sid"
+        " JOIN edits e ON e.sid = l.sid AND e.ord = l.edit_ord"
+        " WHERE p.name = ? AND l.fp = ? AND e.source = 'agent' AND e.at_epoch IS NOT NULL",
+        (name, fingerprint(text)),
+    ).fetchall()
+    return [r for r in rows if str(r[2]).endswith("/" + path) or r[2] == path]
+
+
+def _commit_time(root: str, commit: str) -> int | None:
+    from deja_blame.gitutil import try_git
+
+    proc = try_git(root, ["log", "-1", "--format=%ct", commit], timeout=10)
+    if proc is None or proc.returncode != 0 or not proc.stdout.strip().isdigit():
+        return None
+    return int(proc.stdout.strip())
+
+
+def _iso(epoch: float) -> str:
+    from datetime import datetime, timezone
+
+    from deja_blame.transcripts.text import format_time
+
+    return format_time(datetime.fromtimestamp(int(epoch), tz=timezone.utc))
 
 
 def _dated_when_first_read(agent: str) -> bool:

@@ -132,6 +132,18 @@ def run_why(
                     else ""
                 )
             )
+        here = doc.get("written_here_after_commit")
+        if here:
+            began = (
+                f"it began at {terminal(here['began'])}, after that commit"
+                if here.get("began_after_commit")
+                else "it ran in this repository, on the commit's clock"
+            )
+            echo(
+                f"session {terminal(here['session'])} ({terminal(here['agent'])}) wrote this"
+                f" line again at {terminal(here['at'])}, after the commit"
+                f" ({terminal(here['commit_at'])}) that already held it: {began}"
+            )
         first = next((v for v in doc["history"] if v["session"]), None)
         if first is not None:
             echo(

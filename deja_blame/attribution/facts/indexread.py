@@ -303,3 +303,20 @@ def sessions_writing(conn: sqlite3.Connection, path_ids: Iterable[int]) -> set[i
             (_json_ints(sorted(set(path_ids))),),
         )
     }
+
+
+def sessions_size(conn: sqlite3.Connection) -> tuple[int, int]:
+    """(the highest session row id, how many sessions): changes when one is added or
+    dropped, for a cache of what is known of every session."""
+    row = conn.execute("SELECT coalesce(max(sid), 0), count(*) FROM sessions").fetchone()
+    return int(row[0]), int(row[1])
+
+
+def session_projects(conn: sqlite3.Connection) -> list[tuple[int, str]]:
+    """(row id, project folder) of every indexed session that names one."""
+    return [
+        (int(sid), as_text(project))
+        for sid, project in conn.execute(
+            "SELECT sid, project FROM sessions WHERE project IS NOT NULL AND project != ''"
+        )
+    ]

@@ -4,7 +4,8 @@ Stage 1 (``source.FactSource.for_rules``) makes it before the rules run, from th
 file's lines, its writes and the paths that stand for it: the edits behind the
 writes (plain data, ``edits.py``), the file's versions (``versions.py``: its log
 read, each version read within the budget in the order the commit-window rule
-reads them) and when the repository's history began. What the rules still ask
+reads them), when the repository's history began, and which sessions ran in a
+checkout of it on this machine (on git's clock: ``checkouts.py``). What the rules still ask
 while they decide (whether a session matched by path suffix belongs here, the
 writes of texts a formatter split, the names of the sessions that won) depends on
 what they matched so far; they ask it of ``asks`` (``StillAsked``).
@@ -44,3 +45,7 @@ class RuleFacts:
     history: FileHistory  # the file's log, read; its versions within the budget
     repository_start: float | None  # the repository's oldest root commit's time, if read
     asks: StillAsked  # the questions whose asking depends on what the rules matched
+    # the sessions that ran in a checkout of this repository on this machine: on git's
+    # clock, so their writes dated after a commit are not in it (``checkouts.py``,
+    # ``match/clock.py``)
+    same_clock: frozenset[int] = frozenset()

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from deja_blame.attribution.facts import indexread as Q
 from deja_blame.attribution.facts import shared
+from deja_blame.attribution.facts.checkouts import same_clock_sessions
 from deja_blame.attribution.facts.clone_paths import in_no_checkout, in_this_checkout
 from deja_blame.attribution.facts.history import repo_history
 from deja_blame.attribution.facts.model import WriteSet, WrittenTexts
@@ -147,7 +148,10 @@ class FactSource:
             if history.times:
                 got = repo_history(self.root).first_time(self.rev or "HEAD")
                 start = None if got is None else float(got)
-        return RuleFacts(session_edits(self.conn, writes, paths), history, start, self)
+        # the sessions on git's clock, allowed no skew against its commits
+        same_clock = same_clock_sessions(self.conn, self.root) if writes else frozenset()
+        edits = session_edits(self.conn, writes, paths)
+        return RuleFacts(edits, history, start, self, same_clock)
 
 
 _WRITTEN_LOCK = threading.Lock()  # stats' threads fill one question's paths

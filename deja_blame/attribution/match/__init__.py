@@ -121,6 +121,7 @@ def attribute_lines(
     fps, trivial = line_texts.fps, line_texts.trivial
     edits, history, source = given.edits, given.history, given.asks
     now = time.time() if rev_time is None else rev_time
+    same_clock = given.same_clock  # sessions on git's clock: no skew (``clock.py``)
     try:
         window = CommitWindow(history, blamed, line_texts)
         lone_open: set[int] = set()  # lines a lone bracket edit left unplaced may be
@@ -142,11 +143,14 @@ def attribute_lines(
             position=edits.position,
             file_edits=edits.file_edits,
             lone_open=lone_open,
+            same_clock=same_clock,
         )
         matches = _without_strangers_before_history(
             given.repository_start, edits, matches, writes, history, path_ids
         )
-        matches = continue_blocks(fps, trivial, blamed, matches, writes, now, edits.position)
+        matches = continue_blocks(
+            fps, trivial, blamed, matches, writes, now, edits.position, same_clock
+        )
         matches = reflow_matches(
             source,
             line_texts,
@@ -156,6 +160,7 @@ def attribute_lines(
             now,
             window.existed,
             window.fresh,
+            same_clock,
         )
         matches = trimmed_lines(
             line_texts,

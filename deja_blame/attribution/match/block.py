@@ -48,7 +48,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from deja_blame.attribution.facts.model import BLANK_FP, CLOCK_SKEW, BlameLine, Key, WriteSet
+from deja_blame.attribution.facts.model import BLANK_FP, BlameLine, Key, WriteSet
+from deja_blame.attribution.match.clock import latest_write
 from deja_blame.attribution.match.lines import LineMatch
 
 CONFIDENCE = 0.85  # each line's text alone says little; its place in the edit does
@@ -66,12 +67,14 @@ def continue_blocks(
     writes: WriteSet,
     now: float,
     position: Callable[[Key], int | None] | None = None,
+    same_clock: frozenset[int] = frozenset(),
 ) -> list[LineMatch | None]:
     """``matches`` with the unmatched lines of matched edits' blocks filled in (see the
     module). ``fps``: each line's fingerprint; ``trivial``: blank or a lone bracket;
     ``blamed``: each line's blame; ``now``: the limit for lines not yet committed;
     ``position(key)``: where a write landed in the session's file (0-based), None
-    where its edit did not say."""
+    where its edit did not say; ``same_clock``: the sessions on git's clock
+    (``clock.py``)."""
     out = list(matches)
     info = writes.info
     used = {(m.sid, m.edit_ord, m.idx) for m in out if m is not None}
@@ -97,7 +100,7 @@ def continue_blocks(
         if bi is None or anchor is None or bi.commit != anchor.commit or key in used:
             return False
         at = info[key][1]
-        limit = (bi.commit_time if bi.commit is not None and bi.commit_time else now) + CLOCK_SKEW
+        limit = latest_write(bi, now, key[0] in same_clock)
         return at <= limit and not _person_since(writes, fps[i], at, limit)
 
     for step in (1, -1):  # down from each matched line, then up

@@ -34,6 +34,7 @@ from deja_blame.attribution.facts.model import (
     Twins,
     WriteSet,
 )
+from deja_blame.attribution.match.clock import Deadlines
 from deja_blame.attribution.match.lone import FileEdits, old_lines_above, place_lone_edits
 from deja_blame.index.fingerprint import fingerprints
 
@@ -99,6 +100,7 @@ def match_lines(
     position: Callable[[Key], int | None] | None = None,
     file_edits: FileEdits | None = None,
     lone_open: set[int] | None = None,
+    same_clock: frozenset[int] = frozenset(),
 ) -> list[LineMatch | None]:
     """One LineMatch (or None) per line of ``line_texts``; ``blamed[i]`` is line i's blame.
 
@@ -115,7 +117,9 @@ def match_lines(
     file since (``_distances``). ``file_edits(sid, edit)`` is the session's edits of
     the file that edit changed (their hunks): how far a lone bracket's write was
     moved since it landed (``lone.carried``). ``lone_open`` is given the lines a lone
-    write left unplaced may still be (``lone._left_open``).
+    write left unplaced may still be (``lone._left_open``). ``same_clock``: the
+    sessions that ran in a checkout of this repository on this machine, whose writes
+    dated after a line's commit are not in it (``clock.py``).
 
     Cost: the writes of each non-trivial line's text (one per group of identical
     edits), plus the runs through them. Trivial lines (blank, ``)``) are never
@@ -127,11 +131,9 @@ def match_lines(
     texts, fps, trivial = line_texts.texts, line_texts.fps, line_texts.trivial
     n = len(texts)
     info, by_fp = writes.info, writes.by_fp
-    limits = [
-        (b.commit_time if b is not None and b.commit is not None and b.commit_time else now)
-        + CLOCK_SKEW
-        for b in blamed
-    ]
+    deadlines = Deadlines.of(blamed, now, same_clock)
+    limits = deadlines.loose  # the latest any session's write may be (``clock.py``)
+    late = deadlines.late if same_clock else None
     # how often the file holds each text: the whole file's count where these lines
     # are a window of it (``LineTexts.file_counts``), so a window answers as the file
     occurrences = line_texts.counts()
@@ -265,7 +267,7 @@ def match_lines(
             # Where it landed does (the far-copy rule below), as for a short run.
             placeless = repeated[i] and (run < STRONG_RUN or once == 0)
             group = twins[(key[0], key[1])]
-            nxt = _next_twin(group, 0, key[2], info, limit)
+            nxt = _next_twin(group, 0, key[2], info, limit, late=late, line=i)
             if nxt is not None:
                 pos, twin, at, seq = nxt
                 far = distance(i, key) if repeated[i] or trivial[i] else 0
@@ -303,7 +305,9 @@ def match_lines(
             continue
         if tries >= TWIN_RETRIES:
             continue  # a thousand copies of one line: the rest are ambiguous anyway
-        nxt = _next_twin(group, _free_from(skips, pos), key[2], info, limits[i], skips)
+        nxt = _next_twin(
+            group, _free_from(skips, pos), key[2], info, limits[i], skips, late=late, line=i
+        )
         if nxt is not None:
             pos, twin, at, seq = nxt
             far = distance(i, key) if repeated[i] or trivial[i] else 0
@@ -314,10 +318,12 @@ def match_lines(
     # to its own lines. So the gap rule may use any write made by the blamed
     # revision, anchored to its own edit's lines.
     blank = [not bare for bare in line_texts.bare]
-    _fill_gaps(chosen, fps, trivial, blank, writes, used, limits, now + CLOCK_SKEW, stale, copies)
-    _fill_gaps_where_committed(chosen, fps, trivial, blamed, writes, used, limits, stale, copies)
+    _fill_gaps(
+        chosen, fps, trivial, blank, writes, used, deadlines, now + CLOCK_SKEW, stale, copies
+    )
+    _fill_gaps_where_committed(chosen, fps, trivial, blamed, writes, used, deadlines, stale, copies)
     if n and all(trivial) and not any(chosen):
-        _whole_file(chosen, fps, writes, limits, stale)
+        _whole_file(chosen, fps, writes, deadlines, stale)
     if floor is not None and position is not None and added_lines is not None:
         place_lone_edits(
             chosen,
@@ -333,6 +339,7 @@ def match_lines(
             added_lines,
             file_edits,
             lone_open,
+            late,
         )
     # How often each fingerprint occurs in each session's edits of the file.
     common: dict[int, Counter[int]] = {}
@@ -672,17 +679,23 @@ def _next_twin(
     info: dict[Key, tuple[int, float, bool, bool, int]],
     limit: float,
     skips: dict[int, int] | None = None,
+    late: Callable[[int, int, float], bool] | None = None,
+    line: int = 0,
 ) -> tuple[int, Key, float, int] | None:
-    """The first free twin from ``start`` on (latest first) written at or before ``limit``."""
+    """The first free twin from ``start`` on (latest first) written at or before ``limit``,
+    and not ``late(line, sid, at)`` (a session on git's clock, after the line's commit)."""
     pos = max(start, bisect_left(group.neg_at, -limit))
-    if skips is not None:
-        pos = _free_from(skips, pos)
-    if pos >= len(group.members):
-        return None
-    sid, edit = group.members[pos]
-    twin = (sid, edit, idx)
-    w = info[twin]
-    return pos, twin, w[1], w[4]
+    while True:
+        if skips is not None:
+            pos = _free_from(skips, pos)
+        if pos >= len(group.members):
+            return None
+        sid, edit = group.members[pos]
+        twin = (sid, edit, idx)
+        w = info[twin]
+        if late is None or not late(line, sid, w[1]):
+            return pos, twin, w[1], w[4]
+        pos += 1
 
 
 class _ByTime:
@@ -754,7 +767,7 @@ def _fill_gaps(
     blank: list[bool],
     writes: WriteSet,
     used: set[Key],
-    limits: list[float],
+    deadlines: Deadlines,
     late: float,
     stale: Callable[..., bool] | None = None,
     copies: _Copies | None = None,
@@ -771,7 +784,7 @@ def _fill_gaps(
 
     Across a line no session wrote (a person's ``def b():`` between the blank line
     and the edit's lines) the write must also come before the line's commit
-    (``limits``): a blank line a person committed at 15:00 above their own
+    (``deadlines``): a blank line a person committed at 15:00 above their own
     function is not a session's that wrote blank lines at 15:22 below it. Beside
     the edit's lines, a later write may take a line blamed on an older commit:
     git's diff slides identical trivial lines.
@@ -825,10 +838,10 @@ def _fill_gaps(
                 w = info.get(key)
                 if w is None or w[0] != fps[i] or w[2] or key in used:
                     continue
-                if w[1] > late or ((strict or key not in near) and w[1] > limits[i]):
+                if w[1] > late or ((strict or key not in near) and deadlines.late(i, key[0], w[1])):
                     continue
                 options.append((-w[1], w[4], key))  # the latest write first
-            _take_latest(i, options, fps, limits, chosen, used, stale, copies)
+            _take_latest(i, options, fps, deadlines.loose, chosen, used, stale, copies)
 
 
 def _take_latest(
@@ -932,7 +945,7 @@ def _fill_gaps_where_committed(
     blamed: list[BlameLine | None],
     writes: WriteSet,
     used: set[Key],
-    limits: list[float],
+    deadlines: Deadlines,
     stale: Callable[..., bool] | None = None,
     copies: _Copies | None = None,
 ) -> None:
@@ -996,10 +1009,12 @@ def _fill_gaps_where_committed(
             for d in range(1, 2 * abs(orig - b.orig_line) + 3):
                 key = (sid, edit, aidx - d * step)
                 w = info.get(key)
-                if w is None or w[0] != fps[i] or w[2] or key in used or w[1] > limits[i]:
+                if w is None or w[0] != fps[i] or w[2] or key in used:
+                    continue
+                if deadlines.late(i, sid, w[1]):
                     continue
                 options.append((-w[1], w[4], key))
-        _take_latest(i, options, fps, limits, chosen, used, stale, copies)
+        _take_latest(i, options, fps, deadlines.loose, chosen, used, stale, copies)
 
 
 def _edit_of(pick: tuple[Key, int] | None) -> tuple[int, int] | None:
@@ -1010,7 +1025,7 @@ def _whole_file(
     chosen: list[tuple[Key, int] | None],
     fps: list[int],
     writes: WriteSet,
-    limits: list[float],
+    deadlines: Deadlines,
     stale: Callable[..., bool] | None = None,
 ) -> None:
     """A file too short to hold evidence (``.python-version``: ``3.13``) whose whole
@@ -1025,7 +1040,9 @@ def _whole_file(
     for key in writes.by_fp.get(fps[0], ()):
         sid, edit, idx = key
         fp, at, by_person, exact, seq = info[key]
-        if idx != 0 or by_person or not exact or at > min(limits):
+        if idx != 0 or by_person or not exact:
+            continue
+        if any(deadlines.late(i, sid, at) for i in range(n)):
             continue
         if sorted(writes.by_edit.get((sid, edit), ())) != want:
             continue

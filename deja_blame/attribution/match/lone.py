@@ -75,10 +75,12 @@ def place_lone_edits(
     added_lines: Callable[[int, int], list[str]],
     file_edits: FileEdits | None = None,
     left_open: set[int] | None = None,
+    late: Callable[[int, int, float], bool] | None = None,
 ) -> None:
     """Give each trivial line still unmatched the lone edit that wrote it at its
     place in its commit's window (see the module). ``left_open`` is given the lines
-    a lone write left unplaced may still be (``_left_open``)."""
+    a lone write left unplaced may still be (``_left_open``). ``late(i, sid, at)``: a
+    write of a session on git's clock made after line i's commit (``clock.py``)."""
     todo = [
         i for i in range(len(chosen)) if chosen[i] is None and trivial[i] and blamed[i] is not None
     ]
@@ -134,6 +136,8 @@ def place_lone_edits(
                     person_at = at
                 continue
             if key in used or not lone(key[0], key[1]):
+                continue
+            if late is not None and late(i, key[0], at):
                 continue
             added = added_lines(key[0], key[1])
             if key[2] >= len(added) or added[key[2]] != texts[i]:

@@ -32,7 +32,8 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from deja_blame.attribution.facts.model import CLOCK_SKEW, BlameLine, LineTexts, WrittenTexts
+from deja_blame.attribution.facts.model import BlameLine, LineTexts, WrittenTexts
+from deja_blame.attribution.match.clock import Deadlines
 from deja_blame.attribution.match.lines import LineMatch
 from deja_blame.index.fingerprint import TRIVIAL_CHARS, fingerprint
 
@@ -53,19 +54,16 @@ def reflow_matches(
     now: float,
     existed: Callable[[int, int], bool],
     fresh: Callable[[int, float], bool] | None = None,
+    same_clock: frozenset[int] = frozenset(),
 ) -> list[LineMatch | None]:
     """``matches`` with reflowed lines added. ``existed(i, fp)``: whether text of
     fingerprint ``fp`` was in the file before line i's commit; ``fresh(i, at)``:
-    whether a write made at ``at`` is inside line i's commit window."""
+    whether a write made at ``at`` is inside line i's commit window; ``same_clock``:
+    the sessions on git's clock (``clock.py``)."""
     out = list(matches)
     if all(m is not None for m in out):
         return out
-    limits = [
-        (b.commit_time if b is not None and b.commit is not None and b.commit_time else now)
-        + CLOCK_SKEW
-        for b in blamed
-    ]
-    _splits(facts, texts.bare, out, paths, limits, existed, fresh)
+    _splits(facts, texts.bare, out, paths, Deadlines.of(blamed, now, same_clock), existed, fresh)
     return out
 
 
@@ -154,7 +152,7 @@ def _splits(
     norm: list[str],
     out: list[LineMatch | None],
     paths: dict[int, bool],
-    limits: list[float],
+    deadlines: Deadlines,
     existed: Callable[[int, int], bool],
     fresh: Callable[[int, float], bool] | None,
 ) -> None:
@@ -181,11 +179,11 @@ def _splits(
         if any(j in claimed for j in span):
             continue
         matched = {m.sid for j in span if (m := out[j]) is not None}
-        limit = min(limits[i : i + k])
+        limit, exact_limit = min(deadlines.loose[i : i + k]), min(deadlines.exact[i : i + k])
         best = None
         for key in writes.by_fp[fp]:
             _, at, by_user, exact, _ = writes.info[key]
-            if at > limit or key in used:
+            if key in used or at > (exact_limit if key[0] in deadlines.same_clock else limit):
                 continue
             if best is None or at > best[1]:
                 best = (key, at, by_user, exact)
