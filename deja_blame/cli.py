@@ -1358,9 +1358,11 @@ def notes_carry_cmd(
     For CI on every push to the default branch: BEFORE..AFTER is the push. Each
     new commit gets the notes of the commits it came from, carried by line
     text (no transcripts needed): a squash commit those of its pull request
-    (its message's "(#N)"), a rebased commit the one with its patch. Run twice,
-    it changes nothing. In CI: notes carry "$BEFORE..$AFTER" --push (the
-    workflow: docs/forge-merges.md).
+    (its message's "(#N)"), a rebased commit the one with its patch. A plain
+    git remote keeps no pull request heads: there a squash is found in the
+    remote's branch (as last fetched) whose change has its patch, else name
+    the branch with --from origin/BRANCH. Run twice, it changes nothing. In
+    CI: notes carry "$BEFORE..$AFTER" --push (the workflow: docs/forge-merges.md).
 
     \b
     Examples:

@@ -21,6 +21,8 @@ import pytest
 from conftest import commit_env, deja, git
 from test_notes_world import S1, S2, S3, World, body, make_world
 
+from deja_blame.notes import where_from
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 WORKFLOW = REPO_ROOT / "docs" / "deja-notes-carry.yml"
 NOTES = "refs/notes/deja"
@@ -277,3 +279,49 @@ def test_bad_input_is_one_line(tmp_path: Path, forge: tuple[World, Server]) -> N
     assert b"Traceback" not in proc.stderr
     proc = deja("notes", "carry", "HEAD", "--pr", "x1", cwd=dev.repo, check=False)
     assert proc.returncode == 1 and b"'x1' is not a pull request number" in proc.stderr
+
+
+def test_on_a_plain_git_remote_the_branch_holding_the_squash_is_found_or_named(
+    tmp_path: Path, forge: tuple[World, Server], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A bare repository (Gitea without pull refs, a mirror) keeps no refs/pull/N/head:
+    # the pull request's branch is a branch of the remote (newcomer 10 #3).
+    dev, server = forge
+    server.git("update-ref", "refs/heads/pr1", server.git("rev-parse", "refs/pull/1/head"))
+    squash = server.squash(1, "Alpha")
+    for n in (1, 2, 3):
+        server.git("update-ref", "-d", f"refs/pull/{n}/head")
+    ci = tmp_path / "ci"
+    git(tmp_path, "clone", "-q", str(server.path), str(ci))
+    proc = deja("notes", "carry", "..".join(squash), "--json", cwd=ci)
+    doc = orjson.loads(proc.stdout)
+    [entry] = doc["commits"]
+    assert (entry["how"], entry["branch"], doc["pulls"]) == ("squash", "origin/pr1", {"1": None})
+    assert entry["lines"] > 0 and len(entry["sources"]) == 3
+    # the branch deleted after its merge: nothing holds the change; the way is named
+    git(ci, "notes", "--ref=deja", "remove", squash[1])
+    git(ci, "update-ref", "-d", "refs/remotes/origin/pr1")
+    proc = deja("notes", "carry", "..".join(squash), "--local", cwd=ci)
+    err = proc.stderr.decode()
+    assert "no pull request commit found" in err
+    assert f"deja notes carry {squash[0]}..{squash[1]} --from origin/BRANCH" in err, err
+    # blame's hint (no transcripts here) then says the commit has no note, not to fetch
+    # the notes carry has just fetched; a clone without them is told to fetch them
+    monkeypatch.setattr(where_from, "transcripts_here", lambda: False)
+    hint = where_from.unattributed_hint(ci)
+    assert "these lines' commits have none" in hint and "deja notes fetch" not in hint
+    bare_clone = tmp_path / "no-notes"
+    git(tmp_path, "clone", "-q", str(server.path), str(bare_clone))
+    assert "deja notes fetch" in where_from.unattributed_hint(bare_clone)
+
+
+def test_a_one_commit_pull_request_squashed_is_labelled_a_squash(
+    tmp_path: Path, forge: tuple[World, Server]
+) -> None:
+    dev, server = forge
+    server.git("update-ref", "refs/heads/pr3", server.git("rev-parse", "refs/pull/3/head"))
+    squash = server.squash(3, "Gamma")  # a new message and date: not a rebase
+    ci = tmp_path / "ci"
+    git(tmp_path, "clone", "-q", str(server.path), str(ci))
+    proc = deja("notes", "carry", "..".join(squash), "--from", "origin/pr3", "--local", cwd=ci)
+    assert "squash of " in proc.stderr.decode() and "rebase of" not in proc.stderr.decode()

@@ -12,6 +12,7 @@ from deja_blame.gitutil import open_repository
 from deja_blame.hooks.pending import wait_for_hooks
 from deja_blame.jsonout import print_json
 from deja_blame.notes import share
+from deja_blame.outputs.escape import terminal
 
 if TYPE_CHECKING:
     import pygit2
@@ -114,8 +115,14 @@ def run_carry(
         print_json(doc)
         return 0
     for c in result.commits:
+        if c.pull is not None:
+            squashed = f"pull request #{c.pull}"
+        elif c.branch is not None:
+            squashed = f"{terminal(c.branch)} (its change, by patch id)"
+        else:
+            squashed = c.sources[0][:12] if len(c.sources) == 1 else "?"
         what = {
-            "squash": f"squash of pull request #{c.pull}: {len(c.sources)} commit(s) carried",
+            "squash": f"squash of {squashed}: {len(c.sources)} commit(s) carried",
             "rebase": f"rebase of {c.sources[0][:12] if c.sources else '?'}",
             "text": f"carried by text from {len(c.sources)} candidate commit(s)",
             "merge": "a merge: its parents' notes apply",
@@ -126,6 +133,14 @@ def run_carry(
     for number, head in result.pulls.items():
         if head is None:
             click.echo(f"deja: pull request #{number}: no head on {remote}", err=True)
+    if any(c.how == "none" for c in result.commits) and not sources:
+        # a plain git remote (a bare repository, Gitea without pull refs, a mirror)
+        # keeps no pull request heads, and no remote branch held the change
+        click.echo(
+            f"hint: name the pull request's branch: deja notes carry {terminal(spec)}"
+            f" --from {terminal(remote or 'origin')}/BRANCH",
+            err=True,
+        )
     if pushed is not None:
         extra = f" after merging theirs {pushed.merges}x" if pushed.merges else ""
         click.echo(f"deja: pushed refs/notes/deja to {remote}{extra}", err=True)

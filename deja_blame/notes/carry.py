@@ -65,6 +65,8 @@ class CarriedCommit:
     pull: str | None = None  # the pull request the message names
     sources: list[str] = field(default_factory=list)
     lines: int = 0  # lines its note claims afterwards
+    # the remote's branch found holding the squashed change (no pull request head)
+    branch: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -73,6 +75,7 @@ class CarriedCommit:
             "pull": self.pull,
             "sources": self.sources,
             "lines": self.lines,
+            "branch": self.branch,
         }
 
 
@@ -190,6 +193,54 @@ def _patch_ids(repo: pygit2.Repository, shas: list[str]) -> dict[str, str]:
     return out
 
 
+MAX_BRANCHES = 200  # remote branches compared with a squash at most
+
+
+def _branch_squashed(
+    repo: pygit2.Repository, remote: str, before: str, sha: str, patch_id: str | None
+) -> tuple[str, list[str]] | None:
+    """(``remote/BRANCH``, its commits the target branch did not have ``before``) of the
+    remote-tracking branch whose whole change (from where it left ``before``'s history
+    to its tip) has the patch id of commit ``sha``: the branch a squash merge made
+    ``sha`` of. None: none, or more than one does."""
+    root = workdir(repo)
+    if patch_id is None:
+        patch_id = _patch_ids(repo, [sha]).get(sha)
+    if patch_id is None:
+        return None
+    proc = run_git(
+        root,
+        ["for-each-ref", "--format=%(objectname) %(refname)", f"refs/remotes/{remote}/"],
+        check=False,
+    )
+    tips: list[tuple[str, str]] = []
+    for line in proc.stdout.decode("utf-8", "replace").splitlines():
+        tip, _, ref = line.partition(" ")
+        name = ref[len("refs/remotes/") :]
+        if name.endswith("/HEAD") or tip == sha:
+            continue
+        tips.append((tip, name))
+    found: list[tuple[str, str]] = []
+    patches = bytearray()
+    for tip, _name in tips[:MAX_BRANCHES]:
+        base = run_git(root, ["merge-base", before, tip], check=False).stdout.decode().strip()
+        if not _HEX.match(base) or base == tip:
+            continue  # unrelated, or merged into the branch already
+        diff = run_git(root, ["diff", "--no-color", "--no-ext-diff", base, tip], check=False)
+        patches += f"commit {tip}\n".encode() + diff.stdout
+    if patches:
+        ids = run_git(root, ["patch-id", "--stable"], input=bytes(patches), check=False)
+        names = dict(tips)
+        for line in ids.stdout.decode().splitlines():
+            parts = line.split()
+            if len(parts) == 2 and parts[0] == patch_id and parts[1] in names:
+                found.append((parts[1], names[parts[1]]))
+    if len(found) != 1:
+        return None
+    tip, name = found[0]
+    return name, _rev_list(repo, ["--reverse", "--no-merges", tip, "--not", before])[-MAX_SOURCES:]
+
+
 def _identity(commit: pygit2.Commit) -> tuple[str, str, int, str]:
     """What a rebase keeps of a commit: its author, author date and message."""
     return (commit.author.name, commit.author.email, commit.author.time, commit.message.strip())
@@ -267,14 +318,26 @@ def carry_notes(
             entry.how = "squash"
             entry.sources = [c for n in named for c in pull_commits[n]]
         elif (pid := ids.get(sha)) and by_patch.get(pid):
-            entry.how = "rebase"
-            entry.sources = [by_patch[pid][0]]
+            # the same patch: a rebase keeps the commit's author date and message, a
+            # squash of a one-commit pull request makes its own
+            source = by_patch[pid][0]
+            old_commit = repo[source]
+            assert is_commit(old_commit)
+            entry.how = "rebase" if _identity(old_commit) == _identity(commit) else "squash"
+            entry.sources = [source]
         elif by_identity.get(_identity(commit)):
             entry.how = "rebase"
             entry.sources = [by_identity[_identity(commit)][0]]
         elif pool:
             entry.how = "text"
             entry.sources = list(pool)
+        elif remote and before is not None and len(commit.parent_ids) == 1:
+            # no pull request head (a plain git remote keeps no refs/pull/N/head):
+            # the remote's branch whose change this commit squashed, by patch id
+            squashed = _branch_squashed(repo, remote, before, sha, ids.get(sha))
+            if squashed is not None:
+                entry.how, entry.branch = "squash", squashed[0]
+                entry.sources = squashed[1]
         pairs += [(old, sha) for old in entry.sources]
     if pairs:
         # The pull request's notes were published: carry their prompts as they are.

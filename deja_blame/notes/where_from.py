@@ -21,10 +21,22 @@ def remotes(root: str | Path) -> list[str]:
     return proc.stdout.decode("utf-8", "replace").split() if proc is not None else []
 
 
+def notes_here(root: str | Path) -> bool:
+    """Whether the repository has deja's notes (``refs/notes/deja``)."""
+    proc = try_git(root, ["rev-parse", "-q", "--verify", "refs/notes/deja"])
+    return proc is not None and proc.returncode == 0
+
+
 def unattributed_hint(root: str | Path) -> str:
     """The command that gives this repository's lines their sessions."""
     if transcripts_here():
         return "run: deja index"
+    if notes_here(root):
+        # fetched already (deja notes fetch, carry): another fetch adds nothing
+        return (
+            "the repository's notes are here, but these lines' commits have none: made"
+            " where no deja hook ran, or by a forge's squash or rebase (deja notes carry)"
+        )
     names = remotes(root)
     if names:
         remote = "" if "origin" in names else f" {names[0]}"
