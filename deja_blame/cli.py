@@ -386,6 +386,9 @@ def sessions_cmd(
 ) -> int:
     """List indexed sessions, newest first.
 
+    In a clone with none indexed (a reviewer's, no transcripts here), the
+    sessions the repository's notes name, marked "notes" (deja show ID).
+
     \b
     Examples:
       deja sessions

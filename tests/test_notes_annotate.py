@@ -157,6 +157,15 @@ def test_blame_from_notes_alone_in_a_fresh_clone(world: World, tmp_path: Path) -
     assert {ln["via"] for ln in doc["lines"]} == {"note"}
     assert world.sessions_by_line("lib/util.py", cwd=clone, env=empty) == [S2] * 3
     assert world.sessions_by_line("notes.txt", cwd=clone, env=empty) == [None]
+    # deja sessions lists the sessions the notes name, as deja show finds them
+    # (newcomer 10 #4: it said none were indexed and to run deja index)
+    doc = orjson.loads(world.deja("sessions", "--json", cwd=clone, env=empty).stdout)
+    assert doc["sessions"] == []
+    noted = {d["session_id"]: d for d in doc["from_notes"]}
+    assert set(noted) == {S1, S2, S3} and noted[S3]["lines"] == 2
+    out = world.deja("sessions", cwd=clone, env=empty)
+    assert "3 sessions known from this repository's notes" in out.stderr.decode()
+    assert S1[:8] in out.stdout.decode() and "deja index" not in out.stderr.decode()
 
 
 def test_plain_git_fetch_of_the_notes_is_enough(world: World, tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ import shutil
 import sqlite3
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -39,12 +40,15 @@ def run_sessions(
 
     left_out = left_out_recorded(conn)
     waiting = not_yet_indexed(conn)
+    # none indexed here (a reviewer's clone): the sessions this repository's notes name
+    noted = noted_summaries() if not rows and not project and not agent else []
     if as_json:
         print_json(
             {
                 "sessions": [r.to_json() for r in rows],
                 "left_out": [lo.to_json() for lo in left_out],
                 "not_yet_indexed": waiting,
+                "from_notes": noted,
             }
         )
         return 0
@@ -65,9 +69,17 @@ def run_sessions(
     if not rows and agent:
         click.echo(f"no indexed session of {agent}", err=True)
         return 0
+    if not rows and noted and not waiting:
+        _print_noted(noted)  # no transcript here to index: a reviewer's clone
+        return 0
     if not rows:
         click.echo("no sessions indexed", err=True)
         click.echo(f"hint: read your transcripts with: {index_command(index_path(conn))}", err=True)
+        if noted:
+            click.echo(
+                f"({len(noted)} known from this repository's notes meanwhile: deja show ID)",
+                err=True,
+            )
         return 0
     c = use_colour()
     # a wide terminal widens the project (up to half of what is left) and the first
@@ -95,6 +107,53 @@ def run_sessions(
         )
     _say_future(rows)
     return 0
+
+
+def noted_summaries() -> list[dict[str, Any]]:
+    """The sessions the notes of the repository here name (``show.noted_sessions``),
+    each as {session_id, agent, model, started_at, project, commits, lines}."""
+    from deja_blame.commands.show import noted_sessions
+
+    out = []
+    for doc in noted_sessions(Path.cwd()):
+        commits = doc["commits"]
+        out.append(
+            {
+                "session_id": doc["session_id"],
+                "agent": doc.get("agent"),
+                "model": doc.get("model"),
+                "started_at": doc.get("started_at"),
+                "project": doc.get("project"),
+                "commits": len(commits),
+                "lines": sum(f["lines"] for c in commits for f in c["files"].values()),
+            }
+        )
+    return out
+
+
+def _print_noted(noted: list[dict[str, Any]]) -> None:
+    from deja_blame.output import counted
+
+    click.echo(
+        f"deja: no sessions indexed here; {counted(len(noted), 'session')} known from this"
+        " repository's notes (their transcripts are not on this machine): deja show ID",
+        err=True,
+    )
+    c = use_colour()
+    click.echo(
+        style(
+            f"{'SESSION':<10} {'AGENT':<11} {'STARTED':<21} {'LINES':>5} {'COMMITS':>7}",
+            c,
+            bold=True,
+        )
+        + "  FROM"
+    )
+    for d in noted:
+        started = terminal(utc_minute(d["started_at"]) if d["started_at"] else "?")
+        click.echo(
+            f"{terminal(d['session_id'])[:8]:<10} {terminal(d['agent'] or '?')[:11]:<11}"
+            f" {started:<21} {d['lines']:>5} {d['commits']:>7}  notes"
+        )
 
 
 def not_yet_indexed(conn: sqlite3.Connection) -> int:

@@ -42,6 +42,26 @@ def noted_session(where: Path, prefix: str) -> dict[str, Any] | None:
     matching ``prefix`` (a reviewer's clone knows it from them alone)."""
     if not prefix:
         return None
+    found = _noted(where, prefix)
+    if len(found) > 1:
+        raise DejaError(f"session id {prefix!r} is ambiguous: {', '.join(sorted(found))}")
+    if not found:
+        return None
+    (doc,) = found.values()
+    return doc
+
+
+def noted_sessions(where: Path) -> list[dict[str, Any]]:
+    """Every session the notes of the repository holding ``where`` name, as
+    ``noted_session`` gives each, the one that began last first."""
+    docs = list(_noted(where, "").values())
+    docs.sort(key=lambda d: (str(d.get("started_at") or ""), d["session_id"]), reverse=True)
+    return docs
+
+
+def _noted(where: Path, prefix: str) -> dict[str, dict[str, Any]]:
+    """session id -> what the notes say of it, for the sessions whose id starts with
+    ``prefix`` (every one: ""). Empty outside a repository or without notes."""
     from deja_blame.gitutil import open_repository
     from deja_blame.notes.lookup import read_note
     from deja_blame.notes.store import note_blob_map, ref_target
@@ -49,7 +69,7 @@ def noted_session(where: Path, prefix: str) -> dict[str, Any] | None:
     try:
         repo = open_repository(where)
     except DejaError:
-        return None
+        return {}
     found: dict[str, dict[str, Any]] = {}
     for commit in sorted(note_blob_map(repo, ref_target(repo))):
         note = read_note(repo, commit)
@@ -64,14 +84,10 @@ def noted_session(where: Path, prefix: str) -> dict[str, Any] | None:
                 )
                 lines = sum(int(r[1]) - int(r[0]) + 1 for r in ranges)
                 doc["commits"].setdefault(commit, {})[path] = {"ranges": ranges, "lines": lines}
-    if len(found) > 1:
-        raise DejaError(f"session id {prefix!r} is ambiguous: {', '.join(sorted(found))}")
-    if not found:
-        return None
-    (doc,) = found.values()
-    doc["from_notes"] = True
-    doc["commits"] = [{"commit": c, "files": f} for c, f in sorted(doc["commits"].items())]
-    return doc
+    for doc in found.values():
+        doc["from_notes"] = True
+        doc["commits"] = [{"commit": c, "files": f} for c, f in sorted(doc["commits"].items())]
+    return found
 
 
 def _print_noted(doc: dict[str, Any]) -> None:
