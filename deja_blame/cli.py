@@ -415,6 +415,11 @@ def forget_cmd(conn: sqlite3.Connection, session: str | None, undo: bool, as_jso
     SESSION. With no SESSION: the sessions forgotten (kept, one a line, in
     ~/.config/deja/forgotten).
 
+    Commit notes (refs/notes/deja) written while it was indexed still name it,
+    and blame, why, stats and report read notes first: it says how many of this
+    repository's do. deja has no command that takes a session out of a note
+    (deja annotate merges with it): edit it with git notes --ref=deja edit COMMIT.
+
     \b
     Examples:
       deja forget 3f2a9c1e

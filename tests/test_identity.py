@@ -204,6 +204,23 @@ def test_forget_keeps_a_session_out_until_it_is_undone(world: World, tmp_path: P
     assert missing.returncode != 0 and b"no forgotten session" in missing.stderr
 
 
+def test_forget_says_which_notes_still_name_the_session(world: World) -> None:
+    """Newcomer 10 #5: the commit's note still names a forgotten session, and blame
+    reads notes first: forget says so, and how such a note can be edited."""
+    world.write(S1, "src/a.py", body("a", 4))
+    sha = world.commit("agent work")
+    world.index()
+    world.deja("annotate")
+    doc = orjson.loads(world.deja("forget", S1[:8], "--json").stdout)
+    assert doc["forgotten"] == S1 and doc["noted_commits"] == [sha]
+    assert world.sessions_by_line("src/a.py") == [S1] * 4  # from the note, as it says
+    world.deja("forget", "--undo", S1, "--json")
+    world.index()
+    out = world.deja("forget", S1[:8]).stderr.decode()
+    assert "1 commit note of this repository (refs/notes/deja) still name it" in out, out
+    assert f"git notes --ref=deja edit COMMIT (first: {sha[:12]})" in out, out
+
+
 def test_the_attribution_cache_is_not_read_across_identity_rules(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -5,6 +5,12 @@ transcript. Its transcript is not touched. The session is kept in a list of its
 own (``index.forgotten``) that every index run honours, ``deja index --rebuild``
 too, until ``deja forget --undo SESSION``; then the next run reads it again from
 the start.
+
+The index is not all: a commit note (``refs/notes/deja``) written while the session
+was indexed names it, and blame, why, stats and report read notes first, here and
+in every clone that fetched them. Forgetting says how many of this repository's
+notes still name the session; deja has no command that takes a session out of a
+note (``deja annotate`` merges with the note there), so it names git's.
 """
 
 from __future__ import annotations
@@ -43,9 +49,15 @@ def run_forget(
         transcript = forget_session(conn, session_id)
     where = save_forgotten([*kept, session_id]) if session_id not in kept else None
     still_there = bool(transcript) and os.path.exists(transcript or "")
+    noted = noted_commits(session_id)
     if as_json:
         print_json(
-            {"forgotten": session_id, "transcript": transcript, "transcript_exists": still_there}
+            {
+                "forgotten": session_id,
+                "transcript": transcript,
+                "transcript_exists": still_there,
+                "noted_commits": noted,
+            }
         )
         return 0
     click.echo(f"forgot session {terminal(session_id)}")
@@ -55,7 +67,31 @@ def run_forget(
             f" deja forget --undo {terminal(session_id)} (the list: {terminal(str(where))})",
             err=True,
         )
+    if noted:
+        from deja_blame.output import counted
+
+        click.echo(
+            f"note: {counted(len(noted), 'commit note')} of this repository (refs/notes/deja)"
+            " still name it: blame, why, stats and report show its lines from them, here and"
+            " in every clone that fetches them. deja has no command that takes a session out"
+            " of a note: edit each, git notes --ref=deja edit COMMIT (first:"
+            f" {noted[0][:12]}), then deja notes push",
+            err=True,
+        )
     return 0
+
+
+def noted_commits(session_id: str) -> list[str]:
+    """The commits whose note, in the repository here (if any), names the session."""
+    from pathlib import Path
+
+    from deja_blame.commands.show import noted_session
+
+    try:
+        doc = noted_session(Path.cwd(), session_id)
+    except DejaError:
+        return []
+    return [] if doc is None else [c["commit"] for c in doc["commits"]]
 
 
 def _undo(conn: sqlite3.Connection, session: str, as_json: bool) -> int:
