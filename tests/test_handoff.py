@@ -462,6 +462,12 @@ def test_a_moved_clone_is_read_relative_to_the_repository_root(tmp_path: Path, r
     assert "- src/cart.py: +1 -1 lines in 1 edit" in prompt
     assert "1 of the 1 lines the session left there are still in the working tree" in prompt
     assert Path(out["cwd"]).resolve() == repo.resolve()  # the project is gone: the cwd
+    # asked from a folder inside the repository: its top, as for a local session (the
+    # prompt's paths are named from there; newcomer 10 #6)
+    out = json.loads(
+        deja("handoff", "--to", "agy", "--json", "--session", SID, cwd=repo / "src").stdout
+    )
+    assert Path(out["cwd"]).resolve() == repo.resolve()
 
 
 def test_paths_leaving_the_project_are_never_read(tmp_path: Path, repo: Path) -> None:

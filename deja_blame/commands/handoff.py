@@ -110,7 +110,9 @@ def run_handoff(
     session_id = choose_session(conn, session, here, repo_root, again)
     loaded = load_session(conn, session_id)
     prompt = build_prompt(loaded, repo_root=repo_root, limit=max_chars)
-    workdir = project_dir(loaded.project) or here
+    # where it ran, when that folder is here; else (another machine's, a clone that
+    # moved) the repository's top, where the prompt's paths are named from
+    workdir = project_dir(loaded.project) or repo_root or here
     argv = [program, *options, prompt]
     if as_json:
         print_json({"session_id": session_id, "target": program, "cwd": str(workdir), "argv": argv})
