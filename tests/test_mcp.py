@@ -238,8 +238,11 @@ def test_a_session_from_another_machine_s_path(
     shown = client.call("show", session=SID)
     assert structured(shown)["session"] == SID
     files = [e["path"] for e in structured(shown)["entries"] if e["kind"] == "file"]
-    assert files == ["~/shop/cart.py"]  # nor is it in the files the session touched
+    # nor is it in the files the session touched: the file it stands for here (not
+    # "~/shop/cart.py", another machine's home read as this one's: newcomer 10 #7)
+    assert files == ["cart.py"]
     assert "alice" not in text_of(shown)
+    assert "in - (elsewhere: another clone or machine" in text_of(shown)
     assert client.close() == 0
 
 

@@ -159,8 +159,10 @@ def run_why(
         + f"  (from {via_text(doc['via'])})"
     )
     info = doc.get("session_info") or {}
+    from deja_blame.notes.public import project_meaning
+
     echo(
-        f"project {terminal(info.get('project') or '-')}"
+        f"project {terminal(info.get('project') or '-')}{project_meaning(info.get('project'))}"
         f"  started {terminal(info.get('started_at') or '?')}"
     )
     if doc.get("note_only"):

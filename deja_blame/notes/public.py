@@ -30,6 +30,17 @@ NOTED_TESTS = ("passed", "failed", "unknown", "none")
 _ABSOLUTE = re.compile(r"^(?:/|~|\\\\|[A-Za-z]:[\\/])")
 
 
+def project_meaning(project: str | None) -> str:
+    """What a project shown as ``.`` or ``-`` stands for, to print beside it ("" for a
+    folder shown as it is): notes and answers that leave the machine keep no path
+    outside the repository."""
+    if project == ".":
+        return " (this repository's top)"
+    if project in (None, "", "-"):
+        return " (elsewhere: another clone or machine, or not known; no path is kept)"
+    return ""
+
+
 def public_project(project: Any, root: str) -> str:
     """``project`` relative to the repository at ``root``, or ``-``."""
     if not isinstance(project, str) or not project or project == "-":

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from deja_blame.notes.public import project_meaning
 from deja_blame.outputs.escape import markdown, markdown_code
 from deja_blame.report.model import Report, SessionReport, pct
 
@@ -95,7 +96,8 @@ class _Section:
 def _session_block(s: SessionReport, prompts: bool) -> str:
     lines = [f"#### Session {md_code(_short(s.session_id))} · {md_text(s.agent)}", ""]
     span = f"{md_text(s.started_at or '?')} → {md_text(s.ended_at or '?')}"
-    lines.append(f"- **Project:** {md_code(s.project)} · **time:** {span}")
+    meaning = md_text(project_meaning(s.project))
+    lines.append(f"- **Project:** {md_code(s.project)}{meaning} · **time:** {span}")
     if not s.indexed:
         lines.append("- *Known from commit notes only: the transcript is not on this machine.*")
     if prompts:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from deja_blame.notes.public import project_meaning
 from deja_blame.output import terminal
 
 
@@ -117,7 +118,7 @@ def show_head(d: dict[str, Any]) -> str:
     return (
         f"session {_one(d['session'])} ({_one(d.get('agent') or '?')}{model}){where}\n"
         f"started {_one(d.get('started_at') or '?')}, ended {_one(d.get('ended_at') or '?')},"
-        f" in {_one(d.get('project') or '-')}"
+        f" in {_one(d.get('project') or '-')}{project_meaning(d.get('project'))}"
     )
 
 

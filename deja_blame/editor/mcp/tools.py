@@ -14,6 +14,7 @@ why), ``attribution.explain.line_story`` (deja why), ``sessions_of_repository``
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
 import sqlite3
 import time
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from deja_blame.attribution.facts.clone_paths import repository_path
 from deja_blame.attribution.model import FileBlame, LineAttribution
 from deja_blame.editor.confidence import run_confidence
 from deja_blame.editor.mcp import render
@@ -533,8 +535,11 @@ class Tools:
         files: dict[str, set[str]] = {}
         root = str(repository.root)
         for path, action in Q.paths_touched(self.conn, row.sid):
-            rel = _repository_paths(root, [path])
-            # another machine's path (/home/alice/..., C:/Users/bob/...) as it may leave
+            # another machine's path (/home/alice/..., C:/Users/bob/...): the file of
+            # this repository it stands for (its longest suffix that is one here), else
+            # as it may leave (a home directory written ~: not this machine's)
+            here = repository_path(path.replace("\\", "/"), root, _FilesHere(root))
+            rel = [here] if here is not None else _repository_paths(root, [path])
             shown = repository.text(rel[0] if rel else path) or ""
             files.setdefault(shown, set()).add(action)
         for path, actions in files.items():
@@ -686,6 +691,19 @@ class _People:
             "committed_at": when.strftime("%Y-%m-%dT%H:%M:%SZ"),
             "summary": cut(self.repository.text(subject), 200),
         }
+
+
+class _FilesHere:
+    """``rel in files``: whether the repository at ``root`` has a file ``rel`` in its
+    working tree (``clone_paths.repository_path`` asks it of a path's suffixes)."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+
+    def __contains__(self, rel: object) -> bool:
+        if not isinstance(rel, str) or not rel or ".." in rel.split("/"):
+            return False
+        return os.path.isfile(os.path.join(self.root, rel))
 
 
 def _repository_paths(root: str, paths: list[str]) -> list[str]:
