@@ -23,9 +23,14 @@ verified against the session's own edits (its added lines hold the text), and
 every attributed line verified the same way (``claims_verified``), at the file's
 name, the names git's renames gave it (``claims_verified_renamed``: those two only;
 ``claims_verified_same_name``: the file's own name only), or a file the claim's
-commit demonstrably moved the line from (``Verifier.verify_moved``: its diff took
-the text out of that file, or deleted that file and added this one, mostly of its
-text). The sample is of another set whenever the lines given change, and moved by
+commit demonstrably moved the line from (``Verifier.verify_moved``: its diff took a
+block out of that file, two adjacent lines of text or more in the same order as
+here; or it deleted that file and added this one, mostly of its text, and the line's
+text was there at the parent or in a block the session wrote there). On session 8's
+claims at the sessions' own paths (38,158 lines) that is 98.56 % verified, against
+97.03 % by names and renames only; counting any text the diff took out of another
+file gave 98.70 %, verifying a person's ``return err`` through another file's.
+The sample is of another set whenever the lines given change, and moved by
 9 of 200 between two runs whose 1,574 unverified lines were the same.
 
 Missed own-edit lines: a linked commit's added lines (against its first parent,
@@ -347,37 +352,43 @@ def verify(repo: Any, conn: sqlite3.Connection, claim: tuple[str, str, str, int]
 
 
 class CommitMoves:
-    """What one commit's diff against its first parent (``-M``) says moved: the texts it
-    removed from each file (by the file's name at the parent), the lines it added to
-    each file (numbers at the commit), the files it deleted and added."""
+    """What one commit's diff against its first parent (``-M``) says moved: the runs of
+    lines it removed from each file (by the file's name at the parent; fingerprints in
+    order), the runs of lines it added to each file (numbers at the commit), the files
+    it deleted and added."""
 
     def __init__(self, clone: Path, sha: str) -> None:
         self.clone, self.sha = clone, sha
-        self.removed: dict[str, set[int]] = {}
-        self.added: dict[str, set[int]] = {}
+        self.removed: dict[str, list[list[int]]] = {}
+        self.added: dict[str, list[list[int]]] = {}
         self.deleted: list[str] = []
         self.added_files: set[str] = set()
-        self._before: dict[str, list[str]] = {}
+        self._before: dict[str, set[int]] = {}
 
     @classmethod
     def of(cls, clone: Path, sha: str) -> CommitMoves:
         from deja_blame.index.fingerprint import fingerprint
 
         moves = cls(clone, sha)
-        try:
-            diff = git(clone, "diff", "--no-color", "--no-ext-diff", "-U0", "-M", f"{sha}^", sha)
+        try:  # quotepath off: a name git would quote for its bytes stays as it is
+            diff = git(
+                clone, "-c", "core.quotepath=off", "diff", "--no-color", "--no-ext-diff",
+                "-U0", "-M", f"{sha}^", sha,
+            )  # fmt: skip
         except subprocess.CalledProcessError:
             return moves  # a root commit: nothing left another file
         old = new = None
         line = 0
         header = False
+        removing: list[int] | None = None
+        adding: list[int] | None = None
         for row in diff.split("\n"):
             if row.startswith("diff --git "):
                 header, old, new = True, None, None
             elif header and row.startswith("--- "):
-                old = row[6:] if row.startswith("--- a/") else None
+                old = _diff_name(row[4:], "a/")
             elif header and row.startswith("+++ "):
-                new = row[6:] if row.startswith("+++ b/") else None
+                new = _diff_name(row[4:], "b/")
                 if new is None and old is not None:
                     moves.deleted.append(old)
                 if old is None and new is not None:
@@ -385,31 +396,97 @@ class CommitMoves:
             elif row.startswith("@@ "):
                 header = False
                 line = int(row.split(" ")[2][1:].split(",")[0])
+                removing = adding = None  # -U0: each hunk is one run of each
             elif row.startswith("-") and not header and old is not None:
-                moves.removed.setdefault(old, set()).add(fingerprint(row[1:]))
+                if removing is None:
+                    removing = []
+                    moves.removed.setdefault(old, []).append(removing)
+                removing.append(fingerprint(row[1:]))
             elif row.startswith("+") and not header and new is not None:
-                moves.added.setdefault(new, set()).add(line)
+                if adding is None:
+                    adding = []
+                    moves.added.setdefault(new, []).append(adding)
+                adding.append(line)
                 line += 1
         return moves
 
-    def left(self, text: str, path: str) -> list[str]:
-        """The files other than ``path`` this commit removed ``text`` from."""
-        from deja_blame.index.fingerprint import fingerprint
+    def run_of(self, path: str, line: int) -> list[int]:
+        """The numbers of the run of added lines of ``path`` that holds ``line``."""
+        return next((run for run in self.added.get(path, []) if line in run), [])
 
-        fp = fingerprint(text)
-        return [f for f, fps in self.removed.items() if f != path and fp in fps]
-
-    def before(self, path: str) -> list[str]:
-        """``path``'s lines at the parent that are not blank nor a bracket."""
-        from deja_blame.index.fingerprint import is_trivial
+    def before(self, path: str) -> set[int]:
+        """The fingerprints of ``path``'s lines at the parent, not blank nor a bracket."""
+        from deja_blame.index.fingerprint import fingerprint, is_trivial
 
         if path not in self._before:
             try:
                 body = git(self.clone, "show", f"{self.sha}^:{path}")
             except subprocess.CalledProcessError:
                 body = ""
-            self._before[path] = [x for x in body.split("\n") if not is_trivial(x)]
+            self._before[path] = {fingerprint(x) for x in body.split("\n") if not is_trivial(x)}
         return self._before[path]
+
+
+def _diff_name(field: str, prefix: str) -> str | None:
+    """A file's name in a ``---``/``+++`` row (None for /dev/null): a name git still
+    quotes (a quote, backslash or control byte in it) is read as the C string it is."""
+    field = field.removesuffix("\t")  # git ends a name holding a space with a tab
+    if len(field) > 1 and field[0] == field[-1] == '"':
+        field = _unquoted(field[1:-1])
+    return field[len(prefix) :] if field.startswith(prefix) else None
+
+
+_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
+
+
+def _unquoted(text: str) -> str:
+    """git's C quoting undone: ``\\t``, ``\\"``, ``\\\\`` and a byte as three octal digits."""
+    out = bytearray()
+    at = 0
+    while at < len(text):
+        if text[at] == "\\" and text[at + 1 : at + 2] in _ESCAPES:
+            out.append(_ESCAPES[text[at + 1]])
+            at += 2
+        elif text[at] == "\\" and len(digits := text[at + 1 : at + 4]) == 3 and digits.isdigit():
+            out.append(int(digits, 8))
+            at += 4
+        else:
+            out += text[at].encode()
+            at += 1
+    return out.decode("utf-8", "replace")
+
+
+def moved_blocks(added: list[int], texts: list[str], removed: list[list[int]]) -> set[int]:
+    """The lines of the run ``added`` (numbers into ``texts``) that belong to a block
+    moved from one of the ``removed`` runs (fingerprints in order), as git's
+    ``--color-moved`` finds one: a stretch of lines the run shares, in order, with a
+    removed run, that holds two adjacent lines that are not blank nor a bracket. One
+    shared line, or shared lines each between brackets, is not a moved block: the
+    common texts of a language (``return err``, ``}``) are in every diff."""
+    from deja_blame.index.fingerprint import fingerprint, is_trivial
+
+    fps = [fingerprint(texts[n - 1]) for n in added]
+    plain = [not is_trivial(texts[n - 1]) for n in added]
+    where: dict[int, list[tuple[int, int]]] = {}
+    for r, run in enumerate(removed):
+        for k, fp in enumerate(run):
+            where.setdefault(fp, []).append((r, k))
+    moved: set[int] = set()
+    for i in range(len(added) - 1):
+        if not (plain[i] and plain[i + 1]) or added[i] in moved and added[i + 1] in moved:
+            continue
+        for r, k in where.get(fps[i], []):
+            run = removed[r]
+            if k + 1 >= len(run) or run[k + 1] != fps[i + 1]:
+                continue
+            start, at = i, k  # the shared stretch, both ways, blank lines and brackets too
+            while start > 0 and at > 0 and fps[start - 1] == run[at - 1]:
+                start, at = start - 1, at - 1
+            end, at = i + 1, k + 1
+            while end + 1 < len(added) and at + 1 < len(run) and fps[end + 1] == run[at + 1]:
+                end, at = end + 1, at + 1
+            moved.update(added[start : end + 1])
+    return moved
 
 
 class Verifier:
@@ -422,55 +499,106 @@ class Verifier:
 
     def __init__(self, repo: Any, conn: sqlite3.Connection, clone: Path) -> None:
         self.repo, self.conn, self.clone = repo, conn, clone
-        self.edits: dict[str, list[tuple[str, set[int]]]] = {}
+        self.edits: dict[str, list[tuple[str, list[int]]]] = {}
         self.files: dict[tuple[str, str], list[str]] = {}
         self.added: dict[tuple[str, str], set[int]] = {}
         self.names: dict[tuple[str, str], list[str]] = {}
         self.moves: dict[str, CommitMoves] = {}
-        self.mostly: dict[tuple[str, str, str, str], bool] = {}
+        self.mostly_renamed_from: dict[tuple[str, str, str, str], bool] = {}
+        self.blocks: dict[tuple[str, str, str], set[int]] = {}
+        self.blocks_written: dict[tuple[str, str, str, str], set[int]] = {}
 
     def verify_moved(self, claim: tuple[str, str, str, int]) -> bool:
         """The session added the line's text to a file the line demonstrably came from
         in the claim's commit, as git's diff of that commit shows (never deja's answer):
 
-        - a file the commit removed that text from (a block moved out of a file the
-          commit changed or deleted: ``manual_commit_hooks.go`` -> ``content_overlap.go``);
-          a blank line or lone bracket only beside (in the same block of added lines)
-          a line of text so verified through the same file;
+        - a file a block of lines moved out of (``moved_blocks``: the line's run of
+          added lines shares with one run the commit removed from that file a stretch,
+          in order, holding two adjacent lines of text; ``manual_commit_hooks.go`` ->
+          ``content_overlap.go``), the line in that stretch;
         - a file the commit deleted, when this file is one the commit added and at
           least half of its different lines (not blank nor a bracket) are that file's
-          texts, at the parent or as the session wrote them into it: a rename git
-          misses because the file also grew (``clean.go`` -> ``cleanup.go``, 90 -> 176
-          lines, git's similarity 13 %).
+          texts, at the parent or as the session wrote them into it, and the line's
+          text was in that file at the parent: a rename git misses because the file
+          also grew (``clean.go`` -> ``cleanup.go``, 90 -> 176 lines, git's similarity
+          13 %).
 
-        A file's name must be the edit's whole path's end here (not its base name)."""
+        The session's edits must hold the text at that file's whole name (not its base
+        name). A blank line or lone bracket verifies only beside (the nearest line of
+        text either way in its run of added lines) a line of text so verified through
+        the same file: the common texts of a language alone prove nothing."""
         from deja_blame.index.fingerprint import is_trivial
 
         sha, path, sid, line = claim
         moved = self._moved(sha)
         texts = self.files[sha, path]
-        if path in moved.added_files:
-            for gone in moved.deleted:
-                if self._mostly(sha, path, gone, sid) and self._wrote(sid, gone, texts[line - 1]):
-                    return True
-        if not is_trivial(texts[line - 1]):
+        text = texts[line - 1]
+        if is_trivial(text):
+            run = moved.run_of(path, line)
+            if line not in run:
+                return False
+            at = run.index(line)
+            beside = [
+                next((n for n in side if not is_trivial(texts[n - 1])), None)
+                for side in (reversed(run[:at]), run[at + 1 :])
+            ]
             return any(
-                self._wrote(sid, gone, texts[line - 1])
-                for gone in moved.left(texts[line - 1], path)
+                self._wrote(sid, gone, text) and self._through(claim, gone, n)
+                for gone in self._sources(sha, path, sid)
+                for n in beside
+                if n is not None
             )
-        block = moved.added.get(path, set())
-        for step in (-1, 1):
-            at = line + step
-            while at in block and 0 < at <= len(texts) and is_trivial(texts[at - 1]):
-                at += step
-            if at not in block or not 0 < at <= len(texts):
-                continue
-            for gone in moved.left(texts[at - 1], path):
-                if gone in moved.left(texts[line - 1], path) and self._wrote(
-                    sid, gone, texts[at - 1]
-                ) and self._wrote(sid, gone, texts[line - 1]):  # fmt: skip
-                    return True
-        return False
+        return any(self._through(claim, gone, line) for gone in self._sources(sha, path, sid))
+
+    def _sources(self, sha: str, path: str, sid: str) -> list[str]:
+        """The files ``path``'s lines may have come from in ``sha``: those it removed
+        lines from, and those it deleted that ``path``, added, mostly is."""
+        moved = self._moved(sha)
+        gone = [f for f in moved.removed if f != path]
+        if path in moved.added_files:
+            gone += [f for f in moved.deleted if self._mostly(sha, path, f, sid)]
+        return list(dict.fromkeys(gone))
+
+    def _through(self, claim: tuple[str, str, str, int], gone: str, line: int) -> bool:
+        """Line ``line`` of the claim's file (a line of text) came from ``gone`` and
+        the session wrote its text there: in a block moved out of ``gone``, or its
+        text was in ``gone`` at the parent, a file the commit deleted that this one,
+        added, mostly is."""
+        from deja_blame.index.fingerprint import fingerprint
+
+        sha, path, sid, _ = claim
+        moved = self._moved(sha)
+        text = self.files[sha, path][line - 1]
+        if not self._wrote(sid, gone, text):
+            return False
+        key = (sha, path, gone)
+        if key not in self.blocks:
+            self.blocks[key] = {
+                n
+                for run in moved.added.get(path, [])
+                for n in moved_blocks(run, self.files[sha, path], moved.removed.get(gone, []))
+            }
+        if line in self.blocks[key]:
+            return True
+        if not (
+            path in moved.added_files
+            and gone in moved.deleted
+            and self._mostly(sha, path, gone, sid)
+        ):
+            return False
+        if fingerprint(text) in moved.before(gone):
+            return True
+        # or a block the session wrote into gone after the parent: what the commit
+        # took away was gone as it stood, the session's uncommitted edits too
+        key = (sha, path, gone, sid)
+        if key not in self.blocks_written:
+            written = [fps for epath, fps in self.edits[sid] if epath.endswith("/" + gone)]
+            self.blocks_written[key] = {
+                n
+                for run in moved.added.get(path, [])
+                for n in moved_blocks(run, self.files[sha, path], written)
+            }
+        return line in self.blocks_written[key]
 
     def _moved(self, sha: str) -> CommitMoves:
         if sha not in self.moves:
@@ -481,13 +609,17 @@ class Verifier:
         """An edit of the session added ``text`` to a path ending in ``/name``."""
         from deja_blame.index.fingerprint import fingerprint
 
+        return fingerprint(text) in self._added_to(sid, name)
+
+    def _added_to(self, sid: str, name: str) -> set[int]:
+        """The texts the session's edits added to paths ending in ``/name``."""
         self._edits(sid)
-        if (sid, "/" + name) not in self.added:
-            full = "/" + name
+        full = "/" + name
+        if (sid, full) not in self.added:
             self.added[sid, full] = {
                 fp for epath, fps in self.edits[sid] if epath.endswith(full) for fp in fps
             }
-        return fingerprint(text) in self.added[sid, "/" + name]
+        return self.added[sid, full]
 
     def _mostly(self, sha: str, path: str, gone: str, sid: str) -> bool:
         """At least half of ``path``'s different lines (not trivial) at ``sha`` are
@@ -495,13 +627,11 @@ class Verifier:
         from deja_blame.index.fingerprint import fingerprint, is_trivial
 
         key = (sha, path, gone, sid)
-        if key not in self.mostly:
+        if key not in self.mostly_renamed_from:
             mine = {fingerprint(x) for x in self.files[sha, path] if not is_trivial(x)}
-            before = {fingerprint(x) for x in self._moved(sha).before(gone)}
-            self._wrote(sid, gone, "")
-            theirs = before | self.added[sid, "/" + gone]
-            self.mostly[key] = bool(mine) and 2 * len(mine & theirs) >= len(mine)
-        return self.mostly[key]
+            theirs = self._moved(sha).before(gone) | self._added_to(sid, gone)
+            self.mostly_renamed_from[key] = bool(mine) and 2 * len(mine & theirs) >= len(mine)
+        return self.mostly_renamed_from[key]
 
     def _edits(self, sid: str) -> None:
         from deja_blame.index.fingerprint import fingerprint
@@ -509,7 +639,7 @@ class Verifier:
 
         if sid not in self.edits:
             self.edits[sid] = [
-                (epath, {fingerprint(x) for x in edit_lines(body)[1]})
+                (epath, [fingerprint(x) for x in edit_lines(body)[1]])
                 for epath, body in self.conn.execute(
                     "SELECT e.path, e.body FROM edits e JOIN sessions s ON s.sid = e.sid"
                     " WHERE s.session_id=?",
