@@ -33,8 +33,11 @@ def test_a_run_s_confidence_is_its_lowest_line_with_text() -> None:
     assert run.title.endswith(" 0.95") and run.to_json(0)["label"] == run.title
 
 
-def test_brackets_count_as_no_text_and_a_run_of_blanks_keeps_its_own() -> None:
-    assert run_confidence([_line(1, "}", 0.7), _line(2, "x = 1", 0.9)]) == 0.9
+def test_the_engine_s_trivial_lines_count_as_no_text_and_a_run_of_blanks_keeps_its_own() -> None:
+    assert run_confidence([_line(1, "}", 0.7), _line(2, "total = price * qty", 0.9)]) == 0.9
+    # the engine's trivial lines, not a list of its own: "});" and "end" are no evidence
+    assert run_confidence([_line(1, "    foo(bar)", 0.97), _line(2, "  });", 0.79)]) == 0.97
+    assert run_confidence([_line(1, "  end", 0.6), _line(2, "do_it(now)", 0.9)]) == 0.9
     assert run_confidence([_line(1, "", 0.79), _line(2, "  ", 0.8)]) == 0.79
     assert run_confidence([_line(1, "x", None)]) is None
 
