@@ -97,6 +97,44 @@ def test_an_xml_call_ends_at_its_last_closing_tag() -> None:
     assert args["content"] == "<p>x</p>\n</content> inside\n"
 
 
+def test_a_second_call_in_the_message_is_no_part_of_the_first() -> None:
+    """Cline runs the first call of a message and ends it at its first closing tag; the
+    second call (not run) must not become lines of the first one's file (review 10, #2)."""
+    text = (
+        "Two files.\n<write_to_file>\n<path>src\\a.py</path>\n<content>\nA = 1\n</content>\n"
+        "</write_to_file>\n\n<write_to_file>\n<path>src\\b.py</path>\n<content>\nB = 2\n"
+        "</content>\n</write_to_file>"
+    )
+    name, args, _start = xml_call(text)  # type: ignore[misc]
+    assert (name, args["path"], args["content"]) == ("write_to_file", "src\\a.py", "A = 1\n")
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        "<task>" * 200_000,  # the person's words: openings never closed
+        "<feedback><task>" * 100_000,
+        "<write_to_file>" + "<path>" * 200_000,  # an XML call's short parameters
+        "<read_file>" + "<command>x" * 100_000 + "</path>",
+        "# Workspace Configuration\n{" * 100_000,
+        "# Current Working Directory (x" * 100_000,
+    ],
+)
+def test_hostile_tags_are_read_in_linear_time(hostile: str) -> None:
+    """Text that opens a tag again and again and never closes it (a file the agent read
+    can put it in a result): each was quadratic, 13 s for 120 KB (review 10, #1)."""
+    import time
+
+    from deja_blame.transcripts.builder import SessionBuilder
+    from deja_blame.transcripts.cline.reader import _words, read_environment
+
+    started = time.process_time()
+    _words(hostile)
+    xml_call(hostile)
+    read_environment(SessionBuilder("s", "t", "cline"), [hostile])
+    assert time.process_time() - started < 2.0
+
+
 def test_the_person_s_changes_to_a_proposal_stay_theirs(cline: dict[str, Any]) -> None:
     """ "The user made the following updates": the proposal is recorded (it ran), so the
     line the person rewrote does not match it and stays the person's."""

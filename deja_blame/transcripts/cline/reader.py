@@ -38,6 +38,7 @@ the first the task id's (Cline's task id is the ms it began).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -126,14 +127,15 @@ SHORT_PARAMS = (
 )
 _XML_OPEN = re.compile("<(" + "|".join(sorted(XML_TOOLS, key=len, reverse=True)) + ")>")
 _RESULT_HEADER = re.compile(r"\[([A-Za-z_]+)(?: for [^\n]*)?\] Result:")
-_WORDS = re.compile(r"<(task|feedback|answer|user_message)>(.*?)</\1>", re.DOTALL)
+# the person's words; found by _tagged's scan, not a lazy regex (quadratic in text
+# that opens many of them and closes none)
+WORD_TAGS = ("task", "feedback", "answer", "user_message")
+_WORD_OPEN = re.compile("<(" + "|".join(WORD_TAGS) + ")>")
 _ENVIRONMENT = re.compile(r"<environment_details>.*?(?:</environment_details>|\Z)", re.DOTALL)
 _FILE_CONTENT = re.compile(r"<final_file_content\b.*?(?:</final_file_content>|\Z)", re.DOTALL)
 _THINKING = re.compile(r"<thinking>.*?(?:</thinking>|\Z)", re.DOTALL)
-_CWD = re.compile(r"# Current (?:Working|Workspace) Directory \(([^\n]+?)\) Files")
-_WORKSPACES = re.compile(
-    r"# Workspace Configuration\s*\n(\{.*?\})\s*(?:\n#|\n</environment|\Z)", re.DOTALL
-)
+_CWD = re.compile(r"# Current (?:Working|Workspace) Directory \(")
+_WORKSPACES = re.compile(r"# Workspace Configuration[ \t]*\n[ \t]*(?=\{)")
 _NOW = re.compile(r"# Current Time\s*\n([^\n]*(?:\n[^#\n<][^\n]*)*)")
 _ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)")
 # JavaScript's toLocaleString() in en-US, with Cline's zone: 1/22/2026, 3:48:00 AM (UTC, UTC+0:00)
@@ -343,8 +345,10 @@ def xml_call(text: str) -> tuple[str, dict[str, Any], int] | None:
     if opening is None:
         return None
     name = opening.group(1)
-    end = text.rfind(f"</{name}>")
-    body = text[opening.end() : end if end >= opening.end() else len(text)]
+    # the call ends at its first closing tag, as Cline's parser ends it: a second call
+    # in the same message (which Cline does not run) is no part of the first one's text
+    end = text.find(f"</{name}>", opening.end())
+    body = text[opening.end() : end if end >= 0 else len(text)]
     args: dict[str, Any] = {}
     rest = body
     for param in LONG_PARAMS:
@@ -357,9 +361,10 @@ def xml_call(text: str) -> tuple[str, dict[str, Any], int] | None:
         args[param] = value[1:] if value.startswith("\n") else value
         rest = rest.replace(body[start : stop + len(param) + 3], "")
     for param in SHORT_PARAMS:
-        found = re.search(f"<{param}>(.*?)</{param}>", rest, re.DOTALL)
-        if found is not None:
-            args[param] = found.group(1).strip()
+        start = rest.find(f"<{param}>")
+        stop = rest.find(f"</{param}>", start) if start >= 0 else -1
+        if stop >= 0:
+            args[param] = rest[start + len(param) + 2 : stop].strip()
     return name, args, opening.start()
 
 
@@ -460,7 +465,32 @@ def _result_words(result: Result, calls: list[Call]) -> list[str]:
 
 
 def _words(text: str) -> list[str]:
-    return [found.group(2).strip() for found in _WORDS.finditer(text) if found.group(2).strip()]
+    return [said.strip() for said in _tagged(text, _WORD_OPEN, len(WORD_TAGS)) if said.strip()]
+
+
+def _tagged(text: str, opening: re.Pattern[str], names: int) -> list[str]:
+    """The text of each ``<name>...</name>`` that ``opening`` finds, in order, not
+    nested. Linear: once a name's closing tag is missing past a point, no later
+    opening of that name looks for it again (a lazy ``<(name)>(.*?)</\\1>`` scans to
+    the end of the text from every opening tag: 13 s for 120 KB of ``<task>``).
+    ``names``: how many names ``opening`` finds (once none can close, it stops)."""
+    out: list[str] = []
+    unclosed: set[str] = set()
+    at = 0
+    while (found := opening.search(text, at)) is not None:
+        name = found.group(1)
+        at = found.end()
+        if name in unclosed:
+            continue
+        stop = text.find(f"</{name}>", at)
+        if stop < 0:
+            unclosed.add(name)
+            if len(unclosed) == names:
+                break  # no name left that can still close
+            continue
+        out.append(text[at:stop])
+        at = stop + len(name) + 3
+    return out
 
 
 # -- what a call did -----------------------------------------------------------------------------
@@ -503,17 +533,35 @@ def _tool(b: SessionBuilder, call: Call, result: Result, at: str | None) -> None
 def read_environment(b: SessionBuilder, texts: list[str]) -> None:
     """The task's folder, from the first environment that names it."""
     for text in texts:
-        found = _CWD.search(text)
-        if found is not None:
-            b.cwd = normalise_path(found.group(1))
+        folder = _folder_named(text)
+        if folder is not None:
+            b.cwd = normalise_path(folder)
             return
         config = _WORKSPACES.search(text)
         if config is not None:
+            # the object JSON decodes from its first brace, in one pass (a lazy match up to
+            # a line that follows it rescanned the rest of the text at every brace)
             try:
-                folders = obj(orjson.loads(config.group(1))).get("workspaces")
-            except orjson.JSONDecodeError:
+                doc, _end = json.JSONDecoder().raw_decode(text, config.end())
+            except ValueError:
                 continue
+            folders = obj(doc).get("workspaces")
             for folder in obj(folders):
                 if isinstance(folder, str) and folder.strip():
                     b.cwd = normalise_path(folder)
                     return
+
+
+def _folder_named(text: str) -> str | None:
+    """``# Current Working Directory (/path) Files``: the path, up to the first ``) Files``
+    on its line. Linear: a line that holds no ``) Files`` after one heading is not
+    searched again for the next (a lazy regex did, from every heading on the line)."""
+    at = 0
+    while (found := _CWD.search(text, at)) is not None:
+        eol = text.find("\n", found.end())
+        eol = len(text) if eol < 0 else eol
+        stop = text.find(") Files", found.end() + 1, eol)
+        if stop >= 0:
+            return text[found.end() : stop]
+        at = eol
+    return None
