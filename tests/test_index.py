@@ -531,6 +531,29 @@ def test_pending_write_confirmed_in_the_next_run(tmp_path: Path) -> None:
     assert counts(db, "write")["edits"] == 1
 
 
+def test_a_pending_write_whose_line_changed_unseen_is_counted_as_skipped(tmp_path: Path) -> None:
+    """The call's line read back no longer gives its write (changed in the middle of a
+    long transcript, where the index's hash of its head and tail cannot see): the write
+    is lost, and the session counts a line skipped rather than losing it in silence."""
+    root = tmp_path / "root"
+    path = transcript(root, "changed")
+    target = "/work/api/src/gone.py"
+    padding = [user(i, "x" * 300) for i in range(30)]  # 9 KB either side of the call
+    append(path, *padding, planner(40, "Writing.", write_call(target, "a = 1\n")), *padding)
+    index(root)
+    ((blob,),) = query(db_path(tmp_path), "SELECT state FROM sessions")
+    start, length, _number = orjson.loads(store.unpack(blob))["pending_writes"][target]["line"]
+    data = bytearray(path.read_bytes())
+    line = bytes(data[start : start + length])
+    assert b"write_to_file" in line
+    data[start : start + length] = line.replace(b"write_to_file", b"view_file_xyz")
+    path.write_bytes(bytes(data))
+    append(path, created_step(80, target))
+    index(root)
+    doc = show("changed")
+    assert doc["skipped_lines"] == 1 and doc["edits"] == []
+
+
 def test_pending_write_of_the_other_file_keeps_its_content(tmp_path: Path) -> None:
     """A write_to_file call only the session's other file holds has no line in the
     transcript the index reads on: its state keeps the content, and a confirmation in

@@ -27,7 +27,13 @@ from deja_blame.transcripts.antigravity.discover import AGENT, sibling_transcrip
 from deja_blame.transcripts.diffblock import find_diff_blocks, parse_diff_block
 from deja_blame.transcripts.jsonl import decode_line, iter_batches, with_extras
 from deja_blame.transcripts.project import ProjectHints, agent_place, resolve_project
-from deja_blame.transcripts.reading import Chunk, ReaderState, check_line_count, open_regular
+from deja_blame.transcripts.reading import (
+    Chunk,
+    IncompleteTranscript,
+    ReaderState,
+    check_line_count,
+    open_regular,
+)
 from deja_blame.transcripts.text import (
     cap_text,
     clean_user_text,
@@ -516,6 +522,14 @@ class SessionReader:
         if pending is not None and _status(rec, body) not in ("DONE", None):
             return
         content = None if pending is None else self._pending_content(path, pending)
+        if pending is not None and content is None:
+            # the call's line no longer gives its write (the transcript changed where the
+            # index's hash of its head and tail cannot see): the write is lost, so it is
+            # counted as a line skipped, and deja index and show say so
+            del st.pending_writes[path]
+            self._write_contents.pop(path, None)
+            st.skipped += 1
+            self.chunk.skipped += 1
         if pending is not None and content is not None:
             del st.pending_writes[path]
             self._write_contents.pop(path, None)
@@ -558,8 +572,13 @@ class SessionReader:
             with open_regular(self._transcript) as fh:
                 fh.seek(start)
                 rec = decode_line(fh.read(length))
-        except OSError:
-            return None
+        except OSError as exc:
+            # not read now (a read error, the file replaced): the next run reads on from
+            # the index's state, with the call still pending, and loses nothing
+            raise IncompleteTranscript(
+                f"{self._transcript}: a pending write's line cannot be read back"
+                f" ({exc.strerror or exc})"
+            ) from exc
         calls = rec.get("tool_calls") if rec is not None else None
         if not isinstance(calls, list) or not 0 <= number < len(calls):
             return None
