@@ -85,7 +85,7 @@ class SessionReader:
         self, state: ReaderState | None = None, transcript: str | Path | None = None
     ) -> None:
         """``transcript``: the file the records' spans are in, where a pending write's
-        content is read back from (``_write_content_at``)."""
+        content is read back from (``_pending_content``)."""
         self.state = state or ReaderState()
         self._seen = set(self.state.seen_steps)
         self.chunk = Chunk()
@@ -354,7 +354,7 @@ class SessionReader:
                 # The state keeps where the call is, not its content: a write never
                 # confirmed stays in the index's state for good (0.3 MB of 18 on the
                 # bench root), and one confirmed in a later batch or run is read back
-                # from its line, which the index checks is unchanged before it reads on.
+                # from its line (one that no longer gives the write: see _code_action).
                 start, end = self._span
                 pending["line"] = [start, end - start, number]
                 self._write_contents[path] = kept
