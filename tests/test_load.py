@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
@@ -158,6 +159,19 @@ def test_four_worktrees_commit_at_once(tmp_path: Path, repo: Path) -> None:
     log_text = log.read_text() if log.exists() else ""
     noted = notes_list(repo)
     missing = sorted(set(commits) - set(noted))
+    if missing and os.getloadavg()[0] > 2 * (os.cpu_count() or 1):
+        # A machine so loaded that twenty hook jobs outlast the background's 30 s: a
+        # note is then late, never lost (the hook records it, "out of time for late
+        # notes"), and the catch-up every deja command makes writes it; asked here.
+        # On a machine that is not, every note must be written in time (below).
+        late = subprocess.run(
+            [sys.executable, "-m", "deja_blame", "annotate", "--pending"],
+            cwd=repo,
+            env=env_for(db, root),
+            capture_output=True,
+        )
+        assert late.returncode == 0, late.stderr
+        missing = sorted(set(commits) - set(notes_list(repo)))
     assert not missing, (missing, log_text[-3000:])
     assert "locked" not in log_text, log_text[-3000:]
     for sha, (i, rel) in commits.items():
