@@ -13,26 +13,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import git
+from plain_writes import write_set as _writes
 
-from deja_blame.attribution.facts import model as writes_mod
 from deja_blame.attribution.facts.model import BlameLine, LineTexts
 from deja_blame.attribution.facts.versions import FileHistory
 from deja_blame.attribution.match import lines as matcher
 from deja_blame.attribution.match.reflow import _MAGIC_COMMA
 from deja_blame.attribution.match.window import CommitWindow
-from deja_blame.index.fingerprint import fingerprint, is_trivial
-
-
-def _writes(edits: list[tuple[int, int, float, list[str]]]) -> writes_mod.WriteSet:
-    """(session, edit, time, added lines) -> the WriteSet of one exact path."""
-    rows = [
-        (1, fingerprint(t), sid, edit, idx, at, 0)
-        for sid, edit, at, added in edits
-        for idx, t in enumerate(added)
-    ]
-    ws = writes_mod.WriteSet()
-    ws.add_rows(sorted(rows, key=lambda r: r[:5]), {1: True})
-    return ws
+from deja_blame.index.fingerprint import is_trivial
 
 
 def _blamed(n: int, at: int = 10_000) -> list[BlameLine | None]:

@@ -14,13 +14,12 @@ from typing import Any
 
 import pytest
 from conftest import commit_env, deja, deja_json, git
+from plain_writes import write_set as _writes
 
-from deja_blame.attribution.facts import model as writes_mod
 from deja_blame.attribution.facts.checkouts import checkouts, ran_in
 from deja_blame.attribution.facts.model import CLOCK_SKEW, BlameLine, LineTexts
 from deja_blame.attribution.match import lines as matcher
 from deja_blame.attribution.match.clock import ROUNDING, Deadlines, latest_write
-from deja_blame.index.fingerprint import fingerprint
 
 T0 = 1_784_278_800  # 2026-07-17T09:00:00Z
 PERSON = ["alpha = compute_the_alpha(1)", "beta = compute_the_beta(2)  # typed by Pat"]
@@ -44,17 +43,6 @@ def test_a_commit_takes_writes_up_to_the_skew_from_another_clock_and_rounding_fr
     assert deadlines.late(0, 7, 10_050.0) and not deadlines.late(0, 8, 10_050.0)
     assert not deadlines.late(0, 7, 10_001.5)  # git keeps whole seconds
     assert not deadlines.late(1, 7, 20_050.0)
-
-
-def _writes(edits: list[tuple[int, int, float, list[str]]]) -> writes_mod.WriteSet:
-    rows = [
-        (1, fingerprint(t), sid, edit, idx, at, 0)
-        for sid, edit, at, added in edits
-        for idx, t in enumerate(added)
-    ]
-    ws = writes_mod.WriteSet()
-    ws.add_rows(sorted(rows, key=lambda r: r[:5]), {1: True})
-    return ws
 
 
 def _sids(out: list[matcher.LineMatch | None]) -> list[int | None]:

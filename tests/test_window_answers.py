@@ -6,23 +6,14 @@ landed at, which line took a write) see the whole file's counts and places
 
 from __future__ import annotations
 
+from plain_writes import write_set as _writes
+
 from deja_blame.attribution.facts import model as writes_mod
 from deja_blame.attribution.facts.model import BlameLine, LineTexts
 from deja_blame.attribution.match import lines as matcher
 from deja_blame.index.fingerprint import fingerprint
 
 SCAFFOLD = ["  dir := tempDir()", "  if err != nil {", "    fail(err)", "  }"]
-
-
-def _writes(edits: list[tuple[int, int, float, list[str]]]) -> writes_mod.WriteSet:
-    rows = [
-        (1, fingerprint(t), sid, edit, idx, at, 0)
-        for sid, edit, at, added in edits
-        for idx, t in enumerate(added)
-    ]
-    ws = writes_mod.WriteSet()
-    ws.add_rows(sorted(rows, key=lambda r: r[:5]), {1: True})
-    return ws
 
 
 def _file() -> tuple[list[str], writes_mod.WriteSet, dict[tuple[int, int, int], int]]:
