@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ import pytest
 from conftest import run_deja
 from test_notes_world import S1, S2, S3, World, body, make_world
 
+from deja_blame.attribution import blame
 from deja_blame.attribution.facts import git_blame, noted_range
 
 
@@ -79,7 +81,17 @@ def test_a_settled_line_is_blamed_alone_and_answered_as_the_window_answers(
     ranged = orjson.loads(out.output)["lines"]
     # the same answers as the window gives
     with monkeypatch.context() as m:
-        m.setattr(noted_range, "_last_pass", lambda *a: _never_completed())
+        real = noted_range.noted_range
+
+        def unsettled(
+            repo: Any, conn: Any, version: Any, lookup: Any, notes: Any, *rest: Any
+        ) -> Any:
+            # the range's own blame is told no pass completed: the window answers
+            return real(
+                repo, conn, version, lookup, replace(notes, passed=_never_completed()), *rest
+            )
+
+        m.setattr(blame, "noted_range", unsettled)
         asked.clear()
         window = {n: [_why(world, "app.py", n, *f) for f in ([], ["--json"])] for n in lines}
         assert window == alone

@@ -18,6 +18,7 @@ from deja_blame.attribution.answer import finish_answer, from_entry
 from deja_blame.attribution.facts.gather import gather_file
 from deja_blame.attribution.facts.moved import moved_lines
 from deja_blame.attribution.facts.noted_range import noted_range
+from deja_blame.attribution.facts.notes_state import notes_state
 from deja_blame.attribution.facts.source import FactSource
 from deja_blame.attribution.match import from_git_ai, match_file, match_moved
 from deja_blame.attribution.model import FileBlame, NoteLookup
@@ -200,11 +201,14 @@ def _compute(
     then the matcher. With a window, the lines of the window and its context only
     (the window's lines alone where the notes settle them all: ``noted_range``);
     with ``focus``, the lines of that commit only."""
+    notes = notes_state(repo, conn, note_lookup, focus)
     facts = None
     if window is not None and focus is None and before_match is None:
-        facts = noted_range(repo, conn, version, note_lookup, engine, window)
+        facts = noted_range(repo, conn, version, note_lookup, notes, engine, window)
     if facts is None:
-        facts = gather_file(repo, conn, version, note_lookup, engine, before_match, window, focus)
+        facts = gather_file(
+            repo, conn, version, note_lookup, notes, engine, before_match, window, focus
+        )
     source = FactSource(conn, facts.root, version.commit) if conn is not None else None
     given = None
     if source is not None and facts.rules_run():

@@ -19,7 +19,8 @@ from deja_blame.attribution.facts import indexread as Q
 from deja_blame.attribution.facts.git_blame import blame_version, start_blame
 from deja_blame.attribution.facts.gitread import git
 from deja_blame.attribution.facts.model import BlameLine, FileFacts, LineTexts, WriteSet
-from deja_blame.attribution.facts.settled import PassRecord, pass_record, settled_lines
+from deja_blame.attribution.facts.notes_state import NotesState
+from deja_blame.attribution.facts.settled import settled_lines
 from deja_blame.attribution.facts.writes import load_writes
 from deja_blame.attribution.model import LineAttribution, NoteLookup, format_time_epoch
 from deja_blame.gitutil import FileVersion, workdir
@@ -35,6 +36,7 @@ def gather_file(
     conn: sqlite3.Connection | None,
     version: FileVersion,
     note_lookup: NoteLookup | None,
+    notes: NotesState,
     engine: str,
     before_match: Callable[[], None] | None,
     window: tuple[int, int] | None,
@@ -42,7 +44,8 @@ def gather_file(
 ) -> FileFacts:
     """The facts of ``version``: the whole file, or ``window`` (lines) and its context;
     ``focus`` (a commit): the index's writes of that commit's lines only, the other
-    lines settled (``FileFacts.settled``) as the notes leave them."""
+    lines settled (``FileFacts.settled``) as the notes leave them; ``notes``: the
+    notes' state read for the question (``notes_state.py``)."""
     root = workdir(repo)
     relpath = version.relpath
     texts = version.lines()
@@ -68,11 +71,7 @@ def gather_file(
     # A history annotated by ``deja annotate --all`` answers for its commits' lines
     # where their notes and records are current (``settled.py``): the writes are read
     # after git blame, for the other lines only. Otherwise while git blame runs.
-    passed = (
-        _last_pass(repo, conn)
-        if conn is not None and note_lookup is not None and focus is None
-        else None
-    )
+    passed = notes.passed
     notes_first = (passed is not None and passed.completed) or focus is not None
     file_fps, solid = _fingerprints(line_texts, None if not notes_first else [True] * len(part))
     if conn is not None:
@@ -130,7 +129,7 @@ def gather_file(
                 if ln.commit is not None:
                     _noted(ln, relpath, note_lookup, times)
         _sessions_noted(facts, note_lookup)
-    _add_gitai(facts, repo)
+    facts.gitai, facts.gitai_confidence = notes.gitai, notes.gitai_confidence
     if conn is None:
         return facts
     # Renamed files: their older lines were written under the old path.
@@ -315,14 +314,6 @@ def _fingerprints(texts: LineTexts, settled: list[bool] | None) -> tuple[set[int
     return fps, solid
 
 
-def _last_pass(repo: pygit2.Repository, conn: sqlite3.Connection) -> PassRecord:
-    """What the history passes recorded (``settled.py``), once one completed."""
-    from deja_blame.notes.history_state import HistoryState
-
-    state = HistoryState(repo)
-    return pass_record(conn, state.none, state.done, state.done_notes)
-
-
 def _noted(ln: LineAttribution, path: str, note_lookup: NoteLookup, times: dict[int, str]) -> None:
     """The line's commit's note: a line it names a session for is that session's."""
     assert ln.commit is not None
@@ -352,14 +343,6 @@ def _sessions_noted(facts: FileFacts, note_lookup: NoteLookup) -> None:
             noted = facts.note_sessions.get(ln.session) or {}
             agent = noted.get("agent")
             ln.source = agent if isinstance(agent, str) and agent else UNKNOWN_AGENT
-
-
-def _add_gitai(facts: FileFacts, repo: pygit2.Repository) -> None:
-    """git-ai's notes, where the repository has some (``match.from_git_ai``)."""
-    from deja_blame.notes.gitai import CONFIDENCE, gitai_lookup_for
-
-    facts.gitai = gitai_lookup_for(repo)
-    facts.gitai_confidence = CONFIDENCE
 
 
 def _read_ahead(

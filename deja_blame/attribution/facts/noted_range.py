@@ -29,9 +29,10 @@ import sqlite3
 from typing import TYPE_CHECKING
 
 from deja_blame.attribution import blame_options
-from deja_blame.attribution.facts.gather import _add_gitai, _last_pass, _noted, _sessions_noted
+from deja_blame.attribution.facts.gather import _noted, _sessions_noted
 from deja_blame.attribution.facts.git_blame import start_blame
 from deja_blame.attribution.facts.model import BlameLine, FileFacts, LineTexts
+from deja_blame.attribution.facts.notes_state import NotesState
 from deja_blame.attribution.facts.settled import settled_lines
 from deja_blame.attribution.model import LineAttribution, NoteLookup
 from deja_blame.gitutil import FileVersion, workdir
@@ -45,6 +46,7 @@ def noted_range(
     conn: sqlite3.Connection | None,
     version: FileVersion,
     note_lookup: NoteLookup | None,
+    notes: NotesState,
     engine: str,
     line_range: tuple[int, int],
 ) -> FileFacts | None:
@@ -55,8 +57,8 @@ def noted_range(
         return None
     if not blame_options.current().default or getattr(note_lookup, "noted", None) is None:
         return None
-    passed = _last_pass(repo, conn)
-    if not passed.completed:
+    passed = notes.passed
+    if passed is None or not passed.completed:
         return None  # no history pass: few lines are settled, the window is needed
     texts = version.lines()
     lo, hi = line_range[0], min(line_range[1], len(texts))
@@ -96,7 +98,7 @@ def noted_range(
     facts.settled = settled
     facts.blame_authors = pending.authors()
     _sessions_noted(facts, note_lookup)
-    _add_gitai(facts, repo)
+    facts.gitai, facts.gitai_confidence = notes.gitai, notes.gitai_confidence
     save_notes = getattr(note_lookup, "save", None)
     if save_notes is not None:
         save_notes()  # the notes read from git, indexed for the next question

@@ -1,0 +1,49 @@
+"""Stage 1's reading of the repository's notes state, once per question: what the
+history passes recorded (``settled.py``'s ``PassRecord``) and git-ai's notes.
+
+``gather_file`` and ``noted_range`` (one question may ask both: a line range the
+notes do not settle is gathered as a window) are given it as plain data instead of
+each reading ``.git/deja/history`` and git-ai's ref again.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from deja_blame.attribution.facts.settled import PassRecord, pass_record
+from deja_blame.attribution.model import NoteLookup
+
+if TYPE_CHECKING:
+    import pygit2
+
+
+@dataclass(frozen=True)
+class NotesState:
+    """``passed``: what the history passes recorded (None where no line is settled by
+    them: no index, no notes read, or one commit's lines asked); ``gitai``: git-ai's
+    notes where the repository has some, their lines given ``gitai_confidence``."""
+
+    passed: PassRecord | None
+    gitai: Callable[[str, str, int], Any] | None
+    gitai_confidence: float
+
+
+def notes_state(
+    repo: pygit2.Repository,
+    conn: sqlite3.Connection | None,
+    note_lookup: NoteLookup | None,
+    focus: str | None,
+) -> NotesState:
+    """The notes' state ``repo``'s answer is gathered with (``focus``: a commit whose
+    lines alone are matched, the others kept as the notes say: no pass asked)."""
+    from deja_blame.notes.gitai import CONFIDENCE, gitai_lookup_for
+    from deja_blame.notes.history_state import HistoryState
+
+    passed = None
+    if conn is not None and note_lookup is not None and focus is None:
+        state = HistoryState(repo)
+        passed = pass_record(conn, state.none, state.done, state.done_notes)
+    return NotesState(passed, gitai_lookup_for(repo), CONFIDENCE)
