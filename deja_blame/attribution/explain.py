@@ -61,7 +61,17 @@ def line_story(
     sid = row.sid
     edit_ord = ln.edit_ord
     if edit_ord is None:
-        edit_ord = latest_edit_adding(conn, sid, fingerprint(ln.text))
+        # a line answered from a note names no edit: the session's edit of this file
+        # that added the text, never another file's that added the same text
+        edit_ord = edit_of_file(conn, result, ln, sid)
+        if edit_ord is None:
+            elsewhere = latest_edit_adding(conn, sid, fingerprint(ln.text))
+            found = Q.edit_with_step(conn, sid, elsewhere) if elsewhere is not None else None
+            doc["no_edit_of_file"] = {
+                "added_elsewhere": None
+                if found is None
+                else _shown_path(found.edit.path, result.root)
+            }
     if edit_ord is None:
         return doc
     found = Q.edit_with_step(conn, sid, edit_ord)
@@ -87,6 +97,48 @@ def line_story(
         for c, x, a, st in Q.commands_from(conn, sid, step)
     ]  # status: RUNNING for a command sent to the background (no exit code)
     return doc
+
+
+def edit_of_file(
+    conn: sqlite3.Connection, result: FileBlame, ln: LineAttribution, sid: int
+) -> int | None:
+    """The ordinal of session ``sid``'s edit of this file that added line ``ln``'s text:
+    an edit of its path here, of the same path in another clone, or of the name the
+    file had before a rename (where the line was committed, or one git saw the line's
+    commit make); the one made at the note's time of the line first, else the latest.
+    None: no edit of this file added it."""
+    from deja_blame.attribution.facts.clone_paths import stands_for
+    from deja_blame.transcripts.text import epoch_of
+
+    root = str(result.root)
+    at = epoch_of(ln.written_at) if ln.written_at else None
+    written = int(at) if at is not None else None
+    fp = fingerprint(ln.text)
+
+    def added_to(names: set[str]) -> int | None:
+        def of_file(path: str) -> bool:
+            return any(stands_for(path, rel, root) is not None for rel in names)
+
+        return latest_edit_adding(conn, sid, fp, of_file, written)
+
+    names = {result.path, ln.orig_path or result.path}
+    found = added_to(names)
+    if found is not None or ln.commit is None:
+        return found
+    from deja_blame.attribution.facts.moved import touched
+
+    before = {
+        old
+        for old, (status, new) in touched(root, ln.commit).items()
+        if status == "R" and new in names
+    }
+    return added_to(before) if before else None
+
+
+def _shown_path(written: str, root: str) -> str:
+    """A path a session wrote, relative to the repository's top when it is inside it."""
+    top = root.rstrip("/") + "/"
+    return written[len(top) :] if written.startswith(top) else written
 
 
 def line_history_json(conn: sqlite3.Connection, result: Any, ln: Any) -> list[dict[str, Any]]:

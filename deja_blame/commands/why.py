@@ -26,7 +26,7 @@ from deja_blame.output import (
     warn,
 )
 from deja_blame.outputs.escape import CODE_MARKER
-from deja_blame.outputs.session_text import exit_text, via_text
+from deja_blame.outputs.session_text import exit_text, no_edit_text, via_text
 
 # deja why's text shows this much of a long text, then says how much more there is
 # (--json keeps it whole): a 1 MiB prompt and a 5 MB line made 6.3 MB of output
@@ -180,6 +180,10 @@ def run_why(
         echo("\n" + style("The agent said", c, bold=True))
         for m in doc["assistant"]:
             echo(f"  {shorten(m['text'], 200)}")
+    missing = doc.get("no_edit_of_file")
+    if missing is not None:
+        other = missing.get("added_elsewhere")
+        echo("\n" + no_edit_text(terminal(doc["path"]), terminal(other) if other else None))
     if doc.get("edit"):
         e = doc["edit"]
         by = f", {shorten(e['model'], 60)}" if e.get("model") else ""

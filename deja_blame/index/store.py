@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -237,14 +237,30 @@ def _pack_text(role: str, text: str) -> str | bytes:
     return packed if packed is not data else text
 
 
-def latest_edit_adding(conn: sqlite3.Connection, sid: int, fp: int) -> int | None:
-    """The ordinal of session ``sid``'s latest edit that added a line with fingerprint ``fp``."""
-    for ordinal, body in conn.execute(
-        "SELECT ord, body FROM edits WHERE sid=? ORDER BY at_epoch DESC, ord DESC", (sid,)
+def latest_edit_adding(
+    conn: sqlite3.Connection,
+    sid: int,
+    fp: int,
+    of_file: Callable[[str], bool] | None = None,
+    written: int | None = None,
+) -> int | None:
+    """The ordinal of session ``sid``'s latest edit that added a line with fingerprint
+    ``fp``; with ``of_file``, only among its edits of the paths it accepts; an edit
+    made at ``written`` (epoch seconds, a note's time of the line) before any other."""
+    latest: int | None = None
+    for ordinal, path, at, body in conn.execute(
+        "SELECT ord, path, at_epoch, body FROM edits WHERE sid=? ORDER BY at_epoch DESC, ord DESC",
+        (sid,),
     ):
-        if any(fingerprint(line) == fp for line in edit_lines(body)[1]):
+        if of_file is not None and not of_file(str(path)):
+            continue
+        if not any(fingerprint(line) == fp for line in edit_lines(body)[1]):
+            continue
+        if written is None or (at is not None and int(at) == written):
             return int(ordinal)
-    return None
+        if latest is None:
+            latest = int(ordinal)
+    return latest
 
 
 def line_steps_by_name(conn: sqlite3.Connection, sid: int) -> dict[str, dict[int, int]]:

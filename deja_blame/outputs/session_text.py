@@ -93,3 +93,11 @@ def exit_text(code: int | None, status: str | None) -> str:
     if (status or "").upper() == "RUNNING":
         return "running in background"
     return "no exit code recorded"
+
+
+def no_edit_text(path: str, other: str | None) -> str:
+    """The sentence for a line whose session's transcript is here but holds no edit of
+    this file adding it (``line_story``'s ``no_edit_of_file``); ``other``: the file it
+    added the same text to, if any. Printed as it is: the caller escapes both."""
+    also = f" (it added the same text to {other}: another file's edit, not shown)" if other else ""
+    return f"no edit of {path} in the session's transcript adds this line{also}"

@@ -18,7 +18,7 @@ from deja_blame.editor.confidence import run_confidence
 from deja_blame.output import hunk_header, inert, shorten, terminal, utc_minute
 from deja_blame.outputs.escape import lsp_markdown
 from deja_blame.outputs.redact import redact
-from deja_blame.outputs.session_text import via_text
+from deja_blame.outputs.session_text import no_edit_text, via_text
 from deja_blame.transcripts.registry import display_name, label_of
 
 REQUEST_CHARS = 600  # of the person's request on a hover
@@ -128,6 +128,11 @@ def agent_hover(
         out.append("**Asked**\n\n" + _fenced(shorten(redact(inert(request)), REQUEST_CHARS)))
     elif story.get("note_only"):
         out.append("*the request is not in this repository's notes (the transcript is elsewhere)*")
+    missing = story.get("no_edit_of_file")
+    if missing is not None:
+        other = missing.get("added_elsewhere")
+        shown = _code(inert(other)) if other else None
+        out.append(f"*{no_edit_text(_code(inert(blame.path)), shown)}*")
     edit = story.get("edit")
     if edit:
         diff: list[str] = []

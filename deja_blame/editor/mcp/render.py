@@ -10,6 +10,7 @@ from typing import Any
 
 from deja_blame.notes.public import project_meaning
 from deja_blame.output import terminal
+from deja_blame.outputs.session_text import no_edit_text
 
 
 def _one(value: Any) -> str:
@@ -59,6 +60,10 @@ def why_run(path: str, run: dict[str, Any]) -> str:
             )
         for said in run.get("agent_said") or []:
             out.append(f"  agent said: {_one(said)}")
+        missing = run.get("no_edit_of_file")
+        if missing is not None:
+            other = missing.get("added_elsewhere")
+            out.append(f"  {no_edit_text(_one(path), _one(other) if other else None)}")
         edit = run.get("edit")
         if edit:
             out.append(f"  edit: {_one(edit.get('tool'))} at {_one(edit.get('at') or '?')}")

@@ -361,6 +361,10 @@ class Tools:
         run["agent_said"] = [
             cut(repository.text(m["text"])) for m in (story.get("assistant") or [])[-MAX_REASONS:]
         ]
+        missing = story.get("no_edit_of_file")
+        if missing is not None:
+            other = missing.get("added_elsewhere")
+            run["no_edit_of_file"] = {"added_elsewhere": repository.text(other) if other else None}
         edit = story.get("edit")
         if edit:
             run["edit"] = _edit(repository, edit)
