@@ -75,6 +75,7 @@ class RepoHistory:
         self._logs: dict[tuple[str, frozenset[str]], list[LogEntry]] = {}
         self._unordered: dict[tuple[str, frozenset[str]], list[LogEntry]] = {}
         self._lines: _Lines | None = None  # the first-parent lines, made when first asked
+        self._reached: dict[str, frozenset[str]] = {}  # rev -> the commits it reaches
         self._direct = 0
         self._first_times: dict[str, int | None] = {}
         self._roots_time: tuple[int | None] | None = None  # (the oldest root's time,)
@@ -193,6 +194,7 @@ class RepoHistory:
         self._simplified.clear()
         self._logs.clear()
         self._unordered.clear()
+        self._reached.clear()
         self._lines = None
         self._roots_time = None
 
@@ -289,35 +291,61 @@ class RepoHistory:
             return got
 
     def paths_had(self, rev: str, paths: set[str] | frozenset[str]) -> set[str] | None:
-        """Of ``paths``, those some commit of ``log(rev, paths)`` shows changed (None:
-        ``rev`` unknown); the walk stops once every path that can be is found."""
+        """Of ``paths``, those some commit reachable from ``rev`` changed against one
+        of its parents (a tree of the history had the path; None: ``rev`` unknown).
+
+        Not what ``log(rev, paths)`` shows: git's walk simplifies merges by the whole
+        set of paths asked, so a path added and dropped on a merged branch counted as
+        had or not by which other paths were asked beside it. Which paths a history
+        had is each path's own fact, found from the commits that changed it and the
+        commits ``rev`` reaches (one set per revision), where the walk, stopping once
+        it had found every path it could, took 0.7 s of entireio's ``deja stats`` (181
+        asks, the same answer in every one)."""
         with self._lock:
             found = self.resolve(rev)
             if found is None:
                 return None
             wanted = frozenset(paths)
             if not self.commits and self._direct < DIRECT_ASKS and not shared.active(self.root):
-                entries = self._log(found, wanted)  # git's own: as ``log`` would ask
-                return None if entries is None else {p for e in entries for p in e.changes}
+                self._direct += 1  # git's own, as a one-file question asks a few logs
+                return self._git_paths_had(found, wanted)
             if not self._knows(found):
                 return None
-            can = {p for p in wanted if p in self._touching}  # the others no commit changed
-            had: set[str] = set()
-            if can:
-                for sha, parents in self._shown(found, wanted):
-                    c = self.commits[sha]
-                    if len(c.parents) > 1:
-                        # a merge shows changes only where its parents collapse to
-                        # one: rewriting them is asked only for a path not yet found
-                        new = {p for block in c.against for p in block if p in can} - had
-                        if not new:
-                            continue
-                    # a commit of one parent shows its own changes: its parents
-                    # rewritten (a walk down the history) change nothing of them
-                    had.update(_changes(c, parents() if len(c.parents) > 1 else (), wanted))
-                    if len(had) == len(can):
-                        break
-            return had
+            can = [p for p in wanted if p in self._touching]  # the others no commit changed
+            if not can:
+                return set()
+            reached = self._reached_from(found)
+            return {p for p in can if not self._touching[p].isdisjoint(reached)}
+
+    def _reached_from(self, rev: str) -> frozenset[str]:
+        """The commits read that ``rev`` (read) reaches, itself included."""
+        got = self._reached.get(rev)
+        if got is None:
+            seen: set[str] = set()
+            todo = [rev]
+            commits = self.commits
+            while todo:
+                sha = todo.pop()
+                if sha in seen or sha not in commits:
+                    continue
+                seen.add(sha)
+                todo.extend(commits[sha].parents)
+            if len(self._reached) >= REACHED_KEPT:
+                self._reached.pop(next(iter(self._reached)))
+            got = self._reached[rev] = frozenset(seen)
+        return got
+
+    def _git_paths_had(self, rev: str, wanted: frozenset[str]) -> set[str] | None:
+        """``paths_had`` asked of git: the paths any commit reachable from ``rev``
+        changed against any parent (``--full-history -m``: no merge simplification)."""
+        args = ["log", "--full-history", "-m", "--no-renames", "--format=", "--name-only"]
+        proc = git(self.root, [*args, "-z", rev, "--", *sorted(wanted)])
+        if proc is None or proc.returncode != 0:
+            return None
+        named = {
+            t.strip(b"\n").decode("utf-8", "surrogateescape") for t in proc.stdout.split(b"\0")
+        }
+        return {p for p in wanted if p in named}
 
     def _leap(self, rev: str, wanted: frozenset[str]) -> Iterator[LogEntry]:
         """``_walk``'s entries, unordered, as they are found."""
@@ -330,8 +358,7 @@ class RepoHistory:
         self, rev: str, wanted: frozenset[str]
     ) -> Iterator[tuple[str, Callable[[], tuple[str, ...]]]]:
         """The commits ``_walk`` shows, unordered, as they are found, each with what
-        gives its parents rewritten (asked only where needed: ``paths_had`` needs a
-        merge's alone). A commit that changed none of the paths
+        gives its parents rewritten (asked only where needed). A commit that changed none of the paths
         against any parent is treesame and followed to its first parent alone, so
         from any commit the walk goes down its first-parent line to the first commit
         that changed one of them (or off the history): only those are simplified."""
@@ -526,6 +553,7 @@ class _Lines:
 
 DIRECT_ASKS = 24  # logs asked of git one by one before the whole history is read
 LOGS_KEPT = 4096  # walks remembered (rev, paths): moves asks the same path's log again
+REACHED_KEPT = 64  # revisions' reachable commits remembered (a report asks one per commit)
 MEMOS_KEPT = 64  # path sets whose simplification is remembered (each: every commit walked)
 
 
