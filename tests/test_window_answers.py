@@ -11,7 +11,7 @@ from plain_writes import write_set as _writes
 from deja_blame.attribution.facts import model as writes_mod
 from deja_blame.attribution.facts.model import BlameLine, LineTexts
 from deja_blame.attribution.match import lines as matcher
-from deja_blame.index.fingerprint import fingerprint
+from deja_blame.index.fingerprint import fingerprint, fingerprints
 
 SCAFFOLD = ["  dir := tempDir()", "  if err != nil {", "    fail(err)", "  }"]
 
@@ -42,6 +42,7 @@ def _match(texts: LineTexts, n: int, start: int, ws: writes_mod.WriteSet, places
         now=20_000.0,
         position=lambda key: places.get(key),
         added_lines=lambda sid, edit: added.get((sid, edit), []),
+        added_fps=lambda sid, edit: fingerprints(added.get((sid, edit), [])),
     )
 
 
@@ -95,15 +96,20 @@ def test_a_write_whose_edit_runs_longer_outside_the_window_is_that_copys() -> No
     added = {(1, 0): mine}
     lo, hi = 110, 196
     part = LineTexts.of(file[lo:hi], file, lo)
-    runs = matcher._RunsBeyond(part, lambda sid, edit: added.get((sid, edit), []))
+    runs = matcher._RunsBeyond(part, lambda sid, edit: fingerprints(added.get((sid, edit), [])))
     assert runs.taken((1, 0, 2), 150 - lo)  # a run of 4 at 19-22 against 1 here
     near = LineTexts.of(file[0:60], file, 0)  # a window holding the session's own run
-    assert not matcher._RunsBeyond(near, lambda sid, edit: mine).taken((1, 0, 2), 21)
+    assert not matcher._RunsBeyond(near, lambda sid, edit: fingerprints(mine)).taken((1, 0, 2), 21)
     blamed: list[BlameLine | None] = [
         BlameLine(lo + k + 1, "c" * 40, 10_000, "a.go", lo + k + 1) for k in range(hi - lo)
     ]
     window = matcher.match_lines(
-        part, blamed, ws, now=20_000.0, added_lines=lambda s, e: added.get((s, e), [])
+        part,
+        blamed,
+        ws,
+        now=20_000.0,
+        added_lines=lambda s, e: added.get((s, e), []),
+        added_fps=lambda s, e: fingerprints(added.get((s, e), [])),
     )
     assert not any(window)
     # the whole file agrees: line 21 (0-based) has it, the copy at 150 nothing
@@ -114,3 +120,32 @@ def test_a_write_whose_edit_runs_longer_outside_the_window_is_that_copys() -> No
         now=20_000.0,
     )
     assert [k for k, m in enumerate(whole) if m is not None] == [19, 20, 21, 22]
+
+
+def test_the_matcher_is_given_the_edits_fingerprints_for_a_window() -> None:
+    # through match_file, as deja why runs it: the rules that see past a window read
+    # the fingerprints of the edit's added lines stage 1 gives (``SessionEdits.added_fps``)
+    from test_engine_stages import PlainSource
+
+    from deja_blame.attribution.facts.model import FileFacts
+    from deja_blame.attribution.match import match_file
+    from deja_blame.attribution.model import LineAttribution
+
+    file, ws, _ = _file()
+    lo, hi = 110, 196
+    source = PlainSource({1: ("s-1", "claude-code")}, {(1, 0): ["  setupUnique()", *SCAFFOLD]})
+    part = LineTexts.of(file[lo:hi], file, lo)
+    lines = [
+        LineAttribution(line=lo + k + 1, text=t, commit="c" * 40, commit_time=10_000)
+        for k, t in enumerate(file[lo:hi])
+    ]
+    blamed: list[BlameLine | None] = [
+        BlameLine(lo + k + 1, "c" * 40, 10_000, "a.go", lo + k + 1) for k in range(hi - lo)
+    ]
+    facts = FileFacts("a.go", "/nowhere", "c" * 40, len(file), lines, blamed, part, writes=ws)
+    facts.paths, facts.rev_time = {1: True}, 20_000.0
+    given = source.for_rules(facts.lines, facts.writes, facts.paths)
+    assert given.edits.added_fps(1, 0) == [fingerprint(t) for t in ["  setupUnique()", *SCAFFOLD]]
+    match_file(facts, given)
+    # the person's copy of the scaffolding at 151-154 is nobody's, as the whole file says
+    assert not any(ln.session for ln in facts.lines)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from deja_blame.attribution.facts.model import Hunks, Key, WriteSet
-from deja_blame.index.fingerprint import fingerprint, is_trivial
+from deja_blame.index.fingerprint import fingerprint, fingerprints, is_trivial
 
 # (sid, ord, step, tool, source, at_epoch, path_id, body) of one stored edit;
 # path_id None: the edit's path is in no path row
@@ -49,6 +49,7 @@ class SessionEdits:
     _of_path: dict[tuple[int, int | None], list[EditRow]] = field(default_factory=dict)
     _docs: dict[tuple[int, int], list[Any]] = field(default_factory=dict)
     _positions: dict[tuple[int, int], list[int | None]] = field(default_factory=dict)
+    _added_fps: dict[tuple[int, int], list[int]] = field(default_factory=dict)
     _file_edits: dict[tuple[int, int | None], list[tuple[int, float | None, Hunks]]] = field(
         default_factory=dict
     )
@@ -62,6 +63,14 @@ class SessionEdits:
         edit = self._edit(sid, edit_ord)
         added = None if edit is None else self._doc(edit)[1]
         return added if isinstance(added, list) else []
+
+    def added_fps(self, sid: int, edit_ord: int) -> list[int]:
+        """The fingerprints of the lines one edit added, in order (a window's rules
+        compare them with the whole file's: ``match/lines._RunsBeyond``)."""
+        got = self._added_fps.get((sid, edit_ord))
+        if got is None:
+            got = self._added_fps[(sid, edit_ord)] = fingerprints(self.added_lines(sid, edit_ord))
+        return got
 
     def written_text(self, key: Key) -> str | None:
         """A write's exact text (its indent included)."""

@@ -36,7 +36,6 @@ from deja_blame.attribution.facts.model import (
 )
 from deja_blame.attribution.match.clock import Deadlines
 from deja_blame.attribution.match.lone import FileEdits, old_lines_above, place_lone_edits
-from deja_blame.index.fingerprint import fingerprints
 
 # A run of this many lines is strong evidence of place: among writes with runs at
 # least this long made in the line's commit window the latest wins (a later
@@ -95,6 +94,7 @@ def match_lines(
     fresh: Callable[[int, float], bool] | None = None,
     floor: Callable[[int], float | None] | None = None,
     added_lines: Callable[[int, int], list[str]] | None = None,
+    added_fps: Callable[[int, int], list[int]] | None = None,
     same_project: Callable[[int], bool | None] | None = None,
     written_text: Callable[[Key], str | None] | None = None,
     position: Callable[[Key], int | None] | None = None,
@@ -226,10 +226,10 @@ def match_lines(
     repeated = [not trivial[i] and occurrences[fps[i]] > 1 for i in range(n)]
     old_above = None if file_edits is None else (lambda key: old_lines_above(key, file_edits))
     beyond = text_beyond = runs_beyond = None
-    if line_texts.beyond is not None and added_lines is not None:
-        beyond = _anchors_beyond(line_texts, writes, twins, added_lines)
+    if line_texts.beyond is not None and added_fps is not None:
+        beyond = _anchors_beyond(line_texts, writes, twins, added_fps)
         text_beyond = line_texts.text_beyond
-        runs_beyond = _RunsBeyond(line_texts, added_lines)
+        runs_beyond = _RunsBeyond(line_texts, added_fps)
     distance, far_off, taken_beyond = _distances(
         runs,
         repeated,
@@ -539,7 +539,7 @@ def _anchors_beyond(
     line_texts: LineTexts,
     writes: WriteSet,
     twins: dict[tuple[int, int], Twins],
-    added_lines: Callable[[int, int], list[str]],
+    added_fps: Callable[[int, int], list[int]],
 ) -> Callable[[int], list[tuple[int, Key]]]:
     """``beyond(sid)``: for a window, the (line, write) pairs outside it that runs over
     the whole file would make anchors: each line the session's edits of the file
@@ -555,7 +555,7 @@ def _anchors_beyond(
     def beyond(sid: int) -> list[tuple[int, Key]]:
         out = []
         for sid_, edit in sorted(edits_of.get(sid, ())):
-            for idx, fp in enumerate(fingerprints(added_lines(sid_, edit))):
+            for idx, fp in enumerate(added_fps(sid_, edit)):
                 line = at_line.get(fp)
                 if line is not None:
                     out.append((line - start, (sid_, edit, idx)))
@@ -574,13 +574,12 @@ class _RunsBeyond:
     the window cannot see (that outside line's commit, hence whether the write is
     stale there) is taken as no obstacle."""
 
-    def __init__(self, line_texts: LineTexts, added_lines: Callable[[int, int], list[str]]):
+    def __init__(self, line_texts: LineTexts, added_fps: Callable[[int, int], list[int]]):
         self.every = line_texts.file_fps or []
         self.counts = line_texts.counts()
         self.inside = range(line_texts.start, line_texts.start + len(line_texts))
-        self.added_lines = added_lines
+        self.added_fps = added_fps
         self.copies: dict[int, list[int]] | None = None
-        self.edit_fps: dict[tuple[int, int], list[int]] = {}
         self.best: dict[Key, int] = {}
         self.start = line_texts.start
 
@@ -593,11 +592,7 @@ class _RunsBeyond:
         return self.copies.get(fp, [])
 
     def _written(self, key: Key) -> list[int]:
-        edit = (key[0], key[1])
-        got = self.edit_fps.get(edit)
-        if got is None:
-            got = self.edit_fps[edit] = fingerprints(self.added_lines(*edit))
-        return got
+        return self.added_fps(key[0], key[1])
 
     def _run_at(self, written: list[int], idx: int, k: int) -> tuple[int, int]:
         """(length, lines the file holds once) of the run of the edit's line ``idx`` at
