@@ -298,6 +298,11 @@ def test_on_a_plain_git_remote_the_branch_holding_the_squash_is_found_or_named(
     [entry] = doc["commits"]
     assert (entry["how"], entry["branch"], doc["pulls"]) == ("squash", "origin/pr1", {"1": None})
     assert entry["lines"] > 0 and len(entry["sources"]) == 3
+    # carried: the missing pull request head is no warning after the success
+    git(ci, "notes", "--ref=deja", "remove", squash[1])
+    proc = deja("notes", "carry", "..".join(squash), cwd=ci)
+    err = proc.stderr.decode()
+    assert "squash of origin/pr1" in err and "no head on" not in err, err
     # the branch deleted after its merge: nothing holds the change; the way is named
     git(ci, "notes", "--ref=deja", "remove", squash[1])
     git(ci, "update-ref", "-d", "refs/remotes/origin/pr1")

@@ -130,10 +130,13 @@ def run_carry(
             "none": "no pull request commit found",
         }[c.how]
         click.echo(f"{c.commit[:12]} {what}; {c.lines} attributed line(s)", err=True)
+    left = any(c.how == "none" for c in result.commits)
     for number, head in result.pulls.items():
-        if head is None:
+        if head is None and left and remote:
+            # only where a commit is left without a note: a plain remote keeps no pull
+            # request heads, and a squash found by its branch needs none (newcomer 11)
             click.echo(f"deja: pull request #{number}: no head on {remote}", err=True)
-    if any(c.how == "none" for c in result.commits) and not sources:
+    if left and not sources:
         # a plain git remote (a bare repository, Gitea without pull refs, a mirror)
         # keeps no pull request heads, and no remote branch held the change
         click.echo(
