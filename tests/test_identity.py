@@ -217,7 +217,7 @@ def test_forget_says_which_notes_still_name_the_session(world: World) -> None:
     world.deja("forget", "--undo", S1, "--json")
     world.index()
     out = world.deja("forget", S1[:8]).stderr.decode()
-    assert "1 commit note of this repository (refs/notes/deja) still name it" in out, out
+    assert "1 commit note of this repository (refs/notes/deja) still names it" in out, out
     assert f"git notes --ref=deja edit COMMIT (first: {sha[:12]})" in out, out
 
 

@@ -72,7 +72,7 @@ def run_forget(
 
         click.echo(
             f"note: {counted(len(noted), 'commit note')} of this repository (refs/notes/deja)"
-            " still name it: blame, why, stats and report show its lines from them, here and"
+            f" still {'names' if len(noted) == 1 else 'name'} it: blame, why, stats and report show its lines from them, here and"
             " in every clone that fetches them. deja has no command that takes a session out"
             " of a note: edit each, git notes --ref=deja edit COMMIT (first:"
             f" {noted[0][:12]}), then deja notes push",
