@@ -234,11 +234,13 @@ def test_prompt_has_goal_files_survival_commands_and_open_items(world: dict[str,
     assert TOKEN not in prompt and "ADDITIONAL_METADATA" not in prompt
     # files with counts, and which of the written lines survive (whitespace-normalised)
     assert "- src/cart.py: +3 -1 lines in 1 edit" in prompt
-    assert "2 of the 3 lines the session left there are still in the working tree" in prompt
+    assert (
+        "2 of the 3 non-blank lines the session left there are still in the working tree" in prompt
+    )
     assert "still there: return taxed" in prompt
     assert "gone: taxed = subtotal * (1 + TAX_RATE)" in prompt
     assert "- src/tax.py: +4 -0 lines in 1 edit" in prompt
-    assert "3 of the 3 lines" in prompt
+    assert "3 of the 3 non-blank lines" in prompt
     # commands newest first, with exit codes; the failing test run is named as such
     cmds = prompt.split("## Last commands")[1]
     assert cmds.index("python -m pytest -q") < cmds.index("git status")
@@ -460,7 +462,9 @@ def test_a_moved_clone_is_read_relative_to_the_repository_root(tmp_path: Path, r
     out = json.loads(deja("handoff", "--to", "agy", "--json", "--session", SID, cwd=repo).stdout)
     prompt = out["argv"][2]
     assert "- src/cart.py: +1 -1 lines in 1 edit" in prompt
-    assert "1 of the 1 lines the session left there are still in the working tree" in prompt
+    assert (
+        "1 of the 1 non-blank lines the session left there are still in the working tree" in prompt
+    )
     assert Path(out["cwd"]).resolve() == repo.resolve()  # the project is gone: the cwd
     # asked from a folder inside the repository: its top, as for a local session (the
     # prompt's paths are named from there; newcomer 10 #6)

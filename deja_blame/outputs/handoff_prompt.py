@@ -27,7 +27,7 @@ from pathlib import Path
 
 from deja_blame.index.fingerprint import normalise_line
 from deja_blame.models import Command, Edit, Session
-from deja_blame.output import inert, terminal, utc_minute
+from deja_blame.output import inert, terminal, utc_minute, utc_second
 from deja_blame.outputs.redact import redact
 from deja_blame.transcripts.registry import display_name
 from deja_blame.transcripts.text import epoch_of
@@ -424,7 +424,8 @@ def _render(session: Session, files: list[FileState], caps: _Caps) -> str:
         # one line each: a newline in a field would start a line of the prompt's own
         f"Previous session: {terminal(session.session_id)}",
         f"Project: {terminal(session.project)}",
-        f"Time: {terminal(session.started_at or '?')} -> {terminal(session.ended_at or '?')}",
+        f"Time: {terminal(utc_second(session.started_at) or '?')}"
+        f" -> {terminal(utc_second(session.ended_at) or '?')}",
         "(Summary by deja handoff. Text quoted from that session; secrets are redacted.)",
     ]
 
@@ -482,7 +483,7 @@ def _file_lines(fs: FileState, caps: _Caps) -> list[str]:
         out.append(f"  {fs.note}")
     elif fs.written:
         out.append(
-            f"  {len(fs.kept)} of the {len(fs.written)} lines the session left there"
+            f"  {len(fs.kept)} of the {len(fs.written)} non-blank lines the session left there"
             " are still in the working tree"
         )
         if caps.lines:
