@@ -20,6 +20,7 @@ from deja_blame.outputs.escape import inert as inert
 from deja_blame.outputs.escape import shorten as shorten
 from deja_blame.outputs.escape import terminal as terminal
 from deja_blame.outputs.escape import terminal_lines as terminal_lines
+from deja_blame.outputs.escape import without_code as without_code
 
 COLOR_ENV = "DEJA_COLOR"  # auto | always | never (set by --color)
 
@@ -70,6 +71,25 @@ def utc_minute(at: str | None) -> str:
     if epoch is None:
         return at[:16].replace("T", " ")
     return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(epoch))
+
+
+def utc_second(at: str | None) -> str:
+    """An agent's time to the second, in UTC, for the terminal: ``2026-07-17T09:01:02Z``.
+    Agents write milliseconds (Claude Code, Codex) or none (Aider, Antigravity); text
+    output shows one form (JSON keeps the transcript's). None: "". A time deja cannot
+    read is shown as written; the caller makes it inert, as any field."""
+    if not at:
+        return ""
+    if len(at) == 20 and at[10] == "T" and at[19] == "Z":
+        return at
+    import time
+
+    from deja_blame.transcripts.text import epoch_of
+
+    epoch = epoch_of(at)
+    if epoch is None:
+        return at
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
 
 
 def counted(n: int, word: str, many: str | None = None) -> str:

@@ -101,6 +101,12 @@ def test_a_windows_chat_read_on_linux_attributes_its_lines(repo: Path, utc: None
     # happens to match: a weaker answer)
     why = deja_json("why", "src/app.py:1", "--json", cwd=repo)
     assert why["edit"]["path"] == f"{repo.resolve()}/src/app.py"
+    # the agent's words beside the edit: its SEARCH/REPLACE block is the edit shown
+    # below them, not a line of flattened markers (newcomer 11)
+    said = deja("why", "src/app.py:1", cwd=repo).stdout.decode()
+    said = said.split("The agent said")[1].split("\n\n")[0]
+    assert "Adding `mean` above `total`:" in said and "[code]" in said, said
+    assert "<<<<<<<" not in said and "REPLACE" not in said, said
 
 
 def test_a_chat_an_older_reader_indexed_is_read_again(repo: Path, utc: None) -> None:

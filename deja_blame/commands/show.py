@@ -12,7 +12,7 @@ from deja_blame.errors import DejaError
 from deja_blame.index.store import load_session, resolve_session_id
 from deja_blame.jsonout import print_json
 from deja_blame.models import UNKNOWN_AGENT
-from deja_blame.output import counted, shorten, style, terminal, use_colour
+from deja_blame.output import counted, shorten, style, terminal, use_colour, utc_second
 from deja_blame.outputs.session_text import print_session
 
 
@@ -99,7 +99,7 @@ def _print_noted(doc: dict[str, Any]) -> None:
         " its transcript is not on this machine)"
     )
     echo(f"project     {terminal(str(doc.get('project') or '-'))}")
-    echo(f"started     {terminal(doc.get('started_at') or '?')}")
+    echo(f"started     {terminal(utc_second(doc.get('started_at')) or '?')}")
     if doc.get("first_prompt"):
         echo(f"request     {shorten(str(doc['first_prompt']), 100)}")
     echo("\n" + style("Lines it wrote, by commit", c, bold=True))

@@ -23,7 +23,9 @@ from deja_blame.output import (
     terminal_lines,
     use_colour,
     utc_minute,
+    utc_second,
     warn,
+    without_code,
 )
 from deja_blame.outputs.escape import CODE_MARKER
 from deja_blame.outputs.session_text import exit_text, no_edit_text, via_text
@@ -117,13 +119,13 @@ def run_why(
         if by_command:
             echo(
                 f"changed by a command of session {terminal(by_command['session'])}"
-                f" ({terminal(by_command['at'] or 'no time')}): {shorten(by_command['command'], 100)}"
+                f" ({terminal(utc_second(by_command['at']) or 'no time')}): {shorten(by_command['command'], 100)}"
             )
         later = doc.get("written_after_commit")
         if later:
             echo(
                 f"session {terminal(later['session'])} ({terminal(later['agent'])}) wrote this"
-                f" line, but its write is dated {terminal(later['at'])}, after the commit"
+                f" line, but its write is dated {terminal(utc_second(later['at']))}, after the commit"
                 f" ({terminal(later['commit_at'])})"
                 + (
                     ": its transcript records no times, and deja dated each record when it"
@@ -141,7 +143,7 @@ def run_why(
             )
             echo(
                 f"session {terminal(here['session'])} ({terminal(here['agent'])}) wrote this"
-                f" line again at {terminal(here['at'])}, after the commit"
+                f" line again at {terminal(utc_second(here['at']))}, after the commit"
                 f" ({terminal(here['commit_at'])}) that already held it: {began}"
             )
         first = next((v for v in doc["history"] if v["session"]), None)
@@ -163,14 +165,18 @@ def run_why(
 
     echo(
         f"project {terminal(info.get('project') or '-')}{project_meaning(info.get('project'))}"
-        f"  started {terminal(info.get('started_at') or '?')}"
+        f"  started {terminal(utc_second(info.get('started_at')) or '?')}"
     )
     if doc.get("note_only"):
         echo("(the transcript is not on this machine: only the commit's note is known)")
         _print_history(doc["history"], c)
         return 0
     if doc.get("prompt"):
-        echo("\n" + style("Asked", c, bold=True) + f"  ({terminal(doc['prompt']['at'] or '?')})")
+        echo(
+            "\n"
+            + style("Asked", c, bold=True)
+            + f"  ({terminal(utc_second(doc['prompt']['at']) or '?')})"
+        )
         lines = terminal_lines(clip(doc["prompt"]["text"], PROMPT_CHARS))
         for line in lines[:PROMPT_LINES]:
             echo(f"  {line}")
@@ -179,7 +185,7 @@ def run_why(
     if doc.get("assistant"):
         echo("\n" + style("The agent said", c, bold=True))
         for m in doc["assistant"]:
-            echo(f"  {shorten(m['text'], 200)}")
+            echo(f"  {shorten(without_code(m['text']), 200)}")
     missing = doc.get("no_edit_of_file")
     if missing is not None:
         other = missing.get("added_elsewhere")
@@ -187,7 +193,7 @@ def run_why(
     if doc.get("edit"):
         e = doc["edit"]
         by = f", {shorten(e['model'], 60)}" if e.get("model") else ""
-        heading = f"The edit ({shorten(e['tool'], 60)}{by}, {terminal(e['at'] or '?')})"
+        heading = f"The edit ({shorten(e['tool'], 60)}{by}, {terminal(utc_second(e['at']) or '?')})"
         echo("\n" + style(heading, c, bold=True))
         echo(f"--- a/{terminal(doc['path'])}\n+++ b/{terminal(doc['path'])}")
         for h in e["hunks"]:

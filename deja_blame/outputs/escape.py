@@ -89,6 +89,17 @@ def shorten(text: str | None, width: int) -> str:
     return one if len(one) <= width else one[: max(0, width - 1)] + "…"
 
 
+def without_code(text: str | None) -> str:
+    """An agent's words with its fenced code blocks (Markdown's three backquotes) shown as
+    ``[code]``: an edit's block (Aider's SEARCH/REPLACE, a file's text) flattened on one
+    line says nothing, and the edit itself is shown beside it (``deja why``). A fence
+    left open ends the text. Split, not a regex: linear on any text."""
+    if not text or "```" not in text:
+        return text or ""
+    parts = text.split("```")
+    return " [code] ".join(parts[::2]).strip()
+
+
 def clip(text: object, limit: int) -> str:
     """``text`` cut at ``limit`` characters, with a marker that says how much was cut:
     a 1 MiB prompt or a 5 MB line in a transcript would drown a terminal or a page

@@ -7,7 +7,15 @@ import os
 import click
 
 from deja_blame.models import Session
-from deja_blame.output import counted, shorten, style, terminal, terminal_lines, use_colour
+from deja_blame.output import (
+    counted,
+    shorten,
+    style,
+    terminal,
+    terminal_lines,
+    use_colour,
+    utc_second,
+)
 
 
 def print_session(s: Session, full: bool = False) -> None:
@@ -18,7 +26,10 @@ def print_session(s: Session, full: bool = False) -> None:
     echo(f"project     {terminal(s.project)}")
     if s.model:
         echo(f"model       {terminal(s.model)}")
-    echo(f"time        {terminal(s.started_at or '?')} -> {terminal(s.ended_at or '?')}")
+    echo(
+        f"time        {terminal(utc_second(s.started_at) or '?')}"
+        f" -> {terminal(utc_second(s.ended_at) or '?')}"
+    )
     echo(f"transcript  {terminal(s.transcript)}")
     if s.transcript and not os.path.exists(s.transcript):
         echo(
