@@ -511,6 +511,11 @@ CLINE_EDITS = (
 )
 CLINE_XML = re.compile(r"<(" + "|".join(CLINE_EDITS) + r"|execute_command)>\s*<path>([^<]*)</path>")
 CLINE_XML_COMMAND = re.compile(r"<execute_command>")
+# Roo's calls on several files: <apply_diff><args><file><path>P</path>...; a file saved
+# is named by its own <file_write_result> in the joined result
+CLINE_ARGS = re.compile(r"<apply_diff>\s*<args>(.*?)(?:</args>|$)", re.S)
+CLINE_ARGS_FILE = re.compile(r"<file>\s*<path>([^<]*)</path>")
+CLINE_SAVED = re.compile(r"<file_write_result>\s*<path>([^<]*)</path>")
 CLINE_RESULT = re.compile(r"^\[(\w+)(?: for [^\n]*)?\] Result:")
 CLINE_WORDS = re.compile(r"<(?:task|feedback|answer|user_message)>")
 CLINE_BAD = (
@@ -541,7 +546,11 @@ def _cline(path: Path, out: dict[str, Any]) -> None:
                     calls.append((b.get("name"), b.get("id"), b.get("input") or {}))
             for t in texts:
                 x = CLINE_XML.search(t)
-                if x:
+                many = CLINE_ARGS.search(t)
+                if many:
+                    names = [p.strip() for p in CLINE_ARGS_FILE.findall(many.group(1))]
+                    calls.append(("apply_diff", None, {"many_files": names}))
+                elif x:
                     calls.append((x.group(1), None, {"path": x.group(2).strip()}))
                 elif CLINE_XML_COMMAND.search(t):
                     calls.append(("execute_command", None, {}))
@@ -586,7 +595,15 @@ def _cline(path: Path, out: dict[str, Any]) -> None:
                 .replace(" ", "")
                 .startswith(tuple(b.replace(" ", "") for b in CLINE_BAD))
             )
-            if name in CLINE_EDITS:
+            if "many_files" in args:
+                saved = {p.strip() for p in CLINE_SAVED.findall(got[2])}
+                for p in args["many_files"]:
+                    out["calls"] += 1
+                    out["edits"][p] += 1 if p in saved else 0
+            elif name in CLINE_EDITS and "were not approved by user" in got[2][:200]:
+                out["calls"] += 1
+                out["edits"][args.get("absolutePath") or args.get("path")] += 0
+            elif name in CLINE_EDITS:
                 out["calls"] += 1
                 out["edits"][args.get("absolutePath") or args.get("path")] += 0 if bad else 1
             elif name == "execute_command" and not bad:

@@ -16,6 +16,7 @@ from agent_goldens import read_all
 from conftest import deja
 
 from deja_blame.transcripts.cline.diffblocks import search_replace_pairs
+from deja_blame.transcripts.cline.fileargs import call_files, saved_paths, xml_files
 from deja_blame.transcripts.cline.reader import current_time, parse_task, xml_call
 from deja_blame.transcripts.reading import IncompleteTranscript, MalformedTranscript
 from deja_blame.transcripts.registry import agent_named, discover, guess_agent, read_session
@@ -23,6 +24,8 @@ from deja_blame.transcripts.transcript_file import TranscriptFile
 
 NATIVE = "1796115600000"  # Cline, tool_use blocks, with ui_messages.json
 XML = "1796047200000"  # Cline, XML in the text, no ui_messages.json
+ROO_NATIVE = "5b1f0c2e-8d3a-4e6b-9f70-2a4c6e8b0d13"  # Roo, tool_use blocks
+ROO_FILES = "9c3e7a10-4f2b-4d8e-a6c1-3b5d7f9e1a24"  # Roo, XML calls on several files at once
 
 
 def _edits(doc: dict[str, Any]) -> list[tuple[str, list[str], list[str]]]:
@@ -57,13 +60,13 @@ def test_a_call_counts_once_its_result_says_it_ran(cline: dict[str, Any]) -> Non
 def test_roo_results_by_id_and_its_json_statuses(tmp_path: Path) -> None:
     """Roo answers each ``tool_use`` by its id, in any order; ``{"status": "denied"}``
     and ``{"status": "error"}`` did not run."""
-    (roo,) = read_all("roo-code", tmp_path).values()
+    roo = read_all("roo-code", tmp_path)[ROO_NATIVE]
     assert [e[0] for e in _edits(roo)] == ["route.py", "ROUTES.md"]
     assert not [e for e in _edits(roo) if e[0] == "route_test.py"]
 
 
 def test_a_command_s_exit_code_and_folder(tmp_path: Path) -> None:
-    (roo,) = read_all("roo-code", tmp_path).values()
+    roo = read_all("roo-code", tmp_path)[ROO_NATIVE]
     (command,) = roo["commands"]
     assert command["exit_code"] == 1
     assert command["cwd"] == "/work/shop/tests"  # its cwd, against the task's folder
@@ -75,6 +78,131 @@ def test_kilo_xml_calls_insert_and_a_failed_search(tmp_path: Path) -> None:
         ("zones.py", ["ZONES = ['north']"], ["ZONES = ['north', 'south']"]),
         ("zones.py", [], ["DEFAULT_ZONE = 'north'"]),
     ]  # the denied write and the search that found nothing ("Error: ...") are none
+
+
+# -- Roo's calls on several files -----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def roo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return read_all("roo-code", tmp_path_factory.mktemp("roo"))
+
+
+def test_a_multi_file_diff_gives_each_saved_file_its_own_blocks(roo: dict[str, Any]) -> None:
+    """``<args><file>...`` with two diffs to loans.py, one each to receipt.py (denied)
+    and notices.py (failed): loans.py gets its two blocks, and no line of the other
+    files' blocks lands in it or in them. Read as one call before, loans.py got all
+    four blocks."""
+    assert _edits(roo[ROO_FILES]) == [
+        (
+            "loans.py",
+            ["DAILY_FEE = 0", "    return 0"],
+            ["DAILY_FEE = 0.25", "    return round(days_late * DAILY_FEE, 2)"],
+        )
+    ]
+
+
+def test_one_file_denied_through_the_multi_file_tool_did_not_run(roo: dict[str, Any]) -> None:
+    """The retry on receipt.py, answered "Changes to receipt.py were not approved by
+    user", is no edit; the person's words after it are theirs."""
+    assert not [e for e in _edits(roo[ROO_FILES]) if e[0] == "receipt.py"]
+    assert _said(roo[ROO_FILES]) == [
+        "Charge a late fee on overdue loans",
+        "leave the receipt alone for now",
+    ]
+
+
+def test_every_file_a_read_names_is_viewed(roo: dict[str, Any]) -> None:
+    """``read_file`` on several files: XML ``<args>`` and native ``files``."""
+    viewed = {k: [f["path"].rsplit("/", 1)[-1] for f in roo[k]["files"]] for k in roo}
+    assert viewed == {
+        ROO_FILES: ["loans.py", "receipt.py"],
+        ROO_NATIVE: ["route.py", "route_test.py"],
+    }
+
+
+def test_the_args_value_is_no_parameter_of_the_call() -> None:
+    """A ``<path>`` or ``<diff>`` inside ``<args>`` is the file's, never the call's."""
+    text = "<apply_diff>\n<args>\n<file><path>b.py</path><diff><content>x</content></diff></file>\n</args>\n</apply_diff>"
+    name, args, _start = xml_call(text)  # type: ignore[misc]
+    assert (name, sorted(args)) == ("apply_diff", ["args"])
+
+
+def test_a_file_saved_after_another_file_s_error_is_read(tmp_path: Path) -> None:
+    """The joined result begins with the first file's error: the call as a whole
+    looks failed, yet the second file was saved."""
+    call = (
+        "<apply_diff>\n<args>\n<file><path>a.py</path><diff><content>\n<<<<<<< SEARCH\nA = 1\n"
+        "=======\nA = 2\n>>>>>>> REPLACE\n</content></diff></file>\n<file><path>b.py</path><diff>"
+        "<content>\n<<<<<<< SEARCH\nB = 1\n=======\nB = 2\n>>>>>>> REPLACE\n</content></diff></file>"
+        "\n</args>\n</apply_diff>"
+    )
+    result = (
+        "Error processing a.py: EACCES\n\n<file_write_result>\n<path>b.py</path>\n"
+        "<operation>modified</operation>\n</file_write_result>"
+    )
+    env = "<environment_details>\n# Current Workspace Directory (/srv/app) Files\n</environment_details>"
+    api = [
+        {"role": "user", "content": [{"type": "text", "text": "<task>\nx\n</task>\n" + env}]},
+        {"role": "assistant", "content": [{"type": "text", "text": call}]},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "[apply_diff for 'a.py' and 1 more file] Result:"},
+                {"type": "text", "text": result},
+            ],
+        },
+    ]
+    session = parse_task(_task(tmp_path, api), "t", "roo-code")
+    assert [(e.path, e.added) for e in session.edits] == [("/srv/app/b.py", ["B = 2"])]
+
+
+@pytest.mark.parametrize(
+    ("result", "saved"),
+    [
+        # an earlier file's error first, then another file saved
+        (
+            "<error_details>\nDiff 1 failed for file: a.py\n</error_details>\n\n<file_write_result>"
+            "\n<path>b &amp; c.py</path>\n<operation>modified</operation>\n</file_write_result>",
+            {"b & c.py"},
+        ),
+        (
+            '{"path":"a.py","operation":"modified","notice":"x"}\n\nChanges to b.py were not approved by user',
+            {"a.py"},
+        ),
+        ("The user denied this operation.", set()),
+        ("<file_write_result>\n<path>a.py", set()),  # cut short: no closing tag, no path
+    ],
+)
+def test_which_files_a_result_saved(result: str, saved: set[str]) -> None:
+    assert saved_paths(result) == saved
+
+
+def test_native_files_and_a_diff_cut_short() -> None:
+    got = call_files({"files": [{"path": "a.py", "diff": "d"}, {"path": 5}, "x"]})
+    assert [(f.path, f.diffs) for f in got or []] == [("a.py", ["d"]), (None, []), (None, [])]
+    cut = xml_files("<file><path>a.py</path><diff><content>\n<<<<<<< SEARCH\nx\n=======\ny")
+    assert [(f.path, f.diffs) for f in cut] == [("a.py", ["<<<<<<< SEARCH\nx\n=======\ny"])]
+    assert call_files({"path": "a.py", "diff": "d"}) is None
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        "<file><path>" * 200_000,
+        "<file>" + "<content>" * 200_000,
+        "<path>a</path>" + "<file><path>b</path><diff><content>x" * 100_000,
+        "<file_write_result><path>" * 200_000,
+    ],
+)
+def test_multi_file_arguments_are_read_in_linear_time(hostile: str) -> None:
+    import time
+
+    started = time.process_time()
+    xml_files(hostile)
+    saved_paths(hostile)
+    xml_call("<apply_diff><args>" + hostile)
+    assert time.process_time() - started < 2.0
 
 
 # -- the two generations of calls -------------------------------------------------------------
@@ -181,7 +309,7 @@ def test_the_person_s_words_and_no_one_else_s(cline: dict[str, Any]) -> None:
 
 
 def test_roo_user_message_blocks(tmp_path: Path) -> None:
-    (roo,) = read_all("roo-code", tmp_path).values()
+    roo = read_all("roo-code", tmp_path)[ROO_NATIVE]
     assert _said(roo) == ["Send heavy parcels by freight", "the failure is expected, leave it"]
 
 
@@ -228,7 +356,7 @@ def test_current_time(text: str, at: str | None) -> None:
 
 
 def test_roo_message_ts_wins(tmp_path: Path) -> None:
-    (roo,) = read_all("roo-code", tmp_path).values()
+    roo = read_all("roo-code", tmp_path)[ROO_NATIVE]
     assert [e["at"] for e in roo["edits"]] == ["2026-12-02T08:00:20Z", "2026-12-02T08:00:40Z"]
 
 

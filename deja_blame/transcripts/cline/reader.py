@@ -19,7 +19,8 @@ Tools: ``write_to_file`` (``path`` or ``absolutePath``, ``content``),
 ``replace_in_file`` (Cline) and ``apply_diff`` (Roo) with SEARCH/REPLACE blocks
 (``diffblocks``), Roo's ``insert_content``, ``search_and_replace``, ``edit``,
 ``edit_file``, ``search_replace`` and ``apply_patch``, ``execute_command``
-(``command``, ``cwd``); reads and listings are files viewed.
+(``command``, ``cwd``); reads and listings are files viewed. Roo's calls on several
+files at once (``<args><file>...``) are read file by file (``fileargs``).
 
 The person's words are the ``<task>``, ``<feedback>``, ``<answer>`` and
 ``<user_message>`` in user messages (never the ``<environment_details>`` the
@@ -50,6 +51,7 @@ import orjson
 from deja_blame.models import Session
 from deja_blame.transcripts.builder import SessionBuilder
 from deja_blame.transcripts.cline.diffblocks import search_replace_pairs
+from deja_blame.transcripts.cline.fileargs import call_files, saved_paths
 from deja_blame.transcripts.reading import load_document
 from deja_blame.transcripts.text import normalise_path, normalise_time
 from deja_blame.transcripts.tool_edits import (
@@ -143,6 +145,7 @@ _US_TIME = re.compile(
     r"(\d{1,2})/(\d{1,2})/(\d{4}),?\s+(\d{1,2}):(\d\d):(\d\d)\s*([AP]M)?[^\n]*?UTC([+-])(\d{1,2})(?::(\d\d))?"
 )
 _EXIT = re.compile(r"Exit code: (-?\d{1,9})")
+_DENIED_FILE = "were not approved by user"
 # what a result that did not run begins with, after its header
 _NOT_RUN = (
     "The user denied this operation",
@@ -350,6 +353,13 @@ def xml_call(text: str) -> tuple[str, dict[str, Any], int] | None:
     end = text.find(f"</{name}>", opening.end())
     body = text[opening.end() : end if end >= 0 else len(text)]
     args: dict[str, Any] = {}
+    # Roo's several files in one call (``fileargs``): the ``args`` value ends at its first
+    # closing tag, as Roo's parser ends it, and nothing in it is a parameter of the call
+    inner = body.find("<args>")
+    if inner >= 0:
+        stop = body.find("</args>", inner)
+        args["args"] = body[inner + 6 : stop if stop >= 0 else len(body)]
+        body = body[:inner] + (body[stop + 7 :] if stop >= 0 else "")
     rest = body
     for param in LONG_PARAMS:
         start = body.find(f"<{param}>")
@@ -408,7 +418,7 @@ def _user(b: SessionBuilder, content: object, pending: list[Call], at: str | Non
     results = [p for p in parts if isinstance(p, Result)]
     for call in pending:
         result = _answer(call, results)
-        if result is not None and ran(result):
+        if result is not None and (ran(result) or _per_file(call, result)):
             _tool(b, call, result, at)
     said: list[str] = []
     for part in parts:  # what the person typed, after what their tools did
@@ -448,7 +458,16 @@ def ran(result: Result) -> bool:
         return False
     if _status(result.text).get("status") in ("denied", "error"):
         return False
-    return not result.text.lstrip().startswith(_NOT_RUN)
+    text = result.text.lstrip()
+    if text.startswith("Changes to ") and _DENIED_FILE in text.partition("\n")[0]:
+        return False  # Roo's apply_diff, one file denied: "Changes to a.py were not approved..."
+    return not text.startswith(_NOT_RUN)
+
+
+def _per_file(call: Call, result: Result) -> bool:
+    """A call on several files whose result is judged file by file (``fileargs``): its
+    result may begin with one file's error and still hold another's saved result."""
+    return not result.is_error and call.name in DIFF_TOOLS and call_files(call.args) is not None
 
 
 def _result_words(result: Result, calls: list[Call]) -> list[str]:
@@ -501,6 +520,12 @@ def _tool(b: SessionBuilder, call: Call, result: Result, at: str | None) -> None
     target = first_str(args, "absolutePath", "path", "file_path")
     if name in WRITE_TOOLS:
         add_write(b, target, name, args.get("content"), at)
+    elif name in DIFF_TOOLS and (files := call_files(args)) is not None:
+        saved = saved_paths(result.text)
+        for one in files:
+            if one.path and one.path in saved:
+                blocks = [pair for diff in one.diffs for pair in search_replace_pairs(diff)]
+                add_replacements(b, one.path, name, blocks, at)
     elif name in DIFF_TOOLS:
         diff = args.get("diff")
         if isinstance(diff, str):
@@ -524,6 +549,11 @@ def _tool(b: SessionBuilder, call: Call, result: Result, at: str | None) -> None
         code = _EXIT.search(result.text[:4096])
         if code is not None:
             b.set_exit(command.seq, int(code.group(1)))
+    elif name in VIEW_TOOLS and (files := call_files(args)) is not None:
+        for one in files:
+            full = b.absolute(one.path) if one.path else None
+            if full is not None:
+                b.file(full, VIEW_TOOLS[name], at)
     elif name in VIEW_TOOLS:
         full = b.absolute(target or ".")
         if full is not None:
