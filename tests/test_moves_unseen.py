@@ -77,3 +77,71 @@ def test_a_file_git_had_may_take_an_old_write_to_a_file_git_never_had() -> None:
 
 def test_a_new_file_that_is_mostly_the_file_git_never_had_is_that_file_renamed() -> None:
     assert _sources(SCAFFOLDING + OWN, SCAFFOLDING + OWN[:-1], created=True) == {SCRATCH}
+
+
+def test_a_text_that_left_only_files_git_never_had_is_a_copy() -> None:
+    from deja_blame.attribution.facts.moved import left_a_file_git_had
+
+    had = {3}.__contains__  # path 3 is in git's history by then; 7 never was
+    nothing = lambda: False  # noqa: E731  (the commit took the text out of no file)
+    assert left_a_file_git_had({3}, set(), had, nothing)
+    assert left_a_file_git_had({3, SCRATCH}, set(), had, nothing)
+    assert not left_a_file_git_had({SCRATCH}, set(), had, nothing)
+    assert left_a_file_git_had(
+        {SCRATCH}, {SCRATCH}, had, nothing
+    )  # this file, renamed before its first commit
+    # the commit's own diff took the text out of a file git had: a move (the
+    # session's path is the file's name before the person moved it to src/)
+    assert left_a_file_git_had({SCRATCH}, set(), had, lambda: True)
+
+
+class Diff:
+    """A commit's changed files and each file's lines before and after it."""
+
+    def __init__(self, touched: dict[str, tuple[str, str | None]]) -> None:
+        self.changed = touched
+        self.held = {
+            (C + "^", "src/pkg/_tokenizer.py"): {"class Token:", "name: str", "other"},
+            (C, "src/pkg/_tokenizer.py"): {"other"},
+            (C + "^", "src/pkg/copied.py"): {"class Token:"},
+            (C, "src/pkg/copied.py"): {"class Token:"},
+            (C + "^", "src/pkg/gone.py"): {"name: str"},
+            (C, "src/pkg/new.py"): {"class Token:"},
+        }
+
+    def touched(self, commit: str) -> dict[str, tuple[str, str | None]]:
+        assert commit == C
+        return self.changed
+
+    def holds(self, rev: str, path: str, text: str) -> bool:
+        return text.strip() in self.held.get((rev, path), set())
+
+
+def test_a_text_the_line_s_commit_took_out_of_another_file() -> None:
+    from deja_blame.attribution.facts.moved import _taken_out
+
+    here = "src/pkg/_musl.py"
+    diff = Diff(
+        {
+            "src/pkg/_tokenizer.py": ("M", "src/pkg/_tokenizer.py"),
+            "src/pkg/copied.py": ("M", "src/pkg/copied.py"),
+            "src/pkg/gone.py": ("D", None),
+            "src/pkg/new.py": ("A", "src/pkg/new.py"),
+            here: ("M", here),
+        }
+    )
+    brought = BlameLine(1, C, PARENT_TIME + 60, here, 1)
+    ask: Any = diff
+
+    def taken(text: str, trivial: bool = False) -> bool:
+        return _taken_out(ask, diff.holds, brought, text, trivial)
+
+    assert taken("class Token:")  # left _tokenizer.py (copied.py kept its own)
+    assert taken("    name: str")  # left _tokenizer.py, and gone.py, deleted
+    assert not taken("other")  # still there after the commit: nothing left
+    assert not taken("def only_here():")  # in no other file
+    assert not taken("class Token:", trivial=True)  # a bracket or blank says nothing
+    diff.changed.pop("src/pkg/_tokenizer.py")
+    assert not taken("class Token:")  # only in a file that kept it: a copy
+    assert taken("    name: str")
+    assert not _taken_out(ask, diff.holds, None, "    name: str", False)  # no commit

@@ -111,6 +111,24 @@ def test_the_repository_path_of_a_written_path(tmp_path: Path) -> None:
     assert repository_path("/home/alice/elsewhere.py", root, files) is None
 
 
+def test_a_worktree_inside_the_checkout_stands_for_its_file_where_asked(tmp_path: Path) -> None:
+    # the moves rule's names: a file a session wrote in a worktree made inside the
+    # main checkout is that worktree's file, not a file under root git never had
+    root = f"{tmp_path}/shop"
+    files = {"src/app.py", "app.py"}
+    inner = f"{root}/.worktrees/feature/src/app.py"
+    assert repository_path(inner, root, files) == ".worktrees/feature/src/app.py"
+    assert repository_path(inner, root, files, worktrees=True) == "src/app.py"  # gone since
+    (tmp_path / "shop" / ".worktrees" / "feature" / "src").mkdir(parents=True)  # no checkout
+    assert repository_path(inner, root, files, worktrees=True) == ".worktrees/feature/src/app.py"
+    (tmp_path / "shop" / ".worktrees" / "feature" / ".git").write_text("gitdir: elsewhere\n")
+    assert repository_path(inner, root, files, worktrees=True) == "src/app.py"
+    # a file of the checkout itself, or one the worktree has that git never had: as before
+    assert repository_path(f"{root}/src/app.py", root, files, worktrees=True) == "src/app.py"
+    new = f"{root}/.worktrees/feature/src/new.py"
+    assert repository_path(new, root, files, worktrees=True) == ".worktrees/feature/src/new.py"
+
+
 def test_a_session_of_this_clone_writing_outside_it_is_no_other_clone(
     tmp_path: Path, repo: Path
 ) -> None:

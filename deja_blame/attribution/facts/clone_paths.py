@@ -55,16 +55,33 @@ def stands_for(written: str, rel: str, root: str) -> bool | None:
     return False if could_be_a_clone(path[: -len(rel) - 1], root) else None
 
 
-def repository_path(written: str, root: str, files: Container[str]) -> str | None:
+def repository_path(
+    written: str, root: str, files: Container[str], worktrees: bool = False
+) -> str | None:
     """The repository path the written path ``written`` stands for: its path under
     ``root`` when it is there, else the longest of ``files`` it ends with whose
-    implied folder could be another clone (see the module); None: neither."""
+    implied folder could be another clone (see the module); None: neither.
+
+    With ``worktrees``, a path under ``root`` that is no file of ``files`` and lies
+    in a folder of it that could be a checkout of its own (a worktree made inside
+    the main checkout, ``.worktrees/NAME``) stands for the longest of ``files`` it
+    ends with there: that checkout's file, not a file under ``root`` git never had
+    (which every text "left" when the moves rule asks: ``facts/moved.py``)."""
     path = resolved(written)
     root = root.rstrip("/")
     if path.startswith(root + "/"):
-        return path[len(root) + 1 :]
+        rel = path[len(root) + 1 :]
+        if worktrees and rel not in files and not in_this_checkout(path, root):
+            return _suffix_in(path, root, files, skip=root.count("/") + 1) or rel
+        return rel
+    return _suffix_in(path, root, files)
+
+
+def _suffix_in(path: str, root: str, files: Container[str], skip: int = 0) -> str | None:
+    """The longest of ``files`` that ``path`` ends with (``/`` bounded), its first
+    ``skip`` parts kept, whose implied folder could be another clone."""
     parts = path.split("/")
-    for k in range(1, len(parts)):
+    for k in range(max(1, skip), len(parts)):
         rel = "/".join(parts[k:])
         if rel in files and could_be_a_clone("/".join(parts[:k]), root):
             return rel

@@ -155,9 +155,15 @@ def moved_lines(conn: sqlite3.Connection, facts: FileFacts) -> MovedLines | None
     renamed: dict[str, set[int]] = {}  # commit -> files it deleted that moved here
     texts_here = {ln.text.strip() for ln, trivial in zip(lines, texts.trivial) if not trivial}
     for k, pids in left.items():
-        moved[k] = left_file[k] = True
-        more.update(dict.fromkeys((pid for pid in pids if pid not in paths), True))
+        moved[k] = True
         brought = evidence[k]
+        left_file[k] = left_a_file_git_had(
+            pids,
+            whole,
+            lambda pid: bool(ask.path_log(names[pid])),
+            partial(_taken_out, ask, holds, brought, lines[k].text, texts.trivial[k]),
+        )
+        more.update(dict.fromkeys((pid for pid in pids if pid not in paths), True))
         if brought is None or brought.commit is None:
             continue
         for pid in pids:
@@ -194,6 +200,46 @@ def moved_lines(conn: sqlite3.Connection, facts: FileFacts) -> MovedLines | None
     solid = {fp for fp, trivial in zip(texts.fps, texts.trivial) if not trivial}
     load_writes(conn, more, set(texts.fps), into=facts.writes, solid=solid)
     return MovedLines(evidence, moved, left_file, {**paths, **more})
+
+
+def left_a_file_git_had(
+    pids: set[int], whole: set[int], had: Callable[[int], bool], taken_out: Callable[[], bool]
+) -> bool:
+    """Whether a text that left the files ``pids`` (``_left_behind``) moved: it left
+    one git had by this revision (``had``: its log is not empty), or one this file
+    mostly is (``whole``: renamed before its first commit), or git's own diff of the
+    line's commit took the text out of another file (``taken_out``: the same file
+    under the name git had, the session's path being older).
+
+    A file git never had "loses" every text it held (nothing of it is there after
+    the commit), so what left only such files, with nothing taken out of a file in
+    git, is judged as a copy is (``match.moves.keep_blocks``: two distinctive
+    lines): a person's new test in ``common_test.go`` (entireio eac9e693) gave its
+    ``tmpDir := t.TempDir()``, ``if err != nil {`` and ``}`` to a session that wrote
+    a test file in a worktree a day before, never committed there by then. A
+    session's ``class Token:`` block, written to ``packaging/_tokenizer.py`` before
+    the person moved the package to ``src/`` (git never had the session's path),
+    moved from ``src/packaging/_tokenizer_impl.py`` into ``_musllinux.py`` in one
+    commit: a move, as that commit's diff shows."""
+    return any(pid in whole or had(pid) for pid in pids) or taken_out()
+
+
+def _taken_out(
+    ask: WhereFrom, holds: _Holds, brought: BlameLine | None, text: str, trivial: bool
+) -> bool:
+    """Whether the commit that brought a line here (``brought``) took its ``text``
+    out of another file it changed or deleted: in that file at the commit's parent,
+    not in it (under its new name, if renamed) after. A blank line or bracket says
+    nothing; a commit git cannot read says no."""
+    if trivial or brought is None or brought.commit is None:
+        return False
+    commit, here = brought.commit, brought.orig_path
+    for path, (status, now) in ask.touched(commit).items():
+        if status == "A" or path == here or now == here:
+            continue
+        if holds(commit + "^", path, text) and (now is None or not holds(commit, now, text)):
+            return True
+    return False
 
 
 def _left_behind(

@@ -303,8 +303,10 @@ def paths_of_repository(
     """path id -> repository path, for every written path that stands for a file of
     the repository at ``root``: under ``root`` itself, or (the session ran in
     another clone, on another machine) ending with a path HEAD's history or one
-    of ``revs`` holds (its longest such). Whether that session worked here is ``belongs``'s to say;
-    this only finds the writes worth asking about."""
+    of ``revs`` holds (its longest such); a file of a worktree made inside this
+    checkout stands for that worktree's file (``repository_path``'s ``worktrees``).
+    Whether that session worked here is ``belongs``'s to say; this only finds the
+    writes worth asking about."""
     root = str(root).rstrip("/") or "/"
     top = conn.execute("SELECT max(path_id), count(*) FROM paths").fetchone()
     head = head_of(root)
@@ -320,7 +322,7 @@ def paths_of_repository(
     out: dict[int, str] = {}
     for pid, path in indexread.all_paths(conn):
         if path.startswith(root + "/") or path.rsplit("/", 1)[-1] in names:
-            rel = repository_path(path, root, files)
+            rel = repository_path(path, root, files, worktrees=True)
             if rel is not None:
                 out[pid] = rel
     with _LOCK:
