@@ -216,3 +216,110 @@ def test_a_block_runs_at_most_reach_lines_from_its_matched_line() -> None:
     out = continue_blocks(fps, [False] * len(texts), blamed, start, writes, now=20_000.0)
     given = [i for i, m in enumerate(out) if m is not None]
     assert given == list(range(REACH + 1))
+
+
+# ``placed_between``: the edit's lines between two of its matched lines, at one
+# distance, with a line the file holds once among them (entireio a5eca19c: a rebased
+# pair of commits; the older one brought a look-alike test that took the writes)
+LOOK = [
+    "func TestOlder(t *testing.T) {",  # 0: an older commit's look-alike block
+    "\tdir := t.TempDir()",  # 1
+    "\trequire.NoError(t, err)",  # 2
+    "}",  # 3
+    "func TestNew(t *testing.T) {",  # 4: the edit's line 0, unique
+    "\tdir := t.TempDir()",  # 5
+    "\trequire.NoError(t, err)",  # 6
+    "}",  # 7
+    "func TestNewer(t *testing.T) {",  # 8: the edit's line 4, unique
+    "\tdir := t.TempDir()",  # 9
+    "}",  # 10: the edit's last line
+]
+LOOK_EDIT = LOOK[4:11]
+
+
+def _look(
+    person: bool = False, at: float = AT
+) -> tuple[list[BlameLine | None], WriteSet, list[LineMatch | None]]:
+    blamed: list[BlameLine | None] = [
+        BlameLine(i + 1, OLD if i < 4 else C, 1 if i < 4 else 10_000, "x_test.go", i + 1)
+        for i in range(len(LOOK))
+    ]
+    writes = WriteSet()
+    rows = [(1, fingerprint(t), SID, ORD, k, at, 0) for k, t in enumerate(LOOK_EDIT)]
+    if person:  # the person typed the edit's middle line too (a USER diff block)
+        rows.append((1, fingerprint(LOOK_EDIT[1]), 2, 0, 0, AT + 50, 1))
+    writes.add_rows(sorted(rows, key=lambda r: r[:5]), {1: True})
+    # what the first pass and the commit window left: the unique lines placed, the
+    # repeated ones given to the older commit's look-alike lines (not stale there)
+    out: list[LineMatch | None] = [None] * len(LOOK)
+    out[1], out[2], out[3] = _match(1, 1), _match(2, 2), _match(3, 3)
+    out[4], out[8] = _match(4, 0), _match(8, 4)
+    return blamed, writes, out
+
+
+def test_an_edit_placed_by_its_unique_lines_takes_its_repeated_lines_back() -> None:
+    from deja_blame.attribution.facts.model import LineTexts
+    from deja_blame.attribution.match.block import placed_between
+
+    blamed, writes, start = _look()
+    out = placed_between(LineTexts.of(LOOK), blamed, start, writes, 20_000.0)
+    # the bracket between is passed (its write stays with the look-alike's)
+    assert _who(out) == [None, None, None, (1, 3), (1, 0), (1, 1), (1, 2), None, (1, 4), None, None]
+    # continue_blocks alone cannot: the writes are taken
+    out = continue_blocks(
+        LineTexts.of(LOOK).fps, LineTexts.of(LOOK).trivial, blamed, start, writes, 20_000.0
+    )
+    assert _who(out)[5:8] == [None, None, None]
+
+
+def test_only_a_place_the_file_holds_once_places_the_edit() -> None:
+    from deja_blame.attribution.facts.model import LineTexts
+    from deja_blame.attribution.match.block import placed_between
+
+    blamed, writes, start = _look()
+    texts = LOOK + [LOOK[4], LOOK[8]]  # the file holds the edit's headers twice
+    blamed += [BlameLine(k + 1, OLD, 1, "x_test.go", k + 1) for k in (11, 12)]
+    out = placed_between(LineTexts.of(texts), blamed, start + [None, None], writes, 20_000.0)
+    assert out == start + [None, None]
+    # nor an edit whose lines between landed elsewhere (two hunks: its line 2 on)
+    blamed, writes, start = _look()
+    out = placed_between(
+        LineTexts.of(LOOK), blamed, start, writes, 20_000.0, lambda key: key[2] + 20 * (key[2] > 1)
+    )
+    assert out == start
+    out = placed_between(LineTexts.of(LOOK), blamed, start, writes, 20_000.0, lambda key: key[2])
+    assert _who(out)[5:8] == [(1, 1), (1, 2), None]
+
+
+def test_an_edit_is_not_placed_across_a_line_it_did_not_write_there() -> None:
+    from deja_blame.attribution.facts.model import LineTexts
+    from deja_blame.attribution.match.block import placed_between
+
+    blamed, writes, start = _look()
+    texts = list(LOOK)
+    texts[6] = "\tassert.Equal(t, 1, n)"  # the person changed a line between
+    out = placed_between(LineTexts.of(texts), blamed, start, writes, 20_000.0)
+    assert out == start
+    # nor where another commit brought a line between, nor a person wrote its text since
+    blamed[5] = BlameLine(6, "d" * 40, 10_000, "x_test.go", 6)
+    out = placed_between(LineTexts.of(LOOK), blamed, start, writes, 20_000.0)
+    assert _who(out)[5:8] == [None, (1, 2), None]
+    blamed, writes, start = _look(person=True)
+    out = placed_between(LineTexts.of(LOOK), blamed, start, writes, 20_000.0)
+    assert _who(out)[5:8] == [None, (1, 2), None]
+    assert _who(out)[1] == (1, 1)  # the look-alike keeps the write no line took
+
+
+def test_a_placed_edit_is_in_its_commit_by_the_session_s_clock() -> None:
+    from deja_blame.attribution.facts.model import LineTexts
+    from deja_blame.attribution.match.block import placed_between
+
+    # written a minute after the commit (10,000): a session on another machine's
+    # clock may be that far ahead; one on git's clock wrote it after the commit
+    blamed, writes, start = _look(at=10_060.0)
+    out = placed_between(LineTexts.of(LOOK), blamed, start, writes, 20_000.0)
+    assert _who(out)[5:7] == [(1, 1), (1, 2)]
+    out = placed_between(
+        LineTexts.of(LOOK), blamed, start, writes, 20_000.0, same_clock=frozenset({SID})
+    )
+    assert out == start

@@ -34,7 +34,7 @@ import time
 from typing import TYPE_CHECKING
 
 from deja_blame.attribution.match.before_history import strangers_before_history
-from deja_blame.attribution.match.block import continue_blocks
+from deja_blame.attribution.match.block import continue_blocks, placed_between
 from deja_blame.attribution.match.lines import match_lines
 from deja_blame.attribution.match.moves import keep_blocks, less_certain
 from deja_blame.attribution.match.reflow import reflow_matches
@@ -148,6 +148,9 @@ def attribute_lines(
         )
         matches = _without_strangers_before_history(
             given.repository_start, edits, matches, writes, history, path_ids
+        )
+        matches = placed_between(
+            line_texts, blamed, matches, writes, now, edits.position, same_clock
         )
         matches = continue_blocks(
             fps, trivial, blamed, matches, writes, now, edits.position, same_clock

@@ -46,9 +46,16 @@ line given (a blank one too) must be one the block's commit brought.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 
-from deja_blame.attribution.facts.model import BLANK_FP, BlameLine, Key, WriteSet
+from deja_blame.attribution.facts.model import (
+    BLANK_FP,
+    BlameLine,
+    Key,
+    LineTexts,
+    WriteSet,
+)
 from deja_blame.attribution.match.clock import latest_write
 from deja_blame.attribution.match.lines import LineMatch
 
@@ -140,6 +147,119 @@ def continue_blocks(
             # slides them: another commit may have it), and a person's "}" beside the
             # session's lines is as likely; a blank line the block's commit brought is given
     return out
+
+
+def placed_between(
+    texts: LineTexts,
+    blamed: list[BlameLine | None],
+    matches: list[LineMatch | None],
+    writes: WriteSet,
+    now: float,
+    position: Callable[[Key], int | None] | None = None,
+    same_clock: frozenset[int] = frozenset(),
+) -> list[LineMatch | None]:
+    """``matches`` with the lines between two lines of one edit filled in, where the
+    edit placed them exactly: two lines the file holds once (``unique``) matched to
+    lines ``a`` and ``b`` of one edit, as far apart in the file as in the edit, and
+    every line between with the text of the edit's line at that distance, written
+    one below the other (``position``). A line between that its commit brought
+    (the commit of the line above it) and no rule matched is that edit's line,
+    although the file holds its text more than once: a line elsewhere that took the
+    write (a look-alike block an older commit brought) gives it up.
+
+    Work rebased before it was pushed makes every write older than its commit's
+    parent, and the commit-window rule turns away a write whose text an older
+    commit of the pair brought since (``t.Parallel()``, ``state := &State{``): the
+    edit's repeated lines went to the older commit's look-alike test and their own
+    lines to nobody (entireio ``a5eca19c``, ``session/state_test.go``). Blank lines
+    between are given, lone brackets passed, as ``continue_blocks`` does: given, a
+    person's ``}`` inside a session's placed block went to the session in 3 variants
+    of immer's replayed history. A write must be in its line's commit by
+    ``latest_write`` (``same_clock``: the sessions on git's clock)."""
+    fps, trivial = texts.fps, texts.trivial
+    counts = texts.file_counts if texts.file_counts is not None else Counter(fps)
+    out = list(matches)
+    info = writes.info
+    # the matched lines of each edit, by their distance from the edit's lines (a
+    # block the edit placed keeps one distance all through it)
+    rows: dict[tuple[int, int, int], list[int]] = {}
+    for i, m in enumerate(out):
+        if m is not None and not trivial[i]:
+            rows.setdefault((m.sid, m.edit_ord, i - m.idx), []).append(i)
+    taken = {(m.sid, m.edit_ord, m.idx): i for i, m in enumerate(out) if m is not None}
+    for (sid, edit, shift), lines in rows.items():
+        if not any(counts[fps[i]] == 1 for i in lines):
+            continue  # nothing places the edit here: its texts are all repeated
+        spans = _spans(
+            lines, [counts[fps[i]] == 1 for i in lines], fps, sid, edit, shift, info, position
+        )
+        for i, j in spans:
+            anchor = blamed[i]
+            for k in range(i + 1, j):
+                key = (sid, edit, k - shift)
+                bk = blamed[k]
+                if out[k] is not None or bk is None or anchor is None:
+                    continue
+                if bk.commit != anchor.commit or (trivial[k] and fps[k] != BLANK_FP):
+                    continue  # a lone bracket is passed, as continue_blocks passes it
+                at = info[key][1]
+                limit = latest_write(bk, now, sid in same_clock)
+                if at > limit or _person_since(writes, fps[k], at, limit):
+                    continue
+                other = taken.pop(key, None)
+                if other is not None:
+                    out[other] = None
+                out[k] = LineMatch(
+                    sid=sid, edit_ord=edit, idx=key[2], at=at, confidence=CONFIDENCE, run=1
+                )
+                taken[key] = k
+    return out
+
+
+def _spans(
+    lines: list[int],
+    unique: list[bool],
+    fps: list[int],
+    sid: int,
+    edit: int,
+    shift: int,
+    info: dict[Key, tuple[int, float, bool, bool, int]],
+    position: Callable[[Key], int | None] | None,
+) -> list[tuple[int, int]]:
+    """Of the stretches between consecutive ``lines`` (matched to one edit at one
+    distance), those the edit placed: each has the edit's texts all through it, and
+    a chain of such stretches reaches it from a line the file holds once."""
+    ok = [
+        _placed(fps[i : j + 1], [(sid, edit, k - shift) for k in range(i, j + 1)], info, position)
+        for i, j in zip(lines, lines[1:])
+    ]
+    reached = [False] * len(ok)
+    for u, alone in enumerate(unique):
+        if not alone:
+            continue
+        for step, start in ((1, u), (-1, u - 1)):
+            s = start
+            while 0 <= s < len(ok) and ok[s] and not reached[s]:
+                reached[s] = True
+                s += step
+    return [(lines[s], lines[s + 1]) for s, done in enumerate(reached) if done]
+
+
+def _placed(
+    fps: list[int],
+    keys: list[Key],
+    info: dict[Key, tuple[int, float, bool, bool, int]],
+    position: Callable[[Key], int | None] | None,
+) -> bool:
+    """Whether the edit's lines ``keys`` have the texts ``fps`` in order, none a
+    person's, and were written one below the other."""
+    for fp, key in zip(fps, keys):
+        w = info.get(key)
+        if w is None or w[0] != fp or w[2]:
+            return False
+    return position is None or all(
+        _beside(position, keys[d - 1], keys[d], 1) for d in range(1, len(keys))
+    )
 
 
 def _next(key: Key, step: int) -> Key:
