@@ -131,7 +131,14 @@ def test_both_sides_noted_the_same_commit_the_json_is_merged(
     assert file_claims(bob_note, "extra.py") == {1: S2, 2: S2, 3: S2}
     bob.deja("notes", "push")
     out = orjson.loads(alice.deja("notes", "fetch", "--json").stdout)
-    assert out["merge"] == {"kind": "merge", "taken": 0, "merged": 1, "kept": 0, "skipped": 0}
+    assert out["merge"] == {
+        "kind": "merge",
+        "taken": 0,
+        "merged": 1,
+        "kept": 0,
+        "skipped": 0,
+        "restored": 0,
+    }
     merged = alice.note(sha)
     assert file_claims(merged, "app.py") == {i: S1 for i in range(1, 5)}  # alice's lines stay
     assert file_claims(merged, "extra.py") == {1: S2, 2: S2, 3: S2}  # bob's are added

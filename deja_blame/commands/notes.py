@@ -39,6 +39,11 @@ def run_fetch(remote: str, as_json: bool, cwd: Path | None = None, git_ai: bool 
             "fast-forward": "local notes fast-forwarded",
             "merge": f"merged: {m.taken} taken, {m.merged} merged note by note",
         }[m.kind]
+        if m.restored:
+            what += (
+                f", {m.restored} damaged deja note{'s' if m.restored != 1 else ''} here"
+                f" restored from {remote}'s"
+            )
         if m.kept:
             what += f", {m.kept} unreadable kept as they were here"
         if m.skipped:

@@ -299,34 +299,65 @@ def _clean_info(info: dict[Any, Any]) -> dict[str, Any]:
 MAX_FOREIGN_LINES = 10_000  # another tool's lines kept in one note
 
 
-def split_note(text: str) -> tuple[list[Any], list[str]]:
-    """A note's text -> (the JSON documents in it, in order; the other lines).
+# The start of a document deja wrote (``Note.dumps``, and schema 1's), however spaced:
+# a text that starts so and does not parse is deja's own note, damaged (cut short,
+# edited), not another tool's lines
+_DEJA_START = re.compile(r'\{\s*"schema"\s*:\s*\d+\s*,\s*"tool"\s*:\s*"deja-blame')
+_BLANK_LINE = re.compile(r"\n[ \t\r]*\n")
+
+
+@dataclass
+class NoteParts:
+    """A note's text, read: deja's JSON documents in order, another tool's lines (kept,
+    as they were, for writing back), and deja documents that do not parse (damaged:
+    skipped, and not written back: a note deja writes replaces them)."""
+
+    docs: list[Any]
+    foreign: list[str]
+    damaged: list[str]
+
+
+def note_parts(text: str) -> NoteParts:
+    """A note's text -> its parts (``NoteParts``).
 
     git concatenates notes (a squash, a ``union`` merge), and other tools write
     to the same ref: deja-vu appends plain lines (``deja: <file>:<line> written
     in <harness> · <id> · <project> (rule: wrote)``). deja's JSON is read
-    wherever it stands; every other line is kept, as it was, for writing back."""
+    wherever it stands; every other line is kept. A damaged deja document runs
+    from its start to the next blank line (git joins documents with one) or the end."""
     decoder = json.JSONDecoder()
-    docs: list[Any] = []
-    foreign: list[str] = []
+    parts = NoteParts([], [], [])
     pos, end = 0, len(text)
     while True:
         while pos < end and text[pos].isspace():
             pos += 1
         if pos >= end:
-            return docs, foreign
+            return parts
         if text[pos] == "{":
             try:
                 doc, pos = decoder.raw_decode(text, pos)
-                docs.append(doc)
+                parts.docs.append(doc)
                 continue
             except (ValueError, RecursionError):
                 pass  # not JSON after all (or nested deeper than any note): a line of text
+            if _DEJA_START.match(text, pos):
+                blank = _BLANK_LINE.search(text, pos)
+                stop = end if blank is None else blank.start()
+                parts.damaged.append(text[pos:stop][:MAX_TEXT])
+                pos = stop
+                continue
         eol = text.find("\n", pos)
         eol = end if eol < 0 else eol
-        if len(foreign) < MAX_FOREIGN_LINES:
-            foreign.append(text[pos:eol].rstrip()[:MAX_TEXT])
+        if len(parts.foreign) < MAX_FOREIGN_LINES:
+            parts.foreign.append(text[pos:eol].rstrip()[:MAX_TEXT])
         pos = eol + 1
+
+
+def split_note(text: str) -> tuple[list[Any], list[str]]:
+    """A note's text -> (the JSON documents in it, in order; another tool's lines):
+    ``note_parts`` without the damaged deja documents."""
+    parts = note_parts(text)
+    return parts.docs, parts.foreign
 
 
 def with_foreign(text: str, foreign: list[str]) -> str:

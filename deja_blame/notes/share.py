@@ -28,6 +28,7 @@ from deja_blame.notes.remap import effective_note
 from deja_blame.notes.schema import (
     NOTES_REF,
     merge_notes,
+    note_parts,
     parse_note_docs,
     split_note,
     with_foreign,
@@ -62,6 +63,7 @@ class MergeResult:
     merged: int = 0  # notes both sides changed, merged as JSON
     kept: int = 0  # notes both sides changed that could not be read: the local one kept
     skipped: int = 0  # their notes for objects this clone lacks (or that are no commits)
+    restored: int = 0  # damaged deja notes here replaced by their whole one
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -70,6 +72,7 @@ class MergeResult:
             "merged": self.merged,
             "kept": self.kept,
             "skipped": self.skipped,
+            "restored": self.restored,
         }
 
 
@@ -109,6 +112,34 @@ def _is_commit_here(repo: pygit2.Repository, sha: str) -> bool:
         return False
 
 
+def _restorations(
+    repo: pygit2.Repository, mine: dict[str, str], other: dict[str, str]
+) -> dict[str, str]:
+    """annotated commit -> new note text, for each local note that is a damaged deja
+    note (``schema.note_parts``: no document of it parses) where the other side's
+    note of the commit is whole: theirs, with every other tool's line of ours kept."""
+    out: dict[str, str] = {}
+    for sha, th in other.items():
+        lo = mine.get(sha)
+        if lo is None or lo == th:
+            continue
+        ours = note_parts(_blob_text(repo, lo))
+        if not ours.damaged or parse_note_docs("\n\n".join(map(str, ours.docs))):
+            continue  # whole, or a damaged document beside one that reads
+        theirs_text = _blob_text(repo, th)
+        theirs = note_parts(theirs_text)
+        if theirs.damaged or not parse_note_docs(theirs_text):
+            continue
+        extra = [ln for ln in ours.foreign if ln not in theirs.foreign]
+        if not extra:
+            out[sha] = theirs_text
+            continue
+        note = effective_note(repo, sha, parse_note_docs(theirs_text))
+        if note is not None:
+            out[sha] = with_foreign(note.dumps(), theirs.foreign + extra)
+    return out
+
+
 def merge_notes_ref(repo: pygit2.Repository, theirs: str, label: str) -> MergeResult:
     """Merge the notes commit ``theirs`` into the local ``refs/notes/deja``."""
     result = MergeResult()
@@ -125,7 +156,19 @@ def merge_notes_ref(repo: pygit2.Repository, theirs: str, label: str) -> MergeRe
                     return result
                 continue
             if tip == theirs or repo.descendant_of(tip, theirs):
-                return result
+                # nothing of theirs is new here; a damaged note of ours is restored
+                # from theirs (a note cut short here says "already up to date" else)
+                restore = _restorations(repo, note_blob_map(repo, tip), note_blob_map(repo, theirs))
+                if not restore:
+                    return result
+                stream = _fast_import_stream(
+                    repo, NOTES_REF, tip, restore, f"notes: restore damaged deja notes from {label}"
+                )
+                ok, last_err = _fast_import(repo, stream)
+                if ok:
+                    result.restored = len(restore)
+                    return result
+                continue
             if repo.descendant_of(theirs, tip):
                 if _update_ref(repo, theirs, tip):
                     result.kind = "fast-forward"
@@ -137,8 +180,13 @@ def merge_notes_ref(repo: pygit2.Repository, theirs: str, label: str) -> MergeRe
             other = note_blob_map(repo, theirs)
             changes: dict[str, str | None] = {}
             carried: dict[str, str] = {}  # tree path -> blob, for notes of absent objects
+            restore = _restorations(repo, mine, other)
             for sha in sorted(set(mine) | set(other)):
                 b, lo, th = base.get(sha), mine.get(sha), other.get(sha)
+                if sha in restore:
+                    changes[sha] = restore[sha]
+                    result.restored += 1
+                    continue
                 if lo != th and th != b and not _is_commit_here(repo, sha):
                     # A teammate's note for a commit this clone does not have (yet):
                     # not read or merged here, but carried as it is, so pushing the

@@ -28,6 +28,7 @@ from deja_blame.notes.schema import (
     MAX_NOTE_BYTES,
     NOTES_REF,
     Note,
+    note_parts,
     parse_note,
     parse_note_docs,
     split_note,
@@ -265,26 +266,43 @@ def read_note(repo: pygit2.Repository, commit: str, ref: str = NOTES_REF) -> Not
 
 
 _FOREIGN_SAID: list[str] = []
+_DAMAGED_SAID: set[str] = set()
 
 
 def said_foreign(commit: str, text: str) -> bool:
-    """Say (once per process) that notes hold lines deja does not read; True when
-    ``text`` holds such lines."""
+    """Say (once per process) that notes hold lines deja does not read, and (once per
+    commit) that a note holds a damaged deja document; True when ``text`` holds either."""
     if text.lstrip().startswith("{") and text.rstrip().endswith("}"):
         return False  # deja's JSON alone (the usual case): no scan
-    foreign = split_note(text)[1]
-    if not foreign:
+    parts = note_parts(text)
+    if not parts.foreign and not parts.damaged:
         return False
-    if not _FOREIGN_SAID:
-        from deja_blame.output import warn
+    from deja_blame.output import warn
 
+    if parts.damaged and commit not in _DAMAGED_SAID:
+        _DAMAGED_SAID.add(commit)
+        warn(damaged_text(commit, bool(parts.docs)))
+    if parts.foreign and not _FOREIGN_SAID:
+        n = len(parts.foreign)
         warn(
-            f"the note of commit {commit[:12]} in {NOTES_REF} holds {len(foreign)} lines"
+            f"the note of commit {commit[:12]} in {NOTES_REF} holds {n} line{'s' if n != 1 else ''}"
             " deja does not read (another tool's, such as deja-vu's): skipped here, and"
             " kept as they are when deja writes the note"
         )
-    _FOREIGN_SAID.append(commit)
+    if parts.foreign:
+        _FOREIGN_SAID.append(commit)
     return True
+
+
+def damaged_text(commit: str, rest_read: bool) -> str:
+    """What deja says of a damaged deja note, and the ways back."""
+    skipped = "what it held is skipped" if rest_read else "its lines are nobody's"
+    return (
+        f"the note of commit {commit[:12]} in {NOTES_REF} is a damaged deja note (cut short"
+        f" or edited: it does not parse): {skipped} here until it is restored: deja notes"
+        f" fetch restores it from a remote whose note of that commit is whole, deja annotate"
+        f" {commit[:12]} re-derives it from the transcripts where they are on this machine"
+    )
 
 
 def read_note_parts(
