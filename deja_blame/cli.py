@@ -387,7 +387,12 @@ def sessions_cmd(
     """List indexed sessions, newest first.
 
     In a clone with none indexed (a reviewer's, no transcripts here), the
-    sessions the repository's notes name, marked "notes" (deja show ID).
+    sessions the repository's notes name, marked "notes" (deja show ID). Their
+    LINES: the lines the notes of HEAD's history give the session; COMMITS: how
+    many of those commits name it. Notes of commits outside HEAD's history (a
+    branch's commits before its squash merge, another branch's) are not counted
+    there, and a line on stderr says which sessions have some (--json:
+    lines/commits count every note, lines_on_head/commits_on_head HEAD's).
 
     \b
     Examples:

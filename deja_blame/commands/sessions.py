@@ -111,12 +111,18 @@ def run_sessions(
 
 def noted_summaries() -> list[dict[str, Any]]:
     """The sessions the notes of the repository here name (``show.noted_sessions``),
-    each as {session_id, agent, model, started_at, project, commits, lines}."""
+    each as {session_id, agent, model, started_at, project, commits, lines,
+    commits_on_head, lines_on_head}: ``commits``/``lines`` over every note naming
+    it, the ``_on_head`` pair over the notes of HEAD's history alone (a branch's
+    commits before its squash merge, another branch's, are not)."""
     from deja_blame.commands.show import noted_sessions
 
+    docs = noted_sessions(Path.cwd())
+    on_head = head_history({c["commit"] for d in docs for c in d["commits"]})
     out = []
-    for doc in noted_sessions(Path.cwd()):
+    for doc in docs:
         commits = doc["commits"]
+        here = [c for c in commits if c["commit"] in on_head]
         out.append(
             {
                 "session_id": doc["session_id"],
@@ -126,9 +132,23 @@ def noted_summaries() -> list[dict[str, Any]]:
                 "project": doc.get("project"),
                 "commits": len(commits),
                 "lines": sum(f["lines"] for c in commits for f in c["files"].values()),
+                "commits_on_head": len(here),
+                "lines_on_head": sum(f["lines"] for c in here for f in c["files"].values()),
             }
         )
     return out
+
+
+def head_history(commits: set[str]) -> set[str]:
+    """Which of ``commits`` HEAD's history holds (one ``git rev-list``)."""
+    from deja_blame.gitutil import try_git
+
+    if not commits:
+        return set()
+    proc = try_git(str(Path.cwd()), ["rev-list", "HEAD", "--"], timeout=60)
+    if proc is None or proc.returncode != 0:
+        return set()
+    return commits & set(proc.stdout.decode("ascii", "replace").split())
 
 
 def _print_noted(noted: list[dict[str, Any]]) -> None:
@@ -152,7 +172,16 @@ def _print_noted(noted: list[dict[str, Any]]) -> None:
         started = terminal(utc_minute(d["started_at"]) if d["started_at"] else "?")
         click.echo(
             f"{terminal(d['session_id'])[:8]:<10} {terminal(d['agent'] or '?')[:11]:<11}"
-            f" {started:<21} {d['lines']:>5} {d['commits']:>7}  notes"
+            f" {started:<21} {d['lines_on_head']:>5} {d['commits_on_head']:>7}  notes"
+        )
+    elsewhere = sum(1 for d in noted if d["commits"] > d["commits_on_head"])
+    if elsewhere:
+        click.echo(
+            f"deja: LINES and COMMITS count the notes of HEAD's history; {elsewhere} of these"
+            f" session{'s' if elsewhere != 1 else ''} also {'have' if elsewhere != 1 else 'has'}"
+            " notes on commits outside it (another branch's, or a branch's commits before"
+            " its squash merge): deja show ID lists them all",
+            err=True,
         )
 
 
