@@ -60,7 +60,8 @@ PLUGIN = Agent(
     default_roots=default_roots,
     find=find_transcripts,
     read=_read,
-    reader_version=1,  # 1: each record's step is the person's request it followed
+    reader_version=2,  # 1: each record's step is the person's request it followed;
+    # 2: a failed Bash's exit code read from "Error: Exit code N" and toolUseResult
     sniff=_sniff,
     where="${CLAUDE_CONFIG_DIR:-~/.claude}/projects",
     location_env=("CLAUDE_CONFIG_DIR",),

@@ -11,7 +11,9 @@
   rejection); its lines are the patch's ``+`` lines; with ``userModified``, those
   not in the model's proposal are the person's.
 - ``Bash`` commands: exit code 0 when the result is no error, else the
-  ``Exit code N`` it starts with.
+  ``Exit code N`` (or ``Error: Exit code N``) its content or ``toolUseResult``
+  starts with; an error with neither (the person refused the command, a sibling
+  call failed first: it did not run) records no exit code.
 - ``isSidechain`` records (sub-agents, also in their own files) are the
   session's work; their requests come from the agent, not the person.
 - ``progress`` records of type ``agent_progress`` carry a sub-agent's
@@ -43,7 +45,10 @@ from deja_blame.transcripts.tool_edits import array
 
 EDIT_TOOLS = {"Edit", "MultiEdit", "Write"}
 VIEW_TOOLS = {"Read": "view", "NotebookRead": "view", "LS": "list", "Glob": "list"}
-_EXIT_CODE = re.compile(r"^\s*Exit code:?\s*(-?\d+)", re.IGNORECASE)
+# A failed Bash's result: content "Exit code N\n<output>", and the record's
+# toolUseResult the same with "Error: " before it (every failed command of the
+# recorded sessions we read has both); either is read, with or without the prefix
+_EXIT_CODE = re.compile(r"^\s*(?:Error:\s*)?Exit code:?\s*(-?\d+)", re.IGNORECASE)
 _REJECTED = re.compile(r"user (?:rejected|denied|doesn't want)", re.IGNORECASE)
 # What Claude Code puts in user records that the person did not type
 _NOT_TYPED = (
@@ -211,6 +216,10 @@ class _Reader:
         )
         if command is not None:
             m = _EXIT_CODE.match(text)
+            if m is None and failed and isinstance(result, str):
+                m = _EXIT_CODE.match(result)
+            # failed with no code: refused by the person, or never run (a sibling
+            # call's error): no exit code, not a failure of the command
             self.builder.set_exit(command, int(m.group(1)) if m else (None if failed else 0))
             return
         if name not in EDIT_TOOLS or failed:
