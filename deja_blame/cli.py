@@ -965,7 +965,10 @@ def mcp_cmd(db: Path | None, repo: Path | None, prompts: bool) -> int:
     " code chat), copilot-cli, opencode, droid, continue (cn), pi, cline.",
 )
 @click.option(
-    "--session", default=None, help="Session id or unique prefix (default: the newest one here)."
+    "--session",
+    default=None,
+    callback=lambda _ctx, _param, value: _named_session(value),
+    help="Session id or unique prefix (default: the newest one here).",
 )
 @click.option(
     "--print", "print_only", is_flag=True, help="Print the prompt instead of starting the agent."
@@ -1011,6 +1014,18 @@ def handoff_cmd(
     return run_handoff(
         conn, target, session, print_only=print_only, as_json=as_json, max_chars=max_chars
     )
+
+
+def _named_session(value: str | None) -> str | None:
+    """``--session``'s value: an empty one (``--session ''``, an unset variable) is a
+    mistake, not "the newest session here" (leaving the option out says that)."""
+    if value is not None and not value.strip():
+        raise click.BadParameter(
+            "an empty session id: name one (deja sessions lists them), or leave --session"
+            " out for the newest session here",
+            param_hint="'--session'",
+        )
+    return value
 
 
 @cli.command("report")

@@ -440,6 +440,23 @@ def test_unknown_id_and_ambiguous_prefix_are_clear_errors(tmp_path: Path, repo: 
     assert "Previous session: abc22222-y" in ok
 
 
+def test_the_hint_names_whole_ids_and_an_empty_id_is_a_usage_error(
+    tmp_path: Path, repo: Path
+) -> None:
+    root = tmp_path / "root"
+    long_id = "22222222-bbbb-4ccc-8ddd-000000000022"
+    Transcript(root, long_id, project=repo).user("hello", T0)
+    deja("index", "--root", str(root))
+    proc = deja("handoff", "--to", "agy", "--session", "zzzz", "--print", cwd=repo, check=False)
+    assert proc.returncode == 1
+    assert f"recent sessions here: {long_id} (" in proc.stderr.decode()  # pasted back whole
+    for empty in ("", " "):
+        proc = deja("handoff", "--to", "agy", "--session", empty, "--print", cwd=repo, check=False)
+        err = proc.stderr.decode()
+        assert proc.returncode == 2 and "an empty session id" in err
+        assert "Previous session" not in proc.stdout.decode()
+
+
 def test_bad_target_is_usage_error(tmp_path: Path) -> None:
     proc = deja("handoff", "--to", "vim", check=False)
     assert proc.returncode == 2

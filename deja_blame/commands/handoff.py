@@ -65,7 +65,7 @@ def choose_session(
     again: str = "deja handoff --to agy",
 ) -> str:
     """``again``: the command as typed, for the hint (the same --to and flags)."""
-    if session:
+    if session is not None:
         try:
             return resolve_session_id(conn, session)
         except DejaError as exc:
@@ -74,7 +74,8 @@ def choose_session(
             here = sessions_here(conn, cwd, repo_root)[:5]
             if not here:
                 raise
-            shown = ", ".join(f"{s.session_id[:12]} ({s.started_at or 'no time'})" for s in here)
+            # whole ids: a cut one (12 characters, inside a UUID) cannot be pasted back
+            shown = ", ".join(f"{s.session_id} ({s.started_at or 'no time'})" for s in here)
             raise DejaError(str(exc), hint=f"recent sessions here: {shown}") from exc
     here = sessions_here(conn, cwd, repo_root)
     if not here:
