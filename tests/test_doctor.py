@@ -279,3 +279,23 @@ def test_no_git_on_path(setup: dict[str, Path], tmp_path: Path) -> None:
     proc = deja("doctor", "--json", cwd=tmp_path, env={"PATH": str(bin_dir)}, check=False)
     git_check = by_name(orjson.loads(proc.stdout))["git"]
     assert proc.returncode == 1 and not git_check["ok"] and "install git" in git_check["fix"]
+
+
+def test_files_with_no_session_are_not_counted_as_sessions(
+    setup: dict[str, Path], tmp_path: Path
+) -> None:
+    """Four files where Claude Code keeps its transcripts, two of them no session (empty,
+    random bytes): the roots' line said "4 sessions" while deja index skipped two."""
+    from test_claude_exit_codes import SID, _transcript
+
+    claude = tmp_path / "claude"
+    folder = claude / "projects" / "-home-pat-proj"
+    _transcript(folder / f"{SID}.jsonl", [("ls", False, "a.py", {"stdout": "a.py"})])
+    _transcript(folder / "7e7e7e7e-aaaa-4bbb-8ccc-000000000077.jsonl", [("ls", False, "b", {})])
+    (folder / "11111111-0000-4000-8000-000000000001.jsonl").write_bytes(b"")
+    (folder / "22222222-0000-4000-8000-000000000002.jsonl").write_bytes(os.urandom(300))
+    env = {"DEJA_CLAUDE_ROOT": str(claude)}
+    deja("index", "-q", env=env)
+    _, doc, _ = doctor(setup["repo"], env)
+    detail = by_name(doc)["transcript roots"]["detail"]
+    assert f"claude-code: {claude} (2 sessions; 2 files with no session in it)" in detail

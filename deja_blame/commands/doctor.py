@@ -35,6 +35,7 @@ from deja_blame.index.db import (
     schema_version,
     writable_place,
 )
+from deja_blame.index.store import not_sessions
 from deja_blame.jsonout import print_json
 from deja_blame.output import counted, shorten, style, terminal, use_colour, warn
 from deja_blame.transcripts.antigravity.discover import (
@@ -100,7 +101,11 @@ def check_pygit2() -> Check:
     return Check("pygit2", True, f"pygit2 {pygit2.__version__}, libgit2 {pygit2.LIBGIT2_VERSION}")
 
 
-def check_roots(roots: list[Path]) -> tuple[Check, list[TranscriptFile]]:
+def check_roots(
+    roots: list[Path], no_session: frozenset[str] = frozenset()
+) -> tuple[Check, list[TranscriptFile]]:
+    """The transcript roots and what they hold; ``no_session``: the files the index
+    read and found no session in (unchanged since), counted apart from the sessions."""
     fix_root = f"export {ROOT_ENV}=/path/to/.gemini/antigravity  # the directory holding brain/"
     parts: list[str] = []
     problems: list[str] = []
@@ -117,7 +122,9 @@ def check_roots(roots: list[Path]) -> tuple[Check, list[TranscriptFile]]:
             if root.is_dir():
                 files = list(h.find(root, None, skipped))
                 found.extend(files)
-                parts.append(f"{h.id}: {root} ({counted(len(files), 'session')})")
+                empty = sum(1 for f in files if str(f.path) in no_session)
+                none = f"; {counted(empty, 'file')} with no session in it" if empty else ""
+                parts.append(f"{h.id}: {root} ({counted(len(files) - empty, 'session')}{none})")
             elif named:
                 problems.append(f"transcript root not found: {root} (from {h.root_env})")
     if not roots and not found:
@@ -428,7 +435,9 @@ def diagnose(
     db_path: Path, roots: list[Path] | None = None, cwd: Path | None = None
 ) -> list[Check]:
     checks = [check_git(), check_pygit2()]
-    roots_check, transcripts = check_roots(roots if roots is not None else discover_roots())
+    roots_check, transcripts = check_roots(
+        roots if roots is not None else discover_roots(), _no_session_files(db_path)
+    )
     repo_checks = check_repository(cwd or Path.cwd())
     from deja_blame.index.provenance import left_out_now
 
@@ -460,6 +469,31 @@ def diagnose(
     checks.extend(repo_checks)
     checks.append(check_server())
     return checks
+
+
+def _no_session_files(db_path: Path) -> frozenset[str]:
+    """The transcript files the index read and found no session in, as they still are
+    (same size and time): ``deja index`` said "N files with no session in it skipped",
+    and the roots' count of sessions leaves them out."""
+    if not db_path.exists():
+        return frozenset()
+    try:
+        conn = _open_read_only(db_path)
+        try:
+            kept = not_sessions(conn)
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return frozenset()  # a damaged or foreign file: the index check says what it is
+    out = set()
+    for path, size, mtime_ns, _inode in kept.values():
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        if st.st_size == size and st.st_mtime_ns == mtime_ns:
+            out.add(path)
+    return frozenset(out)
 
 
 def _no_sessions(db_path: Path) -> bool:
