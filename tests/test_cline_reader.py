@@ -128,6 +128,47 @@ def test_the_args_value_is_no_parameter_of_the_call() -> None:
     assert (name, sorted(args)) == ("apply_diff", ["args"])
 
 
+def test_args_in_a_file_s_text_or_a_diff_is_that_text_s(tmp_path: Path) -> None:
+    """``<args>`` opens Roo's several files only as the call's first tag: a write whose
+    text mentions it, or a diff adding it, keeps its lines (review 11 #1)."""
+    write = (
+        "<write_to_file>\n<path>docs/calls.md</path>\n<content>\n# Calls\n"
+        "apply_diff takes <args> with one <file> per file.\nThe end.\n</content>\n"
+        "<line_count>3</line_count>\n</write_to_file>"
+    )
+    diff = (
+        "<replace_in_file>\n<path>src/tags.py</path>\n<diff>\n<<<<<<< SEARCH\nX = 1\n"
+        '=======\nOPEN = "<args>"\nSHUT = "</args>"\n>>>>>>> REPLACE\n</diff>\n</replace_in_file>'
+    )
+    env = "<environment_details>\n# Current Workspace Directory (/srv/app) Files\n</environment_details>"
+    api: list[dict[str, Any]] = [
+        {"role": "user", "content": [{"type": "text", "text": "<task>\ntags\n</task>\n" + env}]}
+    ]
+    for call, name in ((write, "write_to_file"), (diff, "replace_in_file")):
+        api.append({"role": "assistant", "content": [{"type": "text", "text": call}]})
+        api.append(
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": f"[{name} for 'x'] Result:"},
+                    {"type": "text", "text": "The content was successfully saved to x."},
+                ],
+            }
+        )
+    task = tmp_path / "tasks" / "1796000000000"
+    task.mkdir(parents=True)
+    (task / "api_conversation_history.json").write_bytes(orjson.dumps(api))
+    doc = parse_task(task / "api_conversation_history.json", task.name, "cline").to_json()
+    assert _edits(doc) == [
+        (
+            "calls.md",
+            [],
+            ["# Calls", "apply_diff takes <args> with one <file> per file.", "The end."],
+        ),
+        ("tags.py", ["X = 1"], ['OPEN = "<args>"', 'SHUT = "</args>"']),
+    ]
+
+
 def test_a_file_saved_after_another_file_s_error_is_read(tmp_path: Path) -> None:
     """The joined result begins with the first file's error: the call as a whole
     looks failed, yet the second file was saved."""

@@ -354,9 +354,10 @@ def xml_call(text: str) -> tuple[str, dict[str, Any], int] | None:
     body = text[opening.end() : end if end >= 0 else len(text)]
     args: dict[str, Any] = {}
     # Roo's several files in one call (``fileargs``): the ``args`` value ends at its first
-    # closing tag, as Roo's parser ends it, and nothing in it is a parameter of the call
-    inner = body.find("<args>")
-    if inner >= 0:
+    # closing tag, as Roo's parser ends it, and nothing in it is a parameter of the call.
+    # Only as the call's first tag: ``<args>`` in a file's text or a diff is that text's
+    inner = len(body) - len(body.lstrip())
+    if body.startswith("<args>", inner):
         stop = body.find("</args>", inner)
         args["args"] = body[inner + 6 : stop if stop >= 0 else len(body)]
         body = body[:inner] + (body[stop + 7 :] if stop >= 0 else "")
