@@ -160,11 +160,13 @@ _CHANGED: dict[tuple[str, str, str], frozenset[str] | None] = {}
 
 def _notes_changed(root: str, then: str, now: str) -> frozenset[str] | None:
     """The commits whose notes differ between the tips ``then`` and ``now`` (one a
-    line, as ``notes_tips_cli``), from ``git diff-tree`` of each notes ref's commits;
-    None when that cannot be told (a ref appeared or went, git failed)."""
+    line, as ``notes_tips_cli``): ``notes/store.notes_changed`` of each notes ref's
+    commits; None when that cannot be told (a ref appeared or went, git failed)."""
     key = (root, then, now)
     if key in _CHANGED:
         return _CHANGED[key]
+    from deja_blame.notes.store import notes_changed
+
     old, new = then.split("\n"), now.split("\n")
     got: set[str] | None = set()
     if len(old) != len(new) or not all(old) or not all(new):
@@ -173,13 +175,11 @@ def _notes_changed(root: str, then: str, now: str) -> frozenset[str] | None:
         for a, b in zip(old, new):
             if a == b:
                 continue
-            proc = _git(root, "diff-tree", "-r", "--no-commit-id", "--name-only", "-z", a, b)
-            if proc is None or proc.returncode != 0 or got is None:
+            changed = notes_changed(root, a, b)  # each notes ref's commits, one diff-tree
+            if changed is None or got is None:
                 got = None
                 break
-            for name in proc.stdout.decode("ascii", "replace").split("\0"):
-                if name:  # a note's path: the annotated object's id, split by fan-out
-                    got.add(name.replace("/", ""))
+            got |= changed
     result = frozenset(got) if got is not None else None
     if len(_CHANGED) > 64:
         _CHANGED.clear()
