@@ -224,3 +224,57 @@ def test_droids_multi_edit_with_no_list_loses_nothing_else(tmp_path: Path) -> No
     path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in recs))
     doc = droid(path, "d1").to_json()
     assert [e["path"] for e in doc["edits"]] == ["/work/p/b.py"]
+
+
+# numbers past 64 bits in a transcript's text: an exit code of 30 digits overflowed
+# SQLite (the whole run's "unexpected error": no transcript indexed), one of 5,000
+# digits int()'s limit; a hunk header's positions likewise (review 11 #2)
+HUGE = ("9" * 30, "9" * 5_000)
+
+
+def _claude_bash_failing(repo: Path, sid: str, digits: str) -> list[dict[str, Any]]:
+    base = {"sessionId": sid, "cwd": str(repo)}
+    said = f"Error: Exit code {digits}\nboom"
+    return [
+        {**base, "type": "user", "uuid": "u", "timestamp": "2026-11-30T10:00:00Z",
+         "message": {"role": "user", "content": "run the tests"}},
+        {**base, "type": "assistant", "uuid": "a", "timestamp": "2026-11-30T10:00:01Z",
+         "message": {"role": "assistant", "content": [
+             {"type": "tool_use", "id": "t", "name": "Bash",
+              "input": {"command": "python -m pytest"}}]}},
+        {**base, "type": "user", "uuid": "r", "timestamp": "2026-11-30T10:00:02Z",
+         "message": {"role": "user", "content": [
+             {"type": "tool_result", "tool_use_id": "t", "is_error": True,
+              "content": said}]},
+         "toolUseResult": said},
+    ]  # fmt: skip
+
+
+def test_a_huge_exit_code_is_none_and_the_other_sessions_are_indexed(tmp_path: Path) -> None:
+    home = Path(os.environ["HOME"])
+    folder = home / ".claude" / "projects" / "-srv-app"
+    folder.mkdir(parents=True)
+    sids = [f"00000000-0000-4000-8000-00000000000{i}" for i in range(3)]
+    for sid, digits in zip(sids, ("2", *HUGE)):
+        records = _claude_bash_failing(Path("/srv/app"), sid, digits)
+        (folder / f"{sid}.jsonl").write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+    db = tmp_path / "index.db"
+    deja("index", "--db", str(db))
+    codes = dict(
+        sqlite3.connect(db).execute(
+            "SELECT s.session_id, c.exit_code FROM commands c JOIN sessions s USING (sid)"
+        )
+    )
+    assert codes == {sids[0]: 2, sids[1]: None, sids[2]: None}
+    for sid in sids[1:]:
+        doc = orjson.loads(deja("parse", str(folder / f"{sid}.jsonl"), "--json").stdout)
+        assert [c["exit_code"] for c in doc["commands"]] == [None]
+
+
+@pytest.mark.parametrize("digits", HUGE)
+def test_a_hunk_header_past_64_bits_keeps_its_lines(digits: str) -> None:
+    from deja_blame.transcripts.edits import unified_hunks
+
+    (hunk,) = unified_hunks(f"--- a/x.py\n+++ b/x.py\n@@ -{digits},1 +{digits},2 @@\n-a\n+b\n+c\n")
+    assert (hunk.removed, hunk.added, hunk.old_start) == (["a"], ["b", "c"], None)
+    orjson.dumps(hunk.to_json())  # what the index stores

@@ -18,6 +18,7 @@ from deja_blame.transcripts.text import (
     common_directory,
     epoch_of,
     excerpt,
+    int64,
     is_absolute,
     normalise_path,
     normalise_time,
@@ -92,7 +93,9 @@ class SessionBuilder:
         return cmd
 
     def set_exit(self, ordinal: int, code: int | None) -> None:
-        """A command's exit code, once its result came (in this batch or a later one)."""
+        """A command's exit code, once its result came (in this batch or a later one);
+        one past 64 bits is none (the index and JSON could not hold it)."""
+        code = int64(code)
         local = ordinal - self._taken["commands"]
         if 0 <= local < len(self.session.commands):
             self.session.commands[local].exit_code = code

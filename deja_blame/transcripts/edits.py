@@ -17,6 +17,7 @@ from typing import Any
 
 from deja_blame.linediff import equal_runs
 from deja_blame.models import Edit, Hunk
+from deja_blame.transcripts.text import int64_text
 
 
 def split_lines(text: str) -> list[str]:
@@ -158,13 +159,13 @@ def unified_hunks(diff: str) -> list[Hunk]:
     """The hunks of a unified diff of one file (``---``/``+++`` headers and all)."""
     hunks: list[Hunk] = []
     body: list[str] = []
-    start: tuple[int, int] | None = None
+    start: tuple[int | None, int | None] | None = None
     for line in diff.split("\n"):
         m = _HUNK_HEADER.match(line)
         if m:
             if start is not None:
                 hunks += patch_hunks(body, *start)
-            start, body = (int(m.group(1)), int(m.group(2))), []
+            start, body = (int64_text(m.group(1)), int64_text(m.group(2))), []
         elif start is not None and line[:1] in (" ", "-", "+", "\\"):
             body.append(line[:-1] if line.endswith("\r") else line)
     if start is not None:

@@ -41,6 +41,7 @@ from deja_blame.transcripts.edits import (
     whole_file_edit,
 )
 from deja_blame.transcripts.jsonl import WholeFile
+from deja_blame.transcripts.text import int64_text
 from deja_blame.transcripts.tool_edits import array
 
 EDIT_TOOLS = {"Edit", "MultiEdit", "Write"}
@@ -220,7 +221,7 @@ class _Reader:
                 m = _EXIT_CODE.match(result)
             # failed with no code: refused by the person, or never run (a sibling
             # call's error): no exit code, not a failure of the command
-            self.builder.set_exit(command, int(m.group(1)) if m else (None if failed else 0))
+            self.builder.set_exit(command, int64_text(m.group(1)) if m else (None if failed else 0))
             return
         if name not in EDIT_TOOLS or failed:
             return

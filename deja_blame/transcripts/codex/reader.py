@@ -34,6 +34,7 @@ from deja_blame.transcripts.codex.discover import AGENT, session_id_of
 from deja_blame.transcripts.codex.patch import FileOp, find_patches, parse_patch
 from deja_blame.transcripts.edits import edit_from_doc, edit_from_hunks, edit_to_doc, patch_hunks
 from deja_blame.transcripts.jsonl import WholeFile
+from deja_blame.transcripts.text import int64, int64_text
 
 ITEM_TYPES = {
     "message",
@@ -245,8 +246,8 @@ class _Reader:
         call_id = str(payload.get("call_id") or "")
         if kind == "exec_command_end":
             call = self.calls.get(call_id)
-            code = payload.get("exit_code")
-            if call is not None and call.command is not None and isinstance(code, int):
+            code = int64(payload.get("exit_code"))
+            if call is not None and call.command is not None and code is not None:
                 self.builder.set_exit(call.command, code)
         elif kind == "patch_apply_end" and payload.get("success") is False:
             self.patch_edits.pop(call_id, None)
@@ -312,9 +313,9 @@ def _output_text(output: object) -> tuple[str, int | None]:
             raw_meta = doc.get("metadata")
             meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
             code = meta.get("exit_code")
-            return str(doc.get("output") or "").strip(), code if isinstance(code, int) else None
+            return str(doc.get("output") or "").strip(), int64(code)
     m = _EXIT.search(text)
-    return text.strip(), int(m.group(1)) if m else None
+    return text.strip(), int64_text(m.group(1)) if m else None
 
 
 def resume(state: dict[str, Any] | None, session_id: str, transcript: str) -> _Reader:

@@ -40,6 +40,7 @@ from deja_blame.transcripts.edits import (
 from deja_blame.transcripts.gemini_cli.discover import AGENT, project_root_of
 from deja_blame.transcripts.jsonl import WholeFile
 from deja_blame.transcripts.reading import load_document
+from deja_blame.transcripts.text import int64_text
 
 EDIT_TOOLS = {"replace", "write_file", "edit"}
 SHELL_TOOLS = {"run_shell_command", "shell"}
@@ -167,7 +168,7 @@ def _tool_call(b: SessionBuilder, call: dict[str, Any], at_message: str | None) 
         where = args.get("dir_path") or args.get("directory")
         cmd = b.command(args["command"], b.absolute(where) if isinstance(where, str) else b.cwd, at)
         m = _EXIT.search(output)
-        cmd.exit_code = int(m.group(1)) if m else (0 if ok else None)
+        cmd.exit_code = int64_text(m.group(1)) if m else (0 if ok else None)
         return
     if name in VIEW_TOOLS:
         target = b.absolute(
