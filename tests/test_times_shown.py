@@ -60,3 +60,11 @@ def test_utc_second_reads_any_zone_and_keeps_what_it_cannot_read() -> None:
     assert utc_second("2026-07-17T18:01:02.5+09:00") == "2026-07-17T09:01:02Z"
     assert utc_second("2026-07-17T09:01:02Z") == "2026-07-17T09:01:02Z"
     assert utc_second("yesterday") == "yesterday" and utc_second(None) == ""
+
+
+def test_the_agent_s_words_keep_their_text_and_lose_their_code() -> None:
+    from deja_blame.outputs.escape import without_code
+
+    assert without_code("Done:\n```py\nx = 1\n```\nsee above") == "Done:\n [code] \nsee above"
+    assert without_code("Writing it:\n```py\nx = 1\n") == "Writing it:"  # a fence left open
+    assert without_code("no code here") == "no code here" and without_code(None) == ""
