@@ -21,7 +21,7 @@ from conftest import FIXTURES, deja, deja_json, index_with_a_rival, run_deja
 from deja_blame.index import db as index_db
 from deja_blame.index import ingest, store
 from deja_blame.index.fingerprint import fingerprint
-from deja_blame.index.keys import role_code
+from deja_blame.index.keys import message_id, role_code
 from deja_blame.transcripts.text import excerpt
 
 # -- writing transcripts ---------------------------------------------------------------
@@ -437,8 +437,50 @@ def test_small_transcripts_are_written_in_one_transaction_and_a_failure_keeps_no
         conn.close()
     assert report.added == 5
     assert statements.count("BEGIN IMMEDIATE") == 1  # one transaction for the five
-    assert statements.count("SAVEPOINT deja_batch") == 5
+    # and no savepoint each: SQLite would first copy every page they touch
+    assert not [s for s in statements if s.startswith("SAVEPOINT")]
     for k in range(5):
+        assert counts(db, f"small{k}")["messages"] == 9
+
+
+def test_a_group_that_fails_while_writing_keeps_no_part_of_a_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A group goes on past a transcript it cannot read, but an error while writing
+    (here an OSError half way through a session's rows) ends it, rolled back whole:
+    without a savepoint each, the session's rows written so far cannot be taken back
+    alone, and going on would keep half of them."""
+    root = tmp_path / "root"
+    for k in range(4):
+        append(transcript(root, f"small{k}"), *conversation(3))
+    db = db_path(tmp_path)
+    real_write = ingest.write_rows
+    written: list[int] = []
+
+    def failing_in_the_third(conn: Any, sid: int, rows: Any, paths: Any) -> None:
+        written.append(sid)
+        if len(written) == 3:
+            conn.execute(
+                "INSERT INTO messages(id, step, role, text) VALUES (?, 0, 'u', 'half')",
+                (message_id(sid, 0),),
+            )
+            raise PermissionError("cannot write")
+        real_write(conn, sid, rows, paths)
+
+    conn = index_db.connect(db)
+    try:
+        with monkeypatch.context() as patched:
+            patched.setattr(ingest, "write_rows", failing_in_the_third)
+            with pytest.raises(sqlite3.OperationalError, match="cannot write"):
+                ingest.index_roots(conn, [root], jobs=1)
+        assert len(written) == 3
+        for table in ("sessions", "messages"):
+            assert conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 0
+        report = ingest.index_roots(conn, [root], jobs=1)
+    finally:
+        conn.close()
+    assert report.added == 4
+    for k in range(4):
         assert counts(db, f"small{k}")["messages"] == 9
 
 
