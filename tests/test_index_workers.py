@@ -25,7 +25,7 @@ from typing import Any
 import orjson
 import pytest
 from antigravity_writer import TranscriptWriter
-from conftest import deja_json, index_with_a_rival
+from conftest import deja_json
 
 from deja_blame.index import ingest
 from deja_blame.index.db import connect
@@ -118,6 +118,88 @@ def test_workers_write_the_index_one_process_writes(
         assert b["loaded"][parsed["session_id"]] == parsed | {"transcript": str(path)}
 
 
+def transactions_adding_sessions(statements: list[str]) -> list[int]:
+    """How many sessions each committed transaction of ``statements`` inserted."""
+    out: list[int] = []
+    for statement in statements:
+        if statement == "BEGIN IMMEDIATE":
+            added = 0
+        elif statement.startswith("INSERT INTO sessions("):
+            added += 1
+        elif statement == "COMMIT" and added:
+            out.append(added)
+    return out
+
+
+def test_workers_small_transcripts_are_written_in_one_transaction(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As in one process: small transcripts' batches commit together, up to
+    GROUP_BYTES of transcript a transaction (a transaction each wrote every page
+    it touched to the WAL again), and the index is the one-process one."""
+    root = tmp_path / "root"
+    build_root(root, sessions=6, turns=4)
+    one = index_with(tmp_path / "one.db", root, jobs=1)
+    conn = connect(tmp_path / "many.db")
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+    try:
+        many = ingest.index_roots(conn, [root], jobs=2)
+    finally:
+        conn.close()
+    assert many.added == 6 and one.to_json() == many.to_json()
+    assert transactions_adding_sessions(statements) == [6]
+    assert snapshot(tmp_path / "one.db") == snapshot(tmp_path / "many.db")
+
+    # at GROUP_BYTES (here less than a transcript) each transcript commits alone
+    monkeypatch.setattr(ingest, "GROUP_BYTES", 1)
+    conn = connect(tmp_path / "each.db")
+    statements.clear()
+    conn.set_trace_callback(statements.append)
+    try:
+        ingest.index_roots(conn, [root], jobs=2)
+    finally:
+        conn.close()
+    assert transactions_adding_sessions(statements) == [1] * 6
+    assert snapshot(tmp_path / "each.db") == snapshot(tmp_path / "one.db")
+
+
+def test_workers_a_failed_write_rolls_back_its_group(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An error while writing ends the run and rolls back the group it came in
+    (here the six small transcripts are one group): the connection is left with
+    no transaction open and none of the group's rows, and the next run reads them."""
+    root = tmp_path / "root"
+    build_root(root, sessions=6, turns=4)
+    real_commit = ingest._commit
+    commits: list[str] = []
+
+    def failing_at_the_fourth(conn: Any, tf: Any, *args: Any, **kwargs: Any) -> Any:
+        if len(commits) == 3:
+            raise sqlite3.OperationalError("disk I/O error")
+        commits.append(tf.session_id)
+        return real_commit(conn, tf, *args, **kwargs)
+
+    db = tmp_path / "index.db"
+    conn = connect(db)
+    try:
+        with monkeypatch.context() as patched:
+            patched.setattr(ingest, "_commit", failing_at_the_fourth)
+            with pytest.raises(sqlite3.OperationalError):
+                ingest.index_roots(conn, [root], jobs=2)
+        assert len(commits) == 3
+        assert not conn.in_transaction
+        assert conn.execute("SELECT count(*) FROM sessions").fetchone()[0] == 0
+        report = ingest.index_roots(conn, [root], jobs=2)
+    finally:
+        conn.close()
+    assert report.added == 6
+    one = tmp_path / "one.db"
+    index_with(one, root, jobs=1)
+    assert snapshot(db) == snapshot(one)
+
+
 def test_growth_after_a_run_with_workers(tmp_path: Path) -> None:
     root = tmp_path / "root"
     transcripts = build_root(root, sessions=4, turns=6)
@@ -148,8 +230,26 @@ def test_a_transcript_moved_between_its_tasks_is_read_again_here(
     clean = tmp_path / "clean.db"
     index_with(clean, root, jobs=1)
     monkeypatch.setattr(ingest, "TASK_BYTES", 20_000)  # every transcript: several tasks
+    # each task commits alone, and the other run goes right after the first commit
+    # (while a group is open it would wait for the write lock)
+    monkeypatch.setattr(ingest, "GROUP_BYTES", 1)
     db = tmp_path / "index.db"
-    a_report, b_report = index_with_a_rival(db, root, monkeypatch, jobs=2, batch_bytes=8_000)
+    conn_a, conn_b = connect(db), connect(db)
+    real_commit_group = ingest._WorkerRun._commit_group
+    b_reports: list[ingest.IndexReport] = []
+
+    def interleaved(run: Any) -> None:
+        real_commit_group(run)
+        if not b_reports:
+            b_reports.append(ingest.index_roots(conn_b, [root], jobs=1))
+
+    monkeypatch.setattr(ingest._WorkerRun, "_commit_group", interleaved)
+    try:
+        a_report = ingest.index_roots(conn_a, [root], jobs=2, batch_bytes=8_000)
+    finally:
+        conn_a.close()
+        conn_b.close()
+    (b_report,) = b_reports
     assert a_report.problems == b_report.problems == []
     # A inserted the first session, B the rest; A found them all current when it read
     # them again, and each transcript is counted once
@@ -223,6 +323,7 @@ RUNNER = """
 import sys
 from deja_blame.index import ingest
 ingest.TASK_BYTES = 24_000
+ingest.GROUP_BYTES = 24_000
 defaults = list(ingest.index_roots.__defaults__)
 defaults[-1] = 8_000
 ingest.index_roots.__defaults__ = tuple(defaults)

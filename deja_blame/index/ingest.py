@@ -1002,10 +1002,12 @@ def _index_in_workers(
     A transcript is read in tasks of at most ``TASK_BYTES``, one after another,
     each going on from where the last left off: a huge transcript never sits in
     memory whole, and no more than ``AHEAD`` tasks beyond the workers wait to be
-    written. Transactions are the same as in one process (one per batch, offset
-    and state with it), so a kill, a rerun or a concurrent ``deja index`` behave
-    the same. A transcript another run moved under this one is read again at
-    the end, in this process.
+    written. Transactions are as in one process (``_index_here``): a batch's rows,
+    offset and state commit together, small transcripts' batches together up to
+    ``GROUP_BYTES`` of transcript (a transaction each wrote every page it touched
+    to the WAL again: 480 MB for an 18 MB index), so a kill, a rerun or a
+    concurrent ``deja index`` behave the same. A transcript another run moved
+    under this one is read again at the end, in this process.
     """
     run = _WorkerRun(conn, report, paths, batch_bytes, progress)
     # spawn: workers start clean (no copy of this process's SQLite connection or threads)
@@ -1016,7 +1018,8 @@ def _index_in_workers(
         initargs=(os.getpid(),),
     )
     try:
-        run.drive(pool, files, jobs)
+        with run.grouped():
+            run.drive(pool, files, jobs)
     except BrokenProcessPool as exc:
         # A worker died (killed, out of memory) or could not start (a script that
         # calls this without an ``if __name__ == "__main__"`` guard). Every batch
@@ -1059,9 +1062,33 @@ class _WorkerRun:
         self.paths = paths
         self.batch_bytes = batch_bytes
         self.progress = progress
-        self.inflight: dict[Future[list[Batch]], tuple[TranscriptFile, _Tally]] = {}
+        # a task's transcript, how its reading went, and the offset it starts from
+        self.inflight: dict[Future[list[Batch]], tuple[TranscriptFile, _Tally, int]] = {}
         self.retry: list[TranscriptFile] = []  # moved by another run: read again here
         self.finished: set[str] = set()  # session ids this run is done with
+        self.held = 0  # bytes of transcript the open transaction has written
+
+    @contextlib.contextmanager
+    def grouped(self) -> Iterator[None]:
+        """The run's writes, a transaction per ``GROUP_BYTES`` of transcript read:
+        committed at the end and when the workers fail (every batch written is
+        whole), rolled back on any other error (one may have come mid-batch)."""
+        try:
+            yield
+        except BrokenProcessPool:
+            self._commit_group()
+            raise
+        except BaseException:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+                self.paths.cache.clear()  # path ids of the rolled-back group are gone
+            raise
+        self._commit_group()
+
+    def _commit_group(self) -> None:
+        if self.conn.in_transaction:
+            self.conn.execute("COMMIT")
+        self.held = 0
 
     def done(self, tf: TranscriptFile) -> None:
         self.finished.add(tf.session_id)
@@ -1084,8 +1111,8 @@ class _WorkerRun:
                 break
             finished, _ = wait(self.inflight, return_when=FIRST_COMPLETED)
             for future in finished:
-                tf, tally = self.inflight.pop(future)
-                self._write(pool, future, tf, tally)
+                tf, tally, begin = self.inflight.pop(future)
+                self._write(pool, future, tf, tally, begin)
 
     def _submit(
         self,
@@ -1095,7 +1122,7 @@ class _WorkerRun:
         tally: _Tally,
     ) -> None:
         future = pool.submit(read_task, tf, start, self.batch_bytes, TASK_BYTES)
-        self.inflight[future] = (tf, tally)
+        self.inflight[future] = (tf, tally, 0 if start is None else start.offset)
 
     def _write(
         self,
@@ -1103,6 +1130,7 @@ class _WorkerRun:
         future: Future[list[Batch]],
         tf: TranscriptFile,
         tally: _Tally,
+        begin: int,
     ) -> None:
         if tf.session_id in self.finished:
             return  # the rest of a transcript handed to the retry: read again there
@@ -1120,6 +1148,8 @@ class _WorkerRun:
             # of each in between, one worker busy and the other idle.
             start = ReadStart(str(tf.path), last.offset, last.read_hash, last.state)
             self._submit(pool, tf, start, tally)
+        if not self.conn.in_transaction:
+            self.conn.execute("BEGIN IMMEDIATE")  # the group's
         try:
             for batch in batches:
                 if tally.holds_nothing(self.conn, tf, batch, self.report):
@@ -1131,6 +1161,9 @@ class _WorkerRun:
             self.retry.append(tf)
             self.finished.add(tf.session_id)  # by the retry at the end
             return
+        self.held += last.offset - begin
+        if self.held >= GROUP_BYTES:
+            self._commit_group()
         if not going_on:
             tally.finish(self.report)
             self.done(tf)
