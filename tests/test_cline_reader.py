@@ -373,27 +373,139 @@ def test_times_from_the_environment_without_ui_messages(cline: dict[str, Any]) -
     ]
 
 
+# the shapes below are what JavaScript's Intl.DateTimeFormat(locale, {..., hour12: true})
+# writes for each locale (Node 22, ICU 78), followed by Cline's zone and offset
 @pytest.mark.parametrize(
-    ("text", "at"),
+    ("line", "at"),
     [
-        (
-            "# Current Time\n12/1/2026, 10:00:00 AM (Europe/Paris, UTC+1:00)\n",
-            "2026-12-01T09:00:00Z",
-        ),
-        (
-            "# Current Time\n1/2/2026, 12:30:05 AM (America/Chicago, UTC-6:00)",
-            "2026-01-02T06:30:05Z",
-        ),
-        ("# Current Time\n3/4/2026, 1:00:00 PM (UTC, UTC+0:00)", "2026-03-04T13:00:00Z"),
-        (
-            "# Current Time\nCurrent time in ISO 8601 UTC format: 2026-05-06T07:08:09.000Z",
-            "2026-05-06T07:08:09Z",
-        ),
-        ("# Current Time\n6.5.2026, 07:08:09", None),  # another locale's: not guessed
+        ("12/7/2026, 9:04:05 PM (America/New_York, UTC-5:00)", None),  # en-US, or ta, cy, sw
+        ("12/17/2026, 9:04:05 PM (America/New_York, UTC-5:00)", "2026-12-18T02:04:05Z"),  # en-US
+        ("7.12.2026, 9:04:05 PM (Europe/Berlin, UTC+1:00)", "2026-12-07T20:04:05Z"),  # de
+        ("07/12/2026 9:04:05 PM (Europe/Paris, UTC+1:00)", None),  # fr: 7 Dec or 12 Jul?
+        ("13/12/2026 9:04:05 AM (Europe/Paris, UTC+1:00)", "2026-12-13T08:04:05Z"),  # fr, settled
+        ("2026/12/7 午後9:04:05 (Asia/Tokyo, UTC+9:00)", "2026-12-07T12:04:05Z"),  # ja
+        ("2026/3/9 上午9:04:05 (Asia/Shanghai, UTC+8:00)", "2026-03-09T01:04:05Z"),  # zh
+        ("2026. 12. 7. PM 9:04:05 (Asia/Seoul, UTC+9:00)", "2026-12-07T12:04:05Z"),  # ko
+        ("2026. 03. 09. de. 9:04:05 (Europe/Budapest, UTC+1:00)", "2026-03-09T08:04:05Z"),  # hu
+        ("9. 3. 2026 9:04:05 odp. (Europe/Prague, UTC+1:00)", "2026-03-09T20:04:05Z"),  # cs
+        ("9.3.2026 klo 9.04.05 ap. (Europe/Helsinki, UTC+2:00)", "2026-03-09T07:04:05Z"),  # fi
+        ("9.3.2026 г., 9:04:05 ч. pm (Europe/Sofia, UTC+2:00)", "2026-03-09T19:04:05Z"),  # bg
+        ("9-3-2026, 9:04:05 p.m. (Europe/Amsterdam, UTC+1:00)", "2026-03-09T20:04:05Z"),  # nl
+        ("2026-03-09 9:04:05 fm (Europe/Stockholm, UTC+1:00)", "2026-03-09T08:04:05Z"),  # sv
+        ("9\u200f/3\u200f/2026، 9:04:05 م (Asia/Riyadh, UTC+3:00)", None),  # ar: slashes, unsettled
+        ("9.3.2026, 21:04:05 (Europe/Berlin, UTC+1:00)", "2026-03-09T20:04:05Z"),  # 24-hour clock
+        ("9.3.2026, 9:04:05 AM (Asia/Kolkata, UTC+5.5:00)", "2026-03-09T03:34:05Z"),  # older Cline
+        ("9.3.2026, 9:04:05 AM (America/St_Johns, UTC-3.5:00)", "2026-03-09T12:34:05Z"),
+        ("9.3.2026, 9:04:05 AM (Asia/Kolkata, UTC+5:30)", "2026-03-09T03:34:05Z"),  # Roo's offset
+        ("9.3.2026, 9:04:05 AM", None),  # no offset: the zone is unknown
+        ("9.3.2026, 9:04:05 vorm.x (Europe/Berlin, UTC+1:00)", None),  # a word not known
+        ("9.3.2026, 13:04:05 PM (Europe/Berlin, UTC+1:00)", None),  # no such clock
+        ("۱۴۰۴/۱۲/۱۸, ۹:۰۴:۰۵ ق.ظ. (Asia/Tehran, UTC+3.5:00)", None),  # Persian digits, calendar
+        ("19/3/2569 9:04:05 AM (Asia/Bangkok, UTC+7:00)", None),  # the Buddhist era's year
+        ("9.3.2026, 12:30:00 AM (UTC, UTC+0:00)", "2026-03-09T00:30:00Z"),  # after midnight
+        ("9.3.2026, 12:30:00 PM (UTC, UTC+0:00)", "2026-03-09T12:30:00Z"),  # after noon
+        ("2026-03-09 9 h 04 min 05 s a.m. (America/Toronto, UTC-5:00)", None),  # fr-CA's clock
+        ("31.2.2026, 9:04:05 AM (Europe/Berlin, UTC+1:00)", None),  # no such day
+        ("Current time in ISO 8601 UTC format: 2026-05-06T07:08:09.000Z", "2026-05-06T07:08:09Z"),
     ],
 )
-def test_current_time(text: str, at: str | None) -> None:
-    assert current_time([text]) == at
+def test_current_time_in_any_locale(line: str, at: str | None) -> None:
+    """Read when the text alone settles it; else None, never a guess."""
+    assert current_time([f"<environment_details>\n# Current Time\n{line}\n"]) == at
+
+
+def _clocked(times: list[str], ui: list[Any] | None, tmp_path: Path, task: str) -> Any:
+    """A task whose writes are timed only by their environments' ``# Current Time``."""
+    api: list[Any] = []
+    for i, line in enumerate(times):
+        env = f"<environment_details>\n# Current Time\n{line}\n\n# Current Working Directory (/srv/app) Files\n</environment_details>"
+        words = [{"type": "text", "text": "<task>\nx\n</task>"}] if i == 0 else []
+        result = (
+            [{"type": "tool_result", "tool_use_id": f"t{i - 1}", "content": "saved"}] if i else []
+        )
+        api.append({"role": "user", "content": [*result, *words, {"type": "text", "text": env}]})
+        call = {"path": f"f{i}.py", "content": f"N = {i}\n"}
+        api.append(
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "tool_use", "id": f"t{i}", "name": "write_to_file", "input": call}
+                ],
+            }
+        )
+    api.append(
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": f"t{len(times) - 1}", "content": "saved"}
+            ],
+        }
+    )
+    folder = tmp_path / task
+    folder.mkdir()
+    (folder / "api_conversation_history.json").write_bytes(orjson.dumps(api))
+    ui_path = None
+    if ui is not None:
+        ui_path = folder / "ui_messages.json"
+        ui_path.write_bytes(orjson.dumps(ui))
+    return parse_task(folder / "api_conversation_history.json", task, "cline", ui_path)
+
+
+def test_another_date_of_the_task_settles_its_slashes(tmp_path: Path) -> None:
+    """One machine, one locale: 13/12 says day first for the 7/12 before it."""
+    times = [
+        "7/12/2026, 9:00:00 AM (Asia/Kolkata, UTC+5:30)",
+        "13/12/2026, 9:00:00 AM (Asia/Kolkata, UTC+5:30)",
+    ]
+    session = _clocked(times, None, tmp_path, "a-task")
+    assert session.started_at == "2026-12-07T03:30:00Z"
+    assert [e.at for e in session.edits] == ["2026-12-13T03:30:00Z", "2026-12-13T03:30:00Z"]
+    assert session.skipped_lines == 0
+
+
+@pytest.mark.parametrize(
+    ("task", "ui", "first"),
+    [
+        ("1796630400000", None, "2026-12-07T08:00:00Z"),  # Cline's task id: when it began
+        ("a-task", [{"ts": 1796630400000, "type": "say", "say": "text"}], "2026-12-07T08:00:00Z"),
+        ("1783843200000", None, "2026-07-12T08:00:00Z"),  # began in July: month first
+    ],
+)
+def test_when_the_task_began_settles_its_slashes(
+    tmp_path: Path, task: str, ui: list[Any] | None, first: str
+) -> None:
+    session = _clocked(["7/12/2026, 9:00:00 AM (Europe/London, UTC+1:00)"], ui, tmp_path, task)
+    assert [e.at for e in session.edits] == [first]
+    assert session.skipped_lines == 0
+
+
+def test_an_unsettled_date_is_a_skipped_line_not_a_guess(tmp_path: Path) -> None:
+    """Nothing says whether 7/12 is July or December: each such environment is one
+    skipped line, and its write takes the time before it (none here)."""
+    times = [
+        "7/12/2026, 9:00:00 AM (Asia/Kolkata, UTC+5:30)",
+        "7/12/2026, 9:05:00 AM (Asia/Kolkata, UTC+5:30)",
+    ]
+    session = _clocked(times, None, tmp_path, "a-task")
+    assert [e.at for e in session.edits] == [None, None]
+    assert session.skipped_lines == 2
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        "# Current Time\n" + "1/1/2026, 1:00:00 " * 300_000,
+        "# Current Time\n" + "UTC+1" * 300_000,
+        "# Current Time\n" * 300_000,
+        "# Current Time\n" + " " * 3_000_000 + "x",
+    ],
+)
+def test_a_hostile_current_time_costs_nothing(hostile: str) -> None:
+    import time
+
+    started = time.process_time()
+    current_time([hostile])
+    assert time.process_time() - started < 0.5
 
 
 def test_roo_message_ts_wins(tmp_path: Path) -> None:

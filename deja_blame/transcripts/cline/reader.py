@@ -33,8 +33,9 @@ Times: Roo's messages carry ``ts`` (ms). Cline's do not: a UI message made while
 the conversation held k+1 messages has ``conversationHistoryIndex`` k, so the UI
 messages of index k are the making of message k+1 (the last of them, for an
 assistant message: its tool's approval, before the tool ran). Without them, the
-environment's ``# Current Time``; a message with none takes the time before it,
-the first the task id's (Cline's task id is the ms it began).
+environment's ``# Current Time`` in the person's locale (``clock``: one it cannot
+settle is counted in ``skipped_lines``, not guessed); a message with none takes
+the time before it, the first the task id's (Cline's task id is the ms it began).
 """
 
 from __future__ import annotations
@@ -50,10 +51,11 @@ import orjson
 
 from deja_blame.models import Session
 from deja_blame.transcripts.builder import SessionBuilder
+from deja_blame.transcripts.cline import clock
 from deja_blame.transcripts.cline.diffblocks import search_replace_pairs
 from deja_blame.transcripts.cline.fileargs import call_files, saved_paths
 from deja_blame.transcripts.reading import load_document
-from deja_blame.transcripts.text import normalise_path, normalise_time
+from deja_blame.transcripts.text import normalise_path
 from deja_blame.transcripts.tool_edits import (
     add_patch,
     add_replacements,
@@ -138,12 +140,6 @@ _FILE_CONTENT = re.compile(r"<final_file_content\b.*?(?:</final_file_content>|\Z
 _THINKING = re.compile(r"<thinking>.*?(?:</thinking>|\Z)", re.DOTALL)
 _CWD = re.compile(r"# Current (?:Working|Workspace) Directory \(")
 _WORKSPACES = re.compile(r"# Workspace Configuration[ \t]*\n[ \t]*(?=\{)")
-_NOW = re.compile(r"# Current Time\s*\n([^\n]*(?:\n[^#\n<][^\n]*)*)")
-_ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)")
-# JavaScript's toLocaleString() in en-US, with Cline's zone: 1/22/2026, 3:48:00 AM (UTC, UTC+0:00)
-_US_TIME = re.compile(
-    r"(\d{1,2})/(\d{1,2})/(\d{4}),?\s+(\d{1,2}):(\d\d):(\d\d)\s*([AP]M)?[^\n]*?UTC([+-])(\d{1,2})(?::(\d\d))?"
-)
 _EXIT = re.compile(r"Exit code: (-?\d{1,9})")
 _DENIED_FILE = "were not approved by user"
 # what a result that did not run begins with, after its header
@@ -185,7 +181,7 @@ def parse_task(
         raise ValueError("the conversation is not a JSON array of messages")
     b = SessionBuilder(session_id, str(conversation.resolve()), agent)
     ui, unreadable = _ui_messages(ui_messages)
-    times = message_times(doc, ui, session_id)
+    times, unread_times = message_times(doc, ui, session_id)
     models = _ui_models(ui)
     pending: list[Call] = []
     for j, message in enumerate(doc):
@@ -204,7 +200,7 @@ def parse_task(
             _user(b, message.get("content"), pending, at)
             pending = []
     session = b.finish()
-    session.skipped_lines = unreadable
+    session.skipped_lines = unreadable + unread_times
     return session
 
 
@@ -233,20 +229,27 @@ def _ui_index(entry: object) -> tuple[int, int] | None:
     return None
 
 
-def message_times(doc: list[Any], ui: list[Any], session_id: str) -> list[str | None]:
-    """Each message's time (see the module's docstring), never None once one is known."""
+def message_times(doc: list[Any], ui: list[Any], session_id: str) -> tuple[list[str | None], int]:
+    """Each message's time (see the module's docstring), never None once one is known;
+    and how many environments' ``# Current Time`` were needed but could not be read
+    (``clock``: another locale's date nothing in the task settles)."""
     first: dict[int, int] = {}
     last: dict[int, int] = {}
+    earliest: int | None = None
     for entry in ui:
         got = _ui_index(entry)
+        ts = obj(entry).get("ts")
+        if type(ts) is int and 0 < ts < 2**53:
+            earliest = ts if earliest is None else min(earliest, ts)
         if got is not None and 0 < got[1] < 2**53:
             k, ts = got
             first[k] = min(first.get(k, ts), ts)
             last[k] = max(last.get(k, ts), ts)
-    before = (
+    began = (
         epoch_ms_time(int(session_id)) if session_id.isdigit() and len(session_id) == 13 else None
     )
-    out: list[str | None] = []
+    own: list[str | None] = []
+    clocks: dict[int, str | clock.Stamp | None] = {}  # the environment's, where needed
     for j, message in enumerate(doc):
         m = obj(message)
         at = epoch_ms_time(m.get("ts"))
@@ -254,39 +257,44 @@ def message_times(doc: list[Any], ui: list[Any], session_id: str) -> list[str | 
             made = (last if m.get("role") == "assistant" else first).get(j - 1)
             at = epoch_ms_time(made) if made is not None else None
         if at is None and m.get("role") == "user":
-            at = current_time(_texts(m.get("content")))
+            found = next(
+                (s for t in _texts(m.get("content")) if (s := clock.section(t)) is not None), None
+            )
+            if found is not None:
+                clocks[j] = clock.read(found)
+        own.append(at)
+    stamps = [c for c in clocks.values() if isinstance(c, clock.Stamp)]
+    day_first = clock.slash_order(stamps, began or epoch_ms_time(earliest))
+    unread = 0
+    for j, read in clocks.items():
+        if isinstance(read, clock.Stamp):
+            settled = read.settled()
+            order = settled if settled is not None else day_first
+            read = read.at(order) if order is not None else None
+        if read is None:
+            unread += 1
+        own[j] = read
+    out: list[str | None] = []
+    before = began
+    for at in own:
         at = at or before
         out.append(at)
         before = at
-    return out
+    return out, unread
 
 
 def current_time(texts: list[str]) -> str | None:
-    """The environment's ``# Current Time``: ISO 8601 (Roo), or en-US with Cline's zone."""
+    """The first environment's ``# Current Time`` that its text alone settles."""
     for text in texts:
-        found = _NOW.search(text)
+        found = clock.section(text)
         if found is None:
             continue
-        section = found.group(1)
-        iso = _ISO.search(section)
-        if iso is not None:
-            return normalise_time(iso.group(0))[0]
-        us = _US_TIME.search(section)
-        if us is not None:
-            return _us_time(us)
+        read = clock.read(found)
+        if isinstance(read, clock.Stamp):
+            settled = read.settled()
+            return read.at(settled) if settled is not None else None
+        return read
     return None
-
-
-def _us_time(m: re.Match[str]) -> str | None:
-    month, day, year, hour, minute, second = (int(m.group(i)) for i in range(1, 7))
-    if m.group(7) == "PM" and hour < 12:
-        hour += 12
-    elif m.group(7) == "AM" and hour == 12:
-        hour = 0
-    sign = m.group(8)
-    offset = f"{sign}{int(m.group(9)):02d}:{int(m.group(10) or 0):02d}"
-    text = f"{year:04d}-{month:02d}-{day:02d}T{hour:02d}:{minute:02d}:{second:02d}{offset}"
-    return normalise_time(text)[0]
 
 
 def _ui_models(ui: list[Any]) -> dict[int, str]:
