@@ -531,6 +531,17 @@ class WhereFrom:
         found: dict[int, set[int]] = {}
         names: dict[int, str] = {}
         paths = paths_of_repository(self.conn, self.root, revisions_asked(self.rev))
+        by_text = self._writers(paths)
+        if by_text is not None:
+            # a question about many files: each text's paths looked up, where every
+            # path's texts were met with the file's (entireio's stats: 249 files
+            # times 537 paths)
+            names = {pid: rel for pid, rel in paths.items() if pid not in skip}
+            for fp in fps:
+                got = {pid for pid in by_text.get(fp, ()) if pid not in skip}
+                if got:
+                    found[fp] = got
+            return found, names
         every = self._written([pid for pid in paths if pid not in skip])
         for pid, rel in paths.items():
             if pid in skip:
@@ -554,6 +565,29 @@ class WhereFrom:
             if missing:
                 kept.update(Q.fingerprints_of_paths(self.conn, missing))
             return {pid: kept[pid] for pid in pids}
+
+    def _writers(self, paths: dict[int, str]) -> dict[int, tuple[int, ...]] | None:
+        """Each fingerprint sessions wrote to these paths -> the paths (ids) it was
+        written to, made once per question and set of paths (None outside a question:
+        ``_written``)."""
+        kept: dict[frozenset[int], dict[int, tuple[int, ...]]] | None = shared.kept(
+            self.root, "paths by fingerprint written", dict
+        )
+        if kept is None:
+            return None
+        key = frozenset(paths)
+        with _WRITTEN_LOCK:
+            got = kept.get(key)
+        if got is None:
+            every = self._written(sorted(paths))
+            assert every is not None  # in a question, as ``kept`` above
+            got = {}
+            for pid in sorted(every):
+                for fp in every[pid]:
+                    got[fp] = (*got.get(fp, ()), pid)
+            with _WRITTEN_LOCK:
+                got = kept.setdefault(key, got)
+        return got
 
     def blame_copies(
         self,
