@@ -321,7 +321,8 @@ def real_mode(args: argparse.Namespace) -> None:
             # as an installed deja: bytecode cached (see bench/README.md)
             "PYTHONDONTWRITEBYTECODE": "",
         }
-        dejas: dict[str, tuple[list[str], dict[str, str]]] = {"new": (deja, {})}
+        new_env = {"PYTHONPATH": str(args.new.resolve())} if args.new else {}
+        dejas: dict[str, tuple[list[str], dict[str, str]]] = {"new": (deja, new_env)}
         if args.old:
             # the version before, from its source tree (a `git worktree add` checkout)
             old_env = {"PYTHONPATH": str(args.old.resolve()), "DEJA_DB": str(old_db)}
@@ -350,7 +351,9 @@ def real_mode(args: argparse.Namespace) -> None:
         )
         annotated_took = None
         if args.keep_notes and not _is_annotated(repo):
-            w, c, _, _ = _run([*deja, "annotate", "--all", "--no-refresh"], env, repo)
+            w, c, _, _ = _run(
+                [*deja, "annotate", "--all", "--no-refresh"], {**env, **new_env}, repo
+            )
             annotated_took = (w, c)
             print(f"deja annotate --all: {w:.1f} s wall, {c:.1f} s CPU")
         total = int(meta["lines"])
@@ -381,7 +384,9 @@ def real_mode(args: argparse.Namespace) -> None:
             shutil.rmtree(runtime, ignore_errors=True)
         noted: dict[str, float] = {}
         if args.annotated and not args.keep_notes:
-            noted = _annotated(deja, env, repo, db, args.file, args.runs, docs["new"])
+            noted = _annotated(
+                deja, {**env, **new_env}, repo, db, args.file, args.runs, docs["new"]
+            )
         for name in dejas:
             lines = json.loads(docs[name])["lines"]
             med = statistics.median
@@ -490,6 +495,12 @@ def main() -> None:
         help="real-code mode: a source tree of the version before (git worktree add DIR REV),"
         " run with this Python through PYTHONPATH, alternated with this tree round by round,"
         " with an index of its own (index-old.db beside the replay's)",
+    )
+    ap.add_argument(
+        "--new",
+        type=Path,
+        help="real-code mode: run 'new' from this source tree (through PYTHONPATH) instead of"
+        " the installed deja, so that a bench does not time a tree being edited",
     )
     ap.add_argument(
         "--server",
