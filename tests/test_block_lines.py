@@ -120,6 +120,28 @@ def test_not_a_text_a_person_wrote_since() -> None:
     assert _who(out)[5] == (1, 2)
 
 
+def test_a_person_s_writes_count_from_after_the_session_s_to_the_commit_s_limit() -> None:
+    """Only a person's write made after the session's (``AT``) and by the line's limit
+    (its commit's time and the clock's skew) takes the line from the block; several
+    people's writes of the text, in any order, as one."""
+    limit = 10_000 + 120  # ``clock.latest_write`` of the commit (time 10,000)
+    for person, given in [
+        ([AT], True),  # at the session's own time: not since
+        ([AT + 1], False),
+        ([limit], False),  # at the limit: by it
+        ([limit + 1], True),  # after the commit
+        ([limit + 1, 4_000.0, 30_000.0], True),
+        ([30_000.0, 6_000.0, 4_000.0], False),
+    ]:
+        writes = _writes()
+        writes.add_rows(
+            [(1, fingerprint(FILE[5]), 3 + k, 0, 0, at, 1) for k, at in enumerate(person)],
+            {1: True},
+        )
+        out = continue_blocks(FPS, TRIVIAL, _blamed(), _anchored(), writes, now=20_000.0)
+        assert (_who(out)[5] == (1, 2)) is given, person
+
+
 def test_not_a_write_made_after_the_commit() -> None:
     blamed = _blamed()
     for b in blamed[3:]:

@@ -46,6 +46,7 @@ line given (a blank one too) must be one the block's commit brought.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable
 
@@ -87,6 +88,7 @@ def continue_blocks(
     used = {(m.sid, m.edit_ord, m.idx) for m in out if m is not None}
     given = [False] * len(out)  # lines this rule gave
     n = len(out)
+    person = _PersonWrites(writes)
 
     def follows(i: int, prev: Key, step: int) -> Key | None:
         """The write of line i that continues the block whose line ``i - step`` is
@@ -108,7 +110,7 @@ def continue_blocks(
             return False
         at = info[key][1]
         limit = latest_write(bi, now, key[0] in same_clock)
-        return at <= limit and not _person_since(writes, fps[i], at, limit)
+        return at <= limit and not person.since(fps[i], at, limit)
 
     for step in (1, -1):  # down from each matched line, then up
         prev: Key | None = None  # the write of the line before, in the block being followed
@@ -187,6 +189,7 @@ def placed_between(
         if m is not None and not trivial[i]:
             rows.setdefault((m.sid, m.edit_ord, i - m.idx), []).append(i)
     taken = {(m.sid, m.edit_ord, m.idx): i for i, m in enumerate(out) if m is not None}
+    person = _PersonWrites(writes)
     for (sid, edit, shift), lines in rows.items():
         if not any(counts[fps[i]] == 1 for i in lines):
             continue  # nothing places the edit here: its texts are all repeated
@@ -204,7 +207,7 @@ def placed_between(
                     continue  # a lone bracket is passed, as continue_blocks passes it
                 at = info[key][1]
                 limit = latest_write(bk, now, sid in same_clock)
-                if at > limit or _person_since(writes, fps[k], at, limit):
+                if at > limit or person.since(fps[k], at, limit):
                     continue
                 other = taken.pop(key, None)
                 if other is not None:
@@ -266,10 +269,25 @@ def _next(key: Key, step: int) -> Key:
     return (key[0], key[1], key[2] + step)
 
 
-def _person_since(writes: WriteSet, fp: int, at: float, limit: float) -> bool:
-    """Whether a person wrote this text (a USER diff block) after ``at``, by ``limit``."""
-    info = writes.info
-    return any(info[k][2] and at < info[k][1] <= limit for k in writes.by_fp.get(fp, ()))
+class _PersonWrites:
+    """When people wrote each text (USER diff blocks), sorted, made once per text: a
+    blank line's writes are tens of thousands with 10,000 sessions, and each line the
+    rule looked at went over all of them."""
+
+    def __init__(self, writes: WriteSet) -> None:
+        self._writes = writes
+        self._times: dict[int, list[float]] = {}
+
+    def since(self, fp: int, at: float, limit: float) -> bool:
+        """Whether a person wrote this text after ``at``, by ``limit``."""
+        times = self._times.get(fp)
+        if times is None:
+            info = self._writes.info
+            times = self._times[fp] = sorted(
+                info[k][1] for k in self._writes.by_fp.get(fp, ()) if info[k][2]
+            )
+        j = bisect_right(times, at)  # the first made after ``at``
+        return j < len(times) and times[j] <= limit
 
 
 def _beside(position: Callable[[Key], int | None], anchor: Key, key: Key, step: int) -> bool:
