@@ -92,3 +92,28 @@ def test_version_and_help_start_without_the_index_or_git() -> None:
         loaded = _modules_loaded(*args)
         assert "click" in loaded
         assert not {"pygit2", "sqlite3", "deja_blame.index.db"} & loaded, args
+
+
+def test_a_cached_answer_loads_none_of_the_rules() -> None:
+    """``deja blame`` and ``deja why`` import the attribution cache before they know
+    whether the answer is cached: it names the rules' version and the notes' refs
+    without loading the rules' facts (``facts/model.py`` and what it brings) nor the
+    notes' schema, which only a computed answer needs."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "import deja_blame.commands.blame, deja_blame.commands.why\n"
+        "sys.stderr.write(' '.join(sys.modules))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True, timeout=60)
+    loaded = set(proc.stderr.decode().split())
+    assert "deja_blame.attribution.cache" in loaded
+    rules = {
+        "deja_blame.attribution.facts.model",
+        "deja_blame.attribution.facts.repository",
+        "deja_blame.attribution.facts.edits",
+        "deja_blame.notes.schema",
+    }
+    assert not rules & loaded, rules & loaded

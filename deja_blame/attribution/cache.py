@@ -34,9 +34,9 @@ import orjson
 from deja_blame import __version__, gitfiles
 from deja_blame.attribution import blame_options
 from deja_blame.attribution.facts.indexread import candidate_paths
-from deja_blame.attribution.facts.repository import IDENTITY_VERSION
+from deja_blame.attribution.rule_versions import IDENTITY_VERSION
 from deja_blame.index import queries as Q
-from deja_blame.notes.schema import GITAI_REF, NOTES_REF
+from deja_blame.notes.refs import GITAI_REF, NOTES_REF
 
 if TYPE_CHECKING:
     from deja_blame.attribution.model import FileBlame, LineAttribution

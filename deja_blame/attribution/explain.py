@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from deja_blame.attribution.facts.model import CLOCK_SKEW
 from deja_blame.attribution.model import FileBlame, LineAttribution
 from deja_blame.index import queries as Q
 from deja_blame.index.fingerprint import fingerprint
@@ -184,6 +183,7 @@ def written_after_commit(
     write; None when there is none. ``first_seen``: its agent records no times, and
     deja dates its records when it first reads them (a transcript read for the first
     time after the chat went on is dated after work committed before)."""
+    from deja_blame.attribution.facts.model import CLOCK_SKEW
     from deja_blame.attribution.facts.repository import RepositoryIdentity
 
     rows = _writes_of_line(conn, path, text)

@@ -50,12 +50,13 @@ import orjson
 
 from deja_blame.models import UNKNOWN_AGENT
 from deja_blame.notes.public import one_line
+
+# the refs' names: ``notes/refs.py`` (the attribution cache reads them there, without
+# loading this module), and here, where the notes' readers import them from
+from deja_blame.notes.refs import GITAI_REF as GITAI_REF
+from deja_blame.notes.refs import NOTES_REF as NOTES_REF
 from deja_blame.pathtext import as_text, text_only
 
-NOTES_REF = "refs/notes/deja"
-# git-ai\'s notes (``notes/gitai.py`` reads them); here so that the attribution
-# cache names the ref without importing the agents\' registry
-GITAI_REF = "refs/notes/ai"
 SCHEMA = 2
 
 # path -> session id -> [[start, end, confidence], ...]

@@ -46,6 +46,7 @@ from deja_blame.attribution.facts.gitread import (
     repository_files,
     tree_files,
 )
+from deja_blame.attribution.rule_versions import IDENTITY_VERSION as IDENTITY_VERSION
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import CatFile, read_worktree_bytes, same_repository
 from deja_blame.index import queries as Q
@@ -55,9 +56,6 @@ COVERAGE = 0.5  # of a session's distinct lines, found where it wrote them
 MIN_LINES = 3  # distinct non-trivial lines a session must have left to be judged
 SKEW = 600.0  # seconds: a transcript's clock against the commits' (another machine)
 MAX_VERSIONS = 16  # of one file, read per session
-# Part of the attribution cache's key (cache.entry_key): who belongs decides which
-# lines a session keeps, so an answer judged by other identity rules is never read.
-IDENTITY_VERSION = 4
 AFTER = 1  # commits of a file after a session's last edit of it that may hold its work (more let a
 # later session's text count for an unrelated one: bench/accuracy unrelated_project_same_path)
 LATER = 16  # commits after those whose lines count only where no other session wrote them
