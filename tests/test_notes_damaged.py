@@ -55,6 +55,24 @@ def test_a_cut_deja_document_is_damaged_not_another_tool_s_lines() -> None:
     assert note_parts(whole).docs and not note_parts(whole).damaged
 
 
+@pytest.mark.parametrize(
+    "hostile",
+    ['{"a":\n' * 170_000, '{"a":\n\n' * 140_000, ('{"a":\n' * 900 + "x\n") * 180],
+    ids=["nested lines", "nested lines apart", "deep then not JSON"],
+)
+def test_a_note_of_nested_openings_is_read_in_linear_time(hostile: str) -> None:
+    """Each line that opens a document was tried again, and each try read on to the
+    nesting limit: 7-10 s of CPU a MB of a fetched note, at every blame that read it
+    (review 11 #5). Documents before such lines are still read."""
+    import time
+
+    whole = '{"schema": 2, "tool": "deja-blame 0.1.0", "files": {}}'
+    started = time.process_time()
+    parts = note_parts(f"{whole}\n\n{hostile}")
+    assert time.process_time() - started < 2.0
+    assert parts.docs == [orjson.loads(whole)] and parts.foreign
+
+
 def test_fetch_restores_a_damaged_note_and_keeps_another_tool_s_lines(
     two: tuple[World, World, Path],  # noqa: F811
     tmp_path: Path,

@@ -298,6 +298,11 @@ def _clean_info(info: dict[Any, Any]) -> dict[str, Any]:
 
 
 MAX_FOREIGN_LINES = 10_000  # another tool's lines kept in one note
+# A document tried at a line that fails past that line cost the text it read: lines of
+# nested openings ('{"a":' a line, 1 MB of them) cost seconds a MB when each line is
+# tried again. After this many such failures the note's other lines are text, its
+# documents so far kept: deja's own notes fail past a line only where one is damaged.
+MAX_OVERRUNS = 16
 
 
 # The start of a document deja wrote (``Note.dumps``, and schema 1's), however spaced:
@@ -329,18 +334,24 @@ def note_parts(text: str) -> NoteParts:
     decoder = json.JSONDecoder()
     parts = NoteParts([], [], [])
     pos, end = 0, len(text)
+    overrun = 0  # attempts that failed past their own line
     while True:
         while pos < end and text[pos].isspace():
             pos += 1
         if pos >= end:
             return parts
         if text[pos] == "{":
-            try:
-                doc, pos = decoder.raw_decode(text, pos)
-                parts.docs.append(doc)
-                continue
-            except (ValueError, RecursionError):
-                pass  # not JSON after all (or nested deeper than any note): a line of text
+            if overrun < MAX_OVERRUNS:
+                try:
+                    doc, pos = decoder.raw_decode(text, pos)
+                    parts.docs.append(doc)
+                    continue
+                except json.JSONDecodeError as error:
+                    # not JSON after all: a line of text
+                    eol = text.find("\n", pos)
+                    overrun += 0 <= eol < error.pos
+                except (ValueError, RecursionError):
+                    overrun += 1  # nested deeper than any note: a line of text
             if _DEJA_START.match(text, pos):
                 blank = _BLANK_LINE.search(text, pos)
                 stop = end if blank is None else blank.start()
