@@ -155,3 +155,17 @@ def test_no_edit_of_this_file_holds_the_text_and_the_answer_says_so(
     lsp.initialize(world.repo)
     hover = lsp.hover(lsp.open(world.repo / "util/paths.py"), 0) or ""
     assert "no edit of" in hover and "env_value" not in hover
+
+
+def test_the_edit_shown_is_the_one_made_at_the_note_s_time(world: World) -> None:
+    """The session added the line's text to this file again after the commit (a later
+    edit, not committed): the note's line was written by the first edit, and that is
+    the one shown, not the session's latest edit holding the text (review 11 #6)."""
+    _paths_then_env(world)
+    first, _ = _why(world, "util/paths.py:1")
+    world.write(S1, "util/paths.py", PATHS + "\n\nimport os\n")  # after the commit
+    world.index()
+    doc, _ = _why(world, "util/paths.py:1")
+    assert doc["via"] == "note" and doc["session"] == S1
+    assert doc["edit"]["at"] == first["edit"]["at"], (first["edit"], doc["edit"])
+    assert "home_dir" in str(doc["edit"]["hunks"])
