@@ -111,22 +111,54 @@ def test_the_repository_path_of_a_written_path(tmp_path: Path) -> None:
     assert repository_path("/home/alice/elsewhere.py", root, files) is None
 
 
-def test_a_worktree_inside_the_checkout_stands_for_its_file_where_asked(tmp_path: Path) -> None:
+def test_a_worktree_inside_the_checkout_stands_for_its_file_where_asked(
+    tmp_path: Path, repo: Path
+) -> None:
     # the moves rule's names: a file a session wrote in a worktree made inside the
     # main checkout is that worktree's file, not a file under root git never had
-    root = f"{tmp_path}/shop"
-    files = {"src/app.py", "app.py"}
+    _commit(repo, {"src/app.py": "x = 1\n", ".gitignore": "libs/\n"}, T0)
+    root, files = str(repo), {"src/app.py"}
     inner = f"{root}/.worktrees/feature/src/app.py"
     assert repository_path(inner, root, files) == ".worktrees/feature/src/app.py"
     assert repository_path(inner, root, files, worktrees=True) == "src/app.py"  # gone since
-    (tmp_path / "shop" / ".worktrees" / "feature" / "src").mkdir(parents=True)  # no checkout
+    (repo / ".worktrees" / "feature" / "src").mkdir(parents=True)  # here, no checkout
     assert repository_path(inner, root, files, worktrees=True) == ".worktrees/feature/src/app.py"
-    (tmp_path / "shop" / ".worktrees" / "feature" / ".git").write_text("gitdir: elsewhere\n")
+    (repo / ".worktrees" / "feature" / "src").rmdir()
+    (repo / ".worktrees" / "feature").rmdir()
+    git(repo, "worktree", "add", "-q", "--detach", ".worktrees/feature")
     assert repository_path(inner, root, files, worktrees=True) == "src/app.py"
     # a file of the checkout itself, or one the worktree has that git never had: as before
     assert repository_path(f"{root}/src/app.py", root, files, worktrees=True) == "src/app.py"
     new = f"{root}/.worktrees/feature/src/new.py"
     assert repository_path(new, root, files, worktrees=True) == ".worktrees/feature/src/new.py"
+
+
+def test_another_repository_inside_the_checkout_is_no_worktree_of_it(
+    tmp_path: Path, repo: Path
+) -> None:
+    # an ignored nested clone of another repository, a submodule's checkout, a
+    # .git naming some other git folder: their src/app.py is not this one's
+    _commit(repo, {"src/app.py": "x = 1\n", ".gitignore": "libs/\n"}, T0)
+    root, files = str(repo), {"src/app.py"}
+    sub = repo / "libs" / "sub"
+    sub.mkdir(parents=True)
+    git(sub, "init", "-q", "-b", "main")
+    _commit(sub, {"src/app.py": "y = 2\n"}, T0)
+    written = f"{root}/libs/sub/src/app.py"
+    assert repository_path(written, root, files, worktrees=True) == "libs/sub/src/app.py"
+    for name, gitdir in (("mod", ".git/modules/mod"), ("odd", "../../elsewhere")):
+        (repo / "libs" / name / "src").mkdir(parents=True)
+        (repo / "libs" / name / ".git").write_text(f"gitdir: {root}/{gitdir}\n")
+        got = repository_path(f"{root}/libs/{name}/src/app.py", root, files, worktrees=True)
+        assert got == f"libs/{name}/src/app.py"
+    (repo / "libs" / "link").mkdir()
+    (repo / "libs" / "link" / ".git").symlink_to(repo / ".git")  # never followed
+    got = repository_path(f"{root}/libs/link/src/app.py", root, files, worktrees=True)
+    assert got == "libs/link/src/app.py"
+    # a clone of this repository made inside it (as a worktree would be) is one
+    git(repo / "libs", "clone", "-q", root, "again")
+    got = repository_path(f"{root}/libs/again/src/app.py", root, files, worktrees=True)
+    assert got == "src/app.py"
 
 
 def test_a_session_of_this_clone_writing_outside_it_is_no_other_clone(

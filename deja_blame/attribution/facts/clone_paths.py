@@ -37,9 +37,13 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from collections.abc import Container
+from collections.abc import Callable, Container
+from functools import lru_cache
+
+from deja_blame.gitutil import try_git
 
 _DRIVE = re.compile(r"[A-Za-z]:")
+_OID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 def stands_for(written: str, rel: str, root: str) -> bool | None:
@@ -63,29 +67,118 @@ def repository_path(
     implied folder could be another clone (see the module); None: neither.
 
     With ``worktrees``, a path under ``root`` that is no file of ``files`` and lies
-    in a folder of it that could be a checkout of its own (a worktree made inside
-    the main checkout, ``.worktrees/NAME``) stands for the longest of ``files`` it
+    in a folder of it that is a checkout of this repository (a worktree made inside
+    the main checkout, ``.worktrees/NAME``: ``checkout_of_this``) stands for the longest of ``files`` it
     ends with there: that checkout's file, not a file under ``root`` git never had
     (which every text "left" when the moves rule asks: ``facts/moved.py``)."""
     path = resolved(written)
     root = root.rstrip("/")
     if path.startswith(root + "/"):
         rel = path[len(root) + 1 :]
-        if worktrees and rel not in files and not in_this_checkout(path, root):
-            return _suffix_in(path, root, files, skip=root.count("/") + 1) or rel
+        if worktrees and rel not in files:
+            skip = root.count("/") + 1
+            return _suffix_in(path, root, files, skip, checkout_of_this) or rel
         return rel
     return _suffix_in(path, root, files)
 
 
-def _suffix_in(path: str, root: str, files: Container[str], skip: int = 0) -> str | None:
+def _suffix_in(
+    path: str,
+    root: str,
+    files: Container[str],
+    skip: int = 0,
+    could_be: Callable[[str, str], bool] | None = None,
+) -> str | None:
     """The longest of ``files`` that ``path`` ends with (``/`` bounded), its first
-    ``skip`` parts kept, whose implied folder could be another clone."""
+    ``skip`` parts kept, whose implied folder ``could_be`` (``could_be_a_clone``)
+    another clone."""
+    could_be = could_be or could_be_a_clone
     parts = path.split("/")
     for k in range(max(1, skip), len(parts)):
         rel = "/".join(parts[k:])
-        if rel in files and could_be_a_clone("/".join(parts[:k]), root):
+        if rel in files and could_be("/".join(parts[:k]), root):
             return rel
     return None
+
+
+def checkout_of_this(folder: str, root: str) -> bool:
+    """Whether ``folder``, inside the checkout at ``root``, is a checkout of this
+    repository: a worktree of it (its ``.git`` a file whose ``gitdir:`` lies in this
+    repository's ``worktrees/``), or a clone of it (its ``.git`` a folder whose
+    ``HEAD`` commit this repository has). A nested clone of another repository or a
+    submodule (``gitdir:`` in ``modules/``) is not; a linked ``.git`` is not followed.
+
+    A folder that is gone counts: a worktree removed after its merge leaves nothing
+    to ask (``git worktree remove`` deletes its ``worktrees/NAME``, and a clone made
+    elsewhere never had it), and the moves rule needs those (entireio's sessions
+    wrote tests in ``.worktrees/ent-95-test/`` a day before its removal: as files
+    git never had, every text "left" them). Only a path that is no file of this
+    repository is asked, and only a file of it is answered."""
+    if not folder.startswith(root + "/"):
+        return False
+    if not os.path.lexists(folder):
+        return True
+    dotgit = folder + "/.git"
+    if os.path.islink(dotgit):
+        return False
+    if os.path.isfile(dotgit):
+        common = _git_dir(root + "/.git", common=True)
+        mine = _git_dir(dotgit)
+        return bool(common and mine) and mine.startswith(f"{common}/worktrees/")
+    if os.path.isdir(dotgit):
+        head = _head_commit(dotgit)
+        return head is not None and _has_commit(root, head)
+    return False
+
+
+def _git_dir(dotgit: str, common: bool = False) -> str:
+    """The real git folder a ``.git`` stands for ('' when unreadable): itself when a
+    folder, else its ``gitdir:`` line's (the first 512 bytes read); ``common``: that
+    git folder's ``commondir`` (a linked worktree's main ``.git``)."""
+    if os.path.islink(dotgit):
+        return ""
+    if os.path.isdir(dotgit):
+        return os.path.realpath(dotgit)
+    text = _head_of_file(dotgit)
+    if not text.startswith("gitdir: "):
+        return ""
+    found = os.path.join(os.path.dirname(dotgit), text[len("gitdir: ") :].strip())
+    if common:
+        up = _head_of_file(found + "/commondir").strip()
+        if up:
+            found = os.path.join(found, up)
+    return os.path.realpath(found)
+
+
+def _head_commit(git_dir: str) -> str | None:
+    """The commit id a git folder's ``HEAD`` names, through one branch (loose or
+    packed), read from its files; None: unreadable."""
+    head = _head_of_file(git_dir + "/HEAD").strip()
+    if head.startswith("ref: refs/") and ".." not in head:
+        ref = head[len("ref: ") :]
+        head = _head_of_file(f"{git_dir}/{ref}").strip()
+        if not head:
+            try:
+                with open(git_dir + "/packed-refs", encoding="utf-8", errors="replace") as f:
+                    head = next((ln[:40] for ln in f if ln.rstrip("\n").endswith(" " + ref)), "")
+            except OSError:
+                return None
+    return head if _OID.fullmatch(head) else None
+
+
+@lru_cache(maxsize=256)
+def _has_commit(root: str, oid: str) -> bool:
+    proc = try_git(root, ["cat-file", "-e", f"{oid}^{{commit}}"])
+    return proc is not None and proc.returncode == 0
+
+
+def _head_of_file(path: str, size: int = 512) -> str:
+    """The first ``size`` bytes of a file as text ('' when unreadable)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(size).decode("utf-8", "replace")
+    except OSError:
+        return ""
 
 
 def could_be_a_clone(folder: str, root: str) -> bool:
