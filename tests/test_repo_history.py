@@ -353,3 +353,23 @@ def test_a_long_lived_process_keeps_few_git_readers_open(tmp_path: Path) -> None
         assert sum(h._batch is not None for h in histories) == history_mod.MAX_OPEN_READERS
     finally:
         history_mod.forget_histories()
+
+
+@pytest.mark.parametrize("walked", [True, False], ids=["walked", "asked-of-git"])
+def test_a_path_that_reads_as_pathspec_magic_is_only_that_path(repo: Path, walked: bool) -> None:
+    """A session may name any path: ``:(glob)x*`` is a file of that name, never a
+    pattern, and ``:(nope)y`` (magic git rejects) turns no other path's answer off."""
+    _commit(repo, T0, "a", {"a.py": "a\n", "xa.py": "x\n"})
+    (repo / ":(glob)x*").write_text("g\n")
+    git(repo, "--literal-pathspecs", "add", ":(glob)x*")
+    _commit(repo, T0 + 10, "glob", {})
+    glob_commit = git(repo, "rev-parse", "HEAD").strip()
+    history = RepoHistory(repo)
+    history._direct = DIRECT_ASKS if walked else -10_000
+    asked = {"a.py", ":(glob)x*", ":(nope)y", "gone.py"}
+    assert history.paths_had("HEAD", asked) == {"a.py", ":(glob)x*"}
+    got = history.log("HEAD", {":(glob)x*"})
+    assert got is not None and [e.commit for e in got] == [glob_commit]
+    got = history.log("HEAD", {"a.py", ":(nope)y"})
+    assert got is not None and len(got) == 1 and set(got[0].changes) == {"a.py"}
+    assert bool(history.commits) == walked

@@ -338,7 +338,15 @@ class RepoHistory:
     def _git_paths_had(self, rev: str, wanted: frozenset[str]) -> set[str] | None:
         """``paths_had`` asked of git: the paths any commit reachable from ``rev``
         changed against any parent (``--full-history -m``: no merge simplification)."""
-        args = ["log", "--full-history", "-m", "--no-renames", "--format=", "--name-only"]
+        args = [
+            "--literal-pathspecs",
+            "log",
+            "--full-history",
+            "-m",
+            "--no-renames",
+            "--format=",
+            "--name-only",
+        ]
         proc = git(self.root, [*args, "-z", rev, "--", *sorted(wanted)])
         if proc is None or proc.returncode != 0:
             return None
@@ -405,7 +413,14 @@ class RepoHistory:
 
     def _git_log(self, rev: str, wanted: frozenset[str]) -> list[LogEntry] | None:
         """``git log --parents REV -- PATHS`` itself."""
-        args = ["log", "--parents", "--format=>%H %ct %P", "--raw", "--no-abbrev"]
+        args = [
+            "--literal-pathspecs",
+            "log",
+            "--parents",
+            "--format=>%H %ct %P",
+            "--raw",
+            "--no-abbrev",
+        ]
         proc = git(self.root, [*args, "--no-renames", "-z", rev, "--", *sorted(wanted)])
         if proc is None or proc.returncode != 0:
             return None
