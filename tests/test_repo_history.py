@@ -189,6 +189,12 @@ def test_a_long_lived_reader_keeps_a_bounded_memo(repo: Path) -> None:
     for k in range(RH.MEMOS_KEPT + 40):
         assert history.log("HEAD", {f"no-such-{k}.py"}) == []
     assert len(history._simplified) <= RH.MEMOS_KEPT
+    revs = git(repo, "rev-list", "--all").split()
+    for rev in revs * 2:  # each revision's reachable commits: only the last few kept
+        assert history.paths_had(rev, {"a.py"}) == history.paths_had(rev, {"a.py", "b.py"}) & {
+            "a.py"
+        }
+    assert len(revs) > RH.REACHED_KEPT >= len(history._reached)
     assert history.log("HEAD", {"a.py"}) == history._walk(
         history.resolve("HEAD") or "", frozenset({"a.py"})
     )

@@ -184,6 +184,11 @@ def moved_lines(conn: sqlite3.Connection, facts: FileFacts) -> MovedLines | None
             moved[k] = left_file[k] = brought.commit in renamed
     # A file a session wrote that the person renamed before the first commit: git
     # never had the session's path, so neither blame nor -C can point at it.
+    # "Had" is: some commit the revision reaches changed the path (paths_had), a
+    # merged side branch's included, each path on its own. git's log of the paths
+    # asked together counted a side branch's path as had or not by which other
+    # paths were asked beside it; a path git held anywhere in the history is no
+    # file only the session knew, so its texts are left to blame and -C.
     wrote = {pid for pids in elsewhere.values() for pid in pids} - set(more)
     gone = ask.paths_git_lacks({pid: names[pid] for pid in wrote})
     for start, end in ranges if gone else ():
