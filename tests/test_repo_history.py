@@ -379,3 +379,23 @@ def test_a_path_that_reads_as_pathspec_magic_is_only_that_path(repo: Path, walke
     got = history.log("HEAD", {"a.py", ":(nope)y"})
     assert got is not None and len(got) == 1 and set(got[0].changes) == {"a.py"}
     assert bool(history.commits) == walked
+
+
+@pytest.mark.parametrize("walked", [True, False], ids=["walked", "asked-of-git"])
+def test_a_path_only_a_merged_side_branch_held_is_had(repo: Path, walked: bool) -> None:
+    """A path added and dropped on a side branch merged since is one git had (some
+    commit the revision reaches changed it), whichever paths are asked beside it;
+    the revision before the merge does not reach it."""
+    _commit(repo, T0, "base", {"app.py": "a\n"})
+    before = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "checkout", "-q", "-b", "side")
+    _commit(repo, T0 + 10, "add helpers", {"helpers.py": "h\n"})
+    _commit(repo, T0 + 20, "drop helpers", {"helpers.py": None})
+    git(repo, "checkout", "-q", "main")
+    _commit(repo, T0 + 30, "util", {"util.py": "u\n"})
+    _merge(repo, T0 + 40, "side")
+    history = RepoHistory(repo)
+    history._direct = DIRECT_ASKS if walked else -10_000
+    assert history.paths_had("HEAD", {"helpers.py"}) == {"helpers.py"}
+    assert history.paths_had("HEAD", {"util.py", "helpers.py"}) == {"util.py", "helpers.py"}
+    assert history.paths_had(before, {"util.py", "helpers.py"}) == set()
