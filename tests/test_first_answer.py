@@ -92,7 +92,7 @@ def test_a_needle_across_chunks_or_json_escaped_is_found(
     assert not prescan.holds_any(f, needles)
 
 
-@settings(max_examples=500)
+@settings(max_examples=500, deadline=None)
 @given(
     st.lists(st.binary(min_size=1, max_size=4).map(lambda b: b.replace(b"\x00", b"a")), max_size=6),
     st.binary(max_size=40),
@@ -108,7 +108,7 @@ def test_needles_holding_another_are_left_out_and_the_same_files_found(
 _name_bytes = st.lists(st.sampled_from([b"/", b"\\", b'"', b"shop", b"sh", b"op", b"a.py", b"x"]))
 
 
-@settings(max_examples=1000)
+@settings(max_examples=1000, deadline=None)
 @given(
     st.lists(_name_bytes.map(b"".join).filter(bool), min_size=1, max_size=5),
     _name_bytes.map(b"".join),
