@@ -12,7 +12,7 @@ from pathlib import Path
 import orjson
 import pytest
 from conftest import git
-from test_notes_share import two  # noqa: F401 (a fixture)
+from test_notes_share import publish, two  # noqa: F401 (two: a fixture)
 from test_notes_world import S1, World, body, file_claims, make_world
 
 from deja_blame.notes.schema import note_parts, split_note
@@ -79,10 +79,7 @@ def test_fetch_restores_a_damaged_note_and_keeps_another_tool_s_lines(
 ) -> None:
     alice, bob, bare = two
     alice.write(S1, "app.py", body("a", 4))
-    sha = alice.commit("agent work")
-    git(alice.repo, "push", "-q", "origin", "main")
-    alice.deja("annotate")
-    alice.deja("notes", "push")
+    sha = publish(alice, "agent work")
     git(bob.repo, "pull", "-q")
     bob.deja("notes", "fetch")
     assert bob.sessions_by_line("app.py") == [S1] * 4
@@ -116,18 +113,12 @@ def test_fetch_merging_both_sides_restores_a_damaged_note(
     note here is theirs again, the rest merged as always."""
     alice, bob, bare = two
     alice.write(S1, "app.py", body("a", 4))
-    sha = alice.commit("agent work")
-    git(alice.repo, "push", "-q", "origin", "main")
-    alice.deja("annotate")
-    alice.deja("notes", "push")
+    sha = publish(alice, "agent work")
     git(bob.repo, "pull", "-q")
     bob.deja("notes", "fetch")
     _set_note(bob.repo, sha, _note_text(bob.repo, sha)[:200], tmp_path)
     alice.write(S1, "lib.py", body("l", 3))
-    later = alice.commit("more agent work")
-    git(alice.repo, "push", "-q", "origin", "main")
-    alice.deja("annotate")
-    alice.deja("notes", "push")
+    later = publish(alice, "more agent work")
     git(bob.repo, "pull", "-q")
     doc = orjson.loads(bob.deja("notes", "fetch", "--json").stdout)
     assert doc["merge"]["kind"] == "merge" and doc["merge"]["restored"] == 1

@@ -38,6 +38,16 @@ def two(tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Wo
     return alice, bob, bare
 
 
+def publish(world: World, message: str) -> str:
+    """Commit what ``world``'s sessions wrote, push it, note it and push the notes:
+    a clone's whole round before another clone pulls. The commit's id."""
+    sha = world.commit(message)
+    git(world.repo, "push", "-q", "origin", "main")
+    world.deja("annotate")
+    world.deja("notes", "push")
+    return sha
+
+
 def remote_note(bare: Path, commit: str) -> dict | None:
     proc = subprocess.run(
         ["git", "notes", "--ref", NOTES, "show", commit], cwd=bare, capture_output=True
@@ -153,10 +163,7 @@ def test_both_sides_noted_the_same_commit_the_json_is_merged(
 def test_fetch_keeps_local_notes_the_remote_never_had(two: tuple[World, World, Path]) -> None:
     alice, bob, bare = two
     alice.write(S1, "app.py", body("a", 2))
-    a_sha = alice.commit("alice")
-    git(alice.repo, "push", "-q", "origin", "main")
-    alice.deja("annotate")
-    alice.deja("notes", "push")
+    a_sha = publish(alice, "alice")
     git(bob.repo, "pull", "-q")
     bob.write(S2, "lib.py", body("l", 2))
     b_sha = bob.commit("bob")
