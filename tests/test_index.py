@@ -11,6 +11,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -404,13 +405,9 @@ def test_interrupted_run_resumes_where_its_last_batch_ended(
     assert users == [f"Request {10 * t}" for t in range(30)]
 
 
-def test_small_transcripts_are_written_in_one_transaction_and_a_failure_keeps_none(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    root = tmp_path / "root"
-    for k in range(5):
-        append(transcript(root, f"small{k}"), *conversation(3))
-    db = db_path(tmp_path)
+def commit_failing_at_the_fourth() -> tuple[Callable[..., Any], list[str]]:
+    """``ingest._commit`` as it is, but a disk error at its fourth transcript; and the
+    sessions it committed before (a group's failure while writing)."""
     real_commit = ingest._commit
     commits: list[str] = []
 
@@ -420,6 +417,17 @@ def test_small_transcripts_are_written_in_one_transaction_and_a_failure_keeps_no
         commits.append(tf.session_id)
         return real_commit(conn, tf, *args, **kwargs)
 
+    return failing_at_the_fourth, commits
+
+
+def test_small_transcripts_are_written_in_one_transaction_and_a_failure_keeps_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "root"
+    for k in range(5):
+        append(transcript(root, f"small{k}"), *conversation(3))
+    db = db_path(tmp_path)
+    failing_at_the_fourth, commits = commit_failing_at_the_fourth()
     conn = index_db.connect(db)
     try:
         with monkeypatch.context() as patched:

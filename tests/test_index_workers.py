@@ -26,6 +26,7 @@ import orjson
 import pytest
 from antigravity_writer import TranscriptWriter
 from conftest import deja_json
+from test_index import commit_failing_at_the_fourth
 
 from deja_blame.index import ingest
 from deja_blame.index.db import connect
@@ -172,15 +173,7 @@ def test_workers_a_failed_write_rolls_back_its_group(
     no transaction open and none of the group's rows, and the next run reads them."""
     root = tmp_path / "root"
     build_root(root, sessions=6, turns=4)
-    real_commit = ingest._commit
-    commits: list[str] = []
-
-    def failing_at_the_fourth(conn: Any, tf: Any, *args: Any, **kwargs: Any) -> Any:
-        if len(commits) == 3:
-            raise sqlite3.OperationalError("disk I/O error")
-        commits.append(tf.session_id)
-        return real_commit(conn, tf, *args, **kwargs)
-
+    failing_at_the_fourth, commits = commit_failing_at_the_fourth()
     db = tmp_path / "index.db"
     conn = connect(db)
     try:
