@@ -26,11 +26,13 @@ def cached_blame(
     rev: str | None,
     line_range: tuple[int, int] | None,
     on_miss: Callable[[str, str, str], None] | None = None,
+    on_state: Callable[[cache.RepoState], None] | None = None,
 ) -> FileBlame | None:
     """The answer from the attribution cache alone, through the ``git`` program:
     no pygit2, no git blame. None when anything is missing (the caller computes);
     ``on_miss(root, commit, relpath)`` is told when the whole file's answer at a
-    commit is not cached (the caller may start git blame of it at once)."""
+    commit is not cached (the caller may start git blame of it at once);
+    ``on_state`` the repository's state read (its root and HEAD: stage 1 needs them)."""
     if not cache.fast_path_enabled() or not cache.cacheable():
         return None
     start = file.parent if not file.is_dir() else file
@@ -39,6 +41,8 @@ def cached_blame(
     state = _repo_state(start)
     if state is None:
         return None
+    if on_state is not None:
+        on_state(state)
     try:
         rel = relative_to_root(Path(state.root), file)
     except DejaError:

@@ -8,16 +8,20 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from deja_blame.attribution.answer import cached_blame
+from deja_blame.attribution.facts.shared import given
 from deja_blame.attribution.model import FileBlame
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import open_repository, relative_path
 
 if TYPE_CHECKING:
     import pygit2
+
+    from deja_blame.attribution.cache import RepoState
 
 
 def concern_of(file: Path) -> tuple[bytes, ...] | None:
@@ -89,6 +93,7 @@ def compute(
     if file.is_dir() and not file.is_symlink():  # a link is a blob: its target's name
         raise DejaError(f"{file} is a directory; deja blame takes a file")
     early = _EarlyBlame()
+    read: list[RepoState] = []  # the repository's root and HEAD, as the cache lookup read them
     if conn is not None and refresh:
         # (imported here: the transcript readers' discovery, which --no-refresh, the
         # editor and stats never need)
@@ -96,7 +101,7 @@ def compute(
 
         refresh_index(conn, concern=concern_of(file))
     if conn is not None:
-        hit = cached_blame(conn, file, rev, line_range, on_miss=early.start)
+        hit = cached_blame(conn, file, rev, line_range, on_miss=early.start, on_state=read.append)
         if hit is not None:
             return hit
     try:
@@ -104,8 +109,11 @@ def compute(
         from deja_blame.attribution.blame import blame_file
         from deja_blame.notes.lookup import note_lookup_for
 
-        return blame_file(
-            repo, rel, rev, conn, line_range=line_range, note_lookup=note_lookup_for(repo, conn)
-        )
+        # stage 1 asks the HEAD of the root it found (``gitread.head_of``): read already
+        state = read[0] if read else None
+        with given(state.root, {"HEAD": state.head or ""}) if state else nullcontext():
+            return blame_file(
+                repo, rel, rev, conn, line_range=line_range, note_lookup=note_lookup_for(repo, conn)
+            )
     finally:
         early.end()  # a blame started early and not taken (an error, a binary file)

@@ -25,6 +25,7 @@ T = TypeVar("T")
 _LOCK = threading.RLock()
 _OPEN: dict[str, int] = {}  # root -> questions open there
 _KEPT: dict[str, dict[Any, Any]] = {}  # root -> what the question has learnt
+_GIVEN: dict[str, list[dict[Any, Any]]] = {}  # root -> what the command's edge knew (``given``)
 
 
 @contextmanager
@@ -69,11 +70,33 @@ def question_about(path: str | Path) -> str | None:
     return None
 
 
+@contextmanager
+def given(root: str | Path, known: dict[Any, Any]) -> Iterator[None]:
+    """Until the block ends, ``remembered`` answers ``known``'s keys about ``root`` from
+    it: what the command's edge read already (a one-file question's HEAD, from the
+    rev-parse that found the file: stage 1 asked git for it three more times),
+    without ``one_question``'s reads of whole histories."""
+    where, mine = str(root), dict(known)
+    with _LOCK:
+        _GIVEN.setdefault(where, []).append(mine)
+    try:
+        yield
+    finally:
+        with _LOCK:
+            stack = _GIVEN[where]
+            stack.remove(mine)
+            if not stack:
+                del _GIVEN[where]
+
+
 def remembered(root: str | Path, key: Any, compute: Callable[[], T]) -> T:
     """``compute()`` once per question for ``key`` (a thread asking meanwhile waits
-    for that answer); every time outside a question."""
+    for that answer); every time outside a question, unless the edge gave it (``given``)."""
     where = str(root)
     with _LOCK:
+        stack = _GIVEN.get(where)
+        if stack and key in stack[-1]:
+            return stack[-1][key]  # type: ignore[no-any-return]
         if where not in _OPEN:
             mine = None
         else:
