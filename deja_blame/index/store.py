@@ -462,6 +462,10 @@ def write_rows(conn: sqlite3.Connection, sid: int, rows: ChunkRows, paths: PathI
             continue
         pid = paths.get(path)
         times.append((sid, edit_ord, at_epoch, by_user))
+        # Every added line has its row, trivial ones (blank, a lone bracket) too: they
+        # are the evidence of the matcher's runs and gap fills and a lone bracket edit's
+        # only trace. Without them 1,253 of click's core.py's 3,799 lines (997
+        # sessions) answered otherwise, for 1.6 % less index (docs/engine.md).
         line_rows += [(pid, fp, sid, edit_ord, idx) for idx, fp in enumerate(fps)]
     if line_rows:
         # an edit's time once (edit_times), not on each of its lines' rows
