@@ -47,8 +47,9 @@ def lay_out(agent: str, into: Path) -> Path:
 
 
 def read_all(agent: str, into: Path) -> dict[str, Any]:
-    """Every session of the agent's fixture, as JSON, keyed by session id (Aider's
-    id hashes where the file is: keyed ``aider``); where the copy is reads ``<root>``.
+    """Every session of the agent's fixture, as JSON, keyed by session id (Aider's and
+    SpecStory's ids hash where the file is: keyed ``aider``, and by the file's name);
+    where the copy is reads ``<root>``.
     Times an agent writes without an offset (Aider's) are read as UTC: set ``TZ``."""
     from deja_blame.transcripts.registry import agent_named, discover, read_session
 
@@ -59,8 +60,10 @@ def read_all(agent: str, into: Path) -> dict[str, Any]:
         doc = read_session(tf).to_json()
         doc["transcript"] = Path(doc["transcript"]).relative_to(root.resolve()).as_posix()
         key = "aider" if agent == "aider" else tf.session_id
-        if agent == "aider":
-            doc["session_id"] = "aider"
+        if agent == "specstory":  # one session per file, its id a hash of where it is
+            key = tf.path.name
+        if agent in ("aider", "specstory"):
+            doc["session_id"] = key
         out[key] = _rooted(doc, str(root.resolve()))
     return out
 

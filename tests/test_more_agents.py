@@ -39,6 +39,7 @@ PLUGGED = [
     "cline",
     "roo-code",
     "kilo-code",
+    "specstory",
 ]
 
 
@@ -166,6 +167,7 @@ def _place(agent: str, home: Path, repo: Path | None = None) -> Path:
         / "rooveterinaryinc.roo-cline",
         "kilo-code": home / ".config" / "Cursor" / "User" / "globalStorage" / "kilocode.kilo-code",
         "aider": repo if repo is not None else home / "project",
+        "specstory": repo if repo is not None else home / "project",
     }[agent]
     where.mkdir(parents=True, exist_ok=True)
     shutil.copytree(tree, where, dirs_exist_ok=True)
@@ -178,7 +180,7 @@ def test_found_at_its_default_place_with_no_flags(
 ) -> None:
     home = Path(os.environ["HOME"])
     place = _place(agent, home)
-    if agent == "aider":  # found from where deja runs: the repository's top
+    if agent in ("aider", "specstory"):  # found from where deja runs: the repository's top
         (place / ".git").mkdir()
         monkeypatch.chdir(place)
     want = orjson.loads((FIXTURES / GOLDEN_AGENTS[agent] / "expected.json").read_bytes())
@@ -215,7 +217,7 @@ def test_the_agents_own_location_variables(
 
 
 def test_every_agent_has_an_override_variable_and_a_short_label() -> None:
-    assert len(AGENTS) == 17
+    assert len(AGENTS) == 18
     assert {a.id for a in AGENTS} >= set(PLUGGED)
     for a in AGENTS:
         assert a.root_env == f"DEJA_{a.id.upper().replace('-', '_')}_ROOT" or a.id in (
@@ -392,6 +394,22 @@ WORLD: dict[str, tuple[str, str]] = {
     "route_test.py": ("", "def test_route():\n    assert True\n"),
     "zones.py": ("ZONES = ['north']\n", "ZONES = ['north', 'south']\nDEFAULT_ZONE = 'north'\n"),
     "zones_test.py": ("", "def test_zones():\n    assert True\n"),
+    # SpecStory: Claude Code's write (its Edit names no lines), Cursor's chunks, a
+    # write recorded on Windows
+    "src/app.py": (
+        "def total(lines):\n    return sum(q * p for q, p in lines)\n\n\n"
+        'def label():\n    return LABEL\n\n\nLABEL = "Total"\n',
+        "def total(rows):\n    return sum(q * p for q, p in rows)\n\n\n"
+        'def label():\n    return LABEL\n\n\nLABEL = "Total"\n'
+        'HELP = "wrap it in `code` like &quot;this&quot;"\n',
+    ),
+    "src/discount.py": (
+        "",
+        "RATE = 0.10\n\n\ndef discounted(price):\n"
+        '    """The price less the shop\'s discount."""\n'
+        "    return round(price * (1 - RATE), 2)\n\n# a fence in a docstring: ```\n",
+    ),
+    "docs/notes.md": ("", "# Notes\n\nThe mean divides by the count.\n"),
 }
 # line text -> the agent that wrote it last, per file (every other line is the person's;
 # blank lines too where an agent added them)
@@ -440,6 +458,24 @@ WRITTEN: dict[str, dict[str, str]] = {
         "Heavy parcels go by freight.": "roo-code",
     },
     "zones.py": {"ZONES = ['north', 'south']": "kilo-code", "DEFAULT_ZONE = 'north'": "kilo-code"},
+    "src/app.py": {
+        "def total(rows):": "specstory",
+        "    return sum(q * p for q, p in rows)": "specstory",
+        'HELP = "wrap it in `code` like &quot;this&quot;"': "specstory",
+    },
+    "src/discount.py": {
+        "RATE = 0.10": "specstory",
+        "": "specstory",
+        "def discounted(price):": "specstory",
+        '    """The price less the shop\'s discount."""': "specstory",
+        "    return round(price * (1 - RATE), 2)": "specstory",
+        "# a fence in a docstring: ```": "specstory",
+    },
+    "docs/notes.md": {
+        "# Notes": "specstory",
+        "": "specstory",
+        "The mean divides by the count.": "specstory",
+    },
 }
 
 
@@ -448,6 +484,7 @@ def test_held_out_world_every_agent_in_one_repository(
 ) -> None:
     home = Path(os.environ["HOME"])
     for name, (before, _after) in WORLD.items():
+        (repo / name).parent.mkdir(exist_ok=True)
         if before:
             (repo / name).write_text(before)
     git(repo, "add", "-A")
@@ -458,7 +495,7 @@ def test_held_out_world_every_agent_in_one_repository(
     _second_droid_session(home, repo)
     # as Aider offers to: its history is the user's, not the repository's (a tracked
     # one would be a stranger's: test_hostile_provenance.py)
-    (repo / ".git" / "info" / "exclude").write_text(".aider*\n")
+    (repo / ".git" / "info" / "exclude").write_text(".aider*\n.specstory/\n")  # SpecStory's too
     for name, (_before, after) in WORLD.items():
         (repo / name).write_text(after)
     git(repo, "add", "-A")

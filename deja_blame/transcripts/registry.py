@@ -53,6 +53,7 @@ PLUGINS = (
     "cline",
     "roo_code",
     "kilo_code",
+    "specstory",
 )
 AGENTS: tuple[Agent, ...] = tuple(
     importlib.import_module(f"deja_blame.transcripts.{name}").PLUGIN for name in PLUGINS
