@@ -84,3 +84,19 @@ def test_derived_from_as_read_is_every_entry_checked(value: dict) -> None:
 
     got = _derived_from(value)
     assert got == _plain_read(value) and list(got or {}) == list(_plain_read(value))
+
+
+def test_still_derived_asks_the_note_first_then_the_record_of_no_line() -> None:
+    from deja_blame.notes.derived_from import digest, none_value, still_derived
+
+    local = {"0000000000000001": 3}
+    assert still_derived({"0000000000000001": 3}, None, local, 5)  # the note saw them all
+    assert not still_derived({"0000000000000001": 2}, None, local, 5)  # a line more since
+    # a note decides alone: a record of no line beside it is not read
+    assert not still_derived({}, digest(local), local, 5)
+    assert still_derived(None, digest(local), local, 5)  # no note: the record's digest
+    assert not still_derived(None, digest({"0000000000000002": 1}), local, 5)
+    assert not still_derived(None, None, local, 5)  # neither: not settled
+    assert still_derived(None, "moves-5", {}, 5)  # nobody wrote there: the sessions counted
+    assert not still_derived(None, "moves-5", {}, 6)  # a session arrived since
+    assert none_value({}, 6) == "moves-6"

@@ -210,7 +210,7 @@ def derive_commit(
     here when not given (the history pass has it already, and ``only``)."""
     sha = str(commit.id)
     if derived_from is None and conn is not None:
-        from deja_blame.notes.derived_from import commit_derived_from
+        from deja_blame.attribution.facts.settled import commit_derived_from
 
         derived_from = commit_derived_from(conn, workdir(repo), sha)
     sources = carry_sources(repo, commit, is_head) + [s for s in (extra_sources or []) if s != sha]

@@ -35,6 +35,8 @@ from typing import Any
 import pygit2
 
 from deja_blame import statefile
+from deja_blame.attribution.facts.indexread import session_writes
+from deja_blame.attribution.facts.settled import commit_derived_from
 from deja_blame.gitcli import git_errors
 from deja_blame.gitutil import workdir
 from deja_blame.index import queries as Q
@@ -46,14 +48,9 @@ from deja_blame.notes.annotate import (
     prompts_opted_in,
     store_notes,
 )
-from deja_blame.notes.derived_from import (
-    SKEW,
-    SessionWrites,
-    commit_derived_from,
-    is_stale,
-)
+from deja_blame.notes.derived_from import SKEW, SessionWrites, is_stale, none_value
 from deja_blame.notes.history import read_history
-from deja_blame.notes.history_state import HistoryState, none_value
+from deja_blame.notes.history_state import HistoryState
 from deja_blame.notes.store import check_notes_ref, deja_dir, read_note_docs, ref_target
 from deja_blame.notes.worth import files_worth_deriving
 
@@ -171,7 +168,7 @@ def annotate_history(
     since = first_start - SKEW if first_start is not None else None
     commits = read_history(root, [rev], since)
     result.commits = len(commits)
-    writes = SessionWrites(conn, root, {p for c in commits for p in c.paths})
+    writes = session_writes(conn, str(root), {p for c in commits for p in c.paths})
     todo: list[tuple[str, dict[str, int], set[str] | None]] = []
     if writes.touched():
         for c in commits:

@@ -1,8 +1,8 @@
 """What a note was computed from, so that whether it is stale is a comparison.
 
 A commit's note is derived from what sessions wrote to the commit's files (every
-path its diff names, here or in another clone: ``attribution/facts/indexread.candidate_paths``)
-by the commit's time; a later write cannot give the commit a line. The note's
+path its diff names, here or in another clone: stage 1 finds those paths and gives
+them, ``attribution/facts/indexread.session_writes``) by the commit's time; a later write cannot give the commit a line. The note's
 ``derived_from`` records, per such session, a key (``session_key``: a digest of
 its id, so a session that left no line in the commit is not named to whoever
 reads the notes) and how many lines it had written there then.
@@ -22,13 +22,11 @@ import math
 import sqlite3
 from bisect import bisect_right
 from collections.abc import Iterable
-from pathlib import Path
 
 import orjson
 
-from deja_blame.attribution.facts.indexread import candidate_paths
 from deja_blame.index import queries as Q
-from deja_blame.notes.history import HistoryCommit, read_history
+from deja_blame.notes.history import HistoryCommit
 
 # Generous on purpose (identity.SKEW, not the matcher's 120 s): this only chooses the
 # sessions worth a look; the matcher's own window decides which line is whose.
@@ -54,6 +52,32 @@ def is_stale(recorded: Recorded | None, local: Recorded) -> bool:
     return any(recorded.get(key, -1) < n for key, n in local.items())
 
 
+# the record of a commit no session wrote the files of, that no moved block reached,
+# while the index held this many sessions (looked at again when one arrives, not at
+# each write of a session at work: the hook's pass would redo every such commit)
+MOVES_ONLY = "moves-"
+
+
+def none_value(local: Recorded, sessions: int) -> str:
+    """What a commit derived with no line is recorded with (``.git/deja/history``):
+    the digest of what the sessions had written to its files by its time
+    (``SessionWrites.of``), or, where none had, the number of sessions the index held.
+    The pass, the post-commit hook and blame's settled facts all compare against
+    this one value."""
+    return digest(local) if local else f"{MOVES_ONLY}{sessions}"
+
+
+def still_derived(
+    recorded: Recorded | None, none: str | None, local: Recorded, sessions: int
+) -> bool:
+    """Whether a commit's note, computed from ``recorded`` (None: it has none, or it
+    does not say), or else its record of no line (``none``), was computed from what
+    the index holds now (``local``, while it holds ``sessions`` sessions)."""
+    if recorded is not None:
+        return not is_stale(recorded, local)
+    return none is not None and none == none_value(local, sessions)
+
+
 def combined(recorded: Recorded | None, local: Recorded) -> Recorded:
     """What a note re-derived here was computed from: what it said, and what is here."""
     out = dict(recorded or {})
@@ -70,15 +94,11 @@ def digest(local: Recorded) -> str:
 
 class SessionWrites:
     """The index's writes to a history's files, read once: per path, per session and
-    edit time, how many lines. ``of(commit)`` is then a sum, no SQL."""
+    edit time, how many lines. ``of(commit)`` is then a sum, no SQL. ``pids``: each
+    file's written paths (stage 1's to find: ``indexread.session_writes``)."""
 
-    def __init__(self, conn: sqlite3.Connection, root: str | Path, relpaths: Iterable[str]) -> None:
-        root = str(root)
-        self.pids: dict[str, list[int]] = {}
-        for rel in set(relpaths):
-            found = candidate_paths(conn, root, {rel})
-            if found:
-                self.pids[rel] = sorted(found)
+    def __init__(self, conn: sqlite3.Connection, pids: dict[str, list[int]]) -> None:
+        self.pids = pids
         wanted = {pid for pids in self.pids.values() for pid in pids}
         self.writes: dict[int, list[tuple[str, float | None, int]]] = {}
         self._timelines: dict[int, _Timeline] = {}
@@ -137,11 +157,3 @@ class _Timeline:
         for _first, last, key, ats, cum in self.rows[: bisect_right(self.first, limit)]:
             n = cum[-1] if last <= limit else cum[bisect_right(ats, limit) - 1]
             counts[key] = counts.get(key, 0) + n
-
-
-def commit_derived_from(conn: sqlite3.Connection, root: str | Path, sha: str) -> Recorded:
-    """``SessionWrites.of`` for one commit (the hooks' and ``deja annotate REV``'s note)."""
-    commits = read_history(root, ["-1", sha])
-    if not commits:
-        return {}
-    return SessionWrites(conn, root, commits[0].paths).of(commits[0])

@@ -15,7 +15,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from deja_blame import statefile
-from deja_blame.notes.derived_from import digest
 from deja_blame.notes.store import deja_dir
 from deja_blame.objectid import is_object_id
 
@@ -24,18 +23,6 @@ if TYPE_CHECKING:
 
 STATE_FILE = "history"
 STATE_BYTES = 4 * 1024 * 1024  # a longer record is started afresh (costs a re-derive)
-# the record of a commit no session wrote the files of, that no moved block reached,
-# while the index held this many sessions (looked at again when one arrives, not at
-# each write of a session at work: the hook's pass would redo every such commit)
-MOVES_ONLY = "moves-"
-
-
-def none_value(local: dict[str, int], sessions: int) -> str:
-    """What a commit derived with no line is recorded with: the digest of what the
-    sessions had written to its files by its time (``derived_from.SessionWrites.of``),
-    or, where none had, the number of sessions the index held. The pass, the
-    post-commit hook and blame's settled facts all compare against this one value."""
-    return digest(local) if local else f"{MOVES_ONLY}{sessions}"
 
 
 class HistoryState:

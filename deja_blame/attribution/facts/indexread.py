@@ -16,13 +16,16 @@ import sqlite3
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from pathlib import PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deja_blame.attribution.facts.clone_paths import stands_for
 from deja_blame.index.db import in_chunks
 from deja_blame.index.queries import LINES_TIMED
 from deja_blame.models import UNKNOWN_AGENT
 from deja_blame.pathtext import as_text
+
+if TYPE_CHECKING:
+    from deja_blame.notes.derived_from import SessionWrites
 
 # -- the paths that stand for a file ---------------------------------------------------
 
@@ -48,6 +51,19 @@ def candidate_paths(conn: sqlite3.Connection, root: str, relpaths: set[str]) -> 
             if here or (here is False and pid not in out):
                 out[pid] = here
     return out
+
+
+def session_writes(conn: sqlite3.Connection, root: str, relpaths: Iterable[str]) -> SessionWrites:
+    """The index's writes to these files of the repository at ``root`` (each file's
+    written paths: ``candidate_paths``), for what a note is derived from."""
+    from deja_blame.notes.derived_from import SessionWrites
+
+    pids: dict[str, list[int]] = {}
+    for rel in set(relpaths):
+        found = candidate_paths(conn, root, {rel})
+        if found:
+            pids[rel] = sorted(found)
+    return SessionWrites(conn, pids)
 
 
 def path_texts(conn: sqlite3.Connection, path_ids: Iterable[int]) -> dict[int, str]:

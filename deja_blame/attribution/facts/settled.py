@@ -27,12 +27,14 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from deja_blame.attribution.facts.indexread import session_writes
 from deja_blame.attribution.model import LineAttribution
 from deja_blame.errors import DejaError
 from deja_blame.index import queries as Q
-from deja_blame.notes.derived_from import SKEW, is_stale
+from deja_blame.notes.derived_from import SKEW, still_derived
 
 
 @dataclass(frozen=True)
@@ -115,25 +117,30 @@ def still_current(
     of no line (``passed.none``) was computed from what the index holds now of the writes to
     the commit's files by its time: the test ``deja annotate --all`` makes, over the
     same paths (one ``git log`` of those commits for their files, one SQL pass)."""
-    from deja_blame.notes.derived_from import SessionWrites
     from deja_blame.notes.history import read_history
-    from deja_blame.notes.history_state import none_value
 
     try:
         found = read_history(root, ["--no-walk=unsorted", *sorted(commits)])
     except DejaError:
         return set()
-    writes = SessionWrites(conn, root, {p for c in found for p in c.paths})
+    writes = session_writes(conn, root, {p for c in found for p in c.paths})
     out: set[str] = set()
     for c in found:
         local = writes.of(c)
-        recorded = recorded_of(c.sha)
-        if recorded is not None:
-            if not is_stale(recorded, local):
-                out.add(c.sha)
-        elif passed.none.get(c.sha) == none_value(local, passed.sessions):
+        if still_derived(recorded_of(c.sha), passed.none.get(c.sha), local, passed.sessions):
             out.add(c.sha)
     return out
+
+
+def commit_derived_from(conn: sqlite3.Connection, root: str | Path, sha: str) -> dict[str, int]:
+    """What one commit's note is derived from (``SessionWrites.of``: the hooks' and
+    ``deja annotate REV``'s note)."""
+    from deja_blame.notes.history import read_history
+
+    commits = read_history(root, ["-1", sha])
+    if not commits:
+        return {}
+    return session_writes(conn, str(root), commits[0].paths).of(commits[0])
 
 
 def pass_record(
