@@ -687,3 +687,111 @@ def test_a_task_copied_below_any_folder_is_found_but_a_store_is_not_walked(
     (store / "puppeteer" / "1796000000000").mkdir(parents=True)
     (store / "puppeteer" / "1796000000000" / "api_conversation_history.json").write_text("[]")
     assert discover(["cline"], env={"DEJA_CLINE_ROOT": str(store)}) == []
+
+
+# -- what a non-Claude model's text became on disk ------------------------------------------
+
+ESCAPED_WRITE = "if a &lt; b &amp;&amp; c &gt; 0:\n    print(&quot;it&#39;s &#91;ok&#93;&quot;)\n"
+SAVED_WRITE = ["if a < b && c > 0:", '    print("it\'s [ok]")']
+ESCAPED_DIFF = "<<<<<<< SEARCH\nx = a &gt; b\n=======\nx = a &gt;= b &amp;&amp; keep(&amp;lt;)\n>>>>>>> REPLACE"
+
+
+def _task_with_model(tmp_path: Path, agent: str, model: str | None, name: str = "a.py") -> Any:
+    """A task whose model wrote HTML entities: a write, a diff, a command (native calls)."""
+    env = "<environment_details>\n# Current Workspace Directory (/srv/app) Files\n</environment_details>"
+    calls = [
+        ("w", "write_to_file", {"path": name, "content": ESCAPED_WRITE, "line_count": 2}),
+        ("d", "apply_diff", {"path": "b.py", "diff": ESCAPED_DIFF}),
+        ("c", "execute_command", {"command": "test 1 &lt; 2 &amp;&amp; echo ok"}),
+    ]
+    api: list[dict[str, Any]] = [
+        {"role": "user", "content": [{"type": "text", "text": "<task>\nfix\n</task>\n" + env}]}
+    ]
+    for cid, tool, args in calls:
+        said: dict[str, Any] = {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": cid, "name": tool, "input": args}],
+        }
+        if model is not None:
+            said["modelInfo"] = {"modelId": model}
+        api.append(said)
+        api.append(
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": cid, "content": "saved"}],
+            }
+        )
+    task = tmp_path / agent / "tasks" / "1796000000000"
+    task.mkdir(parents=True)
+    (task / "api_conversation_history.json").write_bytes(orjson.dumps(api))
+    return parse_task(task / "api_conversation_history.json", task.name, agent).to_json()
+
+
+@pytest.mark.parametrize("agent", ["roo-code", "kilo-code"])
+@pytest.mark.parametrize("model", ["deepseek-chat", "openrouter/google/gemini-2.5-pro"])
+def test_roo_saves_a_non_claude_model_s_text_unescaped(
+    tmp_path: Path, agent: str, model: str
+) -> None:
+    """Roo Code (and Kilo Code, its fork) unescape HTML entities in write_to_file's
+    content and apply_diff's diff before saving when the model's id does not contain
+    "claude" (the conversation keeps the model's text): the lines on disk are those."""
+    doc = _task_with_model(tmp_path, agent, model)
+    assert _edits(doc) == [
+        ("a.py", [], SAVED_WRITE),
+        ("b.py", ["x = a > b"], ["x = a >= b && keep(&lt;)"]),  # &amp; last, as Roo does
+    ]
+    assert [c["command"] for c in doc["commands"]] == ["test 1 < 2 && echo ok"]
+
+
+@pytest.mark.parametrize("model", ["claude-sonnet-4-5", "anthropic/claude-3.7-sonnet", None])
+def test_a_claude_model_s_text_or_an_unknown_model_s_is_saved_as_written(
+    tmp_path: Path, model: str | None
+) -> None:
+    doc = _task_with_model(tmp_path, "roo-code", model)
+    assert _edits(doc)[0] == ("a.py", [], ESCAPED_WRITE.splitlines())
+    # Roo unescapes every model's command
+    assert [c["command"] for c in doc["commands"]] == ["test 1 < 2 && echo ok"]
+
+
+def test_cline_unescapes_a_non_claude_model_s_text_but_in_xml_files(tmp_path: Path) -> None:
+    doc = _task_with_model(tmp_path, "cline", "deepseek-chat")
+    # Cline's own list: no brackets; its command is kept as written
+    assert _edits(doc)[0] == (
+        "a.py",
+        [],
+        ["if a < b && c > 0:", '    print("it&#39;s &#91;ok&#93;")'],
+    )
+    assert _edits(doc)[1] == ("b.py", ["x = a > b"], ["x = a >= b && keep(&lt;)"])
+    assert [c["command"] for c in doc["commands"]] == ["test 1 &lt; 2 &amp;&amp; echo ok"]
+    xml = _task_with_model(tmp_path / "x", "cline", "deepseek-chat", name="layout.xml")
+    assert _edits(xml)[0] == ("layout.xml", [], ESCAPED_WRITE.splitlines())
+
+
+def test_a_multi_file_diff_from_a_non_claude_model_is_unescaped(tmp_path: Path) -> None:
+    call = (
+        "<apply_diff>\n<args>\n<file>\n<path>m.py</path>\n<diff>\n<content>\n"
+        "<<<<<<< SEARCH\nok = a &lt; b\n=======\nok = a &lt;= b\n>>>>>>> REPLACE\n"
+        "</content>\n</diff>\n</file>\n</args>\n</apply_diff>"
+    )
+    env = "<environment_details>\n# Current Workspace Directory (/srv/app) Files\n</environment_details>"
+    result = "<file_write_result>\n<path>m.py</path>\n<operation>modified</operation>\n</file_write_result>"
+    api: list[dict[str, Any]] = [
+        {"role": "user", "content": [{"type": "text", "text": "<task>\nm\n</task>\n" + env}]},
+        {
+            "role": "assistant",
+            "modelInfo": {"modelId": "qwen3-coder"},
+            "content": [{"type": "text", "text": call}],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "[apply_diff for 'm.py'] Result:"},
+                {"type": "text", "text": result},
+            ],
+        },
+    ]
+    task = tmp_path / "tasks" / "1796000000000"
+    task.mkdir(parents=True)
+    (task / "api_conversation_history.json").write_bytes(orjson.dumps(api))
+    doc = parse_task(task / "api_conversation_history.json", task.name, "roo-code").to_json()
+    assert _edits(doc) == [("m.py", ["ok = a < b"], ["ok = a <= b"])]

@@ -528,16 +528,26 @@ def _tool(b: SessionBuilder, call: Call, result: Result, at: str | None) -> None
     name, args = call.name, call.args
     target = first_str(args, "absolutePath", "path", "file_path")
     if name in WRITE_TOOLS:
-        add_write(b, target, name, args.get("content"), at)
+        content = args.get("content")
+        if isinstance(content, str):
+            content = as_saved(b.session.source, b.session.model, target, content)
+        add_write(b, target, name, content, at)
     elif name in DIFF_TOOLS and (files := call_files(args)) is not None:
         saved = saved_paths(result.text)
         for one in files:
             if one.path and one.path in saved:
-                blocks = [pair for diff in one.diffs for pair in search_replace_pairs(diff)]
+                blocks = [
+                    pair
+                    for diff in one.diffs
+                    for pair in search_replace_pairs(
+                        as_saved(b.session.source, b.session.model, one.path, diff)
+                    )
+                ]
                 add_replacements(b, one.path, name, blocks, at)
     elif name in DIFF_TOOLS:
         diff = args.get("diff")
         if isinstance(diff, str):
+            diff = as_saved(b.session.source, b.session.model, target, diff)
             add_replacements(b, target, name, search_replace_pairs(diff), at)
     elif name in PAIR_TOOLS:
         add_replacements(b, target, name, [(args.get("old_string"), args.get("new_string"))], at)
@@ -554,7 +564,10 @@ def _tool(b: SessionBuilder, call: Call, result: Result, at: str | None) -> None
         add_patch(b, first_str(args, "patch", "input"), name, at)
     elif name == "execute_command" and isinstance(args.get("command"), str):
         cwd = b.absolute(args.get("cwd")) or b.cwd
-        command = b.command(args["command"], cwd, at)
+        text = args["command"]
+        if b.session.source in ROO_LIKE:  # Roo runs every model's command unescaped
+            text = _unescape(text, ROO_ENTITIES)
+        command = b.command(text, cwd, at)
         code = _EXIT.search(result.text[:4096])
         if code is not None:
             b.set_exit(command.seq, int(code.group(1)))
@@ -567,6 +580,55 @@ def _tool(b: SessionBuilder, call: Call, result: Result, at: str | None) -> None
         full = b.absolute(target or ".")
         if full is not None:
             b.file(full, VIEW_TOOLS[name], at)
+
+
+# What the extension does to a non-Claude model's text before it saves a file (the
+# model's own text, entities and all, is what the conversation keeps): Roo Code and
+# Kilo Code (``unescapeHtmlEntities``, for write_to_file's content and apply_diff's
+# diffs, when the model's id does not contain "claude"; every command), Cline
+# (``fixModelHtmlEscaping`` and U+FFFD dropped, for write_to_file and replace_in_file,
+# not in an ``.xml`` file, whose entities are its syntax). Replaced in this order, as
+# each does (``&amp;`` late: ``&amp;lt;`` is ``&lt;``).
+ROO_LIKE = ("roo-code", "kilo-code")
+ROO_ENTITIES = (
+    ("&lt;", "<"),
+    ("&gt;", ">"),
+    ("&quot;", '"'),
+    ("&#39;", "'"),
+    ("&apos;", "'"),
+    ("&#91;", "["),
+    ("&#93;", "]"),
+    ("&lsqb;", "["),
+    ("&rsqb;", "]"),
+    ("&amp;", "&"),
+)
+CLINE_ENTITIES = (
+    ("&gt;", ">"),
+    ("&lt;", "<"),
+    ("&quot;", '"'),
+    ("&amp;", "&"),
+    ("&apos;", "'"),
+)
+
+
+def as_saved(agent: str, model: str | None, path: str | None, text: str) -> str:
+    """``text`` as the extension saved it from the model's ``model`` (unknown: as
+    written: nothing says it was changed)."""
+    if not model or "claude" in model:
+        return text
+    if agent in ROO_LIKE:
+        return _unescape(text, ROO_ENTITIES)
+    if agent == "cline" and not (path or "").lower().endswith(".xml"):
+        return _unescape(text, CLINE_ENTITIES).replace("\ufffd", "")
+    return text
+
+
+def _unescape(text: str, entities: tuple[tuple[str, str], ...]) -> str:
+    if "&" not in text:
+        return text
+    for entity, char in entities:
+        text = text.replace(entity, char)
+    return text
 
 
 def read_environment(b: SessionBuilder, texts: list[str]) -> None:

@@ -134,4 +134,6 @@ def task_agent(
         parts=ui_messages_beside,
         handoff=handoff,
         other_names=other_names,
+        # 1: a non-Claude model's text as the extension saved it (entities unescaped)
+        reader_version=1,
     )
