@@ -8,6 +8,7 @@ malformed one is skipped and counted by every reader, never an exit 1.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import os
 import sqlite3
@@ -278,3 +279,110 @@ def test_a_hunk_header_past_64_bits_keeps_its_lines(digits: str) -> None:
     (hunk,) = unified_hunks(f"--- a/x.py\n+++ b/x.py\n@@ -{digits},1 +{digits},2 @@\n-a\n+b\n+c\n")
     assert (hunk.removed, hunk.added, hunk.old_start) == (["a"], ["b", "c"], None)
     orjson.dumps(hunk.to_json())  # what the index stores
+
+
+# -- a reader that raises what nobody foresaw ------------------------------------------------
+# Each hostile value found so far (an exit code past 64 bits, a time past year 9999
+# with an offset) was an exception no reader caught, and one transcript holding it
+# stopped `deja index` for every transcript. Whatever a reader raises now, one
+# record (read on) or one transcript (skipped, said in one line) is all it costs.
+
+
+def test_a_record_its_reader_fails_on_is_counted_and_the_rest_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from conftest import run_deja
+
+    from deja_blame.transcripts.claude_code import reader as claude_reader
+
+    real_record = claude_reader._Reader.record
+
+    def record(self: Any, rec: dict[str, Any]) -> None:
+        if rec.get("uuid") == "a":  # the Bash call: a value no rule foresaw
+            raise OverflowError("date value out of range")
+        real_record(self, rec)
+
+    monkeypatch.setattr(claude_reader._Reader, "record", record)
+    home = Path(os.environ["HOME"])
+    folder = home / ".claude" / "projects" / "-srv-app"
+    folder.mkdir(parents=True)
+    sid = "00000000-0000-4000-8000-000000000001"
+    records = _claude_bash_failing(Path("/srv/app"), sid, "2")
+    (folder / f"{sid}.jsonl").write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+    db = tmp_path / "index.db"
+    result = run_deja("index", "--db", str(db), "--json")
+    assert result.exit_code == 0, result.output
+    report = orjson.loads(result.stdout)
+    assert report["added"] == 1 and report["skipped_lines"] == 1, report
+    # the request before the failing record and the result after it are both kept
+    (held,) = sqlite3.connect(db).execute("SELECT count(*) FROM messages").fetchone()
+    assert held >= 2, held
+
+
+def test_a_transcript_its_reader_fails_on_is_skipped_and_the_others_indexed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from conftest import run_deja
+
+    from deja_blame.transcripts import registry
+
+    agent = "cline"  # read whole, as a document
+    store = lay_out(agent, tmp_path / "data")
+    monkeypatch.setenv(agent_named(agent).root_env, str(store))
+    real = registry.agent_named(agent)
+    found = discover([agent])
+    assert len(found) >= 2, found  # one to fail, one to read
+    failing = found[0].path
+
+    def read(tf: Any, *args: Any) -> Any:
+        if tf.path == failing:
+            raise OverflowError("date value out of range")
+        return real.read(tf, *args)
+
+    patched = dataclasses.replace(real, read=read, read_seen=None)
+    real_named = registry.agent_named
+    monkeypatch.setattr(
+        registry, "agent_named", lambda name: patched if name == agent else real_named(name)
+    )
+    db = tmp_path / "index.db"
+    result = run_deja("index", "--db", str(db), "--json", "--agent", agent)
+    assert result.exit_code == 0, result.output
+    report = orjson.loads(result.stdout)
+    assert report["added"] == len(found) - 1, report
+    said = [p for p in report["problems"] if str(failing) in p]
+    assert len(said) == 1 and "skipped (OverflowError: date value out of range)" in said[0], said
+
+
+def test_a_batch_its_reader_fails_on_skips_that_transcript_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reader that fails a whole batch (Antigravity's reads a batch at once): that
+    transcript is skipped in one line and read again next run; the others are indexed."""
+    from conftest import run_deja
+
+    from deja_blame.transcripts import builder
+
+    home = Path(os.environ["HOME"])
+    folder = home / ".claude" / "projects" / "-srv-app"
+    folder.mkdir(parents=True)
+    sids = [f"00000000-0000-4000-8000-00000000000{i}" for i in range(2)]
+    for sid in sids:
+        records = _claude_bash_failing(Path("/srv/app"), sid, "2")
+        (folder / f"{sid}.jsonl").write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+    real_feed = builder.BatchReader.feed
+
+    def feed(self: Any, records: list[Any], spans: Any = None) -> Any:
+        if any(r and r.get("sessionId") == sids[0] for r in records):
+            raise OverflowError("date value out of range")
+        return real_feed(self, records, spans)
+
+    monkeypatch.setattr(builder.BatchReader, "feed", feed)
+    db = tmp_path / "index.db"
+    result = run_deja("index", "--db", str(db), "--json")
+    assert result.exit_code == 0, result.output
+    report = orjson.loads(result.stdout)
+    assert report["added"] == 1, report
+    said = [p for p in report["problems"] if sids[0] in p]
+    assert len(said) == 1 and "skipped (OverflowError: date value out of range)" in said[0], said
+    again = orjson.loads(run_deja("index", "--db", str(db), "--json").stdout)
+    assert any(sids[0] in p for p in again["problems"]), again  # not taken as read

@@ -66,7 +66,12 @@ from deja_blame.transcripts.reading import (
     check_line_count,
     open_regular,
 )
-from deja_blame.transcripts.registry import agent_named, reads_whole, resumable_reader
+from deja_blame.transcripts.registry import (
+    agent_named,
+    reader_failed,
+    reads_whole,
+    resumable_reader,
+)
 from deja_blame.transcripts.text import epoch_of
 from deja_blame.transcripts.transcript_file import TranscriptFile, one_copy_each
 
@@ -646,7 +651,14 @@ def read_batches(
         first = offset
         while batch is not None:
             line_batch, records, spans = batch
-            chunk = reader.feed(records, spans)
+            try:
+                chunk = reader.feed(records, spans)
+            except OSError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - one transcript never stops the index
+                # Skipped like a file it cannot read: what earlier batches wrote stays,
+                # and the next run tries again from there (a newer reader may read it).
+                raise reader_failed(agent, exc) from None
             new_offset = line_batch.end_offset
             limited = limit_bytes is not None and new_offset - first >= limit_bytes
             upcoming = None if limited else next(batches, None)

@@ -265,7 +265,16 @@ class BatchReader:
                 self.skipped += 1
                 session.skipped_lines += 1
             else:
-                self.reader.record(record)
+                try:
+                    self.reader.record(record)
+                except OSError:
+                    raise
+                except Exception:  # noqa: BLE001 - a record no reader rule foresaw
+                    # One record a reader cannot make sense of is a malformed line,
+                    # counted: the rest of the session is still read (it stopped the
+                    # whole index before, every transcript with it).
+                    self.skipped += 1
+                    session.skipped_lines += 1
         chunk: Chunk = self.reader.builder.take()
         return chunk
 

@@ -208,6 +208,15 @@ def read_session(tf: TranscriptFile, seen: FirstSeen | None = None) -> Session:
     return read_checked(agent_named(tf.agent), tf, seen)
 
 
+def reader_failed(a: Agent, exc: Exception) -> MalformedTranscript:
+    """What the index says of a transcript whose reader raised ``exc``: skipped, in
+    one line, the agent and the error named (the message cut: it may quote the file)."""
+    return MalformedTranscript(
+        f"not a {a.display_name} transcript deja can read, skipped"
+        f" ({type(exc).__name__}: {str(exc)[:200]})"
+    )
+
+
 def read_checked(a: Agent, tf: TranscriptFile, seen: FirstSeen | None = None) -> Session:
     """``a.read(tf)``; a transcript its reader cannot make sense of (a JSON document
     of another shape, values of the wrong type, nested past Python's limit) is a
@@ -215,11 +224,13 @@ def read_checked(a: Agent, tf: TranscriptFile, seen: FirstSeen | None = None) ->
     file it cannot read, and ``deja parse`` says in one line."""
     try:
         session = a.read(tf) if seen is None or a.read_seen is None else a.read_seen(tf, seen)
-    except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError) as exc:
-        raise MalformedTranscript(
-            f"not a {a.display_name} transcript deja can read, skipped"
-            f" ({type(exc).__name__}: {str(exc)[:200]})"
-        ) from None
+    except OSError:
+        raise  # the file itself: the index says what (cannot read, still being written)
+    except Exception as exc:  # noqa: BLE001 - one transcript never stops the index
+        # Not only the shapes foreseen (ValueError, TypeError, ...): a value no reader
+        # expected (a time past year 9999 with an offset, an integer past 64 bits)
+        # raised OverflowError and stopped `deja index` for every transcript.
+        raise reader_failed(a, exc) from None
     # the record limit, whatever the shape (Aider's Markdown, a document's messages)
     limit = max_transcript_records()
     held = len(session.messages) + len(session.commands) + len(session.files) + len(session.edits)
