@@ -119,7 +119,7 @@ class PlainSource:
         """Each (session, edit) of ``texts`` as one timed whole-file write of path 1:
         its lines land where they are listed."""
         rows = [
-            (sid, edit, edit, "write_to_file", "agent", 1.0, 1, [[], added, None, None])
+            (sid, edit, edit, 1, 1, 1.0, 1, [[], added, None, None])
             for (sid, edit), added in sorted(self.texts.items())
         ]
         return SessionEdits(
@@ -127,7 +127,6 @@ class PlainSource:
             fetch=lambda sids, pids: [r for r in rows if r[0] in sids and r[6] in pids],
             fetch_edit=lambda sid, edit: next((r for r in rows if r[:2] == (sid, edit)), None),
             decode=lambda body: body,
-            writes=writes,
         )
 
     def belongs(self, sid: int) -> bool | None:

@@ -1,12 +1,12 @@
 """The edits behind a file's writes (``facts/edits.py``): plain data the matcher reads,
-read in one query at the first ask, each body decoded only when a rule reads it."""
+a session's edits read in one query at the first ask about it, each body decoded only
+when a rule reads it."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from deja_blame.attribution.facts.edits import EditRow, SessionEdits
-from deja_blame.attribution.facts.model import WriteSet
+from deja_blame.attribution.facts.edits import SessionEdits, StoredEdit
 from deja_blame.index.fingerprint import fingerprint
 
 APP, OTHER, ELSEWHERE = 1, 2, 9  # path ids: the file, a suffix match, another file
@@ -24,44 +24,38 @@ def _row(
     path: int = APP,
     removed: list[str] | None = None,
     hunks: Any = None,
-) -> EditRow:
-    return (sid, ord_, step, tool, source, at, path, [removed or [], added, None, hunks])
+) -> StoredEdit:
+    whole, agent = int(tool == "write_to_file"), int(source == "agent")
+    return (sid, ord_, step, whole, agent, at, path, [removed or [], added, None, hunks])
 
 
 class Index:
     """Rows as the facts stage would read them, counting the queries asked."""
 
-    def __init__(self, rows: list[EditRow]) -> None:
+    def __init__(self, rows: list[StoredEdit]) -> None:
         self.rows = rows
         self.fetched: list[tuple[list[int], list[int]]] = []
         self.one: list[tuple[int, int]] = []
         self.decoded: list[tuple[int, int]] = []
 
-    def fetch(self, sids: list[int], pids: list[int]) -> list[EditRow]:
+    def fetch(self, sids: list[int], pids: list[int]) -> list[StoredEdit]:
         self.fetched.append((sids, pids))
         return [r for r in self.rows if r[0] in sids and r[6] in pids]
 
-    def fetch_edit(self, sid: int, ord_: int) -> EditRow | None:
+    def fetch_edit(self, sid: int, ord_: int) -> StoredEdit | None:
         self.one.append((sid, ord_))
         return next((r for r in self.rows if r[:2] == (sid, ord_)), None)
 
     def decode(self, body: Any) -> Any:
         return body
 
-    def edits(self, writes: WriteSet | None = None) -> SessionEdits:
+    def edits(self) -> SessionEdits:
         return SessionEdits(
             path_ids=[APP, OTHER],
             fetch=self.fetch,
             fetch_edit=self.fetch_edit,
             decode=self.decode,
-            writes=writes,
         )
-
-
-def _writes(*keys: tuple[int, int, int]) -> WriteSet:
-    ws = WriteSet()
-    ws.add_rows([(APP, 1, sid, e, i, 100.0, 0) for sid, e, i in sorted(keys)], {APP: True})
-    return ws
 
 
 def test_a_write_s_text_and_place_come_from_its_edit_s_hunks() -> None:
@@ -140,7 +134,7 @@ def test_file_edits_are_the_session_s_edits_of_that_one_file_in_order() -> None:
     assert index.edits().file_edits(1, 99) == []  # no such edit
 
 
-def test_one_query_reads_every_session_of_the_writes_and_bodies_are_decoded_on_need() -> None:
+def test_a_session_s_edits_are_read_in_one_query_at_the_first_ask_about_it() -> None:
     rows = [_row(sid, e, e, [f"line {sid}.{e}"]) for sid in (1, 2, 3) for e in (0, 1)]
     index = Index(rows)
     counted: list[object] = []
@@ -150,19 +144,28 @@ def test_one_query_reads_every_session_of_the_writes_and_bodies_are_decoded_on_n
         return body
 
     index.decode = decode  # type: ignore[method-assign]
-    writes = _writes((1, 0, 0), (2, 1, 0))
-    edits = index.edits(writes)
+    edits = index.edits()
     assert index.fetched == []  # nothing read before a rule asks
     assert edits.written_text((1, 0, 0)) == "line 1.0"
+    assert edits.written_text((1, 1, 0)) == "line 1.1"
+    assert edits.edited_any(1, [APP])
+    assert index.fetched == [([1], [APP, OTHER])]  # one query for the session's edits
     assert edits.written_text((2, 1, 0)) == "line 2.1"
-    assert edits.edited_any(2, [APP])
-    assert index.fetched == [([1, 2], [APP, OTHER])]  # both sessions, one query
-    assert len(counted) == 2  # the two edits read, not the four
-    # a session a later step added (a lone bracket's window) is read with the next ask
-    writes.add_rows([(APP, 1, 3, 0, 0, 100.0, 0)], {APP: True})
-    assert edits.written_text((3, 0, 0)) == "line 3.0"
-    assert index.fetched[-1] == ([3], [APP, OTHER])
+    assert index.fetched[-1] == ([2], [APP, OTHER])  # session 3, never asked about: never read
     assert len(index.fetched) == 2
+    assert len(counted) == 3  # the three edits read, not session 2's other
+    # another path of a session read: only what was not read before
+    assert not edits.edited_any(2, [ELSEWHERE])
+    assert index.fetched[-1] == ([2], [APP, OTHER, ELSEWHERE]) and len(index.fetched) == 3
+    assert not edits.edited_any(2, [ELSEWHERE]) and len(index.fetched) == 3
+
+
+def test_a_decoded_edit_keeps_no_witness_and_its_body_is_let_go() -> None:
+    index = Index([_row(1, 0, 0, ["a"])])
+    index.rows[0] = (*index.rows[0][:7], [[], ["a"], ["witness"], None])
+    edits = index.edits()
+    assert edits.added_lines(1, 0) == ["a"]
+    assert edits._docs[(1, 0)][2] is None and edits._bodies == {}
 
 
 def test_an_edit_of_another_file_is_read_alone_and_a_damaged_one_says_nothing() -> None:

@@ -246,18 +246,25 @@ def edit_bodies_of_path(
 # -- the edits behind the writes -------------------------------------------------------
 
 
+# An edit's row as ``attribution/facts/edits.py`` reads it, its tool and source as 0/1
+# (small ints Python shares, where each row's text was a string of its own).
+EDIT_COLS = (
+    "e.sid, e.ord, e.step, e.tool = 'write_to_file', e.source = 'agent', e.at_epoch,"
+    " p.path_id, e.body"
+)
+
+
 def edits_of_sessions(
     conn: sqlite3.Connection, sids: list[int], path_ids: list[int]
 ) -> Iterator[tuple[Any, ...]]:
-    """(sid, ord, step, tool, source, at_epoch, path_id, body) of every edit these
+    """(sid, ord, step, whole_file, by_agent, at_epoch, path_id, body) of every edit these
     sessions made of these paths (``attribution/facts/edits.py`` reads them)."""
     if not sids or not path_ids:
         return
     pmarks = ",".join("?" * len(path_ids))
     for part, marks in in_chunks(sids):
         yield from conn.execute(
-            "SELECT e.sid, e.ord, e.step, e.tool, e.source, e.at_epoch, p.path_id, e.body"
-            f" FROM edits e JOIN paths p ON p.path = e.path"
+            f"SELECT {EDIT_COLS} FROM edits e JOIN paths p ON p.path = e.path"
             f" WHERE e.sid IN ({marks}) AND p.path_id IN ({pmarks})",
             [*part, *path_ids],
         )
@@ -266,8 +273,8 @@ def edits_of_sessions(
 def edit_row(conn: sqlite3.Connection, sid: int, edit_ord: int) -> tuple[Any, ...] | None:
     """One edit as ``edits_of_sessions`` gives it, whatever its path."""
     row = conn.execute(
-        "SELECT e.sid, e.ord, e.step, e.tool, e.source, e.at_epoch, p.path_id, e.body"
-        " FROM edits e LEFT JOIN paths p ON p.path = e.path WHERE e.sid=? AND e.ord=?",
+        f"SELECT {EDIT_COLS} FROM edits e LEFT JOIN paths p ON p.path = e.path"
+        " WHERE e.sid=? AND e.ord=?",
         (sid, edit_ord),
     ).fetchone()
     return None if row is None else tuple(row)

@@ -150,7 +150,7 @@ class FactSource:
                 start = None if got is None else float(got)
         # the sessions on git's clock, allowed no skew against its commits
         same_clock = same_clock_sessions(self.conn, self.root) if writes else frozenset()
-        edits = session_edits(self.conn, writes, paths)
+        edits = session_edits(self.conn, paths)
         return RuleFacts(edits, history, start, self, same_clock)
 
 

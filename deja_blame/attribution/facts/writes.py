@@ -101,18 +101,15 @@ def texts_written(conn: sqlite3.Connection, path_id: int) -> set[str] | None:
 TEXTS_UP_TO = 20_000
 
 
-def session_edits(
-    conn: sqlite3.Connection, writes: WriteSet, paths: dict[int, bool]
-) -> SessionEdits:
-    """The edits behind ``writes``, for the matcher to read as plain data: every edit
-    the writes' sessions made of ``paths``, read in one query at the rules' first
-    ask (``edits.py``), and any session a later step adds, the same way."""
+def session_edits(conn: sqlite3.Connection, paths: dict[int, bool]) -> SessionEdits:
+    """The edits behind the writes, for the matcher to read as plain data: a
+    session's edits of ``paths``, read in one query when a rule first asks about
+    the session (``edits.py``)."""
     return SessionEdits(
         path_ids=sorted(paths),
         fetch=partial(Q.edits_of_sessions, conn),
         fetch_edit=partial(Q.edit_row, conn),
         decode=_decoded,
-        writes=writes,
     )
 
 
