@@ -115,6 +115,40 @@ def test_a_lone_bracket_is_no_evidence_out_of_place_time_or_indent() -> None:
     assert _match(Edits({(1, 0): (8_000.0, edit, False)}), blamed)[6] is None
 
 
+def test_whether_an_edit_is_lone_is_asked_at_a_glance() -> None:
+    # the facts stage keeps no decoded body for a glance (``SessionEdits.glance_added``):
+    # most edits whose writes are in a window are not lone, and are not read again
+    edits = Edits(
+        {
+            (1, 0): (8_000.0, [(2, "}")], False),
+            (2, 0): (8_050.0, [(6, "}"), (7, "const gone = 1;")], False),
+        }
+    )
+    glanced: list[tuple[int, int]] = []
+    read: list[tuple[int, int]] = []
+
+    def glance(sid: int, edit: int) -> list[str]:
+        glanced.append((sid, edit))
+        return [t for _, t in edits.edits[(sid, edit)][1]]
+
+    def added(sid: int, edit: int) -> list[str]:
+        read.append((sid, edit))
+        return [t for _, t in edits.edits[(sid, edit)][1]]
+
+    out = matcher.match_lines(
+        LineTexts.of(FILE),
+        _blamed({2, 6}),
+        edits.writes(),
+        now=20_000.0,
+        floor=lambda i: FLOOR,
+        position=edits.position,
+        added_lines=added,
+        glance_added=glance,
+    )
+    assert [m.sid if m else None for m in out][2] == 1
+    assert sorted(set(glanced)) == [(1, 0), (2, 0)] and (2, 0) not in read
+
+
 def test_the_persons_later_write_at_the_place_takes_the_bracket() -> None:
     edits = Edits({(1, 0): (8_000.0, [(2, "}")], False), (2, 0): (9_000.0, [(2, "}")], True)})
     assert _match(edits, _blamed({2}))[2] is None

@@ -179,3 +179,24 @@ def test_an_edit_of_another_file_is_read_alone_and_a_damaged_one_says_nothing() 
     index.decode = lambda body: None  # type: ignore[method-assign]
     edits = index.edits()
     assert edits.added_lines(1, 0) == [] and edits.position((1, 0, 0)) is None
+
+
+def test_a_glance_at_an_edit_s_lines_keeps_its_stored_body_not_the_decoded_one() -> None:
+    index = Index([_row(1, 0, 0, ["}"]), _row(1, 1, 1, ["x", "y"])])
+    decoded: list[object] = []
+
+    def decode(body: Any) -> Any:
+        decoded.append(body)
+        return list(body)
+
+    index.decode = decode  # type: ignore[method-assign]
+    edits = index.edits()
+    assert edits.glance_added(1, 0) == ["}"]
+    assert (1, 0) not in edits._docs and (1, 0) in edits._bodies
+    assert edits.added_lines(1, 0) == ["}"]  # read again, and kept now
+    assert (1, 0) in edits._docs and (1, 0) not in edits._bodies
+    assert edits.glance_added(1, 0) == ["}"] and len(decoded) == 2
+    assert edits.glance_added(1, 5) == []  # no such edit
+    index = Index([_row(1, 0, 0, ["a"])])
+    index.decode = lambda body: None  # type: ignore[method-assign]
+    assert index.edits().glance_added(1, 0) == []  # damaged: as added_lines says

@@ -136,6 +136,7 @@ def attribute_lines(
             fresh=window.fresh,
             floor=window.floor,
             added_lines=edits.added_lines,
+            glance_added=edits.glance_added,
             added_fps=edits.added_fps,
             same_project=lambda sid: (
                 False if source.wrote_outside_from_here(sid, suffix_ids) else source.belongs(sid)

@@ -94,6 +94,7 @@ def match_lines(
     fresh: Callable[[int, float], bool] | None = None,
     floor: Callable[[int], float | None] | None = None,
     added_lines: Callable[[int, int], list[str]] | None = None,
+    glance_added: Callable[[int, int], list[str]] | None = None,
     added_fps: Callable[[int, int], list[int]] | None = None,
     same_project: Callable[[int], bool | None] | None = None,
     written_text: Callable[[Key], str | None] | None = None,
@@ -340,6 +341,7 @@ def match_lines(
             file_edits,
             lone_open,
             late,
+            glance_added,
         )
     # How often each fingerprint occurs in each session's edits of the file.
     common: dict[int, Counter[int]] = {}

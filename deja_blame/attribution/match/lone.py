@@ -76,11 +76,15 @@ def place_lone_edits(
     file_edits: FileEdits | None = None,
     left_open: set[int] | None = None,
     late: Callable[[int, int, float], bool] | None = None,
+    glance_added: Callable[[int, int], list[str]] | None = None,
 ) -> None:
     """Give each trivial line still unmatched the lone edit that wrote it at its
     place in its commit's window (see the module). ``left_open`` is given the lines
     a lone write left unplaced may still be (``_left_open``). ``late(i, sid, at)``: a
-    write of a session on git's clock made after line i's commit (``clock.py``)."""
+    write of a session on git's clock made after line i's commit (``clock.py``).
+    ``glance_added``: an edit's added lines as ``added_lines`` gives them, not kept
+    once read (most edits whose writes are in a window are not lone, and are not
+    read again)."""
     todo = [
         i for i in range(len(chosen)) if chosen[i] is None and trivial[i] and blamed[i] is not None
     ]
@@ -100,7 +104,7 @@ def place_lone_edits(
     def lone(sid: int, edit: int) -> bool:
         got = small.get((sid, edit))
         if got is None:
-            added = added_lines(sid, edit)
+            added = (glance_added or added_lines)(sid, edit)
             got = small[(sid, edit)] = 0 < len(added) <= LONE_LINES and all(
                 is_trivial(t) for t in added
             )
