@@ -59,7 +59,8 @@ def run_demo(root: Path | None, steps: DemoSteps) -> int:
         conn = connect(db)
         try:
             click.echo("\n$ deja sessions")
-            steps.sessions(conn, as_json=False)
+            # the person's own transcripts wait for their own index, not this one
+            steps.sessions(conn, as_json=False, waiting_hint=False)
             rows = list_sessions(conn)
             if rows:
                 click.echo(f"\n$ deja show {rows[-1].session_id[:8]}")
@@ -68,6 +69,11 @@ def run_demo(root: Path | None, steps: DemoSteps) -> int:
                 _blame_demo(conn, Path(tmp) / "shop", steps.why)
         finally:
             conn.close()
+    click.echo(
+        "\nnext: deja index reads your own agents' transcripts into your index (this"
+        " demo's was thrown away); then deja blame FILE in a repository they worked on",
+        err=True,
+    )
     return 0
 
 

@@ -23,7 +23,10 @@ def run_sessions(
     project: str | None = None,
     limit: int | None = None,
     agent: str | None = None,
+    waiting_hint: bool = True,
 ) -> int:
+    """``waiting_hint=False``: no word of the transcripts waiting for ``deja index``
+    (the demo's throwaway index: an index command for it could not be followed)."""
     if agent:
         from deja_blame.transcripts.registry import agent_named
 
@@ -39,7 +42,7 @@ def run_sessions(
     from deja_blame.index.provenance import left_out_recorded, left_out_summary
 
     left_out = left_out_recorded(conn)
-    waiting = not_yet_indexed(conn)
+    waiting = not_yet_indexed(conn) if waiting_hint else 0
     # none indexed here (a reviewer's clone): the sessions this repository's notes name
     noted = noted_summaries() if not rows and not project and not agent else []
     if as_json:
