@@ -52,12 +52,15 @@ def _db_path(db: Path | None) -> Path:
     return db if db is not None else default_db_path()
 
 
-def with_index(f: Callable[..., int], creates: bool = True) -> Callable[..., int]:
+def with_index(
+    f: Callable[..., int], creates: bool = True, says_missing: bool = False
+) -> Callable[..., int]:
     """Open the index for a command; the connection is closed afterwards.
 
     ``creates=False`` (commands that only read it): an index that is not there is
     not made (a mistyped --db leaves no directories behind); the command sees an
-    empty one, in memory.
+    empty one, in memory, and a line says so, unless ``says_missing``: the command
+    says it in its own words (``db.stand_in_for``), with the rest of its advice.
     """
 
     @functools.wraps(f)
@@ -69,7 +72,8 @@ def with_index(f: Callable[..., int], creates: bool = True) -> Callable[..., int
 
         path = _db_path(db)
         if not creates and not path.exists():
-            warn(f"no index at {path} yet (run: {index_command(path)})")
+            if not says_missing:
+                warn(f"no index at {path} yet (run: {index_command(path)})")
             conn = empty_stand_in(path)
         else:
             conn = connect(path, notice=warn)
@@ -376,7 +380,7 @@ def index_cmd(
     "-n", "--limit", type=click.IntRange(min=1), default=None, help="Show at most N sessions."
 )
 @json_option
-@reading_index
+@functools.partial(with_index, creates=False, says_missing=True)
 def sessions_cmd(
     conn: sqlite3.Connection,
     project: str | None,

@@ -130,9 +130,29 @@ def test_a_read_only_command_on_a_mistyped_db_creates_nothing(world: World) -> N
     assert f"no index at {typo}/x/y.db" in err
     assert f"(run: deja --db {typo}/x/y.db index)" in err  # the index named, not the default
     _, err = run(world, f"deja --db {typo}/x/y.db sessions")
-    assert f"hint: read your transcripts with: deja --db {typo}/x/y.db index" in err
+    assert f"no index at {typo}/x/y.db yet: deja --db {typo}/x/y.db index reads the" in err
     world.run_line(f"deja --db {typo}/x/y.db show 3f2a")  # (found in the notes, or not)
     assert not typo.exists()
+
+
+def test_sessions_on_a_new_db_says_its_advice_once_and_names_the_noted_ids(
+    world: World,
+) -> None:
+    """NEWCOMER12 #4: five lines gave the same index advice three times, said "(this
+    list reads none)" and "2 known from this repository's notes" without their ids."""
+    run(world, "deja annotate v1.0..HEAD")
+    new = world.tmp / "fresh" / "dir" / "x.db"
+    waiting = orjson.loads(run(world, f"deja --db {new} sessions --json")[0])["not_yet_indexed"]
+    _, err = run(world, f"deja --db {new} sessions")
+    lines = err.splitlines()
+    assert [ln for ln in lines if "index" in ln] == [
+        f"deja: no index at {new} yet: deja --db {new} index reads the {waiting} transcripts waiting"
+    ], err
+    assert "reads none" not in err and "known from" not in err
+    noted = [ln for ln in lines if "notes name" in ln]
+    assert len(noted) == 1 and AGY_SID in noted[0], err  # whole ids: deja show ID works
+    assert len(lines) == 2, err
+    assert not new.parent.exists()
 
 
 def test_handoff_with_no_session_here_suggests_the_same_command(world: World) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from deja_blame.index.db import index_command, index_path
+from deja_blame.index.db import index_command, index_path, stand_in_for
 from deja_blame.index.store import SessionSummary, list_sessions
 from deja_blame.jsonout import print_json
 from deja_blame.output import shorten, style, terminal, use_colour, utc_minute
@@ -45,6 +45,10 @@ def run_sessions(
     waiting = not_yet_indexed(conn) if waiting_hint else 0
     # none indexed here (a reviewer's clone): the sessions this repository's notes name
     noted = noted_summaries() if not rows and not project and not agent else []
+    missing = stand_in_for(conn)  # --db naming an index not made yet
+    reads = index_command(index_path(conn))
+    if missing and (as_json or rows or project or agent or (noted and not waiting)):
+        click.echo(f"deja: no index at {terminal(missing)} yet (run: {terminal(reads)})", err=True)
     if as_json:
         print_json(
             {
@@ -57,12 +61,12 @@ def run_sessions(
         return 0
     if left_out:
         click.echo(f"deja: {terminal(left_out_summary(left_out))}", err=True)
-    if waiting:
+    if waiting and (rows or project or agent):
         from deja_blame.output import counted
 
         click.echo(
             f"deja: {counted(waiting, 'new or changed transcript')} not yet indexed (this"
-            f" list reads none): {index_command(index_path(conn))} reads them",
+            f" list shows the index as it is): {terminal(reads)} reads them",
             err=True,
         )
     if not rows and project:
@@ -76,13 +80,7 @@ def run_sessions(
         _print_noted(noted)  # no transcript here to index: a reviewer's clone
         return 0
     if not rows:
-        click.echo("no sessions indexed", err=True)
-        click.echo(f"hint: read your transcripts with: {index_command(index_path(conn))}", err=True)
-        if noted:
-            click.echo(
-                f"({len(noted)} known from this repository's notes meanwhile: deja show ID)",
-                err=True,
-            )
+        _say_none_indexed(missing, reads, waiting, noted)
         return 0
     c = use_colour()
     # a wide terminal widens the project (up to half of what is left) and the first
@@ -110,6 +108,33 @@ def run_sessions(
         )
     _say_future(rows)
     return 0
+
+
+NOTED_IDS_SHOWN = 5
+
+
+def _say_none_indexed(
+    missing: str | None, reads: str, waiting: int, noted: list[dict[str, Any]]
+) -> None:
+    """One line of advice (the index, what reads into it), and the sessions the
+    notes name by id, so that ``deja show ID`` can be typed from it."""
+    from deja_blame.output import counted
+
+    what = (
+        f"the {counted(waiting, 'transcript')} waiting"
+        if waiting
+        else "your agents' transcripts (deja doctor says where it looks)"
+    )
+    state = f"no index at {terminal(missing)} yet" if missing else "no sessions indexed"
+    click.echo(f"deja: {state}: {terminal(reads)} reads {what}", err=True)
+    if noted:
+        ids = ", ".join(terminal(d["session_id"]) for d in noted[:NOTED_IDS_SHOWN])
+        more = f" and {len(noted) - NOTED_IDS_SHOWN} more" if len(noted) > NOTED_IDS_SHOWN else ""
+        click.echo(
+            f"deja: meanwhile this repository's notes name {counted(len(noted), 'session')}"
+            f" (deja show ID): {ids}{more}",
+            err=True,
+        )
 
 
 def noted_summaries() -> list[dict[str, Any]]:

@@ -495,6 +495,15 @@ def index_path(conn: sqlite3.Connection) -> str | None:
     return str(row[0]) if row else None
 
 
+def stand_in_for(conn: sqlite3.Connection) -> str | None:
+    """The index file an ``empty_stand_in`` stands for (not there yet), else None."""
+    for _, name, file in conn.execute("PRAGMA database_list"):
+        if name == "main" and file:
+            return None
+    row = conn.execute("SELECT value FROM meta WHERE key='stands_for'").fetchone()
+    return str(row[0]) if row else None
+
+
 def empty_stand_in(path: Path) -> sqlite3.Connection:
     """An empty index in memory for a read-only command whose index is not there
     (nothing is created where a mistyped --db points); its hints name ``path``."""
