@@ -141,9 +141,11 @@ def _shown_path(written: str, root: str) -> str:
 
 
 def line_history_json(conn: sqlite3.Connection, result: Any, ln: Any) -> list[dict[str, Any]]:
-    """The line's versions, oldest first (nothing for a line not committed yet)."""
+    """The line's versions, oldest first. A line not committed yet: the versions of the
+    line of HEAD it changed (what git blame calls "Not Committed Yet" had a writer
+    before), nothing for a line it added."""
     if ln.commit is None:
-        return []
+        return _history_before_worktree(conn, result, ln)
     from deja_blame.attribution.line_history import line_history
     from deja_blame.gitutil import open_repository
 
@@ -163,6 +165,28 @@ def line_history_json(conn: sqlite3.Connection, result: Any, ln: Any) -> list[di
         known_authors=getattr(result, "authors", None),
     )
     return [v.to_json() for v in found]
+
+
+def _history_before_worktree(
+    conn: sqlite3.Connection, result: Any, ln: Any
+) -> list[dict[str, Any]]:
+    """The history of the line of HEAD that the working tree's line ``ln`` changed."""
+    from deja_blame.attribution.api import compute
+    from deja_blame.attribution.line_history import replaced_line
+    from deja_blame.errors import DejaError
+
+    if result.rev is not None:
+        return []
+    root = Path(result.root)
+    before = replaced_line(root, result.path, ln.line, ln.text)
+    if before is None:
+        return []
+    try:
+        at_head = compute(conn, root / result.path, "HEAD", (before, before), refresh=False)
+    except DejaError:
+        return []
+    head_ln = next((x for x in at_head.lines if x.line == before and x.commit), None)
+    return line_history_json(conn, at_head, head_ln) if head_ln is not None else []
 
 
 # What changes files from a shell without its text in the command line: such a

@@ -132,6 +132,49 @@ def only_version(root: Path, path: str, commit: str, line: int, text: str) -> Ve
     return Version(commit=commit, path=path, line=line, text=version)
 
 
+def replaced_line(root: Path, path: str, line: int, text: str) -> int | None:
+    """The line of HEAD's ``path`` that line ``line`` of the working tree (``text``, not
+    committed yet) changed: the line its hunk of ``git diff HEAD`` removed most like it
+    (``SAME_LINE`` at least; the same place in the hunk first). None: a line added,
+    not changed, a file HEAD does not hold, or a working tree that is not ``text``
+    there (an editor's unsaved buffer)."""
+    proc = run_git(
+        root,
+        ["--literal-pathspecs", "diff", "-U0", "--no-color", "--no-ext-diff", "--no-textconv",
+         *_AS_LOG_L, "HEAD", "--", path],
+        check=False,
+        timeout=60,
+    )  # fmt: skip
+    if proc.returncode != 0:
+        return None
+    removed: list[str] = []
+    added: list[str] = []
+    old_start = start = count = -1
+
+    def found() -> int | None:
+        if not start <= line < start + count or len(added) != count or not removed:
+            return None
+        at = line - start
+        if added[at] != text:
+            return None
+        score, _, i = max((_similarity(r, text), -abs(i - at), i) for i, r in enumerate(removed))
+        return old_start + i if score >= SAME_LINE else None
+
+    for row in proc.stdout.decode("utf-8", "surrogateescape").split("\n"):
+        m = _HUNK_SIDES.match(row)
+        if m:
+            if start <= line < start + count:
+                return found()
+            old_start, start = int(m.group(1)), int(m.group(3))
+            count = 1 if m.group(4) is None else int(m.group(4))
+            removed, added = [], []
+        elif start >= 0 and row.startswith("-"):
+            removed.append(row[1:])
+        elif start >= 0 and row.startswith("+"):
+            added.append(row[1:])
+    return found()
+
+
 def log_versions(root: Path, path: str, commit: str, line: int, text: str) -> list[Version]:
     """The line's versions, oldest first, from ``git log -L`` (newest first there)."""
     proc = run_git(

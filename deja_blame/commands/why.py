@@ -79,10 +79,13 @@ def _code(text: str, width: int) -> str:
     return cut + "…"
 
 
-def _print_history(history: list[dict[str, Any]], c: bool) -> None:
+def _print_history(history: list[dict[str, Any]], c: bool, uncommitted: str | None = None) -> None:
+    """``uncommitted``: the line's text in the working tree, not committed yet, shown
+    last (``history`` is then the versions of the line of HEAD it changed)."""
     from deja_blame.transcripts.registry import label_of  # the 14 plug-ins: text only
 
-    if len(history) < 2 and not any(v["session"] for v in history):
+    shown = len(history) + (1 if uncommitted is not None and history else 0)
+    if shown < 2 and not any(v["session"] for v in history):
         return
     click.echo("\n" + style("History (oldest first)", c, bold=True))
     for v in history:
@@ -93,6 +96,8 @@ def _print_history(history: list[dict[str, Any]], c: bool) -> None:
         else:
             who = terminal(v["author"] or "-")
         click.echo(f"  {v['commit'][:8]} {when:<20} {shorten(who, 28):<28} {_code(v['text'], 70)}")
+    if uncommitted is not None and history:
+        click.echo(f"  {'0' * 8} {'not committed yet':<20} {'':<28} {_code(uncommitted, 70)}")
 
 
 def run_why(
@@ -152,7 +157,7 @@ def run_why(
                 f"an earlier version was written by session {terminal(first['session'])}"
                 f" ({terminal(first['agent'] or '?')}) in commit {first['commit'][:12]}"
             )
-        _print_history(doc["history"], c)
+        _print_history(doc["history"], c, uncommitted=None if doc["commit"] else doc["text"])
         return 0
     conf = doc["confidence"]
     echo(
@@ -214,5 +219,5 @@ def run_why(
             mark = exit_text(exit_code, cmd.get("status"))
             fg = None if exit_code is None else ("green" if exit_code == 0 else "red")
             echo(f"  $ {shorten(cmd['command'], 80)}  " + style(mark, c, fg=fg))
-    _print_history(doc["history"], c)
+    _print_history(doc["history"], c, uncommitted=None if doc["commit"] else doc["text"])
     return 0
