@@ -1037,9 +1037,10 @@ def _named_session(value: str | None) -> str | None:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["markdown", "json", "html"]),
+    type=click.Choice(["markdown", "json", "html", "text"]),
     default=None,
-    help="markdown (a PR comment, the default), json (docs/report.md) or html (one file).",
+    help="markdown (a PR comment: the default, but on a terminal), json (docs/report.md),"
+    " html (one file) or text (the default on a terminal).",
 )
 @click.option(
     "-o",
@@ -1077,6 +1078,9 @@ def report_cmd(
     last commit); a single revision means that one commit. Attribution comes from
     the commits' notes (refs/notes/deja) first, then the index.
 
+    On a terminal it prints plain text; piped or written with -o, Markdown for a
+    PR comment (--format says which).
+
     A report is made to be shared (a PR comment), so it follows the notes' rule:
     the person's requests only where they opted in (git config deja.notes.prompts
     true, or --prompts), and every text redacted, home folders written ~ and the
@@ -1084,7 +1088,8 @@ def report_cmd(
 
     \b
     Examples:
-      deja report                                  # upstream..HEAD, Markdown
+      deja report                                  # upstream..HEAD, as text here
+      deja report | head -1                        # ... Markdown when piped: <!-- deja-report -->
       deja report origin/main..HEAD --format json | jq .totals
       deja report main..feature --format html -o report.html
       deja report HEAD~5.. --prompts               # with the person's requests
@@ -1099,11 +1104,16 @@ def report_cmd(
     return run_report(
         conn,
         range_spec,
-        "json" if as_json else (fmt or "markdown"),
+        "json" if as_json else (fmt or _report_default_format(output)),
         output,
         include_prompts=False if no_prompts else (True if prompts else None),
         refresh=not no_refresh,
     )
+
+
+def _report_default_format(output: Path | None) -> str:
+    """Text on a terminal, else Markdown (piped, -o FILE: what scripts and CI read)."""
+    return "text" if output is None and sys.stdout.isatty() else "markdown"
 
 
 @cli.command("annotate")

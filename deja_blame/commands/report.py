@@ -13,7 +13,7 @@ from deja_blame.gitutil import open_repository, workdir
 from deja_blame.output import warn
 from deja_blame.pathtext import as_text
 
-FORMATS = ("markdown", "json", "html")
+FORMATS = ("markdown", "json", "html", "text")
 
 
 def _write(text: str, output: Path | None) -> None:
@@ -78,6 +78,10 @@ def run_report(
         text = render_json(report)
     elif fmt == "html":
         text = render_html(report)
+    elif fmt == "text":
+        from deja_blame.report.render_text import render_text
+
+        text = render_text(report)
     else:
         text = render_markdown(report)
     _write(text, output)

@@ -18,6 +18,11 @@ from deja_blame.models import UNKNOWN_AGENT
 REPORT_SCHEMA = 1
 
 
+# how to show the person's requests, said where a report leaves them out (they are
+# shown only where the person opted in: a report is made to be shared)
+PROMPTS_HINT = "deja report --prompts shows them (redacted), or git config deja.notes.prompts true"
+
+
 def pct(part: int, whole: int) -> float:
     """``part`` as a percentage of ``whole``, one decimal; 0.0 when there is no whole."""
     return round(100.0 * part / whole, 1) if whole else 0.0

@@ -192,6 +192,10 @@ def render_markdown(report: Report, limit: int = LIMIT) -> str:
         rows=summary_rows,
         unit="sessions",
         open=True,
+        tail=""
+        if report.prompts
+        else "\n*Prompts left out: `deja report --prompts` shows them (redacted),"
+        " or `git config deja.notes.prompts true`.*",
     )
     file_rows = [
         f"| {md_code(f.path)} | {f.counts.added} | {f.counts.by_sessions} | {f.counts.by_people}"

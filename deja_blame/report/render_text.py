@@ -1,0 +1,126 @@
+"""The report as plain text for a terminal: what ``deja report`` prints when its
+output is one (Markdown, made for a pull-request comment, is full of markup there).
+
+The same facts as the Markdown in the same order (totals, sessions, files, session
+details, commits), nothing cut (a terminal has no comment limit). Every field goes
+through ``output.terminal``: a transcript's escape sequence or bidi control is
+inert here as everywhere deja writes to a terminal.
+"""
+
+from __future__ import annotations
+
+from deja_blame.notes.public import project_meaning
+from deja_blame.output import shorten, terminal, utc_minute
+from deja_blame.report.model import PROMPTS_HINT, Report, SessionReport, pct
+from deja_blame.transcripts.registry import label_of
+
+PROMPT_CHARS = 60
+REQUEST_CHARS = 100
+COMMAND_CHARS = 80
+SUBJECT_CHARS = 50
+MAX_REQUESTS = 12
+MAX_COMMANDS = 15
+
+
+def _tests(s: SessionReport) -> str:
+    status = s.tests_status
+    if status is None:
+        return "unknown (no transcript here)" if not s.indexed and s.noted_tests is None else "-"
+    return {"passed": "passed", "failed": "FAILED", "unknown": "unknown"}[status]
+
+
+def _session_block(s: SessionReport, prompts: bool) -> list[str]:
+    span = (
+        f"{terminal(utc_minute(s.started_at) or '?')} -> {terminal(utc_minute(s.ended_at) or '?')}"
+    )
+    out = [
+        f"Session {terminal(s.session_id)[:8]} ({terminal(label_of(s.agent))}), {span}",
+        f"  project {terminal(s.project)}{project_meaning(s.project)}",
+    ]
+    if not s.indexed:
+        out.append("  known from commit notes only: the transcript is not on this machine")
+    if prompts and s.first_prompt:
+        out.append(f"  first prompt: {shorten(s.first_prompt, REQUEST_CHARS)}")
+        for i, r in enumerate(s.requests[:MAX_REQUESTS], 2):
+            out.append(f"  {i}. {shorten(r, REQUEST_CHARS)}")
+        if len(s.requests) > MAX_REQUESTS:
+            out.append(f"  ... {len(s.requests) - MAX_REQUESTS} more requests")
+    out.append(f"  lines: {s.written} written in this range, {s.surviving} still there")
+    for f in sorted(s.files.values(), key=lambda f: (-f.written, f.path)):
+        out.append(f"    {terminal(f.path)}: {f.written} written, {f.surviving} surviving")
+    if s.commands:
+        shown = s.commands[-MAX_COMMANDS:]
+        out.append(f"  commands ({len(s.commands)}):")
+        if len(s.commands) > MAX_COMMANDS:
+            out.append(f"    ... {len(s.commands) - MAX_COMMANDS} earlier commands")
+        for c in shown:
+            code = "exit ?" if c.exit_code is None else f"exit {c.exit_code}"
+            test = " (test)" if c.is_test else ""
+            out.append(f"    $ {shorten(c.command, COMMAND_CHARS)}  {code}{test}")
+    if s.tests_status == "failed":
+        last = s.last_test
+        out.append(
+            "  the last test run FAILED"
+            + (
+                f": {shorten(last.command, COMMAND_CHARS)} exited {last.exit_code}"
+                if last is not None
+                else " (as the commit's note records)"
+            )
+        )
+    return out
+
+
+def render_text(report: Report) -> str:
+    t = report.totals
+    n = len(report.commits)
+    out = [f"deja report of {terminal(report.spec)}", ""]
+    if n == 0:
+        return "\n".join([*out, "No commits in this range: nothing to report.", ""])
+    out += [
+        f"{n} commit{'s' if n != 1 else ''}, {t.added} lines added: {t.by_sessions}"
+        f" ({pct(t.by_sessions, t.added)}%) by agent sessions, {t.by_people}"
+        f" ({pct(t.by_people, t.added)}%) by people or unknown",
+    ]
+    failed = report.failed_sessions
+    if failed:
+        names = ", ".join(terminal(s.session_id)[:8] for s in failed)
+        out.append(f"the last test run FAILED in {len(failed)} session(s): {names}")
+    if report.sessions:
+        out += ["", f"Sessions ({len(report.sessions)})"]
+        out.append(
+            f"  {'SESSION':<9} {'AGENT':<11} {'LINES':>5} {'KEPT':>5}  {'TESTS':<8} FIRST PROMPT"
+        )
+        for s in report.sessions:
+            prompt = shorten(s.first_prompt, PROMPT_CHARS) if report.prompts else "(left out)"
+            out.append(
+                f"  {terminal(s.session_id)[:8]:<9} {terminal(label_of(s.agent))[:11]:<11}"
+                f" {s.written:>5} {s.surviving:>5}  {_tests(s):<8} {prompt or '-'}"
+            )
+        if not report.prompts:
+            out.append(f"  (prompts left out: {PROMPTS_HINT})")
+    if report.files:
+        out += [
+            "",
+            f"Files ({len(report.files)})",
+            f"  {'ADDED':>5} {'AGENT':>5} {'SHARE':>6}  FILE",
+        ]
+        for f in report.files:
+            c = f.counts
+            share = f"{pct(c.by_sessions, c.added)}%"
+            out.append(f"  {c.added:>5} {c.by_sessions:>5} {share:>6}  {terminal(f.path)}")
+    for s in report.sessions:
+        out += ["", *_session_block(s, report.prompts)]
+    out += ["", f"Commits ({n})", f"  {'COMMIT':<9} {'ADDED':>5} {'AGENT':>5}  {'FROM':<5} SUBJECT"]
+    for cr in report.commits:
+        merge = " (merge)" if cr.is_merge else ""
+        out.append(
+            f"  {cr.sha[:8]:<9} {cr.counts.added:>5} {cr.counts.by_sessions:>5}  {cr.source:<5}"
+            f" {shorten(cr.subject, SUBJECT_CHARS)}{merge}"
+        )
+    out += [
+        "",
+        f"attribution from git notes ({report.notes_found} of {n} commits) and the local index;"
+        " --format markdown for a pull-request comment, json for the full data",
+        "",
+    ]
+    return "\n".join(out)
