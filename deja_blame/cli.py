@@ -232,12 +232,41 @@ class _AgentChoice(click.Choice):
             # an agent deja reads that has no command line (an editor extension): say so
             self.fail(
                 f"{agent_named(name).display_name} has no command line to start a session"
-                f" with; hand over to one of: {', '.join(sorted(handoff_targets()))}"
+                f" with; hand over to one of: {', '.join(self.main_names())}"
                 " (--print prints the prompt, to paste into any agent)",
                 param,
                 ctx,
             )
+        if name not in self.choices:
+            self.fail(self.unknown(str(value)), param, ctx)
         return super().convert(value, param, ctx)
+
+    def main_names(self) -> list[str]:
+        """One name an agent: --to's by the word blame shows (agy, claude), --agent's by
+        the id (antigravity, claude-code); the aliases (roo-cline, kilocode) left out."""
+        from deja_blame.transcripts.registry import AGENTS, handoff_targets
+
+        if self.handoff:
+            targets = set(handoff_targets().values())
+            return [a.label for a in AGENTS if a in targets]
+        return [a.id for a in AGENTS]
+
+    def unknown(self, value: str) -> str:
+        """A mistyped name: the few names like it (as click says of a mistyped command),
+        then the agents' main names, not every alias."""
+        import difflib
+
+        from deja_blame.outputs.escape import terminal
+
+        close = [
+            repr(n) for n in difflib.get_close_matches(value.strip().lower(), self.choices, n=3)
+        ]
+        either = ", ".join(close[:-1]) + " or " + close[-1] if len(close) > 1 else "".join(close)
+        guess = f" Did you mean {either}?" if close else ""
+        return (
+            f"{terminal(value)!r} is no agent deja knows.{guess} One of:"
+            f" {', '.join(self.main_names())}"
+        )
 
 
 def _agent_choice() -> click.Choice:
