@@ -92,6 +92,14 @@ def utc_second(at: str | None) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
 
 
+def agent_word(agent_id: str | None) -> str:
+    """The agent as every text output names it: blame's whole word (``agy``, ``claude``,
+    ``copilot-cli``), inert; JSON keeps the id (``claude-code``)."""
+    from deja_blame.transcripts.registry import label_of  # the plug-ins: text only
+
+    return terminal(label_of(agent_id))
+
+
 def counted(n: int, word: str, many: str | None = None) -> str:
     """``1 session``, ``2 sessions`` (``many``: the plural where it is not word + s)."""
     return f"{n:,} {word if n == 1 else (many or word + 's')}"

@@ -501,7 +501,7 @@ def test_stats_sums_blame(repo: Path, tmp_path: Path) -> None:
     only = deja_json("stats", "README.md", "--json", cwd=repo, env=env)
     assert (only["files"], only["attributed_lines"]) == (1, 0)
     human = deja("stats", cwd=repo, env=env).stdout.decode()
-    assert "4 of" in human and "claude-code" in human
+    assert "4 of" in human and "\n  claude " in human  # blame's word, as every text says
 
 
 def test_share_history_by_week_and_the_report_chart(repo: Path, tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ import click
 from deja_blame.index.db import index_command, index_path, stand_in_for
 from deja_blame.index.store import SessionSummary, list_sessions
 from deja_blame.jsonout import print_json
-from deja_blame.output import shorten, style, terminal, use_colour, utc_minute
+from deja_blame.output import agent_word, shorten, style, terminal, use_colour, utc_minute
 
 
 def run_sessions(
@@ -102,7 +102,7 @@ def run_sessions(
     for r in rows:
         started = terminal(utc_minute(r.started_at))
         click.echo(
-            f"{terminal(r.session_id)[:8]:<10} {terminal(r.source)[:11]:<11} {started:<21}"
+            f"{terminal(r.session_id)[:8]:<10} {agent_word(r.source)[:11]:<11} {started:<21}"
             f" {r.n_edits:>5} {r.n_commands:>4}  "
             f"{shorten_path(r.project, project_w):<{project_w}} {shorten(r.first_prompt, prompt_w)}"
         )
@@ -199,7 +199,7 @@ def _print_noted(noted: list[dict[str, Any]]) -> None:
     for d in noted:
         started = terminal(utc_minute(d["started_at"]) if d["started_at"] else "?")
         click.echo(
-            f"{terminal(d['session_id'])[:8]:<10} {terminal(d['agent'] or '?')[:11]:<11}"
+            f"{terminal(d['session_id'])[:8]:<10} {agent_word(d['agent'] or '?')[:11]:<11}"
             f" {started:<21} {d['lines_on_head']:>5} {d['commits_on_head']:>7}  notes"
         )
     elsewhere = sum(1 for d in noted if d["commits"] > d["commits_on_head"])

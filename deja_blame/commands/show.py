@@ -12,7 +12,7 @@ from deja_blame.errors import DejaError
 from deja_blame.index.store import load_session, resolve_session_id
 from deja_blame.jsonout import print_json
 from deja_blame.models import UNKNOWN_AGENT
-from deja_blame.output import counted, shorten, style, terminal, use_colour, utc_second
+from deja_blame.output import agent_word, counted, shorten, style, terminal, use_colour, utc_second
 from deja_blame.outputs.session_text import print_session
 
 
@@ -95,7 +95,7 @@ def _print_noted(doc: dict[str, Any]) -> None:
     echo = click.echo
     echo(
         style(f"session {terminal(doc['session_id'])}", c, bold=True)
-        + f"  ({terminal(str(doc.get('agent') or UNKNOWN_AGENT))}, from this repository's notes:"
+        + f"  ({agent_word(str(doc.get('agent') or UNKNOWN_AGENT))}, from this repository's notes:"
         " its transcript is not on this machine)"
     )
     echo(f"project     {terminal(str(doc.get('project') or '-'))}")

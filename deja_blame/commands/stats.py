@@ -22,7 +22,16 @@ from deja_blame.index import queries as Q
 from deja_blame.index.db import connect
 from deja_blame.index.refresh import refresh_index
 from deja_blame.jsonout import print_json
-from deja_blame.output import CommitProgress, counted, shorten, style, terminal, use_colour, warn
+from deja_blame.output import (
+    CommitProgress,
+    agent_word,
+    counted,
+    shorten,
+    style,
+    terminal,
+    use_colour,
+    warn,
+)
 
 
 def run_stats(
@@ -131,9 +140,9 @@ def _print(s: Stats) -> None:
               f" in {counted(s.files, 'file')} {where} were written by agent sessions", c, bold=True)
     )  # fmt: skip
     sections = [
-        ("agent", s.by_agent.most_common()),
+        ("agent", [(agent_word(a), n) for a, n in s.by_agent.most_common()]),
         ("model", s.by_model.most_common()),
-        ("session", [(f"{k[:8]} {s.session_agent.get(k, '')}", n) for k, n in s.by_session.most_common(10)]),
+        ("session", [(f"{k[:8]} {agent_word(s.session_agent.get(k)) if k in s.session_agent else ''}", n) for k, n in s.by_session.most_common(10)]),
         ("person", s.by_person.most_common(10)),
     ]  # fmt: skip
     for title, rows in sections:
@@ -205,7 +214,9 @@ def run_history(
               bold=True)
     )  # fmt: skip
     for p in periods:
-        agents = ", ".join(f"{a} {n}" for a, n in sorted(p.by_agent.items(), key=lambda x: -x[1]))
+        agents = ", ".join(
+            f"{agent_word(a)} {n}" for a, n in sorted(p.by_agent.items(), key=lambda x: -x[1])
+        )
         click.echo(
             f"{p.key:<10} {p.commits:>7} {p.added:>8,} {p.by_agents:>8,}"
             f" {_pct(p.by_agents, p.added)}  {terminal(agents)}"

@@ -14,6 +14,7 @@ from deja_blame.attribution.explain import line_story
 from deja_blame.gitutil import SHALLOW_WARNING, is_shallow
 from deja_blame.jsonout import print_json
 from deja_blame.output import (
+    agent_word,
     clip,
     code,
     hunk_header,
@@ -129,7 +130,7 @@ def run_why(
         later = doc.get("written_after_commit")
         if later:
             echo(
-                f"session {terminal(later['session'])} ({terminal(later['agent'])}) wrote this"
+                f"session {terminal(later['session'])} ({agent_word(later['agent'])}) wrote this"
                 f" line, but its write is dated {terminal(utc_second(later['at']))}, after the commit"
                 f" ({terminal(later['commit_at'])})"
                 + (
@@ -147,7 +148,7 @@ def run_why(
                 else "it ran in this repository, on the commit's clock"
             )
             echo(
-                f"session {terminal(here['session'])} ({terminal(here['agent'])}) wrote this"
+                f"session {terminal(here['session'])} ({agent_word(here['agent'])}) wrote this"
                 f" line again at {terminal(utc_second(here['at']))}, after the commit"
                 f" ({terminal(here['commit_at'])}) that already held it: {began}"
             )
@@ -155,7 +156,7 @@ def run_why(
         if first is not None:
             echo(
                 f"an earlier version was written by session {terminal(first['session'])}"
-                f" ({terminal(first['agent'] or '?')}) in commit {first['commit'][:12]}"
+                f" ({agent_word(first['agent'] or '?')}) in commit {first['commit'][:12]}"
             )
         _print_history(doc["history"], c, uncommitted=None if doc["commit"] else doc["text"])
         return 0

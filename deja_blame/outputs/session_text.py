@@ -8,6 +8,7 @@ import click
 
 from deja_blame.models import Session
 from deja_blame.output import (
+    agent_word,
     counted,
     shorten,
     style,
@@ -22,7 +23,7 @@ def print_session(s: Session, full: bool = False) -> None:
     c = use_colour()
     echo = click.echo
     # ids, projects and paths come from directory names and transcripts: inert too
-    echo(style(f"session {terminal(s.session_id)}", c, bold=True) + f"  ({terminal(s.source)})")
+    echo(style(f"session {terminal(s.session_id)}", c, bold=True) + f"  ({agent_word(s.source)})")
     echo(f"project     {terminal(s.project)}")
     if s.model:
         echo(f"model       {terminal(s.model)}")

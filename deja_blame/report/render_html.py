@@ -15,6 +15,7 @@ from deja_blame.outputs.escape import clip
 from deja_blame.outputs.escape import html as html_text
 from deja_blame.report.history import choose_period, share_history, svg_chart
 from deja_blame.report.model import Counts, FileLines, Report, SessionReport, pct
+from deja_blame.transcripts.registry import label_of
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'none'"
 # Long text is cut with a marker saying how much more there was (the JSON report
@@ -135,7 +136,7 @@ def _session(s: SessionReport, report: Report) -> str:
     out = [
         f'<details class="session" id="s{s.colour}">',
         f'<summary><span class="sw b{s.colour}"></span><code>{e(s.session_id[:8])}</code>'
-        f" · {e(s.agent)} · <b>{s.written}</b> lines written, {s.surviving} surviving"
+        f" · {e(label_of(s.agent))} · <b>{s.written}</b> lines written, {s.surviving} surviving"
         f"{_tests(s)}</summary>",
         f"<p>Session <code>{e(s.session_id)}</code> · project"
         f" <code>{e(clip(s.project, TEXT_CHARS))}</code> · "
@@ -191,7 +192,7 @@ def _line_title(report: Report, session: str | None, request: int | None) -> str
     s = report.session(session)
     if s is None:
         return f"session {session}"
-    head = f"session {s.session_id[:8]} ({s.agent})"
+    head = f"session {s.session_id[:8]} ({label_of(s.agent)})"
     if not report.prompts:
         return head
     prompt = s.prompt_of(request)

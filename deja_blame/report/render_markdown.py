@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from deja_blame.notes.public import project_meaning
 from deja_blame.outputs.escape import markdown, markdown_code
 from deja_blame.report.model import Report, SessionReport, pct
+from deja_blame.transcripts.registry import label_of
 
 MARKER = "<!-- deja-report -->"
 LIMIT = 60_000
@@ -94,7 +95,7 @@ class _Section:
 
 
 def _session_block(s: SessionReport, prompts: bool) -> str:
-    lines = [f"#### Session {md_code(_short(s.session_id))} · {md_text(s.agent)}", ""]
+    lines = [f"#### Session {md_code(_short(s.session_id))} · {md_text(label_of(s.agent))}", ""]
     span = f"{md_text(s.started_at or '?')} → {md_text(s.ended_at or '?')}"
     meaning = md_text(project_meaning(s.project))
     lines.append(f"- **Project:** {md_code(s.project)}{meaning} · **time:** {span}")
@@ -182,7 +183,7 @@ def render_markdown(report: Report, limit: int = LIMIT) -> str:
     for s in report.sessions:
         prompt = md_text(s.first_prompt, 80) if report.prompts else "*(prompts left out)*"
         summary_rows.append(
-            f"| {md_code(_short(s.session_id))} | {md_text(s.agent)} | {s.written} | "
+            f"| {md_code(_short(s.session_id))} | {md_text(label_of(s.agent))} | {s.written} | "
             f"{s.surviving} | {_tests(s)} | {prompt} |"
         )
     sessions_table = _Section(

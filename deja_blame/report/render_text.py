@@ -10,9 +10,8 @@ inert here as everywhere deja writes to a terminal.
 from __future__ import annotations
 
 from deja_blame.notes.public import project_meaning
-from deja_blame.output import shorten, terminal, utc_minute
+from deja_blame.output import agent_word, shorten, terminal, utc_minute
 from deja_blame.report.model import PROMPTS_HINT, Report, SessionReport, pct
-from deja_blame.transcripts.registry import label_of
 
 PROMPT_CHARS = 60
 REQUEST_CHARS = 100
@@ -34,7 +33,7 @@ def _session_block(s: SessionReport, prompts: bool) -> list[str]:
         f"{terminal(utc_minute(s.started_at) or '?')} -> {terminal(utc_minute(s.ended_at) or '?')}"
     )
     out = [
-        f"Session {terminal(s.session_id)[:8]} ({terminal(label_of(s.agent))}), {span}",
+        f"Session {terminal(s.session_id)[:8]} ({agent_word(s.agent)}), {span}",
         f"  project {terminal(s.project)}{project_meaning(s.project)}",
     ]
     if not s.indexed:
@@ -93,7 +92,7 @@ def render_text(report: Report) -> str:
         for s in report.sessions:
             prompt = shorten(s.first_prompt, PROMPT_CHARS) if report.prompts else "(left out)"
             out.append(
-                f"  {terminal(s.session_id)[:8]:<9} {terminal(label_of(s.agent))[:11]:<11}"
+                f"  {terminal(s.session_id)[:8]:<9} {agent_word(s.agent)[:11]:<11}"
                 f" {s.written:>5} {s.surviving:>5}  {_tests(s):<8} {prompt or '-'}"
             )
         if not report.prompts:
