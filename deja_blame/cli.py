@@ -568,11 +568,23 @@ def _date_format(value: str | None) -> str | None:
 def _two_files(args: tuple[str, ...]) -> bool:
     """``deja blame a.py b.py``: two files where git would read a revision and a
     file (asked of git only then: a file may share a branch's name)."""
-    from deja_blame.gitutil import try_git
-
     if not (os.path.isfile(args[0]) and os.path.lexists(args[1])):
         return False
-    proc = try_git(Path.cwd(), ["rev-parse", "-q", "--verify", f"{args[0]}^{{commit}}"])
+    return _not_a_revision(args[0])
+
+
+def _swapped(args: tuple[str, ...]) -> bool:
+    """``deja blame calc.py v1.2``: a file here, then no file: the revision after the
+    file (git would say "bad revision 'calc.py'")."""
+    if not (os.path.isfile(args[0]) and not os.path.lexists(args[1])):
+        return False
+    return _not_a_revision(args[0])
+
+
+def _not_a_revision(name: str) -> bool:
+    from deja_blame.gitutil import try_git
+
+    proc = try_git(Path.cwd(), ["rev-parse", "-q", "--verify", f"{name}^{{commit}}"])
     return proc is not None and proc.returncode != 0
 
 
@@ -583,7 +595,7 @@ def _two_files(args: tuple[str, ...]) -> bool:
     "line_ranges",
     metavar="START,END",
     multiple=True,
-    help="Only these lines, in git's -L forms (START,END  START,+COUNT  :FUNCNAME"
+    help="Only these lines, in git's -L forms (START,END  START,+COUNT  START  :FUNCNAME"
     "  /REGEX/,+N); repeatable.",
 )
 @click.option("--rev", help="Blame FILE as of this revision (default: the working tree).")
@@ -733,6 +745,16 @@ def blame_cmd(
             raise click.UsageError(
                 f"one file at a time: {args[0]!r} is a file, not a revision"
                 " (deja blame [REV] FILE; deja stats for many files)"
+            )
+        if _swapped(args):
+            import shlex
+
+            from deja_blame.output import terminal
+
+            f, r = (shlex.quote(terminal(a)) for a in args)
+            raise click.UsageError(
+                f"{terminal(args[0])!r} is a file here, not a revision: the revision comes"
+                f" first, as in git (deja blame {r} {f}, or deja blame --rev {r} {f})"
             )
     if porcelain and line_porcelain:
         raise click.UsageError("--porcelain or --line-porcelain, not both")

@@ -319,6 +319,11 @@ def worktree_contents(root: Path, relpath: str, data: bytes) -> Iterator[None]:
         _CONTENTS.pop(key, None)
 
 
+def contents_given() -> bool:
+    """True while ``worktree_contents`` stands in for a file (``--contents``)."""
+    return bool(_CONTENTS)
+
+
 def read_worktree_bytes(root: Path, relpath: str) -> bytes:
     """``relpath`` in the working tree at ``root`` as git sees it: never read through a symlink.
 

@@ -18,7 +18,7 @@ from deja_blame.errors import DejaError
 from deja_blame.gitutil import SHALLOW_WARNING, Author, is_shallow
 from deja_blame.jsonout import print_json
 from deja_blame.later import answer_first
-from deja_blame.output import warn
+from deja_blame.output import terminal, warn
 from deja_blame.outputs.blame_text import (
     BlameLook,
     authors_of,
@@ -26,6 +26,9 @@ from deja_blame.outputs.blame_text import (
     print_human,
     print_porcelain,
 )
+
+# what -L takes, as --help lists it (and an error about -L names it)
+L_FORMS = "START,END  START,+COUNT  START  :FUNCNAME  /REGEX/,+N (e.g. -L 10,20 or -L :main)"
 
 
 def parse_range(spec: str | None) -> tuple[int, int] | None:
@@ -42,7 +45,9 @@ def parse_range(spec: str | None) -> tuple[int, int] | None:
         else:
             end = int(end_s)
     except ValueError as exc:
-        raise click.BadParameter(f"{spec!r} is not START,END", param_hint="-L") from exc
+        raise click.BadParameter(
+            f"{terminal(spec)!r} is none of git's -L forms: {L_FORMS}", param_hint="-L"
+        ) from exc
     if end < start:
         start, end = end, start  # git blame -L 5,3 blames lines 3 to 5
     if start < 1:
