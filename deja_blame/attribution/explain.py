@@ -182,7 +182,15 @@ def _history_before_worktree(
     if before is None:
         return []
     try:
-        at_head = compute(conn, root / result.path, "HEAD", (before, before), refresh=False)
+        # through git where libgit2 is not loaded yet (``deja why`` alone), as below
+        at_head = compute(
+            conn,
+            root / result.path,
+            "HEAD",
+            (before, before),
+            refresh=False,
+            one_question="pygit2" not in sys.modules,
+        )
     except DejaError:
         return []
     head_ln = next((x for x in at_head.lines if x.line == before and x.commit), None)
