@@ -13,6 +13,7 @@ from __future__ import annotations
 import ctypes
 import sys
 import threading
+from typing import Any
 
 M_ARENA_MAX = -8  # mallopt's parameter in glibc's malloc.h
 ARENAS = 2
@@ -33,3 +34,28 @@ def few_arenas() -> None:
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     mallopt.restype = ctypes.c_int
     mallopt(M_ARENA_MAX, ARENAS)
+
+
+# files blamed between two trims: a trim walks the heap (1-3 ms at stats' size)
+TRIM_EVERY = 8
+
+_trim: list[Any] = []  # glibc's malloc_trim, looked up once ([None]: none)
+
+
+def trim() -> None:
+    """Give the free pages inside the C heap back to the system (glibc's
+    ``malloc_trim``; elsewhere nothing). What a finished file's facts freed between
+    live blocks stays resident, and where the next files' larger blocks do not fit
+    those holes the heap grows past them: on entireio/cli's cold ``deja stats`` the
+    process peaked at 147.7-148.7 MB, trimmed at 138.0-141.2 MB (the same answers)."""
+    if not _trim:
+        try:
+            found: Any = ctypes.CDLL(None).malloc_trim if sys.platform.startswith("linux") else None
+        except (OSError, AttributeError):
+            found = None  # musl has no malloc_trim (it gives pages back itself)
+        if found is not None:
+            found.argtypes = [ctypes.c_size_t]
+            found.restype = ctypes.c_int
+        _trim.append(found)
+    if _trim[0] is not None:
+        _trim[0](0)

@@ -45,3 +45,35 @@ def test_threads_share_two_arenas() -> None:
         pytest.skip("not glibc: no malloc_stats")
     assert many > 2  # each thread its own arena by default
     assert _arenas("few") == 2
+
+
+# 1,000 blocks of 64 KB from the C heap (below malloc's mmap threshold), all freed
+# but the last, which keeps the heap from shrinking at its top by itself; then the
+# resident pages before and after a trim
+_HOLES = """
+import ctypes, os
+from deja_blame.arenas import trim
+libc = ctypes.CDLL(None)
+libc.malloc.restype = ctypes.c_void_p
+libc.malloc.argtypes = [ctypes.c_size_t]
+libc.free.argtypes = [ctypes.c_void_p]
+def resident():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+blocks = [libc.malloc(64 << 10) for _ in range(1000)]
+for b in blocks:
+    ctypes.memset(b, 1, 64 << 10)
+for b in blocks[:-1]:
+    libc.free(b)
+before = resident()
+trim()
+print(before - resident())
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc only")
+def test_a_trim_gives_the_heaps_free_pages_back() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", _HOLES], capture_output=True, text=True, check=True
+    )
+    assert int(proc.stdout) > 32 << 20  # of the 64 MB freed

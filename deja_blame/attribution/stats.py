@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from deja_blame.arenas import TRIM_EVERY, trim
 from deja_blame.errors import BinaryFileError, DejaError
 from deja_blame.gitutil import commit_authors, try_git
 from deja_blame.models import UNKNOWN_AGENT
@@ -112,10 +113,12 @@ def collect_stats(
     if jobs > 1 and len(files) > 1:
         with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="deja-stats") as pool:
             results = pool.map(one, files)
-            for rel, result, problem in results:
+            for n, (rel, result, problem) in enumerate(results, 1):
                 _add(stats, rel, result, problem)
                 if progress is not None:
                     progress(rel)
+                if n % TRIM_EVERY == 0:
+                    trim()  # what the files done freed, given back before the peak
     else:
         for rel in files:
             _add(stats, *one(rel))
