@@ -86,3 +86,19 @@ def test_where_prompts_are_left_out_the_report_says_how_to_show_them(
         assert written.read_text().startswith(MARKER)
     finally:
         g(feature, "config", "deja.notes.prompts", "true")
+
+
+def test_the_last_commit_is_said_in_words(repo: Path) -> None:
+    """With no upstream the report is of HEAD^!: the text says what that is."""
+    from conftest import deja
+
+    (repo / "a.py").write_text("x = 1\n")
+    g_env = {"GIT_AUTHOR_NAME": "P", "GIT_AUTHOR_EMAIL": "p@e", "GIT_COMMITTER_NAME": "P",
+             "GIT_COMMITTER_EMAIL": "p@e"}  # fmt: skip
+    subprocess.run(["git", "add", "."], cwd=repo, check=True)
+    subprocess.run(
+        ["git", "commit", "-qm", "one"], cwd=repo, check=True, env={**os.environ, **g_env}
+    )
+    out = deja("report", "--format", "text", cwd=repo).stdout.decode()
+    assert out.startswith("deja report of the last commit (HEAD^!)\n"), out
+    assert "\\!" not in out

@@ -72,7 +72,9 @@ def _session_block(s: SessionReport, prompts: bool) -> list[str]:
 def render_text(report: Report) -> str:
     t = report.totals
     n = len(report.commits)
-    out = [f"deja report of {terminal(report.spec)}", ""]
+    # the default with no upstream, spelled as git would: what it means, said
+    spec = "the last commit (HEAD^!)" if report.spec == "HEAD^!" else terminal(report.spec)
+    out = [f"deja report of {spec}", ""]
     if n == 0:
         return "\n".join([*out, "No commits in this range: nothing to report.", ""])
     out += [
