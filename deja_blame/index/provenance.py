@@ -193,26 +193,35 @@ def split_trusted(
 
 def tracked_among(top: Path, paths: list[Path]) -> set[Path] | None:
     """Which of ``paths`` (inside the work tree ``top``) its index tracks; None when
-    git cannot say (not a repository after all, someone else's, git missing)."""
+    git cannot say (not a repository after all, someone else's, git missing).
+
+    Compared whatever the case of the names: a finder spells a store's path its own
+    way (``.specstory/history``), and on a file system that ignores case (macOS,
+    Windows) that path opens a tracked ``.SpecStory/History/x.md``, which git's
+    pathspec, case-sensitive even with ``core.ignorecase``, would not name. A
+    user's own file whose name differs from a tracked one only in case is taken
+    as carried too: left out until trusted, the safe side."""
     from deja_blame.gitutil import try_git
 
-    rels: dict[str, Path] = {}
+    rels: dict[str, list[Path]] = {}  # casefolded name -> the paths of that name
+    names: list[str] = []  # as spelled: git's icase folds ASCII only
     for p in paths:
         try:
-            rels[p.relative_to(top).as_posix()] = p
+            rel = p.relative_to(top).as_posix()
         except ValueError:
             continue
+        rels.setdefault(rel.casefold(), []).append(p)
+        names.append(rel)
     if not rels:
         return set()
-    names = list(rels)
     listed: list[str] = []
     for k in range(0, len(names), 256):  # a bounded command line
-        specs = [f":(literal){rel}" for rel in names[k : k + 256]]
+        specs = [f":(icase,literal){rel}" for rel in names[k : k + 256]]
         proc = try_git(top, ["ls-files", "-z", "--", *specs])
         if proc is None or proc.returncode != 0:
             return None
         listed += proc.stdout.decode("utf-8", "surrogateescape").split("\0")
-    return {rels[name] for name in listed if name in rels}
+    return {p for name in listed for p in rels.get(name.casefold(), ())}
 
 
 def _repository_trusts_its_sessions(top: Path) -> bool:

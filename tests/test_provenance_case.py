@@ -1,0 +1,54 @@
+"""The trust gate on a file system that ignores case (REVIEW12 F4): a finder spells a
+store's path its own way (``.specstory/history/x.md``); on macOS or Windows that path
+opens the ``.SpecStory/History/x.md`` a repository tracks, and git's pathspec, which
+is case-sensitive even with ``core.ignorecase``, did not name it: the stranger's
+history was read as the user's own. Emulated here on a case-sensitive file system by
+the folder renamed in the working tree, as such a file system presents it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import commit_env, deja, deja_json, git
+from test_specstory import T0, _histories
+
+from deja_blame.index.provenance import tracked_among
+
+
+@pytest.mark.parametrize(
+    "tracked", [".SpecStory/history", ".specstory/History", ".SPECSTORY/HISTORY"]
+)
+def test_a_tracked_store_spelled_in_another_case_is_tracked(repo: Path, tracked: str) -> None:
+    (repo / tracked).mkdir(parents=True)
+    (repo / tracked / "x.md").write_text("chat\n")
+    (repo / "mine.md").write_text("mine\n")
+    git(repo, "add", "-A")
+    git(repo, "config", "core.ignorecase", "true")
+    asked = [repo / ".specstory" / "history" / "x.md", repo / ".specstory" / "history" / "y.md"]
+    assert tracked_among(repo, asked) == {asked[0]}
+    # both spellings asked (a case-sensitive file system can hold both): both carried
+    both = [repo / tracked / "x.md", asked[0]]
+    assert tracked_among(repo, both) == set(both)
+
+
+def test_a_carried_history_reached_in_another_case_is_left_out(tmp_path: Path) -> None:
+    up = tmp_path / "upstream"
+    up.mkdir()
+    git(up, "init", "-q", "-b", "main")
+    (up / "app.py").write_text("x = 1\n")
+    _histories(up / ".SpecStory" / "History")
+    git(up, "add", "-A")
+    git(up, "commit", "-qm", "histories", env=commit_env(T0))
+    git(tmp_path, "clone", "-q", str(up), "clone")
+    clone = tmp_path / "clone"
+    git(clone, "config", "core.ignorecase", "true")
+    # what a file system that ignores case opens at the finder's spelling
+    (clone / ".SpecStory").rename(clone / ".specstory")
+    (clone / ".specstory" / "History").rename(clone / ".specstory" / "history")
+
+    said = deja("index", cwd=clone).stderr.decode()
+    history = clone / ".specstory" / "history"
+    for name in ("2026-12-07_08-10-00Z-import-it.md", "2026-12-07_08-20-00Z-add-a-mean.md"):
+        assert f"left out {history / name} (specstory)" in said, said
+    assert deja_json("sessions", "--json", cwd=clone)["sessions"] == []
