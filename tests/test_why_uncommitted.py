@@ -9,7 +9,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from test_notes_world import S1, World, body, make_world
+from test_notes_world import S1, S2, World, body, make_world
 
 
 @pytest.fixture
@@ -50,3 +50,23 @@ def test_an_uncommitted_change_still_shows_who_wrote_the_line_before(world: Worl
     world.commit("checked")
     doc = orjson.loads(world.deja("why", "app.py:4", "--json", "--no-refresh").stdout)
     assert [(v["commit"], v["session"]) for v in doc["history"]][:1] == [(sha, S1)]
+
+
+def test_a_session_s_uncommitted_change_shows_the_line_it_changed_and_its_writer(
+    world: World,
+) -> None:
+    world.person("README.md", "# project\n")
+    world.commit("readme")
+    world.write(S1, "app.py", body("a", 6))
+    sha = world.commit("the first session's code")
+    lines = body("a", 6).splitlines()
+    lines[3] = lines[3].replace("scale=28", "scale=29")
+    world.write(S2, "app.py", "\n".join(lines) + "\n")  # not committed
+    world.index()
+    doc = orjson.loads(world.deja("why", "app.py:4", "--json", "--no-refresh").stdout)
+    assert (doc["commit"], doc["session"]) == (None, S2)
+    assert [(v["commit"], v["session"]) for v in doc["history"]] == [(sha, S1)]
+    text = world.deja("why", "app.py:4", "--no-refresh").stdout.decode()
+    rows = text.split("History (oldest first)\n", 1)[1].splitlines()
+    assert rows[0].startswith(f"  {sha[:8]} ") and f" {S1[:8]} agy " in rows[0]
+    assert rows[1].startswith("  00000000 not committed yet") and f" {S2[:8]} agy " in rows[1]

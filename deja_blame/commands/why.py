@@ -80,9 +80,15 @@ def _code(text: str, width: int) -> str:
     return cut + "…"
 
 
-def _print_history(history: list[dict[str, Any]], c: bool, uncommitted: str | None = None) -> None:
+def _print_history(
+    history: list[dict[str, Any]],
+    c: bool,
+    uncommitted: str | None = None,
+    by: tuple[str, str | None] | None = None,
+) -> None:
     """``uncommitted``: the line's text in the working tree, not committed yet, shown
-    last (``history`` is then the versions of the line of HEAD it changed)."""
+    last (``history`` is then the versions of the line of HEAD it changed), with ``by``,
+    the (session, agent) that wrote it, if one did."""
     from deja_blame.transcripts.registry import label_of  # the 14 plug-ins: text only
 
     shown = len(history) + (1 if uncommitted is not None and history else 0)
@@ -98,7 +104,10 @@ def _print_history(history: list[dict[str, Any]], c: bool, uncommitted: str | No
             who = terminal(v["author"] or "-")
         click.echo(f"  {v['commit'][:8]} {when:<20} {shorten(who, 28):<28} {_code(v['text'], 70)}")
     if uncommitted is not None and history:
-        click.echo(f"  {'0' * 8} {'not committed yet':<20} {'':<28} {_code(uncommitted, 70)}")
+        who = f"{terminal(by[0])[:8]} {agent_word(by[1])}" if by else ""
+        click.echo(
+            f"  {'0' * 8} {'not committed yet':<20} {shorten(who, 28):<28} {_code(uncommitted, 70)}"
+        )
 
 
 def run_why(
@@ -220,5 +229,10 @@ def run_why(
             mark = exit_text(exit_code, cmd.get("status"))
             fg = None if exit_code is None else ("green" if exit_code == 0 else "red")
             echo(f"  $ {shorten(cmd['command'], 80)}  " + style(mark, c, fg=fg))
-    _print_history(doc["history"], c, uncommitted=None if doc["commit"] else doc["text"])
+    _print_history(
+        doc["history"],
+        c,
+        uncommitted=None if doc["commit"] else doc["text"],
+        by=(doc["session"], (doc.get("session_info") or {}).get("agent")),
+    )
     return 0
