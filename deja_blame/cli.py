@@ -1090,8 +1090,8 @@ def _named_session(value: str | None) -> str | None:
     "fmt",
     type=click.Choice(["markdown", "json", "html", "text"]),
     default=None,
-    help="markdown (a PR comment: the default, but on a terminal), json (docs/report.md),"
-    " html (one file) or text (the default on a terminal).",
+    help="markdown (a PR comment: the default piped or with -o), text (the default on a"
+    " terminal), json (docs/report.md) or html (one file).",
 )
 @click.option(
     "-o",
