@@ -38,7 +38,7 @@ import pygit2
 from pygit2.enums import SortMode
 
 from deja_blame import __version__
-from deja_blame.arenas import few_arenas
+from deja_blame.arenas import few_arenas, trim
 from deja_blame.attribution.commit import (
     BLOB_MODES,
     files_worth_blaming,
@@ -495,6 +495,7 @@ def _build_report(
         sha = str(commit.id)
         cl = attribute(repo, commit, notes, conn, indexed_sessions > 0, written)
         per_commit[sha] = cl
+        trim()  # what the commit's files' facts freed, given back (arenas.trim)
         notes_found += cl.source == "note"
         for sid, m in cl.session_meta.items():
             if isinstance(m, dict):
