@@ -59,6 +59,12 @@ def classify(path: Path) -> str | None:
     name = path.name
     if name.endswith(".aider.chat.history.md"):
         return "aider"
+    if (
+        name.endswith(".md")
+        and path.parent.name == "history"
+        and path.parent.parent.name == ".specstory"
+    ):
+        return "specstory"
     if name == "opencode.db":
         return "opencode"
     if name.endswith(".settings.json"):
@@ -676,7 +682,54 @@ def _aider(path: Path, out: dict[str, Any]) -> None:
     request()
 
 
+_SS_BLOCK = re.compile(
+    r'^<tool-use data-tool-type="\w+" data-tool-name="(\w+)">.*?^</(?:details></)?tool-use>[ \t]*$|'
+    r"^Tool use: \*\*(\w+)\*\*.*?(?=^_\*\*|^Tool use: |\Z)|"
+    r"^<details><summary>(?:Tool use: \*\*\w+\*\* • )?Edit file: (.+?)</summary>.*?^</details>",
+    re.S | re.M,
+)
+_SS_WRITTEN = re.compile(
+    r"^```(?:text)?\n(?:File created successfully at: (.+?)|"
+    r"The file (.+?) has been (?:updated|overwritten)\b.*)$",
+    re.M,
+)
+_SS_EDIT_FILE = re.compile(
+    r"^(?:<details>)?\s*<summary>(?:Tool use: \*\*\w+\*\* • )?Edit file: (.+?)</summary>", re.M
+)
+_SS_USER = re.compile(r"^_\*\*User(?: \([^)]*\))?\*\*_[ \t]*\n\s*(?!---|_\*\*)\S", re.M)
+_SS_MODEL = re.compile(r"^_\*\*Agent(?: - sidechain)? \((?:model )?([^ ,)]+)[ ,)]", re.M)
+
+
+def _specstory(path: Path, out: dict[str, Any]) -> None:
+    """Whole-file patterns (the reader walks lines): a Write's last fenced result
+    naming the file written, an ``Edit file:`` summary with an ``@@`` chunk that did
+    not stop (``Status:``, ``**Apply failed**``), Bash calls, User turns with words."""
+    text = path.read_text("utf-8", "replace").replace("\r\n", "\n")
+    for m in _SS_BLOCK.finditer(text):
+        name = m.group(1) or m.group(2)
+        block = m.group(0)
+        edited = m.group(3) or next((e.group(1) for e in _SS_EDIT_FILE.finditer(block)), None)
+        if name == "Write":
+            out["calls"] += 1
+            hits = list(_SS_WRITTEN.finditer(block))
+            if hits:
+                out["edits"][(hits[-1].group(1) or hits[-1].group(2)).strip()] += 1
+        elif name in ("Bash", "run_terminal_cmd"):
+            out["commands"] += 1
+        elif edited is not None:
+            out["calls"] += 1
+            stopped = "**Apply failed**" in block or re.search(
+                r"^Status: \*\*(?!completed)", block, re.M
+            )
+            if "\n@@ -" in block and not stopped:
+                out["edits"][edited.strip()] += 1
+    out["requests"] = len(_SS_USER.findall(text))
+    models = _SS_MODEL.findall(text)
+    out["model"] = next((m for m in reversed(models) if not m[:1].isdigit()), None)
+
+
 COUNTERS = {
+    "specstory": _specstory,
     "aider": _aider,
     "claude-code": _claude,
     "codex": _codex,

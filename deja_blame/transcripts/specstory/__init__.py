@@ -104,7 +104,9 @@ PLUGIN = Agent(
     where=f"<repository>/{STORE}/{HISTORY}/*.md",
     file_roots=True,
     handoff=None,  # a record of other agents' chats: nothing to start
-    reader_version=1,
+    # 2: a tool's element ends at its closing tag alone on a line; a turn's header ends a
+    # fence a cut-off reply left open; commands with backticks or of several lines
+    reader_version=2,
 )
 
 __all__ = ["PLUGIN"]

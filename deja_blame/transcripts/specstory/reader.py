@@ -77,6 +77,7 @@ _DRIVE = re.compile(r"(?:^|[\s`'\"(])[A-Za-z]:\\[^\\\s]")
 WRITES = ("Write",)
 EDITS = ("Edit", "MultiEdit", "NotebookEdit")
 SHELLS = ("Bash",)
+MAX_COMMAND_LINES = 400  # a code span of a command: no further than this
 TERMINALS = ("run_terminal_cmd", "run_terminal_command", "run_terminal_command_v2")
 
 
@@ -117,14 +118,18 @@ def parse_transcript(path: Path | str, session_id: str | None = None) -> Session
     in_tool = False  # inside a <tool-use> element: its results' fences are not always whole
     for line in lines:
         if in_tool:
-            in_tool = not line.rstrip().endswith("</tool-use>")
+            in_tool = not _tool_ends(line)
             turn.append(line)
             continue
         if fence is not None:
             if _closes(line, fence):
                 fence = None
-            turn.append(line)
-            continue
+                turn.append(line)
+                continue
+            if not _ROLE.match(line):
+                turn.append(line)
+                continue
+            fence = None  # a reply cut off inside its fence: the next turn ends it
         if _TOOL_OPEN.match(line):
             in_tool = not line.rstrip().endswith("</tool-use>")
             turn.append(line)
@@ -241,7 +246,7 @@ def _turn(b: SessionBuilder, role: str, lines: list[str], at: str | None, window
         if depth:
             assert current is not None
             current.lines.append(line)
-            if line.rstrip().endswith("</tool-use>"):
+            if _tool_ends(line):
                 depth, current = 0, None
             continue
         if fence is None:
@@ -297,6 +302,12 @@ def _turn(b: SessionBuilder, role: str, lines: list[str], at: str | None, window
         b.message("assistant", said, at)
     for tool in tools:
         _tool(b, tool, at, windows)
+
+
+def _tool_ends(line: str) -> bool:
+    """The line that closes a ``<tool-use>`` element: the tag alone on its line (a
+    result quoting a history, ``12:</details></tool-use>``, does not)."""
+    return line.strip() in ("</details></tool-use>", "</tool-use>")
 
 
 def _closes(line: str, fence: str) -> bool:
@@ -365,20 +376,26 @@ def _written(fences: list[_Fence]) -> str | None:
 
 
 def _command(lines: list[str], fences: list[_Fence], terminal: bool) -> str | None:
-    """A shell call's command: its first fenced ``bash`` block, else a line that is
-    one inline code span (``\\`ls -la\\```)."""
+    """A shell call's command: its first fenced ``bash`` block, else the first line
+    in backticks (``\\`ls -la\\```)."""
     for f in fences:
         if f.lang in ("bash", "sh", "shell", "zsh", "powershell", "cmd"):
             return "\n".join(f.lines).strip() or None
         break
     if terminal:
         return None
-    for line in lines[1:]:
+    for k, line in enumerate(lines[1:], 1):
         s = line.strip()
         if _FENCE.match(s):
             break
-        if len(s) > 2 and s.startswith("`") and s.endswith("`") and "`" not in s[1:-1]:
-            return s[1:-1]
+        if len(s) > 2 and s.startswith("`") and s.endswith("`"):
+            return s[1:-1]  # backticks inside too: SpecStory wraps the command as it is
+        if s.startswith("`") and not s.startswith("``"):
+            # a command of several lines in one code span (older files), to its closing line
+            for j in range(k + 1, min(len(lines), k + MAX_COMMAND_LINES)):
+                if lines[j].rstrip().endswith("`"):
+                    return "\n".join([line.lstrip()[1:], *lines[k + 1 : j], lines[j].rstrip()[:-1]])
+            return None
     return None
 
 
