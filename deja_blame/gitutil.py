@@ -29,6 +29,13 @@ from deja_blame.gitenv import no_git_env
 if TYPE_CHECKING:
     import pygit2
 
+# The options of every porcelain diff (git diff, git log -p) whose hunks deja reads,
+# against the person's configuration: diff.interHunkContext merges hunks with the
+# unchanged lines between them in (a -U0 reader counted them as changed), a textconv
+# driver or an external diff shows other text than the file's, color.ui=always
+# writes escapes into the rows.
+PLAIN_DIFF = ("--no-color", "--no-ext-diff", "--no-textconv", "--inter-hunk-context=0")
+
 
 def git_available() -> bool:
     return shutil.which("git") is not None

@@ -26,7 +26,7 @@ from difflib import SequenceMatcher
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from deja_blame.gitutil import Author, commit_authors, run_git
+from deja_blame.gitutil import PLAIN_DIFF, Author, commit_authors, run_git
 
 if TYPE_CHECKING:
     import pygit2
@@ -121,8 +121,8 @@ def only_version(root: Path, path: str, commit: str, line: int, text: str) -> Ve
     options, a filter) goes to git log -L."""
     proc = run_git(
         root,
-        ["--literal-pathspecs", "log", "-1", "-p", "-U0", "--follow", "--format=%x01%H", "--no-color", "--no-ext-diff",
-         "--no-textconv", *_AS_LOG_L, commit, "--", path],
+        ["--literal-pathspecs", "log", "-1", "-p", "-U0", "--follow", "--format=%x01%H", *PLAIN_DIFF,
+         *_AS_LOG_L, commit, "--", path],
         check=False,
         timeout=60,
     )  # fmt: skip
@@ -164,8 +164,7 @@ def replaced_line(root: Path, path: str, line: int, text: str) -> int | None:
     there (an editor's unsaved buffer)."""
     proc = run_git(
         root,
-        ["--literal-pathspecs", "diff", "-U0", "--no-color", "--no-ext-diff", "--no-textconv",
-         *_AS_LOG_L, "HEAD", "--", path],
+        ["--literal-pathspecs", "diff", "-U0", *PLAIN_DIFF, *_AS_LOG_L, "HEAD", "--", path],
         check=False,
         timeout=60,
     )  # fmt: skip
@@ -203,7 +202,15 @@ def log_versions(root: Path, path: str, commit: str, line: int, text: str) -> li
     """The line's versions, oldest first, from ``git log -L`` (newest first there)."""
     proc = run_git(
         root,
-        ["log", f"-L{line},{line}:{path}", "--format=%x01%H", f"-n{MAX_COMMITS}", commit, "--"],
+        [
+            "log",
+            f"-L{line},{line}:{path}",
+            "--format=%x01%H",
+            "--no-color",
+            f"-n{MAX_COMMITS}",
+            commit,
+            "--",
+        ],
         check=False,
         timeout=60,
     )

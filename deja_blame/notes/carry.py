@@ -226,7 +226,9 @@ def _branch_squashed(
         base = run_git(root, ["merge-base", before, tip], check=False).stdout.decode().strip()
         if not _HEX.match(base) or base == tip:
             continue  # unrelated, or merged into the branch already
-        diff = run_git(root, ["diff", "--no-color", "--no-ext-diff", base, tip], check=False)
+        # plumbing, as the squash's own patch is made: git diff would follow the
+        # person's diff.context, diff.renames, diff.algorithm, textconv, another patch id
+        diff = run_git(root, ["diff-tree", "-p", "-r", base, tip], check=False)
         patches += f"commit {tip}\n".encode() + diff.stdout
     if patches:
         ids = run_git(root, ["patch-id", "--stable"], input=bytes(patches), check=False)

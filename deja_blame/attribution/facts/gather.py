@@ -23,7 +23,7 @@ from deja_blame.attribution.facts.notes_state import NotesState
 from deja_blame.attribution.facts.settled import settled_lines
 from deja_blame.attribution.facts.writes import load_writes
 from deja_blame.attribution.model import LineAttribution, NoteLookup, format_time_epoch
-from deja_blame.gitutil import FileVersion, workdir
+from deja_blame.gitutil import PLAIN_DIFF, FileVersion, workdir
 
 if TYPE_CHECKING:
     import pygit2
@@ -232,7 +232,7 @@ def _git_changed_lines(root: str, relpath: str, n_work: int) -> list[int | None]
     cannot say (no git, a diff that does not add up)."""
     proc = git(
         root,
-        ["diff", "--no-color", "--no-ext-diff", "--no-renames", "-U0", "HEAD", "--", relpath],
+        ["diff", *PLAIN_DIFF, "--no-renames", "-U0", "HEAD", "--", relpath],
         timeout=30,
     )
     if proc is None or proc.returncode != 0:
