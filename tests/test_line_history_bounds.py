@@ -75,3 +75,43 @@ def test_ordinary_lines_are_compared_by_difflib_as_before(compared: list[tuple[i
         line_history.SequenceMatcher(None, a.strip(), b.strip(), autojunk=False).ratio()
     )
     assert compared  # difflib itself, not the long lines' measure
+
+
+def _long_lines(m: int, n: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    return [
+        "".join(rng.choice(string.ascii_letters + " ;(){}=") for _ in range(n)) for _ in range(m)
+    ]
+
+
+def test_a_hunk_of_many_long_lines_compares_a_bounded_few(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A whole file of 400-character lines changed (a reformat, a regenerated file):
+    the line's match is found among the removed lines nearest its place, not by
+    difflib on each of the 2,000."""
+    calls: list[int] = []
+    real = line_history.SequenceMatcher
+
+    def counting(junk: Any, a: str, b: str, autojunk: bool = True) -> Any:
+        calls.append(1)
+        return real(junk, a, b, autojunk=autojunk)
+
+    monkeypatch.setattr(line_history, "SequenceMatcher", counting)
+    old = _long_lines(2_000, 400, 3)
+    (repo / "f.js").write_text("\n".join(old) + "\n")
+    git(repo, "add", "f.js")
+    git(repo, "commit", "-qm", "generated", env=commit_env(T0))
+    new = [_every_50th_changed(line) for line in old]
+    (repo / "f.js").write_text("\n".join(new) + "\n")
+
+    assert replaced_line(repo, "f.js", 1_000, new[999]) == 1_000
+    assert replaced_line(repo, "f.js", 2_000, new[1_999]) == 2_000
+    assert len(calls) <= 2 * (line_history.HUNK_PAIRS // 400**2 + 1)
+
+    # committed: the hunk too long to say the line has no older version, git log -L says
+    git(repo, "commit", "-qam", "regenerated", env=commit_env(T0 + 60))
+    head = git(repo, "rev-parse", "HEAD").strip()
+    calls.clear()
+    assert line_history.only_version(repo, "f.js", head, 1_000, new[999]) is None
+    assert len(calls) <= line_history.HUNK_PAIRS // 400**2 + 1
