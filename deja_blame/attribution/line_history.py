@@ -117,6 +117,12 @@ def _token_similarity(a: str, b: str) -> float:
     return 2 * sum(len(t) * n for t, n in shared.items()) / total
 
 
+def _rows(diff: str) -> list[str]:
+    """A diff's rows, each without the CR of a file with CRLF line endings: the line's
+    text as blame gives it (and a CRLF file's history is the same as an LF file's)."""
+    return [row.removesuffix("\r") for row in diff.split("\n")]
+
+
 def versions(root: Path, path: str, commit: str, line: int, text: str) -> list[Version]:
     """The line's versions, oldest first: ``git log -L``'s, without its walk when the
     line's own commit shows the line has no older version."""
@@ -156,7 +162,7 @@ def only_version(root: Path, path: str, commit: str, line: int, text: str) -> Ve
     removed: list[str] = []
     added: list[str] = []
     start = count = -1
-    for row in out.split("\n"):
+    for row in _rows(out):
         m = _HUNK_SIDES.match(row)
         if m:
             if start <= line < start + count:
@@ -207,7 +213,7 @@ def replaced_line(root: Path, path: str, line: int, text: str) -> int | None:
         score, _, i = max((_similarity(removed[i], text), -abs(i - at), i) for i in near)
         return old_start + i if score >= SAME_LINE else None
 
-    for row in proc.stdout.decode("utf-8", "surrogateescape").split("\n"):
+    for row in _rows(proc.stdout.decode("utf-8", "surrogateescape")):
         m = _HUNK_SIDES.match(row)
         if m:
             if start <= line < start + count:
@@ -249,7 +255,7 @@ def log_versions(root: Path, path: str, commit: str, line: int, text: str) -> li
         added: list[tuple[int, str]] = []
         new_no = 0
         in_hunk = False
-        for row in diff.split("\n"):
+        for row in _rows(diff):
             if row.startswith("+++ "):
                 target = row[4:]
                 file_path = target[2:] if target.startswith("b/") else file_path
