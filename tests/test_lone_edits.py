@@ -115,13 +115,17 @@ def test_a_lone_bracket_is_no_evidence_out_of_place_time_or_indent() -> None:
     assert _match(Edits({(1, 0): (8_000.0, edit, False)}), blamed)[6] is None
 
 
-def test_whether_an_edit_is_lone_is_asked_at_a_glance() -> None:
+def test_whether_an_edit_is_lone_is_told_by_its_writes_or_asked_at_a_glance() -> None:
     # the facts stage keeps no decoded body for a glance (``SessionEdits.glance_added``):
-    # most edits whose writes are in a window are not lone, and are not read again
+    # most edits whose writes are in a window are not lone, and are not read again;
+    # an edit whose writes show a text of the file that is not trivial, or more lines
+    # than a lone edit's, is not lone without a glance
     edits = Edits(
         {
             (1, 0): (8_000.0, [(2, "}")], False),
-            (2, 0): (8_050.0, [(6, "}"), (7, "const gone = 1;")], False),
+            (2, 0): (8_050.0, [(6, "}"), (7, "  return 2;")], False),
+            (3, 0): (8_060.0, [(6, "}"), (7, "const gone = 1;")], False),
+            (4, 0): (8_070.0, [(20, "}"), (21, "}"), (22, "}"), (23, "}")], False),
         }
     )
     glanced: list[tuple[int, int]] = []
@@ -146,7 +150,8 @@ def test_whether_an_edit_is_lone_is_asked_at_a_glance() -> None:
         glance_added=glance,
     )
     assert [m.sid if m else None for m in out][2] == 1
-    assert sorted(set(glanced)) == [(1, 0), (2, 0)] and (2, 0) not in read
+    assert sorted(set(glanced)) == [(1, 0), (3, 0)]
+    assert not {(2, 0), (3, 0), (4, 0)} & set(read)
 
 
 def test_the_persons_later_write_at_the_place_takes_the_bracket() -> None:
