@@ -173,9 +173,9 @@ def cli(chdir: Path | None, global_db: Path | None, color: str | None, no_pager:
 
     deja reads the transcripts of Antigravity / agy, Claude Code, Codex CLI,
     Gemini CLI, Cursor, GitHub Copilot (VS Code), GitHub Copilot CLI, Windsurf,
-    OpenCode, Amp, Droid, Continue, Aider, pi, Cline, Roo Code and Kilo Code
-    after the fact, indexes them, and matches each line of your repository to
-    the session that wrote it.
+    OpenCode, Amp, Droid, Continue, Aider, pi, Cline, Roo Code, Kilo Code and
+    SpecStory's histories after the fact, indexes them, and matches each line of
+    your repository to the session that wrote it.
 
     \b
     Start here:

@@ -12,12 +12,12 @@ def test_help_lists_commands() -> None:
 
 def test_help_names_every_agent_deja_reads() -> None:
     """A newcomer reads ``deja --help`` to learn whether their agent is covered: it
-    names each agent of the registry (17), not the first four."""
+    names each agent of the registry (18), not the first four."""
     from deja_blame.transcripts.registry import AGENTS
 
     out = " ".join(deja("--help").stdout.decode().split())  # as wrapped, rejoined
     missing = [a.display_name for a in AGENTS if a.display_name not in out]
-    assert len(AGENTS) == 17 and missing == []
+    assert len(AGENTS) == 18 and missing == []
 
 
 def test_unknown_session_is_one_line_error(tmp_path: Path) -> None:
