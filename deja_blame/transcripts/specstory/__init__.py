@@ -105,8 +105,9 @@ PLUGIN = Agent(
     file_roots=True,
     handoff=None,  # a record of other agents' chats: nothing to start
     # 2: a tool's element ends at its closing tag alone on a line; a turn's header ends a
-    # fence a cut-off reply left open; commands with backticks or of several lines
-    reader_version=2,
+    # fence a cut-off reply left open; commands with backticks or of several lines.
+    # 3: a Cursor edit's status read outside its chunks' diffs only
+    reader_version=3,
 )
 
 __all__ = ["PLUGIN"]

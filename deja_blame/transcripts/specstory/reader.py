@@ -335,6 +335,24 @@ def _fences(lines: list[str]) -> list[_Fence]:
     return out  # a fence never closed: cut short, not read
 
 
+def _unfenced(lines: list[str]) -> list[str]:
+    """The lines outside every fence (a fence never closed runs to the end, as in
+    ``_fences``)."""
+    out: list[str] = []
+    mark = ""
+    inside = False
+    for line in lines:
+        if not inside:
+            opened = _FENCE.match(line)
+            if opened:
+                mark, inside = opened.group(1), True
+            else:
+                out.append(line)
+        elif _closes(line, mark):
+            inside = False
+    return out
+
+
 def _tool(b: SessionBuilder, tool: _Tool, at: str | None, windows: bool) -> None:
     edited = next((m for m in map(_EDIT_FILE.match, tool.lines[:4]) if m), None)
     for line in tool.lines[:4]:
@@ -400,8 +418,10 @@ def _command(lines: list[str], fences: list[_Fence], terminal: bool) -> str | No
 
 
 def _cursor_edit(b: SessionBuilder, tool: _Tool, name: str, at: str | None) -> None:
-    """A Cursor edit: its chunks' diffs, unless it did not complete or apply."""
-    for line in tool.lines:
+    """A Cursor edit: its chunks' diffs, unless it did not complete or apply (the call's
+    own words say so, outside the chunks: a file's line ``Status: **Accepted**``
+    inside one is the file's text)."""
+    for line in _unfenced(tool.lines):
         status = _STATUS.match(line.strip())
         if status and status.group(1).strip().lower() != "completed":
             return
