@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from deja_blame.attribution.facts.model import LineTexts
-from deja_blame.attribution.match.moves import keep_blocks
+from deja_blame.attribution.match.moves import block_texts, keep_blocks
 from deja_blame.attribution.match.scaffolding import is_comment, is_distinctive
 from deja_blame.attribution.model import LineAttribution
 
@@ -108,3 +108,62 @@ def test_a_copied_doc_comment_keeps_no_session_a_copied_block_of_code_does() -> 
     lines = [_line(k, t, "s1") for k, t in enumerate(DOC)]
     keep_blocks(lines, _trivial(lines), [True] * len(lines), [True] * len(lines))
     assert [ln.session for ln in lines] == ["s1"] * len(DOC)
+
+
+IMPORTS = ['\t"encoding/json"', '\t"path/filepath"']
+
+
+def test_a_window_keeps_a_short_sessions_moved_lines_where_the_whole_file_does() -> None:
+    # the whole file: the session's imports moved here (their text left the other
+    # file) and, far below, one distinctive line of its: a block of three, kept
+    moved_far = "\t\tcontent, err := json.Marshal(block.Input)"
+    lines = [_line(k, t, "s1") for k, t in enumerate([*IMPORTS, moved_far])]
+    keep_blocks(lines, _trivial(lines), [True] * 3, [True, True, False])
+    assert [ln.session for ln in lines] == ["s1"] * 3
+    # a window around the far line alone (line 3) sees one of the session's moved
+    # lines: it keeps it as the whole file's answer does
+    window = [_line(2, moved_far, "s1")]
+    keep_blocks(window, _trivial(window), [True], [False], {"s1": {1, 2, 3}})
+    assert window[0].session == "s1"
+    # without the whole file it drops the line the file keeps: what this guards against
+    window = [_line(2, moved_far, "s1")]
+    keep_blocks(window, _trivial(window), [True], [False])
+    assert window[0].session is None
+    # the whole file gives the line another session, or gives this one other lines
+    # only (the window matched the moved line to another writer): dropped
+    for whole in ({"s2": {3}}, {"s1": {1, 2}}):
+        window = [_line(2, moved_far, "s1")]
+        keep_blocks(window, _trivial(window), [True], [False], whole)
+        assert window[0].session is None
+
+
+def test_block_texts_count_moves_and_distinctive_lines_only() -> None:
+    lines = [_line(k, t, "s1") for k, t in enumerate(["}", *IMPORTS, CODE[1]])]
+    lines.append(_line(4, "import os", "s2"))
+    got = block_texts(lines, _trivial(lines), [True] * 5, [True, False, True, False, False])
+    # a bracket says nothing; an import counts where it left its file; a distinctive
+    # line counts anywhere; a line not moved (or moved, not distinctive) does not
+    assert got == {"s1": {'"path/filepath"', CODE[1].strip()}}
+    assert block_texts(lines, _trivial(lines), [False] * 5, [True] * 5) == {}
+
+
+class _Asked(dict):  # type: ignore[type-arg]
+    """The whole file's lines by session, recording which sessions were asked."""
+
+    def __init__(self, texts: dict[str, set[int]]) -> None:
+        super().__init__(texts)
+        self.asked: list[str] = []
+
+    def get(self, session: str, default: object = None) -> object:  # type: ignore[override]
+        self.asked.append(session)
+        return super().get(session, default)
+
+
+def test_a_window_asks_the_whole_file_only_for_a_session_its_lines_fall_short_for() -> None:
+    # the whole file's answer is costly: a session the window's own lines keep (two
+    # distinctive moved lines) is not asked about; one short of them is
+    lines = [_line(0, CODE[1], "s1"), _line(1, CODE[2], "s1"), _line(2, CODE[1] + " ", "s2")]
+    whole = _Asked({"s2": {3}})
+    keep_blocks(lines, _trivial(lines), [True] * 3, [False] * 3, whole)
+    assert whole.asked == ["s2"]
+    assert [ln.session for ln in lines] == ["s1", "s1", "s2"]

@@ -10,7 +10,7 @@ gets answers, and where a note and the index disagree the note wins.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from deja_blame.attribution import cache
@@ -29,6 +29,8 @@ from deja_blame.later import defer
 
 if TYPE_CHECKING:
     import pygit2
+
+    from deja_blame.attribution.facts.model import FileFacts
 
 
 def blame_file(
@@ -201,6 +203,31 @@ def _compute(
     then the matcher. With a window, the lines of the window and its context only
     (the window's lines alone where the notes settle them all: ``noted_range``);
     with ``focus``, the lines of that commit only."""
+    facts = _matched(repo, conn, version, note_lookup, engine, before_match, window, focus)
+    from_git_ai(facts)  # what is left, git-ai's notes may explain
+    return FileBlame(
+        path=facts.path,
+        rev=version.commit,
+        root=facts.root,
+        lines=facts.lines,
+        total_lines=facts.total_lines,
+        note_sessions=facts.note_sessions,
+        blame_authors=facts.blame_authors,
+    )
+
+
+def _matched(
+    repo: pygit2.Repository,
+    conn: sqlite3.Connection | None,
+    version: FileVersion,
+    note_lookup: NoteLookup | None,
+    engine: str,
+    before_match: Callable[[], None] | None,
+    window: tuple[int, int] | None,
+    focus: str | None = None,
+) -> FileFacts:
+    """``_compute``'s facts, matched by the rules and the moves rule (git-ai's notes
+    not yet asked)."""
     notes = notes_state(repo, conn, note_lookup, focus)
     facts = None
     if window is not None and focus is None and before_match is None:
@@ -219,14 +246,61 @@ def _compute(
         # those that moved here from another file
         moved = moved_lines(conn, facts)
         if moved is not None:
-            match_moved(facts, moved, source.for_rules(facts.lines, facts.writes, moved.paths))
-    from_git_ai(facts)  # what is left, git-ai's notes may explain
-    return FileBlame(
-        path=facts.path,
-        rev=version.commit,
-        root=facts.root,
-        lines=facts.lines,
-        total_lines=facts.total_lines,
-        note_sessions=facts.note_sessions,
-        blame_authors=facts.blame_authors,
+            whole = None
+            if window is not None and focus is None and _part_of_file(facts):
+                whole = _AskedOnce(
+                    lambda: _given_by_whole_file(repo, conn, version, note_lookup, engine)
+                )
+            rules = source.for_rules(facts.lines, facts.writes, moved.paths)
+            match_moved(facts, moved, rules, whole)
+    return facts
+
+
+class _AskedOnce(Mapping[str, set[int]]):
+    """A mapping made at its first ask (``make``): the whole file's answer for a
+    window (``_given_by_whole_file``) costs the whole file's answer, and the moves
+    rule asks it only where a session's moved lines in the window fall short."""
+
+    def __init__(self, make: Callable[[], dict[str, set[int]]]) -> None:
+        self._make = make
+        self._got: dict[str, set[int]] | None = None
+
+    def _made(self) -> dict[str, set[int]]:
+        if self._got is None:
+            self._got = self._make()
+        return self._got
+
+    def __getitem__(self, session: str) -> set[int]:
+        return self._made()[session]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._made())
+
+    def __len__(self) -> int:
+        return len(self._made())
+
+
+def _part_of_file(facts: FileFacts) -> bool:
+    """Whether ``facts`` are a window's: not every line of the file."""
+    return bool(facts.lines) and (
+        facts.lines[0].line > 1 or facts.lines[-1].line < facts.total_lines
     )
+
+
+def _given_by_whole_file(
+    repo: pygit2.Repository,
+    conn: sqlite3.Connection,
+    version: FileVersion,
+    note_lookup: NoteLookup | None,
+    engine: str,
+) -> dict[str, set[int]]:
+    """Each session -> the lines the whole file's answer gives it (git-ai's notes
+    aside): what a window's moves rule keeps a session's moved lines by where the
+    window sees too few of them (``match.moves.keep_blocks``). Costs the whole
+    file's answer; none is cached (a cached answer would have answered the window)."""
+    whole = _matched(repo, conn, version, note_lookup, engine, None, None)
+    given: dict[str, set[int]] = {}
+    for ln in whole.lines:
+        if ln.session is not None:
+            given.setdefault(ln.session, set()).add(ln.line)
+    return given

@@ -31,6 +31,7 @@ they apply:
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from deja_blame.attribution.match.before_history import strangers_before_history
@@ -80,11 +81,17 @@ def match_file(facts: FileFacts, given: RuleFacts | None) -> bool:
     return True
 
 
-def match_moved(facts: FileFacts, moved: MovedLines, given: RuleFacts) -> None:
+def match_moved(
+    facts: FileFacts,
+    moved: MovedLines,
+    given: RuleFacts,
+    whole: Mapping[str, set[int]] | None = None,
+) -> None:
     """The lines that moved here from another file, matched as their blame where they
     came from says against the writes to that file too (``given``: the rules' facts
-    of those writes); a session keeps them only as a block (``moves.py``), less
-    certain than lines matched in place."""
+    of those writes); a session keeps them only as a block (``moves.py``; in a
+    window where its lines fall short, those the whole file gives it: ``whole``),
+    less certain than lines matched in place."""
     attribute_lines(
         given,
         facts.lines,
@@ -95,7 +102,7 @@ def match_moved(facts: FileFacts, moved: MovedLines, given: RuleFacts) -> None:
         facts.rev_time,
         only=moved.moved,
     )
-    keep_blocks(facts.lines, facts.texts.trivial, moved.moved, moved.left_file)
+    keep_blocks(facts.lines, facts.texts.trivial, moved.moved, moved.left_file, whole)
     less_certain(facts.lines, moved.moved)
 
 
