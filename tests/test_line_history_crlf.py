@@ -34,3 +34,14 @@ def test_a_crlf_files_line_history_is_an_lf_files(repo: Path, eol: str) -> None:
     head = git(repo, "rev-parse", "HEAD").strip()
     got = versions(repo, "f.py", head, 2, AFTER[1])
     assert [(v.commit, v.text) for v in got] == [(first, BEFORE[1]), (head, AFTER[1])]
+
+
+def test_a_file_not_in_utf8_finds_the_line_it_changed(repo: Path) -> None:
+    """Latin-1 text: the working tree's line is read with U+FFFD for what is not UTF-8
+    (as blame shows it), and so is the diff it is looked up in."""
+    (repo / "f.py").write_bytes("name = 'café'\nx = 1\n".encode("latin-1"))
+    git(repo, "add", "f.py")
+    git(repo, "commit", "-qm", "first", env=commit_env(T0))
+    (repo / "f.py").write_bytes("name = 'café crème'\nx = 1\n".encode("latin-1"))
+    as_read = "name = 'café crème'".encode("latin-1").decode("utf-8", "replace")
+    assert replaced_line(repo, "f.py", 1, as_read) == 1

@@ -213,7 +213,9 @@ def replaced_line(root: Path, path: str, line: int, text: str) -> int | None:
         score, _, i = max((_similarity(removed[i], text), -abs(i - at), i) for i in near)
         return old_start + i if score >= SAME_LINE else None
 
-    for row in _rows(proc.stdout.decode("utf-8", "surrogateescape")):
+    # decoded as the working tree's lines are (FileVersion.lines): a file not in UTF-8
+    # has its text there with U+FFFD, which a surrogate escape never equals
+    for row in _rows(proc.stdout.decode("utf-8", "replace")):
         m = _HUNK_SIDES.match(row)
         if m:
             if start <= line < start + count:
