@@ -31,3 +31,22 @@ def test_the_calls_own_status_still_stops_the_edit(tmp_path: Path) -> None:
         + _cursor_edit("docs/b.md", diff, "**Apply failed**\n\n")
     )
     assert _read(tmp_path, text)["edits"] == []
+
+
+@pytest.mark.parametrize("when", ["9999-12-31 23:59:59-2359", "0001-01-01 00:00:00+2359"])
+def test_a_time_at_the_calendars_edge_is_no_time_and_the_chat_is_read(
+    tmp_path: Path, when: str
+) -> None:
+    """REVIEW12 F1: the offset moved the time past year 9999 or before year 1, and the
+    OverflowError lost the whole chat; now that time is unknown and the rest is read."""
+    diff = "@@ -1,1 +1,2 @@\n  keep\n+ added\n"
+    text = (
+        V2
+        + f"_**User ({when})**_\n\nadd a line\n\n---\n\n_**Assistant**_\n\n"
+        + _cursor_edit("a.md", diff)
+    )
+    name = when[:10] + "_" + when[11:19].replace(":", "-") + when[19:] + "-edge.md"
+    for file_name in (name, "2026-12-03_10-00-00Z-chat.md"):
+        doc = _read(tmp_path / file_name, text, file_name)
+        (edit,) = doc["edits"]
+        assert edit["added"] == ["added"]

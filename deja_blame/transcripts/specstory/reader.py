@@ -221,9 +221,9 @@ def _time_in(text: str) -> str | None:
             when = when.replace(tzinfo=dt.timezone(sign * offset))
         else:
             when = when.replace(tzinfo=dt.timezone.utc)
-    except ValueError:
+        return format_time(when.astimezone(dt.timezone.utc))
+    except (ValueError, OverflowError):  # OverflowError: year 9999 or 1 moved past its edge
         return None
-    return format_time(when.astimezone(dt.timezone.utc))
 
 
 def _recorded_on_windows(text: str) -> bool:
