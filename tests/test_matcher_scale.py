@@ -433,9 +433,10 @@ def test_cat_file_reads_past_a_missing_name_with_spaces(repo: Path) -> None:
 def test_an_early_blame_nobody_takes_is_ended(
     committed: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A binary file: the cache misses, git blame starts early, and the blame is
-    refused before it takes that process: the process is ended, not left running
-    (the editor server lives for hours)."""
+    """A binary file at a revision: the cache misses, git blame starts early, and the
+    blame is refused before it takes that process: the process is ended, not left
+    running (the editor server lives for hours). (The working tree's binary file is
+    refused by its first bytes before git blame starts.)"""
     from deja_blame.attribution import api
     from deja_blame.attribution.facts import git_blame as blame_engine
     from deja_blame.errors import DejaError
@@ -456,8 +457,11 @@ def test_an_early_blame_nobody_takes_is_ended(
     monkeypatch.setattr(blame_engine, "_start_git", watched)
     conn = connect(Path(os.environ["DEJA_DB"]))
     try:
+        head = subprocess.run(
+            ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True
+        ).stdout.strip()
         with pytest.raises(DejaError, match="binary"):
-            api.compute(conn, repo / "logo.bin", None, None, refresh=False)
+            api.compute(conn, repo / "logo.bin", head, None, refresh=False)
     finally:
         conn.close()
     assert ended == [True]
