@@ -51,4 +51,6 @@ def test_a_carried_history_reached_in_another_case_is_left_out(tmp_path: Path) -
     history = clone / ".specstory" / "history"
     for name in ("2026-12-07_08-10-00Z-import-it.md", "2026-12-07_08-20-00Z-add-a-mean.md"):
         assert f"left out {history / name} (specstory)" in said, said
+    # the person's own committed chat is left out too: the line does not call it a stranger's
+    assert "written by whoever committed it, you or anyone who pushed to it" in said, said
     assert deja_json("sessions", "--json", cwd=clone)["sessions"] == []

@@ -49,7 +49,11 @@ class LeftOut:
     def line(self) -> str:
         """One line: what, why, and the command that includes it."""
         if self.why == CARRIED:
-            reason = f"tracked by the repository at {self.where}: written by whoever pushed it"
+            # the person's own chat too, once committed: git cannot say who wrote it
+            reason = (
+                f"tracked by the repository at {self.where}: written by whoever committed it,"
+                " you or anyone who pushed to it"
+            )
         elif self.why == FOREIGN:
             reason = f"detected dubious ownership in '{self.where}': someone else's"
         else:
