@@ -11,6 +11,7 @@ COUNT = ["Cart.prototype.count = function () {", "  return this.items.length;"]
 TOTAL = "Cart.prototype.total = function () {"
 WRITTEN = [*COUNT, "};", "", TOTAL]
 FILE = [*COUNT, "}", "", TOTAL]
+EDIT = LineTexts.of(WRITTEN)  # the edit's added lines as stage 1 gives them (bare, fps)
 
 
 def _match(idx: int) -> LineMatch:
@@ -26,22 +27,29 @@ def _trim(
     out = trimmed_lines(
         LineTexts.of(texts),
         matches,
-        lambda sid, edit: WRITTEN if (sid, edit) == (7, 3) else [],
+        lambda sid, edit: EDIT.bare if (sid, edit) == (7, 3) else [],
+        lambda sid, edit: EDIT.fps if (sid, edit) == (7, 3) else [],
         lambda i, fp: existed,
         set(lone_open),
     )
     return [None if m is None else m.idx for m in out]
 
 
+def _is_trimmed(line: str, written: str) -> bool:
+    """``is_trimmed`` of the two texts as stage 1 gives them (``LineTexts``)."""
+    both = LineTexts.of([line, written])
+    return is_trimmed(both.bare[0], both.trivial[0], both.bare[1])
+
+
 def test_is_trimmed_is_the_statements_semicolon_deleted() -> None:
-    assert is_trimmed("  }", "  };")
-    assert is_trimmed("})", "  });")  # white space aside
-    assert not is_trimmed("  )", "  ),")  # a formatter's comma, moved between lines
-    assert not is_trimmed("  };", "  };")  # the same text: matched as written, or not
-    assert not is_trimmed("  ]", "  };")  # a character the session did not write
-    assert not is_trimmed("", "  };")  # a blank line says nothing
+    assert _is_trimmed("  }", "  };")
+    assert _is_trimmed("})", "  });")  # white space aside
+    assert not _is_trimmed("  )", "  ),")  # a formatter's comma, moved between lines
+    assert not _is_trimmed("  };", "  };")  # the same text: matched as written, or not
+    assert not _is_trimmed("  ]", "  };")  # a character the session did not write
+    assert not _is_trimmed("", "  };")  # a blank line says nothing
     # only lines of no words: a shortened statement is the person's own change
-    assert not is_trimmed("  return a;", "  return a || b;")
+    assert not _is_trimmed("  return a;", "  return a || b;")
 
 
 def test_a_trimmed_line_between_two_lines_of_its_edit_is_the_edits() -> None:

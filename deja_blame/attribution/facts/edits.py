@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from deja_blame.attribution.facts.model import Hunks, Key
-from deja_blame.index.fingerprint import fingerprint, fingerprints, is_trivial
+from deja_blame.index.fingerprint import fingerprint, fingerprints, is_trivial, normalise_line
 
 # (sid, ord, step, whole_file, by_agent, at_epoch, path_id) of one stored edit:
 # whole_file 1 for a write_to_file (its lines start the file afresh), by_agent 1 for
@@ -55,6 +55,7 @@ class SessionEdits:
     _docs: dict[tuple[int, int], list[Any]] = field(default_factory=dict)
     _positions: dict[tuple[int, int], list[int | None]] = field(default_factory=dict)
     _added_fps: dict[tuple[int, int], list[int]] = field(default_factory=dict)
+    _added_bare: dict[tuple[int, int], list[str]] = field(default_factory=dict)
     _file_edits: dict[tuple[int, int | None], list[tuple[int, float | None, Hunks]]] = field(
         default_factory=dict
     )
@@ -91,6 +92,16 @@ class SessionEdits:
         got = self._added_fps.get((sid, edit_ord))
         if got is None:
             got = self._added_fps[(sid, edit_ord)] = fingerprints(self.added_lines(sid, edit_ord))
+        return got
+
+    def added_bare(self, sid: int, edit_ord: int) -> list[str]:
+        """The lines one edit added without white space (``index/fingerprint.normalise_line``),
+        in order: what ``match/trimmed`` compares with the file's ``LineTexts.bare``."""
+        got = self._added_bare.get((sid, edit_ord))
+        if got is None:
+            got = self._added_bare[(sid, edit_ord)] = [
+                normalise_line(t) for t in self.added_lines(sid, edit_ord)
+            ]
         return got
 
     def written_text(self, key: Key) -> str | None:

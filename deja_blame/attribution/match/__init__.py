@@ -177,7 +177,8 @@ def attribute_lines(
         matches = trimmed_lines(
             line_texts,
             matches,
-            edits.added_lines,
+            edits.added_bare,
+            edits.added_fps,
             window.existed,
             lone_open,
         )

@@ -31,19 +31,18 @@ from collections.abc import Callable
 
 from deja_blame.attribution.facts.model import LineTexts
 from deja_blame.attribution.match.lines import LineMatch
-from deja_blame.index.fingerprint import fingerprint, is_trivial, normalise_line
 
 TRIM_GAP = 3  # unmatched lines between two lines of one edit
 CONFIDENCE = 0.8
 
 
-def is_trimmed(line: str, written: str) -> bool:
-    """Whether ``line``, a line of no words, is ``written`` with its statement's ``;``
-    deleted and nothing else changed (white space aside). A bracket a formatter
+def is_trimmed(short: str, trivial: bool, long_: str) -> bool:
+    """Whether a line of no words (``trivial``), ``short`` without its white space
+    (``LineTexts.bare``), is a written line (``long_``, without its white space too)
+    with its statement's ``;`` deleted and nothing else changed. A bracket a formatter
     changed (``),`` -> ``)``, where it joined or split a call) is not: the formatter
     moved the line's characters between lines, and the bracket may be another's."""
-    short, long_ = normalise_line(line), normalise_line(written)
-    if not short or len(short) >= len(long_) or not is_trivial(line):
+    if not short or len(short) >= len(long_) or not trivial:
         return False
     return ";" not in short and long_.replace(";", "") == short
 
@@ -51,12 +50,14 @@ def is_trimmed(line: str, written: str) -> bool:
 def trimmed_lines(
     texts: LineTexts,
     matches: list[LineMatch | None],
-    added_lines: Callable[[int, int], list[str]],
+    added_bare: Callable[[int, int], list[str]],
+    added_fps: Callable[[int, int], list[int]],
     existed: Callable[[int, int], bool],
     lone_open: set[int],
 ) -> list[LineMatch | None]:
     """``matches`` with the trimmed lines (see the module) given their edit's line.
-    ``added_lines(sid, edit)``: the edit's added lines; ``existed(i, fp)``: text of
+    ``added_bare(sid, edit)``, ``added_fps(sid, edit)``: the edit's added lines without
+    white space and their fingerprints (stage 1's: ``SessionEdits``); ``existed(i, fp)``: text of
     fingerprint ``fp`` was in the file before line i's commit; ``lone_open``: the
     lines a lone edit left unplaced may still be (``lone._left_open``)."""
     out = list(matches)
@@ -81,17 +82,16 @@ def trimmed_lines(
             and (below.sid, below.edit_ord) == (above.sid, above.edit_ord)
             and below.idx - above.idx == gap + 1
         ):
-            added = added_lines(above.sid, above.edit_ord)
+            added = added_bare(above.sid, above.edit_ord)
             for k in range(1, gap + 1):
                 idx = above.idx + k
                 line = i + k
                 if idx >= len(added):
                     break
-                written = added[idx]
                 if (
                     out[line] is None
-                    and is_trimmed(texts.texts[line], written)
-                    and existed(line, fingerprint(written))
+                    and is_trimmed(texts.bare[line], texts.trivial[line], added[idx])
+                    and existed(line, added_fps(above.sid, above.edit_ord)[idx])
                     and line not in lone_open
                 ):
                     out[line] = LineMatch(
