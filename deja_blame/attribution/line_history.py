@@ -123,6 +123,39 @@ def _rows(diff: str) -> list[str]:
     return [row.removesuffix("\r") for row in diff.split("\n")]
 
 
+@dataclass
+class _Hunk:
+    """One hunk of a ``-U0`` diff: where each side starts, and its lines."""
+
+    old_start: int
+    start: int
+    removed: list[str]
+    added: list[str]
+
+
+def _hunk_adding(rows: list[str], line: int) -> _Hunk | None:
+    """The hunk of a one-file ``-U0`` diff's ``rows`` whose new side holds line
+    ``line`` (all its lines there: none cut); None when no hunk does."""
+    removed: list[str] = []
+    added: list[str] = []
+    old_start = start = count = -1
+    for row in rows:
+        m = _HUNK_SIDES.match(row)
+        if m:
+            if start <= line < start + count:
+                break  # the hunk that holds the line is read
+            old_start, start = int(m.group(1)), int(m.group(3))
+            count = 1 if m.group(4) is None else int(m.group(4))
+            removed, added = [], []
+        elif start >= 0 and row.startswith("-"):
+            removed.append(row[1:])
+        elif start >= 0 and row.startswith("+"):
+            added.append(row[1:])
+    if not start <= line < start + count or len(added) != count:
+        return None
+    return _Hunk(old_start, start, removed, added)
+
+
 def versions(root: Path, path: str, commit: str, line: int, text: str) -> list[Version]:
     """The line's versions, oldest first: ``git log -L``'s, without its walk when the
     line's own commit shows the line has no older version."""
@@ -159,27 +192,14 @@ def only_version(root: Path, path: str, commit: str, line: int, text: str) -> Ve
     out = proc.stdout.decode("utf-8", "surrogateescape")
     if not out.startswith(f"\x01{commit}\n") or out.count("\ndiff --git ") != 1:
         return None  # not this commit, a merge (no diff), or more than one file
-    removed: list[str] = []
-    added: list[str] = []
-    start = count = -1
-    for row in _rows(out):
-        m = _HUNK_SIDES.match(row)
-        if m:
-            if start <= line < start + count:
-                break  # the hunk that added the line is read
-            start = int(m.group(3))
-            count = 1 if m.group(4) is None else int(m.group(4))
-            removed, added = [], []
-        elif start >= 0 and row.startswith("-"):
-            removed.append(row[1:])
-        elif start >= 0 and row.startswith("+"):
-            added.append(row[1:])
-    if not start <= line < start + count or len(added) != count:
+    hunk = _hunk_adding(_rows(out), line)
+    if hunk is None:
         return None  # the commit did not add the line (blame said otherwise)
-    version = added[line - start]
+    removed = hunk.removed
+    version = hunk.added[line - hunk.start]
     if version != text:
         return None
-    near, whole = _nearest(removed, line - start, version)
+    near, whole = _nearest(removed, line - hunk.start, version)
     if not whole or any(_similarity(removed[i], version) >= SAME_LINE for i in near):
         return None  # an older version may be one of them: git log -L follows it
     return Version(commit=commit, path=path, line=line, text=version)
@@ -199,35 +219,17 @@ def replaced_line(root: Path, path: str, line: int, text: str) -> int | None:
     )  # fmt: skip
     if proc.returncode != 0:
         return None
-    removed: list[str] = []
-    added: list[str] = []
-    old_start = start = count = -1
-
-    def found() -> int | None:
-        if not start <= line < start + count or len(added) != count or not removed:
-            return None
-        at = line - start
-        if added[at] != text:
-            return None
-        near, _ = _nearest(removed, at, text)
-        score, _, i = max((_similarity(removed[i], text), -abs(i - at), i) for i in near)
-        return old_start + i if score >= SAME_LINE else None
-
     # decoded as the working tree's lines are (FileVersion.lines): a file not in UTF-8
     # has its text there with U+FFFD, which a surrogate escape never equals
-    for row in _rows(proc.stdout.decode("utf-8", "replace")):
-        m = _HUNK_SIDES.match(row)
-        if m:
-            if start <= line < start + count:
-                return found()
-            old_start, start = int(m.group(1)), int(m.group(3))
-            count = 1 if m.group(4) is None else int(m.group(4))
-            removed, added = [], []
-        elif start >= 0 and row.startswith("-"):
-            removed.append(row[1:])
-        elif start >= 0 and row.startswith("+"):
-            added.append(row[1:])
-    return found()
+    hunk = _hunk_adding(_rows(proc.stdout.decode("utf-8", "replace")), line)
+    if hunk is None or not hunk.removed:
+        return None
+    removed, at = hunk.removed, line - hunk.start
+    if hunk.added[at] != text:
+        return None
+    near, _ = _nearest(removed, at, text)
+    score, _, i = max((_similarity(removed[i], text), -abs(i - at), i) for i in near)
+    return hunk.old_start + i if score >= SAME_LINE else None
 
 
 def log_versions(root: Path, path: str, commit: str, line: int, text: str) -> list[Version]:
