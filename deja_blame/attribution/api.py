@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from deja_blame.attribution.answer import cached_blame
 from deja_blame.attribution.facts.shared import given
 from deja_blame.attribution.model import FileBlame
+from deja_blame.collector import collector_paused
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import open_repository, relative_path
 
@@ -141,7 +142,9 @@ def compute(
 
         # stage 1 asks the HEAD of the root it found (``gitread.head_of``): read already
         state = read[0] if read else None
-        with given(state.root, {"HEAD": state.head or ""}) if state else nullcontext():
+        # one question's objects are never cyclic garbage: the collector waits (``collector``)
+        paused = collector_paused() if one_question else nullcontext()
+        with given(state.root, {"HEAD": state.head or ""}) if state else nullcontext(), paused:
             return blame_file(
                 repo, rel, rev, conn, line_range=line_range, note_lookup=note_lookup_for(repo, conn)
             )
