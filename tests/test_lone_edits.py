@@ -5,14 +5,16 @@ it leaves trivial writes out (``WriteSet.read_window_writes``)."""
 
 from __future__ import annotations
 
+import random
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from deja_blame.attribution.facts import model as model_mod
 from deja_blame.attribution.facts import writes as writes_mod
-from deja_blame.attribution.facts.model import BlameLine, Key, LineTexts
+from deja_blame.attribution.facts.model import CLOCK_SKEW, BlameLine, Key, LineTexts
 from deja_blame.attribution.match import lines as matcher
 from deja_blame.attribution.match import lone
 from deja_blame.index.db import connect
@@ -157,6 +159,100 @@ def test_whether_an_edit_is_lone_is_told_by_its_writes_or_asked_at_a_glance() ->
 def test_the_persons_later_write_at_the_place_takes_the_bracket() -> None:
     edits = Edits({(1, 0): (8_000.0, [(2, "}")], False), (2, 0): (9_000.0, [(2, "}")], True)})
     assert _match(edits, _blamed({2}))[2] is None
+
+
+def test_the_persons_later_edit_of_more_than_brackets_at_the_place_takes_it_too() -> None:
+    # the person's edit is no lone edit (it wrote a line that is not trivial): it still
+    # says who wrote the bracket there last
+    person = [(2, "}"), (3, "const later = 1;")]
+    edits = Edits({(1, 0): (8_000.0, [(2, "}")], False), (2, 0): (9_000.0, person, True)})
+    assert _match(edits, _blamed({2}))[2] is None
+    alone = Edits({(1, 0): (8_000.0, [(2, "}")], False)})
+    assert _match(alone, _blamed({2}))[2] == 1
+
+
+def test_a_lone_bracket_made_at_either_end_of_its_window_is_in_it() -> None:
+    # the window: from the version the commit was made from (FLOOR) to the commit's
+    # time and the clock skew, both ends in
+    last = 10_000 + CLOCK_SKEW
+    for at in (FLOOR, last):
+        assert _match(Edits({(1, 0): (at, [(2, "}")], False)}), _blamed({2}))[2] == 1, at
+    for at in (FLOOR - 0.5, last + 0.5):
+        assert _match(Edits({(1, 0): (at, [(2, "}")], False)}), _blamed({2}))[2] is None, at
+
+
+def _left_open_by_each_line(
+    chosen: list[tuple[Key, int] | None],
+    texts: list[str],
+    blamed: list[BlameLine | None],
+    used: set[Key],
+    seen: dict[tuple[int, str | None], dict[Key, int]],
+    added_lines: Callable[[int, int], list[str]],
+) -> set[int]:
+    """``lone._left_open`` as it was first written: each unplaced write passes every
+    line between the lines its placed neighbours took."""
+    line_of = {pick[0]: i for i, pick in enumerate(chosen) if pick is not None}
+    out: set[int] = set()
+    for (_, commit), places in seen.items():
+        order = sorted(places, key=lambda k: places[k])
+        for k, key in enumerate(order):
+            if key in used:
+                continue
+            low = next((line_of[p] for p in reversed(order[:k]) if p in line_of), -1)
+            high = next((line_of[p] for p in order[k + 1 :] if p in line_of), len(chosen))
+            text = added_lines(key[0], key[1])[key[2]]
+            for i in range(low + 1, high):
+                b = blamed[i]
+                if chosen[i] is None and texts[i] == text and b is not None and b.commit == commit:
+                    out.add(i)
+    return out
+
+
+def test_the_lines_a_lone_write_left_open_are_between_its_placed_neighbours() -> None:
+    # one session's "}" writes at places 10, 20, 30 of commit c1: the first and the last
+    # placed (lines 1 and 5), the middle one not: it is one of the unmatched "}" of c1
+    # between lines 1 and 5 (not line 3, another commit's)
+    a, b, c = (7, 0, 0), (7, 1, 0), (7, 2, 0)
+    texts = ["}"] * 7
+    blamed: list[BlameLine | None] = [
+        BlameLine(i + 1, "c2" if i == 3 else "c1", 1, "a.js", i + 1) for i in range(7)
+    ]
+    chosen: list[tuple[Key, int] | None] = [None] * 7
+    chosen[1], chosen[5] = (a, 1), (c, 1)
+    seen = {(7, "c1"): {a: 10, b: 20, c: 30}}
+    got = lone._left_open(chosen, texts, blamed, {a, c}, seen, lambda sid, edit: ["}"])
+    assert got == {2, 4}
+    # none placed above it: from the file's first line
+    got = lone._left_open(
+        chosen, texts, blamed, {c}, {(7, "c1"): {b: 20, c: 30}}, lambda s, e: ["}"]
+    )
+    assert got == {0, 2, 4}
+
+
+def test_the_lines_left_open_are_those_each_line_passed_to_find() -> None:
+    # random files, lone writes and placements: the bisected lines are the ones the
+    # first form found by passing every line between the neighbours
+    rng = random.Random(38)
+    for _ in range(300):
+        n = rng.randint(1, 30)
+        texts = [rng.choice(["}", "  }", ""]) for _ in range(n)]
+        blamed: list[BlameLine | None] = [
+            None if rng.random() < 0.1 else BlameLine(i + 1, rng.choice("ab"), 1, "a.js", i + 1)
+            for i in range(n)
+        ]
+        keys = [(rng.randint(1, 3), e, 0) for e in range(rng.randint(1, 12))]
+        written = {key: rng.choice(["}", "  }", ""]) for key in keys}
+        chosen: list[tuple[Key, int] | None] = [None] * n
+        for key in keys:
+            if rng.random() < 0.4:
+                chosen[rng.randrange(n)] = (key, 1)
+        used = {pick[0] for pick in chosen if pick is not None}
+        seen: dict[tuple[int, str | None], dict[Key, int]] = {}
+        for key in keys:
+            seen.setdefault((key[0], rng.choice("ab")), {})[key] = rng.randint(0, 40)
+        lines = {(key[0], key[1]): [text] for key, text in written.items()}
+        args = (chosen, texts, blamed, used, seen, lambda sid, edit, got=lines: got[(sid, edit)])
+        assert lone._left_open(*args) == _left_open_by_each_line(*args)
 
 
 def test_a_lone_bracket_shifted_as_the_sessions_nearest_line_was() -> None:
