@@ -40,9 +40,18 @@ deja gives to no session. Each is counted under its first cause of
 ``repeated`` (the file at the commit holds the text more than once), ``shell``
 (only a shell command of the session wrote it: ``cat >> f <<EOF``), ``before_parent``
 (every such write was made before the parent commit: work split over commits, or
-rebased), else ``other``. The original measurement writes the missed lines and
-the failed samples to ``--work``/``missed.json`` for a look at them (they are
-the sessions' text: they stay in the work directory).
+rebased), else ``other``. That count is of texts: a ``repeated`` line counts
+wherever the file holds a copy of a text the session wrote, also in a function the
+session never touched (``t.Chdir(tmpDir)`` in another test). So each missed line is
+also judged by the place of the session's edits that hold its text
+(``placed_lines``): ``placed`` where one of them, placed by its own lines the file
+holds once, lands on this line; ``elsewhere`` where every one of them has such lines
+and lands elsewhere; ``no_unique_line`` where one of them has none (its place cannot be
+told: counted, as ``placed``). ``missed_own_edit_lines_placed`` counts ``placed`` and
+``no_unique_line``; ``missed_own_edit_lines`` is still the count of texts. The original
+measurement writes the missed lines (each with its ``place``) and the failed samples
+to ``--work``/``missed.json`` for a look at them (they are the sessions' text: they
+stay in the work directory).
 
 Usage (as root, to create the original paths; the fetched repository has the
 branch)::
@@ -62,7 +71,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 BRANCH = "entire/checkpoints/v1"
 TRAILER = "Entire-Checkpoint:"
@@ -155,30 +164,126 @@ def added_lines(clone: Path, sha: str) -> dict[str, list[tuple[int, str]]]:
     return out
 
 
+class OwnEdit(NamedTuple):
+    """One edit of a session: its file, tool, time and added lines (fingerprints in
+    order, and which of them are text: not blank nor a bracket)."""
+
+    path: str
+    tool: str
+    at: float
+    fps: list[int]
+    plain: list[bool]
+    added: frozenset[int]
+
+
 class OwnEdits:
-    """Each session's added fingerprints, per edit: (path, tool, at_epoch, fps)."""
+    """Each session's edits (``OwnEdit``), read once."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
-        from deja_blame.index.fingerprint import fingerprint
+        from deja_blame.index.fingerprint import fingerprint, is_trivial
         from deja_blame.index.store import edit_lines
 
-        self.by_session: dict[str, list[tuple[str, str, float, set[int]]]] = {}
+        self.by_session: dict[str, list[OwnEdit]] = {}
         for session_id, path, tool, at, body in conn.execute(
             "SELECT s.session_id, e.path, e.tool, e.at_epoch, e.body"
             " FROM edits e JOIN sessions s ON s.sid = e.sid WHERE e.source = 'agent'"
         ):
-            fps = {fingerprint(x) for x in edit_lines(body)[1]}
-            self.by_session.setdefault(session_id, []).append((path, tool, at or 0.0, fps))
+            added = edit_lines(body)[1]
+            fps = [fingerprint(x) for x in added]
+            edit = OwnEdit(
+                path, tool, at or 0.0, fps, [not is_trivial(x) for x in added], frozenset(fps)
+            )
+            self.by_session.setdefault(session_id, []).append(edit)
 
-    def writes(self, sessions: set[str], path: str, fp: int) -> list[tuple[str, float]]:
-        """(tool, time) of the sessions' edits that added ``fp`` to a file named ``path``."""
+    def writes(self, sessions: set[str], path: str, fp: int) -> list[OwnEdit]:
+        """The sessions' edits that added ``fp`` to a file named ``path``."""
         name = "/" + path
         return [
-            (tool, at)
+            edit
             for sid in sessions
-            for epath, tool, at, fps in self.by_session.get(sid, ())
-            if fp in fps and (epath.endswith(name) or epath == path)
+            for edit in self.by_session.get(sid, ())
+            if fp in edit.added and (edit.path.endswith(name) or edit.path == path)
         ]
+
+
+def placed_lines(file_fps: list[int], edit_fps: list[int], plain: list[bool]) -> set[int] | None:
+    """The lines (numbers from 1) of a file (``file_fps``, fingerprints in order) that an
+    edit's added lines land on, as the edit's own anchors place them: its lines of text
+    (``plain``) that the file and the edit each hold once. None where it has no anchor:
+    its place cannot be told.
+
+    A line lands where either way finds it: at its own distance, in the edit, from
+    the nearest anchor before it or after it; or matched (``difflib``, longest common
+    runs first) between two anchors the file holds in the edit's order, before the
+    first anchor or after the last (within twice the edit's stretch there: a person may
+    have put lines between). An edit's added lines need not be adjacent in the file
+    (an edit's diff), so each way alone misses some; either way, a copy of its text
+    in a function the edit did not write is not reached."""
+    import bisect
+    import difflib
+
+    in_file: dict[int, int] = {}
+    first: dict[int, int] = {}
+    for n, fp in enumerate(file_fps):
+        in_file[fp] = in_file.get(fp, 0) + 1
+        first.setdefault(fp, n)
+    in_edit: dict[int, int] = {}
+    for fp in edit_fps:
+        in_edit[fp] = in_edit.get(fp, 0) + 1
+    anchors = [
+        (k, first[fp])
+        for k, fp in enumerate(edit_fps)
+        if plain[k] and in_file.get(fp) == 1 and in_edit[fp] == 1
+    ]
+    if not anchors:
+        return None
+    out: set[int] = set()
+    keys = [k for k, _ in anchors]
+    for k, fp in enumerate(edit_fps):  # at its own distance from the nearest anchors
+        i = bisect.bisect_left(keys, k)
+        nearest = anchors[max(i - 1, 0) : i] + anchors[i + (i < len(keys) and keys[i] == k) :][:1]
+        for j, at in nearest:
+            n = at + k - j
+            if 0 <= n < len(file_fps) and file_fps[n] == fp:
+                out.add(n)
+
+    def match(e0: int, e1: int, f0: int, f1: int) -> None:
+        f0, f1 = max(f0, 0), min(f1, len(file_fps))
+        if e0 < e1 and f0 < f1:
+            runs = difflib.SequenceMatcher(
+                None, edit_fps[e0:e1], file_fps[f0:f1], autojunk=False
+            ).get_matching_blocks()
+            out.update(n for _, b, size in runs for n in range(f0 + b, f0 + b + size))
+
+    k0, at0 = anchors[0]
+    match(0, k0 + 1, at0 - 2 * k0, at0 + 1)
+    for (ka, a), (kb, b) in zip(anchors, anchors[1:]):
+        if a < b:  # in the edit's order: the lines between are its own
+            match(ka, kb + 1, a, b + 1)
+    kn, atn = anchors[-1]
+    match(kn, len(edit_fps), atn, atn + 2 * (len(edit_fps) - kn))
+    return {n + 1 for n in out}
+
+
+def missed_place(
+    file_fps: list[int], line: int, edits: list[OwnEdit],
+    seen: dict[int, set[int] | None] | None = None,
+) -> str:  # fmt: skip
+    """Where the edits that wrote a missed line's text are (``placed_lines``):
+    ``placed`` where the file holds the text once or one of them lands on the line,
+    ``no_unique_line`` where one of them has no anchor (it may be here), else
+    ``elsewhere``. ``seen`` keeps
+    each edit's lines in this file (by the edit's id) for the file's next line."""
+    if file_fps.count(file_fps[line - 1]) == 1:
+        return "placed"
+    seen = {} if seen is None else seen
+    for e in edits:
+        if id(e) not in seen:
+            seen[id(e)] = placed_lines(file_fps, e.fps, e.plain)
+    places = [seen[id(e)] for e in edits]
+    if any(p is not None and line in p for p in places):
+        return "placed"
+    return "no_unique_line" if any(p is None for p in places) else "elsewhere"
 
 
 def missed_own_lines(
@@ -195,6 +300,7 @@ def missed_own_lines(
     parent_time = repo[sha].parents[0].commit_time if repo[sha].parents else 0
     for path, rows in added_lines(clone, sha).items():
         text_fps: list[int] | None = None
+        seen: dict[int, set[int] | None] = {}
         for line, text in rows:
             if is_trivial(text):
                 continue
@@ -213,13 +319,18 @@ def missed_own_lines(
                 text_fps = [fingerprint(x) for x in body.split("\n")]
             if text_fps.count(fp) > 1:
                 cause = "repeated"
-            elif all(tool.startswith("shell") for tool, _ in writes):
+            elif all(w.tool.startswith("shell") for w in writes):
                 cause = "shell"
-            elif all(at and at < parent_time for _, at in writes):
+            elif all(w.at and w.at < parent_time for w in writes):
                 cause = "before_parent"
             else:
                 cause = "other"
-            missed.append({"commit": sha, "path": path, "line": line, "cause": cause})
+            place = "placed"
+            if line <= len(text_fps):
+                place = missed_place(text_fps, line, writes, seen)
+            missed.append(
+                {"commit": sha, "path": path, "line": line, "cause": cause, "place": place}
+            )
     return counted, missed
 
 
@@ -293,6 +404,12 @@ def measure(
     by_commit: dict[str, int] = {}
     for m in missed:
         by_commit[m["commit"]] = by_commit.get(m["commit"], 0) + 1
+    places: dict[str, int] = {}
+    placed_by_commit: dict[str, int] = {}
+    for m in missed:
+        places[m["place"]] = places.get(m["place"], 0) + 1
+        if m["place"] != "elsewhere":
+            placed_by_commit[m["commit"]] = placed_by_commit.get(m["commit"], 0) + 1
     if dump is not None:
         dump.write_text(
             json.dumps(
@@ -324,6 +441,9 @@ def measure(
         "missed_causes": dict(sorted(causes.items())),
         "commits_missing_own_lines": len(by_commit),
         "most_missed": sorted(by_commit.items(), key=lambda kv: -kv[1])[:10],
+        "missed_own_edit_lines_placed": sum(placed_by_commit.values()),
+        "missed_by_place": dict(sorted(places.items())),
+        "most_missed_placed": sorted(placed_by_commit.items(), key=lambda kv: -kv[1])[:10],
         "per_commit": per_commit,
     }
 
