@@ -72,7 +72,7 @@ def test_agent_block_person_lines_and_a_clean_exit(
     assert "hand off" in by_line[5]
     hover = client.hover(uri, 7)
     assert hover is not None
-    assert SID in hover and "Antigravity" in hover
+    assert SID in hover and "· agy session" in hover  # blame's word, as the lens
     assert REQUEST in hover  # the request, from the index
     assert "+    subtotal = sum(item.price * item.qty for item in cart)" in hover  # the edit
     assert world["head"][:12] in hover

@@ -19,7 +19,7 @@ from deja_blame.output import hunk_header, inert, shorten, terminal, utc_minute
 from deja_blame.outputs.escape import lsp_markdown
 from deja_blame.outputs.redact import redact
 from deja_blame.outputs.session_text import no_edit_text, via_text
-from deja_blame.transcripts.registry import display_name, label_of
+from deja_blame.transcripts.registry import label_of
 
 REQUEST_CHARS = 600  # of the person's request on a hover
 EDIT_LINES = 30  # of the edit's diff on a hover
@@ -107,7 +107,8 @@ def agent_hover(
     model = (info.model if info else None) or (story.get("edit") or {}).get("model")
     # every field a transcript or a note gave goes through md_text or inside code:
     # a note's agent "![x](https://...)" would make the editor fetch it on hover
-    head = f"**deja** · {md_text(display_name(ln.source))} session {_code(inert(sid))}"
+    # the agent by blame's word, as the lens and every text output name it
+    head = f"**deja** · {md_text(label_of(ln.source))} session {_code(inert(sid))}"
     conf = f"{ln.confidence:.2f}" if isinstance(ln.confidence, (int, float)) else "1.00"
     facts = [
         f"written {md_text(when(ln)) or '?'}",

@@ -759,12 +759,12 @@ def _state_of(root: str) -> tuple[str | None, str] | None:
 
 
 def _why_summary(story: dict[str, Any]) -> str:
-    from deja_blame.output import shorten, terminal
+    from deja_blame.output import agent_word, shorten, terminal
     from deja_blame.outputs.redact import redact
 
     sid = terminal(story.get("session") or "")
     info = story.get("session_info") or {}
-    text = f"deja: line {story.get('line')} written by session {sid} ({terminal(info.get('agent') or '?')})"
+    text = f"deja: line {story.get('line')} written by session {sid} ({agent_word(info.get('agent') or '?')})"
     prompt = story.get("prompt")
     if prompt:
         text += ", asked: " + shorten(redact(terminal(prompt["text"])), 200)

@@ -9,12 +9,18 @@ from __future__ import annotations
 from typing import Any
 
 from deja_blame.notes.public import project_meaning
-from deja_blame.output import terminal
+from deja_blame.output import agent_word, terminal
 from deja_blame.outputs.session_text import no_edit_text
 
 
 def _one(value: Any) -> str:
     return " ".join(terminal(str(value)).split())
+
+
+def _agent(agent_id: Any, missing: str = "?") -> str:
+    """The agent as every text output names it (``claude``); structuredContent keeps
+    the id (``claude-code``), as every JSON does."""
+    return " ".join(agent_word(str(agent_id)).split()) if agent_id else missing
 
 
 def _lines(first: int, last: int) -> str:
@@ -26,9 +32,7 @@ def _who(run: dict[str, Any]) -> str:
         model = f", model {_one(run['model'])}" if run.get("model") else ""
         conf = run.get("confidence")
         sure = f", confidence {conf:.2f}" if isinstance(conf, (int, float)) else ""
-        return (
-            f"agent session {_one(run['session'])} ({_one(run.get('agent') or '?')}{model}{sure})"
-        )
+        return f"agent session {_one(run['session'])} ({_agent(run.get('agent'))}{model}{sure})"
     if run["kind"] == "uncommitted":
         return "not committed yet, and no indexed session wrote it (the person's own edit?)"
     who = _one(run.get("author") or "?")
@@ -86,7 +90,7 @@ def why_run(path: str, run: dict[str, Any]) -> str:
         out.append("  history (oldest first):")
         for v in history:
             who = (
-                f"session {_one(v['session'])[:8]} {_one(v.get('agent') or '')}"
+                f"session {_one(v['session'])[:8]} {_agent(v.get('agent'), '')}"
                 if v.get("session")
                 else _one(v.get("author") or "-")
             )
@@ -107,7 +111,7 @@ def session_line(s: dict[str, Any]) -> str:
         else f"{s.get('edits') or 0} edits, {s.get('commands') or 0} commands"
     )
     model = f" {_one(s['model'])}" if s.get("model") else ""
-    out = f"{_one(s['session'])} {_one(s.get('agent') or '?')}{model} started {_one(s.get('started_at') or '?')} ({what})"
+    out = f"{_one(s['session'])} {_agent(s.get('agent'))}{model} started {_one(s.get('started_at') or '?')} ({what})"
     if s.get("first_request"):
         out += f"\n  first request: {_one(s['first_request'])}"
     if s.get("files"):
@@ -121,7 +125,7 @@ def show_head(d: dict[str, Any]) -> str:
         " (from this repository's notes: its transcript is not here)" if d.get("from_notes") else ""
     )
     return (
-        f"session {_one(d['session'])} ({_one(d.get('agent') or '?')}{model}){where}\n"
+        f"session {_one(d['session'])} ({_agent(d.get('agent'))}{model}){where}\n"
         f"started {_one(d.get('started_at') or '?')}, ended {_one(d.get('ended_at') or '?')},"
         f" in {_one(d.get('project') or '-')}{project_meaning(d.get('project'))}"
     )
