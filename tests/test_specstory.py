@@ -342,3 +342,113 @@ def test_commands_in_one_code_span_with_backticks_or_several_lines(tmp_path: Pat
         "git commit -m \"$(cat <<'EOF'\nfirst line\n\nlast line\nEOF\n)\"",
         "grep -n '^`' a.go | head",
     ]
+
+
+# -- the user's own chat, committed (SpecStory's histories are made to be committed) --------
+
+
+def _chat(repo: Path, *writes: tuple[str, str, str]) -> str:
+    """A Claude Code chat saved by SpecStory: one turn per (time, path, text) written."""
+    out = V2.replace("2026-12-03 10:00:00Z", "2026-12-07 08:20:00Z")
+    for at, rel, text in writes:
+        out += f"_**User (2026-12-07 {at}Z)**_\n\nwrite {rel}\n\n---\n\n"
+        out += _agent(f"2026-12-07 {at}Z") + _tool(
+            "Write",
+            f"\n```text\n{text}```\n\n```text\nFile created successfully at: {repo / rel}\n```\n",
+        )
+    return out
+
+
+@pytest.fixture
+def own(tmp_path: Path) -> Path:
+    """The user's repository, their SpecStory saving into it, nothing committed of it yet."""
+    repo = tmp_path / "shop"
+    (repo / "src").mkdir(parents=True)
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "src" / "app.py").write_text(PERSON)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "the person's start", env=commit_env(T0 - 3_600))
+    return repo
+
+
+def test_a_chat_read_as_the_users_own_stays_theirs_once_committed(own: Path) -> None:
+    """The chat is read while untracked, committed with the code mid-chat, and goes on:
+    its later turns are read too (no stale half left listed); a chat committed before
+    deja ever saw it untracked is left out as a clone's would be."""
+    history = own / ".specstory" / "history"
+    history.mkdir(parents=True)
+    chat = history / "2026-12-07_08-20-00Z-add-a-mean.md"
+    chat.write_text(_chat(own, ("08:20:10", "src/util.py", UTIL)))
+    (own / "src" / "util.py").write_text(UTIL)
+    assert "left out" not in deja("index", cwd=own).stderr.decode()
+    git(own, "add", "-A")
+    git(own, "commit", "-qm", "a mean, and the chat so far", env=commit_env(T0 + 3_600))
+
+    chat.write_text(
+        _chat(own, ("08:20:10", "src/util.py", UTIL), ("08:30:10", "docs/notes.md", NOTES))
+    )
+    (own / "docs").mkdir()
+    (own / "docs" / "notes.md").write_text(NOTES)
+    said = deja("index", cwd=own).stderr.decode()
+    assert "left out" not in said, said
+    git(own, "add", "-A")
+    git(own, "commit", "-qm", "a note", env=commit_env(T0 + 7_200))
+    listed = deja_json("sessions", "--project", ".", "--json", cwd=own)["sessions"]
+    assert [s["agent"] for s in listed] == ["specstory"]
+    assert _by_line(own, "src/util.py") == ["specstory", "specstory"]
+    assert _by_line(own, "docs/notes.md") == ["specstory"] * 3
+
+    later = history / "2026-12-07_09-00-00Z-committed-at-once.md"
+    later.write_text(_chat(own, ("09:00:10", "src/more.py", UTIL)))
+    git(own, "add", "-A")
+    git(own, "commit", "-qm", "committed before deja read it", env=commit_env(T0 + 9_000))
+    said = deja("index", cwd=own).stderr.decode()
+    assert f"left out {later} (specstory)" in said, said
+    assert f"left out {chat}" not in said
+
+
+def test_a_remembered_chat_deleted_and_brought_back_by_git_is_carried(own: Path) -> None:
+    """What deja remembers is a file it read: once the path is seen gone, a tracked
+    file git puts there again (a revert, a pull) is whoever's committed it."""
+    history = own / ".specstory" / "history"
+    history.mkdir(parents=True)
+    chat = history / "2026-12-07_08-20-00Z-add-a-mean.md"
+    chat.write_text(_chat(own, ("08:20:10", "src/util.py", UTIL)))
+    deja("index", cwd=own)
+    git(own, "add", "-A")
+    git(own, "commit", "-qm", "the chat", env=commit_env(T0 + 3_600))
+    git(own, "rm", "-q", str(chat))
+    git(own, "commit", "-qm", "the chat removed", env=commit_env(T0 + 3_700))
+    deja("index", cwd=own)  # the path gone: forgotten
+    git(own, "revert", "--no-edit", "HEAD", env=commit_env(T0 + 3_800))
+    said = deja("index", cwd=own).stderr.decode()
+    assert f"left out {chat} (specstory)" in said, said
+
+
+def test_an_index_from_before_the_memory_seeds_it_with_what_it_holds_untracked(
+    own: Path, tmp_path: Path
+) -> None:
+    """An index an older deja built holds the user's untracked chats but no memory of
+    them: its first run puts what it holds through the gate again and remembers them."""
+    import os
+    import sqlite3
+
+    from deja_blame.index.provenance import GATE_CHECKED, own_file
+
+    history = own / ".specstory" / "history"
+    history.mkdir(parents=True)
+    chat = history / "2026-12-07_08-20-00Z-add-a-mean.md"
+    chat.write_text(_chat(own, ("08:20:10", "src/util.py", UTIL)))
+    deja("index", cwd=own)
+    own_file(os.environ).unlink()
+    with sqlite3.connect(os.environ["DEJA_DB"]) as conn:
+        conn.execute("UPDATE meta SET value='1:older' WHERE key=?", (GATE_CHECKED,))
+    conn.close()
+    deja("index", cwd=own)  # the chat unchanged: only the held pass can remember it
+    git(own, "add", "-A")
+    git(own, "commit", "-qm", "the chat", env=commit_env(T0 + 3_600))
+    chat.write_text(
+        _chat(own, ("08:20:10", "src/util.py", UTIL), ("08:30:10", "docs/notes.md", NOTES))
+    )
+    said = deja("index", cwd=own).stderr.decode()
+    assert "left out" not in said, said

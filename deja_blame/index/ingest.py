@@ -195,13 +195,16 @@ def _own_only(
     from deja_blame.index.provenance import (
         FOREIGN,
         remember_left_out,
+        remember_own,
         remember_trusted_by_config,
         split_trusted,
     )
     from deja_blame.output import warn
 
     by_config: set[Path] = set()
-    kept, left_out = split_trusted(files, by_config=by_config)
+    untracked: list[Path] = []
+    kept, left_out = split_trusted(files, by_config=by_config, untracked=untracked)
+    remember_own(untracked)  # theirs still once they commit it; the gone forgotten
     remember_left_out(conn, left_out, kept)
     remember_trusted_by_config(conn, by_config)
     for lo in left_out:

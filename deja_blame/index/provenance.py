@@ -14,6 +14,13 @@ index, so no blame, note, report or handoff uses it, until the user says so:
 ``deja trust PATH`` (``trusted`` below), ``DEJA_TRUSTED=PATH[:PATH]``, or
 ``git config deja.trustSessions true`` in the repository that carries it (a
 repository's own config never travels with a clone).
+
+A history deja read as the user's own while it was untracked in the user's own work
+tree stays theirs once they commit it (SpecStory's histories are made to be
+committed, mid-chat): its path is remembered (``own_file``) and a tracked file at a
+remembered path passes the gate, its later turns included. Only a file deja saw
+untracked: one it first meets tracked came with a clone as far as git can say (a
+commit's author is whatever its writer typed), and stays carried until trusted.
 """
 
 from __future__ import annotations
@@ -74,6 +81,49 @@ def trust_file(env: Mapping[str, str] | None = None) -> Path:
     env = os.environ if env is None else env
     config = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME") or Path.home()) / ".config")
     return Path(config) / "deja" / "trusted"
+
+
+def own_file(env: Mapping[str, str] | None = None) -> Path:
+    """Where deja keeps the transcripts it read as the user's own while untracked in
+    the user's work tree (``remember_own``): beside ``deja trust``'s file, so that an
+    index rebuilt, or another ``--db``, still knows them once committed."""
+    return trust_file(env).with_name("own")
+
+
+def read_as_own(env: Mapping[str, str] | None = None) -> set[str]:
+    """The absolute paths ``remember_own`` kept."""
+    from deja_blame.statefile import read_text
+
+    text = read_text(own_file(env), MAX_TRUST_FILE) or ""
+    return {line for line in text.splitlines() if line.strip()}
+
+
+def remember_own(paths: Iterable[Path], env: Mapping[str, str] | None = None) -> None:
+    """Add ``paths`` (read as the user's own, untracked in their work tree) to
+    ``own_file``, and drop the paths no longer there: a file deleted and later brought
+    back by a pull at the same path is a stranger's. Written only when that changes
+    anything; a file that cannot be written loses nothing but the memory (a history
+    committed later is then left out until trusted: the safe side)."""
+    import deja_blame.statefile as statefile
+
+    new = {os.path.abspath(p) for p in paths}
+    new = {p for p in new if "\n" not in p and "\r" not in p}
+    where = own_file(env)
+    if not new and statefile.size_of(where) is None:
+        return
+    known = read_as_own(env)
+    kept = {p for p in known if os.path.lexists(p)} | new
+    if kept == known:
+        return
+    data = "".join(f"{p}\n" for p in sorted(kept)).encode("utf-8", "surrogateescape")
+    if len(data) > MAX_TRUST_FILE:
+        return
+    if not statefile.ensure_dir(where.parent.parent) or not statefile.ensure_dir(where.parent):
+        return
+    try:
+        statefile.write_bytes(where, data, mode=0o600)
+    except OSError:
+        return
 
 
 def trusted_paths(env: Mapping[str, str] | None = None) -> list[Path]:
@@ -139,13 +189,17 @@ def split_trusted(
     files: list[TranscriptFile],
     env: Mapping[str, str] | None = None,
     by_config: set[Path] | None = None,
+    untracked: list[Path] | None = None,
 ) -> tuple[list[TranscriptFile], list[LeftOut]]:
     """``files`` as (the user's own, the strangers' left out). A stat per file and a
     memoised walk up its folders; git is asked only about the work trees that hold one.
-    ``by_config`` gets the work trees whose ``deja.trustSessions`` let tracked ones in."""
+    ``by_config`` gets the work trees whose ``deja.trustSessions`` let tracked ones in;
+    ``untracked`` the files kept because their work tree does not track them (what
+    the caller reads is ``remember_own``'s to keep)."""
     if not files:
         return [], []
     trusted = trusted_paths(env)
+    own: set[str] | None = None
     memo: dict[str, str | None] = {}
     mine: dict[str, bool] = {}
     kept: list[TranscriptFile] = []
@@ -182,14 +236,23 @@ def split_trusted(
             left += [LeftOut(tf.path, tf.agent, UNCHECKED, top) for tf in inside]
             continue
         if tracked and _repository_trusts_its_sessions(top):
-            tracked = set()
             if by_config is not None:
                 by_config.add(top)
+            kept += inside  # tracked or not: not the memory's (the switch may go off)
+            continue
         for tf in inside:
-            if _absolute(tf.path) in tracked:
-                left.append(LeftOut(tf.path, tf.agent, CARRIED, top))
+            here = _absolute(tf.path)
+            if here in tracked:
+                if own is None:
+                    own = read_as_own(env)
+                if str(here) in own:
+                    kept.append(tf)  # read as the user's own before they committed it
+                else:
+                    left.append(LeftOut(tf.path, tf.agent, CARRIED, top))
             else:
                 kept.append(tf)
+                if untracked is not None:
+                    untracked.append(here)
     order = {id(tf): k for k, tf in enumerate(files)}
     kept.sort(key=lambda tf: order[id(tf)])
     return kept, left
@@ -314,7 +377,7 @@ def left_out_summary(left: list[LeftOut]) -> str:
 
 
 GATE_CHECKED = "provenance-gate"  # meta key: the sessions the index held were put through it
-GATE_VERSION = "1"
+GATE_VERSION = "2"  # 2: what the index holds untracked seeds ``own_file``
 
 
 BY_CONFIG = "trusted-by-config"  # meta key: work trees whose deja.trustSessions let sessions in
@@ -386,7 +449,9 @@ def drop_strangers_held(conn: sqlite3.Connection, mark: str | None = None) -> li
         if path not in by_path:
             held.append(TranscriptFile(str(session_id), path, path.parent, str(source)))
         by_path.setdefault(path, []).append(int(sid))
-    _kept, left = split_trusted(held)
+    untracked: list[Path] = []
+    _kept, left = split_trusted(held, untracked=untracked)
+    remember_own(untracked)
     with transaction(conn):
         for lo in left:
             for sid in by_path.get(lo.path, []):

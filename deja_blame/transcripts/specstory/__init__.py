@@ -2,7 +2,8 @@
 inside the work tree, ``.specstory/history/*.md`` (one chat each, of Cursor, Copilot,
 Claude Code, Codex ...). Found from where deja runs, the current directory up to its
 git work tree, as Aider's history is; a repository that commits them carries a
-stranger's chats (``index/provenance.py``: left out until trusted)."""
+stranger's chats (``index/provenance.py``: left out until trusted), but for those
+deja read as the user's own before they were committed."""
 
 from __future__ import annotations
 
