@@ -139,6 +139,26 @@ def test_ten_thousand_writes_of_one_line_cost_a_bounded_amount(
     assert max(m.sid for m in out if m is not None) == 9_999
 
 
+def test_identical_edits_are_walked_once_and_offered_latest_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # 300 sessions replayed the same edit (twins): its runs are walked from the group's
+    # first edit alone, and the line goes to the latest of them
+    block = ["def total(order):", "    subtotal = sum(order)", "    return subtotal"]
+    rows = [
+        (1, fingerprint(t), sid, 0, idx, 100.0 + sid, 0)
+        for sid in range(300)
+        for idx, t in enumerate(block)
+    ]
+    ws = writes_mod.WriteSet()
+    ws.add_rows(sorted(rows, key=lambda r: r[:5]), {1: True})
+    walks = _record_walks(monkeypatch)
+    blamed = [BlameLine(i + 1, "c" * 40, 50_000, "a.py", i + 1) for i in range(len(block))]
+    out = matcher.match_lines(LineTexts.of(block), blamed, ws, now=60_000.0)
+    assert walks == [3]
+    assert [m.sid if m else None for m in out] == [299] * 3
+
+
 def test_a_file_of_only_blank_and_brace_lines_matches_nothing_and_finishes() -> None:
     texts = ["", "}", ""] * 30_000
     rows = [

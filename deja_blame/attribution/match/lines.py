@@ -142,10 +142,11 @@ def match_lines(
     # seeds[i]: the writes line i may take on its own text alone (first twins only).
     seeds: list[list[Key]] = [[] for _ in range(n)]
     firsts: dict[int, list[Key]] = {}
+    # the first edit of each group of twins, found once per edit (where each write of
+    # the file's texts asked its group: 125,244 at 10,000 sessions on click's core.py)
+    heads = {edit for edit, group in twins.items() if group.members[0] == edit}
     for fp in set(fps):
-        firsts[fp] = [
-            k for k in by_fp.get(fp, ()) if twins[(k[0], k[1])].members[0] == (k[0], k[1])
-        ]
+        firsts[fp] = [k for k in by_fp.get(fp, ()) if k[:2] in heads]
     pairs = sum(len(firsts[fps[i]]) for i in range(n) if not trivial[i])
     bounded = pairs > SEED_BUDGET + SEED_BUDGET_PER_LINE * n
     sorted_by_time: dict[int, _ByTime] = {}
