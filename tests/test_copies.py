@@ -1,6 +1,6 @@
 """``git blame -C`` is not asked where its answer can only be the plain blame's,
-or ``-M``'s (``facts/copies.py``): every answer given without ``-C`` is git's
-own, and ``-C`` is asked wherever a block could have come from another file."""
+and is computed from the blobs where a block could have moved (``facts/copies.py``,
+``facts/copy_blame.py``): every answer given without git's ``-C`` is git's own."""
 
 from __future__ import annotations
 
@@ -85,48 +85,80 @@ def _plain(repo: Path, path: str) -> dict[int, BlameLine | None]:
 
 
 @pytest.mark.parametrize(
-    ("path", "asks"),
+    ("path", "route"),
     [
-        ("b.py", "-C"),  # a block that moved from a.py (no -M first: it may copy)
-        ("c.py", ""),
-        ("a.py", ""),  # only brackets and blanks since its first commit
-        ("d.py", "-M"),  # the block was in the file before: -M moves it, and no more
-        ("e.py", "-C"),  # the lines were in root.py, which the commit changed
-        ("f.py", ""),  # and so were these, with too few letters to move
-        ("root.py", ""),  # a root commit's lines and new ones
-        ("g.py", "-C"),  # a merge's own lines: left to git
-        ("h.py", ""),  # too short to copy, and not one after another
-        ("i.py", "-M -C"),  # moved within, and before that from j.py
+        ("b.py", "computed"),  # a block that moved from a.py
+        ("c.py", "plain"),
+        ("a.py", "plain"),  # only brackets and blanks since its first commit
+        ("d.py", "computed"),  # the block was in the file before: moved within
+        ("e.py", "computed"),  # the lines were in root.py, which the commit changed
+        ("f.py", "plain"),  # and so were these, with too few letters to move
+        ("root.py", "plain"),  # a root commit's lines and new ones
+        ("g.py", "computed"),  # a merge's own lines: each parent's files
+        ("h.py", "plain"),  # too short to copy, and not one after another
+        ("i.py", "computed"),  # moved within, and before that from j.py
     ],
 )
 def test_an_answer_without_git_is_git_s(
-    repo: Path, path: str, asks: str, monkeypatch: pytest.MonkeyPatch
+    repo: Path, path: str, route: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Where a block could have moved, -C is computed from the blobs (``copy_blame``)
+    and neither -M nor -C is asked of git; every answer is git's -C."""
     _history(repo)
     head = git(repo, "rev-parse", "HEAD").strip()
     plain = _plain(repo, path)
     ranges = [(1, len(plain))]
-    moves: list[str] = []
+    asked: list[str] = []
+    computed: list[str] = []
 
     def blame_moves(*args: object) -> object:
-        moves.append(path)
+        asked.append(path)
         return real_moves(*args)
 
-    real_moves = copies.blame_moves
+    def compute(*args: object) -> object:
+        computed.append(path)
+        return real_compute(*args)
+
+    real_moves, real_compute = copies.blame_moves, copies._computed
     monkeypatch.setattr(copies, "blame_moves", blame_moves)
+    monkeypatch.setattr(copies, "_computed", compute)
     with shared.one_question(repo):
         assert repo_history(repo).knows(head)
         got = copies_answer(repo, head, path, ranges, plain)
-    assert (got is None) == asks.endswith("-C")
-    assert bool(moves) == asks.startswith("-M")
+    assert got is not None and not asked
+    assert bool(computed) == (route == "computed")
     real = blame_copies(repo, path, head, ranges)
-    if got is not None:
-        assert [(b.line, b.commit, b.orig_path, b.orig_line) for b in got] == [
-            (b.line, b.commit, b.orig_path, b.orig_line) for b in real
-        ]
+    assert [(b.line, b.commit, b.orig_path, b.orig_line) for b in got] == [
+        (b.line, b.commit, b.orig_path, b.orig_line) for b in real
+    ]
     moved = {"b.py": {"a.py", "b.py"}, "e.py": {"root.py", "e.py"}, "i.py": {"i.py", "j.py"}}
     if path in moved:  # where git finds one
         assert {b.orig_path for b in real} == moved[path]
+
+
+def test_git_is_asked_where_the_copies_cannot_be_computed(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where ``copy_blame`` leaves the question to git (a rename it cannot follow
+    as git does), the route before it: git's -M where only a move could be, git's
+    -C where a copy could."""
+    _history(repo)
+    head = git(repo, "rev-parse", "HEAD").strip()
+
+    def not_here(*args: object) -> None:
+        return None
+
+    monkeypatch.setattr(copies, "_computed", not_here)
+    with shared.one_question(repo):
+        assert repo_history(repo).knows(head)
+        assert copies_answer(repo, head, "b.py", [(1, 5)], _plain(repo, "b.py")) is None
+        d = _plain(repo, "d.py")
+        got = copies_answer(repo, head, "d.py", [(1, len(d))], d)
+    assert got is not None
+    real = blame_copies(repo, "d.py", head, [(1, len(d))])
+    assert [(b.line, b.commit, b.orig_path, b.orig_line) for b in got] == [
+        (b.line, b.commit, b.orig_path, b.orig_line) for b in real
+    ]
 
 
 def test_a_blob_is_read_once_a_question(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -19,14 +19,18 @@ passed it), so:
   a run of consecutive lines of one of those files before the commit, with that
   many letters and digits (white space aside: more found than git, never
   fewer), ``-C``'s answer is the plain blame's, and git is not asked;
-- else where ``git blame -M`` (within the file only: on entireio's history a
-  quarter of ``-C``'s CPU for the same lines) leaves no run that another file
-  the run's commit changed holds so, ``-C``'s answer is ``-M``'s.
+- else ``-C``'s answer is computed here, as git computes it, from the blobs of
+  the history (``copy_blame.py``: the files' lines this module keeps for the
+  question tell which files a block could come from, and only those are diffed);
+- where that leaves the question to git (a rename it cannot follow as git does),
+  where ``git blame -M`` (within the file only: on entireio's history a quarter
+  of ``-C``'s CPU for the same lines) leaves no run that another file the run's
+  commit changed holds so, ``-C``'s answer is ``-M``'s.
 
-Git runs ``-C`` itself for a merge's lines, a commit whose parent was not read,
-blame options, a configured ``blame.ignoreRevsFile`` (``blame_copies`` runs git
-without clearing it) and a diff configuration (a textconv driver: git compares
-other text than the blobs').
+Git runs ``-C`` itself for the rest, blame options, a configured
+``blame.ignoreRevsFile`` (``blame_copies`` runs git without clearing it) and a
+diff configuration (a textconv driver, another diff algorithm or indent heuristic:
+git compares or aligns otherwise).
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from pathlib import Path
 
 from deja_blame.attribution import blame_options
 from deja_blame.attribution.facts import shared
+from deja_blame.attribution.facts.copy_blame import CopyBlame, NotHere
 from deja_blame.attribution.facts.derived_blame import plain_diff
 from deja_blame.attribution.facts.git_blame import blame_moves
 from deja_blame.attribution.facts.gitread import git
@@ -81,10 +86,13 @@ def copies_answer(
     if runs is None:
         return None
     could = _could_take(where, history, runs, within=True)
-    if could is None or could == COPY:
-        return None  # git's -C then, not -M before it (where -C finds more, -M was lost)
     if could == NOTHING:
         return [b for _, b in sorted(plain.items()) if b is not None]
+    computed = _computed(where, history, rev, relpath, text, ranges)
+    if computed is not None:
+        return computed
+    if could is None or could == COPY:
+        return None  # git's -C then, not -M before it (where -C finds more, -M was lost)
     found = blame_moves(Path(where), relpath, rev, ranges)
     if found is None:
         return None
@@ -95,6 +103,26 @@ def copies_answer(
     if runs is None or _could_take(where, history, runs, within=False) != NOTHING:
         return None
     return [b for _, b in sorted(moved.items()) if b is not None]
+
+
+def _computed(
+    root: str,
+    history: RepoHistory,
+    rev: str,
+    relpath: str,
+    text: bytes,
+    ranges: list[tuple[int, int]],
+) -> list[BlameLine] | None:
+    """``git blame -C``'s answer computed here (``copy_blame.py``) from the blobs
+    read for the question; None where git must say."""
+
+    def held(specs: list[str]) -> list[frozenset[bytes]]:
+        return [h[0] for h in _lines_of(root, history, specs)]
+
+    try:
+        return CopyBlame(root, history, history.read_many, held, rev, relpath, text).blame(ranges)
+    except NotHere:
+        return None
 
 
 def _runs(blamed: dict[int, BlameLine | None], lines: list[bytes]) -> Runs | None:
