@@ -95,17 +95,15 @@ def locate(
     """The repository of ``file`` and its path there. With ``rev``, a file whose folder
     the working tree no longer has is found as git blame finds it: from the nearest
     folder that exists. ``through_git``: ``gitutil.open_repository``'s."""
-    if not file.exists() and not file.parent.exists():
+    start = file if file.exists() else file.parent
+    if not start.exists():
         if rev is None:
             raise DejaError(f"no such file or directory: {file}")
         start = Path(os.path.abspath(file)).parent
         while not start.is_dir() and start != start.parent:
             start = start.parent
-        repo = open_repository(start, through_git)
-        return repo, relative_path(repo, file)
-    repo = open_repository(file if file.exists() else file.parent, through_git)
-    rel = relative_path(repo, file)
-    return repo, rel
+    repo = open_repository(start, through_git)
+    return repo, relative_path(repo, file)
 
 
 def compute(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -93,6 +94,7 @@ def run_blame(
     contents: str | None = None,
     reverse: str | None = None,
 ) -> int:
+    given: AbstractContextManager[None] = nullcontext()
     if contents is not None:
         # git blame --contents: this text as the working tree's version (- : stdin)
         from deja_blame.attribution.api import locate
@@ -103,11 +105,36 @@ def run_blame(
         data = _read_contents(contents)
         repo, rel = locate(file)
         _known_path(workdir(repo), rel)
-        with worktree_contents(workdir(repo), rel, data):
-            return run_blame(
-                conn, file, None, line_range, as_json, porcelain, refresh=refresh,
-                options=options, look=look, line_porcelain=line_porcelain,
-            )  # fmt: skip
+        given = worktree_contents(workdir(repo), rel, data)
+    with given:
+        return _blame_and_print(
+            conn,
+            file,
+            rev,
+            line_range,
+            as_json,
+            porcelain,
+            refresh,
+            options,
+            look,
+            line_porcelain,
+            reverse,
+        )
+
+
+def _blame_and_print(
+    conn: sqlite3.Connection,
+    file: Path,
+    rev: str | None,
+    line_range: str | tuple[str, ...] | None,
+    as_json: bool,
+    porcelain: bool,
+    refresh: bool,
+    options: GitBlameOptions | None,
+    look: BlameLook | None,
+    line_porcelain: bool,
+    reverse: str | None,
+) -> int:
     if look is not None and look.date_format:
         format_date(0, look.date_format)  # an unknown format fails before any work
     where = file.parent if file.parent.is_dir() else Path.cwd()  # git's config from here
