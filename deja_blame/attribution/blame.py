@@ -237,10 +237,7 @@ def _matched(
             repo, conn, version, note_lookup, notes, engine, before_match, window, focus
         )
     source = FactSource(conn, facts.root, version.commit) if conn is not None else None
-    given = None
-    if source is not None and facts.rules_run():
-        given = source.for_rules(facts.lines, facts.writes, facts.paths)
-    if match_file(facts, given):
+    if match_file(facts, source.for_file(facts) if source is not None else None):
         assert conn is not None and source is not None
         # the lines the rules left: stage 1 asks where they came from, stage 2 matches
         # those that moved here from another file

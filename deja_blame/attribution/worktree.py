@@ -35,6 +35,5 @@ def overlay(
         source = FactSource(conn, root, None)
         for window in windows:
             # its uncommitted lines (the others are settled)
-            if window.rules_run():
-                match_file(window, source.for_rules(window.lines, window.writes, window.paths))
+            match_file(window, source.for_file(window))
     return result

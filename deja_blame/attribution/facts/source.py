@@ -25,7 +25,7 @@ from deja_blame.attribution.facts import shared
 from deja_blame.attribution.facts.checkouts import same_clock_sessions
 from deja_blame.attribution.facts.clone_paths import in_no_checkout, in_this_checkout
 from deja_blame.attribution.facts.history import repo_history
-from deja_blame.attribution.facts.model import WriteSet, WrittenTexts
+from deja_blame.attribution.facts.model import FileFacts, WriteSet, WrittenTexts
 from deja_blame.attribution.facts.rule_facts import RuleFacts
 from deja_blame.attribution.facts.versions import FileHistory
 from deja_blame.attribution.facts.writes import load_writes, session_edits, texts_written
@@ -126,6 +126,14 @@ class FactSource:
             return of_paths[key]
 
     # -- the facts the rules are given ---------------------------------------------------
+
+    def for_file(self, facts: FileFacts) -> RuleFacts | None:
+        """``for_rules`` of a file's facts (or a window's), None where no rule has a line
+        to match (``FileFacts.rules_run``): a whole file's answer and the working
+        tree's windows are given their facts the same way."""
+        if not facts.rules_run():
+            return None
+        return self.for_rules(facts.lines, facts.writes, facts.paths)
 
     def for_rules(
         self, lines: list[LineAttribution], writes: WriteSet, paths: dict[int, bool]
