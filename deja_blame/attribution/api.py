@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -104,6 +104,23 @@ def locate(
             start = start.parent
     repo = open_repository(start, through_git)
     return repo, relative_path(repo, file)
+
+
+def given_contents(file: Path, data: bytes) -> AbstractContextManager[None]:
+    """``git blame --contents``: while inside, ``data`` is the working tree's ``file``.
+    It gives the text of a file git knows: HEAD's (git blame's rule) or the working
+    tree's (deja also blames a file not committed yet). Any other path is git's
+    error, with git's exit code: the text would otherwise be blamed as lines nobody
+    committed, and the typo in the name never said."""
+    from deja_blame.gitutil import try_git, workdir, worktree_contents
+
+    repo, rel = locate(file)
+    root = workdir(repo)
+    if not os.path.lexists(root / rel):
+        proc = try_git(root, ["cat-file", "-e", f"HEAD:{rel}"])
+        if proc is None or proc.returncode != 0:
+            raise DejaError(f"no such path '{rel}' in HEAD", exit_code=128)
+    return worktree_contents(root, rel, data)
 
 
 def compute(

@@ -97,15 +97,11 @@ def run_blame(
     given: AbstractContextManager[None] = nullcontext()
     if contents is not None:
         # git blame --contents: this text as the working tree's version (- : stdin)
-        from deja_blame.attribution.api import locate
-        from deja_blame.gitutil import workdir, worktree_contents
+        from deja_blame.attribution.api import given_contents
 
         if rev is not None:
             raise click.UsageError("--contents blames a version on top of HEAD: give no REV")
-        data = _read_contents(contents)
-        repo, rel = locate(file)
-        _known_path(workdir(repo), rel)
-        given = worktree_contents(workdir(repo), rel, data)
+        given = given_contents(file, _read_contents(contents))
     with given:
         return _blame_and_print(
             conn,
@@ -234,20 +230,6 @@ def _reverse_commits(result: FileBlame, spec: str) -> None:
     result.authors = result.cache_key = result.blame_authors = None  # other commits: git's
     for ln in result.lines:
         ln.commit = last.get(ln.line, ln.commit)
-
-
-def _known_path(root: Path, rel: str) -> None:
-    """``--contents`` gives the text of a file git knows: HEAD's (git blame's rule) or
-    the working tree's (deja also blames a file not committed yet). Any other path is
-    git's error, with git's exit code: the text would otherwise be blamed as lines
-    nobody committed, and the typo in the name never said."""
-    from deja_blame.gitutil import try_git
-
-    if os.path.lexists(root / rel):
-        return
-    proc = try_git(root, ["cat-file", "-e", f"HEAD:{rel}"])
-    if proc is None or proc.returncode != 0:
-        raise DejaError(f"no such path '{rel}' in HEAD", exit_code=128)
 
 
 def _read_contents(name: str) -> bytes:
