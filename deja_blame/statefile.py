@@ -48,6 +48,12 @@ def _open(path: Path, flags: int, mode: int = 0o600) -> int | None:
     return fd
 
 
+def open_regular(path: Path) -> int | None:
+    """A descriptor of ``path`` open for reading, a regular file reached through no
+    link, or None; the caller closes it."""
+    return _open(path, os.O_RDONLY)
+
+
 def _tighten(fd: int, st: os.stat_result, mode: int) -> None:
     """A log or record an older deja created by the umask (0644) is made the user's
     alone the next time deja writes it (the user's own file only)."""

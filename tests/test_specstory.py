@@ -452,3 +452,35 @@ def test_an_index_from_before_the_memory_seeds_it_with_what_it_holds_untracked(
     )
     said = deja("index", cwd=own).stderr.decode()
     assert "left out" not in said, said
+
+
+def test_an_ignored_chat_git_writes_over_on_a_pull_is_the_strangers(
+    own: Path, tmp_path: Path
+) -> None:
+    """The memory is of the bytes read, not of the path: git writes over an *ignored*
+    untracked file on a pull without a word (Aider's and SpecStory's histories are
+    usually ignored, their names known), so a stranger's committed chat pulled into
+    that path is carried, and the user's own is not credited with its edits."""
+    (own / ".git" / "info" / "exclude").write_text(".specstory/\n")
+    history = own / ".specstory" / "history"
+    history.mkdir(parents=True)
+    name = "2026-12-07_08-20-00Z-add-a-mean.md"
+    chat = history / name
+    chat.write_text(_chat(own, ("08:20:10", "src/util.py", UTIL)))
+    assert "left out" not in deja("index", cwd=own).stderr.decode()
+
+    theirs = tmp_path / "theirs"
+    git(tmp_path, "clone", "-q", str(own), str(theirs))
+    (theirs / ".specstory" / "history").mkdir(parents=True)
+    (theirs / ".specstory" / "history" / name).write_text(
+        _chat(own, ("08:20:10", "src/evil.py", NOTES))
+    )
+    (theirs / "src" / "evil.py").write_text(NOTES)
+    git(theirs, "add", "-f", "-A")
+    git(theirs, "commit", "-qm", "a stranger's chat", env=commit_env(T0 + 3_600))
+    git(own, "pull", "-q", "--no-rebase", str(theirs), "main", env=commit_env(T0 + 3_700))
+    assert "src/evil.py" in chat.read_text()  # git wrote over the ignored file
+
+    said = deja("index", cwd=own).stderr.decode()
+    assert f"left out {chat} (specstory)" in said, said
+    assert _by_line(own, "src/evil.py") == [None, None, None]

@@ -90,32 +90,120 @@ def own_file(env: Mapping[str, str] | None = None) -> Path:
     return trust_file(env).with_name("own")
 
 
-def read_as_own(env: Mapping[str, str] | None = None) -> set[str]:
-    """The absolute paths ``remember_own`` kept."""
+@dataclass(frozen=True)
+class OwnRead:
+    """What deja read of a file as the user's own: its size, modification time and
+    the SHA-256 of those bytes. A tracked file at that path is theirs only while it
+    still begins with them: git writes over an *ignored* untracked file on checkout,
+    merge and pull without a word (Aider's history is usually ignored, its name fixed),
+    so the path alone says nothing about whose bytes are there now."""
+
+    size: int
+    mtime_ns: int
+    sha256: str
+
+
+def read_as_own(env: Mapping[str, str] | None = None) -> dict[str, OwnRead]:
+    """The absolute paths ``remember_own`` kept, with what was read there. A line
+    without its bytes' hash (written by a deja that kept paths only) is not kept."""
     from deja_blame.statefile import read_text
 
     text = read_text(own_file(env), MAX_TRUST_FILE) or ""
-    return {line for line in text.splitlines() if line.strip()}
+    known: dict[str, OwnRead] = {}
+    for line in text.splitlines():
+        parts = line.split("\t", 3)
+        if len(parts) != 4 or not parts[0].isdigit() or not parts[1].isdigit():
+            continue
+        size, mtime_ns, digest, path = parts
+        if len(digest) == 64 and path:
+            known[path] = OwnRead(int(size), int(mtime_ns), digest)
+    return known
+
+
+def _hash_of(path: str, upto: int | None = None) -> tuple[os.stat_result, str, str] | None:
+    """(the file's stat, SHA-256 of its first ``upto`` bytes or "", SHA-256 of all of
+    it); None for a link, a special file, one that cannot be read, or one shorter than
+    ``upto``. Read in blocks: a history can be tens of megabytes."""
+    import hashlib
+
+    from deja_blame.statefile import open_regular
+
+    fd = open_regular(Path(path))
+    if fd is None:
+        return None
+    try:
+        st = os.fstat(fd)
+        digest = hashlib.sha256()
+        prefix: str | None = None
+        done = 0
+        while True:
+            if upto is not None and prefix is None and done == upto:
+                prefix = digest.hexdigest()
+            want = 1 << 20 if upto is None or prefix is not None else min(1 << 20, upto - done)
+            block = os.read(fd, want)
+            if not block:
+                break
+            digest.update(block)
+            done += len(block)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if upto is not None and prefix is None:
+        return None  # shorter than what was read as the user's own
+    return st, prefix or "", digest.hexdigest()
+
+
+def still_own(path: str, read: OwnRead) -> bool:
+    """Whether ``path`` still begins with the bytes deja read there as the user's own
+    (SpecStory and Aider append to a chat's file; a file git put there instead does not
+    begin with the user's bytes)."""
+    got = _hash_of(path, read.size)
+    return got is not None and got[1] == read.sha256
 
 
 def remember_own(paths: Iterable[Path], env: Mapping[str, str] | None = None) -> None:
-    """Add ``paths`` (read as the user's own, untracked in their work tree) to
-    ``own_file``, and drop the paths no longer there: a file deleted and later brought
-    back by a pull at the same path is a stranger's. Written only when that changes
-    anything; a file that cannot be written loses nothing but the memory (a history
-    committed later is then left out until trusted: the safe side)."""
+    """Keep in ``own_file`` what ``paths`` hold now (read as the user's own: untracked
+    in their work tree, or tracked and still beginning with what was read before), and
+    drop the paths no longer there: a file deleted and later brought back by a pull at
+    the same path is a stranger's. A file unchanged since (size and time) is not read
+    again. Written only when that changes anything; a file that cannot be written loses
+    nothing but the memory (a history committed later is then left out until trusted:
+    the safe side)."""
     import deja_blame.statefile as statefile
 
-    new = {os.path.abspath(p) for p in paths}
-    new = {p for p in new if "\n" not in p and "\r" not in p}
+    wanted = {os.path.abspath(p) for p in paths}
+    wanted = {p for p in wanted if not any(c in p for c in "\n\r\t")}
     where = own_file(env)
-    if not new and statefile.size_of(where) is None:
+    if not wanted and statefile.size_of(where) is None:
         return
     known = read_as_own(env)
-    kept = {p for p in known if os.path.lexists(p)} | new
+    kept = {p: r for p, r in known.items() if os.path.lexists(p)}
+    for p in wanted:
+        before = kept.get(p)
+        try:
+            st = os.lstat(p)
+        except OSError:
+            continue
+        if before is not None and (before.size, before.mtime_ns) == (st.st_size, st.st_mtime_ns):
+            continue
+        got = _hash_of(p)
+        if got is None:
+            kept.pop(p, None)
+            continue
+        kept[p] = OwnRead(got[0].st_size, got[0].st_mtime_ns, got[2])
+    _write_own(kept, known, where)
+
+
+def _write_own(kept: dict[str, OwnRead], known: dict[str, OwnRead], where: Path) -> None:
+    """Write ``kept`` to ``where`` (0600) if it differs from ``known``."""
+    import deja_blame.statefile as statefile
+
     if kept == known:
         return
-    data = "".join(f"{p}\n" for p in sorted(kept)).encode("utf-8", "surrogateescape")
+    data = "".join(
+        f"{r.size}\t{r.mtime_ns}\t{r.sha256}\t{p}\n" for p, r in sorted(kept.items())
+    ).encode("utf-8", "surrogateescape")
     if len(data) > MAX_TRUST_FILE:
         return
     if not statefile.ensure_dir(where.parent.parent) or not statefile.ensure_dir(where.parent):
@@ -124,6 +212,13 @@ def remember_own(paths: Iterable[Path], env: Mapping[str, str] | None = None) ->
         statefile.write_bytes(where, data, mode=0o600)
     except OSError:
         return
+
+
+def _forget_one(path: str, env: Mapping[str, str] | None) -> None:
+    """Drop ``path`` from ``own_file``: what is there now is not what deja read."""
+    known = read_as_own(env)
+    if path in known:
+        _write_own({p: r for p, r in known.items() if p != path}, known, own_file(env))
 
 
 def trusted_paths(env: Mapping[str, str] | None = None) -> list[Path]:
@@ -199,7 +294,7 @@ def split_trusted(
     if not files:
         return [], []
     trusted = trusted_paths(env)
-    own: set[str] | None = None
+    own: dict[str, OwnRead] | None = None
     memo: dict[str, str | None] = {}
     mine: dict[str, bool] = {}
     kept: list[TranscriptFile] = []
@@ -245,10 +340,15 @@ def split_trusted(
             if here in tracked:
                 if own is None:
                     own = read_as_own(env)
-                if str(here) in own:
+                read = own.get(str(here))
+                if read is not None and still_own(str(here), read):
                     kept.append(tf)  # read as the user's own before they committed it
+                    if untracked is not None:
+                        untracked.append(here)  # its later turns remembered too
                 else:
                     left.append(LeftOut(tf.path, tf.agent, CARRIED, top))
+                    if read is not None:
+                        _forget_one(str(here), env)
             else:
                 kept.append(tf)
                 if untracked is not None:
