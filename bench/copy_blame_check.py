@@ -1,8 +1,8 @@
 """Whether ``copy_blame.CopyBlame`` answers as ``git blame --porcelain -C`` does.
 
 Random questions about a repository's files at HEAD (1-3 line ranges each), or the
-questions listed in a file (``--asked``: lines ``-L A,B ... REV -- PATH`` as git
-was asked), each answered by git and in process, compared line for line (commit,
+questions listed in a file (``--asked``: git's argument lists, ``... blame --porcelain
+-M|-C -L A,B ... REV -- PATH``, each asked as ``-C``), each answered by git and in process, compared line for line (commit,
 path and line there). Questions the module leaves to git (``NotHere``) are
 counted apart, by reason. Run by hand:
 
@@ -69,7 +69,7 @@ def _asked(listing: str) -> list[tuple[str, str, list]]:
     out = []
     for line in Path(listing).read_text().splitlines():
         args = line.split()
-        if "-C" not in args or "--" not in args:
+        if "blame" not in args or "--" not in args:
             continue
         at = args.index("--")
         ranges = [tuple(map(int, a[2:].split(","))) for a in args if a.startswith("-L")]
