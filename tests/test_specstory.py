@@ -484,3 +484,22 @@ def test_an_ignored_chat_git_writes_over_on_a_pull_is_the_strangers(
     said = deja("index", cwd=own).stderr.decode()
     assert f"left out {chat} (specstory)" in said, said
     assert _by_line(own, "src/evil.py") == [None, None, None]
+
+
+def test_only_histories_made_for_the_work_tree_are_remembered(own: Path) -> None:
+    """An agent's own store that lies in a work tree (a HOME kept in git) is not a
+    history the user commits: the memory keeps SpecStory's and Aider's files only."""
+    from deja_blame.index.provenance import split_trusted
+
+    store = own / ".claude" / "projects" / "x"
+    store.mkdir(parents=True)
+    (store / "a.jsonl").write_text("{}\n")
+    (own / ".aider.chat.history.md").write_text("# aider chat started\n")
+    files = [
+        TranscriptFile("a", store / "a.jsonl", store, "claude-code"),
+        TranscriptFile("b", own / ".aider.chat.history.md", own, "aider"),
+    ]
+    untracked: list[Path] = []
+    kept, left = split_trusted(files, untracked=untracked)
+    assert (len(kept), left) == (2, [])
+    assert [p.name for p in untracked] == [".aider.chat.history.md"]

@@ -90,6 +90,13 @@ def own_file(env: Mapping[str, str] | None = None) -> Path:
     return trust_file(env).with_name("own")
 
 
+HISTORIES_IN_WORK_TREES = frozenset({"aider", "specstory"})
+"""The agents whose histories are written into the work tree, to be committed: the
+only ones ``own_file`` remembers. Another agent's store that happens to lie in a work
+tree (a HOME kept in git) is not a history the user commits; remembering its every
+session would cost a read of each and outgrow the file."""
+
+
 @dataclass(frozen=True)
 class OwnRead:
     """What deja read of a file as the user's own: its size, modification time and
@@ -351,7 +358,7 @@ def split_trusted(
                         _forget_one(str(here), env)
             else:
                 kept.append(tf)
-                if untracked is not None:
+                if untracked is not None and tf.agent in HISTORIES_IN_WORK_TREES:
                     untracked.append(here)
     order = {id(tf): k for k, tf in enumerate(files)}
     kept.sort(key=lambda tf: order[id(tf)])
