@@ -266,16 +266,19 @@ class CopyBlame:
 
     def _renamed_from(self, parent: str, cid: str, path: str) -> str | None:
         """``find_rename``: the file of ``parent`` that ``cid`` renamed to ``path``
-        (git's rename detection for that one path), None: none. git's full
-        detection (``diff-tree -M``) gives the same answer where the commit deleted
-        at most one file: with one candidate, no other new file can take it from
-        ``path``; else NotHere."""
+        (git's rename detection for that one path), None: none. Blame's detection
+        has ``path`` as its only destination (``single_follow``); git's full
+        detection (``diff-tree -M``) answers the same where the commit deleted at
+        most one file and that file went to ``path`` or to no file at all. Where it
+        went to another new file (an exact copy added beside ``path`` takes it
+        first), blame may still pair it with ``path``: NotHere, as for several."""
         proc = git(self.root, ["diff-tree", "-r", "-M", "-z", "--no-commit-id", parent, cid])
         if proc is None or proc.returncode != 0:
             raise NotHere("git diff-tree failed")
         fields = proc.stdout.split(b"\0")
         sources: list[str] = []
         renamed: str | None = None
+        elsewhere = False  # a deleted file full detection gave another new file
         added = 0
         at = 0
         while at + 1 < len(fields):
@@ -287,6 +290,8 @@ class CopyBlame:
                     sources.append(old.decode("utf-8", "surrogateescape"))
                 if new.decode("utf-8", "surrogateescape") == path:
                     renamed = old.decode("utf-8", "surrogateescape")
+                elif status == b"R":
+                    elsewhere = True
                 added += 1
                 continue
             if status == b"D":
@@ -298,6 +303,8 @@ class CopyBlame:
             return None
         if len(sources) > 1 or added > 100:
             raise NotHere("several files the commit deleted: rename detection could differ")
+        if renamed is None and elsewhere:
+            raise NotHere("the deleted file went to another new file: blame may follow it")
         return renamed
 
     def _changed(self, cid: str, i: int, parent: str, skip: str | None) -> list[Origin]:
