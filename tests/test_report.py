@@ -670,6 +670,29 @@ def test_markdown_stays_under_the_limit_and_says_what_was_cut() -> None:
     assert "and 290 more" in md  # the failed-tests line is bounded too
 
 
+@pytest.mark.parametrize("prompts", [True, False])
+def test_markdown_s_budget_counts_every_character_it_emits(prompts: bool) -> None:
+    """At the edge: a report of exactly ``limit`` characters is shown whole, one character
+    less cuts rows and stays within it. The budget counts every line it emits: the
+    prompts-left-out line under the sessions table, the cut lines, every frame (it
+    guessed 120 a section and 200 more, so it cut a report that fitted)."""
+    import dataclasses
+
+    big = huge_report()
+    report = dataclasses.replace(
+        big, sessions=big.sessions[:3], files=big.files[:200], commits=big.commits[:100]
+    )
+    report.prompts = prompts
+    whole = render_markdown(report, limit=10**9)
+    assert ("Prompts left out" in whole) is not prompts
+    assert render_markdown(report, limit=len(whole)) == whole
+    for limit in (len(whole) - 1, len(whole) - 150, len(whole) // 2, 20_000):
+        md = render_markdown(report, limit=limit)
+        assert len(md) <= limit, (limit, len(md))
+        assert "not shown" in md and "report cut to fit" not in md, limit
+        assert ("Prompts left out" in md) is not prompts
+
+
 def test_speed_200_commits_with_notes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The bench repository: correct totals, in well under 2 s of CPU (this process and
     the git it runs: wall time on a loaded machine measured the load), without a

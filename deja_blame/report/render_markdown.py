@@ -12,7 +12,7 @@ spaces and ``@name`` cannot mention anyone.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from deja_blame.notes.public import project_meaning
 from deja_blame.outputs.escape import markdown, markdown_code
@@ -67,21 +67,32 @@ class _Section:
     open: bool = False
     cut: int = 0
     tail: str = ""
-    lengths: list[int] = field(default_factory=list)
+    rows_chars: int = 0  # the rows' characters, each with its newline
 
     def __post_init__(self) -> None:
-        self.lengths = [len(r) + 1 for r in self.rows]
+        self.rows_chars = sum(len(r) + 1 for r in self.rows)
 
     def size(self) -> int:
-        return sum(self.lengths) + len(self.head) + len(self.title) + 120
+        """The characters ``render`` gives, to the one: the frame (the title, the head,
+        the cut line, the tail) rendered around no rows, and the rows' own."""
+        if not self.rows and not self.cut:
+            return 0
+        return len(self._join([])) + self.rows_chars
+
+    def drop_last(self) -> None:
+        self.rows_chars -= len(self.rows.pop()) + 1
+        self.cut += 1
 
     def render(self) -> str:
         if not self.rows and not self.cut:
             return ""
+        return self._join(self.rows)
+
+    def _join(self, rows: list[str]) -> str:
         out = [f"<details{' open' if self.open else ''}><summary>{self.title}</summary>", ""]
         if self.head:
             out.append(self.head)
-        out.extend(self.rows)
+        out.extend(rows)
         if self.cut:
             out.append("")
             out.append(
@@ -233,18 +244,20 @@ def render_markdown(report: Report, limit: int = LIMIT) -> str:
         " commits) and the local index · `deja report --format json` for the full data</sub>\n"
     )
     sections = [sessions_table, files, details, commits]
-    fixed = len("\n".join(head)) + len(foot) + 200
+    # every character the text below is made of is counted: the head, its two joining
+    # newlines and the foot here, each section's whole frame in its size()
+    fixed = len("\n".join(head)) + 2 + len(foot)
+
+    def total() -> int:
+        return fixed + sum(s.size() for s in sections)
 
     # Cut the longest section until everything fits.
-    while fixed + sum(s.size() for s in sections) > limit:
+    while total() > limit:
         longest = max(sections, key=lambda s: s.size())
         if not longest.rows:
             break
-        over = fixed + sum(s.size() for s in sections) - limit
-        while longest.rows and over > 0:
-            over -= longest.lengths.pop()
-            longest.rows.pop()
-            longest.cut += 1
+        while longest.rows and total() > limit:
+            longest.drop_last()
             if longest.size() < max(s.size() for s in sections if s is not longest):
                 break
     text = "\n".join(head) + "\n" + "".join(s.render() for s in sections) + "\n" + foot
