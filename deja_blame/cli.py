@@ -248,19 +248,24 @@ class _AgentChoice(click.Choice):
 
         if self.handoff:
             targets = set(handoff_targets().values())
-            return [a.label for a in AGENTS if a in targets]
-        return [a.id for a in AGENTS]
+            return [self.main_name(a) for a in AGENTS if a in targets]
+        return [self.main_name(a) for a in AGENTS]
+
+    def main_name(self, agent: Any) -> str:
+        return str(agent.label if self.handoff else agent.id)
 
     def unknown(self, value: str) -> str:
         """A mistyped name: the few names like it (as click says of a mistyped command),
-        then the agents' main names, not every alias."""
+        then the agents' main names, not every alias. A name like an alias is suggested
+        by its agent's main name, as the list says it (``codx``: ``codex``, not
+        ``codex-cli``, an alias the list does not show)."""
         import difflib
 
         from deja_blame.outputs.escape import terminal
+        from deja_blame.transcripts.registry import agent_named
 
-        close = [
-            repr(n) for n in difflib.get_close_matches(value.strip().lower(), self.choices, n=3)
-        ]
+        like = difflib.get_close_matches(value.strip().lower(), self.choices, n=3)
+        close = [repr(n) for n in dict.fromkeys(self.main_name(agent_named(n)) for n in like)]
         either = ", ".join(close[:-1]) + " or " + close[-1] if len(close) > 1 else "".join(close)
         guess = f" Did you mean {either}?" if close else ""
         return (

@@ -1,8 +1,11 @@
 """A mistyped agent name (``--agent``, ``--to``) gets what a mistyped command or
 option gets: a suggestion, and the agents' main names, not all 32 spellings with
-their aliases (NEWCOMER12 #5)."""
+their aliases (NEWCOMER12 #5). A name like an alias is suggested by its agent's
+main name, one the list shows (NEWCOMER13 #3: ``codx`` suggested ``codex-cli``)."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 from conftest import deja
@@ -11,9 +14,11 @@ from conftest import deja
 @pytest.mark.parametrize(
     ("args", "guess"),
     [
-        (("index", "--agent", "claud"), "Did you mean 'claude', "),
-        (("sessions", "--agent", "gemni"), "Did you mean 'gemini' or 'gemini-cli'?"),
-        (("handoff", "--to", "codx", "--print"), "Did you mean 'codex' or 'codex-cli'?"),
+        (("index", "--agent", "claud"), "Did you mean 'claude-code' or 'cline'?"),
+        (("sessions", "--agent", "gemni"), "Did you mean 'gemini-cli'?"),
+        (("sessions", "--agent", "codx"), "Did you mean 'codex'?"),
+        (("handoff", "--to", "codx", "--print"), "Did you mean 'codex'?"),
+        (("handoff", "--to", "claud", "--print"), "Did you mean 'claude' or 'cline'?"),
     ],
 )
 def test_a_mistyped_agent_gets_the_close_names(args: tuple[str, ...], guess: str) -> None:
@@ -23,6 +28,8 @@ def test_a_mistyped_agent_gets_the_close_names(args: tuple[str, ...], guess: str
     assert guess in err, err
     assert "roo-cline" not in err and "kilocode" not in err  # aliases left out
     assert "is not one of" not in err
+    listed = err.split("One of: ")[1].split(", ")
+    assert all(n in listed for n in re.findall(r"'([a-z-]+)'", guess)), err
 
 
 def test_a_name_like_none_lists_the_main_names_only() -> None:
