@@ -709,7 +709,8 @@ def blame_cmd(
     (as committed: no mailmap); then the line number and the text.
     The agent and model columns are as wide as the widest shown; agents:
     agy (Antigravity), claude, codex, gemini, cursor, copilot, copilot-cli,
-    windsurf, opencode, amp, droid, continue, aider, pi, cline, roo, kilo.
+    windsurf, opencode, amp, droid, continue, aider, pi, cline, roo, kilo,
+    specstory.
 
     \b
     git blame's options that choose the commit, passed to git:

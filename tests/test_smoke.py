@@ -20,6 +20,17 @@ def test_help_names_every_agent_deja_reads() -> None:
     assert len(AGENTS) == 18 and missing == []
 
 
+def test_blame_help_names_every_agent_s_word() -> None:
+    """``deja blame --help`` lists the words its agent column shows: every agent's
+    (NEWCOMER13 #4: it ended at ``kilo``, without ``specstory``)."""
+    from deja_blame.transcripts.registry import AGENTS
+
+    out = deja("blame", "--help").stdout.decode()
+    listed = " ".join(out.split("agents:", 1)[1].split("\n\n", 1)[0].split())
+    words = [w.strip(" .,") for w in listed.replace("(Antigravity)", "").split(",")]
+    assert words == [a.label for a in AGENTS], listed
+
+
 def test_unknown_session_is_one_line_error(tmp_path: Path) -> None:
     deja("index", "--root", str(tmp_path))
     proc = deja("show", "nope", check=False)
