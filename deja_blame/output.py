@@ -54,6 +54,14 @@ def hunk_header(old_start: int, removed: int, new_start: int, added: int) -> str
     return f"@@ -{side(old_start, removed)} +{side(new_start, added)} @@"
 
 
+# A hunk whose transcript gives no line numbers (Claude Code's Edit without its patch,
+# Codex's apply_patch: both find their place by the text). Without a line here the
+# hunk reads as a unified diff's that lost its header; "?" is where git puts numbers.
+UNPLACED_HUNK = (
+    "@@ ? @@ (the transcript gives no line numbers: the edit found its place by its text)"
+)
+
+
 def utc_minute(at: str | None) -> str:
     """An agent's time, to the minute, with its zone: ``2026-07-17 09:01 UTC``. The index
     keeps UTC, and a reader in another zone must not take it for local time; a time in

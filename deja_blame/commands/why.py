@@ -14,6 +14,7 @@ from deja_blame.attribution.explain import line_story
 from deja_blame.gitutil import SHALLOW_WARNING, is_shallow
 from deja_blame.jsonout import print_json
 from deja_blame.output import (
+    UNPLACED_HUNK,
     agent_word,
     clip,
     code,
@@ -217,6 +218,8 @@ def run_why(
                     h["old_start"], len(h["removed"]), h["new_start"], len(h["added"])
                 )
                 echo(style(header, c, fg="cyan"))
+            else:
+                echo(style(UNPLACED_HUNK, c, fg="cyan"))
             for sign, side, tint in (("-", h["removed"], "red"), ("+", h["added"], "green")):
                 for text in side[:HUNK_LINES]:
                     echo(style(f"{sign}{code(clip(text, LINE_CHARS))}", c, fg=tint))

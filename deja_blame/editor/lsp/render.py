@@ -15,7 +15,7 @@ from typing import Any
 
 from deja_blame.attribution.model import FileBlame, LineAttribution
 from deja_blame.editor.confidence import run_confidence
-from deja_blame.output import hunk_header, inert, shorten, terminal, utc_minute
+from deja_blame.output import UNPLACED_HUNK, hunk_header, inert, shorten, terminal, utc_minute
 from deja_blame.outputs.escape import lsp_markdown
 from deja_blame.outputs.redact import redact
 from deja_blame.outputs.session_text import no_edit_text, via_text
@@ -141,6 +141,8 @@ def agent_hover(
             if h.get("old_start") is not None:
                 removed, added = len(h["removed"]), len(h["added"])
                 diff.append(hunk_header(h["old_start"], removed, h["new_start"], added))
+            else:
+                diff.append(UNPLACED_HUNK)
             diff += [f"-{inert(r)}" for r in h["removed"]] + [f"+{inert(a)}" for a in h["added"]]
         more = len(diff) - EDIT_LINES
         body = "\n".join(diff[:EDIT_LINES]) + (f"\n... {more} more lines" if more > 0 else "")
