@@ -37,7 +37,12 @@ def project_meaning(project: str | None) -> str:
     if project == ".":
         return " (this repository's top)"
     if project in (None, "", "-"):
-        return " (elsewhere: another clone or machine, or not known; no path is kept)"
+        # "no path is kept" read as if deja had lost it (NEWCOMER13 #6): the index
+        # keeps it (deja sessions and show print it); what may leave the machine does not
+        return (
+            " (elsewhere: another clone or machine, or not known;"
+            " notes and reports leave out paths outside the repository)"
+        )
     return ""
 
 
