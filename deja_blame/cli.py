@@ -703,7 +703,8 @@ def blame_cmd(
     file. Attribution follows the commit and file git names for each line.
 
     \b
-    Columns: the commit (00000000: not committed yet); for a session's line its
+    Columns: the commit (00000000: not committed yet, as is every line of a file
+    git does not track yet, which git blame refuses); for a session's line its
     id, agent, model (where the transcript names one), when it wrote the line,
     and the confidence (0-1); for a person's line the commit's author and date
     (as committed: no mailmap); then the line number and the text.
