@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from difflib import SequenceMatcher
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from deja_blame.gitutil import PLAIN_DIFF, Author, commit_authors, run_git
+from deja_blame.linediff import equal_runs
 
 if TYPE_CHECKING:
     import pygit2
@@ -71,7 +71,7 @@ class Version:
 # difflib with no junk heuristic is worse than quadratic in a line's length: two
 # 5,000-character versions of a minified line took seconds, 20,000 minutes. Up to
 # this many character pairs (500 x 500, a few ms at worst) a line is compared by
-# difflib as always; a longer one by its tokens (``_token_similarity``, linear).
+# difflib as always; a longer one by its tokens in order (``_token_similarity``, near-linear).
 SMALL_PAIRS = 250_000
 _TOKEN = re.compile(r"\w+|\S")
 
@@ -106,15 +106,22 @@ def _nearest(lines: list[str], at: int, text: str) -> tuple[list[int], bool]:
 
 
 def _token_similarity(a: str, b: str) -> float:
-    """difflib's ratio's measure (twice the matched characters over both lengths) with
-    the characters of the words and signs the two share, wherever they stand: linear,
-    and a line with a few tokens changed stays as like its old self as difflib says."""
+    """difflib's ratio's measure (twice the matched characters over both lengths) over
+    the words and signs the two share **in order**, as git's diff of the two token
+    lists finds them (``linediff``: near-linear, 0.05 s for 100,000 characters). A bag
+    of tokens ignored their order: two unrelated 2,000-character pieces of a minified
+    bundle shared half their tokens (``(``, ``;``, ``function``...) and were taken for
+    versions of each other (0.43-0.61 against difflib's 0.08-0.24); in order they score
+    0.08-0.20, and a line with a few tokens changed stays as like its old self."""
     ta, tb = _TOKEN.findall(a), _TOKEN.findall(b)
     total = sum(map(len, ta)) + sum(map(len, tb))
     if not total:
         return 1.0
-    shared = Counter(ta) & Counter(tb)
-    return 2 * sum(len(t) * n for t, n in shared.items()) / total
+    try:
+        runs = list(equal_runs(ta, tb))
+    except UnicodeEncodeError:  # a lone surrogate git's diff cannot be given: no match
+        return 0.0
+    return 2 * sum(len(t) for x, _, n in runs for t in ta[x : x + n]) / total
 
 
 def _rows(diff: str) -> list[str]:
