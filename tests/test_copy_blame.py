@@ -271,3 +271,18 @@ def test_a_deleted_file_full_detection_gives_another_new_file_is_left_to_git(
     except NotHere:
         return
     assert ours == _git_c(tmp_path, "new.py", [(1, n)])
+
+
+def test_ranges_past_the_file_are_left_to_git(
+    tmp_path: Path, history_of: list[RepoHistory]
+) -> None:
+    _git(tmp_path, "init", "-q", "-b", "main")
+    (tmp_path / "a.go").write_text("one\ntwo\nthree\n")
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-q", "-m", "one", when=1_700_000_000)
+    history = RepoHistory(str(tmp_path))
+    history_of.append(history)
+    assert [b.line for b in _ours(history, tmp_path, "a.go", [(2, 3), (1, 1)])] == [1, 2, 3]
+    for ranges in ([(1, 4)], [(0, 2)], [(3, 2)]):
+        with pytest.raises(NotHere):
+            _ours(history, tmp_path, "a.go", ranges)

@@ -161,10 +161,11 @@ class CopyBlame:
     def blame(self, ranges: list[tuple[int, int]]) -> list[BlameLine]:
         """``git blame --porcelain -C -L A,B ... REV -- PATH``'s lines (``ranges``:
         1-based, inclusive), in file order."""
+        count = len(self.starts) - 1
+        if any(not 1 <= a <= b <= count for a, b in ranges):
+            raise NotHere("a range past the file's lines")  # git's own error, or its reading
         merged: list[list[int]] = []  # git merges overlapping and adjacent ranges
-        for a, b in sorted((max(a, 1) - 1, min(b, len(self.starts) - 1)) for a, b in ranges):
-            if a >= b:
-                continue
+        for a, b in sorted((a - 1, b) for a, b in ranges):
             if merged and a <= merged[-1][1]:
                 merged[-1][1] = max(merged[-1][1], b)
             else:
