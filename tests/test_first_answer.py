@@ -130,14 +130,102 @@ def test_the_anchored_search_finds_what_a_search_for_each_needle_finds(
 def test_the_forms_of_a_name_share_one_anchor() -> None:
     plan = prescan.search_plan(prescan.needles_for(Path("/w/shop"), ["src/cart.py"]))
     anchors = dict(plan.anchored)
-    assert set(anchors) == {b"cart.py", b"shop"} and not plan.direct
-    assert b"/w/shop" in anchors[b"shop"] and b"src\\cart.py" in anchors[b"cart.py"]
+    assert set(anchors) == {b"shop"} and plan.direct == (b"cart.py",)
+    assert b"/w/shop" in anchors[b"shop"] and b"\\shop\\" in anchors[b"shop"]
 
 
 def test_the_escaped_forms_of_a_name_are_one_search() -> None:
     needles = prescan.needles_for(Path("/w/shop"), ["src/a.py"])
     assert b"\\shop\\" in needles and b"\\\\shop\\\\" not in needles
-    assert b"/w/shop" in needles and b"src/a.py" in needles
+    # the file by its name: whatever folder the session resolved it against
+    assert b"/w/shop" in needles and b"a.py" in needles and b"src/a.py" not in needles
+
+
+@pytest.mark.parametrize(
+    ("name", "written"),
+    [
+        ("my file.py", b'{"uri": "file:///home/bob/work2/my%20file.py"}'),
+        ("caf\u00e9_menu.py", json.dumps({"path": "/w2/caf\u00e9_menu.py"}).encode()),
+        ("\u65e5\u672c.py", json.dumps({"path": "/w2/\u65e5\u672c.py"}).encode()),
+        ("\u65e5\u672c.py", json.dumps(json.dumps({"path": "/w2/\u65e5\u672c.py"})).encode()),
+        ("\u65e5\u672c.py", b"file:///w2/%E6%97%A5%E6%9C%AC.py"),
+        ("\u65e5\u672c.py", "/w2/\u65e5\u672c.py".encode()),
+    ],
+)
+def test_a_file_name_is_found_in_every_form_a_transcript_writes_it(
+    tmp_path: Path, name: str, written: bytes
+) -> None:
+    """A name with characters a transcript may write escaped (a space in a file://
+    URI, JSON's \\u escapes, once or twice): its longest run of plain characters,
+    or, too short a run (``.py``), the name's escaped forms."""
+    needles = prescan.name_needles([f"src/{name}"])
+    assert all(len(n) >= prescan.PLAIN_RUN_MIN for n in needles)
+    f = tmp_path / "t.jsonl"
+    f.write_bytes(written)
+    assert prescan.holds_any(f, needles)
+    f.write_bytes(b'{"path": "/w2/src/other.py"}')
+    assert not prescan.holds_any(f, needles)
+
+
+def test_a_session_in_a_subfolder_of_a_clone_under_another_name_is_read_first(
+    tmp_path: Path, repo: Path
+) -> None:
+    """Codex in ``src/`` of a clone at ``/home/alice/work2`` names ``app.py`` (its
+    apply_patch is relative): neither the repository nor ``src/app.py``. Found by the
+    file's name, the first blame is the complete index's."""
+    from test_sessions_from_anywhere import APP, SID, UTIL, codex, commit_all
+
+    home = tmp_path / "home"  # the fresh HOME conftest gives every test
+    codex(home, "/home/alice/work2/src", {"app.py": APP})
+    commit_all(repo, {"src/app.py": APP, "src/util.py": UTIL}, "the work", T0 + 7200)
+    first = _ask(tmp_path, repo, "first.db", "blame", "src/app.py", "--json")
+    deja(
+        "index",
+        "-q",
+        cwd=repo,
+        env={"DEJA_ANTIGRAVITY_ROOT": "", "DEJA_DB": str(tmp_path / "c.db")},
+    )
+    assert first == _ask(tmp_path, repo, "c.db", "blame", "src/app.py", "--json")
+    assert {ln["session"] for ln in json.loads(first)["lines"]} == {SID["codex"]}
+
+
+def test_a_renamed_file_s_old_name_is_searched_for_once_git_blame_names_it(
+    tmp_path: Path, repo: Path
+) -> None:
+    """A session in a clone under another folder name wrote ``src/old.py``; a person
+    renamed it to ``src/new.py``. Its transcript names neither the repository nor
+    ``new.py``: the refresh leaves it, and once git blame says the lines were in
+    ``src/old.py`` the answer reads it (the other projects' sessions stay unread)."""
+    from test_sessions_from_anywhere import APP, SID, UTIL, claude_code, commit_all
+
+    home = tmp_path / "home"  # the fresh HOME conftest gives every test
+    claude_code(home, "/home/alice/work2", {"src/old.py": APP})
+    for k in range(3):  # other projects' sessions, left for deja index
+        other = Session(home / ".gemini" / "antigravity", f"bbbb0000-0000-4000-8000-00000000000{k}")
+        other.user("Tidy the parser", T0 + k)
+        other.write(tmp_path / f"elsewhere{k}" / "parse.py", "def parse(text):\n    pass\n", T0 + k)
+    commit_all(repo, {"src/old.py": APP, "src/util.py": UTIL}, "the work", T0 + 7200)
+    git(repo, "mv", "src/old.py", "src/new.py")
+    git(repo, "commit", "-q", "-m", "rename", env=commit_env(T0 + 9000))
+    first = _ask(tmp_path, repo, "first.db", "blame", "src/new.py", "--json")
+    assert _sessions(tmp_path / "first.db") == {SID["claude-code"]}
+    deja(
+        "index",
+        "-q",
+        cwd=repo,
+        env={"DEJA_ANTIGRAVITY_ROOT": "", "DEJA_DB": str(tmp_path / "c.db")},
+    )
+    assert first == _ask(tmp_path, repo, "c.db", "blame", "src/new.py", "--json")
+    assert {ln["session"] for ln in json.loads(first)["lines"]} == {SID["claude-code"]}
+    # and why, asked first, too
+    why = _ask(tmp_path, repo, "why.db", "why", "src/new.py:3", "--json")
+    assert why == _ask(tmp_path, repo, "c.db", "why", "src/new.py:3", "--json")
+
+
+def _ask(tmp_path: Path, repo: Path, db: str, *args: str) -> bytes:
+    # the agents' default places under the fresh HOME, none named by a variable
+    env = {"DEJA_ANTIGRAVITY_ROOT": "", "DEJA_DB": str(tmp_path / db), "DEJA_NO_CACHE": "1"}
+    return deja(*args, cwd=repo, env=env).stdout
 
 
 def test_a_transcript_found_unrelated_is_not_searched_again_until_it_changes(

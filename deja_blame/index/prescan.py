@@ -3,10 +3,16 @@
 A first ``deja blame`` after a heavy user's months of sessions would parse every
 transcript before answering. A session that worked on this repository names it:
 its root (every agent records where it ran, and edits name absolute paths), or
-the file being asked about (a session in another clone of the project, or a
-relative path). So each new transcript is searched for those byte strings
-(``bytes.find``: memchr speed, no JSON), and only the ones that hold one are
-indexed before the answer; ``deja index`` (or the post-commit hook) reads the rest.
+the file being asked about (a session in another clone of the project). So each
+new transcript is searched for those byte strings (``bytes.find``: memchr speed,
+no JSON), and only the ones that hold one are indexed before the answer;
+``deja index`` (or the post-commit hook) reads the rest.
+
+The file is searched for by its file name, not its repository-relative path: the
+index finds the paths that stand for a file by their file name
+(``indexread.candidate_paths``), and a session in another clone names it by
+whatever its reader resolves against the session's folder (Codex's apply_patch in
+``src/``: ``app.py``; a ``cd`` then ``cat > app.py``).
 
 A transcript found to hold none is remembered by its stat in the index's ``meta``
 table (one row per set of needles), so the next answer does not search it again
@@ -24,6 +30,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from hashlib import blake2b
 from pathlib import Path
+from urllib.parse import quote
 
 from deja_blame.transcripts.reading import open_regular
 from deja_blame.transcripts.transcript_file import TranscriptFile
@@ -47,27 +54,68 @@ def repository_root(path: Path) -> Path | None:
 
 def needles_for(root: Path, relpaths: Iterable[str] = ()) -> tuple[bytes, ...]:
     """The byte strings a transcript concerning the repository holds: its root, a
-    path through a directory of its name, and each of ``relpaths``
-    (repository-relative), as written raw and JSON-escaped (once, and again for
-    tool arguments kept as JSON text inside JSON)."""
+    path through a directory of its name, and the file name of each of
+    ``relpaths`` (repository-relative: ``name_needles``), as written raw and
+    JSON-escaped (once, and again for tool arguments kept as JSON text inside JSON)."""
     texts = {str(root).rstrip("/"), os.path.abspath(str(root)).rstrip("/")}
-    for rel in relpaths:
-        if rel.strip("/"):
-            texts.add(rel.strip("/"))
-            texts.add(rel.strip("/").replace("/", "\\"))  # recorded on Windows
     for name in {root.name, *remote_names(root)} - {""}:
         # a file in another clone of the project, which is usually named the same as
         # this one's folder or as the repository its remotes name (a clone at
         # c6/stock of .../inventory: the sessions name /home/alice/code/inventory)
         texts.add(f"/{name}/")
         texts.add(f"\\{name}\\")
+    return without_redundant(_encoded(texts) | set(name_needles(relpaths)))
+
+
+# The characters no JSON encoder escapes, no URI quotes and no HTML entity stands
+# for: a run of them in a file name is in every form a transcript writes it in.
+_PLAIN = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._~-")
+PLAIN_RUN_MIN = 4  # shorter runs (``.py`` of ``日本.py``) would match nearly every transcript
+
+
+def name_needles(relpaths: Iterable[str]) -> tuple[bytes, ...]:
+    """What a transcript that wrote one of ``relpaths`` (repository-relative, in any
+    clone, by any name its reader resolves to that file) holds: the file's name, or
+    where the name has characters a transcript may write escaped (a space in a
+    ``file://`` URI, ``é`` as ``\\u00e9``), its longest run of plain characters
+    (``_PLAIN``) when that is long enough, else the name raw and JSON-escaped."""
+    out: set[bytes] = set()
+    for rel in relpaths:
+        name = rel.strip("/").rsplit("/", 1)[-1]
+        if not name:
+            continue
+        raw = name.encode("utf-8", "surrogateescape")
+        runs = [run for run in _plain_runs(raw) if len(run) >= PLAIN_RUN_MIN]
+        if runs and len(runs[0]) == len(raw):
+            out.add(raw)
+        elif runs:
+            out.add(max(runs, key=lambda r: (len(r), r)))
+        else:
+            out |= _encoded({name})
+            out.add(quote(name, safe="").encode())  # a file:// URI's quoting
+    return without_redundant(out)
+
+
+def _plain_runs(raw: bytes) -> list[bytes]:
+    runs: list[bytes] = []
+    start = 0
+    for i in range(len(raw) + 1):
+        if i == len(raw) or raw[i] not in _PLAIN:
+            if i > start:
+                runs.append(raw[start:i])
+            start = i + 1
+    return runs
+
+
+def _encoded(texts: Iterable[str]) -> set[bytes]:
+    """Each text raw and JSON-escaped, once and twice."""
     out: set[bytes] = set()
     for text in texts:
         out.add(text.encode("utf-8", "surrogateescape"))
         once = json.dumps(text)[1:-1]
         out.add(once.encode())
         out.add(json.dumps(once)[1:-1].encode())
-    return without_redundant(out)
+    return out
 
 
 def remote_names(root: Path) -> set[str]:

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from deja_blame.index.unread import left_unread
 from deja_blame.output import warn
 from deja_blame.transcripts.antigravity.discover import discover_roots
 
@@ -16,6 +17,17 @@ if TYPE_CHECKING:
 
 
 REFRESH_BUSY_MS = 3_000  # how long a refresh waits for another process's write lock
+
+
+def wait_briefly(conn: sqlite3.Connection) -> int:
+    """Wait at most ``REFRESH_BUSY_MS`` for another process's write lock (unless the
+    user set how long): returns the wait to put back after."""
+    from deja_blame.index.db import BUSY_ENV
+
+    waited = int(conn.execute("PRAGMA busy_timeout").fetchone()[0])
+    if not os.environ.get(BUSY_ENV, "").strip():
+        conn.execute(f"PRAGMA busy_timeout = {min(waited, REFRESH_BUSY_MS)}")
+    return waited
 
 
 def refresh_index(
@@ -39,15 +51,12 @@ def refresh_index(
     command whose answer sums the whole repository: deja stats).
     """
     roots = discover_roots()
-    from deja_blame.index.db import BUSY_ENV
-
     # A refresh is a courtesy before the answer: behind another process's long
     # write (a `deja index` of thousands of sessions) it gives up after a few
     # seconds and the answer says it used what the index holds (it waited 30 s).
     later: list[TranscriptFile] = []
-    waited = int(conn.execute("PRAGMA busy_timeout").fetchone()[0])
-    if not os.environ.get(BUSY_ENV, "").strip():
-        conn.execute(f"PRAGMA busy_timeout = {min(waited, REFRESH_BUSY_MS)}")
+    left_unread(conn, roots, [])
+    waited = wait_briefly(conn)
     try:
         # trust taken back since the last run: what only it let in leaves first
         from deja_blame.index.provenance import gate_held
@@ -72,6 +81,8 @@ def refresh_index(
                 from deja_blame.index.provenance import split_trusted
 
                 later = split_trusted(later)[0]
+            if later:
+                left_unread(conn, roots, later)  # a renamed file's old name may need some
             if later and (say_left or sys.stderr.isatty()):
                 from deja_blame.output import counted
 

@@ -136,6 +136,9 @@ def gather_file(
     older = {b.orig_path for b in by_line if b is not None and b.orig_path} - {relpath}
     more: dict[int, bool] = {}
     if older:
+        from deja_blame.index.unread import read_naming
+
+        read_naming(conn, older)  # a session elsewhere that wrote only the old names
         more = {
             k: v for k, v in Q.candidate_paths(conn, str(root), older).items() if k not in paths
         }
