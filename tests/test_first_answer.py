@@ -366,3 +366,35 @@ def test_the_names_a_repository_s_remotes_give_it(tmp_path: Path, repo: Path) ->
     git(repo, "worktree", "add", "-q", str(tmp_path / "wt"))
     assert prescan.remote_names(tmp_path / "wt") == {"shop", "tools", "ledger"}
     assert prescan.remote_names(tmp_path) == set()  # no repository: none
+
+
+def test_an_old_name_already_searched_for_is_not_searched_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``core.py`` renamed from ``click/core.py``: the refresh searched the unread
+    transcripts for ``core.py`` already, so the old name (or one holding it) asks no
+    pass over them; a name of its own does, once, and only for the connection that
+    refreshed."""
+    from deja_blame.index import unread
+
+    conn = connect(tmp_path / "i.db")
+    f = tmp_path / "t.jsonl"
+    f.write_text('{"content": "/elsewhere/parse.py"}\n')
+    tf = TranscriptFile("s1", f, tmp_path, "antigravity")
+    searched: list[Path] = []
+    real = prescan.holds_any
+
+    def counting(path: Path, n: tuple[bytes, ...]) -> bool:
+        searched.append(path)
+        return real(path, n)
+
+    monkeypatch.setattr(prescan, "holds_any", counting)
+    unread.left_unread(conn, [tmp_path], [tf], (b"/repo/", b"core.py"))
+    assert unread.read_naming(conn, ["click/core.py"]) == 0
+    assert unread.read_naming(conn, ["lib/core.pyx"]) == 0  # holds core.py: not there
+    assert searched == []
+    assert unread.read_naming(connect(tmp_path / "other.db"), ["src/old.py"]) == 0
+    assert searched == []
+    assert unread.read_naming(conn, ["src/old.py"]) == 0
+    assert unread.read_naming(conn, ["lib/old.py"]) == 0
+    assert searched == [f]

@@ -82,7 +82,7 @@ def refresh_index(
 
                 later = split_trusted(later)[0]
             if later:
-                left_unread(conn, roots, later)  # a renamed file's old name may need some
+                left_unread(conn, roots, later, concern)  # a renamed file's old names
             if later and (say_left or sys.stderr.isatty()):
                 from deja_blame.output import counted
 

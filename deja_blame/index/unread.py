@@ -37,10 +37,16 @@ class _Left:
 _left: _Left | None = None
 
 
-def left_unread(conn: sqlite3.Connection, roots: list[Path], files: list[TranscriptFile]) -> None:
-    """Remember what this refresh of ``conn`` left unread (none: forget the last)."""
+def left_unread(
+    conn: sqlite3.Connection,
+    roots: list[Path],
+    files: list[TranscriptFile],
+    searched: tuple[bytes, ...] = (),
+) -> None:
+    """Remember what this refresh of ``conn`` left unread (none: forget the last), and
+    the needles it holds none of (``searched``)."""
     global _left
-    _left = _Left(conn, threading.get_ident(), roots, list(files)) if files else None
+    _left = _Left(conn, threading.get_ident(), roots, list(files), set(searched)) if files else None
 
 
 def read_naming(conn: sqlite3.Connection, relpaths: Iterable[str]) -> int:
@@ -53,7 +59,10 @@ def read_naming(conn: sqlite3.Connection, relpaths: Iterable[str]) -> int:
         return 0  # no refresh before this answer, or another connection's
     from deja_blame.index.prescan import concerns, name_needles
 
-    needles = tuple(n for n in name_needles(relpaths) if n not in left.searched)
+    # a file that holds none of the needles searched for holds none that contains one
+    # (the refresh searched for the file's own name: ``core.py`` renamed from
+    # ``click/core.py`` asks no new search)
+    needles = tuple(n for n in name_needles(relpaths) if not any(s in n for s in left.searched))
     if not needles:
         return 0
     left.searched.update(needles)
