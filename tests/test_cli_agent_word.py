@@ -56,6 +56,9 @@ def test_claude_code_is_claude_in_every_text_and_claude_code_in_json(
         "report text": text("report", "HEAD", "--format", "text"),
         "report html": text("report", "HEAD", "--format", "html"),
     }
+    page = tmp_path / "share.html"
+    deja("stats", "--by", "month", "--html", str(page), cwd=repo, env=env)
+    outputs["stats --html"] = page.read_text()  # its legend, table and bars' titles
     for name, out in outputs.items():
         _says_claude(name, out)
 

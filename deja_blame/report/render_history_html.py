@@ -13,6 +13,7 @@ from __future__ import annotations
 from deja_blame.outputs.escape import html as html_text
 from deja_blame.report.history import Period, svg_chart
 from deja_blame.report.render_html import CSP, _hue
+from deja_blame.transcripts.registry import label_of
 
 WIDTH, HEIGHT = 720, 200
 PAD_L, PAD_B, PAD_T, PAD_R = 44, 28, 12, 8
@@ -74,7 +75,7 @@ def agents_chart(periods: list[Period]) -> str:
             y -= h
             parts.append(
                 f'<rect x="{x:.1f}" y="{y:.1f}" width="{bar:.1f}" height="{h:.1f}"'
-                f' fill="{_colour(j)}"><title>{e(f"{p.key}: {agent} {n} lines")}</title></rect>'
+                f' fill="{_colour(j)}"><title>{e(f"{p.key}: {label_of(agent)} {n} lines")}</title></rect>'
             )
     parts += _labels(periods, slot)
     parts.append("</svg>")
@@ -141,12 +142,17 @@ def render_history_html(periods: list[Period], by: str, spec: str, tip: str | No
     share = f"{100 * by_agents / added:.1f}%" if added else "-"
     agents = _agents(periods)
     legend = "".join(
-        f'<span><i style="background:{_colour(j)}"></i>{e(a)}</span>' for j, a in enumerate(agents)
+        f'<span><i style="background:{_colour(j)}"></i>{e(label_of(a))}</span>'
+        for j, a in enumerate(agents)
     )
     rows = "".join(
         f"<tr><td>{e(p.key)}</td><td>{p.commits}</td><td>{p.added:,}</td>"
         f"<td>{p.by_agents:,}</td><td>{round(100 * p.share)}%</td><td>"
-        + e(", ".join(f"{a} {n:,}" for a, n in sorted(p.by_agent.items(), key=lambda x: -x[1])))
+        + e(
+            ", ".join(
+                f"{label_of(a)} {n:,}" for a, n in sorted(p.by_agent.items(), key=lambda x: -x[1])
+            )
+        )
         + "</td></tr>"
         for p in periods
     )
