@@ -503,3 +503,48 @@ def test_only_histories_made_for_the_work_tree_are_remembered(own: Path) -> None
     kept, left = split_trusted(files, untracked=untracked)
     assert (len(kept), left) == (2, [])
     assert [p.name for p in untracked] == [".aider.chat.history.md"]
+
+
+def test_a_history_of_millions_of_lines_is_not_held_line_by_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The text is held once and split a block at a time: no list of every line, nor
+    a turn's copy of it (2,000,000 blank lines: 16 MB a list; it held four)."""
+    import tracemalloc
+
+    monkeypatch.setenv("DEJA_MAX_TRANSCRIPT_MB", "8")  # the read's buffer: 8 MB
+    text = V2 + "_**User (2026-12-03 10:00:00Z)**_\n\nhi\n\n" + _agent() + "\n" * 2_000_000
+    tracemalloc.start()
+    try:
+        session = _read(tmp_path, text + "done\n")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert [m["text"] for m in session["messages"]] == ["hi", "done"]
+    assert peak < 24 * 2**20, peak
+
+
+LONG = 3 << 20  # characters: past what a message keeps (1 MB), and past twice that
+
+
+@pytest.mark.parametrize("after", ["", "\n  \n---\n", "\nthe end\n"])
+@pytest.mark.parametrize(
+    "body",
+    [
+        "  é漢 words\n" * (LONG // 12),
+        "x" + " " * LONG + "\n",  # white space past the cap: the end decides whether it stays
+        " " * LONG + "x\n" + "y\n" * 10,  # white space before the first word is no word
+    ],
+    ids=["words", "spaces-after", "spaces-before"],
+)
+def test_a_reply_longer_than_a_message_keeps_is_cut_as_before(
+    tmp_path: Path, body: str, after: str
+) -> None:
+    """Words past what a message keeps are not held, and the message is the same:
+    the whole reply stripped, then cut."""
+    from deja_blame.transcripts.text import cap_text
+
+    reply = "  \n---\n" + body + "\n \n" * 1000 + after
+    said = _read(tmp_path, V2 + _agent() + reply)["messages"][0]["text"]
+    whole = "\n".join(ln for ln in reply.split("\n") if ln.strip() != "---").strip()
+    assert said == cap_text(whole)

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -50,7 +51,7 @@ from deja_blame.models import Session
 from deja_blame.transcripts.builder import SessionBuilder
 from deja_blame.transcripts.edits import edit_from_hunks, patch_hunks
 from deja_blame.transcripts.reading import read_whole
-from deja_blame.transcripts.text import format_time, int64_text
+from deja_blame.transcripts.text import CONTENT_CAP, format_time, int64_text
 from deja_blame.transcripts.tool_edits import add_write, file_time
 
 AGENT = "specstory"
@@ -73,6 +74,7 @@ _HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 _STATUS = re.compile(r"^Status: \*\*([^*]+)\*\*")
 _CREATED = re.compile(r"^File created successfully at: (.+?)\s*$")
 _UPDATED = re.compile(r"^The file (.+?) has been (?:updated|overwritten)\b")
+_NEWLINES = re.compile(r"\n+")
 _DRIVE = re.compile(r"(?:^|[\s`'\"(])[A-Za-z]:\\[^\\\s]")
 WRITES = ("Write",)
 EDITS = ("Edit", "MultiEdit", "NotebookEdit")
@@ -101,50 +103,43 @@ def parse_transcript(path: Path | str, session_id: str | None = None) -> Session
     if text.startswith("\ufeff"):
         text = text[1:]
     windows = _recorded_on_windows(text)
-    lines = [ln[:-1] if ln.endswith("\r") else ln for ln in text.split("\n")]
     at = _time_of(path.name)  # the file's name: when the chat began, in UTC
     if at is not None:
         b.seen_time(at)
-    turn: list[str] = []
-    role: str | None = None
+    turn: _Turn | None = None
     fence: str | None = None  # the fence we are in: its backticks
     begun = False
-
-    def end_turn() -> None:
-        if role is not None:
-            _turn(b, role, turn, at, windows)
-        turn.clear()
-
     in_tool = False  # inside a <tool-use> element: its results' fences are not always whole
-    for line in lines:
+    for line in (line for block in _blocks(text) for line in block):
+        if not line:  # the commonest line, what feed() makes of it without its tests
+            if turn is not None:
+                turn.blank()
+            continue
         if in_tool:
             in_tool = not _tool_ends(line)
-            turn.append(line)
+            if turn is not None:
+                turn.feed(line)
             continue
         if fence is not None:
-            if _closes(line, fence):
-                fence = None
-                turn.append(line)
+            if line[:2] != "_*" or not _ROLE.match(line):
+                if _closes(line, fence):
+                    fence = None
+                if turn is not None:
+                    turn.feed(line)
                 continue
-            if not _ROLE.match(line):
-                turn.append(line)
-                continue
-            fence = None  # a reply cut off inside its fence: the next turn ends it
-        if _TOOL_OPEN.match(line):
+            fence = None  # a reply cut off inside its fence: the next turn ends it  # a reply cut off inside its fence: the next turn ends it
+        first = line[:1]
+        if first == "<" and _TOOL_OPEN.match(line):
             in_tool = not line.rstrip().endswith("</tool-use>")
-            turn.append(line)
-            continue
-        opened = _FENCE.match(line)
-        if opened:
+        elif first == "`" and (opened := _FENCE.match(line)):
             fence = opened.group(1)
-            turn.append(line)
-            continue
-        header = _ROLE.match(line)
-        if header:
-            end_turn()
+        elif first == "_" and (header := _ROLE.match(line)):
+            if turn is not None:
+                turn.end(b, at, windows)
             begun = True
             who, sidechain, inside = header.groups()
             role = "user" if who == "User" and not sidechain else "assistant"
+            turn = _Turn(role)
             when, model = _header(inside or "")
             if when is not None:
                 at = when
@@ -152,7 +147,7 @@ def parse_transcript(path: Path | str, session_id: str | None = None) -> Session
             if model and role == "assistant":
                 b.session.model = model
             continue
-        if not begun:
+        elif not begun:
             when = _title_time(line)
             if when is not None:
                 at = when
@@ -160,11 +155,31 @@ def parse_transcript(path: Path | str, session_id: str | None = None) -> Session
             elif line.strip() and not _preamble(line):
                 b.session.skipped_lines += 1
             continue
-        turn.append(line)
-    end_turn()
+        if turn is not None:
+            turn.feed(line)
+    if turn is not None:
+        turn.end(b, at, windows)
     if b.session.started_at is None:
         b.seen_time(file_time(path))  # a chat that names no time (the early files')
     return b.finish(b.cwd)
+
+
+BLOCK_CHARS = 1 << 18  # the text is split into lines this much at a time
+
+
+def _blocks(text: str) -> Iterator[list[str]]:
+    """``text.split("\\n")``, one ``\\r`` ending a line dropped, in blocks of lines: a
+    history of millions of short lines is never a list of them all (one pointer
+    each: 8 bytes a line, for a 60 MB file of blank lines 480 MB a list)."""
+    crlf = "\r" in text
+    start, size = 0, len(text)
+    while start <= size:
+        end = text.find("\n", min(start + BLOCK_CHARS, size))
+        if end < 0:
+            end = size
+        block = text[start:end].split("\n")
+        yield [ln[:-1] if ln.endswith("\r") else ln for ln in block] if crlf else block
+        start = end + 1
 
 
 def _workspace(path: Path) -> Path:
@@ -227,81 +242,134 @@ def _time_in(text: str) -> str | None:
 
 
 def _recorded_on_windows(text: str) -> bool:
-    lines = [ln for ln in text.split("\n") if ln]
-    if lines and sum(1 for ln in lines if ln.endswith("\r")) * 2 > len(lines):
-        return True
+    """CRLF ends more than half the lines that are not empty, or a drive path is named.
+    Counted on the text, not on a list of its lines."""
+    crs = text.count("\r\n") + text.endswith("\r")
+    if crs:
+        newlines = text.count("\n")
+        runs = len(_NEWLINES.findall(text))  # each run of n newlines holds n - 1 empty lines
+        empty = newlines - runs + text.startswith("\n") + text.endswith("\n")
+        if crs * 2 > newlines + 1 - empty:
+            return True
     return _DRIVE.search(text) is not None
 
 
-def _turn(b: SessionBuilder, role: str, lines: list[str], at: str | None, windows: bool) -> None:
-    """One turn: its words (never a tool's text nor thinking), then its tool calls."""
-    words: list[str] = []
-    tools: list[_Tool] = []
-    current: _Tool | None = None
-    fence: str | None = None
-    depth = 0  # inside a <tool-use> element
-    thinking = False
-    details = False  # the current call is one <details> element (no <tool-use> around)
-    for line in lines:
-        if depth:
-            assert current is not None
-            current.lines.append(line)
+class _Turn:
+    """One turn, fed a line at a time: its words (never a tool's text nor thinking),
+    then, at its end, its tool calls. Its words are kept no further than a message
+    holds (``CONTENT_CAP``): a 60 MB reply is not held whole twice over."""
+
+    def __init__(self, role: str) -> None:
+        self.role = role
+        self.words: list[str] = []
+        self.kept = 0  # characters in ``words``
+        self.more = False  # words past the cap that are not white space
+        self.tools: list[_Tool] = []
+        self.current: _Tool | None = None
+        self.fence: str | None = None
+        self.depth = 0  # inside a <tool-use> element
+        self.thinking = False
+        self.details = False  # the current call is one <details> element (no <tool-use> around)
+
+    def feed(self, line: str) -> None:
+        if self.depth:
+            assert self.current is not None
+            self.current.lines.append(line)
             if _tool_ends(line):
-                depth, current = 0, None
-            continue
+                self.depth, self.current = 0, None
+            return
+        fence = self.fence
+        first = line[:1]
         if fence is None:
-            opened = _FENCE.match(line)
+            opened = _FENCE.match(line) if first == "`" else None
             closing = False
         else:
             opened = None
             closing = _closes(line, fence)
-        if fence is None and not opened:
-            tool_open = _TOOL_OPEN.match(line)
-            if tool_open:
-                current = _Tool(tool_open.group(1))
-                tools.append(current)
-                depth = 1
-                current.lines.append(line)
-                if line.rstrip().endswith("</tool-use>"):
-                    depth, current = 0, None
-                continue
-            plain = None if depth else _TOOL_LINE.match(line)
-            edit_summary = None if depth else _EDIT_FILE.match(line)
-            read = None if depth or current else _READ_LINE.match(line)
-            if read:  # the early files' view of a file: a line of its own
-                tools.append(_Tool("read_file", [line]))
-                continue
-            if plain or edit_summary:
-                current = _Tool(plain.group(1) if plain else "edit_file")
-                tools.append(current)
-                current.lines.append(line)
-                details = edit_summary is not None and plain is None
-                continue
-            if details and current is not None and line.strip() == "</details>":
-                current.lines.append(line)
-                current, details = None, False  # its <details> holds all of it
-                continue
-            if line.startswith("<think>"):
-                thinking = "</think>" not in line
-                continue
-            if thinking:
-                thinking = "</think>" not in line
-                continue
+        if fence is None and not opened and (first in _MARKS or first.isspace() or self.thinking):
+            if self._call(line, first):
+                return
         if opened:
-            fence = opened.group(1)
+            self.fence = opened.group(1)
         elif closing:
-            fence = None
-        if current is not None:
-            current.lines.append(line)
+            self.fence = None
+        if self.current is not None:
+            self.current.lines.append(line)
         else:
-            words.append(line)
-    said = "\n".join(ln for ln in words if ln.strip() != "---").strip()
-    if role == "user":
-        b.message("user", said, at)
-    else:
-        b.message("assistant", said, at)
-    for tool in tools:
-        _tool(b, tool, at, windows)
+            self._word(line)
+
+    def blank(self) -> None:
+        """``feed("")``, without the tests an empty line cannot pass."""
+        if not self.depth and self.fence is None and self.thinking:
+            return
+        if self.current is not None:
+            self.current.lines.append("")
+        elif self.words and self.kept <= 2 * CONTENT_CAP:
+            self.words.append("")
+            self.kept += 1
+
+    def _call(self, line: str, first: str) -> bool:
+        """A line that opens or ends a call, or thinking's: taken (True)."""
+        tool_open = _TOOL_OPEN.match(line) if first == "<" else None
+        if tool_open:
+            self.current = _Tool(tool_open.group(1))
+            self.tools.append(self.current)
+            self.depth = 1
+            self.current.lines.append(line)
+            if line.rstrip().endswith("</tool-use>"):
+                self.depth, self.current = 0, None
+            return True
+        plain = _TOOL_LINE.match(line) if first == "T" else None
+        edit_summary = _EDIT_FILE.match(line)
+        read = None if self.current else _READ_LINE.match(line)
+        if read:  # the early files' view of a file: a line of its own
+            self.tools.append(_Tool("read_file", [line]))
+            return True
+        if plain or edit_summary:
+            self.current = _Tool(plain.group(1) if plain else "edit_file")
+            self.tools.append(self.current)
+            self.current.lines.append(line)
+            self.details = edit_summary is not None and plain is None
+            return True
+        if self.details and self.current is not None and line.strip() == "</details>":
+            self.current.lines.append(line)
+            self.current, self.details = None, False  # its <details> holds all of it
+            return True
+        if line.startswith("<think>"):
+            self.thinking = "</think>" not in line
+            return True
+        if self.thinking:
+            self.thinking = "</think>" not in line
+            return True
+        return False
+
+    def _word(self, line: str) -> None:
+        stripped = line.strip()
+        if stripped == "---":
+            return  # a separator, not words
+        if self.kept > 2 * CONTENT_CAP:  # more than a message keeps, stripped and cut
+            self.more = self.more or bool(stripped)
+            return
+        if not self.words:
+            if not stripped:
+                return  # white space before the first word: stripped anyway
+            self.kept -= len(line) - len(line.lstrip())
+        self.words.append(line)
+        self.kept += len(line) + 1
+
+    def end(self, b: SessionBuilder, at: str | None, windows: bool) -> None:
+        said = "\n".join(self.words)
+        # past the cap with words after it: its end is not the message's end
+        said = said.lstrip() if self.more else said.strip()
+        if self.role == "user":
+            b.message("user", said, at)
+        else:
+            b.message("assistant", said, at)
+        for tool in self.tools:
+            _tool(b, tool, at, windows)
+
+
+_MARKS = frozenset("<TR")  # first characters of the lines ``_Turn._call`` looks for
 
 
 def _tool_ends(line: str) -> bool:
