@@ -157,3 +157,23 @@ def test_a_long_line_s_tokens_count_in_their_order(
     assert replaced_line(repo, "min.js", 2, edited) == 2
     assert line_history._similarity(old, edited) > 0.9
     assert compared == []  # neither whole line given to difflib
+
+
+def test_git_s_diff_is_given_a_bounded_count_of_a_long_line_s_tokens(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A line of 1,000,000 characters is 330,000 tokens, and git's diff keeps a record for
+    each (190 MB): past MAX_TOKENS its first tokens stand for it."""
+    given: list[int] = []
+    real = line_history.equal_runs
+
+    def recording(a: list[str], b: list[str]) -> Any:
+        given.extend((len(a), len(b)))
+        return real(a, b)
+
+    monkeypatch.setattr(line_history, "equal_runs", recording)
+    old = _code(4, 1_000_000)
+    edited = " ".join("X" if i % 20 == 19 else t for i, t in enumerate(old.split(" ")))
+    assert line_history._similarity(old, edited) > 0.9
+    assert line_history._similarity(old, _code(5, 1_000_000)) < line_history.SAME_LINE
+    assert given and max(given) == line_history.MAX_TOKENS

@@ -105,6 +105,12 @@ def _nearest(lines: list[str], at: int, text: str) -> tuple[list[int], bool]:
     return order, True
 
 
+# git's diff keeps a record per token: two lines of 1,000,000 characters (330,000
+# tokens each) took 190 MB and 0.7 s. Past this many tokens a line's first ones stand
+# for it (some 300,000 characters of a minified bundle: 60 MB, 0.3 s at most).
+MAX_TOKENS = 100_000
+
+
 def _token_similarity(a: str, b: str) -> float:
     """difflib's ratio's measure (twice the matched characters over both lengths) over
     the words and signs the two share **in order**, as git's diff of the two token
@@ -113,7 +119,7 @@ def _token_similarity(a: str, b: str) -> float:
     bundle shared half their tokens (``(``, ``;``, ``function``...) and were taken for
     versions of each other (0.43-0.61 against difflib's 0.08-0.24); in order they score
     0.08-0.20, and a line with a few tokens changed stays as like its old self."""
-    ta, tb = _TOKEN.findall(a), _TOKEN.findall(b)
+    ta, tb = _TOKEN.findall(a)[:MAX_TOKENS], _TOKEN.findall(b)[:MAX_TOKENS]
     total = sum(map(len, ta)) + sum(map(len, tb))
     if not total:
         return 1.0
