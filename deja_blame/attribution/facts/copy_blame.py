@@ -26,9 +26,11 @@ order entries are taken in does not change the answer. The diffs are
 
 Where a parent lacks the file, git looks for it under another name (its rename
 detection for that one path, ``find_rename``): ``git diff-tree -M`` answers the same
-where the commit deleted at most one file. ``NotHere`` is raised where this module
-does not follow git (a commit that deleted several files, a file that changed
-type, an object the repository lacks): the caller then asks git.
+where the commit deleted at most one file, and that file went to the asked path or
+to none. ``NotHere`` is raised where this module does not follow git (a commit
+that deleted several files, or one it gave another new file; a file that changed
+type; a range past the file's lines; an object the repository lacks): the caller
+then asks git.
 """
 
 from __future__ import annotations
