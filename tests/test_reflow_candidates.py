@@ -32,6 +32,8 @@ def _plain(norm: list[str], open_: list[bool]) -> dict[int, list[tuple[int, int,
             bare = _MAGIC_COMMA.sub(r"\1", joined)
             if bare != joined:
                 spots.setdefault(fingerprint(bare), []).append((i, k, bare))
+            if joined.endswith(",") and not is_trivial(joined[:-1]):
+                spots.setdefault(fingerprint(joined[:-1]), []).append((i, k, joined[:-1]))
     return spots
 
 
@@ -88,4 +90,14 @@ def test_a_short_or_punctuation_run_is_no_candidate() -> None:
     assert split_candidates(["ab", "cd", "ef"], [True] * 3) == {}  # six characters at most
     assert split_candidates(["abc", "defg"], [True, True]) == {
         fingerprint("abcdefg"): [(0, 2, "abcdefg")]
+    }
+
+
+def test_a_run_ending_in_a_comma_is_also_its_text_without_it() -> None:
+    # f(a, b) became one argument of a longer call: "f(", "a,", "b", "),"
+    norm = ["f(alpha,", "beta", "),"]
+    spots = split_candidates(norm, [True] * 3, WrittenTexts.of(["f(alpha,beta)"]))
+    assert spots == {fingerprint("f(alpha,beta)"): [(0, 3, "f(alpha,beta)")]}
+    assert split_candidates(["abc", "def,"], [True, True]) == {
+        fingerprint("abcdef,"): [(0, 2, "abcdef,")]  # "abcdef": six characters, trivial
     }

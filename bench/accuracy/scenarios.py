@@ -862,6 +862,73 @@ def prettier_splits_signatures(sim: Sim, small: bool) -> None:
     sim.expect(path)
 
 
+FINALIZE_TS = """\
+\tconst state = value[DRAFT_STATE]
+\tif (!state) {
+\t\teach(value, (key, child) =>
+\t\t\tfinalizeProperty(scope, state, value, key, child, path)
+\t\t)
+\t\treturn value
+\t}
+\tif (state.scope !== scope) return value
+\tif (!state.modified) {
+\t\tmaybeFreeze(scope, state.base, true)
+\t\treturn state.base
+\t}
+\tif (!state.finalized) {
+\t\tstate.finalized = true
+\t\tconst result = state.copy
+\t\tmaybeFreeze(scope, result, false)
+\t\tif (path && scope.patches) {
+\t\t\tgeneratePatches(state, path, scope.patches, scope.inversePatches)
+\t\t}
+\t}
+\treturn state.copy
+"""
+
+
+@scenario("prettier splits a session's call that a person made one argument of a longer call")
+def prettier_splits_an_argument(sim: Sim, small: bool) -> None:
+    path = "src/finalize.ts"
+    sim.person_write(
+        path,
+        "export function finalize(scope: Scope, value: any, path?: Path) {\n\treturn value\n}\n",
+    )
+    sim.commit("Finalize skeleton")
+    sim.advance(HOUR)
+    s = sim.session("finalize", "Finalize a draft and every property of a plain object.")
+    s.replace(path, "\treturn value\n}\n", FINALIZE_TS + "}\n")
+    sim.advance(10 * MINUTE)
+    sim.commit("Finalize drafts")
+    sim.advance(HOUR)
+    # the person adds an argument after the session's call and runs prettier: the call
+    # is one item of the list now, its pieces end with a comma the session did not write
+    # ("),", the person's)
+    sim.person_rewrite(
+        path,
+        lambda text: text.replace(
+            "\t\teach(value, (key, child) =>\n"
+            "\t\t\tfinalizeProperty(scope, state, value, key, child, path)\n"
+            "\t\t)\n",
+            "\t\teach(\n"
+            "\t\t\tvalue,\n"
+            "\t\t\t(key, child) =>\n"
+            "\t\t\t\tfinalizeProperty(\n"
+            "\t\t\t\t\tscope,\n"
+            "\t\t\t\t\tstate,\n"
+            "\t\t\t\t\tvalue,\n"
+            "\t\t\t\t\tkey,\n"
+            "\t\t\t\t\tchild,\n"
+            "\t\t\t\t\tpath\n"
+            "\t\t\t\t),\n"
+            "\t\t\tstrictIteration\n"
+            "\t\t)\n",
+        ),
+    )
+    sim.commit("Strict iteration")
+    sim.expect(path)
+
+
 @scenario("a Claude Code session edits a one-line file (.python-version 3.12 -> 3.13)")
 def one_line_file(sim: Sim, small: bool) -> None:
     sim.person_write(".python-version", "3.12\n")

@@ -14,6 +14,11 @@ the joined text is also tried without commas before a closing bracket, and then
 a line with a character the session did not write (``b,``) is left out. Less
 certain than a line matched as written: confidence 0.8 at most.
 
+A run whose joined text ends with a comma is also tried without it: the session's
+line became one item of a list (``each(value, f(a, b))`` given another argument,
+prettier puts ``f(`` ... ``b`` ``),`` one item a line); the last piece, with the
+comma the session did not write, is left out.
+
 A split is judged by its pieces' tokens, not each piece's own text: prettier puts
 a TypeScript signature one parameter a line (``option(`` ... ``): this``, ten
 lines and more), and a piece may be a text the session also wrote as a line of
@@ -125,13 +130,20 @@ def split_candidates(
                 bare = _MAGIC_COMMA.sub(r"\1", joined)
                 if written is None or bare in written.texts:
                     spots.setdefault(fingerprint(bare), []).append((i, k, bare))
+            if joined[-1] == "," and len(joined) > TRIVIAL_CHARS + 1:
+                # the split text became one item of a list (an argument added after
+                # it): the comma that ends the run is not the session's, the rest is
+                last = joined[:-1]
+                if written is None or last in written.texts:
+                    spots.setdefault(fingerprint(last), []).append((i, k, last))
     return spots
 
 
 def _may_begin(written: WrittenTexts, run: str) -> bool:
     """Whether a run of lines joined as ``run``, or a longer one, can be a written
-    text: one begins with ``run``, or with ``run`` without its magic commas and without
-    its last comma (the next line may begin with the bracket that makes it one)."""
+    text: one begins with ``run``, with ``run`` without the comma that ends it, or with
+    ``run`` without its magic commas and without its last comma (the next line may
+    begin with the bracket that makes it one)."""
     got = written.seen.get(run)
     if got is None:
         got = written.seen[run] = _begins(written, run)
@@ -143,6 +155,8 @@ def _begins(written: WrittenTexts, run: str) -> bool:
         return True
     if "," not in run:
         return False
+    if run[-1] == "," and written.starts(run[:-1]):
+        return True  # a written text the run is without the comma that ends it
     bare = _MAGIC_COMMA.sub(r"\1", run)
     return written.starts(bare[:-1] if bare.endswith(",") else bare)
 
