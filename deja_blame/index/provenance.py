@@ -90,11 +90,16 @@ def own_file(env: Mapping[str, str] | None = None) -> Path:
     return trust_file(env).with_name("own")
 
 
-HISTORIES_IN_WORK_TREES = frozenset({"aider", "specstory"})
-"""The agents whose histories are written into the work tree, to be committed: the
-only ones ``own_file`` remembers. Another agent's store that happens to lie in a work
-tree (a HOME kept in git) is not a history the user commits; remembering its every
-session would cost a read of each and outgrow the file."""
+def history_in_work_tree(agent: str) -> bool:
+    """The agents whose histories are written into the work tree, to be committed
+    (their plug-in finds them from the folder deja runs in, ``file_roots``): the only
+    ones ``own_file`` remembers. Another agent's store that happens to lie in a work
+    tree (a HOME kept in git) is not a history the user commits; remembering its every
+    session would cost a read of each and outgrow the file."""
+    from deja_blame.transcripts.registry import known
+
+    plugin = known(agent)
+    return plugin is not None and plugin.file_roots
 
 
 @dataclass(frozen=True)
@@ -358,7 +363,7 @@ def split_trusted(
                         _forget_one(str(here), env)
             else:
                 kept.append(tf)
-                if untracked is not None and tf.agent in HISTORIES_IN_WORK_TREES:
+                if untracked is not None and history_in_work_tree(tf.agent):
                     untracked.append(here)
     order = {id(tf): k for k, tf in enumerate(files)}
     kept.sort(key=lambda tf: order[id(tf)])
