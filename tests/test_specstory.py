@@ -454,19 +454,23 @@ def test_an_index_from_before_the_memory_seeds_it_with_what_it_holds_untracked(
     assert "left out" not in said, said
 
 
+@pytest.mark.parametrize("mine", ["a chat", "empty", "a header only"])
 def test_an_ignored_chat_git_writes_over_on_a_pull_is_the_strangers(
-    own: Path, tmp_path: Path
+    own: Path, tmp_path: Path, mine: str
 ) -> None:
     """The memory is of the bytes read, not of the path: git writes over an *ignored*
     untracked file on a pull without a word (Aider's and SpecStory's histories are
     usually ignored, their names known), so a stranger's committed chat pulled into
-    that path is carried, and the user's own is not credited with its edits."""
+    that path is carried, and the user's own is not credited with its edits. A file
+    remembered with no request the user typed (empty, a header) would be a prefix a
+    stranger can write: such a file is not remembered."""
     (own / ".git" / "info" / "exclude").write_text(".specstory/\n")
     history = own / ".specstory" / "history"
     history.mkdir(parents=True)
     name = "2026-12-07_08-20-00Z-add-a-mean.md"
     chat = history / name
-    chat.write_text(_chat(own, ("08:20:10", "src/util.py", UTIL)))
+    text = {"a chat": _chat(own, ("08:20:10", "src/util.py", UTIL)), "empty": ""}
+    chat.write_text(text.get(mine, _chat(own)))  # the header a stranger's chat begins with
     assert "left out" not in deja("index", cwd=own).stderr.decode()
 
     theirs = tmp_path / "theirs"
@@ -499,10 +503,10 @@ def test_only_histories_made_for_the_work_tree_are_remembered(own: Path) -> None
         TranscriptFile("a", store / "a.jsonl", store, "claude-code"),
         TranscriptFile("b", own / ".aider.chat.history.md", own, "aider"),
     ]
-    untracked: list[Path] = []
+    untracked: list[tuple[Path, str]] = []
     kept, left = split_trusted(files, untracked=untracked)
     assert (len(kept), left) == (2, [])
-    assert [p.name for p in untracked] == [".aider.chat.history.md"]
+    assert [p.name for p, _agent in untracked] == [".aider.chat.history.md"]
 
 
 def test_a_history_of_millions_of_lines_is_not_held_line_by_line(
@@ -548,3 +552,23 @@ def test_a_reply_longer_than_a_message_keeps_is_cut_as_before(
     said = _read(tmp_path, V2 + _agent() + reply)["messages"][0]["text"]
     whole = "\n".join(ln for ln in reply.split("\n") if ln.strip() != "---").strip()
     assert said == cap_text(whole)
+
+
+def test_an_aider_history_is_remembered_once_it_holds_a_request(own: Path) -> None:
+    """Aider's header names only its start time and model: remembered once the user
+    has typed a request (``#### ...``), forgotten when the file is cleared."""
+    import os
+
+    from deja_blame.index.provenance import read_as_own, remember_own
+
+    history = own / ".aider.chat.history.md"
+    history.write_text("\n# aider chat started at 2026-12-07 08:00:00\n\n> aider --model x\n")
+    remember_own([(history, "aider")], os.environ)
+    assert str(history) not in read_as_own(os.environ)
+    with history.open("a") as f:
+        f.write("\n#### add a mean to util.py\n\nDone.\n")
+    remember_own([(history, "aider")], os.environ)
+    assert read_as_own(os.environ)[str(history)].size == history.stat().st_size
+    history.write_text("")
+    remember_own([(history, "aider")], os.environ)
+    assert str(history) not in read_as_own(os.environ)

@@ -202,7 +202,7 @@ def _own_only(
     from deja_blame.output import warn
 
     by_config: set[Path] = set()
-    untracked: list[Path] = []
+    untracked: list[tuple[Path, str]] = []
     kept, left_out = split_trusted(files, by_config=by_config, untracked=untracked)
     remember_own(untracked)  # theirs still once they commit it; the gone forgotten
     remember_left_out(conn, left_out, kept)

@@ -102,6 +102,17 @@ def history_in_work_tree(agent: str) -> bool:
     return plugin is not None and plugin.file_roots
 
 
+REQUEST_MARKERS: dict[str, bytes] = {
+    "aider": b"\n#### ",  # a request the user typed
+    "specstory": b"_**User",
+}
+"""What marks a request the user typed, in each history ``own_file`` remembers: a
+history is remembered only once it holds one. An empty or header-only file
+(``: > .aider.chat.history.md``, a chat just started) would bind the memory to
+nothing a stranger could not write (every file begins with no bytes; a header with
+a time is guessable). An agent without a marker here is never remembered."""
+
+
 @dataclass(frozen=True)
 class OwnRead:
     """What deja read of a file as the user's own: its size, modification time and
@@ -132,10 +143,13 @@ def read_as_own(env: Mapping[str, str] | None = None) -> dict[str, OwnRead]:
     return known
 
 
-def _hash_of(path: str, upto: int | None = None) -> tuple[os.stat_result, str, str] | None:
+def _hash_of(
+    path: str, upto: int | None = None, marker: bytes = b""
+) -> tuple[os.stat_result, str, str, bool] | None:
     """(the file's stat, SHA-256 of its first ``upto`` bytes or "", SHA-256 of all of
-    it); None for a link, a special file, one that cannot be read, or one shorter than
-    ``upto``. Read in blocks: a history can be tens of megabytes."""
+    it, whether it holds ``marker``); None for a link, a special file, one that cannot
+    be read, or one shorter than ``upto``. Read in blocks: a history can be tens of
+    megabytes."""
     import hashlib
 
     from deja_blame.statefile import open_regular
@@ -148,6 +162,8 @@ def _hash_of(path: str, upto: int | None = None) -> tuple[os.stat_result, str, s
         digest = hashlib.sha256()
         prefix: str | None = None
         done = 0
+        marked = not marker
+        tail = b""
         while True:
             if upto is not None and prefix is None and done == upto:
                 prefix = digest.hexdigest()
@@ -157,24 +173,29 @@ def _hash_of(path: str, upto: int | None = None) -> tuple[os.stat_result, str, s
                 break
             digest.update(block)
             done += len(block)
+            if not marked:
+                marked = marker in tail + block
+                tail = block[-len(marker) :]
     except OSError:
         return None
     finally:
         os.close(fd)
     if upto is not None and prefix is None:
         return None  # shorter than what was read as the user's own
-    return st, prefix or "", digest.hexdigest()
+    return st, prefix or "", digest.hexdigest(), marked
 
 
 def still_own(path: str, read: OwnRead) -> bool:
     """Whether ``path`` still begins with the bytes deja read there as the user's own
     (SpecStory and Aider append to a chat's file; a file git put there instead does not
     begin with the user's bytes)."""
+    if read.size <= 0:
+        return False  # every file begins with no bytes
     got = _hash_of(path, read.size)
     return got is not None and got[1] == read.sha256
 
 
-def remember_own(paths: Iterable[Path], env: Mapping[str, str] | None = None) -> None:
+def remember_own(paths: Iterable[tuple[Path, str]], env: Mapping[str, str] | None = None) -> None:
     """Keep in ``own_file`` what ``paths`` hold now (read as the user's own: untracked
     in their work tree, or tracked and still beginning with what was read before), and
     drop the paths no longer there: a file deleted and later brought back by a pull at
@@ -184,14 +205,18 @@ def remember_own(paths: Iterable[Path], env: Mapping[str, str] | None = None) ->
     the safe side)."""
     import deja_blame.statefile as statefile
 
-    wanted = {os.path.abspath(p) for p in paths}
-    wanted = {p for p in wanted if not any(c in p for c in "\n\r\t")}
+    wanted: dict[str, bytes] = {}
+    for path, agent in paths:
+        marker = REQUEST_MARKERS.get(agent)
+        p = os.path.abspath(path)
+        if marker and not any(c in p for c in "\n\r\t"):
+            wanted[p] = marker
     where = own_file(env)
     if not wanted and statefile.size_of(where) is None:
         return
     known = read_as_own(env)
     kept = {p: r for p, r in known.items() if os.path.lexists(p)}
-    for p in wanted:
+    for p, marker in wanted.items():
         before = kept.get(p)
         try:
             st = os.lstat(p)
@@ -199,9 +224,9 @@ def remember_own(paths: Iterable[Path], env: Mapping[str, str] | None = None) ->
             continue
         if before is not None and (before.size, before.mtime_ns) == (st.st_size, st.st_mtime_ns):
             continue
-        got = _hash_of(p)
-        if got is None:
-            kept.pop(p, None)
+        got = _hash_of(p, marker=marker)
+        if got is None or not got[3]:
+            kept.pop(p, None)  # no request the user typed (yet, or any more)
             continue
         kept[p] = OwnRead(got[0].st_size, got[0].st_mtime_ns, got[2])
     _write_own(kept, known, where)
@@ -296,7 +321,7 @@ def split_trusted(
     files: list[TranscriptFile],
     env: Mapping[str, str] | None = None,
     by_config: set[Path] | None = None,
-    untracked: list[Path] | None = None,
+    untracked: list[tuple[Path, str]] | None = None,
 ) -> tuple[list[TranscriptFile], list[LeftOut]]:
     """``files`` as (the user's own, the strangers' left out). A stat per file and a
     memoised walk up its folders; git is asked only about the work trees that hold one.
@@ -356,7 +381,7 @@ def split_trusted(
                 if read is not None and still_own(str(here), read):
                     kept.append(tf)  # read as the user's own before they committed it
                     if untracked is not None:
-                        untracked.append(here)  # its later turns remembered too
+                        untracked.append((here, tf.agent))  # its later turns remembered too
                 else:
                     left.append(LeftOut(tf.path, tf.agent, CARRIED, top))
                     if read is not None:
@@ -364,7 +389,7 @@ def split_trusted(
             else:
                 kept.append(tf)
                 if untracked is not None and history_in_work_tree(tf.agent):
-                    untracked.append(here)
+                    untracked.append((here, tf.agent))
     order = {id(tf): k for k, tf in enumerate(files)}
     kept.sort(key=lambda tf: order[id(tf)])
     return kept, left
@@ -561,7 +586,7 @@ def drop_strangers_held(conn: sqlite3.Connection, mark: str | None = None) -> li
         if path not in by_path:
             held.append(TranscriptFile(str(session_id), path, path.parent, str(source)))
         by_path.setdefault(path, []).append(int(sid))
-    untracked: list[Path] = []
+    untracked: list[tuple[Path, str]] = []
     _kept, left = split_trusted(held, untracked=untracked)
     remember_own(untracked)
     with transaction(conn):
