@@ -374,7 +374,7 @@ def test_an_old_name_already_searched_for_is_not_searched_again(
     """``core.py`` renamed from ``click/core.py``: the refresh searched the unread
     transcripts for ``core.py`` already, so the old name (or one holding it) asks no
     pass over them; a name of its own does, once, and only for the connection that
-    refreshed."""
+    refreshed; the next answer not again until the transcript changes."""
     from deja_blame.index import unread
 
     conn = connect(tmp_path / "i.db")
@@ -398,3 +398,12 @@ def test_an_old_name_already_searched_for_is_not_searched_again(
     assert unread.read_naming(conn, ["src/old.py"]) == 0
     assert unread.read_naming(conn, ["lib/old.py"]) == 0
     assert searched == [f]
+    # the next answer (another refresh, the same transcript unchanged) does not
+    # search it for that name again
+    unread.left_unread(conn, [tmp_path], [tf], (b"/repo/", b"core.py"))
+    assert unread.read_naming(conn, ["src/old.py"]) == 0
+    assert searched == [f]
+    f.write_text('{"content": "/home/alice/work2/src/old.py"}\n')
+    unread.left_unread(conn, [tmp_path], [tf], (b"/repo/", b"core.py"))
+    assert unread.read_naming(conn, ["src/old.py"]) == 1
+    assert searched == [f, f]

@@ -57,7 +57,7 @@ def read_naming(conn: sqlite3.Connection, relpaths: Iterable[str]) -> int:
     left = _left
     if left is None or left.conn is not conn or left.thread != threading.get_ident():
         return 0  # no refresh before this answer, or another connection's
-    from deja_blame.index.prescan import concerns, name_needles
+    from deja_blame.index.prescan import name_needles, split
 
     # a file that holds none of the needles searched for holds none that contains one
     # (the refresh searched for the file's own name: ``core.py`` renamed from
@@ -66,7 +66,9 @@ def read_naming(conn: sqlite3.Connection, relpaths: Iterable[str]) -> int:
     if not needles:
         return 0
     left.searched.update(needles)
-    found = [tf for tf in left.files if concerns(tf, needles)]
+    # searched as the refresh searches: a transcript found to name none of them is
+    # remembered by its stat, and the next answer does not search it again
+    found = split(conn, left.files, needles)[0]
     if not found:
         return 0
     taken = {id(tf) for tf in found}
