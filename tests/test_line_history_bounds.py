@@ -177,3 +177,10 @@ def test_git_s_diff_is_given_a_bounded_count_of_a_long_line_s_tokens(
     assert line_history._similarity(old, edited) > 0.9
     assert line_history._similarity(old, _code(5, 1_000_000)) < line_history.SAME_LINE
     assert given and max(given) == line_history.MAX_TOKENS
+    # one token put in near the start moves every window by one token only
+    assert line_history._similarity(old, "x " + edited) > 0.9
+    # a prelude of a fifth in common, nothing after it: 0.44 as their whole tokens
+    # score, no version of each other (their first 100,000 tokens alone scored 0.76)
+    prelude = _code(6, 200_000)
+    one, two = prelude + " " + _code(7, 800_000), prelude + " " + _code(8, 800_000)
+    assert line_history._similarity(one, two) < line_history.SAME_LINE

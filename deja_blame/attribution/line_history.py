@@ -106,9 +106,25 @@ def _nearest(lines: list[str], at: int, text: str) -> tuple[list[int], bool]:
 
 
 # git's diff keeps a record per token: two lines of 1,000,000 characters (330,000
-# tokens each) took 190 MB and 0.7 s. Past this many tokens a line's first ones stand
-# for it (some 300,000 characters of a minified bundle: 60 MB, 0.3 s at most).
+# tokens each) took 190 MB and 0.7 s. Past this many tokens (some 300,000 characters
+# of a minified bundle: 60 MB, 0.3 s at most) a line is stood for by WINDOWS runs of
+# its tokens spread evenly over it, at the same share of each line's length: an edit
+# moves a window's content by a few tokens only, and two lines that share a long
+# prelude and nothing after it are not taken for one (its first tokens alone were).
 MAX_TOKENS = 100_000
+WINDOWS = 10
+
+
+def _spread(tokens: list[str]) -> list[str]:
+    if len(tokens) <= MAX_TOKENS:
+        return tokens
+    width = MAX_TOKENS // WINDOWS
+    room = len(tokens) - width
+    out: list[str] = []
+    for k in range(WINDOWS):
+        start = room * k // (WINDOWS - 1)
+        out += tokens[start : start + width]
+    return out
 
 
 def _token_similarity(a: str, b: str) -> float:
@@ -119,7 +135,7 @@ def _token_similarity(a: str, b: str) -> float:
     bundle shared half their tokens (``(``, ``;``, ``function``...) and were taken for
     versions of each other (0.43-0.61 against difflib's 0.08-0.24); in order they score
     0.08-0.20, and a line with a few tokens changed stays as like its old self."""
-    ta, tb = _TOKEN.findall(a)[:MAX_TOKENS], _TOKEN.findall(b)[:MAX_TOKENS]
+    ta, tb = _spread(_TOKEN.findall(a)), _spread(_TOKEN.findall(b))
     total = sum(map(len, ta)) + sum(map(len, tb))
     if not total:
         return 1.0
