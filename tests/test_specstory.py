@@ -407,9 +407,11 @@ def test_a_chat_read_as_the_users_own_stays_theirs_once_committed(own: Path) -> 
     assert f"left out {chat}" not in said
 
 
-def test_a_remembered_chat_deleted_and_brought_back_by_git_is_carried(own: Path) -> None:
-    """What deja remembers is a file it read: once the path is seen gone, a tracked
-    file git puts there again (a revert, a pull) is whoever's committed it."""
+def test_a_remembered_chat_is_the_users_whenever_git_puts_their_bytes_back(own: Path) -> None:
+    """What deja remembers is the bytes it read: an older commit's version of the chat
+    (shorter) is left out while checked out, and the user's own version passes again
+    once back; so does the chat deleted and brought back by a revert. A file at that
+    path holding other bytes is carried."""
     history = own / ".specstory" / "history"
     history.mkdir(parents=True)
     chat = history / "2026-12-07_08-20-00Z-add-a-mean.md"
@@ -417,10 +419,26 @@ def test_a_remembered_chat_deleted_and_brought_back_by_git_is_carried(own: Path)
     deja("index", cwd=own)
     git(own, "add", "-A")
     git(own, "commit", "-qm", "the chat", env=commit_env(T0 + 3_600))
+    chat.write_text(
+        _chat(own, ("08:20:10", "src/util.py", UTIL), ("08:30:10", "docs/notes.md", NOTES))
+    )
+    assert "left out" not in deja("index", cwd=own).stderr.decode()
+    git(own, "commit", "-qam", "more chat", env=commit_env(T0 + 3_650))
+    git(own, "checkout", "-q", "HEAD~1")
+    assert f"left out {chat} (specstory)" in deja("index", cwd=own).stderr.decode()
+    git(own, "checkout", "-q", "main")
+    said = deja("index", cwd=own).stderr.decode()
+    assert "left out" not in said, said
+
     git(own, "rm", "-q", str(chat))
     git(own, "commit", "-qm", "the chat removed", env=commit_env(T0 + 3_700))
-    deja("index", cwd=own)  # the path gone: forgotten
+    deja("index", cwd=own)  # the path gone: the memory kept
     git(own, "revert", "--no-edit", "HEAD", env=commit_env(T0 + 3_800))
+    said = deja("index", cwd=own).stderr.decode()
+    assert "left out" not in said, said
+
+    chat.write_text(_chat(own, ("08:20:10", "src/evil.py", NOTES)))
+    git(own, "commit", "-qam", "another chat at that path", env=commit_env(T0 + 3_900))
     said = deja("index", cwd=own).stderr.decode()
     assert f"left out {chat} (specstory)" in said, said
 

@@ -17,8 +17,9 @@ repository's own config never travels with a clone).
 
 A history deja read as the user's own while it was untracked in the user's own work
 tree stays theirs once they commit it (SpecStory's histories are made to be
-committed, mid-chat): its path is remembered (``own_file``) and a tracked file at a
-remembered path passes the gate, its later turns included. Only a file deja saw
+committed, mid-chat): its path and the bytes read are remembered (``own_file``) and
+a tracked file at that path that still begins with those bytes passes the gate, its
+later turns included. Only a file deja saw
 untracked: one it first meets tracked came with a clone as far as git can say (a
 commit's author is whatever its writer typed), and stays carried until trusted.
 """
@@ -197,12 +198,14 @@ def still_own(path: str, read: OwnRead) -> bool:
 
 def remember_own(paths: Iterable[tuple[Path, str]], env: Mapping[str, str] | None = None) -> None:
     """Keep in ``own_file`` what ``paths`` hold now (read as the user's own: untracked
-    in their work tree, or tracked and still beginning with what was read before), and
-    drop the paths no longer there: a file deleted and later brought back by a pull at
-    the same path is a stranger's. A file unchanged since (size and time) is not read
-    again. Written only when that changes anything; a file that cannot be written loses
-    nothing but the memory (a history committed later is then left out until trusted:
-    the safe side)."""
+    in their work tree, or tracked and still beginning with what was read before). A
+    path gone, or holding other bytes for now (an older commit checked out), keeps its
+    memory: a file git puts there passes only if it begins with the user's bytes, so
+    the user's own version passes again once back. A file unchanged since (size and
+    time) is not read again. Written only when that changes anything; past the file's
+    size limit the paths gone from disk are dropped first; a file that cannot be
+    written loses nothing but the memory (a history committed later is then left out
+    until trusted: the safe side)."""
     import deja_blame.statefile as statefile
 
     wanted: dict[str, bytes] = {}
@@ -215,7 +218,7 @@ def remember_own(paths: Iterable[tuple[Path, str]], env: Mapping[str, str] | Non
     if not wanted and statefile.size_of(where) is None:
         return
     known = read_as_own(env)
-    kept = {p: r for p, r in known.items() if os.path.lexists(p)}
+    kept = dict(known)
     for p, marker in wanted.items():
         before = kept.get(p)
         try:
@@ -241,21 +244,20 @@ def _write_own(kept: dict[str, OwnRead], known: dict[str, OwnRead], where: Path)
     data = "".join(
         f"{r.size}\t{r.mtime_ns}\t{r.sha256}\t{p}\n" for p, r in sorted(kept.items())
     ).encode("utf-8", "surrogateescape")
-    if len(data) > MAX_TRUST_FILE:
-        return
+    if len(data) > MAX_TRUST_FILE:  # the histories gone from disk go first
+        data = "".join(
+            f"{r.size}\t{r.mtime_ns}\t{r.sha256}\t{p}\n"
+            for p, r in sorted(kept.items())
+            if os.path.lexists(p)
+        ).encode("utf-8", "surrogateescape")
+        if len(data) > MAX_TRUST_FILE:
+            return
     if not statefile.ensure_dir(where.parent.parent) or not statefile.ensure_dir(where.parent):
         return
     try:
         statefile.write_bytes(where, data, mode=0o600)
     except OSError:
         return
-
-
-def _forget_one(path: str, env: Mapping[str, str] | None) -> None:
-    """Drop ``path`` from ``own_file``: what is there now is not what deja read."""
-    known = read_as_own(env)
-    if path in known:
-        _write_own({p: r for p, r in known.items() if p != path}, known, own_file(env))
 
 
 def trusted_paths(env: Mapping[str, str] | None = None) -> list[Path]:
@@ -382,10 +384,8 @@ def split_trusted(
                     kept.append(tf)  # read as the user's own before they committed it
                     if untracked is not None:
                         untracked.append((here, tf.agent))  # its later turns remembered too
-                else:
+                else:  # the memory kept: an older version checked out fails, the newer passes
                     left.append(LeftOut(tf.path, tf.agent, CARRIED, top))
-                    if read is not None:
-                        _forget_one(str(here), env)
             else:
                 kept.append(tf)
                 if untracked is not None and history_in_work_tree(tf.agent):
