@@ -24,7 +24,7 @@ from deja_blame.attribution.match import from_git_ai, match_file, match_moved
 from deja_blame.attribution.model import FileBlame, NoteLookup
 from deja_blame.attribution.worktree import overlay
 from deja_blame.errors import BinaryFileError, DejaError
-from deja_blame.gitutil import FileVersion, head_commit, read_file, workdir
+from deja_blame.gitutil import FileVersion, read_file, workdir
 from deja_blame.later import defer
 
 if TYPE_CHECKING:
@@ -89,13 +89,10 @@ def _answer(
         )
     work = read_file(repo, relpath, None)
     _refuse_binary(work)
-    head = head_commit(repo)
-    at_head: FileVersion | None = None
-    if head is not None:
-        try:
-            at_head = read_file(repo, relpath, str(head.id))
-        except DejaError:
-            at_head = None  # not in HEAD: every line is new
+    try:
+        at_head: FileVersion | None = read_file(repo, relpath, "HEAD")
+    except DejaError:
+        at_head = None  # no commit yet, or not in HEAD: every line is new
     if at_head is None or at_head.is_binary:
         return _compute(repo, conn, work, note_lookup, engine, before_match, None)
     if at_head.data == work.data:
