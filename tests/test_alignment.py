@@ -97,3 +97,21 @@ def test_edge_texts(tmp_path: Path) -> None:
     ]
     for old, new in cases:
         assert blame_hunks(old, new) == _git_hunks(tmp_path, old, new)
+
+
+def test_the_known_pairs_are_gits_and_a_libgit2_that_differs_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The self-check's pairs are git's own answers, and an xdiff that aligns them
+    otherwise (here: no indent heuristic) makes the in-process -C stand aside."""
+    from deja_blame.attribution.facts import alignment
+
+    for old, new, want in alignment._KNOWN:
+        assert _git_hunks(tmp_path, old, new) == want
+    assert alignment.aligns_as_git()
+    alignment.aligns_as_git.cache_clear()
+    monkeypatch.setattr(alignment, "_FLAGS", alignment.DiffOption.FORCE_TEXT)
+    try:
+        assert not alignment.aligns_as_git()
+    finally:
+        alignment.aligns_as_git.cache_clear()

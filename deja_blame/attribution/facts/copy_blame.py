@@ -39,7 +39,7 @@ import heapq
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from deja_blame.attribution.facts.alignment import blame_hunks
+from deja_blame.attribution.facts.alignment import aligns_as_git, blame_hunks
 from deja_blame.attribution.facts.gitread import git
 from deja_blame.attribution.facts.history import Changes, RepoHistory
 from deja_blame.attribution.facts.model import BlameLine
@@ -163,6 +163,8 @@ class CopyBlame:
     def blame(self, ranges: list[tuple[int, int]]) -> list[BlameLine]:
         """``git blame --porcelain -C -L A,B ... REV -- PATH``'s lines (``ranges``:
         1-based, inclusive), in file order."""
+        if not aligns_as_git():
+            raise NotHere("this libgit2 aligns lines otherwise than git")
         count = len(self.starts) - 1
         if any(not 1 <= a <= b <= count for a, b in ranges):
             raise NotHere("a range past the file's lines")  # git's own error, or its reading
