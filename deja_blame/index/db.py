@@ -22,6 +22,19 @@ SCHEMA_VERSION = 13
 DB_ENV = "DEJA_DB"
 BUSY_TIMEOUT_MS = 30_000  # the default wait for another process's write lock
 BUSY_ENV = "DEJA_BUSY_TIMEOUT"  # seconds, where a script would rather fail sooner
+
+REFRESH_BUSY_MS = 3_000  # how long a refresh waits for another process's write lock
+
+
+def wait_briefly(conn: sqlite3.Connection) -> int:
+    """Wait at most ``REFRESH_BUSY_MS`` for another process's write lock (unless the
+    user set how long): returns the wait to put back after."""
+    waited = int(conn.execute("PRAGMA busy_timeout").fetchone()[0])
+    if not os.environ.get(BUSY_ENV, "").strip():
+        conn.execute(f"PRAGMA busy_timeout = {min(waited, REFRESH_BUSY_MS)}")
+    return waited
+
+
 # below this much free space SQLite cannot make its -shm (32 KB) and WAL pages
 FULL_DISK_BYTES = 256 * 1024
 # WAL with NORMAL: commits are not flushed one by one, checkpoints are; a crash

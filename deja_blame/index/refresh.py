@@ -2,32 +2,18 @@
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from deja_blame.index.db import wait_briefly
 from deja_blame.index.unread import left_unread
 from deja_blame.output import warn
 from deja_blame.transcripts.antigravity.discover import discover_roots
 
 if TYPE_CHECKING:
     from deja_blame.transcripts.transcript_file import TranscriptFile
-
-
-REFRESH_BUSY_MS = 3_000  # how long a refresh waits for another process's write lock
-
-
-def wait_briefly(conn: sqlite3.Connection) -> int:
-    """Wait at most ``REFRESH_BUSY_MS`` for another process's write lock (unless the
-    user set how long): returns the wait to put back after."""
-    from deja_blame.index.db import BUSY_ENV
-
-    waited = int(conn.execute("PRAGMA busy_timeout").fetchone()[0])
-    if not os.environ.get(BUSY_ENV, "").strip():
-        conn.execute(f"PRAGMA busy_timeout = {min(waited, REFRESH_BUSY_MS)}")
-    return waited
 
 
 def refresh_index(

@@ -73,8 +73,8 @@ def read_naming(conn: sqlite3.Connection, relpaths: Iterable[str]) -> int:
         return 0
     taken = {id(tf) for tf in found}
     left.files = [tf for tf in left.files if id(tf) not in taken]
+    from deja_blame.index.db import wait_briefly
     from deja_blame.index.ingest import index_roots
-    from deja_blame.index.refresh import wait_briefly
     from deja_blame.output import warn
 
     waited = wait_briefly(conn)
