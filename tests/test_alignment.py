@@ -110,7 +110,9 @@ def test_the_known_pairs_are_gits_and_a_libgit2_that_differs_is_not_used(
         assert _git_hunks(tmp_path, old, new) == want
     assert alignment.aligns_as_git()
     alignment.aligns_as_git.cache_clear()
-    monkeypatch.setattr(alignment, "_FLAGS", alignment.DiffOption.FORCE_TEXT)
+    from pygit2.enums import DiffOption
+
+    monkeypatch.setattr(alignment, "_FLAGS", DiffOption.FORCE_TEXT)
     try:
         assert not alignment.aligns_as_git()
     finally:

@@ -22,9 +22,10 @@ diff configuration changes git's alignment (``derived_blame.plain_diff``).
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
-import pygit2
-from pygit2.enums import DiffOption
+if TYPE_CHECKING:  # imported on first use: loading libgit2 costs more than a line's blame
+    from pygit2.enums import DiffOption
 
 # (old start, old count, new start, new count) of one changed stretch, 0-based:
 # the arguments xdiff gives blame's hunk callbacks (a stretch that adds lines only
@@ -33,11 +34,17 @@ from pygit2.enums import DiffOption
 Hunk = tuple[int, int, int, int]
 
 _BLOCK = 1024  # git's xdiff-interface.c trim_common_tail
-_FLAGS = DiffOption.INDENT_HEURISTIC | DiffOption.FORCE_TEXT
+_FLAGS: DiffOption | None = None  # INDENT_HEURISTIC | FORCE_TEXT, set on first use
 
 
 def blame_hunks(old: bytes, new: bytes) -> list[Hunk]:
     """The changed stretches of ``old`` -> ``new`` as git blame's diff sees them."""
+    global _FLAGS
+    import pygit2
+    from pygit2.enums import DiffOption
+
+    if _FLAGS is None:
+        _FLAGS = DiffOption.INDENT_HEURISTIC | DiffOption.FORCE_TEXT
     old, new = _trim_common_tail(old, new)
     patch = pygit2.Patch.create_from(old, new, flag=_FLAGS, context_lines=0, interhunk_lines=0)
     got: list[Hunk] = []
