@@ -409,9 +409,9 @@ def test_a_chat_read_as_the_users_own_stays_theirs_once_committed(own: Path) -> 
 
 def test_a_remembered_chat_is_the_users_whenever_git_puts_their_bytes_back(own: Path) -> None:
     """What deja remembers is the bytes it read: an older commit's version of the chat
-    (shorter) is left out while checked out, and the user's own version passes again
-    once back; so does the chat deleted and brought back by a revert. A file at that
-    path holding other bytes is carried."""
+    (the user's own bytes, cut before its last turn, which the extension rewrites) and
+    the chat deleted and brought back by a revert are the user's. A file at that path
+    holding other bytes is carried."""
     history = own / ".specstory" / "history"
     history.mkdir(parents=True)
     chat = history / "2026-12-07_08-20-00Z-add-a-mean.md"
@@ -425,7 +425,7 @@ def test_a_remembered_chat_is_the_users_whenever_git_puts_their_bytes_back(own: 
     assert "left out" not in deja("index", cwd=own).stderr.decode()
     git(own, "commit", "-qam", "more chat", env=commit_env(T0 + 3_650))
     git(own, "checkout", "-q", "HEAD~1")
-    assert f"left out {chat} (specstory)" in deja("index", cwd=own).stderr.decode()
+    assert "left out" not in deja("index", cwd=own).stderr.decode()
     git(own, "checkout", "-q", "main")
     said = deja("index", cwd=own).stderr.decode()
     assert "left out" not in said, said
@@ -590,3 +590,25 @@ def test_an_aider_history_is_remembered_once_it_holds_a_request(own: Path) -> No
     history.write_text("")
     remember_own([(history, "aider")], os.environ)
     assert str(history) not in read_as_own(os.environ)
+
+
+def test_the_extensions_rewritten_last_turn_keeps_a_committed_chat_the_users(own: Path) -> None:
+    """SpecStory's editor extension saves the chat whole: the separators and placeholder
+    that end one save are replaced at the next. What deja read, its last bytes aside,
+    still begins the file: the user's own chat, committed, goes on being read."""
+    history = own / ".specstory" / "history"
+    history.mkdir(parents=True)
+    chat = history / "2026-12-07_08-20-00Z-add-a-mean.md"
+    start = _chat(own, ("08:20:10", "src/util.py", UTIL))
+    chat.write_text(start + "_**User (2026-12-07 08:30:00Z)**_\n\nnow a note\n\n---\n\n\n\n---\n\n")
+    assert "left out" not in deja("index", cwd=own).stderr.decode()
+    git(own, "add", "-A")
+    git(own, "commit", "-qm", "the chat so far", env=commit_env(T0 + 3_600))
+    chat.write_text(
+        _chat(own, ("08:20:10", "src/util.py", UTIL), ("08:30:10", "docs/notes.md", NOTES))
+    )
+    said = deja("index", cwd=own).stderr.decode()
+    assert "left out" not in said, said
+    (listed,) = deja_json("sessions", "--project", ".", "--json", cwd=own)["sessions"]
+    shown = deja_json("show", listed["session_id"], "--json", cwd=own)
+    assert "write docs/notes.md" in str(shown)

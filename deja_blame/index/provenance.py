@@ -186,13 +186,27 @@ def _hash_of(
     return st, prefix or "", digest.hexdigest(), marked
 
 
+SETTLED_TAIL = 4096
+"""Bytes at the end of what was read that the agent may still rewrite: SpecStory's
+editor extension saves a chat whole, its last turn's separators and placeholder
+replaced at the next save (43 of 44 successive committed versions of one public
+repository's histories changed their last 7 to 51 bytes, none began with the whole
+version before)."""
+
+
+def settled(size: int) -> int:
+    """How many of a file's first ``size`` bytes a later save keeps as they are: all
+    but the last ``SETTLED_TAIL``, and never less than half."""
+    return size - min(SETTLED_TAIL, size // 2)
+
+
 def still_own(path: str, read: OwnRead) -> bool:
-    """Whether ``path`` still begins with the bytes deja read there as the user's own
-    (SpecStory and Aider append to a chat's file; a file git put there instead does not
-    begin with the user's bytes)."""
+    """Whether ``path`` still begins with the bytes deja read there as the user's own,
+    their last ``SETTLED_TAIL`` aside (SpecStory and Aider add to a chat's file; a file
+    git put there instead does not begin with the user's bytes)."""
     if read.size <= 0:
         return False  # every file begins with no bytes
-    got = _hash_of(path, read.size)
+    got = _hash_of(path, settled(read.size))
     return got is not None and got[1] == read.sha256
 
 
@@ -227,11 +241,11 @@ def remember_own(paths: Iterable[tuple[Path, str]], env: Mapping[str, str] | Non
             continue
         if before is not None and (before.size, before.mtime_ns) == (st.st_size, st.st_mtime_ns):
             continue
-        got = _hash_of(p, marker=marker)
+        got = _hash_of(p, settled(st.st_size), marker=marker)
         if got is None or not got[3]:
             kept.pop(p, None)  # no request the user typed (yet, or any more)
             continue
-        kept[p] = OwnRead(got[0].st_size, got[0].st_mtime_ns, got[2])
+        kept[p] = OwnRead(st.st_size, st.st_mtime_ns, got[1])
     _write_own(kept, known, where)
 
 
