@@ -103,15 +103,15 @@ def history_in_work_tree(agent: str) -> bool:
     return plugin is not None and plugin.file_roots
 
 
-REQUEST_MARKERS: dict[str, bytes] = {
-    "aider": b"\n#### ",  # a request the user typed
-    "specstory": b"_**User",
-}
-"""What marks a request the user typed, in each history ``own_file`` remembers: a
-history is remembered only once it holds one. An empty or header-only file
-(``: > .aider.chat.history.md``, a chat just started) would bind the memory to
-nothing a stranger could not write (every file begins with no bytes; a header with
-a time is guessable). An agent without a marker here is never remembered."""
+def request_marker(agent: str) -> bytes:
+    """What marks a request the user typed in the agent's history kept in the work tree
+    (its plug-in's ``request_marker``; nothing for other agents: never remembered). A
+    history is remembered only once it holds one: an empty or header-only file would
+    bind the memory to nothing a stranger could not write."""
+    from deja_blame.transcripts.registry import known
+
+    plugin = known(agent)
+    return plugin.request_marker if plugin is not None and plugin.file_roots else b""
 
 
 @dataclass(frozen=True)
@@ -224,7 +224,7 @@ def remember_own(paths: Iterable[tuple[Path, str]], env: Mapping[str, str] | Non
 
     wanted: dict[str, bytes] = {}
     for path, agent in paths:
-        marker = REQUEST_MARKERS.get(agent)
+        marker = request_marker(agent)
         p = os.path.abspath(path)
         if marker and not any(c in p for c in "\n\r\t"):
             wanted[p] = marker

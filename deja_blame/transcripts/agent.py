@@ -109,6 +109,9 @@ class Agent:
     always_report: bool = False
     # a root may be a file (Aider's history file, named by its own variable)
     file_roots: bool = False
+    # in a history kept in the work tree: the bytes that open a request the user typed
+    # (index/provenance.py remembers such a history as theirs once it holds one)
+    request_marker: bytes = b""
     # bumped when the reader reads the same transcript differently (Aider's edits timed
     # by their requests): a session an older reader indexed is read again, unchanged
     reader_version: int = 0

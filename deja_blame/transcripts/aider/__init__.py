@@ -92,6 +92,7 @@ PLUGIN = Agent(
     where=f"<repository>/{HISTORY_NAME}",
     location_env=("AIDER_CHAT_HISTORY_FILE",),
     file_roots=True,
+    request_marker=b"\n#### ",
     handoff=None,  # aider --message runs one request and exits: no interactive handoff
     # 1: each edit timed by its request (.aider.input.history); 2: a chat recorded on
     # Windows names ``src\\app.py`` as two parts, not one name

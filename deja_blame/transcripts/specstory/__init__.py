@@ -104,6 +104,7 @@ PLUGIN = Agent(
     sniff=_sniff,
     where=f"<repository>/{STORE}/{HISTORY}/*.md",
     file_roots=True,
+    request_marker=b"_**User",
     handoff=None,  # a record of other agents' chats: nothing to start
     # 2: a tool's element ends at its closing tag alone on a line; a turn's header ends a
     # fence a cut-off reply left open; commands with backticks or of several lines.
