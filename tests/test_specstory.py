@@ -586,6 +586,13 @@ def test_an_aider_history_is_remembered_once_it_holds_a_request(own: Path) -> No
     with history.open("a") as f:
         f.write("\n#### add a mean to util.py\n\nDone.\n")
     remember_own([(history, "aider")], os.environ)
+    # the bytes remembered (the last ones may be rewritten: at most half aside) would
+    # end before the request: a header and a marker a stranger can write
+    assert str(history) not in read_as_own(os.environ)
+    with history.open("a") as f:
+        f.write("\n#### and a median, sorted without changing the caller's list\n\n")
+        f.write("util.py\n```python\ndef median(items):\n    s = sorted(items)\n```\n" * 3)
+    remember_own([(history, "aider")], os.environ)
     assert read_as_own(os.environ)[str(history)].size == history.stat().st_size
     history.write_text("")
     remember_own([(history, "aider")], os.environ)

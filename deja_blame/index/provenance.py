@@ -148,9 +148,9 @@ def _hash_of(
     path: str, upto: int | None = None, marker: bytes = b""
 ) -> tuple[os.stat_result, str, str, bool] | None:
     """(the file's stat, SHA-256 of its first ``upto`` bytes or "", SHA-256 of all of
-    it, whether it holds ``marker``); None for a link, a special file, one that cannot
-    be read, or one shorter than ``upto``. Read in blocks: a history can be tens of
-    megabytes."""
+    it, whether those first bytes hold ``marker`` and ``AFTER_MARKER`` bytes past it);
+    None for a link, a special file, one that cannot be read, or one shorter than
+    ``upto``. Read in blocks: a history can be tens of megabytes."""
     import hashlib
 
     from deja_blame.statefile import open_regular
@@ -163,27 +163,37 @@ def _hash_of(
         digest = hashlib.sha256()
         prefix: str | None = None
         done = 0
-        marked = not marker
+        found: int | None = 0 if not marker else None  # where the first marker starts
         tail = b""
         while True:
             if upto is not None and prefix is None and done == upto:
                 prefix = digest.hexdigest()
-            want = 1 << 20 if upto is None or prefix is not None else min(1 << 20, upto - done)
+            in_prefix = upto is None or prefix is None
+            want = 1 << 20 if not in_prefix else min(1 << 20, (upto or 1 << 62) - done)
             block = os.read(fd, want)
             if not block:
                 break
             digest.update(block)
-            done += len(block)
-            if not marked:
-                marked = marker in tail + block
+            if found is None and in_prefix:
+                at = (tail + block).find(marker)
+                if at >= 0:
+                    found = done - len(tail) + at
                 tail = block[-len(marker) :]
+            done += len(block)
     except OSError:
         return None
     finally:
         os.close(fd)
     if upto is not None and prefix is None:
         return None  # shorter than what was read as the user's own
+    end = done if upto is None else upto
+    marked = found is not None and (not marker or end - found >= len(marker) + AFTER_MARKER)
     return st, prefix or "", digest.hexdigest(), marked
+
+
+AFTER_MARKER = 64
+"""Bytes of the user's request that what is remembered must hold past its marker: a
+prefix that ends at the marker (a header and ``#### ``) is one a stranger can write."""
 
 
 SETTLED_TAIL = 4096
