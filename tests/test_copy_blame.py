@@ -286,3 +286,29 @@ def test_ranges_past_the_file_are_left_to_git(
     for ranges in ([(1, 4)], [(0, 2)], [(3, 2)]):
         with pytest.raises(NotHere):
             _ours(history, tmp_path, "a.go", ranges)
+
+
+def test_the_users_rename_limit_does_not_change_the_answer(
+    tmp_path: Path, history_of: list[RepoHistory]
+) -> None:
+    """git blame finds a renamed file whatever ``diff.renameLimit`` says; the rename
+    lookup asks diff-tree with git's default limit, so a user's limit of 1 (too few
+    for a commit adding two files) changes nothing."""
+    old = [f"def func_{k}(x):\n    y = x + {k}\n    return y\n\n" for k in range(40)]
+    edited = [f.replace(f"x + {k}", f"x * {k}") if k % 5 == 0 else f for k, f in enumerate(old)]
+    _git(tmp_path, "init", "-q", "-b", "main")
+    _git(tmp_path, "config", "diff.renameLimit", "1")
+    (tmp_path / "old.py").write_text("".join(old))
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-q", "-m", "one", when=1_700_000_000)
+    (tmp_path / "old.py").unlink()
+    (tmp_path / "new.py").write_text("".join(edited))
+    (tmp_path / "other.txt").write_text("x\n")
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-q", "-m", "rename with edits", when=1_700_000_100)
+    history = RepoHistory(str(tmp_path))
+    history_of.append(history)
+    n = 4 * 40
+    ours = _ours(history, tmp_path, "new.py", [(1, n)])
+    assert ours == _git_c(tmp_path, "new.py", [(1, n)])
+    assert {b.orig_path for b in ours} == {"old.py", "new.py"}

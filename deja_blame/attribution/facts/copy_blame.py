@@ -277,7 +277,11 @@ class CopyBlame:
         most one file and that file went to ``path`` or to no file at all. Where it
         went to another new file (an exact copy added beside ``path`` takes it
         first), blame may still pair it with ``path``: NotHere, as for several."""
-        proc = git(self.root, ["diff-tree", "-r", "-M", "-z", "--no-commit-id", parent, cid])
+        # -l1000: git's default rename limit, which blame keeps whatever the user's
+        # diff.renameLimit says (diff-tree would honour it)
+        proc = git(
+            self.root, ["diff-tree", "-r", "-M", "-l1000", "-z", "--no-commit-id", parent, cid]
+        )
         if proc is None or proc.returncode != 0:
             raise NotHere("git diff-tree failed")
         fields = proc.stdout.split(b"\0")
