@@ -92,7 +92,7 @@ def name_needles(relpaths: Iterable[str]) -> tuple[bytes, ...]:
             out.add(max(runs, key=lambda r: (len(r), r)))
         else:
             out |= _encoded({name})
-            out.add(quote(name, safe="").encode())  # a file:// URI's quoting
+            out.add(quote(raw, safe="").encode())  # a file:// URI's quoting (any bytes)
     return without_redundant(out)
 
 
