@@ -117,7 +117,7 @@ def request_marker(agent: str) -> bytes:
 @dataclass(frozen=True)
 class OwnRead:
     """What deja read of a file as the user's own: its size, modification time and
-    the SHA-256 of those bytes. A tracked file at that path is theirs only while it
+    the SHA-256 of its first ``settled(size)`` bytes. A tracked file at that path is theirs only while it
     still begins with them: git writes over an *ignored* untracked file on checkout,
     merge and pull without a word (Aider's history is usually ignored, its name fixed),
     so the path alone says nothing about whose bytes are there now."""
@@ -144,13 +144,11 @@ def read_as_own(env: Mapping[str, str] | None = None) -> dict[str, OwnRead]:
     return known
 
 
-def _hash_of(
-    path: str, upto: int | None = None, marker: bytes = b""
-) -> tuple[os.stat_result, str, str, bool] | None:
-    """(the file's stat, SHA-256 of its first ``upto`` bytes or "", SHA-256 of all of
-    it, whether those first bytes hold ``marker`` and ``AFTER_MARKER`` bytes past it);
-    None for a link, a special file, one that cannot be read, or one shorter than
-    ``upto``. Read in blocks: a history can be tens of megabytes."""
+def _hash_of(path: str, upto: int, marker: bytes = b"") -> tuple[str, bool] | None:
+    """(SHA-256 of the file's first ``upto`` bytes, whether they hold ``marker`` and
+    ``AFTER_MARKER`` bytes past it); None for a link, a special file, one that cannot
+    be read, or one shorter than ``upto``. Read in blocks, and no further: a history
+    can be tens of megabytes."""
     import hashlib
 
     from deja_blame.statefile import open_regular
@@ -159,22 +157,16 @@ def _hash_of(
     if fd is None:
         return None
     try:
-        st = os.fstat(fd)
         digest = hashlib.sha256()
-        prefix: str | None = None
         done = 0
         found: int | None = 0 if not marker else None  # where the first marker starts
         tail = b""
-        while True:
-            if upto is not None and prefix is None and done == upto:
-                prefix = digest.hexdigest()
-            in_prefix = upto is None or prefix is None
-            want = 1 << 20 if not in_prefix else min(1 << 20, (upto or 1 << 62) - done)
-            block = os.read(fd, want)
+        while done < upto:
+            block = os.read(fd, min(1 << 20, upto - done))
             if not block:
-                break
+                return None  # shorter than what was read as the user's own
             digest.update(block)
-            if found is None and in_prefix:
+            if found is None:
                 at = (tail + block).find(marker)
                 if at >= 0:
                     found = done - len(tail) + at
@@ -184,11 +176,8 @@ def _hash_of(
         return None
     finally:
         os.close(fd)
-    if upto is not None and prefix is None:
-        return None  # shorter than what was read as the user's own
-    end = done if upto is None else upto
-    marked = found is not None and (not marker or end - found >= len(marker) + AFTER_MARKER)
-    return st, prefix or "", digest.hexdigest(), marked
+    marked = found is not None and (not marker or upto - found >= len(marker) + AFTER_MARKER)
+    return digest.hexdigest(), marked
 
 
 AFTER_MARKER = 64
@@ -217,7 +206,7 @@ def still_own(path: str, read: OwnRead) -> bool:
     if read.size <= 0:
         return False  # every file begins with no bytes
     got = _hash_of(path, settled(read.size))
-    return got is not None and got[1] == read.sha256
+    return got is not None and got[0] == read.sha256
 
 
 def remember_own(paths: Iterable[tuple[Path, str]], env: Mapping[str, str] | None = None) -> None:
@@ -252,10 +241,10 @@ def remember_own(paths: Iterable[tuple[Path, str]], env: Mapping[str, str] | Non
         if before is not None and (before.size, before.mtime_ns) == (st.st_size, st.st_mtime_ns):
             continue
         got = _hash_of(p, settled(st.st_size), marker=marker)
-        if got is None or not got[3]:
+        if got is None or not got[1]:
             kept.pop(p, None)  # no request the user typed (yet, or any more)
             continue
-        kept[p] = OwnRead(st.st_size, st.st_mtime_ns, got[1])
+        kept[p] = OwnRead(st.st_size, st.st_mtime_ns, got[0])
     _write_own(kept, known, where)
 
 
@@ -265,15 +254,15 @@ def _write_own(kept: dict[str, OwnRead], known: dict[str, OwnRead], where: Path)
 
     if kept == known:
         return
-    data = "".join(
-        f"{r.size}\t{r.mtime_ns}\t{r.sha256}\t{p}\n" for p, r in sorted(kept.items())
-    ).encode("utf-8", "surrogateescape")
+
+    def lines(rows: Iterable[tuple[str, OwnRead]]) -> bytes:
+        text = "".join(f"{r.size}\t{r.mtime_ns}\t{r.sha256}\t{p}\n" for p, r in rows)
+        return text.encode("utf-8", "surrogateescape")
+
+    rows = sorted(kept.items())
+    data = lines(rows)
     if len(data) > MAX_TRUST_FILE:  # the histories gone from disk go first
-        data = "".join(
-            f"{r.size}\t{r.mtime_ns}\t{r.sha256}\t{p}\n"
-            for p, r in sorted(kept.items())
-            if os.path.lexists(p)
-        ).encode("utf-8", "surrogateescape")
+        data = lines((p, r) for p, r in rows if os.path.lexists(p))
         if len(data) > MAX_TRUST_FILE:
             return
     if not statefile.ensure_dir(where.parent.parent) or not statefile.ensure_dir(where.parent):
