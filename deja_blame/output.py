@@ -62,6 +62,13 @@ UNPLACED_HUNK = (
 )
 
 
+def placed_by_text(commit: str | None) -> str:
+    """What follows the ``@@`` header of a hunk whose place deja found by its text
+    (``attribution/edit_place``): where it looked, and why it had to."""
+    where = f"commit {commit[:12]}" if commit else "the working tree"
+    return f"(found by its text in {where}: the transcript gives no line numbers)"
+
+
 def utc_minute(at: str | None) -> str:
     """An agent's time, to the minute, with its zone: ``2026-07-17 09:01 UTC``. The index
     keeps UTC, and a reader in another zone must not take it for local time; a time in

@@ -88,6 +88,7 @@ def line_story(
         doc["edit"]["hunks"] = [
             {"old_start": None, "new_start": None, "removed": edit.removed, "added": edit.added}
         ]
+    _place_by_text(doc["edit"]["hunks"], result, ln)
     prompt = Q.last_request_before(conn, sid, step)
     doc["prompt"] = {"text": prompt[0], "at": prompt[1]} if prompt else None
     doc["assistant"] = [{"text": t, "at": a} for t, a in Q.agent_words_around(conn, sid, step)]
@@ -96,6 +97,53 @@ def line_story(
         for c, x, a, st in Q.commands_from(conn, sid, step)
     ]  # status: RUNNING for a command sent to the background (no exit code)
     return doc
+
+
+def _place_by_text(hunks: list[dict[str, Any]], result: FileBlame, ln: LineAttribution) -> None:
+    """Give the hunks the transcript left without line numbers (Claude Code's Edit
+    without its patch, Codex's apply_patch) the place their text has in the file the
+    line is asked of as the edit left it: its commit's version (through the
+    repository's one ``git cat-file --batch``, stage 1's), or the working tree's for
+    a line not committed yet. Each placed hunk says so (``placed_by_text``)."""
+    if all(h["old_start"] is not None for h in hunks):
+        return
+    found = _file_after_edit(result, ln)
+    if found is None:
+        return
+    lines, line = found
+    from deja_blame.attribution.edit_place import place_hunks
+
+    placed = place_hunks([(h["removed"], h["added"]) for h in hunks], lines, line, ln.text)
+    for h, spot in zip(hunks, placed):
+        if spot is not None and h["old_start"] is None:
+            h["old_start"], h["new_start"] = spot
+            h["placed_by_text"] = True
+
+
+def _file_after_edit(result: FileBlame, ln: LineAttribution) -> tuple[list[str], int] | None:
+    """The lines of the file line ``ln`` was committed in (its commit's version, under
+    the name it had there), or the working tree's for a line not committed yet, and
+    the line's place in it. None: not readable (gone, a partial clone)."""
+    from deja_blame.gitutil import FileVersion
+
+    path = ln.orig_path or result.path
+    if ln.commit is None:
+        if result.rev is not None:
+            return None
+        from deja_blame.errors import DejaError
+        from deja_blame.gitutil import read_worktree_bytes
+
+        try:
+            data = read_worktree_bytes(Path(result.root), result.path)
+        except DejaError:
+            return None
+        return FileVersion(path, None, data).lines(), ln.line
+    from deja_blame.attribution.facts.history import repo_history
+
+    blob = repo_history(result.root).read(f"{ln.commit}:{path}")
+    if blob is None or b"\0" in blob[:8000]:
+        return None
+    return FileVersion(path, ln.commit, blob).lines(), ln.orig_line or ln.line
 
 
 def edit_of_file(

@@ -19,6 +19,7 @@ from deja_blame.output import (
     clip,
     code,
     hunk_header,
+    placed_by_text,
     shorten,
     style,
     terminal,
@@ -217,6 +218,8 @@ def run_why(
                 header = hunk_header(
                     h["old_start"], len(h["removed"]), h["new_start"], len(h["added"])
                 )
+                if h.get("placed_by_text"):
+                    header += " " + placed_by_text(doc["commit"])
                 echo(style(header, c, fg="cyan"))
             else:
                 echo(style(UNPLACED_HUNK, c, fg="cyan"))

@@ -15,7 +15,15 @@ from typing import Any
 
 from deja_blame.attribution.model import FileBlame, LineAttribution
 from deja_blame.editor.confidence import run_confidence
-from deja_blame.output import UNPLACED_HUNK, hunk_header, inert, shorten, terminal, utc_minute
+from deja_blame.output import (
+    UNPLACED_HUNK,
+    hunk_header,
+    inert,
+    placed_by_text,
+    shorten,
+    terminal,
+    utc_minute,
+)
 from deja_blame.outputs.escape import lsp_markdown
 from deja_blame.outputs.redact import redact
 from deja_blame.outputs.session_text import no_edit_text, via_text
@@ -140,7 +148,10 @@ def agent_hover(
         for h in edit["hunks"]:
             if h.get("old_start") is not None:
                 removed, added = len(h["removed"]), len(h["added"])
-                diff.append(hunk_header(h["old_start"], removed, h["new_start"], added))
+                header = hunk_header(h["old_start"], removed, h["new_start"], added)
+                if h.get("placed_by_text"):
+                    header += " " + placed_by_text(ln.commit)
+                diff.append(header)
             else:
                 diff.append(UNPLACED_HUNK)
             diff += [f"-{inert(r)}" for r in h["removed"]] + [f"+{inert(a)}" for a in h["added"]]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from deja_blame.notes.public import project_meaning
-from deja_blame.output import agent_word, terminal
+from deja_blame.output import UNPLACED_HUNK, agent_word, hunk_header, placed_by_text, terminal
 from deja_blame.outputs.session_text import no_edit_text
 
 
@@ -47,6 +47,19 @@ def _commit(run: dict[str, Any]) -> str:
     return f"commit {run['commit'][:12]}{when}{subject}"
 
 
+def _hunk_header(hunk: dict[str, Any], commit: str | None) -> str:
+    """git's ``@@`` line, from the hunk's own counts (its lines may be cut short)."""
+    if hunk.get("old_start") is None or hunk.get("new_start") is None:
+        return UNPLACED_HUNK
+    header = hunk_header(
+        hunk["old_start"],
+        hunk.get("removed_count", len(hunk["removed"])),
+        hunk["new_start"],
+        hunk.get("added_count", len(hunk["added"])),
+    )
+    return f"{header} {placed_by_text(commit)}" if hunk.get("placed_by_text") else header
+
+
 def why_run(path: str, run: dict[str, Any]) -> str:
     out = [f"{_one(path)} {_lines(run['start'], run['end'])}: {_one(run['text'])}"]
     out.append(f"  by {_who(run)}; {_commit(run)}")
@@ -72,6 +85,7 @@ def why_run(path: str, run: dict[str, Any]) -> str:
         if edit:
             out.append(f"  edit: {_one(edit.get('tool'))} at {_one(edit.get('at') or '?')}")
             for h in edit["hunks"]:
+                out.append(f"    {_hunk_header(h, run.get('commit'))}")
                 out += [f"    -{terminal(x)}" for x in h["removed"]]
                 out += [f"    +{terminal(x)}" for x in h["added"]]
             if edit.get("lines_left_out"):

@@ -628,14 +628,19 @@ def _edit(repository: Repository, edit: dict[str, Any]) -> dict[str, Any]:
         budget -= len(removed)
         added = [repository.text(x) or "" for x in h.get("added", [])[: max(budget, 0)]]
         budget -= len(added)
-        hunks.append(
-            {
-                "old_start": h.get("old_start"),
-                "new_start": h.get("new_start"),
-                "removed": removed,
-                "added": added,
-            }
-        )
+        hunk = {
+            "old_start": h.get("old_start"),
+            "new_start": h.get("new_start"),
+            "removed": removed,
+            "added": added,
+            # the hunk's own counts: its lines above are cut to the answer's budget,
+            # and a header (``@@ -a,b +c,d @@``) counts them all
+            "removed_count": len(h.get("removed", [])),
+            "added_count": len(h.get("added", [])),
+        }
+        if h.get("placed_by_text"):
+            hunk["placed_by_text"] = True
+        hunks.append(hunk)
     total = sum(
         len(h.get("removed", [])) + len(h.get("added", [])) for h in edit.get("hunks") or []
     )
