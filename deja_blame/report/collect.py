@@ -385,6 +385,8 @@ def _fill_session(
         row.started_at,
         row.ended_at,
     )
+    if s.project == "-" and row.project:
+        s.local_project = row.project
     steps: list[int] = []
     if include_prompts:
         texts: list[str] = []

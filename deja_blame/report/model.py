@@ -108,6 +108,10 @@ class SessionReport:
     session_id: str
     agent: str = UNKNOWN_AGENT
     project: str = "-"
+    # the index's folder of a session shown ``-`` (another clone, another folder):
+    # the text report (a person's, on this machine) shows it; what is shared never
+    # does (not in to_json, the Markdown or the HTML)
+    local_project: str | None = None
     started_at: str | None = None
     ended_at: str | None = None
     indexed: bool = False  # False: known only from commit notes (no transcript here)

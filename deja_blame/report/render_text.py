@@ -28,13 +28,25 @@ def _tests(s: SessionReport) -> str:
     return {"passed": "passed", "failed": "FAILED", "unknown": "unknown"}[status]
 
 
+def _project(s: SessionReport) -> str:
+    """The session's folder: ``.``, repository-relative, or, for one elsewhere, the
+    index's path on this machine (this text is for the person here; the shared forms
+    keep ``-``), else ``-`` and what it means."""
+    if s.project == "-" and s.local_project:
+        return (
+            f"  project {terminal(s.local_project)} (elsewhere: not this repository's folder;"
+            " shared reports and notes leave the path out)"
+        )
+    return f"  project {terminal(s.project)}{project_meaning(s.project)}"
+
+
 def _session_block(s: SessionReport, prompts: bool) -> list[str]:
     span = (
         f"{terminal(utc_minute(s.started_at) or '?')} -> {terminal(utc_minute(s.ended_at) or '?')}"
     )
     out = [
         f"Session {terminal(s.session_id)[:8]} ({agent_word(s.agent)}), {span}",
-        f"  project {terminal(s.project)}{project_meaning(s.project)}",
+        _project(s),
     ]
     if not s.indexed:
         out.append("  known from commit notes only: the transcript is not on this machine")

@@ -1,0 +1,51 @@
+"""The text report (a person's, on this machine) names the folder of a session that
+worked elsewhere, as the index has it: it showed ``-``, which sent the person to
+``deja sessions`` for the path. What is shared (Markdown, JSON, HTML, notes) keeps
+``-``: a folder outside the repository does not leave the machine."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import commit_env, deja, deja_json, git
+from test_other_agents import AFTER, BEFORE, T0, _claude
+
+from deja_blame.report.model import SessionReport
+from deja_blame.report.render_text import _project
+
+NO_AGY = {"DEJA_ANTIGRAVITY_ROOT": ""}
+
+
+def test_a_session_in_another_clone_shows_its_folder_in_the_text_report_only(
+    repo: Path, tmp_path: Path
+) -> None:
+    (repo / "pricing.py").write_text(BEFORE)
+    git(repo, "add", "pricing.py")
+    git(repo, "commit", "-qm", "prices", env=commit_env(T0))
+    other = tmp_path / "other-clone"
+    git(tmp_path, "clone", "-q", str(repo), str(other))
+    sid = _claude(tmp_path / "home", other, T0 + 3600)
+    (other / "pricing.py").write_text(AFTER)
+    git(other, "commit", "-qam", "discount", env=commit_env(T0 + 7200))
+    git(repo, "pull", "-q", "--ff-only", str(other), "HEAD")
+
+    text = deja("report", "--format", "text", "HEAD^!", cwd=repo, env=NO_AGY).stdout.decode()
+    assert f"Session {sid[:8]} (claude)" in text, text
+    assert (
+        f"  project {other} (elsewhere: not this repository's folder;"
+        " shared reports and notes leave the path out)"
+    ) in text.splitlines(), text
+    for fmt in ("markdown", "html"):
+        shared = deja("report", "--format", fmt, "HEAD^!", cwd=repo, env=NO_AGY).stdout.decode()
+        assert sid[:8] in shared and str(other) not in shared, shared
+    doc = deja_json("report", "--format", "json", "HEAD^!", cwd=repo, env=NO_AGY)
+    assert [s["project"] for s in doc["sessions"]] == ["-"]
+    assert str(other) not in str(doc)
+
+
+def test_the_folder_is_shown_inert_and_dash_stays_where_none_is_known() -> None:
+    s = SessionReport("s1", project="-", local_project="/w/\x1b[31mred\u202e")
+    assert "\x1b" not in _project(s) and "\u202e" not in _project(s)
+    assert _project(s).startswith("  project /w/red (elsewhere:"), _project(s)
+    assert _project(SessionReport("s1")).startswith("  project - (elsewhere: another clone")
+    assert _project(SessionReport("s1", project=".")) == "  project . (this repository's top)"
