@@ -130,7 +130,8 @@ def test_the_anchored_search_finds_what_a_search_for_each_needle_finds(
 def test_the_forms_of_a_name_share_one_anchor() -> None:
     plan = prescan.search_plan(prescan.needles_for(Path("/w/shop"), ["src/cart.py"]))
     anchors = dict(plan.anchored)
-    assert set(anchors) == {b"shop"} and plan.direct == (b"cart.py",)
+    assert set(anchors) == {b"shop"} and plan.direct == ()
+    assert plan.named == (prescan.InFolder(b"src", b"cart.py"),)
     assert b"/w/shop" in anchors[b"shop"] and b"\\shop\\" in anchors[b"shop"]
 
 
@@ -138,7 +139,8 @@ def test_the_escaped_forms_of_a_name_are_one_search() -> None:
     needles = prescan.needles_for(Path("/w/shop"), ["src/a.py"])
     assert b"\\shop\\" in needles and b"\\\\shop\\\\" not in needles
     # the file by its name: whatever folder the session resolved it against
-    assert b"/w/shop" in needles and b"a.py" in needles and b"src/a.py" not in needles
+    assert b"/w/shop" in needles and prescan.InFolder(b"src", b"a.py") in needles
+    assert b"a.py" not in needles and b"src/a.py" not in needles
 
 
 @pytest.mark.parametrize(
@@ -179,12 +181,7 @@ def test_a_session_in_a_subfolder_of_a_clone_under_another_name_is_read_first(
     codex(home, "/home/alice/work2/src", {"app.py": APP})
     commit_all(repo, {"src/app.py": APP, "src/util.py": UTIL}, "the work", T0 + 7200)
     first = _ask(tmp_path, repo, "first.db", "blame", "src/app.py", "--json")
-    deja(
-        "index",
-        "-q",
-        cwd=repo,
-        env={"DEJA_ANTIGRAVITY_ROOT": "", "DEJA_DB": str(tmp_path / "c.db")},
-    )
+    _index_all(tmp_path, repo, "c.db")
     assert first == _ask(tmp_path, repo, "c.db", "blame", "src/app.py", "--json")
     assert {ln["session"] for ln in json.loads(first)["lines"]} == {SID["codex"]}
 
@@ -209,17 +206,17 @@ def test_a_renamed_file_s_old_name_is_searched_for_once_git_blame_names_it(
     git(repo, "commit", "-q", "-m", "rename", env=commit_env(T0 + 9000))
     first = _ask(tmp_path, repo, "first.db", "blame", "src/new.py", "--json")
     assert _sessions(tmp_path / "first.db") == {SID["claude-code"]}
-    deja(
-        "index",
-        "-q",
-        cwd=repo,
-        env={"DEJA_ANTIGRAVITY_ROOT": "", "DEJA_DB": str(tmp_path / "c.db")},
-    )
+    _index_all(tmp_path, repo, "c.db")
     assert first == _ask(tmp_path, repo, "c.db", "blame", "src/new.py", "--json")
     assert {ln["session"] for ln in json.loads(first)["lines"]} == {SID["claude-code"]}
     # and why, asked first, too
     why = _ask(tmp_path, repo, "why.db", "why", "src/new.py:3", "--json")
     assert why == _ask(tmp_path, repo, "c.db", "why", "src/new.py:3", "--json")
+
+
+def _index_all(tmp_path: Path, repo: Path, db: str) -> None:
+    """deja index of every transcript under the fresh HOME into ``db``."""
+    deja("index", "-q", cwd=repo, env={"DEJA_ANTIGRAVITY_ROOT": "", "DEJA_DB": str(tmp_path / db)})
 
 
 def _ask(tmp_path: Path, repo: Path, db: str, *args: str) -> bytes:
@@ -396,14 +393,108 @@ def test_an_old_name_already_searched_for_is_not_searched_again(
     assert unread.read_naming(connect(tmp_path / "other.db"), ["src/old.py"]) == 0
     assert searched == []
     assert unread.read_naming(conn, ["src/old.py"]) == 0
-    assert unread.read_naming(conn, ["lib/old.py"]) == 0
+    assert unread.read_naming(conn, ["src/old.py"]) == 0
     assert searched == [f]
+    assert unread.read_naming(conn, ["lib/old.py"]) == 0  # in another folder: its own search
+    assert searched == [f, f]
     # the next answer (another refresh, the same transcript unchanged) does not
     # search it for that name again
     unread.left_unread(conn, [tmp_path], [tf], (b"/repo/", b"core.py"))
     assert unread.read_naming(conn, ["src/old.py"]) == 0
-    assert searched == [f]
+    assert searched == [f, f]
     f.write_text('{"content": "/home/alice/work2/src/old.py"}\n')
     unread.left_unread(conn, [tmp_path], [tf], (b"/repo/", b"core.py"))
     assert unread.read_naming(conn, ["src/old.py"]) == 1
-    assert searched == [f, f]
+    assert searched == [f, f, f]
+
+
+@pytest.mark.parametrize(
+    ("written", "found"),
+    [
+        (b'{"file_path": "/home/alice/work2/src/app.py"}', True),
+        (json.dumps({"p": "C:\\Users\\bob\\w2\\src\\app.py"}).encode(), True),
+        (json.dumps(json.dumps({"p": "C:\\Users\\bob\\w2\\src\\app.py"})).encode(), True),
+        (b"file:///home/bob/w2%2Fsrc%2Fapp.py", True),  # a URI quoting its separators
+        (b'"src\\/app.py"', True),  # JSON's optional escape of a slash
+        (b"*** Add File: app.py\\n", True),  # relative to a folder taken from elsewhere
+        (b'"cmd": "cd src && cat > ./app.py"', True),
+        (b'"path": "../app.py"', True),  # resolved in the text: any folder
+        (b'"path": "/w2/lib/../app.py"', True),
+        (b'"files": "a.py\\napp.py"', True),  # a JSON string's line begins with it
+        (b'"files": "a.py\\nsrc/app.py"', True),
+        (b'"p": "\\u002Fw2\\u002Fsrc\\u002Fapp.py"', True),
+        (b'{"file_path": "/home/zed/other/lib/app.py"}', False),  # another folder
+        (json.dumps({"p": "C:\\Users\\bob\\w2\\lib\\app.py"}).encode(), False),
+        (b'{"file_path": "/home/zed/other/myapp.py"}', False),  # another name
+        (b'{"file_path": "/app.py"}', False),  # the file system's top
+        (b'{"file_path": "/home/zed/xsrc/app.py"}', False),
+    ],
+)
+def test_a_name_in_a_folder_is_found_where_a_path_can_end_in_that_folder(
+    tmp_path: Path, written: bytes, found: bool
+) -> None:
+    """``src/app.py`` is searched for as ``app.py`` after ``src`` and separators (raw,
+    escaped, quoted), after ``.`` or ``..``, or bare (a reader resolves it against a
+    folder it takes from a field or a file); not after another folder: every
+    project has an ``app.py``, an ``__init__.py``, an ``index.ts``."""
+    needles = prescan.name_needles(["pkg/src/app.py"])
+    assert needles == (prescan.InFolder(b"src", b"app.py"),)
+    f = tmp_path / "t.jsonl"
+    f.write_bytes(written)
+    assert prescan.holds_any(f, needles) is found
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [b"/", b"\\", b"\\\\", b'"', b" ", b"src", b"lib", b"app.py", b".", b"..", b"%2F", b"x"]
+        ),
+        max_size=24,
+    ).map(b"".join),
+    st.integers(min_value=1, max_value=16),
+)
+def test_a_name_in_a_folder_cut_by_a_chunk_is_never_missed(haystack: bytes, chunk: int) -> None:
+    """Read in chunks, the search finds what it finds in the whole text, or more (what
+    a chunk cut off before a name is not known: read)."""
+    import tempfile
+
+    needles = prescan.name_needles(["src/app.py"])
+    whole = prescan._found(haystack, prescan.search_plan(needles))
+    saved = prescan.SCAN_CHUNK
+    with tempfile.TemporaryDirectory() as d:
+        f = Path(d) / "t"
+        f.write_bytes(haystack)
+        prescan.SCAN_CHUNK = chunk
+        try:
+            assert prescan.holds_any(f, needles) >= whole
+        finally:
+            prescan.SCAN_CHUNK = saved
+
+
+def test_a_common_file_name_does_not_read_every_project_that_has_one(
+    tmp_path: Path, repo: Path
+) -> None:
+    """``pkg/__init__.py``: other projects' sessions wrote their own ``__init__.py`` in
+    other folders and are left for deja index; a session in a clone under another
+    folder name that wrote this one is read first, and the first blame is the
+    complete index's."""
+    from test_sessions_from_anywhere import SID, claude_code, commit_all, lines
+
+    home = tmp_path / "home"  # the fresh HOME conftest gives every test
+    init = lines("init", 6)
+    claude_code(home, "/home/alice/work2", {"pkg/__init__.py": init})
+    others = set()
+    for k in range(3):
+        sid = f"bbbb0000-0000-4000-8000-00000000000{k}"
+        other = Session(home / ".gemini" / "antigravity", sid)
+        other.user("Make it a package", T0 + k)
+        other.write(tmp_path / f"elsewhere{k}" / f"lib{k}" / "__init__.py", init, T0 + k)
+        others.add(sid)
+    commit_all(repo, {"pkg/__init__.py": init}, "the work", T0 + 7200)
+    first = _ask(tmp_path, repo, "first.db", "blame", "pkg/__init__.py", "--json")
+    assert _sessions(tmp_path / "first.db") == {SID["claude-code"]}
+    _index_all(tmp_path, repo, "c.db")
+    assert others < _sessions(tmp_path / "c.db")
+    assert first == _ask(tmp_path, repo, "c.db", "blame", "pkg/__init__.py", "--json")
+    assert {ln["session"] for ln in json.loads(first)["lines"]} == {SID["claude-code"]}

@@ -23,9 +23,10 @@ if TYPE_CHECKING:
     import pygit2
 
     from deja_blame.attribution.cache import RepoState
+    from deja_blame.index.prescan import Needle
 
 
-def concern_of(file: Path) -> tuple[bytes, ...] | None:
+def concern_of(file: Path) -> tuple[Needle, ...] | None:
     """What a transcript about ``file``'s repository holds (``prescan``); None outside
     a repository (then every new transcript is read)."""
     from deja_blame.index.prescan import needles_for, repository_root

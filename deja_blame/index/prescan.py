@@ -12,7 +12,12 @@ The file is searched for by its file name, not its repository-relative path: the
 index finds the paths that stand for a file by their file name
 (``indexread.candidate_paths``), and a session in another clone names it by
 whatever its reader resolves against the session's folder (Codex's apply_patch in
-``src/``: ``app.py``; a ``cd`` then ``cat > app.py``).
+``src/``: ``app.py``; a ``cd`` then ``cat > app.py``). A name in a folder is found
+only where the text before it can make a path ending in that folder (``InFolder``):
+``src/app.py``, ``src\\app.py``, a bare ``app.py`` (resolved against a folder the
+reader takes from elsewhere), ``../app.py``; not ``lib/app.py``. Every project has
+an ``__init__.py`` or an ``index.ts``; the index keeps a written path for this file
+only where it ends with its repository path (``clone_paths.stands_for``).
 
 A transcript found to hold none is remembered by its stat in the index's ``meta``
 table (one row per set of needles), so the next answer does not search it again
@@ -52,7 +57,30 @@ def repository_root(path: Path) -> Path | None:
     return None
 
 
-def needles_for(root: Path, relpaths: Iterable[str] = ()) -> tuple[bytes, ...]:
+@dataclass(frozen=True)
+class InFolder:
+    """A file name (plain characters only) as the last part of a path whose part
+    before it is ``folder``: found where ``name`` is, and the text before it is
+    ``folder`` and separators (``/``, ``\\``, escaped, URI-quoted), or ``.`` or
+    ``..`` and separators (resolved, anything), or no folder at all (a name relative
+    to a folder its reader takes from a field or a file: not checked)."""
+
+    folder: bytes
+    name: bytes
+
+    def key(self) -> bytes:
+        """The needle in the memo's key (no byte needle starts with ``\\x01``)."""
+        return b"\x01" + self.folder + b"/" + self.name
+
+    def reach(self) -> int:
+        """The bytes a hit needs in view: the name, and the folder and a few separators."""
+        return len(self.folder) + len(self.name) + 8
+
+
+Needle = bytes | InFolder
+
+
+def needles_for(root: Path, relpaths: Iterable[str] = ()) -> tuple[Needle, ...]:
     """The byte strings a transcript concerning the repository holds: its root, a
     path through a directory of its name, and the file name of each of
     ``relpaths`` (repository-relative: ``name_needles``), as written raw and
@@ -73,27 +101,35 @@ _PLAIN = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456
 PLAIN_RUN_MIN = 4  # shorter runs (``.py`` of ``日本.py``) would match nearly every transcript
 
 
-def name_needles(relpaths: Iterable[str]) -> tuple[bytes, ...]:
+def name_needles(relpaths: Iterable[str]) -> tuple[Needle, ...]:
     """What a transcript that wrote one of ``relpaths`` (repository-relative, in any
-    clone, by any name its reader resolves to that file) holds: the file's name, or
-    where the name has characters a transcript may write escaped (a space in a
-    ``file://`` URI, ``é`` as ``\\u00e9``), its longest run of plain characters
-    (``_PLAIN``) when that is long enough, else the name raw and JSON-escaped."""
-    out: set[bytes] = set()
+    clone, by any name its reader resolves to that file) holds: the file's name
+    (after its folder, ``InFolder``, where both are plain characters), or where the
+    name has characters a transcript may write escaped (a space in a ``file://``
+    URI, ``é`` as ``\\u00e9``), its longest run of plain characters (``_PLAIN``)
+    when that is long enough, else the name raw and JSON-escaped."""
+    out: set[Needle] = set()
     for rel in relpaths:
-        name = rel.strip("/").rsplit("/", 1)[-1]
+        folder, _, name = rel.strip("/").rpartition("/")
         if not name:
             continue
         raw = name.encode("utf-8", "surrogateescape")
+        last = folder.rsplit("/", 1)[-1].encode("utf-8", "surrogateescape")
         runs = [run for run in _plain_runs(raw) if len(run) >= PLAIN_RUN_MIN]
-        if runs and len(runs[0]) == len(raw):
-            out.add(raw)
+        if runs and len(runs[0]) == len(raw) and _is_plain(last) and last not in (b".", b".."):
+            out.add(InFolder(last, raw))
+        elif runs and len(runs[0]) == len(raw):
+            out.add(raw)  # a file at the top: every clone's top holds one of that name
         elif runs:
             out.add(max(runs, key=lambda r: (len(r), r)))
         else:
             out |= _encoded({name})
             out.add(quote(raw, safe="").encode())  # a file:// URI's quoting (any bytes)
     return without_redundant(out)
+
+
+def _is_plain(raw: bytes) -> bool:
+    return bool(raw) and all(b in _PLAIN for b in raw)
 
 
 def _plain_runs(raw: bytes) -> list[bytes]:
@@ -167,37 +203,57 @@ def _common_git_dir(root: Path) -> Path:
     return gitdir / common
 
 
-def without_redundant(needles: Iterable[bytes]) -> tuple[bytes, ...]:
+def without_redundant(needles: Iterable[Needle]) -> tuple[Needle, ...]:
     """``needles`` less each one that holds another: a file holding it holds the other,
     so searching for the shorter one finds the same files (``\\\\repo\\\\``, the
-    escaped form, holds ``\\repo\\``). Each needle left is a pass over every byte
-    of every new transcript. Shortest first."""
+    escaped form, holds ``\\repo\\``; ``InFolder`` of ``core.py`` holds ``core.py``).
+    Each needle left is a pass over every byte of every new transcript. Shortest
+    first, the names in folders last."""
     kept: list[bytes] = []
-    for needle in sorted(set(needles), key=lambda n: (len(n), n)):
+    given = set(needles)
+    for needle in sorted((n for n in given if isinstance(n, bytes)), key=lambda n: (len(n), n)):
         if not any(k in needle for k in kept):
             kept.append(needle)
-    return tuple(kept)
+    named = sorted(
+        (n for n in given if isinstance(n, InFolder) and not any(k in n.name for k in kept)),
+        key=lambda n: (len(n.name), n.name, n.folder),
+    )
+    return (*kept, *named)
 
 
-def holds_any(path: Path, needles: tuple[bytes, ...]) -> bool:
+def needle_key(needle: Needle) -> bytes:
+    """The needle as bytes, for a memo's key."""
+    return needle.key() if isinstance(needle, InFolder) else needle
+
+
+def found_by(searched: Iterable[Needle], needle: Needle) -> bool:
+    """Whether a file found to hold none of ``searched`` holds none of ``needle``: one
+    of them is in it (bytes in bytes or in the name), or is it."""
+    text = needle.name if isinstance(needle, InFolder) else needle
+    return any(s == needle or (isinstance(s, bytes) and s in text) for s in searched)
+
+
+def holds_any(path: Path, needles: tuple[Needle, ...]) -> bool:
     """Whether the file holds one of ``needles`` (read in chunks that overlap by the
     longest needle, so none is missed across a boundary). An unreadable file: True
     (the indexer reports it)."""
     if not needles:
         return True
-    overlap = max(len(n) for n in needles) - 1
+    overlap = max(n.reach() if isinstance(n, InFolder) else len(n) for n in needles) - 1
     plan = search_plan(tuple(needles))
     try:
         with open_regular(path) as fh:
             tail = b""
+            start = True
             while True:
                 chunk = fh.read(SCAN_CHUNK)
                 if not chunk:
                     return False
                 data = tail + chunk
-                if _found(data, plan):
+                if _found(data, plan, start):
                     return True
                 tail = data[-overlap:] if overlap > 0 else b""
+                start = False
     except OSError:
         return True
 
@@ -216,15 +272,18 @@ class SearchPlan:
 
     anchored: tuple[tuple[bytes, tuple[bytes, ...]], ...]
     direct: tuple[bytes, ...]
+    named: tuple[InFolder, ...] = ()
 
 
 @lru_cache(maxsize=16)
-def search_plan(needles: tuple[bytes, ...]) -> SearchPlan:
+def search_plan(needles: tuple[Needle, ...]) -> SearchPlan:
     """Anchors chosen greedily: the part of a name most needles hold (the longest of
     equals). Forms of one name (``/shop/``, ``\\shop\\``, ``/w/shop``) then cost one
     pass instead of one each: ``bytes.find`` of a needle ending in ``/`` or ``\\``,
-    which transcripts are full of, crawls."""
-    left = list(dict.fromkeys(needles))
+    which transcripts are full of, crawls. A name in a folder is a pass of its own,
+    each hit checked."""
+    named = tuple(dict.fromkeys(n for n in needles if isinstance(n, InFolder)))
+    left = list(dict.fromkeys(n for n in needles if isinstance(n, bytes)))
     anchored: list[tuple[bytes, tuple[bytes, ...]]] = []
     while left:
         counts: dict[bytes, int] = {}
@@ -239,7 +298,7 @@ def search_plan(needles: tuple[bytes, ...]) -> SearchPlan:
         held = tuple(n for n in left if best in n)
         anchored.append((best, held))
         left = [n for n in left if best not in n]
-    return SearchPlan(tuple(anchored), tuple(left))
+    return SearchPlan(tuple(anchored), tuple(left), named)
 
 
 def _anchor_candidates(needle: bytes) -> set[bytes]:
@@ -255,8 +314,9 @@ def _anchor_candidates(needle: bytes) -> set[bytes]:
     return out
 
 
-def _found(data: bytes, plan: SearchPlan) -> bool:
-    """Whether ``data`` holds one of the plan's needles."""
+def _found(data: bytes, plan: SearchPlan, start: bool = True) -> bool:
+    """Whether ``data`` holds one of the plan's needles (``start``: ``data`` begins the
+    file, so nothing is before its first byte)."""
     for anchor, held in plan.anchored:
         reach = max(len(n) for n in held)
         at = data.find(anchor)
@@ -272,20 +332,65 @@ def _found(data: bytes, plan: SearchPlan) -> bool:
             if any(n in window for n in held):
                 return True
             at = data.find(anchor, at + 1)
-    return any(data.find(n) >= 0 for n in plan.direct)
+    if any(data.find(n) >= 0 for n in plan.direct):
+        return True
+    for item in plan.named:
+        at = data.find(item.name)
+        while at >= 0:
+            if _may_be_in(data, at, item.folder, start):
+                return True
+            at = data.find(item.name, at + 1)
+    return False
 
 
-def concerns(tf: TranscriptFile, needles: tuple[bytes, ...]) -> bool:
+_SEPARATORS = frozenset(b"/\\")
+_QUOTED_SEPARATORS = (b"%2F", b"%2f", b"%5C", b"%5c")
+
+
+def _may_be_in(data: bytes, at: int, folder: bytes, start: bool) -> bool:
+    """Whether the name found at ``at`` in ``data`` may be a path that a reader makes
+    into one ending in ``folder/name``. Yes where the part before it (past
+    separators: raw, escaped, URI-quoted) is ``folder``, ``.`` or ``..`` (resolved in
+    the path's text: anything), or there is none (a name relative to a folder the
+    reader takes from a field, a file, a ``cd``). No where another folder is before
+    it (``lib/__init__.py``), or a name character with no escape before the run it
+    ends (another name: ``my__init__.py``; but ``\\n__init__.py`` begins a line of
+    a JSON string). What a chunk cut off is not known: yes."""
+    i = at
+    while True:
+        if i > 0 and data[i - 1] in _SEPARATORS:
+            i -= 1
+        elif i >= 3 and data[i - 3 : i] in _QUOTED_SEPARATORS:
+            i -= 3
+        else:
+            break
+    j = i
+    while j > 0 and data[j - 1] in _PLAIN:
+        j -= 1
+    if j == 0 and not start:
+        return True  # the chunk begins inside the run: what is before it is not here
+    part = data[j:i]
+    if i == at:  # no separator: the name is bare, or the end of a longer run
+        return not part or data[j - 1 : j] == b"\\"
+    if part in (folder, b".", b".."):
+        return True
+    # an escape (``\\npkg/``, ``\\u002Fpkg``) or a quoted separator (``%2Fpkg``)
+    # before the folder leaves letters and digits of its own in the run
+    return part.endswith(folder) and data[j - 1 : j] in (b"\\", b"%")
+
+
+def concerns(tf: TranscriptFile, needles: tuple[Needle, ...]) -> bool:
     """Whether the session's transcript (or one of its parts) holds one of ``needles``."""
     return any(holds_any(p, needles) for p in (tf.path, *tf.parts))
 
 
 def split(
-    conn: sqlite3.Connection, files: list[TranscriptFile], needles: tuple[bytes, ...]
+    conn: sqlite3.Connection, files: list[TranscriptFile], needles: tuple[Needle, ...]
 ) -> tuple[list[TranscriptFile], list[TranscriptFile]]:
     """(the transcripts that can concern the repository, the rest), searching only
     those not already known to hold none of ``needles`` at their current stat."""
-    key = MEMO + blake2b(b"\0".join(needles), digest_size=12).hexdigest()
+    joined = b"\0".join(needle_key(n) for n in needles)
+    key = MEMO + blake2b(joined, digest_size=12).hexdigest()
     known = _load(conn, key)
     now: list[TranscriptFile] = []
     later: list[TranscriptFile] = []

@@ -13,12 +13,13 @@ from deja_blame.output import warn
 from deja_blame.transcripts.antigravity.discover import discover_roots
 
 if TYPE_CHECKING:
+    from deja_blame.index.prescan import Needle
     from deja_blame.transcripts.transcript_file import TranscriptFile
 
 
 def refresh_index(
     conn: sqlite3.Connection,
-    concern: tuple[bytes, ...] | None = None,
+    concern: tuple[Needle, ...] | None = None,
     changed: list[TranscriptFile] | None = None,
     say_left: bool = False,
 ) -> int:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from deja_blame.index.prescan import Needle
     from deja_blame.transcripts.transcript_file import TranscriptFile
 
 
@@ -31,7 +32,7 @@ class _Left:
     thread: int
     roots: list[Path]
     files: list[TranscriptFile]
-    searched: set[bytes] = field(default_factory=set)  # needles looked for already
+    searched: set[Needle] = field(default_factory=set)  # needles looked for already
 
 
 _left: _Left | None = None
@@ -41,7 +42,7 @@ def left_unread(
     conn: sqlite3.Connection,
     roots: list[Path],
     files: list[TranscriptFile],
-    searched: tuple[bytes, ...] = (),
+    searched: tuple[Needle, ...] = (),
 ) -> None:
     """Remember what this refresh of ``conn`` left unread (none: forget the last), and
     the needles it holds none of (``searched``)."""
@@ -57,12 +58,12 @@ def read_naming(conn: sqlite3.Connection, relpaths: Iterable[str]) -> int:
     left = _left
     if left is None or left.conn is not conn or left.thread != threading.get_ident():
         return 0  # no refresh before this answer, or another connection's
-    from deja_blame.index.prescan import name_needles, split
+    from deja_blame.index.prescan import found_by, name_needles, split
 
     # a file that holds none of the needles searched for holds none that contains one
-    # (the refresh searched for the file's own name: ``core.py`` renamed from
-    # ``click/core.py`` asks no new search)
-    needles = tuple(n for n in name_needles(relpaths) if not any(s in n for s in left.searched))
+    # (the refresh searched for the file's own name: ``src/click/core.py`` renamed
+    # from ``click/core.py`` asks no new search)
+    needles = tuple(n for n in name_needles(relpaths) if not found_by(left.searched, n))
     if not needles:
         return 0
     left.searched.update(needles)

@@ -43,6 +43,7 @@ from deja_blame.gitcli import is_commit
 from deja_blame.gitutil import open_repository
 
 if TYPE_CHECKING:
+    from deja_blame.index.prescan import Needle
     from deja_blame.transcripts.transcript_file import TranscriptFile
 
 COMMANDS = ("deja.why", "deja.handoff")
@@ -376,7 +377,7 @@ class Server:
             self._read_new(concern_of(path))
 
     def _read_new(
-        self, concern: tuple[bytes, ...] | None, changed: list[TranscriptFile] | None = None
+        self, concern: tuple[Needle, ...] | None, changed: list[TranscriptFile] | None = None
     ) -> None:
         from deja_blame.index.refresh import refresh_index
 
