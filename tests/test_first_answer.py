@@ -131,7 +131,7 @@ def test_the_forms_of_a_name_share_one_anchor() -> None:
     plan = prescan.search_plan(prescan.needles_for(Path("/w/shop"), ["src/cart.py"]))
     anchors = dict(plan.anchored)
     assert set(anchors) == {b"shop"} and plan.direct == ()
-    assert plan.named == (prescan.InFolder(b"src", b"cart.py"),)
+    assert plan.named == (prescan.InFolder((b"src",), b"cart.py"),)
     assert b"/w/shop" in anchors[b"shop"] and b"\\shop\\" in anchors[b"shop"]
 
 
@@ -139,7 +139,7 @@ def test_the_escaped_forms_of_a_name_are_one_search() -> None:
     needles = prescan.needles_for(Path("/w/shop"), ["src/a.py"])
     assert b"\\shop\\" in needles and b"\\\\shop\\\\" not in needles
     # the file by its name: whatever folder the session resolved it against
-    assert b"/w/shop" in needles and prescan.InFolder(b"src", b"a.py") in needles
+    assert b"/w/shop" in needles and prescan.InFolder((b"src",), b"a.py") in needles
     assert b"a.py" not in needles and b"src/a.py" not in needles
 
 
@@ -409,39 +409,53 @@ def test_an_old_name_already_searched_for_is_not_searched_again(
 
 
 @pytest.mark.parametrize(
-    ("written", "found"),
+    ("written", "src", "pkg_src"),
     [
-        (b'{"file_path": "/home/alice/work2/src/app.py"}', True),
-        (json.dumps({"p": "C:\\Users\\bob\\w2\\src\\app.py"}).encode(), True),
-        (json.dumps(json.dumps({"p": "C:\\Users\\bob\\w2\\src\\app.py"})).encode(), True),
-        (b"file:///home/bob/w2%2Fsrc%2Fapp.py", True),  # a URI quoting its separators
-        (b'"src\\/app.py"', True),  # JSON's optional escape of a slash
-        (b"*** Add File: app.py\\n", True),  # relative to a folder taken from elsewhere
-        (b'"cmd": "cd src && cat > ./app.py"', True),
-        (b'"path": "../app.py"', True),  # resolved in the text: any folder
-        (b'"path": "/w2/lib/../app.py"', True),
-        (b'"files": "a.py\\napp.py"', True),  # a JSON string's line begins with it
-        (b'"files": "a.py\\nsrc/app.py"', True),
-        (b'"p": "\\u002Fw2\\u002Fsrc\\u002Fapp.py"', True),
-        (b'{"file_path": "/home/zed/other/lib/app.py"}', False),  # another folder
-        (json.dumps({"p": "C:\\Users\\bob\\w2\\lib\\app.py"}).encode(), False),
-        (b'{"file_path": "/home/zed/other/myapp.py"}', False),  # another name
-        (b'{"file_path": "/app.py"}', False),  # the file system's top
-        (b'{"file_path": "/home/zed/xsrc/app.py"}', False),
+        (b'{"file_path": "/home/alice/work2/src/app.py"}', True, False),
+        (json.dumps({"p": "C:\\Users\\bob\\w2\\src\\app.py"}).encode(), True, False),
+        (json.dumps(json.dumps({"p": "C:\\Users\\bob\\w2\\src\\app.py"})).encode(), True, False),
+        (b"file:///home/bob/w2%2Fsrc%2Fapp.py", True, False),  # a URI quoting its separators
+        (b'"src\\/app.py"', True, True),  # JSON's optional escape of a slash; relative
+        (b"*** Add File: app.py\\n", True, True),  # relative to a folder from elsewhere
+        (b'"cmd": "cd src && cat > ./app.py"', True, True),
+        (b'"path": "../app.py"', True, True),  # resolved in the text: any folder
+        (b'"path": "/w2/lib/../app.py"', True, True),
+        (b'"files": "a.py\\napp.py"', True, True),  # a JSON string's line begins with it
+        (b'"files": "a.py\\nsrc/app.py"', True, True),
+        (b'"p": "\\u002Fw2\\u002Fsrc\\u002Fapp.py"', True, False),
+        (b'{"file_path": "/home/zed/other/lib/app.py"}', False, False),  # another folder
+        (json.dumps({"p": "C:\\Users\\bob\\w2\\lib\\app.py"}).encode(), False, False),
+        (b'{"file_path": "/home/zed/other/myapp.py"}', False, False),  # another name
+        (b'{"file_path": "/app.py"}', False, False),  # the file system's top
+        (b'{"file_path": "/home/zed/xsrc/app.py"}', False, False),
+        # in two folders: the folder above counts too, where the text names it
+        (b'{"file_path": "/home/alice/work2/pkg/src/app.py"}', True, True),
+        (json.dumps({"p": "C:\\Users\\bob\\w2\\pkg\\src\\app.py"}).encode(), True, True),
+        (b'{"file_path": "/src/app.py"}', True, False),  # above the last folder: unchecked
+        (b'"patch": "*** Add File: src\\\\app.py"', True, True),
+        (b"file:///w2/pkg%2Fsrc%2Fapp.py", True, True),
+        (b'"p": "\\u002Fw2\\u002Fpkg\\u002Fsrc\\u002Fapp.py"', True, True),
+        (b'"p": "/w2/lib/../src/app.py"', True, True),
+        (b'"files": "a.py\\npkg/src/app.py"', True, True),
     ],
 )
 def test_a_name_in_a_folder_is_found_where_a_path_can_end_in_that_folder(
-    tmp_path: Path, written: bytes, found: bool
+    tmp_path: Path, written: bytes, src: bool, pkg_src: bool
 ) -> None:
     """``src/app.py`` is searched for as ``app.py`` after ``src`` and separators (raw,
     escaped, quoted), after ``.`` or ``..``, or bare (a reader resolves it against a
     folder it takes from a field or a file); not after another folder: every
-    project has an ``app.py``, an ``__init__.py``, an ``index.ts``."""
-    needles = prescan.name_needles(["pkg/src/app.py"])
-    assert needles == (prescan.InFolder(b"src", b"app.py"),)
+    project has an ``app.py``, an ``__init__.py``, an ``index.ts``. ``pkg/src/app.py``
+    as ``app.py`` after ``src`` after ``pkg``, or after ``src`` where a relative
+    path's text begins."""
+    needles = prescan.name_needles(["src/app.py"])
+    assert needles == (prescan.InFolder((b"src",), b"app.py"),)
+    deeper = prescan.name_needles(["pkg/src/app.py"])
+    assert deeper == (prescan.InFolder((b"src", b"pkg"), b"app.py"),)
     f = tmp_path / "t.jsonl"
     f.write_bytes(written)
-    assert prescan.holds_any(f, needles) is found
+    assert prescan.holds_any(f, needles) is src
+    assert prescan.holds_any(f, deeper) is pkg_src
 
 
 @settings(max_examples=1000, deadline=None)
@@ -449,6 +463,7 @@ def test_a_name_in_a_folder_is_found_where_a_path_can_end_in_that_folder(
     st.lists(
         st.sampled_from(
             [b"/", b"\\", b"\\\\", b'"', b" ", b"src", b"lib", b"app.py", b".", b"..", b"%2F", b"x"]
+            + [b"pkg", b"\\u002F", b"\\n"]
         ),
         max_size=24,
     ).map(b"".join),
@@ -459,7 +474,7 @@ def test_a_name_in_a_folder_cut_by_a_chunk_is_never_missed(haystack: bytes, chun
     a chunk cut off before a name is not known: read)."""
     import tempfile
 
-    needles = prescan.name_needles(["src/app.py"])
+    needles = prescan.name_needles(["pkg/src/app.py"])
     whole = prescan._found(haystack, prescan.search_plan(needles))
     saved = prescan.SCAN_CHUNK
     with tempfile.TemporaryDirectory() as d:
@@ -472,29 +487,33 @@ def test_a_name_in_a_folder_cut_by_a_chunk_is_never_missed(haystack: bytes, chun
             prescan.SCAN_CHUNK = saved
 
 
+@pytest.mark.parametrize(
+    ("rel", "theirs"),
+    [("pkg/__init__.py", "lib{k}/__init__.py"), ("web/src/index.ts", "src/index.ts")],
+)
 def test_a_common_file_name_does_not_read_every_project_that_has_one(
-    tmp_path: Path, repo: Path
+    tmp_path: Path, repo: Path, rel: str, theirs: str
 ) -> None:
-    """``pkg/__init__.py``: other projects' sessions wrote their own ``__init__.py`` in
-    other folders and are left for deja index; a session in a clone under another
-    folder name that wrote this one is read first, and the first blame is the
-    complete index's."""
+    """``pkg/__init__.py``, ``web/src/index.ts``: other projects' sessions wrote their
+    own ``__init__.py`` in other folders, their own ``src/index.ts``, and are left for
+    deja index; a session in a clone under another folder name that wrote this one
+    is read first, and the first blame is the complete index's."""
     from test_sessions_from_anywhere import SID, claude_code, commit_all, lines
 
     home = tmp_path / "home"  # the fresh HOME conftest gives every test
     init = lines("init", 6)
-    claude_code(home, "/home/alice/work2", {"pkg/__init__.py": init})
+    claude_code(home, "/home/alice/work2", {rel: init})
     others = set()
     for k in range(3):
         sid = f"bbbb0000-0000-4000-8000-00000000000{k}"
         other = Session(home / ".gemini" / "antigravity", sid)
         other.user("Make it a package", T0 + k)
-        other.write(tmp_path / f"elsewhere{k}" / f"lib{k}" / "__init__.py", init, T0 + k)
+        other.write(tmp_path / f"elsewhere{k}" / theirs.format(k=k), init, T0 + k)
         others.add(sid)
-    commit_all(repo, {"pkg/__init__.py": init}, "the work", T0 + 7200)
-    first = _ask(tmp_path, repo, "first.db", "blame", "pkg/__init__.py", "--json")
+    commit_all(repo, {rel: init}, "the work", T0 + 7200)
+    first = _ask(tmp_path, repo, "first.db", "blame", rel, "--json")
     assert _sessions(tmp_path / "first.db") == {SID["claude-code"]}
     _index_all(tmp_path, repo, "c.db")
     assert others < _sessions(tmp_path / "c.db")
-    assert first == _ask(tmp_path, repo, "c.db", "blame", "pkg/__init__.py", "--json")
+    assert first == _ask(tmp_path, repo, "c.db", "blame", rel, "--json")
     assert {ln["session"] for ln in json.loads(first)["lines"]} == {SID["claude-code"]}

@@ -12,12 +12,14 @@ The file is searched for by its file name, not its repository-relative path: the
 index finds the paths that stand for a file by their file name
 (``indexread.candidate_paths``), and a session in another clone names it by
 whatever its reader resolves against the session's folder (Codex's apply_patch in
-``src/``: ``app.py``; a ``cd`` then ``cat > app.py``). A name in a folder is found
-only where the text before it can make a path ending in that folder (``InFolder``):
-``src/app.py``, ``src\\app.py``, a bare ``app.py`` (resolved against a folder the
-reader takes from elsewhere), ``../app.py``; not ``lib/app.py``. Every project has
-an ``__init__.py`` or an ``index.ts``; the index keeps a written path for this file
-only where it ends with its repository path (``clone_paths.stands_for``).
+``src/``: ``app.py``; a ``cd`` then ``cat > app.py``). A name in folders is found
+only where the text before it can make a path ending in its repository path
+(``InFolder``): ``pkg/src/app.py``, ``src\\app.py`` (relative: the folders above
+it come from elsewhere), a bare ``app.py`` (resolved against a folder the reader
+takes from a field or a file), ``../app.py``; not ``lib/app.py`` or
+``/other/src/app.py``. Every project has an ``__init__.py`` or an ``index.ts``; the
+index keeps a written path for this file only where it ends with its repository
+path (``clone_paths.stands_for``).
 
 A transcript found to hold none is remembered by its stat in the index's ``meta``
 table (one row per set of needles), so the next answer does not search it again
@@ -59,22 +61,23 @@ def repository_root(path: Path) -> Path | None:
 
 @dataclass(frozen=True)
 class InFolder:
-    """A file name (plain characters only) as the last part of a path whose part
-    before it is ``folder``: found where ``name`` is, and the text before it is
-    ``folder`` and separators (``/``, ``\\``, escaped, URI-quoted), or ``.`` or
-    ``..`` and separators (resolved, anything), or no folder at all (a name relative
-    to a folder its reader takes from a field or a file: not checked)."""
+    """A file name (plain characters only) at the end of a path ending in
+    ``folders`` (the nearest first, as far up as they are plain characters): found
+    where ``name`` is and the text before it is the folders, each after separators
+    (``/``, ``\\``, escaped, URI-quoted), up to the last or to where the text of a
+    relative path begins; or ``.`` or ``..`` (resolved: anything); or no folder at
+    all (a name relative to a folder its reader takes from a field or a file)."""
 
-    folder: bytes
+    folders: tuple[bytes, ...]
     name: bytes
 
     def key(self) -> bytes:
         """The needle in the memo's key (no byte needle starts with ``\\x01``)."""
-        return b"\x01" + self.folder + b"/" + self.name
+        return b"\x01" + b"/".join((*reversed(self.folders), self.name))
 
     def reach(self) -> int:
-        """The bytes a hit needs in view: the name, and the folder and a few separators."""
-        return len(self.folder) + len(self.name) + 8
+        """The bytes a hit needs in view: the name, and the folders and separators."""
+        return len(self.name) + sum(len(f) + 12 for f in self.folders)
 
 
 Needle = bytes | InFolder
@@ -110,14 +113,19 @@ def name_needles(relpaths: Iterable[str]) -> tuple[Needle, ...]:
     when that is long enough, else the name raw and JSON-escaped."""
     out: set[Needle] = set()
     for rel in relpaths:
-        folder, _, name = rel.strip("/").rpartition("/")
+        *above, name = rel.strip("/").split("/")
         if not name:
             continue
         raw = name.encode("utf-8", "surrogateescape")
-        last = folder.rsplit("/", 1)[-1].encode("utf-8", "surrogateescape")
+        folders: list[bytes] = []
+        for folder in reversed(above):
+            part = folder.encode("utf-8", "surrogateescape")
+            if not _is_plain(part) or part in (b".", b".."):
+                break  # checked as far as here: anything above
+            folders.append(part)
         runs = [run for run in _plain_runs(raw) if len(run) >= PLAIN_RUN_MIN]
-        if runs and len(runs[0]) == len(raw) and _is_plain(last) and last not in (b".", b".."):
-            out.add(InFolder(last, raw))
+        if runs and len(runs[0]) == len(raw) and folders:
+            out.add(InFolder(tuple(folders), raw))
         elif runs and len(runs[0]) == len(raw):
             out.add(raw)  # a file at the top: every clone's top holds one of that name
         elif runs:
@@ -216,7 +224,7 @@ def without_redundant(needles: Iterable[Needle]) -> tuple[Needle, ...]:
             kept.append(needle)
     named = sorted(
         (n for n in given if isinstance(n, InFolder) and not any(k in n.name for k in kept)),
-        key=lambda n: (len(n.name), n.name, n.folder),
+        key=lambda n: (len(n.name), n.name, n.folders),
     )
     return (*kept, *named)
 
@@ -228,9 +236,16 @@ def needle_key(needle: Needle) -> bytes:
 
 def found_by(searched: Iterable[Needle], needle: Needle) -> bool:
     """Whether a file found to hold none of ``searched`` holds none of ``needle``: one
-    of them is in it (bytes in bytes or in the name), or is it."""
-    text = needle.name if isinstance(needle, InFolder) else needle
-    return any(s == needle or (isinstance(s, bytes) and s in text) for s in searched)
+    of them is in it (bytes in bytes or in the name), or is it, or is the name in
+    fewer of the same folders (found wherever it is, and more)."""
+    if isinstance(needle, bytes):
+        return any(isinstance(s, bytes) and s in needle for s in searched)
+    return any(
+        s in needle.name
+        if isinstance(s, bytes)
+        else s.name == needle.name and needle.folders[: len(s.folders)] == s.folders
+        for s in searched
+    )
 
 
 def holds_any(path: Path, needles: tuple[Needle, ...]) -> bool:
@@ -337,46 +352,81 @@ def _found(data: bytes, plan: SearchPlan, start: bool = True) -> bool:
     for item in plan.named:
         at = data.find(item.name)
         while at >= 0:
-            if _may_be_in(data, at, item.folder, start):
+            if _may_be_in(data, at, item.folders, start):
                 return True
             at = data.find(item.name, at + 1)
     return False
 
 
 _SEPARATORS = frozenset(b"/\\")
-_QUOTED_SEPARATORS = (b"%2F", b"%2f", b"%5C", b"%5c")
+# a separator written as an escape: URI-quoted (3 bytes), JSON's \\u form (6 bytes)
+_CODED_SEPARATORS = {
+    3: frozenset({b"%2F", b"%2f", b"%5C", b"%5c"}),
+    6: frozenset({b"\\u002F", b"\\u002f", b"\\u005C", b"\\u005c"}),
+}
 
 
-def _may_be_in(data: bytes, at: int, folder: bytes, start: bool) -> bool:
-    """Whether the name found at ``at`` in ``data`` may be a path that a reader makes
-    into one ending in ``folder/name``. Yes where the part before it (past
-    separators: raw, escaped, URI-quoted) is ``folder``, ``.`` or ``..`` (resolved in
-    the path's text: anything), or there is none (a name relative to a folder the
-    reader takes from a field, a file, a ``cd``). No where another folder is before
-    it (``lib/__init__.py``), or a name character with no escape before the run it
-    ends (another name: ``my__init__.py``; but ``\\n__init__.py`` begins a line of
-    a JSON string). What a chunk cut off is not known: yes."""
+def _separators_before(data: bytes, at: int) -> int:
+    """Where the run of separators (raw or coded) that ends at ``at`` begins."""
     i = at
-    while True:
-        if i > 0 and data[i - 1] in _SEPARATORS:
+    while i > 0:
+        if data[i - 1] in _SEPARATORS:
             i -= 1
-        elif i >= 3 and data[i - 3 : i] in _QUOTED_SEPARATORS:
+        elif data[i - 3 : i] in _CODED_SEPARATORS[3]:
             i -= 3
+        elif data[i - 6 : i] in _CODED_SEPARATORS[6]:
+            i -= 6
         else:
             break
-    j = i
-    while j > 0 and data[j - 1] in _PLAIN:
+    return i
+
+
+def _run_before(data: bytes, at: int) -> int:
+    """Where the run of name characters that ends at ``at`` begins (a coded
+    separator's letters and digits, ``%2F``, ``\\u002F``, are not in it)."""
+    j = at
+    while (
+        j > 0
+        and data[j - 1] in _PLAIN
+        and data[j - 3 : j] not in _CODED_SEPARATORS[3]
+        and data[j - 6 : j] not in _CODED_SEPARATORS[6]
+    ):
         j -= 1
-    if j == 0 and not start:
-        return True  # the chunk begins inside the run: what is before it is not here
-    part = data[j:i]
-    if i == at:  # no separator: the name is bare, or the end of a longer run
-        return not part or data[j - 1 : j] == b"\\"
-    if part in (folder, b".", b".."):
-        return True
-    # an escape (``\\npkg/``, ``\\u002Fpkg``) or a quoted separator (``%2Fpkg``)
-    # before the folder leaves letters and digits of its own in the run
-    return part.endswith(folder) and data[j - 1 : j] in (b"\\", b"%")
+    return j
+
+
+def _may_be_in(data: bytes, at: int, folders: tuple[bytes, ...], start: bool) -> bool:
+    """Whether the name found at ``at`` in ``data`` may be a path that a reader makes
+    into one ending in ``folders`` (nearest first) and the name. Yes where the parts
+    before it, each past separators (raw, escaped, URI-quoted), are those folders,
+    up to the last or to where a relative path's text begins; where one is ``.`` or
+    ``..`` (resolved in the path's text: anything); where there is no folder before
+    the name (relative to a folder the reader takes from a field, a file, a ``cd``).
+    No where another folder is before it (``lib/__init__.py``), a path's top
+    (``/src/app.py``), or a name character with no escape before the run it ends
+    (another name: ``my__init__.py``; but ``\\n__init__.py`` begins a line of a JSON
+    string). What a chunk cut off is not known: yes."""
+    pos = at
+    for depth, folder in enumerate(folders):
+        i = _separators_before(data, pos)
+        j = _run_before(data, i)
+        if j == 0 and not start:
+            return True  # the chunk begins inside the run: what is before it is not here
+        part = data[j:i]
+        if i == pos:
+            if depth:
+                return True  # a relative path's text begins with this folder
+            # the name is bare, or ends a longer run: after an escape (``\\n``) it begins one
+            return not part or data[j - 1 : j] == b"\\"
+        if part in (b".", b".."):
+            return True
+        if part == folder:
+            pos = j
+        elif part.endswith(folder) and data[j - 1 : j] == b"\\":
+            pos = i - len(folder)  # ``\\nsrc/``: an escape before the folder's letters
+        else:
+            return False
+    return True
 
 
 def concerns(tf: TranscriptFile, needles: tuple[Needle, ...]) -> bool:
