@@ -42,14 +42,12 @@ import threading
 from collections import Counter
 from pathlib import Path
 
-from deja_blame.attribution import blame_options
 from deja_blame.attribution.facts import shared
 from deja_blame.attribution.facts.copy_blame import CopyBlame, NotHere
-from deja_blame.attribution.facts.derived_blame import plain_diff
 from deja_blame.attribution.facts.git_blame import blame_moves
-from deja_blame.attribution.facts.gitread import git
-from deja_blame.attribution.facts.history import RepoHistory, repo_history
+from deja_blame.attribution.facts.history import RepoHistory
 from deja_blame.attribution.facts.model import BlameLine
+from deja_blame.attribution.facts.plain_blame import engine_history
 
 MAX_FILES = 256  # files read before one commit; a commit changing more goes to git
 MEMORY_KEPT = 6 << 20  # bytes of memory the blobs' lines kept for one question take
@@ -69,14 +67,10 @@ def copies_answer(
     line, for every line of the ranges) where it is the plain blame's or ``-M``'s
     (see above); None: ask git for ``-C``."""
     where = str(root)
-    if rev is None or not plain or not shared.active(where):
-        return None  # a one-file question: the history is not read for it
-    if not blame_options.current().default or not _no_ignored_revs(where):
+    if rev is None or not plain:
         return None
-    if not plain_diff(where):
-        return None  # a textconv driver: git compares other text than the blobs
-    history = repo_history(where)
-    if not history.commits or not history.knows(rev):
+    history = engine_history(where, rev)
+    if history is None:
         return None
     text = history.read(f"{rev}:{relpath}")
     if text is None:
@@ -334,13 +328,3 @@ MOVE_SCORE = 20
 COPY_SCORE = 40
 # a letter or a digit to git; any byte past ASCII too (more counted, never fewer)
 _SCORED = re.compile(rb"[0-9A-Za-z\x80-\xff]")
-
-
-def _no_ignored_revs(root: str) -> bool:
-    """No ``blame.ignoreRevsFile`` configured (asked once per question)."""
-
-    def ask() -> bool:
-        proc = git(root, ["config", "--get-all", "blame.ignoreRevsFile"])
-        return proc is not None and proc.returncode == 1
-
-    return shared.remembered(root, "no blame.ignoreRevsFile", ask)

@@ -76,7 +76,8 @@ class CopyBlame:
     changed against each: the walk passes a commit that did not change the file
     without reading anything); ``read``: blobs by ``REV:PATH`` (None: none);
     ``held``: the lines without white space of the files ``REV:PATH`` (the blobs
-    ``copies`` read for the question; an empty set where there is no such blob)."""
+    ``copies`` read for the question; an empty set where there is no such blob);
+    ``copies`` False: no moves nor copies are looked for (git's plain blame)."""
 
     def __init__(
         self,
@@ -87,8 +88,10 @@ class CopyBlame:
         rev: str,
         path: str,
         text: bytes,
+        copies: bool = True,
     ) -> None:
         self.root = root
+        self.copies = copies
         self.history = history
         self.read = read
         self.held = held
@@ -111,6 +114,9 @@ class CopyBlame:
         self._alnum = [1]
         for line in lines:
             self._alnum.append(self._alnum[-1] + len(line) - len(line.translate(None, _ALNUM)))
+
+    def line_count(self) -> int:
+        return len(self.starts) - 1
 
     # -- objects --------------------------------------------------------------
 
@@ -165,7 +171,7 @@ class CopyBlame:
         1-based, inclusive), in file order."""
         if not aligns_as_git():
             raise NotHere("this libgit2 aligns lines otherwise than git")
-        count = len(self.starts) - 1
+        count = self.line_count()
         if any(not 1 <= a <= b <= count for a, b in ranges):
             raise NotHere("a range past the file's lines")  # git's own error, or its reading
         merged: list[list[int]] = []  # git merges overlapping and adjacent ranges
@@ -249,6 +255,10 @@ class CopyBlame:
             if sg is not None:
                 passed, left = _pass_to_parent(left, blame_hunks(sg[1], text))
                 found.add(sg[0], passed)
+                if not self.copies and passed:  # the parent's version, for the walk on
+                    texts.setdefault(sg[0], sg[1])
+        if not self.copies:
+            return found, left
         small = [e for e in left if self._score(e) <= MOVE_SCORE]
         left = [e for e in left if self._score(e) > MOVE_SCORE]
         for sg in scapegoats:

@@ -10,7 +10,8 @@ Both give, per line: the commit, its committer time, and the line's original
 path and number in that commit (blame follows whole-file renames). A whole
 version's blame (``blame_version``) is read from the index's blame cache where
 it was kept, else derived from an older commit's (``derived_blame``), else
-asked of the engine, and kept.
+computed in process from the history a question about many files has read
+(``plain_blame``), else asked of the engine, and kept.
 """
 
 from __future__ import annotations
@@ -520,7 +521,8 @@ def blame_version(
 ) -> PendingBlame:
     """git's blame of ``version``, the whole file: from the blame cache, else derived
     from an older commit's blame of it (``derived_blame``: a report or stats blames
-    one file at commit after commit), else started now; kept once git is done."""
+    one file at commit after commit), else computed from the history a question about
+    many files has read (``plain_blame``), else started now; kept once git is done."""
     key = _cache_key(repo, version) + f":{engine}"
     use_cache = conn is not None and cache.cacheable()
     if use_cache and cache.fast_path_enabled():
@@ -543,6 +545,15 @@ def blame_version(
         if version.commit is not None and _git_engine(repo, engine)
         else None
     )
+    if derived is None and version.commit is not None and _git_engine(repo, engine):
+        # a question about many files that has read the history: git's plain blame,
+        # computed in process from it (``plain_blame``), not a git process per file
+        from deja_blame.attribution.facts.plain_blame import plain_blame
+
+        derived = plain_blame(str(root), version.commit, version.relpath)
+        if derived is not None:
+            drop_early(root, version.commit, version.relpath)
+            derived_blame.remember(root, version.commit, version.relpath, derived)
     if derived is not None:
         if use_cache and conn is not None:
             _store(conn, key, derived)

@@ -113,6 +113,11 @@ class RepoHistory:
         finally:
             self._lock.release()
 
+    def changing(self, path: str) -> frozenset[str]:
+        """The commits read that changed ``path`` against a parent."""
+        with self._lock:
+            return frozenset(self._touching.get(path, ()))
+
     def resolve(self, rev: str) -> str | None:
         """The commit ``rev`` names: a full id as it is, anything else (HEAD moves)
         asked of git each time."""
