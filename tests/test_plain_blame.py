@@ -168,3 +168,20 @@ def test_a_whole_file_blame_of_many_starts_no_git_blame(
         assert repo_history(tmp_path).knows(head)
         assert blame_version(None, tmp_path, repo, version, "auto").result() == want
     assert started == ["new.py"]
+
+
+def test_no_git_blame_is_started_early_for_a_computed_one(tmp_path: Path) -> None:
+    """A cache miss starts git blame early (``start_early``), but not for a file the
+    engine will answer: that process would be ended unread (entireio's stats started
+    274 and took 28)."""
+    head = _two_commits(tmp_path)
+    with shared.one_question(tmp_path):
+        assert repo_history(tmp_path).knows(head)
+        git_blame.start_early(tmp_path, head, "new.py")
+        assert not git_blame._EARLY
+    git_blame.start_early(tmp_path, head, "new.py")  # a one-file question: git, early
+    try:
+        assert len(git_blame._EARLY) == 1
+    finally:
+        git_blame.drop_early(tmp_path, head, "new.py")
+    assert not git_blame._EARLY

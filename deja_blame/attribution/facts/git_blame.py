@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from deja_blame.attribution import blame_options, cache
-from deja_blame.attribution.facts import derived_blame, early
+from deja_blame.attribution.facts import derived_blame, early, shared
 from deja_blame.attribution.facts.model import BlameLine
 from deja_blame.errors import DejaError
 from deja_blame.gitcli import is_blob, is_cli
@@ -138,9 +138,15 @@ def _early_key(root: Path | str, commit: str, relpath: str) -> tuple[str, str, s
 def start_early(root: Path | str, commit: str, relpath: str) -> None:
     """Start ``git blame --porcelain`` of ``relpath`` at ``commit`` now, for the
     ``start_blame`` of the same file and commit that follows (it takes it). The
-    whole file only, and only where git is the engine."""
+    whole file only, only where git is the engine, and not where the blame will be
+    computed in process (``plain_blame``)."""
     if not git_available():
         return
+    if shared.active(root):  # a question about many files: the blame may be computed
+        from deja_blame.attribution.facts.plain_blame import tried
+
+        if tried(str(root), commit, relpath):
+            return
     key = _early_key(root, commit, relpath)
     ended: list[PendingBlame] = []
     with _EARLY_LOCK:

@@ -59,12 +59,17 @@ def no_ignored_revs(root: str) -> bool:
     return shared.remembered(root, "no blame.ignoreRevsFile", ask)
 
 
+def tried(root: str, rev: str, relpath: str) -> bool:
+    """Whether ``plain_blame`` will try this question (no ``git blame`` need start
+    early for it: it would be ended unread)."""
+    history = engine_history(root, rev)
+    return history is not None and not _rename_left_to_git(history, relpath)
+
+
 def plain_blame(root: str, rev: str, relpath: str) -> list[BlameLine] | None:
     """``git blame --porcelain REV -- PATH``'s lines, in file order; None: ask git."""
     history = engine_history(root, rev)
-    if history is None:
-        return None
-    if _rename_left_to_git(history, relpath):
+    if history is None or _rename_left_to_git(history, relpath):
         return None
     text = history.read(f"{rev}:{relpath}")
     if text is None:
