@@ -185,3 +185,39 @@ def test_no_git_blame_is_started_early_for_a_computed_one(tmp_path: Path) -> Non
     finally:
         git_blame.drop_early(tmp_path, head, "new.py")
     assert not git_blame._EARLY
+
+
+def test_no_rename_lookup_where_the_commit_deleted_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file a commit added where it deleted none was renamed from nothing: git's
+    answer, without a ``git diff-tree -M`` (entireio: 120 of them for 263 files)."""
+    from deja_blame.attribution.facts import copy_blame
+
+    _git(tmp_path, "init", "-q", "-b", "main")
+    (tmp_path / "a.py").write_text("".join(f"a_{k} = {k}\n" for k in range(20)))
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-q", "-m", "one", when=1_700_000_000)
+    (tmp_path / "b.py").write_text("".join(f"a_{k} = {k}\n" for k in range(20)))
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-q", "-m", "a copy added", when=1_700_000_100)
+    head = _git(tmp_path, "rev-parse", "HEAD").strip()
+    asked: list[list[str]] = []
+    real = copy_blame.git
+
+    def counting(root: str, args: list[str], **kw: Any) -> Any:
+        asked.append(args)
+        return real(root, args, **kw)
+
+    monkeypatch.setattr(copy_blame, "git", counting)
+    assert _ours(tmp_path, head, "b.py") == _git_blame(tmp_path, head, "b.py")
+    assert not asked
+    (tmp_path / "a.py").unlink()
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-q", "-m", "the old one deleted", when=1_700_000_200)
+    _git(tmp_path, "mv", "b.py", "c.py")
+    _git(tmp_path, "commit", "-q", "-m", "renamed", when=1_700_000_300)
+    head = _git(tmp_path, "rev-parse", "HEAD").strip()
+    forget_histories()
+    ours = _ours(tmp_path, head, "c.py")
+    assert ours == _git_blame(tmp_path, head, "c.py") and len(asked) == 1

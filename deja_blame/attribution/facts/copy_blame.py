@@ -240,6 +240,8 @@ class CopyBlame:
             same = any(s is not None and s[1] == got for s in scapegoats)
             scapegoats.append(None if same else ((p, path), got))
         for i in lacking:  # git's second pass: the file under another name
+            if not any(status == "D" for status, _ in self._against(cid, i).values()):
+                continue  # nothing deleted, nothing renamed (git's answer with no process)
             source = self._renamed_from(parents[i], cid, path)
             if source is None:
                 continue
