@@ -194,6 +194,8 @@ class CopyBlame:
             text = texts.pop(origin, None)
             if text is None:  # an origin given entries again after it was taken
                 text = self._read(f"{origin[0]}:{origin[1]}")
+            if not queue:
+                origin = self._same_blob_down(origin)
             found, kept = self._pass(origin, text, entries, texts)
             when = self._time(origin[0])
             for lno, s, n in kept:
@@ -208,6 +210,22 @@ class CopyBlame:
                 waiting[parent].extend(got)
         lines.sort(key=lambda b: b.line)
         return lines
+
+    def _same_blob_down(self, origin: Origin) -> Origin:
+        """The origin a lone origin's entries reach through first parents with the same
+        blob: each would pass them whole (``pass_whole_blame``) to the next, the only
+        one in the queue (most of a walk: entireio's 263 files, 44,000 of 46,500
+        passes), so the queue is skipped, not the order."""
+        commits = self.history.commits
+        cid, path = origin
+        while True:
+            c = commits.get(cid)
+            if c is None or not c.parents or c.parents[0] not in commits:
+                break  # (the pass says what git does there)
+            if (c.against[0] if c.against else {}).get(path) is not None:
+                break  # changed against the first parent
+            cid = c.parents[0]
+        return (cid, path)
 
     def _pass(
         self, origin: Origin, text: bytes, entries: list[Entry], texts: dict[Origin, bytes]
