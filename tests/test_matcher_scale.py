@@ -702,3 +702,39 @@ def test_later_writers_answer_as_a_pass_over_every_session(
         other != sid and last > at and first <= limit for other, (first, last) in spans.items()
     )
     assert matcher._LaterWriters(info).any_between(float(at), float(limit), sid) is expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(1, 2),  # path
+            st.integers(0, 4),  # fingerprint
+            st.integers(0, 5),  # session
+            st.integers(0, 2),  # edit
+            st.integers(0, 3),  # index
+            st.integers(0, 2),  # time
+        ),
+        min_size=1,
+        max_size=40,
+    ),
+    st.lists(st.integers(0, 5), max_size=6),
+)
+def test_first_writes_walked_by_group_are_each_texts_first_twins(
+    rows: list[tuple[int, int, int, int, int, int]], fps: list[int]
+) -> None:
+    """The writes a line may take on its text alone, found by walking the groups of
+    twins, are what asking each write of the text for its group gave: the writes of
+    each group's first edit, in ``by_fp``'s order (a tie in time is broken by it)."""
+    # each edit one time and one path, as the index has them; rows in its order
+    times = {(sid, edit): float(at) for _, _, sid, edit, _, at in rows}
+    paths = {(sid, edit): pid for pid, _, sid, edit, _, _ in rows}
+    table = sorted(
+        {(paths[(s, e)], fp, s, e, idx, times[(s, e)], 0) for _, fp, s, e, idx, _ in rows}
+    )
+    ws = writes_mod.WriteSet()
+    ws.add_rows(table, {1: True, 2: False})
+    twins = ws.twins()
+    heads = {edit for edit, group in twins.items() if group.members[0] == edit}
+    expected = {fp: [k for k in ws.by_fp.get(fp, ()) if k[:2] in heads] for fp in fps}
+    assert matcher._first_writes(ws, twins, fps) == expected
