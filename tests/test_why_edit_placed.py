@@ -209,3 +209,35 @@ def test_the_hover_says_how_a_hunk_was_placed() -> None:
     hover = _hover({**hunk, "placed_by_text": True})
     assert f"@@ -7 +7 @@ {placed_by_text('a' * 40)}" in hover.splitlines(), hover
     assert "@@ -7 +7 @@" in _hover(hunk).splitlines()
+
+
+def test_a_file_written_whole_starts_at_line_1_as_git_shows_a_new_file(
+    repo: Path, tmp_path: Path
+) -> None:
+    """NEWCOMER14 #3: a Claude ``Write`` that created the file said ``@@ ? @@``."""
+    project = (
+        tmp_path / "home" / ".claude" / "projects" / ("-" + str(repo).strip("/").replace("/", "-"))
+    )
+    project.mkdir(parents=True)
+    content = "".join(f"value_{i} = compute_value({i}, scale=factor)\n" for i in range(6))
+    at = T0 + 3600
+    records = [
+        {"type": "user", "sessionId": SID, "cwd": str(repo), "timestamp": iso(at),
+         "message": {"role": "user", "content": "Write the values."}},
+        {"type": "assistant", "sessionId": SID, "cwd": str(repo), "timestamp": iso(at + 5),
+         "message": {"role": "assistant", "model": "claude-opus-4-1", "content": [
+             {"type": "tool_use", "id": "w1", "name": "Write", "input": {
+                 "file_path": str(repo / "values.py"), "content": content}}]}},
+        {"type": "user", "sessionId": SID, "cwd": str(repo), "timestamp": iso(at + 6),
+         "message": {"role": "user", "content": [
+             {"type": "tool_result", "tool_use_id": "w1", "content": "File created."}]},
+         "toolUseResult": {"type": "create", "filePath": str(repo / "values.py"), "content": content}},
+    ]  # fmt: skip
+    (project / f"{SID}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    (repo / "values.py").write_text(content)
+    lines = deja("why", "values.py:2", cwd=repo, env=NO_AGY).stdout.decode().splitlines()
+    assert "+++ b/values.py" in lines, lines
+    at_header = lines.index("+++ b/values.py") + 1
+    assert lines[at_header] == "@@ -0,0 +1,6 @@", lines
+    hunk = deja_json("why", "values.py:2", "--json", cwd=repo, env=NO_AGY)["edit"]["hunks"][0]
+    assert (hunk["old_start"], hunk["new_start"], "placed_by_text" in hunk) == (1, 1, False)

@@ -105,6 +105,7 @@ def _place_by_text(hunks: list[dict[str, Any]], result: FileBlame, ln: LineAttri
     line is asked of as the edit left it: its commit's version (through the
     repository's one ``git cat-file --batch``, stage 1's), or the working tree's for
     a line not committed yet. Each placed hunk says so (``placed_by_text``)."""
+    _old_side_of_known(hunks)
     if all(h["old_start"] is not None for h in hunks):
         return
     found = _file_after_edit(result, ln)
@@ -118,6 +119,18 @@ def _place_by_text(hunks: list[dict[str, Any]], result: FileBlame, ln: LineAttri
         if spot is not None and h["old_start"] is None:
             h["old_start"], h["new_start"] = spot
             h["placed_by_text"] = True
+
+
+def _old_side_of_known(hunks: list[dict[str, Any]]) -> None:
+    """A hunk whose new side's place the transcript gives and not its old side's (a
+    file written whole, Codex's added file: from line 1) has its old side where the
+    edit's earlier hunks leave it: ``@@ -0,0 +1,6 @@`` for a new file of six lines,
+    as git shows one. It showed ``@@ ? @@``, as if its place were not known."""
+    grown = 0  # lines the edit's earlier hunks added, less those they removed
+    for h in hunks:
+        if h["old_start"] is None and h["new_start"] is not None:
+            h["old_start"] = h["new_start"] - grown
+        grown += len(h["added"]) - len(h["removed"])
 
 
 def _file_after_edit(result: FileBlame, ln: LineAttribution) -> tuple[list[str], int] | None:
