@@ -191,7 +191,13 @@ def check_index(
     (``left_out``: those ``deja index`` leaves out on purpose, which it never will be)."""
     rebuild = index_command(db_path, "--rebuild")
     if not db_path.exists():
-        return Check("index", False, f"{db_path}: not built yet", index_command(db_path)), None
+        # no problem (NEWCOMER14 #1: a fresh install failed here, exit 1): the first
+        # blame, why or stats, or the hook's first commit, builds it
+        built_by = (
+            "the first deja blame, why or stats builds it, as does a commit with the hooks;"
+            f" or now: {index_command(db_path)}"
+        )
+        return Check("index", True, f"{db_path}: not built yet ({built_by})"), None
     try:
         refuse_not_ours(db_path)
     except DejaError as exc:
