@@ -327,7 +327,7 @@ def parse_cmd(path: Path, agent: str | None, as_json: bool) -> None:
     type=_agent_choice(),
     help="Only this agent's transcripts (repeatable): antigravity, claude-code, codex,"
     " gemini-cli, cursor, copilot, copilot-cli, windsurf, opencode, amp, droid, continue, aider,"
-    " pi, cline, roo-code, kilo-code.",
+    " pi, cline, roo-code, kilo-code, specstory.",
 )
 @click.option("--rebuild", is_flag=True, help="Delete the index and read everything again.")
 @click.option(
@@ -373,6 +373,8 @@ def index_cmd(
                                                              DEJA_ROO_CODE_ROOT
       Kilo Code    <editor>/User/globalStorage/kilocode.kilo-code/tasks
                                                              DEJA_KILO_CODE_ROOT
+      SpecStory    ./.specstory/history (here, up to the repo's top)
+                                                             DEJA_SPECSTORY_ROOT
       (<editor>: ~/.config/Code, or Code - Insiders, VSCodium, Cursor, Windsurf;
       ~/Library/Application Support on macOS, %APPDATA% on Windows; remote
       windows' ~/.vscode-server/data)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -47,11 +48,14 @@ def _more_lines(n: int) -> str:
 
 def split_target(target: str) -> tuple[Path, int]:
     path, sep, line = target.rpartition(":")
-    if sep and path and line.isdigit() and int(line) == 0:
+    # ASCII digits only: str.isdigit() takes "²", which int() refuses
+    number = int(line) if sep and path and re.fullmatch(r"-?[0-9]+", line) else None
+    if number is not None and number < 1:
+        # 0 and -3 alike (NEWCOMER14 #4: -3 was "not FILE:LINE", 0 "lines start at 1")
         raise click.BadParameter(f"{target!r}: lines start at 1 (as in git blame and editors)")
-    if not sep or not path or not line.isdigit() or int(line) < 1:
+    if number is None:
         raise click.BadParameter(f"{target!r} is not FILE:LINE (for example src/app.py:42)")
-    return Path(path), int(line)
+    return Path(path), number
 
 
 def explain(
