@@ -480,21 +480,43 @@ def forget_cmd(conn: sqlite3.Connection, session: str | None, undo: bool, as_jso
 @cli.command("trust")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--remove", is_flag=True, help="Stop trusting the PATHS.")
+@click.option(
+    "--list",
+    "everything",
+    is_flag=True,
+    help="Show what is trusted and the histories read as yours before you committed them.",
+)
+@click.option(
+    "--forget",
+    is_flag=True,
+    help="Stop reading the histories remembered at or under PATHS as yours once committed.",
+)
 @json_option
-def trust_cmd(paths: tuple[Path, ...], remove: bool, as_json: bool) -> int:
+def trust_cmd(
+    paths: tuple[Path, ...], remove: bool, everything: bool, forget: bool, as_json: bool
+) -> int:
     """Read the sessions in PATHS (files or folders) as yours.
 
     deja leaves out a transcript a repository tracks (it came with a clone) or
     another user owns (deja doctor lists them). With no PATHS: what is trusted.
 
+    An Aider or SpecStory history deja read while your work tree did not track
+    it stays yours once you commit it: deja remembers the bytes it read there
+    (--list shows them, --forget takes them back). The memory is by path: in a
+    clone moved to another folder, trust the histories again.
+
     \b
     Examples:
       deja trust ~/src/app/.aider.chat.history.md
       deja trust --remove ~/src/app/.aider.chat.history.md
+      deja trust --list
+      deja trust --forget ~/src/app/.specstory
     """
     from deja_blame.commands.trust import run_trust
 
-    return run_trust(list(paths), remove, as_json)
+    if remove and forget:
+        raise click.UsageError("--remove and --forget: choose one")
+    return run_trust(list(paths), remove, as_json, forget=forget, everything=everything)
 
 
 @cli.command("show")

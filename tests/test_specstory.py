@@ -619,3 +619,79 @@ def test_the_extensions_rewritten_last_turn_keeps_a_committed_chat_the_users(own
     (listed,) = deja_json("sessions", "--project", ".", "--json", cwd=own)["sessions"]
     shown = deja_json("show", listed["session_id"], "--json", cwd=own)
     assert "write docs/notes.md" in str(shown)
+
+
+# -- the own-memory listed and taken back; a clone moved ---------------------------------
+
+
+def _committed_chat(own: Path) -> Path:
+    """The user's chat read untracked, committed, then a turn longer: read as theirs."""
+    history = own / ".specstory" / "history"
+    history.mkdir(parents=True)
+    chat = history / "2026-12-07_08-20-00Z-add-a-mean.md"
+    chat.write_text(_chat(own, ("08:20:10", "src/util.py", UTIL)))
+    (own / "src" / "util.py").write_text(UTIL)
+    assert "left out" not in deja("index", cwd=own).stderr.decode()
+    git(own, "add", "-A")
+    git(own, "commit", "-qm", "a mean, and the chat so far", env=commit_env(T0 + 3_600))
+    chat.write_text(
+        _chat(own, ("08:20:10", "src/util.py", UTIL), ("08:30:10", "docs/notes.md", NOTES))
+    )
+    assert "left out" not in deja("index", cwd=own).stderr.decode()
+    return chat
+
+
+def test_trust_lists_the_memory_and_forget_takes_it_back(own: Path) -> None:
+    """``deja trust --list`` shows the histories read as the user's own before they
+    were committed; ``--forget`` takes them back: the committed chat leaves the index
+    at the next run (no --rebuild) and is carried, as a clone's, until trusted."""
+    chat = _committed_chat(own)
+    doc = deja_json("trust", "--list", "--json", cwd=own)
+    assert [r["path"] for r in doc["own"]] == [str(chat)]
+    assert doc["own"][0]["size"] == chat.stat().st_size
+    assert doc["trusted"] == [] and doc["own_file"].endswith("own")
+    text = deja("trust", "--list", cwd=own).stdout.decode()
+    assert f"  {chat} (its first " in text and "trusted: nothing" in text
+    assert deja("trust", cwd=own).stdout.decode().startswith("nothing trusted")  # as before
+
+    gone = deja("trust", "--forget", ".specstory", cwd=own)  # a folder: what is below it
+    assert gone.stdout.decode() == f"forgot {chat}\n"
+    assert deja_json("trust", "--list", "--json", cwd=own)["own"] == []
+    said = deja("index", cwd=own).stderr.decode()
+    assert f"removed from the index: left out {chat} (specstory)" in said, said
+    assert deja_json("sessions", "--project", ".", "--json", cwd=own)["sessions"] == []
+    assert f"left out {chat} (specstory)" in deja("index", cwd=own).stderr.decode()
+
+    again = deja("trust", "--forget", str(chat), cwd=own)
+    assert again.stdout == b"" and b"nothing remembered at" in again.stderr
+    bad = deja("trust", "--forget", cwd=own, check=False)
+    assert bad.returncode == 1 and b"needs a PATH" in bad.stderr
+    bad = deja("trust", "--forget", "--remove", "x", cwd=own, check=False)
+    assert bad.returncode == 2
+
+
+def test_a_moved_clone_leaves_its_committed_histories_out_until_trusted(
+    own: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The memory is by path: the user's repository moved to another folder holds
+    their committed chat at a path deja never read, so it is carried (a chat's bytes
+    do not say who committed them there); the line says why and the command to run,
+    quoted to paste as it is. The session the index read at the old path stays."""
+    chat = _committed_chat(own)
+    moved = tmp_path / "my work" / "shop"
+    moved.parent.mkdir()
+    own.rename(moved)
+    here = moved / chat.relative_to(own)
+    said = deja("index", cwd=moved).stderr.decode()
+    assert f"left out {here} (specstory)" in said, said
+    assert f"read the same chat as yours at {chat}, gone since (a clone moved?)" in said
+    command = f"deja trust '{here}'"
+    assert f"; to read it: {command}" in said
+    assert _by_line(moved, "src/util.py") == ["specstory", "specstory"]  # read at the old path
+
+    monkeypatch.setenv("DEJA_DB", str(tmp_path / "another.db"))  # rebuilt: the chat left out
+    assert f"left out {here} (specstory)" in deja("index", cwd=moved).stderr.decode()
+    assert _by_line(moved, "src/util.py") == [None, None]
+    deja("trust", str(here), cwd=moved)  # what the line says to run
+    assert "left out" not in deja("index", cwd=moved).stderr.decode()
+    assert _by_line(moved, "src/util.py") == ["specstory", "specstory"]

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sqlite3
 import stat
 from collections.abc import Iterable, Mapping
@@ -53,10 +54,18 @@ class LeftOut:
     agent: str
     why: str  # CARRIED, FOREIGN or UNCHECKED
     where: Path  # the work tree that carries it, or the folder someone else owns
+    # CARRIED: a path gone whose remembered bytes this file begins with (a clone moved)
+    read_as_own_at: Path | None = None
 
     def line(self) -> str:
         """One line: what, why, and the command that includes it."""
-        if self.why == CARRIED:
+        if self.why == CARRIED and self.read_as_own_at is not None:
+            reason = (
+                f"tracked by the repository at {self.where}; deja read the same chat as yours"
+                f" at {self.read_as_own_at}, gone since (a clone moved?), and remembers"
+                " paths, not chats"
+            )
+        elif self.why == CARRIED:
             # the person's own chat too, once committed: git cannot say who wrote it
             reason = (
                 f"tracked by the repository at {self.where}: written by whoever committed it,"
@@ -66,7 +75,8 @@ class LeftOut:
             reason = f"detected dubious ownership in '{self.where}': someone else's"
         else:
             reason = f"git could not say whether the repository at {self.where} tracks it"
-        return f"left out {self.path} ({self.agent}): {reason}; to read it: deja trust {self.path}"
+        command = f"deja trust {shlex.quote(str(self.path))}"  # to paste as it is
+        return f"left out {self.path} ({self.agent}): {reason}; to read it: {command}"
 
     def to_json(self) -> dict[str, str]:
         return {
@@ -130,18 +140,60 @@ class OwnRead:
 def read_as_own(env: Mapping[str, str] | None = None) -> dict[str, OwnRead]:
     """The absolute paths ``remember_own`` kept, with what was read there. A line
     without its bytes' hash (written by a deja that kept paths only) is not kept."""
-    from deja_blame.statefile import read_text
+    return _read_own(env)[0]
 
-    text = read_text(own_file(env), MAX_TRUST_FILE) or ""
+
+FORGETS = "forgets"
+"""The own-memory's line counting ``deja trust --forget``s (``forget_own``): part of
+``gate_mark``, so that what only a forgotten memory let in leaves every index."""
+
+
+def _read_own(env: Mapping[str, str] | None = None) -> tuple[dict[str, OwnRead], int]:
+    """``read_as_own``, and how many times the user took some of it back."""
+    from deja_blame.statefile import read_bytes
+
+    data = read_bytes(own_file(env), MAX_TRUST_FILE) or b""
     known: dict[str, OwnRead] = {}
-    for line in text.splitlines():
+    forgets = 0
+    for line in data.decode("utf-8", "surrogateescape").splitlines():
         parts = line.split("\t", 3)
+        if len(parts) == 2 and parts[0] == FORGETS and parts[1].isdigit():
+            forgets = int(parts[1])
+            continue
         if len(parts) != 4 or not parts[0].isdigit() or not parts[1].isdigit():
             continue
         size, mtime_ns, digest, path = parts
         if len(digest) == 64 and path:
             known[path] = OwnRead(int(size), int(mtime_ns), digest)
-    return known
+    return known, forgets
+
+
+def _forgets_of(env: Mapping[str, str] | None = None) -> int:
+    """The count of forgets alone: the first line of the file (``_write_own``), read at
+    every refresh (``gate_mark``)."""
+    from deja_blame.statefile import read_bytes
+
+    head = (read_bytes(own_file(env), 64) or b"").split(b"\n", 1)[0].split(b"\t")
+    if len(head) == 2 and head[0] == FORGETS.encode() and head[1].isdigit():
+        return int(head[1])
+    return 0
+
+
+def forget_own(paths: Iterable[Path], env: Mapping[str, str] | None = None) -> list[str]:
+    """Take back what ``remember_own`` kept at or under each of ``paths`` (``deja trust
+    --forget``): a committed history there is then carried, as a clone's, until trusted;
+    one still untracked is the user's again when next read. The paths forgotten, in
+    order; the count of forgets goes up (``gate_mark``) when there are any."""
+    known, forgets = _read_own(env)
+    wanted = [os.path.abspath(p) for p in paths]
+    gone = sorted(
+        p for p in known if any(p == w or p.startswith(w.rstrip(os.sep) + os.sep) for w in wanted)
+    )
+    if gone:
+        kept = {p: r for p, r in known.items() if p not in gone}
+        if not _write_own(kept, known, own_file(env), forgets + 1, forgets):
+            raise OSError(f"cannot write {own_file(env)}")
+    return gone
 
 
 def _hash_of(path: str, upto: int, marker: bytes = b"") -> tuple[str, bool] | None:
@@ -230,7 +282,7 @@ def remember_own(paths: Iterable[tuple[Path, str]], env: Mapping[str, str] | Non
     where = own_file(env)
     if not wanted and statefile.size_of(where) is None:
         return
-    known = read_as_own(env)
+    known, forgets = _read_own(env)
     kept = dict(known)
     for p, marker in wanted.items():
         before = kept.get(p)
@@ -245,18 +297,22 @@ def remember_own(paths: Iterable[tuple[Path, str]], env: Mapping[str, str] | Non
             kept.pop(p, None)  # no request the user typed (yet, or any more)
             continue
         kept[p] = OwnRead(st.st_size, st.st_mtime_ns, got[0])
-    _write_own(kept, known, where)
+    _write_own(kept, known, where, forgets, forgets)
 
 
-def _write_own(kept: dict[str, OwnRead], known: dict[str, OwnRead], where: Path) -> None:
-    """Write ``kept`` to ``where`` (0600) if it differs from ``known``."""
+def _write_own(
+    kept: dict[str, OwnRead], known: dict[str, OwnRead], where: Path, forgets: int, before: int
+) -> bool:
+    """Write ``kept`` (and the count of forgets) to ``where`` (0600) if it differs from
+    ``known`` (``before``); False when it could not be written."""
     import deja_blame.statefile as statefile
 
-    if kept == known:
-        return
+    if kept == known and forgets == before:
+        return True
 
     def lines(rows: Iterable[tuple[str, OwnRead]]) -> bytes:
-        text = "".join(f"{r.size}\t{r.mtime_ns}\t{r.sha256}\t{p}\n" for p, r in rows)
+        text = f"{FORGETS}\t{forgets}\n" if forgets else ""
+        text += "".join(f"{r.size}\t{r.mtime_ns}\t{r.sha256}\t{p}\n" for p, r in rows)
         return text.encode("utf-8", "surrogateescape")
 
     rows = sorted(kept.items())
@@ -264,13 +320,14 @@ def _write_own(kept: dict[str, OwnRead], known: dict[str, OwnRead], where: Path)
     if len(data) > MAX_TRUST_FILE:  # the histories gone from disk go first
         data = lines((p, r) for p, r in rows if os.path.lexists(p))
         if len(data) > MAX_TRUST_FILE:
-            return
+            return False
     if not statefile.ensure_dir(where.parent.parent) or not statefile.ensure_dir(where.parent):
-        return
+        return False
     try:
         statefile.write_bytes(where, data, mode=0o600)
     except OSError:
-        return
+        return False
+    return True
 
 
 def trusted_paths(env: Mapping[str, str] | None = None) -> list[Path]:
@@ -398,7 +455,8 @@ def split_trusted(
                     if untracked is not None:
                         untracked.append((here, tf.agent))  # its later turns remembered too
                 else:  # the memory kept: an older version checked out fails, the newer passes
-                    left.append(LeftOut(tf.path, tf.agent, CARRIED, top))
+                    moved = None if read is not None else _moved_from(str(here), own)
+                    left.append(LeftOut(tf.path, tf.agent, CARRIED, top, moved))
             else:
                 kept.append(tf)
                 if untracked is not None and history_in_work_tree(tf.agent):
@@ -406,6 +464,18 @@ def split_trusted(
     order = {id(tf): k for k, tf in enumerate(files)}
     kept.sort(key=lambda tf: order[id(tf)])
     return kept, left
+
+
+def _moved_from(path: str, own: dict[str, OwnRead]) -> Path | None:
+    """A remembered path, gone now, of the same file name whose bytes ``path`` begins
+    with: the user's own chat in a clone they moved (the memory is by path, and a
+    chat's bytes alone say nothing of who committed them here, so it stays carried
+    until trusted; this only names the likely cause). Read only where such a path is."""
+    name = os.path.basename(path)
+    for p, read in sorted(own.items()):
+        if os.path.basename(p) == name and not os.path.lexists(p) and still_own(path, read):
+            return Path(p)
+    return None
 
 
 def tracked_among(top: Path, paths: list[Path]) -> set[Path] | None:
@@ -568,12 +638,16 @@ def _config_mark(conn: sqlite3.Connection) -> str:
 def gate_mark(env: Mapping[str, str] | None = None) -> str:
     """What ``GATE_CHECKED`` holds once the index's sessions went through the gate with
     what the user trusts now: the gate's version and a digest of the trusted paths
-    (``deja trust``'s file and ``DEJA_TRUSTED``). Trust taken back (``deja trust
-    --remove``, a path gone from the variable) changes it, and the next run puts what
+    (``deja trust``'s file and ``DEJA_TRUSTED``) and the count of ``deja trust
+    --forget``s. Trust taken back (``deja trust --remove`` or ``--forget``, a path gone
+    from the variable) changes it, and the next run puts what
     the index holds through the gate again: a session only that trust let in leaves."""
     import hashlib
 
     listed = "\0".join(sorted(str(p) for p in trusted_paths(env)))
+    forgets = _forgets_of(env)
+    if forgets:  # none: the mark an index made before ``deja trust --forget`` existed
+        listed += f"\0{FORGETS}:{forgets}"
     digest = hashlib.blake2b(listed.encode("utf-8", "surrogateescape"), digest_size=8)
     return f"{GATE_VERSION}:{digest.hexdigest()}"
 
