@@ -516,6 +516,13 @@ def trust_cmd(
 
     if remove and forget:
         raise click.UsageError("--remove and --forget: choose one")
+    # --list only shows: with PATHS it would trust them first (deja trust PATH
+    # does), which a user asking what is remembered there never meant.
+    if everything and (paths or remove or forget):
+        raise click.UsageError(
+            "--list takes no PATHS nor --remove/--forget: it only shows"
+            " (deja trust PATH trusts, --forget PATH takes a history back)"
+        )
     return run_trust(list(paths), remove, as_json, forget=forget, everything=everything)
 
 

@@ -670,6 +670,22 @@ def test_trust_lists_the_memory_and_forget_takes_it_back(own: Path) -> None:
     assert bad.returncode == 2
 
 
+def test_trust_list_with_a_path_trusts_nothing(own: Path) -> None:
+    """``--list`` only shows: given a PATH (asking what is remembered there) it is a
+    usage error, not ``deja trust PATH``, which would have read every history the
+    repository carries there as the user's own (review 14 F1)."""
+    _committed_chat(own)
+    for extra in (
+        ["--list", ".specstory"],
+        ["--list", "--forget", ".specstory"],
+        ["--list", "--remove"],
+    ):
+        bad = deja("trust", *extra, cwd=own, check=False)
+        assert bad.returncode == 2, (extra, bad.stderr)
+        assert b"--list takes no PATHS" in bad.stderr
+    assert deja_json("trust", "--list", "--json", cwd=own)["trusted"] == []
+
+
 def test_a_moved_clone_leaves_its_committed_histories_out_until_trusted(
     own: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
