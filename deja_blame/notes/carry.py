@@ -23,7 +23,9 @@ Which old commits a new one came from:
 
 The pull request's commits are those of its head (``refs/pull/N/head`` on
 GitHub, ``refs/merge-requests/N/head`` on GitLab, fetched from the remote) that
-the target branch did not have before the push.
+the target branch did not have before the push. A plain git remote has no such
+heads: there the remote's branches stand for them (a squash of a whole branch, by
+its change's patch id; a rebase merge's commit, by one branch commit's).
 """
 
 from __future__ import annotations
@@ -65,7 +67,8 @@ class CarriedCommit:
     pull: str | None = None  # the pull request the message names
     sources: list[str] = field(default_factory=list)
     lines: int = 0  # lines its note claims afterwards
-    # the remote's branch found holding the squashed change (no pull request head)
+    # the remote's branch found holding the squashed change, or the rebased commit
+    # (no pull request head)
     branch: str | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -243,6 +246,43 @@ def _branch_squashed(
     return name, _rev_list(repo, ["--reverse", "--no-merges", tip, "--not", before])[-MAX_SOURCES:]
 
 
+MAX_BRANCH_COMMITS = 2_000  # commits of the remote's branches compared with a rebase at most
+
+
+def _branch_commits_by_patch(
+    repo: pygit2.Repository, remote: str, before: str, after: str
+) -> dict[str, tuple[str, str]]:
+    """patch id -> (commit, ``remote/BRANCH``) of the commits of the remote's branches
+    that neither ``before`` nor ``after`` holds, the newest first: what a rebase merge
+    on a plain git remote (no ``refs/pull/N/head``) replayed onto the branch. One
+    ``git log`` for every branch (``%S``: the branch each commit was reached from),
+    one ``patch-id`` for every commit."""
+    proc = run_git(
+        workdir(repo),
+        [
+            "log",
+            "--no-merges",
+            "--source",
+            "--format=%H %S",
+            f"--max-count={MAX_BRANCH_COMMITS}",
+            f"--glob=refs/remotes/{remote}/*",
+            "--not",
+            before,
+            after,
+        ],
+        check=False,
+    )
+    branch_of: dict[str, str] = {}
+    for line in proc.stdout.decode("utf-8", "replace").splitlines():
+        sha, _, ref = line.partition(" ")
+        if _HEX.match(sha) and ref.startswith("refs/remotes/") and not ref.endswith("/HEAD"):
+            branch_of.setdefault(sha, ref[len("refs/remotes/") :])
+    found: dict[str, tuple[str, str]] = {}
+    for sha, pid in _patch_ids(repo, list(branch_of)).items():
+        found.setdefault(pid, (sha, branch_of[sha]))
+    return found
+
+
 def _identity(commit: pygit2.Commit) -> tuple[str, str, int, str]:
     """What a rebase keeps of a commit: its author, author date and message."""
     return (commit.author.name, commit.author.email, commit.author.time, commit.message.strip())
@@ -304,6 +344,8 @@ def carry_notes(
         by_identity.setdefault(_identity(obj), []).append(c)
 
     pairs: list[tuple[str, str]] = []
+    # a plain git remote's branches' commits by patch id, read when first needed
+    branch_patches: dict[str, tuple[str, str]] | None = None
     for sha in targets:
         commit = commits[sha]
         assert is_commit(commit)
@@ -336,10 +378,22 @@ def carry_notes(
         elif remote and before is not None and len(commit.parent_ids) == 1:
             # no pull request head (a plain git remote keeps no refs/pull/N/head):
             # the remote's branch whose change this commit squashed, by patch id
+            if branch_patches is None:  # read once, for every commit left
+                branch_patches = _branch_commits_by_patch(repo, remote, before, targets[-1])
+                ids = {**_patch_ids(repo, [c for c in singles if c not in ids]), **ids}
             squashed = _branch_squashed(repo, remote, before, sha, ids.get(sha))
             if squashed is not None:
                 entry.how, entry.branch = "squash", squashed[0]
                 entry.sources = squashed[1]
+            elif (pid := ids.get(sha)) is not None and pid in branch_patches:
+                # one commit of a remote branch with the same patch: a rebase merge
+                # (a squash of a one-commit branch is found just above)
+                source, entry.branch = branch_patches[pid]
+                old_commit = repo[source]
+                assert is_commit(old_commit)
+                same = _identity(old_commit) == _identity(commit)
+                entry.how = "rebase" if same else "squash"
+                entry.sources = [source]
         pairs += [(old, sha) for old in entry.sources]
     if pairs:
         # The pull request's notes were published: carry their prompts as they are.
