@@ -1,13 +1,17 @@
 """NEWCOMER14's findings: ``deja index --help`` left SpecStory out of both its lists
 (#2), and ``deja why FILE:-3`` said "not FILE:LINE" where ``:0`` says lines start at 1
-(#4). (#1, doctor on a fresh install: test_doctor.py; #3, a file written whole:
+(#4); a list asked of a project on an index not built gave its advice twice (#6).
+(#1, doctor on a fresh install: test_doctor.py; #3, a file written whole:
 test_why_edit_placed.py.)"""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 import pytest
 from conftest import deja
+from test_other_agents import T0, _claude
 
 from deja_blame.commands.why import split_target
 from deja_blame.transcripts.registry import AGENTS
@@ -32,3 +36,20 @@ def test_what_is_not_a_line_is_still_said_so() -> None:
     for target in ("app.py:x", "app.py:", "app.py", ":3", "app.py:--3", "app.py:1.5", "a.py:²"):
         with pytest.raises(click.BadParameter, match="is not FILE:LINE"):
             split_target(target)
+
+
+@pytest.mark.parametrize("which", [("--project", "."), ("--agent", "codex")])
+def test_a_list_on_an_index_not_built_says_its_advice_once(
+    repo: Path, tmp_path: Path, which: tuple[str, str]
+) -> None:
+    """#6: ``deja --db NEW -C REPO sessions --project .`` said "no index at NEW yet (run:
+    ...)" and then "1 new or changed transcript not yet indexed ...: ... reads them"."""
+    _claude(tmp_path / "home", repo, T0)
+    db = tmp_path / "other.db"
+    proc = deja("--db", str(db), "-C", str(repo), "sessions", *which)
+    lines = proc.stderr.decode().splitlines()
+    advice = [ln for ln in lines if "index" in ln and "indexed session" not in ln]
+    assert advice == [
+        f"deja: no index at {db} yet: deja --db {db} index reads the 1 transcript waiting"
+    ], lines
+    assert not db.exists()

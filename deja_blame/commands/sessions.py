@@ -47,7 +47,10 @@ def run_sessions(
     noted = noted_summaries() if not rows and not project and not agent else []
     missing = stand_in_for(conn)  # --db naming an index not made yet
     reads = index_command(index_path(conn))
-    if missing and (as_json or rows or project or agent or (noted and not waiting)):
+    # no index, transcripts waiting, a list asked of one project or agent: its advice
+    # once, as for the whole list (NEWCOMER14 #6: two lines that said nearly the same)
+    once = bool(missing and waiting and not rows and (project or agent) and not as_json)
+    if missing and not once and (as_json or rows or project or agent or (noted and not waiting)):
         click.echo(f"deja: no index at {terminal(missing)} yet (run: {terminal(reads)})", err=True)
     if as_json:
         print_json(
@@ -61,7 +64,9 @@ def run_sessions(
         return 0
     if left_out:
         click.echo(f"deja: {terminal(left_out_summary(left_out))}", err=True)
-    if waiting and (rows or project or agent):
+    if once:
+        _say_none_indexed(missing, reads, waiting, [])
+    elif waiting and (rows or project or agent):
         from deja_blame.output import counted
 
         click.echo(
