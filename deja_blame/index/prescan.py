@@ -37,10 +37,15 @@ from dataclasses import dataclass
 from functools import lru_cache
 from hashlib import blake2b
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from deja_blame.transcripts.reading import open_regular
-from deja_blame.transcripts.transcript_file import TranscriptFile
+if TYPE_CHECKING:
+    from deja_blame.transcripts.transcript_file import TranscriptFile
+
+# The transcripts' reader (``open_regular``) is imported where a file is read: every
+# ``deja blame`` imports this module for ``repository_root``, a warm one nothing else
+# (the reader's package, its agents' layouts with it, was 7 ms of a 140 ms answer).
 
 SCAN_CHUNK = 4 * 1024 * 1024
 MEMO = "prescan:"  # meta key prefix: transcripts known not to concern a set of needles
@@ -166,6 +171,8 @@ def remote_names(root: Path) -> set[str]:
     """The repository's names its remotes give (``git@host:acme/shop.git``,
     ``/srv/git/shop``: ``shop``), read from its git config by hand: no git process
     before a blame. Empty when there is none or it cannot be read."""
+    from deja_blame.transcripts.reading import open_regular
+
     names: set[str] = set()
     config = _common_git_dir(root) / "config"
     try:
@@ -254,6 +261,8 @@ def holds_any(path: Path, needles: tuple[Needle, ...]) -> bool:
     (the indexer reports it)."""
     if not needles:
         return True
+    from deja_blame.transcripts.reading import open_regular
+
     overlap = max(n.reach() if isinstance(n, InFolder) else len(n) for n in needles) - 1
     plan = search_plan(tuple(needles))
     try:
