@@ -12,7 +12,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from test_index import append, conversation, db_path, transcript
+from conftest import deja_json
+from test_index import append, conversation, db_path, index, transcript
 
 from deja_blame.index.changes import changed_transcripts
 from deja_blame.index.db import connect
@@ -62,6 +63,12 @@ def test_every_change_of_a_transcript_is_found_and_nothing_else(
     _read_all(tmp_path)
     assert _found(tmp_path, roots) == []
 
+    # the compact transcript beside a full one grown alone (it is the full one's part)
+    append(transcript(root, "both"), *conversation(1, start=20))
+    assert _found(tmp_path, roots) == [("both", "transcript_full.jsonl")]
+    _read_all(tmp_path)
+    assert _found(tmp_path, roots) == []
+
     # a full transcript appearing beside the compact one the index read
     append(transcript(root, "compact", "transcript_full.jsonl"), *conversation(2))
     assert _found(tmp_path, roots) == [("compact", "transcript_full.jsonl")]
@@ -79,3 +86,45 @@ def test_every_change_of_a_transcript_is_found_and_nothing_else(
         ("full", "transcript_full.jsonl"),
         ("new", "transcript.jsonl"),
     ]
+
+
+def _two_files(root: Path) -> None:
+    """A session with both transcripts, the compact one reaching further back (the
+    full copy sometimes holds only the last stretch)."""
+    append(transcript(root, "pair"), *conversation(2))
+    append(transcript(root, "pair", "transcript_full.jsonl"), *conversation(1, start=10))
+
+
+def _requests(session: str) -> list[str]:
+    doc = deja_json("show", session, "--json")
+    return [m["text"] for m in doc["messages"] if m["role"] == "user"]
+
+
+def test_a_session_the_refresh_reads_first_keeps_its_compact_files_steps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The refresh before an answer reads a new session as ``deja index`` does: the
+    full transcript with the compact one as its part (it read the full one alone,
+    and the requests only the compact one holds were lost)."""
+    root = tmp_path / "root"
+    monkeypatch.setenv("DEJA_ANTIGRAVITY_ROOT", str(root))
+    _two_files(root)
+    _read_all(tmp_path)
+    assert _requests("pair") == ["Request 0", "Request 10"]
+    assert _found(tmp_path, [root]) == []
+
+
+def test_the_refresh_and_deja_index_keep_one_key_for_a_two_file_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What ``deja index`` records of a session with both transcripts is what the
+    refresh compares: nothing is new after either (the refresh read every such
+    session again after each ``deja index``, and ``deja index`` after each refresh)."""
+    root = tmp_path / "root"
+    monkeypatch.setenv("DEJA_ANTIGRAVITY_ROOT", str(root))
+    _two_files(root)
+    index(root)
+    assert _found(tmp_path, [root]) == []
+    _read_all(tmp_path)
+    assert index(root)["unchanged"] == 1
+    assert _found(tmp_path, [root]) == []

@@ -66,33 +66,21 @@ def _changed_sessions(
         return _changed_below(known, roots[0], names_by_root[0])
     # each session's copies over the roots: the one written last is read (a stale
     # backup in an earlier root never hides the real transcript), as ingest does
-    newest: dict[str, tuple[tuple[int, int], str, os.stat_result, Path]] = {}
-    stat_ = os.lstat  # a link is no transcript: never followed
-    is_reg = stat.S_ISREG
+    newest: dict[str, tuple[tuple[int, int], _Found, Path]] = {}
     for root, names in zip(roots, names_by_root):
         brain = os.path.join(str(root), "brain")
         for name in names:
-            logs = f"{brain}/{name}/.system_generated/logs/"
-            # the full transcript wins where both exist (format section 9)
-            for path in (logs + FULL_NAME, logs + COMPACT_NAME):
-                try:
-                    st = stat_(path)
-                except OSError:
-                    continue
-                if not is_reg(st.st_mode):
-                    continue
-                rank = (st.st_mtime_ns, st.st_size)
+            found = _transcript_in(f"{brain}/{name}/.system_generated/logs/")
+            if found is not None:
+                rank = (found[2], found[1])  # (mtime, size), as ``one_copy_each``
                 if name not in newest or rank > newest[name][0]:
-                    newest[name] = (rank, path, st, root)
-                break
+                    newest[name] = (rank, found, root)
     out: list[TranscriptFile] = []
-    for name, (_, path, st, root) in newest.items():
+    for name, (_, found, root) in newest.items():
         # a changed one's folders are checked before it is read (a linked session
         # folder, brain/ or logs/ is never followed); the rest cost a stat each
-        if known.get(name) != (path, st.st_size, st.st_mtime_ns, st.st_ino) and real_below(
-            root, Path(path)
-        ):
-            out.append(TranscriptFile(session_id=name, path=Path(path), root=root, agent=AGENT))
+        if known.get(name) != found[:4] and real_below(root, Path(found[0])):
+            out.append(_file(name, found, root))
     return out
 
 
@@ -101,28 +89,61 @@ def _changed_below(
 ) -> list[TranscriptFile]:
     """``_changed_sessions`` of one root (nearly everyone's case): a session has one
     copy, so each transcript is compared as soon as it is found, with no table of
-    every session's copies to fill and walk again (12 of 100 ms at 10,000 sessions).
-    The same look: a link is never followed, the full transcript wins where both
-    exist, a changed one's folders are checked before it is read."""
+    every session's copies to fill and walk again (12 of 100 ms at 10,000 sessions)."""
     out: list[TranscriptFile] = []
     brain = os.path.join(str(root), "brain")
-    stat_ = os.lstat
-    is_reg = stat.S_ISREG
     for name in names:
-        logs = f"{brain}/{name}/.system_generated/logs/"
-        for path in (logs + FULL_NAME, logs + COMPACT_NAME):
-            try:
-                st = stat_(path)
-            except OSError:
-                continue
-            if not is_reg(st.st_mode):
-                continue
-            if known.get(name) != (path, st.st_size, st.st_mtime_ns, st.st_ino) and real_below(
-                root, Path(path)
-            ):
-                out.append(TranscriptFile(session_id=name, path=Path(path), root=root, agent=AGENT))
-            break
+        found = _transcript_in(f"{brain}/{name}/.system_generated/logs/")
+        if found is not None and known.get(name) != found[:4] and real_below(root, Path(found[0])):
+            out.append(_file(name, found, root))
     return out
+
+
+# (transcript, size, mtime_ns, inode) as the index keeps it (``TranscriptFile.stat_key``:
+# the sizes of the transcript and its part added, the later mtime), then the part
+_Found = tuple[str, int, int, int, str | None]
+
+
+def _transcript_in(logs: str) -> _Found | None:
+    """A session's transcript in its ``logs/`` folder as discovery takes it
+    (``antigravity.discover.find_transcripts``): the full one where it is a regular
+    file, with the compact one beside it as its part (it can reach further back), else
+    the compact one; by ``lstat``, so a link or special file is no transcript. Keyed
+    as the index keeps it: a full transcript compared alone never matched the key of
+    one read with its part, and a session read by the refresh without its part lost
+    the compact file's earlier steps."""
+    full = compact = None
+    try:
+        full = os.lstat(logs + FULL_NAME)
+    except OSError:
+        pass
+    try:
+        compact = os.lstat(logs + COMPACT_NAME)
+    except OSError:
+        pass
+    if full is not None and not stat.S_ISREG(full.st_mode):
+        full = None
+    if compact is not None and not stat.S_ISREG(compact.st_mode):
+        compact = None
+    if full is None:
+        if compact is None:
+            return None
+        return (logs + COMPACT_NAME, compact.st_size, compact.st_mtime_ns, compact.st_ino, None)
+    if compact is None:
+        return (logs + FULL_NAME, full.st_size, full.st_mtime_ns, full.st_ino, None)
+    size, mtime = full.st_size + compact.st_size, max(full.st_mtime_ns, compact.st_mtime_ns)
+    return (logs + FULL_NAME, size, mtime, full.st_ino, logs + COMPACT_NAME)
+
+
+def _file(name: str, found: _Found, root: Path) -> TranscriptFile:
+    part = found[4]
+    return TranscriptFile(
+        session_id=name,
+        path=Path(found[0]),
+        root=root,
+        agent=AGENT,
+        parts=() if part is None else (Path(part),),
+    )
 
 
 def stored_reader_version(state: bytes | str | None) -> int:
