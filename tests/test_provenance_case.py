@@ -54,3 +54,53 @@ def test_a_carried_history_reached_in_another_case_is_left_out(tmp_path: Path) -
     # the person's own committed chat is left out too: the line does not call it a stranger's
     assert "written by whoever committed it, you or anyone who pushed to it" in said, said
     assert deja_json("sessions", "--json", cwd=clone)["sessions"] == []
+
+
+# -- the same name in another Unicode form: macOS opens ``e`` + U+0301 as ``é`` ---------
+
+NFD = "e\u0301"  # what a Mac's older file system and a Linux clone of its names hold
+NFC = "\u00e9"  # what a Mac's git makes of the names on its command line
+
+
+@pytest.mark.parametrize(
+    ("tracked", "opened"),
+    [
+        (f".specstory/history/{NFD}.md", f".specstory/history/{NFC}.md"),
+        (f".specstory/history/{NFC}.md", f".specstory/history/{NFD}.md"),
+        (f".SpecStory/History/{NFD.upper()}.md", f".specstory/history/{NFC}.md"),
+        (f"caf{NFD}/.specstory/history/x.md", f"caf{NFC}/.specstory/history/x.md"),
+        (f"CAF{NFC.upper()}/.specstory/history/x.md", f"caf{NFD}/.specstory/history/x.md"),
+    ],
+)
+def test_a_tracked_name_opened_in_another_unicode_form_is_tracked(
+    repo: Path, tracked: str, opened: str
+) -> None:
+    (repo / tracked).parent.mkdir(parents=True)
+    (repo / tracked).write_text("chat\n")
+    (repo / ".specstory" / "history").mkdir(parents=True, exist_ok=True)
+    (repo / ".specstory" / "history" / "mine.md").write_text("mine\n")  # untracked
+    git(repo, "add", "--", tracked)
+    asked = [repo / opened, repo / ".specstory" / "history" / "mine.md"]
+    assert tracked_among(repo, asked) == {asked[0]}
+
+
+def test_a_carried_history_named_in_nfd_opened_as_nfc_is_left_out(tmp_path: Path) -> None:
+    """A stranger's history committed under an NFD name, reached as NFC (emulated by
+    renaming it in the working tree, as such a file system presents it): carried."""
+    up = tmp_path / "upstream"
+    up.mkdir()
+    git(up, "init", "-q", "-b", "main")
+    (up / "app.py").write_text("x = 1\n")
+    _histories(up / ".specstory" / "history")
+    history = up / ".specstory" / "history"
+    (history / "2026-12-07_08-20-00Z-add-a-mean.md").rename(history / f"{NFD}.md")
+    git(up, "add", "-A")
+    git(up, "commit", "-qm", "histories", env=commit_env(T0))
+    git(tmp_path, "clone", "-q", str(up), "clone")
+    clone = tmp_path / "clone"
+    history = clone / ".specstory" / "history"
+    (history / f"{NFD}.md").rename(history / f"{NFC}.md")
+
+    said = deja("index", cwd=clone).stderr.decode()
+    assert f"left out {history / (NFC + '.md')} (specstory)" in said, said
+    assert deja_json("sessions", "--json", cwd=clone)["sessions"] == []

@@ -482,33 +482,59 @@ def tracked_among(top: Path, paths: list[Path]) -> set[Path] | None:
     """Which of ``paths`` (inside the work tree ``top``) its index tracks; None when
     git cannot say (not a repository after all, someone else's, git missing).
 
-    Compared whatever the case of the names: a finder spells a store's path its own
-    way (``.specstory/history``), and on a file system that ignores case (macOS,
-    Windows) that path opens a tracked ``.SpecStory/History/x.md``, which git's
-    pathspec, case-sensitive even with ``core.ignorecase``, would not name. A
-    user's own file whose name differs from a tracked one only in case is taken
-    as carried too: left out until trusted, the safe side."""
+    Compared whatever the case and the Unicode form of the names (``same_name``): a
+    finder spells a store's path its own way (``.specstory/history``), and on a file
+    system that ignores case (macOS, Windows) that path opens a tracked
+    ``.SpecStory/History/x.md``, which git's pathspec, case-sensitive even with
+    ``core.ignorecase``, would not name; and macOS opens a name in either Unicode form
+    (``e`` and a combining accent, or ``é``) while git keeps the bytes it was given
+    (NFD from a Mac's older file system or a Linux clone, NFC from a Mac's git, which
+    also turns the names on its command line NFC). A user's own file whose name differs
+    from a tracked one only so is taken as carried too: left out until trusted, the
+    safe side."""
     from deja_blame.gitutil import try_git
 
-    rels: dict[str, list[Path]] = {}  # casefolded name -> the paths of that name
-    names: list[str] = []  # as spelled: git's icase folds ASCII only
+    rels: dict[str, list[Path]] = {}  # the name as ``same_name`` keys it -> the paths
+    specs: dict[str, None] = {}  # what to ask git, in order: icase folds ASCII only
     for p in paths:
         try:
             rel = p.relative_to(top).as_posix()
         except ValueError:
             continue
-        rels.setdefault(rel.casefold(), []).append(p)
-        names.append(rel)
+        rels.setdefault(same_name(rel), []).append(p)
+        specs[_asked(rel)] = None
     if not rels:
         return set()
     listed: list[str] = []
-    for k in range(0, len(names), 256):  # a bounded command line
-        specs = [f":(icase,literal){rel}" for rel in names[k : k + 256]]
-        proc = try_git(top, ["ls-files", "-z", "--", *specs])
+    asked = list(specs)
+    for k in range(0, len(asked), 256):  # a bounded command line
+        proc = try_git(top, ["ls-files", "-z", "--", *asked[k : k + 256]])
         if proc is None or proc.returncode != 0:
             return None
         listed += proc.stdout.decode("utf-8", "surrogateescape").split("\0")
-    return {p for name in listed for p in rels.get(name.casefold(), ())}
+    return {p for name in listed for p in rels.get(same_name(name), ())}
+
+
+def same_name(name: str) -> str:
+    """``name`` as a file system that ignores case and Unicode form opens it (macOS,
+    Windows): Unicode's caseless match of canonical forms, NFD(casefold(NFD(name)))."""
+    import unicodedata
+
+    if name.isascii():
+        return name.casefold()
+    return unicodedata.normalize("NFD", unicodedata.normalize("NFD", name).casefold())
+
+
+def _asked(rel: str) -> str:
+    """The pathspec that lists ``rel`` among what git tracks: the name itself, in any
+    ASCII case; for a name with other letters, whose bytes git may hold in another
+    form or case, the folder above its first such part (everything there is listed
+    and compared by ``same_name``; the whole tree when that part is the first)."""
+    if rel.isascii():
+        return f":(icase,literal){rel}"
+    parts = rel.split("/")
+    plain = next(k for k, part in enumerate(parts) if not part.isascii())
+    return f":(icase,literal){'/'.join(parts[:plain])}" if plain else ":(top)"
 
 
 def _repository_trusts_its_sessions(top: Path) -> bool:
