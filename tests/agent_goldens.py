@@ -33,6 +33,9 @@ def lay_out(agent: str, into: Path) -> Path:
     shutil.copytree(
         FIXTURES / GOLDEN_AGENTS[agent], root, ignore=shutil.ignore_patterns("expected.json")
     )
+    kept = root / "dot-specstory"
+    if kept.is_dir():  # kept under another name: deja's repository carries no .specstory
+        kept.rename(root / ".specstory")  # for whole runs in it to find (index/below.py)
     sql = root / "opencode.sql"
     if sql.exists():  # OpenCode's database, built from its SQL (no binary in the repository)
         conn = sqlite3.connect(root / "opencode.db")

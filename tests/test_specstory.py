@@ -711,3 +711,43 @@ def test_a_moved_clone_leaves_its_committed_histories_out_until_trusted(
     deja("trust", str(here), cwd=moved)  # what the line says to run
     assert "left out" not in deja("index", cwd=moved).stderr.decode()
     assert _by_line(moved, "src/util.py") == ["specstory", "specstory"]
+
+
+# -- a monorepo: each subproject keeps its own .specstory ---------------------------------
+
+
+def test_histories_below_the_folder_deja_index_runs_in_pass_the_same_gate(own: Path) -> None:
+    """A monorepo's subprojects, each opened on its own, keep their own ``.specstory``:
+    ``deja index`` at the top finds them (tracked or untracked, not ignored) and the
+    gate applies as above: the user's untracked chat is read, a committed one it never
+    saw is carried until trusted, an ignored folder (``node_modules``) is not looked in."""
+    web, api = own / "apps" / "web", own / "apps" / "api"
+    for folder in (web, api, own / "node_modules" / "pkg"):
+        (folder / ".specstory" / "history").mkdir(parents=True)
+    mine = web / ".specstory" / "history" / "2026-12-07_08-20-00Z-add-a-mean.md"
+    mine.write_text(_chat(web, ("08:20:10", "util.py", UTIL)))
+    (web / "util.py").write_text(UTIL)
+    theirs = api / ".specstory" / "history" / "2026-12-07_08-40-00Z-notes.md"
+    theirs.write_text(_chat(api, ("08:40:10", "notes.md", NOTES)))
+    (api / "notes.md").write_text(NOTES)
+    git(own, "add", "apps/api")
+    git(own, "commit", "-qm", "the api, with a chat", env=commit_env(T0 + 3_600))
+    ignored = own / "node_modules" / "pkg" / ".specstory" / "history" / "dep.md"
+    ignored.write_text(_chat(own, ("08:50:10", "dep.py", UTIL)))
+    (own / ".gitignore").write_text("node_modules/\n")
+
+    said = deja("index", cwd=own).stderr.decode()
+    assert f"left out {theirs} (specstory)" in said, said
+    assert str(mine) not in said and "dep.md" not in said
+    listed = deja_json("sessions", "--json", cwd=own)["sessions"]
+    assert [s["agent"] for s in listed] == ["specstory"]
+    assert _by_line(own, "apps/web/util.py") == ["specstory", "specstory"]
+    assert _by_line(own, "apps/api/notes.md") == [None] * 3
+    doctor = deja("doctor", cwd=own, check=False).stdout.decode()
+    assert f"deja trust {theirs}" in doctor
+
+    deja("trust", str(api / ".specstory"), cwd=own)
+    assert "left out" not in deja("index", cwd=own).stderr.decode()
+    assert _by_line(own, "apps/api/notes.md") == ["specstory"] * 3
+    # from a subproject, what is below it only
+    assert "left out" not in deja("index", cwd=web).stderr.decode()

@@ -445,9 +445,10 @@ def diagnose(
         roots if roots is not None else discover_roots(), _no_session_files(db_path)
     )
     repo_checks = check_repository(cwd or Path.cwd())
+    from deja_blame.index.below import roots_below
     from deja_blame.index.provenance import left_out_now
 
-    left = left_out_now()
+    left = left_out_now(below=roots_below())  # a monorepo's subprojects' histories too
     left_out = check_left_out(left)
     if left_out is not None:
         checks.append(left_out)

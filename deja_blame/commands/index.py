@@ -90,7 +90,10 @@ def run_index(
                     " see deja index --help)"
                 )
         else:
-            files = discover(agents, problems=report.problems, skipped=skipped)
+            from deja_blame.index.below import roots_below
+
+            below = roots_below(agents)  # a monorepo's subprojects' histories
+            files = discover(agents, problems=report.problems, skipped=skipped, below=below)
             if not files and not _any_root(agents) and not named_missing:
                 report.problems.append(
                     "no transcripts found (looked in "

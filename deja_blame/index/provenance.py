@@ -604,12 +604,15 @@ def left_out_recorded(conn: sqlite3.Connection) -> list[LeftOut]:
     return out
 
 
-def left_out_now(env: Mapping[str, str] | None = None) -> list[LeftOut]:
+def left_out_now(
+    env: Mapping[str, str] | None = None, below: Mapping[str, list[Path]] | None = None
+) -> list[LeftOut]:
     """What every agent's places hold that deja leaves out, found afresh (``deja
-    doctor``, ``deja sessions``): the same walk as ``deja index`` makes."""
+    doctor``, ``deja sessions``): the same walk as ``deja index`` makes (``below``: what
+    ``index/below.py`` found below the current folder)."""
     from deja_blame.transcripts.registry import discover
 
-    return split_trusted(discover(env=env, problems=[]), env)[1]
+    return split_trusted(discover(env=env, problems=[], below=below), env)[1]
 
 
 def left_out_summary(left: list[LeftOut]) -> str:

@@ -112,6 +112,11 @@ class Agent:
     # in a history kept in the work tree: the bytes that open a request the user typed
     # (index/provenance.py remembers such a history as theirs once it holds one)
     request_marker: bytes = b""
+    # where its histories lie below a folder that holds them (SpecStory's
+    # ``.specstory/history/*.md``, a git pathspec glob): whole runs (``deja index``,
+    # doctor) look for them below the current folder too (``index/below.py``), not the
+    # refresh before each answer, whose cost must not grow with the work tree
+    below: str = ""
     # bumped when the reader reads the same transcript differently (Aider's edits timed
     # by their requests): a session an older reader indexed is read again, unchanged
     reader_version: int = 0

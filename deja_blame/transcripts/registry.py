@@ -139,19 +139,25 @@ def discover(
     home: Path | None = None,
     problems: list[str] | None = None,
     skipped: Skipped | None = None,
+    below: Mapping[str, list[Path]] | None = None,
 ) -> list[TranscriptFile]:
     """Every transcript of the chosen agents (all by default), first root first.
 
     A root that is not there is only a problem when its variable named it:
     nobody uses every agent. ``skipped`` gets the links and special files below
-    the roots that were passed over (``transcripts.files``).
+    the roots that were passed over (``transcripts.files``). ``below``: more roots
+    of each agent, found below the current folder (``index/below.py``), unless its
+    variable names its roots.
     """
     env = os.environ if env is None else env
     chosen = [agent_named(a) for a in agents] if agents else list(AGENTS)
     found: list[TranscriptFile] = []
     for a in chosen:
         named = bool(env.get(a.root_env))
-        for root in a.roots(env, home):
+        roots = a.roots(env, home)
+        if below and not named:
+            roots += [r for r in below.get(a.id, ()) if r not in roots]
+        for root in roots:
             if not (root.is_dir() or (a.file_roots and root.is_file())):
                 if named and problems is not None:
                     problems.append(f"transcript root not found: {root} (from {a.root_env})")

@@ -1,7 +1,7 @@
 """SpecStory: the Markdown histories its editor extension and command line save
 inside the work tree, ``.specstory/history/*.md`` (one chat each, of Cursor, Copilot,
 Claude Code, Codex ...). Found from where deja runs, the current directory up to its
-git work tree, as Aider's history is; a repository that commits them carries a
+git work tree, as Aider's history is, and by whole runs below it (``below``); a repository that commits them carries a
 stranger's chats (``index/provenance.py``: left out until trusted), but for those
 deja read as the user's own before they were committed."""
 
@@ -104,6 +104,7 @@ PLUGIN = Agent(
     sniff=_sniff,
     where=f"<repository>/{STORE}/{HISTORY}/*.md",
     file_roots=True,
+    below=f"{STORE}/{HISTORY}/*.md",
     request_marker=b"_**User",
     handoff=None,  # a record of other agents' chats: nothing to start
     # 2: a tool's element ends at its closing tag alone on a line; a turn's header ends a
