@@ -1236,6 +1236,7 @@ def test_index_output_off_a_terminal(tmp_path: Path) -> None:
         "forgotten": 0,
         "not_sessions": [],
         "left_out": 0,
+        "copies": 0,
     }
     assert deja("index", "--root", str(root), "--quiet").stderr == b""
 

@@ -751,3 +751,57 @@ def test_histories_below_the_folder_deja_index_runs_in_pass_the_same_gate(own: P
     assert _by_line(own, "apps/api/notes.md") == ["specstory"] * 3
     # from a subproject, what is below it only
     assert "left out" not in deja("index", cwd=web).stderr.decode()
+
+
+# -- one chat in SpecStory's copy and in its agent's own store: counted once ------------
+
+SID = "5d1c2b3a-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+
+
+def _linked(chat: str) -> str:
+    """A chat with the header line SpecStory writes for a Claude Code session."""
+    title = "# 2026-12-07 08:20:00Z\n\n"
+    line = f"<!-- Claude Code Session {SID} (2026-12-07 08:20:00Z) -->\n\n"
+    return chat.replace(title, title + line, 1)
+
+
+def test_a_chat_in_specstory_and_in_its_agents_own_store_counts_once_as_the_agents(
+    own: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SpecStory's copy of a Claude Code chat names the session in its header: the index
+    keeps Claude Code's own transcript (each edit's lines) and leaves the copy out,
+    whichever was read first, in one run or two; a copy naming no session held stays."""
+    from claude_writer import ClaudeWriter
+
+    store = tmp_path / "claude"
+    (store / "projects").mkdir(parents=True)
+    monkeypatch.setenv("DEJA_CLAUDE_ROOT", str(store))
+    history = own / ".specstory" / "history"
+    history.mkdir(parents=True)
+    chat = history / "2026-12-07_08-20-00Z-add-a-mean.md"
+    chat.write_text(_linked(_chat(own, ("08:20:10", "src/util.py", UTIL))))
+    (own / "src" / "util.py").write_text(UTIL)
+    deja("index", cwd=own)
+    agents = [s["agent"] for s in deja_json("sessions", "--json", cwd=own)["sessions"]]
+    assert agents == ["specstory"]  # its agent's own session is not there (yet)
+
+    w = ClaudeWriter(store, SID, start=T0 + 1_200, workspace=str(own))
+    w.user("write src/util.py")
+    w.write_file(str(own / "src" / "util.py"), UTIL)
+    said = deja("index", cwd=own).stderr.decode()
+    assert "1 copy of a chat its agent's own transcript holds left out" in said, said
+    listed = deja_json("sessions", "--json", cwd=own)["sessions"]
+    assert [(s["agent"], s["session_id"]) for s in listed] == [("claude-code", SID)]
+    assert set(_by_line(own, "src/util.py")) == {"claude-code"}
+
+    chat.write_text(  # the copy goes on: still left out
+        _linked(_chat(own, ("08:20:10", "src/util.py", UTIL), ("08:30:10", "docs/n.md", NOTES)))
+    )
+    doc = deja_json("index", "--json", cwd=own)
+    assert (doc["copies"], doc["added"], doc["updated"]) == (1, 0, 0)
+    assert len(deja_json("sessions", "--json", cwd=own)["sessions"]) == 1
+
+    monkeypatch.setenv("DEJA_DB", str(tmp_path / "another.db"))  # both met in one run
+    assert deja_json("index", "--json", cwd=own)["copies"] == 1
+    listed = deja_json("sessions", "--json", cwd=own)["sessions"]
+    assert [s["agent"] for s in listed] == ["claude-code"]

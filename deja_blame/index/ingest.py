@@ -42,6 +42,7 @@ from deja_blame.index.db import SYNCHRONOUS, transaction
 from deja_blame.index.keys import message_ids, role_code
 from deja_blame.index.source import read_hash, same_bytes
 from deja_blame.index.store import (
+    A_COPY,
     ChunkRows,
     PathIds,
     chunk_rows,
@@ -50,8 +51,10 @@ from deja_blame.index.store import (
     forgotten_sessions,
     not_sessions,
     pack,
+    remember_a_copy,
     remember_forgotten,
     remember_not_a_session,
+    set_aside,
     unpack,
     write_rows,
 )
@@ -118,6 +121,9 @@ class IndexReport:
     # files where an agent keeps its transcripts that hold no record its reader knows
     # (random bytes, another program's file): no session; read again when they change
     not_sessions: list[str] = field(default_factory=list)
+    # transcripts copying a chat the index holds from its agent's own store (SpecStory's
+    # of a Claude Code session): left out, the chat counted once, as its agent's
+    copies: int = 0
 
     @property
     def added(self) -> int:
@@ -149,6 +155,7 @@ class IndexReport:
             "forgotten": self.forgotten,
             "not_sessions": self.not_sessions,
             "left_out": self.left_out,
+            "copies": self.copies,
         }
 
     def summary(self) -> str:
@@ -168,6 +175,11 @@ class IndexReport:
             text += (
                 f"; {counted(len(self.not_sessions), 'file')} with no session in it skipped"
                 " (no record its agent writes; read again when it changes)"
+            )
+        if self.copies:
+            text += (
+                f"; {counted(self.copies, 'copy', 'copies')} of a chat its agent's own"
+                " transcript holds left out (counted once)"
             )
         if self.left_out:
             text += f"; {self.left_out} left out on purpose (above: deja trust PATH reads one)"
@@ -229,6 +241,86 @@ def _drop_strangers_held(conn: sqlite3.Connection, report: IndexReport) -> None:
             warn(f"removed from the index: {lo.line()}")
         else:
             report.problems.append(f"removed from the index: {lo.line()}")
+
+
+def _not_copies(
+    conn: sqlite3.Connection,
+    files: list[TranscriptFile],
+    known: dict[str, Any],
+    report: IndexReport,
+) -> list[TranscriptFile]:
+    """``files`` less the copies of a chat the index holds from its agent's own store
+    (``Agent.copy_of``: SpecStory's history of a Claude Code session names its id): the
+    agent's own transcript holds more (every edit's lines), so the chat counts once, as
+    its agent's. A copy the index held is removed; one whose chat the index does not
+    hold yet is read, and its link kept for ``_drop_copies``. Only a copy is ever left
+    out: whatever a copy names, the agent's own session stays."""
+    from deja_blame.index.store import COPIED
+    from deja_blame.transcripts.registry import known as plugin
+
+    kept: list[TranscriptFile] = []
+    links: dict[str, str] = {}  # the agent's session id -> the copy's, read for now
+    left: dict[str, tuple[Any, ...]] = {}  # the copy's session id -> its stat
+    for tf in files:
+        a = plugin(tf.agent)
+        of = a.copy_of(tf.path) if a is not None and a.copy_of is not None else None
+        if of is None or of == tf.session_id:
+            kept.append(tf)
+            continue
+        if of not in known:
+            kept.append(tf)
+            links[of] = tf.session_id
+            continue
+        try:
+            left[tf.session_id] = (str(tf.path), *tf.stat_key())
+        except OSError:
+            kept.append(tf)  # the reader says what is wrong with it
+    if not links and not left:
+        return kept  # no write, no lock: most runs
+    with transaction(conn):
+        for copy, stat in left.items():
+            forget_session_rows(conn, copy)
+            remember_a_copy(conn, copy, stat)
+        for of, copy in links.items():
+            conn.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (COPIED + of, copy)
+            )
+    report.copies += len(left)
+    return kept
+
+
+def _drop_copies(conn: sqlite3.Connection, report: IndexReport) -> None:
+    """Remove the copies read before their agent's own session was indexed, now that
+    it is (``_not_copies``' links): one query over the links, most runs none."""
+    from deja_blame.index.store import COPIED
+
+    end = COPIED[:-1] + chr(ord(COPIED[-1]) + 1)
+    rows = conn.execute(
+        "SELECT m.key, m.value, c.transcript, c.size, c.mtime_ns, c.inode"
+        " FROM meta m JOIN sessions s ON s.session_id = substr(m.key, ?)"
+        " LEFT JOIN sessions c ON c.session_id = m.value"
+        " WHERE m.key >= ? AND m.key < ?",
+        (len(COPIED) + 1, COPIED, end),
+    ).fetchall()
+    if not rows:
+        return
+    with transaction(conn):
+        for key, copy, transcript, size, mtime_ns, inode in rows:
+            conn.execute("DELETE FROM meta WHERE key=?", (key,))
+            if transcript is None:
+                continue
+            forget_session_rows(conn, str(copy))
+            remember_a_copy(conn, str(copy), (str(transcript), size, mtime_ns, inode))
+            report.copies += 1
+
+
+def forget_session_rows(conn: sqlite3.Connection, session_id: str) -> None:
+    """Remove one session and what was read from it (inside the caller's transaction),
+    nothing remembered of it."""
+    row = conn.execute("SELECT sid FROM sessions WHERE session_id=?", (session_id,)).fetchone()
+    if row is not None:
+        clear_session_rows(conn, int(row[0]))
+        conn.execute("DELETE FROM sessions WHERE sid=?", (int(row[0]),))
 
 
 def _not_forgotten(
@@ -303,6 +395,7 @@ def index_roots(
         forgotten = forgotten_sessions(conn)
         files = _not_forgotten(conn, files, known, report)
         not_yet = not_sessions(conn)
+        copies = set_aside(conn, A_COPY)
         behind = read_by_older_readers(conn)  # unchanged, but read by an older reader
         changed: list[TranscriptFile] = []
         for tf in files:
@@ -321,6 +414,11 @@ def index_roots(
                     if progress is not None:
                         progress(tf)
                     continue
+                if held is None and _same_stat(tf, copies.get(tf.session_id)):
+                    report.copies += 1  # as it was: its agent's own session holds the chat
+                    if progress is not None:
+                        progress(tf)
+                    continue
             except OSError as exc:
                 report.cannot_read(tf, exc)
                 if progress is not None:
@@ -335,6 +433,7 @@ def index_roots(
             changed.append(tf)
         # whose they are is asked of what is read now: what the index holds passed
         changed = _own_only(conn, changed, report)
+        changed = _not_copies(conn, changed, known, report)
         workers = default_jobs() if jobs is None else max(1, jobs)
         # sizes only where workers may read: the hook and blame's refresh (jobs=1)
         # need no more than the stat per file above
@@ -354,6 +453,7 @@ def index_roots(
                 raise
         else:
             _index_here(conn, changed, report, paths, batch_bytes, progress)
+        _drop_copies(conn, report)
         finished = True
     finally:
         with contextlib.suppress(sqlite3.Error):  # never mask the error that got us here

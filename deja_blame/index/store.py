@@ -129,7 +129,13 @@ FORGOTTEN = "forgotten:"  # meta key prefix: a session left out until its transc
 # record its reader knows (random bytes, another program's file): no session, and
 # not read again until it changes
 NOT_A_SESSION = "not-a-session:"
-SET_ASIDE = (FORGOTTEN, NOT_A_SESSION)
+# meta key prefix: a transcript copying a chat the index holds from its agent's own
+# store (SpecStory's history of a Claude Code session): not read while it is as it was
+A_COPY = "a-copy:"
+# meta key prefix + the agent's session id -> the copy's session id, read before the
+# agent's own session was indexed: removed once it is (``ingest._drop_copies``)
+COPIED = "copied:"
+SET_ASIDE = (FORGOTTEN, NOT_A_SESSION, A_COPY)
 
 
 def remember_forgotten(
@@ -146,6 +152,14 @@ def remember_not_a_session(
     """``session_id``'s file held no record its reader knows with this (path, *stat);
     None: not any more."""
     _set_aside(conn, NOT_A_SESSION, session_id, stat)
+
+
+def remember_a_copy(
+    conn: sqlite3.Connection, session_id: str, stat: tuple[Any, ...] | None
+) -> None:
+    """``session_id``'s transcript copies a chat the index holds from its agent's own
+    store, as it was with this (path, *stat); None: not any more."""
+    _set_aside(conn, A_COPY, session_id, stat)
 
 
 def forgotten_sessions(conn: sqlite3.Connection) -> dict[str, tuple[str, int, int, int]]:

@@ -117,6 +117,10 @@ class Agent:
     # doctor) look for them below the current folder too (``index/below.py``), not the
     # refresh before each answer, whose cost must not grow with the work tree
     below: str = ""
+    # the id of the session whose chat a transcript copies, where it names one (SpecStory's
+    # header names the agent's own session): the index keeps the agent's own store's
+    # session and leaves the copy out (``index/ingest.py``), so a chat counts once
+    copy_of: Callable[[Path], str | None] | None = None
     # bumped when the reader reads the same transcript differently (Aider's edits timed
     # by their requests): a session an older reader indexed is read again, unchanged
     reader_version: int = 0

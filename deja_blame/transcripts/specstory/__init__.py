@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -49,6 +50,30 @@ def session_id_of(path: Path) -> str:
     name), nor apart from the agent's own store deja may read too."""
     digest = hashlib.sha256(str(path.resolve()).encode("utf-8", "surrogatepass")).hexdigest()
     return f"specstory-{digest[:16]}"
+
+
+# the header's line naming the chat's session in its agent's own store (every SpecStory
+# file since mid 2025: "Claude Code", "Codex CLI", "Cursor IDE", "Gemini CLI" ...)
+_SESSION_LINE = re.compile(
+    rb"^<!-- [A-Za-z][A-Za-z ]{0,40} Session ([0-9A-Za-z][0-9A-Za-z._:-]{7,127}) \(", re.M
+)
+_HEAD_BYTES = 4096
+
+
+def copy_of(path: Path) -> str | None:
+    """The id of the session this history copies, as its header names it before the
+    first turn (``<!-- Claude Code Session ID (time) -->``); None when it names none,
+    or cannot be read (the reader then says why)."""
+    from deja_blame.transcripts.reading import open_regular
+
+    try:
+        with open_regular(path) as fh:
+            head = fh.read(_HEAD_BYTES)
+    except OSError:
+        return None
+    first_turn = head.find(b"_**User")
+    m = _SESSION_LINE.search(head, 0, first_turn if first_turn >= 0 else len(head))
+    return m.group(1).decode("ascii") if m else None
 
 
 def _wanted(name: str) -> bool:
@@ -106,6 +131,7 @@ PLUGIN = Agent(
     file_roots=True,
     below=f"{STORE}/{HISTORY}/*.md",
     request_marker=b"_**User",
+    copy_of=copy_of,
     handoff=None,  # a record of other agents' chats: nothing to start
     # 2: a tool's element ends at its closing tag alone on a line; a turn's header ends a
     # fence a cut-off reply left open; commands with backticks or of several lines.
