@@ -54,6 +54,7 @@ from deja_blame.index.store import (
     remember_a_copy,
     remember_forgotten,
     remember_not_a_session,
+    remove_session,
     set_aside,
     unpack,
     write_rows,
@@ -279,7 +280,7 @@ def _not_copies(
         return kept  # no write, no lock: most runs
     with transaction(conn):
         for copy, stat in left.items():
-            forget_session_rows(conn, copy)
+            remove_session(conn, copy)
             remember_a_copy(conn, copy, stat)
         for of, copy in links.items():
             conn.execute(
@@ -309,18 +310,9 @@ def _drop_copies(conn: sqlite3.Connection, report: IndexReport) -> None:
             conn.execute("DELETE FROM meta WHERE key=?", (key,))
             if transcript is None:
                 continue
-            forget_session_rows(conn, str(copy))
+            remove_session(conn, str(copy))
             remember_a_copy(conn, str(copy), (str(transcript), size, mtime_ns, inode))
             report.copies += 1
-
-
-def forget_session_rows(conn: sqlite3.Connection, session_id: str) -> None:
-    """Remove one session and what was read from it (inside the caller's transaction),
-    nothing remembered of it."""
-    row = conn.execute("SELECT sid FROM sessions WHERE session_id=?", (session_id,)).fetchone()
-    if row is not None:
-        clear_session_rows(conn, int(row[0]))
-        conn.execute("DELETE FROM sessions WHERE sid=?", (int(row[0]),))
 
 
 def _not_forgotten(

@@ -101,6 +101,15 @@ def clear_session_rows(conn: sqlite3.Connection, sid: int) -> None:
         conn.execute(f"DELETE FROM {table} WHERE sid=?", (sid,))
 
 
+def remove_session(conn: sqlite3.Connection, session_id: str) -> None:
+    """Remove one session and what was read from it (inside the caller's transaction),
+    nothing remembered of it (``forget_session`` remembers)."""
+    row = conn.execute("SELECT sid FROM sessions WHERE session_id=?", (session_id,)).fetchone()
+    if row is not None:
+        clear_session_rows(conn, int(row[0]))
+        conn.execute("DELETE FROM sessions WHERE sid=?", (int(row[0]),))
+
+
 def forget_session(conn: sqlite3.Connection, session_id: str) -> str | None:
     """Remove one session and everything read from it (inside the caller's
     transaction); its transcript path, or None when no such session is indexed."""
