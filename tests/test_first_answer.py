@@ -236,9 +236,9 @@ def test_a_transcript_found_unrelated_is_not_searched_again_until_it_changes(
     searched: list[Path] = []
     real = prescan.holds_any
 
-    def counting(path: Path, n: tuple[bytes, ...]) -> bool:
+    def counting(path: Path, n: tuple[prescan.Needle, ...], seen: set[bytes] | None = None) -> bool:
         searched.append(path)
-        return real(path, n)
+        return real(path, n, seen)
 
     monkeypatch.setattr(prescan, "holds_any", counting)
     assert prescan.split(conn, [tf], needles) == ([], [tf])
@@ -381,9 +381,9 @@ def test_an_old_name_already_searched_for_is_not_searched_again(
     searched: list[Path] = []
     real = prescan.holds_any
 
-    def counting(path: Path, n: tuple[bytes, ...]) -> bool:
+    def counting(path: Path, n: tuple[prescan.Needle, ...], seen: set[bytes] | None = None) -> bool:
         searched.append(path)
-        return real(path, n)
+        return real(path, n, seen)
 
     monkeypatch.setattr(prescan, "holds_any", counting)
     unread.left_unread(conn, [tmp_path], [tf], (b"/repo/", b"core.py"))
@@ -395,17 +395,18 @@ def test_an_old_name_already_searched_for_is_not_searched_again(
     assert unread.read_naming(conn, ["src/old.py"]) == 0
     assert unread.read_naming(conn, ["src/old.py"]) == 0
     assert searched == [f]
-    assert unread.read_naming(conn, ["lib/old.py"]) == 0  # in another folder: its own search
-    assert searched == [f, f]
+    # in another folder: no search either, old.py is nowhere in it
+    assert unread.read_naming(conn, ["lib/old.py"]) == 0
+    assert searched == [f]
     # the next answer (another refresh, the same transcript unchanged) does not
     # search it for that name again
     unread.left_unread(conn, [tmp_path], [tf], (b"/repo/", b"core.py"))
     assert unread.read_naming(conn, ["src/old.py"]) == 0
-    assert searched == [f, f]
+    assert searched == [f]
     f.write_text('{"content": "/home/alice/work2/src/old.py"}\n')
     unread.left_unread(conn, [tmp_path], [tf], (b"/repo/", b"core.py"))
     assert unread.read_naming(conn, ["src/old.py"]) == 1
-    assert searched == [f, f, f]
+    assert searched == [f, f]
 
 
 @pytest.mark.parametrize(
@@ -517,3 +518,43 @@ def test_a_common_file_name_does_not_read_every_project_that_has_one(
     assert others < _sessions(tmp_path / "c.db")
     assert first == _ask(tmp_path, repo, "c.db", "blame", rel, "--json")
     assert {ln["session"] for ln in json.loads(first)["lines"]} == {SID["claude-code"]}
+
+
+def test_a_name_found_nowhere_is_not_searched_for_again_in_other_folders(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``src/click/core.py`` was ``click/core.py``: a transcript the refresh found to
+    hold ``core.py`` nowhere holds it in no folder, so the old name asks it no search
+    (in this answer or the next); one that holds ``core.py`` in another folder is
+    searched, and one that holds the old path is read."""
+    from deja_blame.index import unread
+
+    conn = connect(tmp_path / "i.db")
+    f = tmp_path / "t.jsonl"
+    f.write_text('{"content": "/elsewhere/parse.py"}\n')
+    tf = TranscriptFile("s1", f, tmp_path, "antigravity")
+    searched: list[Path] = []
+    real = prescan.holds_any
+
+    def counting(path: Path, n: tuple[prescan.Needle, ...], seen: set[bytes] | None = None) -> bool:
+        searched.append(path)
+        return real(path, n, seen)
+
+    monkeypatch.setattr(prescan, "holds_any", counting)
+    needles = prescan.needles_for(tmp_path / "repo", ["src/click/core.py"])
+
+    def refresh_then_old_name() -> int:
+        assert prescan.split(conn, [tf], needles) == ([], [tf])
+        unread.left_unread(conn, [tmp_path], [tf], needles)
+        return unread.read_naming(conn, ["click/core.py"])
+
+    assert refresh_then_old_name() == 0
+    assert searched == [f]  # the refresh's search only
+    assert refresh_then_old_name() == 0
+    assert searched == [f]  # the next answer: neither
+    f.write_text('{"content": "/elsewhere/lib/core.py"}\n')
+    assert refresh_then_old_name() == 0
+    assert searched == [f, f, f]  # holds core.py elsewhere: the old name is searched for
+    f.write_text('{"content": "/home/alice/work2/click/core.py"}\n')
+    assert refresh_then_old_name() == 1
+    assert searched == [f, f, f, f, f]

@@ -255,10 +255,11 @@ def found_by(searched: Iterable[Needle], needle: Needle) -> bool:
     )
 
 
-def holds_any(path: Path, needles: tuple[Needle, ...]) -> bool:
+def holds_any(path: Path, needles: tuple[Needle, ...], seen: set[bytes] | None = None) -> bool:
     """Whether the file holds one of ``needles`` (read in chunks that overlap by the
     longest needle, so none is missed across a boundary). An unreadable file: True
-    (the indexer reports it)."""
+    (the indexer reports it). ``seen`` gets the names of ``InFolder`` needles the
+    file holds anywhere (complete where the answer is False)."""
     if not needles:
         return True
     from deja_blame.transcripts.reading import open_regular
@@ -274,7 +275,7 @@ def holds_any(path: Path, needles: tuple[Needle, ...]) -> bool:
                 if not chunk:
                     return False
                 data = tail + chunk
-                if _found(data, plan, start):
+                if _found(data, plan, start, seen):
                     return True
                 tail = data[-overlap:] if overlap > 0 else b""
                 start = False
@@ -338,7 +339,9 @@ def _anchor_candidates(needle: bytes) -> set[bytes]:
     return out
 
 
-def _found(data: bytes, plan: SearchPlan, start: bool = True) -> bool:
+def _found(
+    data: bytes, plan: SearchPlan, start: bool = True, seen: set[bytes] | None = None
+) -> bool:
     """Whether ``data`` holds one of the plan's needles (``start``: ``data`` begins the
     file, so nothing is before its first byte)."""
     for anchor, held in plan.anchored:
@@ -360,6 +363,8 @@ def _found(data: bytes, plan: SearchPlan, start: bool = True) -> bool:
         return True
     for item in plan.named:
         at = data.find(item.name)
+        if at >= 0 and seen is not None:
+            seen.add(item.name)
         while at >= 0:
             if _may_be_in(data, at, item.folders, start):
                 return True
@@ -438,36 +443,65 @@ def _may_be_in(data: bytes, at: int, folders: tuple[bytes, ...], start: bool) ->
     return True
 
 
-def concerns(tf: TranscriptFile, needles: tuple[Needle, ...]) -> bool:
-    """Whether the session's transcript (or one of its parts) holds one of ``needles``."""
-    return any(holds_any(p, needles) for p in (tf.path, *tf.parts))
+def concerns(
+    tf: TranscriptFile, needles: tuple[Needle, ...], seen: set[bytes] | None = None
+) -> bool:
+    """Whether the session's transcript (or one of its parts) holds one of ``needles``
+    (``seen``: as ``holds_any``'s, over them all)."""
+    return any(holds_any(p, needles, seen) for p in (tf.path, *tf.parts))
 
 
 def split(
     conn: sqlite3.Connection, files: list[TranscriptFile], needles: tuple[Needle, ...]
 ) -> tuple[list[TranscriptFile], list[TranscriptFile]]:
     """(the transcripts that can concern the repository, the rest), searching only
-    those not already known to hold none of ``needles`` at their current stat."""
-    joined = b"\0".join(needle_key(n) for n in needles)
-    key = MEMO + blake2b(joined, digest_size=12).hexdigest()
+    those not already known to hold none of ``needles`` at their current stat.
+
+    A transcript found to hold the name of an ``InFolder`` needle nowhere is
+    remembered as holding none of that name (the memo of the needle ``name``): the
+    name in other folders (a renamed file's old path, ``click/core.py`` after
+    ``src/click/core.py``) then asks it no search."""
+    key = _memo_key(needles)
     known = _load(conn, key)
+    names = sorted({n.name for n in needles if isinstance(n, InFolder)})
+    named_only = bool(needles) and all(isinstance(n, InFolder) for n in needles)
+    name_keys = {name: _memo_key((name,)) for name in names}
+    absent = {name: _load(conn, k) for name, k in name_keys.items()}
     now: list[TranscriptFile] = []
     later: list[TranscriptFile] = []
     memo: dict[str, list[object]] = {}
+    still: dict[bytes, dict[str, list[object]]] = {name: {} for name in names}
     for tf in files:
         try:
             stat = [str(tf.path), *tf.stat_key()]
         except OSError:
             now.append(tf)  # the indexer says what is wrong with it
             continue
-        if known.get(tf.session_id) == stat or not concerns(tf, needles):
-            later.append(tf)
-            memo[tf.session_id] = stat
+        sid = tf.session_id
+        gone = {name for name in names if absent[name].get(sid) == stat}
+        if known.get(sid) == stat or (named_only and len(gone) == len(names)):
+            pass  # holds none, known without a search
         else:
-            now.append(tf)
+            seen: set[bytes] = set()
+            if concerns(tf, needles, seen):
+                now.append(tf)
+                continue
+            gone = set(names) - seen  # searched whole: the names it holds nowhere
+        later.append(tf)
+        memo[sid] = stat
+        for name in gone:
+            still[name][sid] = stat
     if memo != known:
         _store(conn, key, memo)
+    for name, k in name_keys.items():
+        if still[name] != absent[name]:
+            _store(conn, k, still[name])
     return now, later
+
+
+def _memo_key(needles: tuple[Needle, ...]) -> str:
+    joined = b"\0".join(needle_key(n) for n in needles)
+    return MEMO + blake2b(joined, digest_size=12).hexdigest()
 
 
 def _load(conn: sqlite3.Connection, key: str) -> dict[str, list[object]]:
