@@ -26,6 +26,8 @@ def test_a_tracked_store_spelled_in_another_case_is_tracked(repo: Path, tracked:
     git(repo, "add", "-A")
     git(repo, "config", "core.ignorecase", "true")
     asked = [repo / ".specstory" / "history" / "x.md", repo / ".specstory" / "history" / "y.md"]
+    asked[1].parent.mkdir(parents=True, exist_ok=True)
+    asked[1].write_text("mine\n")  # the user's own, untracked: git lists it so
     assert tracked_among(repo, asked) == {asked[0]}
     # both spellings asked (a case-sensitive file system can hold both): both carried
     both = [repo / tracked / "x.md", asked[0]]
@@ -104,3 +106,34 @@ def test_a_carried_history_named_in_nfd_opened_as_nfc_is_left_out(tmp_path: Path
     said = deja("index", cwd=clone).stderr.decode()
     assert f"left out {history / (NFC + '.md')} (specstory)" in said, said
     assert deja_json("sessions", "--json", cwd=clone)["sessions"] == []
+
+
+# -- a letter outside ASCII that folds to the finder's: ``ſ`` opens as ``s`` ----------
+
+
+@pytest.mark.parametrize(
+    "stored",
+    [
+        ".aider.chat.hi\u017ftory.md",  # LATIN SMALL LETTER LONG S folds to s
+        ".aider.chat.history.md",  # the plain name: the control
+        ".\u017fpecstory/history/x.md",
+        "caf\u212a/.specstory/history/x.md",  # KELVIN SIGN folds to k
+        ".aider.chat.his\u200ctory.md",  # a code point HFS+ ignores
+    ],
+)
+def test_a_tracked_name_a_mac_opens_by_folded_letters_is_tracked(repo: Path, stored: str) -> None:
+    """On a Mac's case-insensitive file system the finder's ASCII spelling opens a
+    tracked name whose letters fold to it (``.aider.chat.hiſtory.md``; HFS+ also
+    ignores some code points); no pathspec of the finder's spelling lists that name
+    among the tracked, and git's listing of the folder holds only the stored name, so
+    the finder's spelling is not untracked either: carried (review 14 F2). Here the
+    folder holds what the Mac's listing holds: the stored name only."""
+    (repo / stored).parent.mkdir(parents=True, exist_ok=True)
+    (repo / stored).write_text("chat\n")
+    git(repo, "add", "--", stored)
+    opened = stored.replace("\u017f", "s").replace("\u212a", "k").replace("\u200c", "")
+    mine = repo / "mine" / ".aider.chat.history.md"  # the user's own, untracked
+    mine.parent.mkdir()
+    mine.write_text("mine\n")
+    asked = [repo / opened, mine]
+    assert tracked_among(repo, asked) == {asked[0]}

@@ -491,11 +491,17 @@ def tracked_among(top: Path, paths: list[Path]) -> set[Path] | None:
     (NFD from a Mac's older file system or a Linux clone, NFC from a Mac's git, which
     also turns the names on its command line NFC). A user's own file whose name differs
     from a tracked one only so is taken as carried too: left out until trusted, the
-    safe side."""
-    from deja_blame.gitutil import try_git
+    safe side.
 
+    A name is untracked only when git itself lists it among the untracked files, as
+    it reads the folder: a case-insensitive file system also opens a name by letters
+    outside ASCII that fold to the finder's (``.aider.chat.hiſtory.md``, a Kelvin sign,
+    HFS+'s ignorable code points), which no pathspec of the finder's spelling lists
+    among the tracked (review 14 F2); git's listing of the folder holds the stored
+    name, tracked, so the finder's spelling is not among the untracked: carried."""
     rels: dict[str, list[Path]] = {}  # the name as ``same_name`` keys it -> the paths
     specs: dict[str, None] = {}  # what to ask git, in order: icase folds ASCII only
+    spelled: dict[str, None] = {}  # each name as the finder spelled it
     for p in paths:
         try:
             rel = p.relative_to(top).as_posix()
@@ -503,16 +509,31 @@ def tracked_among(top: Path, paths: list[Path]) -> set[Path] | None:
             continue
         rels.setdefault(same_name(rel), []).append(p)
         specs[_asked(rel)] = None
+        spelled[f":(icase,literal){rel}"] = None
     if not rels:
         return set()
+    listed = _listed(top, [], list(specs))
+    # ignored files too (no --exclude-standard): Aider ignores its own history
+    others = _listed(top, ["--others"], list(spelled))
+    if listed is None or others is None:
+        return None
+    untracked = {same_name(name) for name in others if name}
+    tracked = {p for name in listed for p in rels.get(same_name(name), ())}
+    return tracked | {p for key, ps in rels.items() if key not in untracked for p in ps}
+
+
+def _listed(top: Path, options: list[str], asked: list[str]) -> list[str] | None:
+    """``git ls-files -z OPTIONS -- ASKED``'s names, asked 256 at a time (a bounded
+    command line); None when git cannot say."""
+    from deja_blame.gitutil import try_git
+
     listed: list[str] = []
-    asked = list(specs)
-    for k in range(0, len(asked), 256):  # a bounded command line
-        proc = try_git(top, ["ls-files", "-z", "--", *asked[k : k + 256]])
+    for k in range(0, len(asked), 256):
+        proc = try_git(top, ["ls-files", "-z", *options, "--", *asked[k : k + 256]])
         if proc is None or proc.returncode != 0:
             return None
         listed += proc.stdout.decode("utf-8", "surrogateescape").split("\0")
-    return {p for name in listed for p in rels.get(same_name(name), ())}
+    return listed
 
 
 def same_name(name: str) -> str:
