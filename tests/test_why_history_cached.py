@@ -98,7 +98,7 @@ def test_a_second_why_reads_the_older_versions_from_the_cache(
     real = blame._compute
 
     def counting(*args: Any, **kwargs: Any) -> Any:
-        computed.append(args[2].commit)
+        computed.append(args[0].version.commit)  # the Question's version
         return real(*args, **kwargs)
 
     monkeypatch.setattr(blame, "_compute", counting)

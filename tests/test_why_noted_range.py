@@ -17,8 +17,7 @@ import pytest
 from conftest import run_deja
 from test_notes_world import S1, S2, S3, World, body, make_world
 
-from deja_blame.attribution import blame
-from deja_blame.attribution.facts import git_blame, noted_range
+from deja_blame.attribution.facts import git_blame, noted_range, question
 
 
 @pytest.fixture
@@ -91,7 +90,7 @@ def test_a_settled_line_is_blamed_alone_and_answered_as_the_window_answers(
                 repo, conn, version, lookup, replace(notes, passed=_never_completed()), *rest
             )
 
-        m.setattr(blame, "noted_range", unsettled)
+        m.setattr(question, "noted_range", unsettled)
         asked.clear()
         window = {n: [_why(world, "app.py", n, *f) for f in ([], ["--json"])] for n in lines}
         assert window == alone

@@ -155,14 +155,22 @@ def compute(
         repo, rel = locate(file, rev, through_git=one_question)
         from deja_blame.attribution.blame import blame_file
         from deja_blame.notes.lookup import note_lookup_for
+        from deja_blame.notes.store import read_tips
 
         # stage 1 asks the HEAD of the root it found (``gitread.head_of``): read already
         state = read[0] if read else None
         # one question's objects are never cyclic garbage: the collector waits (``collector``)
         paused = collector_paused() if one_question else nullcontext()
         with given(state.root, {"HEAD": state.head or ""}) if state else nullcontext(), paused:
+            tips = read_tips(repo)  # the notes' refs, read once for the question
             return blame_file(
-                repo, rel, rev, conn, line_range=line_range, note_lookup=note_lookup_for(repo, conn)
+                repo,
+                rel,
+                rev,
+                conn,
+                line_range=line_range,
+                note_lookup=note_lookup_for(repo, conn, tips),
+                tips=tips,
             )
     finally:
         early.end()  # a blame started early and not taken (an error, a binary file)

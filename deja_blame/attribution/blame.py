@@ -11,21 +11,20 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from deja_blame.attribution import cache
 from deja_blame.attribution.answer import finish_answer, from_entry
-from deja_blame.attribution.facts.gather import gather_file
 from deja_blame.attribution.facts.moved import moved_lines
-from deja_blame.attribution.facts.noted_range import noted_range
-from deja_blame.attribution.facts.notes_state import notes_state
-from deja_blame.attribution.facts.source import FactSource
+from deja_blame.attribution.facts.question import Question, of_question
 from deja_blame.attribution.match import from_git_ai, match_file, match_moved
 from deja_blame.attribution.model import FileBlame, NoteLookup
 from deja_blame.attribution.worktree import overlay
 from deja_blame.errors import BinaryFileError, DejaError
 from deja_blame.gitutil import FileVersion, read_file, workdir
 from deja_blame.later import defer
+from deja_blame.notes.store import NotesTips, read_tips
 
 if TYPE_CHECKING:
     import pygit2
@@ -43,6 +42,7 @@ def blame_file(
     engine: str = "auto",
     before_match: Callable[[], None] | None = None,
     focus: str | None = None,
+    tips: NotesTips | None = None,
 ) -> FileBlame:
     """Attribute every line of ``relpath`` at ``rev`` (None: the working tree).
 
@@ -55,38 +55,34 @@ def blame_file(
     With ``line_range`` and nothing cached, only the range (and some context)
     is blamed and matched. ``before_match`` runs while git blame works in the
     background (deja blame reads new transcript lines into the index there).
+    ``tips``: the notes' tips, where the caller read them for its notes lookup
+    (``notes.store.read_tips``): the question reads them once.
     """
-    result = _answer(repo, relpath, rev, conn, line_range, note_lookup, engine, before_match, focus)
+
+    def question(version: FileVersion, focus: str | None) -> Question:
+        return Question(repo, version, note_lookup, asked_tips, engine, before_match, focus=focus)
+
+    asked_tips = read_tips(repo) if tips is None else tips
+    result = _answer(repo, conn, relpath, rev, line_range, focus, question)
     return finish_answer(conn, result, line_range)
 
 
 def _answer(
     repo: pygit2.Repository,
+    conn: sqlite3.Connection | None,
     relpath: str,
     rev: str | None,
-    conn: sqlite3.Connection | None,
     line_range: tuple[int, int] | None,
-    note_lookup: NoteLookup | None,
-    engine: str,
-    before_match: Callable[[], None] | None,
     focus: str | None,
+    question: Callable[[FileVersion, str | None], Question],
 ) -> FileBlame:
-    """``blame_file``'s answer before it is finished (its sessions named, its range cut)."""
+    """``blame_file``'s answer before it is finished (its sessions named, its range cut);
+    ``question``: the question about a version of the file (``Question``)."""
     if rev is not None:
         version = read_file(repo, relpath, rev)
         _refuse_binary(version)
         assert version.commit is not None
-        return _at_commit(
-            repo,
-            conn,
-            version,
-            line_range,
-            note_lookup,
-            engine,
-            before_match,
-            rev=version.commit,
-            focus=focus,
-        )
+        return _at_commit(question(version, focus), conn, line_range, rev=version.commit)
     work = read_file(repo, relpath, None)
     _refuse_binary(work)
     try:
@@ -94,12 +90,10 @@ def _answer(
     except DejaError:
         at_head = None  # no commit yet, or not in HEAD: every line is new
     if at_head is None or at_head.is_binary:
-        return _compute(repo, conn, work, note_lookup, engine, before_match, None)
+        return _compute(question(work, None), conn)
     if at_head.data == work.data:
-        return _at_commit(
-            repo, conn, at_head, line_range, note_lookup, engine, before_match, rev=None
-        )
-    head_result = _at_commit(repo, conn, at_head, None, note_lookup, engine, before_match, rev=None)
+        return _at_commit(question(at_head, None), conn, line_range, rev=None)
+    head_result = _at_commit(question(at_head, None), conn, None, rev=None)
     return overlay(conn, head_result, work.data, str(workdir(repo)), relpath)
 
 
@@ -108,47 +102,25 @@ def _refuse_binary(version: FileVersion) -> None:
         raise BinaryFileError(f"{version.relpath} is a binary file: nothing to blame")
 
 
-def _notes_tip(repo: pygit2.Repository) -> str:
-    """The notes an answer depends on: deja's, and git-ai's where there are some
-    (as ``cache.notes_tips_cli`` spells it: the tips, one a line)."""
-    from deja_blame.gitcli import git_errors
-    from deja_blame.notes.gitai import GITAI_REF
-    from deja_blame.notes.store import ref_target
-
-    tips = []
-    try:  # for-each-ref's order: by ref name, refs/notes/ai before refs/notes/deja
-        tips.append(str(repo.references[GITAI_REF].target))
-    except git_errors():
-        pass
-    tips.append(ref_target(repo) or "")
-    return "\n".join(t for t in tips if t)
-
-
 def _at_commit(
-    repo: pygit2.Repository,
+    q: Question,
     conn: sqlite3.Connection | None,
-    version: FileVersion,
     line_range: tuple[int, int] | None,
-    note_lookup: NoteLookup | None,
-    engine: str,
-    before_match: Callable[[], None] | None,
     rev: str | None,
-    focus: str | None = None,
 ) -> FileBlame:
-    """The file at a commit: from the attribution cache, or computed (and cached).
-
-    With ``line_range`` and nothing cached, only a window around the range; the
-    caller filters to the range (``finish_answer``).
-    """
+    """The file at a commit (``q.version``): from the attribution cache, or computed
+    (and cached). With ``line_range`` and nothing cached, only a window around the
+    range; the caller filters to the range (``finish_answer``)."""
+    version = q.version
     assert version.commit is not None
-    root = str(workdir(repo))
+    root = str(workdir(q.repo))
     if conn is None:
-        result = _compute(repo, conn, version, note_lookup, engine, before_match, None)
+        result = _compute(replace(q, focus=None), conn)
         result.rev = rev
         return result
-    notes = _notes_tip(repo)
+    notes = q.tips.cache_text()
     key = cache.entry_key(
-        root, version.commit, version.relpath, engine, cache.notes_read_by(note_lookup)
+        root, version.commit, version.relpath, q.engine, cache.notes_read_by(q.note_lookup)
     )
     use_cache = cache.cacheable()
     # DEJA_NO_CACHE: computed afresh (and still written)
@@ -157,12 +129,12 @@ def _at_commit(
         result = from_entry(entry, version.relpath, rev, root)
         result.cache_key = key
         return result
-    if line_range is not None or focus is not None:
+    if line_range is not None or q.focus is not None:
         # one line or a few, or one commit's lines: only those matched; nothing cached
-        result = _compute(repo, conn, version, note_lookup, engine, before_match, line_range, focus)
+        result = _compute(replace(q, window=line_range), conn)
         result.rev = rev
         return result
-    result = _compute(repo, conn, version, note_lookup, engine, before_match, None)
+    result = _compute(q, conn)
     if use_cache:
         # kept once the answer is out (``later``): nobody waits on the cache's write
         entry = cache.entry_from(result, version.commit, version.data, version.relpath)
@@ -186,25 +158,16 @@ def _at_commit(
     return result
 
 
-def _compute(
-    repo: pygit2.Repository,
-    conn: sqlite3.Connection | None,
-    version: FileVersion,
-    note_lookup: NoteLookup | None,
-    engine: str,
-    before_match: Callable[[], None] | None,
-    window: tuple[int, int] | None,
-    focus: str | None = None,
-) -> FileBlame:
+def _compute(q: Question, conn: sqlite3.Connection | None) -> FileBlame:
     """The two stages: the file's facts (git's blame, the notes, the index's writes),
     then the matcher. With a window, the lines of the window and its context only
     (the window's lines alone where the notes settle them all: ``noted_range``);
     with ``focus``, the lines of that commit only."""
-    facts = _matched(repo, conn, version, note_lookup, engine, before_match, window, focus)
+    facts = _matched(q, conn)
     from_git_ai(facts)  # what is left, git-ai's notes may explain
     return FileBlame(
         path=facts.path,
-        rev=version.commit,
+        rev=q.version.commit,
         root=facts.root,
         lines=facts.lines,
         total_lines=facts.total_lines,
@@ -213,38 +176,21 @@ def _compute(
     )
 
 
-def _matched(
-    repo: pygit2.Repository,
-    conn: sqlite3.Connection | None,
-    version: FileVersion,
-    note_lookup: NoteLookup | None,
-    engine: str,
-    before_match: Callable[[], None] | None,
-    window: tuple[int, int] | None,
-    focus: str | None = None,
-) -> FileFacts:
-    """``_compute``'s facts, matched by the rules and the moves rule (git-ai's notes
-    not yet asked)."""
-    notes = notes_state(repo, conn, note_lookup, focus)
-    facts = None
-    if window is not None and focus is None and before_match is None:
-        facts = noted_range(repo, conn, version, note_lookup, notes, engine, window)
-    if facts is None:
-        facts = gather_file(
-            repo, conn, version, note_lookup, notes, engine, before_match, window, focus
-        )
-    source = FactSource(conn, facts.root, version.commit) if conn is not None else None
-    if match_file(facts, source.for_file(facts) if source is not None else None):
+def _matched(q: Question, conn: sqlite3.Connection | None) -> FileFacts:
+    """``_compute``'s facts (stage 1's, ``of_question``), matched by the rules and the
+    moves rule (git-ai's notes not yet asked)."""
+    got = of_question(q, conn)
+    facts = got.file
+    if match_file(facts, got.rules):
+        source = got.source
         assert conn is not None and source is not None
         # the lines the rules left: stage 1 asks where they came from, stage 2 matches
         # those that moved here from another file
         moved = moved_lines(conn, facts)
         if moved is not None:
             whole = None
-            if window is not None and focus is None and _part_of_file(facts):
-                whole = _AskedOnce(
-                    lambda: _given_by_whole_file(repo, conn, version, note_lookup, engine)
-                )
+            if q.window is not None and q.focus is None and _part_of_file(facts):
+                whole = _AskedOnce(lambda: _given_by_whole_file(q.whole_file(), conn))
             rules = source.for_rules(facts.lines, facts.writes, moved.paths)
             match_moved(facts, moved, rules, whole)
     return facts
@@ -281,18 +227,12 @@ def _part_of_file(facts: FileFacts) -> bool:
     )
 
 
-def _given_by_whole_file(
-    repo: pygit2.Repository,
-    conn: sqlite3.Connection,
-    version: FileVersion,
-    note_lookup: NoteLookup | None,
-    engine: str,
-) -> dict[str, set[int]]:
+def _given_by_whole_file(q: Question, conn: sqlite3.Connection) -> dict[str, set[int]]:
     """Each session -> the lines the whole file's answer gives it (git-ai's notes
     aside): what a window's moves rule keeps a session's moved lines by where the
     window sees too few of them (``match.moves.keep_blocks``). Costs the whole
     file's answer; none is cached (a cached answer would have answered the window)."""
-    whole = _matched(repo, conn, version, note_lookup, engine, None, None)
+    whole = _matched(q, conn)
     given: dict[str, set[int]] = {}
     for ln in whole.lines:
         if ln.session is not None:

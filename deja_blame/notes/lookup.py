@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from deja_blame.notes import indexed
 from deja_blame.notes.remap import effective_note
 from deja_blame.notes.schema import NOTES_REF, LineMap, Note, Range, ranges_line_map
-from deja_blame.notes.store import notes_tree, read_note_docs, ref_target
+from deja_blame.notes.store import NotesTips, notes_tree, read_note_docs, ref_target
 
 if TYPE_CHECKING:
     import pygit2
@@ -34,9 +34,15 @@ class NotesLookup:
     notes, reading each commit's note once; ``session_info`` gives what the notes
     read so far say of a session (agent, project, start time). With an index
     (``conn``), a note it holds is a row, not a read (``indexed.py``); ``save``
-    indexes the notes read."""
+    indexes the notes read. ``tip``: the notes commit, where the question read it
+    already (``store.read_tips``)."""
 
-    def __init__(self, repo: pygit2.Repository, conn: sqlite3.Connection | None = None) -> None:
+    def __init__(
+        self,
+        repo: pygit2.Repository,
+        conn: sqlite3.Connection | None = None,
+        tip: str | None = None,
+    ) -> None:
         self.repo = repo
         self.notes: dict[str, Note | None] = {}
         # (commit, path) -> its ranges by start, or (where they overlap) line -> answer
@@ -44,7 +50,7 @@ class NotesLookup:
         self.sessions: dict[str, dict[str, Any]] = {}
         self._tree: pygit2.Tree | None = None  # the notes' tree, as at the first lookup
         self._index = indexed.NoteIndex(conn) if conn is not None else None
-        self._tip: object = _UNREAD
+        self._tip: object = _UNREAD if tip is None else tip
 
     def __call__(self, commit: str, path: str, line: int) -> tuple[str, float, int | None] | None:
         key = (commit, path)
@@ -129,10 +135,15 @@ def _by_start(ranges: list[Range]) -> _Ranges:
 
 
 def note_lookup_for(
-    repo: pygit2.Repository, conn: sqlite3.Connection | None = None
+    repo: pygit2.Repository,
+    conn: sqlite3.Connection | None = None,
+    tips: NotesTips | None = None,
 ) -> NotesLookup | None:
     """A lookup over this repository's notes (through the index ``conn`` where it
-    holds them), or None when it has none."""
-    if not has_notes(repo):
+    holds them), or None when it has none. ``tips``: the notes' tips the question
+    read already (``store.read_tips``); without them deja's is read here."""
+    if tips is None:
+        return NotesLookup(repo, conn) if has_notes(repo) else None
+    if tips.deja is None:
         return None
-    return NotesLookup(repo, conn)
+    return NotesLookup(repo, conn, tip=tips.deja)

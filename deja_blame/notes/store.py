@@ -17,6 +17,7 @@ import subprocess
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,6 +26,7 @@ from deja_blame.errors import DejaError
 from deja_blame.gitcli import git_errors, is_blob, is_cli, is_tree, peel
 from deja_blame.gitutil import no_git_env, workdir
 from deja_blame.notes.schema import (
+    GITAI_REF,
     MAX_NOTE_BYTES,
     NOTES_REF,
     Note,
@@ -94,6 +96,31 @@ def ref_target(repo: pygit2.Repository, ref: str = NOTES_REF) -> str | None:
             warn(wrong_kind_message(ref, sha, kind))
         return None
     return sha
+
+
+@dataclass(frozen=True)
+class NotesTips:
+    """The notes one answer is made with, read once per question (``read_tips``):
+    deja's notes commit (``ref_target``: None where there is none, or the ref points
+    at something else) and git-ai's ref's target (None: no such ref)."""
+
+    deja: str | None
+    gitai: str | None
+
+    def cache_text(self) -> str:
+        """As ``attribution/cache.notes_tips_cli`` spells them: one a line, in
+        for-each-ref's order (``refs/notes/ai`` before ``refs/notes/deja``)."""
+        return "\n".join(t for t in (self.gitai, self.deja) if t)
+
+
+def read_tips(repo: pygit2.Repository) -> NotesTips:
+    """deja's and git-ai's notes tips, read once for a question: the cache's key, the
+    notes lookup (``notes/lookup.py``) and git-ai's lookup are all given these."""
+    try:
+        gitai: str | None = str(repo.references[GITAI_REF].target)
+    except git_errors():
+        gitai = None
+    return NotesTips(deja=ref_target(repo), gitai=gitai)
 
 
 def check_notes_ref(repo: pygit2.Repository, ref: str = NOTES_REF) -> None:

@@ -19,6 +19,8 @@ from deja_blame.attribution.model import NoteLookup
 if TYPE_CHECKING:
     import pygit2
 
+    from deja_blame.notes.store import NotesTips
+
 
 @dataclass(frozen=True)
 class NotesState:
@@ -36,14 +38,17 @@ def notes_state(
     conn: sqlite3.Connection | None,
     note_lookup: NoteLookup | None,
     focus: str | None,
+    tips: NotesTips,
 ) -> NotesState:
     """The notes' state ``repo``'s answer is gathered with (``focus``: a commit whose
-    lines alone are matched, the others kept as the notes say: no pass asked)."""
-    from deja_blame.notes.gitai import CONFIDENCE, gitai_lookup_for
+    lines alone are matched, the others kept as the notes say: no pass asked;
+    ``tips``: the notes' refs as the question read them)."""
+    from deja_blame.notes.gitai import CONFIDENCE, GitAiLookup
     from deja_blame.notes.history_state import HistoryState
 
     passed = None
     if conn is not None and note_lookup is not None and focus is None:
         state = HistoryState(repo)
         passed = pass_record(conn, state.none, state.done, state.done_notes)
-    return NotesState(passed, gitai_lookup_for(repo), CONFIDENCE)
+    gitai = GitAiLookup(repo) if tips.gitai is not None else None
+    return NotesState(passed, gitai, CONFIDENCE)
