@@ -232,6 +232,7 @@ def test_the_attribution_cache_is_not_read_across_identity_rules(
     from deja_blame.attribution.blame import blame_file
     from deja_blame.attribution.facts import repository as identity
     from deja_blame.index.db import connect
+    from deja_blame.notes.store import read_tips
 
     remote_session(world, S1, "/home/erin/proj", {"src/app.py": body("e", 6)})
     world.clock += 60
@@ -239,14 +240,17 @@ def test_the_attribution_cache_is_not_read_across_identity_rules(
     world.index()
     repo = pygit2.Repository(str(world.repo))
     conn = connect(world.db)
+    tips = read_tips(repo)
     try:
-        sessions = [ln.session for ln in blame_file(repo, "src/app.py", first, conn).lines]
+        blamed = blame_file(repo, "src/app.py", first, conn, tips=tips)
+        sessions = [ln.session for ln in blamed.lines]
         assert sessions == [S1] * 6  # judged hers, and cached
         # new rules that judge her a stranger, under a new version
         monkeypatch.setattr(identity.RepositoryIdentity, "_judge", lambda *a: False)
         monkeypatch.setattr(cache, "IDENTITY_VERSION", identity.IDENTITY_VERSION + 1)
         identity._JUDGED.clear()
-        sessions = [ln.session for ln in blame_file(repo, "src/app.py", first, conn).lines]
+        blamed = blame_file(repo, "src/app.py", first, conn, tips=tips)
+        sessions = [ln.session for ln in blamed.lines]
         assert sessions == [None] * 6
     finally:
         conn.close()

@@ -24,7 +24,7 @@ from deja_blame.attribution.worktree import overlay
 from deja_blame.errors import BinaryFileError, DejaError
 from deja_blame.gitutil import FileVersion, read_file, workdir
 from deja_blame.later import defer
-from deja_blame.notes.store import NotesTips, read_tips
+from deja_blame.notes.store import NotesTips
 
 if TYPE_CHECKING:
     import pygit2
@@ -42,7 +42,8 @@ def blame_file(
     engine: str = "auto",
     before_match: Callable[[], None] | None = None,
     focus: str | None = None,
-    tips: NotesTips | None = None,
+    *,
+    tips: NotesTips,
 ) -> FileBlame:
     """Attribute every line of ``relpath`` at ``rev`` (None: the working tree).
 
@@ -55,14 +56,13 @@ def blame_file(
     With ``line_range`` and nothing cached, only the range (and some context)
     is blamed and matched. ``before_match`` runs while git blame works in the
     background (deja blame reads new transcript lines into the index there).
-    ``tips``: the notes' tips, where the caller read them for its notes lookup
-    (``notes.store.read_tips``): the question reads them once.
+    ``tips``: the notes' refs as the caller read them, once for the question
+    (``notes.store.read_tips``; its notes lookup is made from the same read).
     """
 
     def question(version: FileVersion, focus: str | None) -> Question:
-        return Question(repo, version, note_lookup, asked_tips, engine, before_match, focus=focus)
+        return Question(repo, version, note_lookup, tips, engine, before_match, focus=focus)
 
-    asked_tips = read_tips(repo) if tips is None else tips
     result = _answer(repo, conn, relpath, rev, line_range, focus, question)
     return finish_answer(conn, result, line_range)
 

@@ -22,6 +22,7 @@ from deja_blame.index import queries as Q
 from deja_blame.index.fingerprint import fingerprint, is_trivial
 from deja_blame.models import UNKNOWN_AGENT
 from deja_blame.notes.schema import Note, ranges_of
+from deja_blame.notes.store import read_tips
 from deja_blame.transcripts.text import epoch_of
 
 # the file modes whose lines git blames (not symlinks, submodules, trees)
@@ -192,13 +193,14 @@ def attribute_commit(
             repo, commit, conn, introduced_lines(repo, commit), written_paths(repo, conn, sha)
         )
     result = CommitAttribution(commit=sha, note=note)
+    tips = read_tips(repo)  # the notes' refs, once for the commit's files
     for path in changed_files(repo, commit):
         if only is not None and path not in only:
             continue
         try:
             # only this commit's lines go in its note: only they are matched
             focus = None if keep_blames else sha
-            fb = blame_file(repo, path, sha, conn, note_lookup=note_lookup, focus=focus)
+            fb = blame_file(repo, path, sha, conn, note_lookup=note_lookup, focus=focus, tips=tips)
         except DejaError:
             continue  # binary files and the like: nothing to attribute
         mine = [ln for ln in fb.lines if ln.commit == sha]

@@ -349,14 +349,17 @@ def line_history(
 
         if repo is None:
             from deja_blame.notes.lookup import note_lookup_for  # pygit2: only now
+            from deja_blame.notes.store import read_tips
 
             repo = open_repo()
+            tips = read_tips(repo)  # the notes' refs, once for every version asked
         try:
             # the whole file at that commit, not a window around the line: the answer
             # is kept in the attribution cache, so the next ``why`` of any line whose
             # history passes through that commit reads it (an editor's hovers, an agent
             # asking line after line) instead of matching the file there again
-            fb = blame_file(repo, v.path, v.commit, conn, note_lookup=note_lookup_for(repo, conn))
+            lookup = note_lookup_for(repo, conn, tips)
+            fb = blame_file(repo, v.path, v.commit, conn, note_lookup=lookup, tips=tips)
         except DejaError:
             continue
         for ln in fb.lines:

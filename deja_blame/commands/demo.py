@@ -128,6 +128,7 @@ def _blame_demo(conn: sqlite3.Connection, repo: Path, run_why: Callable[..., int
     """The shop as the person had it, then as the agent left it: blame tells them apart."""
     from deja_blame.attribution.blame import blame_file
     from deja_blame.gitutil import open_repository
+    from deja_blame.notes.store import read_tips
     from deja_blame.outputs.blame_text import print_human
 
     (repo / "src").mkdir(parents=True)
@@ -165,7 +166,7 @@ def _blame_demo(conn: sqlite3.Connection, repo: Path, run_why: Callable[..., int
     opened = open_repository(repo)
     for rel in ("src/cart.py", "tests/test_cart_quantity.py"):
         click.echo(f"\n$ deja blame {rel}      (in a rebuilt clone of the shop at {repo})")
-        print_human(blame_file(opened, rel, None, conn))
+        print_human(blame_file(opened, rel, None, conn, tips=read_tips(opened)))
     click.echo("\n$ deja why src/cart.py:13")
     cwd = os.getcwd()
     os.chdir(repo)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from deja_blame.notes import indexed
 from deja_blame.notes.remap import effective_note
-from deja_blame.notes.schema import NOTES_REF, LineMap, Note, Range, ranges_line_map
+from deja_blame.notes.schema import LineMap, Note, Range, ranges_line_map
 from deja_blame.notes.store import NotesTips, notes_tree, read_note_docs, ref_target
 
 if TYPE_CHECKING:
@@ -23,10 +23,6 @@ def read_note(
     ``tree``: the notes tree (``store.notes_tree``), resolved once by a reader of many."""
     docs = read_note_docs(repo, commit, derived=derived, tree=tree)
     return effective_note(repo, commit, docs)
-
-
-def has_notes(repo: pygit2.Repository) -> bool:
-    return ref_target(repo, NOTES_REF) is not None
 
 
 class NotesLookup:
@@ -135,15 +131,11 @@ def _by_start(ranges: list[Range]) -> _Ranges:
 
 
 def note_lookup_for(
-    repo: pygit2.Repository,
-    conn: sqlite3.Connection | None = None,
-    tips: NotesTips | None = None,
+    repo: pygit2.Repository, conn: sqlite3.Connection | None, tips: NotesTips
 ) -> NotesLookup | None:
     """A lookup over this repository's notes (through the index ``conn`` where it
-    holds them), or None when it has none. ``tips``: the notes' tips the question
-    read already (``store.read_tips``); without them deja's is read here."""
-    if tips is None:
-        return NotesLookup(repo, conn) if has_notes(repo) else None
+    holds them), or None when it has none; ``tips``: the notes' refs as the question
+    read them (``store.read_tips``)."""
     if tips.deja is None:
         return None
     return NotesLookup(repo, conn, tip=tips.deja)
