@@ -9,7 +9,13 @@ from typing import TYPE_CHECKING, Any
 from deja_blame.notes import indexed
 from deja_blame.notes.remap import effective_note
 from deja_blame.notes.schema import LineMap, Note, Range, ranges_line_map
-from deja_blame.notes.store import NotesTips, notes_tree, read_note_docs, ref_target
+from deja_blame.notes.store import (
+    NotesTips,
+    notes_tree,
+    notes_tree_at,
+    read_note_docs,
+    ref_target,
+)
 
 if TYPE_CHECKING:
     import pygit2
@@ -47,6 +53,7 @@ class NotesLookup:
         self._tree: pygit2.Tree | None = None  # the notes' tree, as at the first lookup
         self._index = indexed.NoteIndex(conn) if conn is not None else None
         self._tip: object = _UNREAD if tip is None else tip
+        self._given_tip = tip
 
     def __call__(self, commit: str, path: str, line: int) -> tuple[str, float, int | None] | None:
         key = (commit, path)
@@ -65,7 +72,7 @@ class NotesLookup:
     def _note(self, commit: str) -> Note | None:
         if commit not in self.notes:
             if self._tree is None:
-                self._tree = notes_tree(self.repo)
+                self._tree = self._notes_tree()
             if self._tree is None:
                 note = None
             elif self._index is not None:
@@ -83,9 +90,16 @@ class NotesLookup:
         if self._index is None:
             return
         if self._tree is None:
-            self._tree = notes_tree(self.repo)
+            self._tree = self._notes_tree()
         if self._tree is not None:
             self._index.prefetch(self.repo, self._tree)
+
+    def _notes_tree(self) -> pygit2.Tree | None:
+        """The notes' tree: at the tip the question read (``tip``), else as the ref
+        stands now."""
+        if self._given_tip is not None:
+            return notes_tree_at(self.repo, self._given_tip)
+        return notes_tree(self.repo)
 
     def tip(self) -> str | None:
         """The notes commit read (``refs/notes/deja``'s target), or None."""

@@ -236,7 +236,12 @@ def _has_dir(tree: pygit2.Tree, sha: str, depth: int) -> bool:
 def notes_tree(repo: pygit2.Repository, ref: str = NOTES_REF) -> pygit2.Tree | None:
     """The tree of ``ref``'s notes commit (None: no notes), for ``read_note_text``'s
     ``tree``: a reader of hundreds of notes resolves the ref once."""
-    tip = ref_target(repo, ref)
+    return notes_tree_at(repo, ref_target(repo, ref))
+
+
+def notes_tree_at(repo: pygit2.Repository, tip: str | None) -> pygit2.Tree | None:
+    """The tree of the notes commit ``tip`` (as ``read_tips`` or ``ref_target`` read
+    it; None: no notes)."""
     if tip is None:
         return None
     try:
