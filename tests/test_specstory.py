@@ -724,6 +724,8 @@ def test_histories_below_the_folder_deja_index_runs_in_pass_the_same_gate(own: P
     web, api = own / "apps" / "web", own / "apps" / "api"
     for folder in (web, api, own / "node_modules" / "pkg"):
         (folder / ".specstory" / "history").mkdir(parents=True)
+    (web / "index.html").write_text("<p>web</p>\n")
+    git(own, "add", "apps/web/index.html")  # a subproject of the user's repository
     mine = web / ".specstory" / "history" / "2026-12-07_08-20-00Z-add-a-mean.md"
     mine.write_text(_chat(web, ("08:20:10", "util.py", UTIL)))
     (web / "util.py").write_text(UTIL)
@@ -751,6 +753,26 @@ def test_histories_below_the_folder_deja_index_runs_in_pass_the_same_gate(own: P
     assert _by_line(own, "apps/api/notes.md") == ["specstory"] * 3
     # from a subproject, what is below it only
     assert "left out" not in deja("index", cwd=web).stderr.decode()
+
+
+def test_a_project_unpacked_below_keeps_its_chats_out(own: Path) -> None:
+    """A project unpacked into the monorepo (a download, not a clone) brings the
+    ``.specstory`` its authors committed, untracked here as a whole: not the user's, so
+    not read nor remembered, before or after the user commits the folder; a subproject
+    the repository holds is read (review 14 F3)."""
+    foo = own / "third_party" / "foo"
+    (foo / ".specstory" / "history").mkdir(parents=True)
+    theirs = foo / ".specstory" / "history" / "2026-11-30_09-00-00Z-add-a-discount.md"
+    theirs.write_text(_chat(foo, ("08:40:10", "notes.md", NOTES)))
+    (foo / "notes.md").write_text(NOTES)
+    said = deja("index", cwd=own).stderr.decode()
+    assert deja_json("sessions", "--json", cwd=own)["sessions"] == [], said
+    assert deja_json("trust", "--list", "--json", cwd=own)["own"] == []
+    git(own, "add", "-A")
+    git(own, "commit", "-qm", "vendor foo", env=commit_env(T0 + 3_600))
+    said = deja("index", cwd=own).stderr.decode()
+    assert f"left out {theirs} (specstory)" in said, said
+    assert deja_json("sessions", "--json", cwd=own)["sessions"] == []
 
 
 # -- one chat in SpecStory's copy and in its agent's own store: counted once ------------

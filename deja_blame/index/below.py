@@ -5,7 +5,8 @@ one, found by one ``git ls-files`` of what the work tree tracks or would (untrac
 not ignored: no ``node_modules``). Asked by whole runs only (``deja index``, doctor):
 git walks the work tree's folders for the untracked ones, a cost the refresh before
 each answer must not pay. Each history found passes the trust gate as any other
-(``provenance.split_trusted``): one the repository tracks is a stranger's."""
+(``provenance.split_trusted``): one the repository tracks is a stranger's; and only
+below a folder HEAD holds (a subproject, not a project unpacked into the tree)."""
 
 from __future__ import annotations
 
@@ -51,4 +52,26 @@ def roots_below(
             tail = "/".join(parts[-depth:])
             if len(parts) > depth and fnmatch.fnmatchcase(tail.casefold(), a.below.casefold()):
                 found.setdefault(a.id, {})[here.joinpath(*parts[:-depth])] = None
-    return {agent: list(roots) for agent, roots in found.items()}
+    held = _in_head(here, [root for roots in found.values() for root in roots])
+    kept = {agent: [root for root in roots if root in held] for agent, roots in found.items()}
+    return {agent: roots for agent, roots in kept.items() if roots}
+
+
+def _in_head(here: Path, roots: list[Path]) -> set[Path]:
+    """The ``roots`` whose folder HEAD holds something beside the history: a
+    subproject of the user's repository. A folder untracked as a whole is a project
+    unpacked or copied in (a download, a tarball), whose committed ``.specstory`` holds
+    its authors' chats: untracked here only because it was not cloned (review 14 F3).
+    None when HEAD is unborn or git cannot answer: nothing below is read."""
+    from deja_blame.gitutil import try_git
+
+    rels = {os.path.relpath(root, here).replace(os.sep, "/"): root for root in roots}
+    proc = try_git(here, ["ls-tree", "-z", "--name-only", "HEAD", "--", *(f"{r}/" for r in rels)])
+    if proc is None or proc.returncode != 0:
+        return set()
+    held: set[Path] = set()
+    for name in proc.stdout.decode("utf-8", "surrogateescape").split("\0"):
+        folder, _, entry = name.rpartition("/")
+        if folder in rels and entry.casefold() != ".specstory":
+            held.add(rels[folder])
+    return held
