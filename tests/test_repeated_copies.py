@@ -193,3 +193,16 @@ def test_a_twin_passed_on_takes_only_the_copy_it_landed_at() -> None:
     assert got[2] == 1
     assert got[first] == 1 and got[second] == 1
     assert got[person] is None
+
+
+def test_the_carrier_knows_when_an_anchor_beyond_a_window_was_written() -> None:
+    """A window's question (``deja why FILE:N``) loads the writes of its own lines;
+    the session's anchors beyond them (``_anchors_beyond``) are writes it did not
+    load. Their time is their edit's, known from any loaded write of that edit, or
+    unknown: never a KeyError (``deja why`` stopped with an unexpected error on a
+    real history at 3,000 sessions)."""
+    loaded: Key = (7, 2, 0)
+    carrier = matcher._Carrier({loaded: (0, 50.0, False, False, 0)}, {}, None)  # type: ignore[arg-type]
+    assert carrier.time(loaded) == 50.0
+    assert carrier.time((7, 2, 9)) == 50.0  # another line of the same edit
+    assert carrier.time((8, 0, 0)) is None  # an edit nothing of which was loaded

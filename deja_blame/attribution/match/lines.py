@@ -437,12 +437,21 @@ class _Carrier:
         self.deadlines = deadlines
         # a write is asked about once per line that may take it: carried once
         self._done: dict[tuple[Key, int, float], int | None] = {}
+        self._edit_times: dict[tuple[int, int], float] | None = None
 
     def until(self, i: int, sid: int) -> float:
         return self.deadlines.of_session(i, sid)
 
-    def time(self, key: Key) -> float:
-        return self.info[key][1]
+    def time(self, key: Key) -> float | None:
+        """When ``key`` was written; None for a write the question did not load (an
+        anchor beyond a window's lines, ``_anchors_beyond``): an edit's writes share
+        its time, so any loaded write of the same edit says it."""
+        got = self.info.get(key)
+        if got is not None:
+            return got[1]
+        if self._edit_times is None:
+            self._edit_times = {(k[0], k[1]): v[1] for k, v in self.info.items()}
+        return self._edit_times.get((key[0], key[1]))
 
     def to(self, key: Key, at: int, until: float) -> int | None:
         asked = (key, at, until)
@@ -581,7 +590,10 @@ def _distances(
                 if e[0] == sid:
                     for a, k in pairs:
                         p = place(k)
-                        q = None if p is None or carry.time(k) > until else carry.to(k, p, until)
+                        if p is None:
+                            continue
+                        then = carry.time(k)
+                        q = None if then is None or then > until else carry.to(k, p, until)
                         if q is not None:
                             found.append((q, a - q))
             by_then[(sid, until)] = sorted(found)
