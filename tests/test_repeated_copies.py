@@ -5,9 +5,7 @@ session's; the matcher must find which of its writes landed where:
 - an edit with no line of its own the file holds once is placed by the session's
   other lines, read in the session's file as the commit found it (both carried
   through its later edits: ``lines._Carrier``), not by the line whose *written*
-  place is nearest (a function the session wrote afterwards between the two);
-- of identical edits (twins), one whose place is far from a copy does not turn the
-  copy away before the next twin, which landed there, is tried.
+  place is nearest (a function the session wrote afterwards between the two).
 
 Plain data, as ``tests/test_repeated_place.py``.
 """
@@ -76,15 +74,9 @@ def _writes(file: list[str], edits: dict[int, Edit]) -> model_mod.WriteSet:
     return writes
 
 
-def _sids(
-    file: list[str], edits: dict[int, Edit], typed: frozenset[int] = frozenset()
-) -> list[int | None]:
-    """Who matches each line; ``typed``: lines the person typed in the commit too."""
-    ours = {line for _, added in edits.values() for line in added} | typed
+def _sids(file: list[str], edits: dict[int, Edit]) -> list[int | None]:
+    ours = {line for _, added in edits.values() for line in added}
     places, hunks = _replay(edits, len(file))
-    written = {
-        (1, o, k): file[line] for o, (_, added) in edits.items() for k, line in enumerate(added)
-    }
 
     def file_edits(sid: int, edit: int) -> list[tuple[int, float | None, Hunks]]:
         return [(o, edits[o][0], hunks[o]) for o in sorted(edits)]
@@ -97,7 +89,6 @@ def _sids(
         position=places.get,
         added_lines=lambda sid, edit: [file[line] for line in edits[edit][1]],
         file_edits=file_edits,
-        written_text=written.get,
     )
     return [m.sid if m else None for m in out]
 
@@ -146,53 +137,6 @@ def test_carried_places_follow_the_sessions_later_hunks() -> None:
     # beta (edit 0, landed at 4) is pushed down by edit 1's four lines and the helper
     assert places[(1, 0, 1)] == 4
     assert lone.carried(4, (1, 0, 1), 3_000.0, file_edits) == 8 + HELPER
-
-
-def test_identical_edits_each_keep_the_copy_they_wrote() -> None:
-    # Edits 1 and 2 wrote the same two lines, into a() and into b(): twins. The
-    # latest (2) landed in b(); a()'s copy is far from it and must be offered edit 1.
-    pad = [f"\tpad{n} := keep({n})" for n in range(HELPER)]
-    file = (
-        ["func a() {", "\talpha := one()", *BLOCK, "}"]
-        + pad
-        + ["func b() {", "\tbeta := two()", *BLOCK, "}"]
-    )
-    b = 6 + HELPER  # func b()
-    edits = {
-        0: (1_000.0, [1, b + 1]),
-        1: (2_000.0, [2, 3]),
-        2: (2_010.0, [b + 2, b + 3]),
-    }
-    assert _writes(file, edits).twins()[(1, 1)].members == [(1, 2), (1, 1)]  # latest first
-    got = _sids(file, edits)
-    assert [got[i] for i in (2, 3)] == [1, 1]  # edit 1's copy in a()
-    assert [got[i] for i in (b + 2, b + 3)] == [1, 1]  # edit 2's in b()
-
-
-def test_a_twin_passed_on_takes_only_the_copy_it_landed_at() -> None:
-    # Three identical one-line edits: the latest (3) at another indent far above, 1 and
-    # 2 at two of three copies in sw(); the person typed the third copy in the same
-    # commit. The copies turned away by the latest twin (far, and taken by its own
-    # line) are offered the others, which take only the copy each landed at.
-    pad = [f"\tpad{n} := keep({n})" for n in range(HELPER)]
-    gap = [f"\tx{n} := {n}" for n in range(5)]
-    file = (
-        ["func top() {", "\talpha := one()", "\tcase Set:", "}"]
-        + pad
-        + ["func sw() {", "\t\tcase Set:", *gap, "\t\tcase Set:", *gap, "\t\tcase Set:", "}"]
-    )
-    person, first, second = 5 + HELPER, 11 + HELPER, 17 + HELPER
-    edits = {
-        0: (1_000.0, [1]),
-        1: (2_000.0, [first]),
-        2: (2_010.0, [second]),
-        3: (2_020.0, [2]),
-    }
-    assert _writes(file, edits).twins()[(1, 1)].members == [(1, 3), (1, 2), (1, 1)]
-    got = _sids(file, edits, typed=frozenset({person}))
-    assert got[2] == 1
-    assert got[first] == 1 and got[second] == 1
-    assert got[person] is None
 
 
 def test_the_carrier_knows_when_an_anchor_beyond_a_window_was_written() -> None:

@@ -1705,36 +1705,3 @@ def one_guard_two_functions(sim: Sim, small: bool) -> None:
     sim.advance(10 * MINUTE)
     sim.commit("Empty tables fail; the columns documented")
     sim.expect(path)
-
-
-@scenario("a session makes one edit twice, in two functions far apart (identical edits)")
-def one_edit_twice(sim: Sim, small: bool) -> None:
-    # The two pastes of the guard are identical edits (twins): the latest landed in the
-    # second function; the first function's copy, far from it, was turned away before
-    # the other paste, which landed there, was tried.
-    path = "app/loaders.py"
-    columns = _columns(COLUMNS)
-    sim.person_write(
-        path,
-        LOADERS_PY.replace("\n\n\ndef load_customers", "\n\n\n" + columns + "def load_customers"),
-    )
-    sim.commit("Loaders and their columns")
-    sim.advance(HOUR)
-    s = sim.session("empty-guards", "Check the schema and fail loudly when a table is empty.")
-    s.view(path)
-    for table in ("orders", "customers"):
-        s.replace(
-            path,
-            f'    rows = db.fetch("{table}")\n',
-            f'    db.check_schema("{table}")\n    rows = db.fetch("{table}")\n',
-        )
-    for table in ("orders", "customers"):
-        s.replace(
-            path,
-            f'    rows = db.fetch("{table}")\n',
-            f'    rows = db.fetch("{table}")\n' + EMPTY_GUARD,
-        )
-    s.run("python -m pytest -q", 0, "4 passed in 0.05s")
-    sim.advance(10 * MINUTE)
-    sim.commit("Schema checks; empty tables fail")
-    sim.expect(path)

@@ -82,9 +82,6 @@ EDIT_RUN_BUDGET = 64  # run entries per edit, plus 4 per line it wrote
 # (lines holding the same text at the same place of identical edits; only a
 # file with that text pasted hundreds of times gets near it).
 TWIN_RETRIES = 64
-# A twin offered a line that the group's first turned away as far from its place
-# takes it only where it landed itself, this near (its shift read as ``_distances``).
-TWIN_NEAR = 2
 # Lines: a short run of a text the file holds several times is no evidence for a
 # copy this far from where its write landed (shifted as its edit moved since).
 FAR_LINES = 40
@@ -249,7 +246,6 @@ def match_lines(
         beyond,
         text_beyond,
         carry,
-        twins,
     )
 
     def rank_of(i: int, run: int, at: float, miss: int, far: int) -> tuple[int, float, float]:
@@ -264,9 +260,7 @@ def match_lines(
 
     copies = _Copies(writes)
 
-    heap: list[
-        tuple[int, float, float, int, int, Key, Twins, int, int, int, float, bool, bool]
-    ] = []
+    heap: list[tuple[int, float, float, int, int, Key, Twins, int, int, int, float, bool]] = []
     for i in range(n):
         limit = limits[i]
         for key, (run, solid, once) in runs[i].items():
@@ -285,7 +279,7 @@ def match_lines(
                 far = distance(i, key) if repeated[i] or trivial[i] else 0
                 miss = mismatch(i, twin)
                 rank = rank_of(i, run, at, miss, far)
-                heap.append((*rank, i, seq, twin, group, pos, 0, run, at, placeless, False))
+                heap.append((*rank, i, seq, twin, group, pos, 0, run, at, placeless))
     heapq.heapify(heap)
     chosen: list[tuple[Key, int] | None] = [None] * n
     used: set[Key] = set()
@@ -293,7 +287,7 @@ def match_lines(
     # so a thousand lines sharing one group do not each step over every taken twin
     taken: dict[tuple[int, int], dict[int, int]] = {}
     while heap:
-        _, _, _, i, _, key, group, pos, tries, run, at, placeless, landed = heapq.heappop(heap)
+        _, _, _, i, _, key, group, pos, tries, run, at, placeless = heapq.heappop(heap)
         if chosen[i] is not None:
             continue
         if stale is not None and stale(
@@ -302,41 +296,29 @@ def match_lines(
             continue  # checked only for the write about to be given; older twins are older
         if taken_beyond(i, key) or (runs_beyond is not None and runs_beyond.taken(key, i)):
             continue  # a window's line: the write is a line's outside it
-        skips = taken.setdefault((id(group), key[2]), {})
-        if landed and key not in used and distance(i, key) > TWIN_NEAR:
-            start = pos + 1  # passed on by a twin that landed elsewhere: only where it landed
-        elif key in used:
-            start = _free_from(skips, pos)
-            landed = landed or (placeless and far_off(i, key))
-        elif placeless and far_off(i, key):
+        if placeless and far_off(i, key):
             # one of several copies of a text, a run that does not say which (short,
             # or all of repeated texts), and far from where the write landed (shifted
             # as the rest of its edit or session shifted): the copy it wrote is gone,
             # this one is another's (a chain ``.trim()``, ``.split(...)`` repeated in
-            # one file; a repeated ``if (done) {`` / ``continue;`` / ``}`` block).
-            # An identical edit of the group landed elsewhere: the next may be here
-            # (a session pasted one block into two functions: entireio
-            # ``git_operations.go``, 5e22650a, where the first twin's place turned the
-            # line away before the second was tried). Only a twin that landed at this
-            # line takes it then: any copy is near some twin's place (a one-line edit
-            # made at two of three copies must not take the person's third).
-            start = pos + 1
-            landed = True
-        else:
+            # one file; a repeated ``if (done) {`` / ``continue;`` / ``}`` block)
+            continue
+        skips = taken.setdefault((id(group), key[2]), {})
+        if key not in used:
             chosen[i] = (key, run)
             used.add(key)
             skips[pos] = pos + 1
             continue
         if tries >= TWIN_RETRIES:
             continue  # a thousand copies of one line: the rest are ambiguous anyway
-        nxt = _next_twin(group, start, key[2], info, limits[i], skips, late=late, line=i)
+        nxt = _next_twin(
+            group, _free_from(skips, pos), key[2], info, limits[i], skips, late=late, line=i
+        )
         if nxt is not None:
             pos, twin, at, seq = nxt
-            far = distance(i, twin) if repeated[i] or trivial[i] else 0
+            far = distance(i, key) if repeated[i] or trivial[i] else 0
             rank = rank_of(i, run, at, mismatch(i, twin), far)
-            heapq.heappush(
-                heap, (*rank, i, seq, twin, group, pos, tries + 1, run, at, placeless, landed)
-            )
+            heapq.heappush(heap, (*rank, i, seq, twin, group, pos, tries + 1, run, at, placeless))
     # Identical trivial lines ("}", blank) are interchangeable to git's diff: blame
     # may say an old commit kept the "}" that a later session actually added next
     # to its own lines. So the gap rule may use any write made by the blamed
@@ -471,7 +453,6 @@ def _distances(
     beyond: Callable[[int], list[tuple[int, Key]]] | None = None,
     text_beyond: Callable[[int], int | None] | None = None,
     carry: _Carrier | None = None,
-    twins: dict[tuple[int, int], Twins] | None = None,
 ) -> tuple[Callable[[int, Key], int], Callable[[int, Key], bool], Callable[[int, Key], bool]]:
     """``distance(i, key)``: how far line i is from where write ``key`` should be now,
     and ``far(i, key)``: more than FAR_LINES from it, where that is known.
@@ -524,12 +505,6 @@ def _distances(
     contested = {k for k, n in seen.items() if n > 1}
     if not contested:
         return (lambda i, key: 0), (lambda i, key: False), (lambda i, key: False)
-    if twins is not None:
-        # runs are walked from the first of identical edits only; each of the others
-        # landed at its own place, which is what says which copy it wrote
-        contested |= {
-            (e[0], e[1], k[2]) for k in list(contested) for e in twins[(k[0], k[1])].members
-        }
     wanted = {(k[0], k[1]) for k in contested}
     sessions = {edit[0] for edit in wanted}
     # (line, write) pairs of lines whose text the file holds once, by edit
