@@ -34,12 +34,7 @@ from deja_blame.attribution.facts.model import (
     WriteSet,
 )
 from deja_blame.attribution.match.clock import Deadlines
-from deja_blame.attribution.match.lone import (
-    FileEdits,
-    carried,
-    old_lines_above,
-    place_lone_edits,
-)
+from deja_blame.attribution.match.lone import FileEdits, old_lines_above, place_lone_edits
 
 # A run of this many lines is strong evidence of place: among writes with runs at
 # least this long made in the line's commit window the latest wins (a later
@@ -225,11 +220,7 @@ def match_lines(
     # Lines whose text the file holds more than once compete for the same writes:
     # among equal evidence, the copy nearest where the write landed goes first.
     repeated = [not trivial[i] and occurrences[fps[i]] > 1 for i in range(n)]
-    old_above = carry = None
-    if file_edits is not None:
-        edits_of = file_edits
-        old_above = lambda key: old_lines_above(key, edits_of)  # noqa: E731
-        carry = _Carrier(info, edits_of, deadlines)
+    old_above = None if file_edits is None else (lambda key: old_lines_above(key, file_edits))
     beyond = text_beyond = runs_beyond = None
     if line_texts.beyond is not None and added_fps is not None:
         beyond = _anchors_beyond(line_texts, writes, twins, added_fps)
@@ -245,7 +236,6 @@ def match_lines(
         _kept_above(blamed, line_texts.start),
         beyond,
         text_beyond,
-        carry,
     )
 
     def rank_of(i: int, run: int, at: float, miss: int, far: int) -> tuple[int, float, float]:
@@ -403,45 +393,6 @@ def _first_writes(
     return firsts
 
 
-class _Carrier:
-    """Where a session's write stood in its file at a later time: carried through the
-    session's own later edits of the file (their hunks, ``lone.carried``) made by line
-    i's commit (the latest its write may be, ``Deadlines``)."""
-
-    def __init__(
-        self,
-        info: dict[Key, tuple[int, float, bool, bool, int]],
-        file_edits: FileEdits,
-        deadlines: Deadlines,
-    ) -> None:
-        self.info = info
-        self.file_edits = file_edits
-        self.deadlines = deadlines
-        # a write is asked about once per line that may take it: carried once
-        self._done: dict[tuple[Key, int, float], int | None] = {}
-        self._edit_times: dict[tuple[int, int], float] | None = None
-
-    def until(self, i: int, sid: int) -> float:
-        return self.deadlines.of_session(i, sid)
-
-    def time(self, key: Key) -> float | None:
-        """When ``key`` was written; None for a write the question did not load (an
-        anchor beyond a window's lines, ``_anchors_beyond``): an edit's writes share
-        its time, so any loaded write of the same edit says it."""
-        got = self.info.get(key)
-        if got is not None:
-            return got[1]
-        if self._edit_times is None:
-            self._edit_times = {(k[0], k[1]): v[1] for k, v in self.info.items()}
-        return self._edit_times.get((key[0], key[1]))
-
-    def to(self, key: Key, at: int, until: float) -> int | None:
-        asked = (key, at, until)
-        if asked not in self._done:
-            self._done[asked] = carried(at, key, until, self.file_edits)
-        return self._done[asked]
-
-
 def _distances(
     runs: list[dict[Key, tuple[int, int, int]]],
     repeated: list[bool],
@@ -452,7 +403,6 @@ def _distances(
     kept_above: list[int] | None = None,
     beyond: Callable[[int], list[tuple[int, Key]]] | None = None,
     text_beyond: Callable[[int], int | None] | None = None,
-    carry: _Carrier | None = None,
 ) -> tuple[Callable[[int, Key], int], Callable[[int, Key], bool], Callable[[int, Key], bool]]:
     """``distance(i, key)``: how far line i is from where write ``key`` should be now,
     and ``far(i, key)``: more than FAR_LINES from it, where that is known.
@@ -477,18 +427,6 @@ def _distances(
     text, which the whole file's matcher gives it (its run there is the edit's own),
     so no line of the window may take it (a ``}`` of a session's test, landed 600
     lines up, given to a ``}`` of a person's copy of that test inside the window).
-
-    ``carry`` says where a write stood once the session's later edits of the file
-    made by line i's commit were made (``_Carrier``). Places written at different
-    times are different files' lines: an edit with no anchor of its own is shifted
-    as the session's anchor nearest it *in the session's file as line i's commit
-    found it* (both carried there), not as the anchor whose written place is
-    nearest. The session's next edit put a 40-line function
-    between a repeated block it had just written and the session's earlier lines
-    around it: read off the written places, the shift was the new function's (0),
-    the block's copy was judged 42 lines from where the write should be, and the
-    session's second copy of its own block went to nobody (entireio ``explain.go``,
-    827a88a4).
     """
     if position is None or not any(repeated):
         return (lambda i, key: 0), (lambda i, key: False), (lambda i, key: False)
@@ -532,7 +470,7 @@ def _distances(
                 shifts.append(i - at)
         return sorted(shifts)[len(shifts) // 2] if shifts else None
 
-    def shift(key: Key, at: int, i: int) -> int | None:
+    def shift(key: Key, at: int) -> int | None:
         edit = (key[0], key[1])
         if edit not in median:
             median[edit] = median_of(anchors.get(edit, ()))
@@ -541,39 +479,8 @@ def _distances(
         # nothing else of this edit here: the shift of the session's anchor written
         # nearest this place (what was inserted above one part of a file is not
         # what was inserted above another: a median over the file is neither)
-        got = carried_local(key, at, i) or local(key[0], None, at)
+        got = local(key[0], None, at)
         return None if got is None else got[0]
-
-    # the session's anchors as (place in its file by a time, shift from there)
-    by_then: dict[tuple[int, float], list[tuple[int, int]]] = {}
-
-    def carried_local(key: Key, at: int, i: int) -> tuple[int, int] | None:
-        """``local`` of the session's edits, read in its file as line i's commit
-        found it: the shift (from ``at``, as written) and how far off the anchor
-        nearest the write was once both were carried through the session's later
-        edits made by then; None where the write cannot be carried or no anchor can."""
-        if carry is None:
-            return None
-        until = carry.until(i, key[0])
-        now = carry.to(key, at, until)
-        if now is None:
-            return None
-        sid = key[0]
-        if (sid, until) not in by_then:
-            found = []
-            for e, pairs in anchors.items():
-                if e[0] == sid:
-                    for a, k in pairs:
-                        p = place(k)
-                        if p is None:
-                            continue
-                        then = carry.time(k)
-                        q = None if then is None or then > until else carry.to(k, p, until)
-                        if q is not None:
-                            found.append((q, a - q))
-            by_then[(sid, until)] = sorted(found)
-        near = _nearest(by_then[(sid, until)], now)
-        return None if near is None else (near[1] + now - at, abs(near[0] - now))
 
     def local(sid: int, edit: int | None, at: int) -> tuple[int, int] | None:
         """(shift, how far from ``at`` it was read) off the anchor written nearest
@@ -587,8 +494,14 @@ def _distances(
                         if p is not None:
                             found.append((p, i - p))
             nearby[(sid, edit)] = sorted(found)
-        near = _nearest(nearby[(sid, edit)], at)
-        return None if near is None else (near[1], abs(near[0] - at))
+        spots = nearby[(sid, edit)]
+        if not spots:
+            return None
+        j = bisect_left(spots, (at, -_SPAN))
+        near = min(
+            (spots[x] for x in (j - 1, j) if 0 <= x < len(spots)), key=lambda s: abs(s[0] - at)
+        )
+        return near[1], abs(near[0] - at)
 
     def distance(i: int, key: Key) -> int:
         mine = key in contested
@@ -597,7 +510,7 @@ def _distances(
         at = place(key)
         if at is None:
             return 0
-        moved = shift(key, at, i)
+        moved = shift(key, at)
         if moved is None and old_above is not None and kept_above is not None:
             # a "}" of such an edit too: the run through it says nothing of the copy
             above = old_above(key)
@@ -617,10 +530,10 @@ def _distances(
         # turned away right answers on the real histories (a whole-file write's
         # median shift is not its shift at one place; a local shift read off a
         # line a later edit moved is not either).
-        moved = shift(key, at, i)
+        moved = shift(key, at)
         if moved is None or abs(i - at - moved) <= FAR_LINES:
             return False
-        got = local(key[0], key[1], at) or carried_local(key, at, i) or local(key[0], None, at)
+        got = local(key[0], key[1], at) or local(key[0], None, at)
         if got is None or got[1] > FAR_LINES // 2:
             return False
         return abs(i - at - got[0]) > FAR_LINES
@@ -631,18 +544,10 @@ def _distances(
         at = place(key)
         if at is None:
             return False
-        moved = shift(key, at, i)
+        moved = shift(key, at)
         return moved is not None and text_beyond(at + moved) == fps[i]
 
     return distance, far, taken
-
-
-def _nearest(spots: list[tuple[int, int]], at: int) -> tuple[int, int] | None:
-    """Of (place, shift) pairs sorted by place, the one whose place is nearest ``at``."""
-    if not spots:
-        return None
-    j = bisect_left(spots, (at, -_SPAN))
-    return min((spots[x] for x in (j - 1, j) if 0 <= x < len(spots)), key=lambda s: abs(s[0] - at))
 
 
 def _anchors_beyond(
