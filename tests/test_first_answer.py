@@ -558,3 +558,34 @@ def test_a_name_found_nowhere_is_not_searched_for_again_in_other_folders(
     f.write_text('{"content": "/home/alice/work2/click/core.py"}\n')
     assert refresh_then_old_name() == 1
     assert searched == [f, f, f, f, f]
+
+
+def test_a_name_found_nowhere_leaves_the_search_beside_another_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``src/click/core.py`` was ``click.py`` and ``click/core.py``: the old names'
+    search of a transcript the refresh found to hold ``core.py`` nowhere looks for
+    ``click.py`` alone (a pass over the file less); one holding ``click.py`` is read."""
+    from deja_blame.index import unread
+
+    conn = connect(tmp_path / "i.db")
+    f = tmp_path / "t.jsonl"
+    f.write_text('{"content": "/elsewhere/parse.py"}\n')
+    tf = TranscriptFile("s1", f, tmp_path, "antigravity")
+    searched: list[tuple[prescan.Needle, ...]] = []
+    real = prescan.holds_any
+
+    def counting(path: Path, n: tuple[prescan.Needle, ...], seen: set[bytes] | None = None) -> bool:
+        searched.append(n)
+        return real(path, n, seen)
+
+    monkeypatch.setattr(prescan, "holds_any", counting)
+    needles = prescan.needles_for(tmp_path / "repo", ["src/click/core.py"])
+    assert prescan.split(conn, [tf], needles) == ([], [tf])
+    unread.left_unread(conn, [tmp_path], [tf], needles)
+    assert unread.read_naming(conn, ["click.py", "click/core.py"]) == 0
+    assert searched[1:] == [(b"click.py",)]
+    f.write_text('{"content": "/home/alice/work2/click.py"}\n')
+    assert prescan.split(conn, [tf], needles) == ([], [tf])
+    unread.left_unread(conn, [tmp_path], [tf], needles)
+    assert unread.read_naming(conn, ["click.py", "click/core.py"]) == 1

@@ -464,7 +464,6 @@ def split(
     key = _memo_key(needles)
     known = _load(conn, key)
     names = sorted({n.name for n in needles if isinstance(n, InFolder)})
-    named_only = bool(needles) and all(isinstance(n, InFolder) for n in needles)
     name_keys = {name: _memo_key((name,)) for name in names}
     absent = {name: _load(conn, k) for name, k in name_keys.items()}
     now: list[TranscriptFile] = []
@@ -479,14 +478,16 @@ def split(
             continue
         sid = tf.session_id
         gone = {name for name in names if absent[name].get(sid) == stat}
-        if known.get(sid) == stat or (named_only and len(gone) == len(names)):
-            pass  # holds none, known without a search
-        else:
+        # a name it holds nowhere is in none of its folders: each such needle is a
+        # pass over the file saved (the old name's search after the refresh's)
+        left = _without_names(needles, gone) if gone else needles
+        if known.get(sid) != stat and left:
             seen: set[bytes] = set()
-            if concerns(tf, needles, seen):
+            if concerns(tf, left, seen):
                 now.append(tf)
                 continue
-            gone = set(names) - seen  # searched whole: the names it holds nowhere
+            # searched whole: the names it holds nowhere, those known and those searched
+            gone |= {n.name for n in left if isinstance(n, InFolder)} - seen
         later.append(tf)
         memo[sid] = stat
         for name in gone:
@@ -497,6 +498,10 @@ def split(
         if still[name] != absent[name]:
             _store(conn, k, still[name])
     return now, later
+
+
+def _without_names(needles: tuple[Needle, ...], names: set[bytes]) -> tuple[Needle, ...]:
+    return tuple(n for n in needles if not (isinstance(n, InFolder) and n.name in names))
 
 
 def _memo_key(needles: tuple[Needle, ...]) -> str:
