@@ -589,3 +589,39 @@ def test_a_name_found_nowhere_leaves_the_search_beside_another_name(
     assert prescan.split(conn, [tf], needles) == ([], [tf])
     unread.left_unread(conn, [tmp_path], [tf], needles)
     assert unread.read_naming(conn, ["click.py", "click/core.py"]) == 1
+
+
+def test_an_anchor_found_nowhere_leaves_the_old_names_holding_it_unsearched(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A clone named ``click``: the refresh searched the unread transcript for
+    ``click`` (the anchor of ``/click/``, ``\\click\\`` and the clone's path) and
+    ``core.py`` and found neither, so the old names ``click.py`` and ``click/core.py``
+    ask it nothing more in this answer; a transcript holding ``click.py`` is read."""
+    from deja_blame.index import unread
+
+    conn = connect(tmp_path / "i.db")
+    f = tmp_path / "t.jsonl"
+    f.write_text('{"content": "/elsewhere/parse.py"}\n')
+    tf = TranscriptFile("s1", f, tmp_path, "antigravity")
+    searched: list[tuple[prescan.Needle, ...]] = []
+    real = prescan.holds_any
+
+    def counting(path: Path, n: tuple[prescan.Needle, ...], seen: set[bytes] | None = None) -> bool:
+        searched.append(n)
+        return real(path, n, seen)
+
+    monkeypatch.setattr(prescan, "holds_any", counting)
+    needles = prescan.needles_for(tmp_path / "click", ["src/click/core.py"])
+
+    def refresh_then_old_names() -> int:
+        nowhere: prescan.Nowhere = {}
+        assert prescan.split(conn, [tf], needles, nowhere) == ([], [tf])
+        unread.left_unread(conn, [tmp_path], [tf], needles, nowhere)
+        return unread.read_naming(conn, ["click.py", "click/core.py"])
+
+    assert refresh_then_old_names() == 0
+    assert len(searched) == 1  # the refresh's search only
+    f.write_text('{"content": "/home/alice/work2/click.py"}\n')
+    assert refresh_then_old_names() == 1
+    assert searched[2:] == [(b"click.py",)]  # core.py is still nowhere

@@ -258,8 +258,8 @@ def found_by(searched: Iterable[Needle], needle: Needle) -> bool:
 def holds_any(path: Path, needles: tuple[Needle, ...], seen: set[bytes] | None = None) -> bool:
     """Whether the file holds one of ``needles`` (read in chunks that overlap by the
     longest needle, so none is missed across a boundary). An unreadable file: True
-    (the indexer reports it). ``seen`` gets the names of ``InFolder`` needles the
-    file holds anywhere (complete where the answer is False)."""
+    (the indexer reports it). ``seen`` gets the names of ``InFolder`` needles and the
+    plan's anchors the file holds anywhere (complete where the answer is False)."""
     if not needles:
         return True
     from deja_blame.transcripts.reading import open_regular
@@ -347,6 +347,8 @@ def _found(
     for anchor, held in plan.anchored:
         reach = max(len(n) for n in held)
         at = data.find(anchor)
+        if at >= 0 and seen is not None:
+            seen.add(anchor)
         hits = 0
         while at >= 0:
             hits += 1
@@ -451,8 +453,15 @@ def concerns(
     return any(holds_any(p, needles, seen) for p in (tf.path, *tf.parts))
 
 
+# a transcript's stat, and byte strings it holds nowhere at that stat
+Nowhere = dict[str, tuple[list[object], frozenset[bytes]]]
+
+
 def split(
-    conn: sqlite3.Connection, files: list[TranscriptFile], needles: tuple[Needle, ...]
+    conn: sqlite3.Connection,
+    files: list[TranscriptFile],
+    needles: tuple[Needle, ...],
+    nowhere: Nowhere | None = None,
 ) -> tuple[list[TranscriptFile], list[TranscriptFile]]:
     """(the transcripts that can concern the repository, the rest), searching only
     those not already known to hold none of ``needles`` at their current stat.
@@ -460,7 +469,11 @@ def split(
     A transcript found to hold the name of an ``InFolder`` needle nowhere is
     remembered as holding none of that name (the memo of the needle ``name``): the
     name in other folders (a renamed file's old path, ``click/core.py`` after
-    ``src/click/core.py``) then asks it no search."""
+    ``src/click/core.py``) then asks it no search. ``nowhere`` (by session), for
+    the searches of one answer: each transcript left gets the byte strings it was
+    found to hold nowhere (the needles, their anchors, the names), and a needle
+    holding one is not looked for in it (``click.py`` where ``click``, the anchor
+    of ``/click/``, is nowhere)."""
     key = _memo_key(needles)
     known = _load(conn, key)
     names = sorted({n.name for n in needles if isinstance(n, InFolder)})
@@ -478,17 +491,24 @@ def split(
             continue
         sid = tf.session_id
         gone = {name for name in names if absent[name].get(sid) == stat}
-        # a name it holds nowhere is in none of its folders: each such needle is a
-        # pass over the file saved (the old name's search after the refresh's)
-        left = _without_names(needles, gone) if gone else needles
+        held = nowhere.get(sid) if nowhere is not None else None
+        strings = set(gone) if held is None or held[0] != stat else gone | held[1]
+        # a string it holds nowhere is in no needle it holds (a name in none of its
+        # folders): each such needle is a pass over the file saved (the old name's
+        # search after the refresh's)
+        left = _not_holding(needles, strings) if strings else needles
         if known.get(sid) != stat and left:
             seen: set[bytes] = set()
             if concerns(tf, left, seen):
                 now.append(tf)
                 continue
-            # searched whole: the names it holds nowhere, those known and those searched
+            # searched whole: what it holds nowhere, known before and searched now
+            searched = _searched(left)
             gone |= {n.name for n in left if isinstance(n, InFolder)} - seen
+            strings |= searched - seen
         later.append(tf)
+        if nowhere is not None:
+            nowhere[sid] = (stat, frozenset(strings))
         memo[sid] = stat
         for name in gone:
             still[name][sid] = stat
@@ -500,8 +520,25 @@ def split(
     return now, later
 
 
-def _without_names(needles: tuple[Needle, ...], names: set[bytes]) -> tuple[Needle, ...]:
-    return tuple(n for n in needles if not (isinstance(n, InFolder) and n.name in names))
+def _not_holding(needles: tuple[Needle, ...], strings: set[bytes]) -> tuple[Needle, ...]:
+    """``needles`` less each one that holds one of ``strings`` (an ``InFolder`` is
+    found only where its name is: by its name)."""
+    return tuple(
+        n
+        for n in needles
+        if not any(s in (n.name if isinstance(n, InFolder) else n) for s in strings)
+    )
+
+
+def _searched(needles: tuple[Needle, ...]) -> set[bytes]:
+    """The byte strings a search for ``needles`` that found none was sure to find
+    wherever they are (``seen`` names those of them it found): the needles, their
+    plan's anchors and the names."""
+    plan = search_plan(needles)
+    return {
+        *(n.name if isinstance(n, InFolder) else n for n in needles),
+        *(anchor for anchor, _ in plan.anchored),
+    }
 
 
 def _memo_key(needles: tuple[Needle, ...]) -> str:

@@ -59,9 +59,10 @@ def refresh_index(
 
             files, record = watched_changes(conn, roots)
         if files and concern is not None:
-            from deja_blame.index.prescan import split
+            from deja_blame.index.prescan import Nowhere, split
 
-            files, later = split(conn, files, concern)
+            nowhere: Nowhere = {}
+            files, later = split(conn, files, concern, nowhere)
             if later:
                 # a history a repository carries: deja index leaves it out on
                 # purpose (and says so), so it is no transcript left for it to read
@@ -69,7 +70,7 @@ def refresh_index(
 
                 later = split_trusted(later)[0]
             if later:
-                left_unread(conn, roots, later, concern)  # a renamed file's old names
+                left_unread(conn, roots, later, concern, nowhere)  # a renamed file's old names
             if later and (say_left or sys.stderr.isatty()):
                 from deja_blame.output import counted
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from deja_blame.index.prescan import Needle
+    from deja_blame.index.prescan import Needle, Nowhere
     from deja_blame.transcripts.transcript_file import TranscriptFile
 
 
@@ -33,6 +33,8 @@ class _Left:
     roots: list[Path]
     files: list[TranscriptFile]
     searched: set[Needle] = field(default_factory=set)  # needles looked for already
+    # what each file was found to hold nowhere (``prescan.split``)
+    nowhere: Nowhere = field(default_factory=dict)
 
 
 _left: _Left | None = None
@@ -43,11 +45,17 @@ def left_unread(
     roots: list[Path],
     files: list[TranscriptFile],
     searched: tuple[Needle, ...] = (),
+    nowhere: Nowhere | None = None,
 ) -> None:
-    """Remember what this refresh of ``conn`` left unread (none: forget the last), and
-    the needles it holds none of (``searched``)."""
+    """Remember what this refresh of ``conn`` left unread (none: forget the last), the
+    needles it holds none of (``searched``) and the byte strings each file was found
+    to hold nowhere (``nowhere``: ``prescan.split``'s)."""
     global _left
-    _left = _Left(conn, threading.get_ident(), roots, list(files), set(searched)) if files else None
+    _left = (
+        _Left(conn, threading.get_ident(), roots, list(files), set(searched), dict(nowhere or {}))
+        if files
+        else None
+    )
 
 
 def read_naming(conn: sqlite3.Connection, relpaths: Iterable[str]) -> int:
@@ -69,7 +77,7 @@ def read_naming(conn: sqlite3.Connection, relpaths: Iterable[str]) -> int:
     left.searched.update(needles)
     # searched as the refresh searches: a transcript found to name none of them is
     # remembered by its stat, and the next answer does not search it again
-    found = split(conn, left.files, needles)[0]
+    found = split(conn, left.files, needles, left.nowhere)[0]
     if not found:
         return 0
     taken = {id(tf) for tf in found}
