@@ -625,3 +625,40 @@ def test_an_anchor_found_nowhere_leaves_the_old_names_holding_it_unsearched(
     f.write_text('{"content": "/home/alice/work2/click.py"}\n')
     assert refresh_then_old_names() == 1
     assert searched[2:] == [(b"click.py",)]  # core.py is still nowhere
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        b'"/home/alice/work2/click.py"',
+        b'"\\/home\\/alice\\/work2\\/click.py"',
+        b'"{\\"TargetFile\\": \\"/home/alice/work2/click.py\\"}"',
+        b'"file:///home/alice/work2%2Fclick.py"',
+        b'"C:\\\\Users\\\\alice\\\\work2\\\\click.py"',
+        b'"\\\\home\\u002Fclick.py"',
+        b'"./click.py"',
+        b'"..\\\\click.py"',
+        b'"cat > click.py"',
+        b'"file:///C:/Users/alice/work2/click%5Ccore.py"',
+        b'"work2%2Fclick%2Fcore.py"',
+    ],
+)
+def test_the_old_names_search_reads_every_shape_of_an_old_name(
+    tmp_path: Path, written: bytes
+) -> None:
+    """In a clone named ``click``, ``src/click/core.py`` was ``click.py`` and
+    ``click/core.py``: a transcript of a clone under another name that wrote one of
+    them, in any form a transcript writes a path in (raw, JSON-escaped once or twice,
+    URI-quoted, Windows, ``\\u002F``, relative, bare), holds ``click``, so what the
+    refresh found nowhere never spares it the old names' search, which reads it."""
+    from deja_blame.index import unread
+
+    conn = connect(tmp_path / "i.db")
+    f = tmp_path / "t.jsonl"
+    f.write_bytes(b'{"content": ' + written + b"}\n")
+    tf = TranscriptFile("s1", f, tmp_path, "antigravity")
+    needles = prescan.needles_for(tmp_path / "click", ["src/click/core.py"])
+    nowhere: prescan.Nowhere = {}
+    assert prescan.split(conn, [tf], needles, nowhere) == ([], [tf])
+    unread.left_unread(conn, [tmp_path], [tf], needles, nowhere)
+    assert unread.read_naming(conn, ["click.py", "click/core.py"]) == 1
