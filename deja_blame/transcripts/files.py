@@ -229,15 +229,16 @@ def real_below(root: Path, path: Path) -> bool:
     a regular file: no link on the way (``root`` itself may be one). For a path
     found without the walk (a fast stat of a known layout)."""
     try:
-        rel = path.relative_to(root)
+        names = path.relative_to(root).parts
     except ValueError:
         return False
-    here = root
-    names = rel.parts
+    # joined as text: a Path a name (pathlib's parsing) was most of a changed
+    # session's check, once for every new transcript before a first answer
+    here = os.fspath(root)
+    last = len(names) - 1
     for i, name in enumerate(names):
-        here = here / name
-        kind = lkind(here)
-        if kind != ("file" if i == len(names) - 1 else "dir"):
+        here = os.path.join(here, name)
+        if lkind(here) != ("file" if i == last else "dir"):
             return False
     return bool(names)
 
