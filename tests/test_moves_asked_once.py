@@ -14,7 +14,9 @@ import pytest
 from deja_blame.attribution.facts import indexread, moved, shared
 from deja_blame.attribution.facts.history import LogEntry
 from deja_blame.attribution.facts.model import LineTexts
-from deja_blame.attribution.facts.moved import WhereFrom, written_between
+from deja_blame.attribution.facts.moved import WhereFrom
+from deja_blame.attribution.match import moves
+from deja_blame.attribution.match.moves import written_between
 from deja_blame.attribution.model import LineAttribution
 
 ROOT = "/repo"
@@ -106,7 +108,7 @@ def test_different_texts_count_each_path_as_line_by_line() -> None:
         for k in ks:
             for pid in elsewhere.get(line_texts.fps[k], ()):
                 plain.setdefault(pid, set()).add(lines[k].text.strip())
-        got = moved._different_texts(lines, line_texts, ks, elsewhere)
+        got = moves._different_texts(lines, line_texts, ks, elsewhere)
         assert dict(got) == {pid: len(done) for pid, done in plain.items()}
 
 

@@ -15,7 +15,7 @@ import random
 import pytest
 
 from deja_blame.attribution.facts import versions
-from deja_blame.attribution.facts.moved import PathLogIndex
+from deja_blame.attribution.facts.model import PathLogIndex
 from deja_blame.attribution.facts.versions import FileHistory
 
 SHAS = [f"{k:040x}" for k in range(1, 6)]  # newest first

@@ -1,4 +1,4 @@
-"""A file git never had as the source of a moved block (facts/moved.py): plain data.
+"""A file git never had as the source of a moved block (match/moves.py): plain data.
 
 ``_written_for_commit`` takes such a file as where a block came from only through
 writes made for the block's commit when that commit created the file the block is
@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from deja_blame.attribution.facts.model import BlameLine, LineTexts
-from deja_blame.attribution.facts.moved import _whole_file_sources, _written_for_commit
+from deja_blame.attribution.match.moves import _whole_file_sources, _written_for_commit
 from deja_blame.attribution.model import LineAttribution
 from deja_blame.index.fingerprint import fingerprint
 
@@ -80,7 +80,7 @@ def test_a_new_file_that_is_mostly_the_file_git_never_had_is_that_file_renamed()
 
 
 def test_a_text_that_left_only_files_git_never_had_is_a_copy() -> None:
-    from deja_blame.attribution.facts.moved import left_a_file_git_had
+    from deja_blame.attribution.match.moves import left_a_file_git_had
 
     had = {3}.__contains__  # path 3 is in git's history by then; 7 never was
     nothing = lambda: False  # noqa: E731  (the commit took the text out of no file)
@@ -118,7 +118,7 @@ class Diff:
 
 
 def test_a_text_the_line_s_commit_took_out_of_another_file() -> None:
-    from deja_blame.attribution.facts.moved import _taken_out
+    from deja_blame.attribution.match.moves import _taken_out
 
     here = "src/pkg/_musl.py"
     diff = Diff(

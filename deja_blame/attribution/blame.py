@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING
 
 from deja_blame.attribution import cache
 from deja_blame.attribution.answer import finish_answer, from_entry
-from deja_blame.attribution.facts.moved import moved_lines
+from deja_blame.attribution.facts.moved import where_from
 from deja_blame.attribution.facts.question import Question, of_question
 from deja_blame.attribution.match import from_git_ai, match_file, match_moved
+from deja_blame.attribution.match.moves import moved_here
 from deja_blame.attribution.model import FileBlame, NoteLookup
 from deja_blame.attribution.worktree import overlay
 from deja_blame.errors import BinaryFileError, DejaError
@@ -184,15 +185,16 @@ def _matched(q: Question, conn: sqlite3.Connection | None) -> FileFacts:
     if match_file(facts, got.rules):
         source = got.source
         assert conn is not None and source is not None
-        # the lines the rules left: stage 1 asks where they came from, stage 2 matches
-        # those that moved here from another file
-        moved = moved_lines(conn, facts)
+        # the lines the rules left: stage 1 asks where they may have come from, stage 2
+        # judges which moved here from another file, stage 1 reads the writes to those
+        # files, and stage 2 matches the moved lines against them
+        found = where_from(conn, facts)
+        moved = moved_here(facts, found) if found is not None else None
         if moved is not None:
             whole = None
             if q.window is not None and q.focus is None and _part_of_file(facts):
                 whole = _AskedOnce(lambda: _given_by_whole_file(q.whole_file(), conn))
-            rules = source.for_rules(facts.lines, facts.writes, moved.paths)
-            match_moved(facts, moved, rules, whole)
+            match_moved(facts, moved, source.for_moved(facts, moved), whole)
     return facts
 
 

@@ -3,7 +3,7 @@ a file's texts, one file's facts. No module here runs git or reads the index."""
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -353,3 +353,28 @@ def has_line(content: str, text: str, exact: bool) -> bool:
             return True
         at = content.find(text, at + 1)
     return False
+
+
+# (commit, time, status of the path) for each commit that touched a path
+PathLog = list[tuple[str, int, str]]
+
+
+class PathLogIndex:
+    """A path's log (``PathLog``) as the moves rule asks it for each line of a block
+    (62,000 asks on entireio's ``deja stats``, each a pass over the log before)."""
+
+    def __init__(self, log: PathLog) -> None:
+        self.deleted = frozenset(sha for sha, _, status in log if status == "D")
+        entries = sorted((t, sha) for sha, t, _ in log)
+        self.times = [t for t, _ in entries]
+        self.shas = [sha for _, sha in entries]
+
+    def last_before(self, when: float, commit: str) -> float:
+        """The time of the latest commit of the log at or before ``when`` that is not
+        ``commit`` (0: none)."""
+        k = bisect_right(self.times, when)
+        while k > 0:
+            k -= 1
+            if self.shas[k] != commit:
+                return self.times[k]
+        return 0

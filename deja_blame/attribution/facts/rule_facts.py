@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from deja_blame.attribution.facts.edits import SessionEdits
-    from deja_blame.attribution.facts.model import WriteSet, WrittenTexts
+    from deja_blame.attribution.facts.model import BlameLine, PathLogIndex, WriteSet, WrittenTexts
     from deja_blame.attribution.facts.versions import FileHistory
 
 
@@ -37,6 +37,32 @@ class StillAsked(Protocol):
     def session_names(self, sids: set[int]) -> dict[int, tuple[str, str]]: ...
 
 
+class MoveAsks(Protocol):
+    """What the moves rule's judgement (``match/moves.py``) still asks of git's history
+    and the index, once it knows which lines came from another file and which files
+    sessions wrote their texts to (``moved.WhereFrom``: each answer kept for the
+    answer, a path's log and the write times for a question about many files). Which
+    of them it asks depends on what it found so far: a file's text is read only for a
+    line a commit may have taken out of it, the files' logs only where enough of a
+    block's lines were written there (each costs git work)."""
+
+    def text_at(self, rev: str, path: str) -> str: ...
+
+    def touched(self, commit: str) -> dict[str, tuple[str, str | None]]: ...
+
+    def renamed_to(self, commit: str, path: str) -> set[str]: ...
+
+    def path_log(self, path: str) -> list[tuple[str, int, str]]: ...
+
+    def log_index(self, path: str) -> PathLogIndex: ...
+
+    def parent_time(self, commit: str) -> int | None: ...
+
+    def write_times(self, pid: int, fp: int) -> list[float]: ...
+
+    def paths_git_lacks(self, names: dict[int, str]) -> set[int]: ...
+
+
 @dataclass
 class RuleFacts:
     """One pass of the rules' facts (a file's lines against the writes of ``paths``)."""
@@ -49,3 +75,25 @@ class RuleFacts:
     # clock, so their writes dated after a commit are not in it (``checkouts.py``,
     # ``match/clock.py``)
     same_clock: frozenset[int] = frozenset()
+
+
+@dataclass
+class MoveFacts:
+    """What stage 1 found of where the lines the rules left unmatched came from
+    (``facts/moved.py``: ``where_from``), for the moves rule's judgement
+    (``match/moves.py``: ``moved_here``): the lines asked about (``todo``: unmatched,
+    not trivial, their text written to another file), which files sessions wrote
+    each text to (``elsewhere``: fingerprint -> path ids; ``names``: those paths,
+    relative to the repository), the blocks ``git blame -C`` was asked about
+    (``ranges``: first and last line), the lines it says came from another file
+    than the plain blame names, in its order (``copied``: line index, its blame
+    there), the index's paths of the files it named (``named``, not the file's own),
+    and what the judgement still asks of git's history and the index (``asks``)."""
+
+    todo: list[int]
+    elsewhere: dict[int, set[int]]
+    names: dict[int, str]
+    ranges: list[list[int]]
+    copied: list[tuple[int, BlameLine]]
+    named: dict[int, bool]
+    asks: MoveAsks

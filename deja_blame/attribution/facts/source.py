@@ -25,7 +25,7 @@ from deja_blame.attribution.facts import shared
 from deja_blame.attribution.facts.checkouts import same_clock_sessions
 from deja_blame.attribution.facts.clone_paths import in_no_checkout, in_this_checkout
 from deja_blame.attribution.facts.history import repo_history
-from deja_blame.attribution.facts.model import FileFacts, WriteSet, WrittenTexts
+from deja_blame.attribution.facts.model import FileFacts, MovedLines, WriteSet, WrittenTexts
 from deja_blame.attribution.facts.rule_facts import RuleFacts
 from deja_blame.attribution.facts.versions import FileHistory
 from deja_blame.attribution.facts.writes import load_writes, session_edits, texts_written
@@ -134,6 +134,17 @@ class FactSource:
         if not facts.rules_run():
             return None
         return self.for_rules(facts.lines, facts.writes, facts.paths)
+
+    def for_moved(self, facts: FileFacts, moved: MovedLines) -> RuleFacts:
+        """``for_rules`` of the lines that moved here from other files (``moved``, as
+        the moves rule judged them): the writes to those files (``moved.paths``
+        beyond the file's own) read into the file's ``WriteSet`` first, those of
+        trivial lines only where their edit also wrote a non-trivial line of it."""
+        texts = facts.texts
+        more = {pid: exact for pid, exact in moved.paths.items() if pid not in facts.paths}
+        solid = {fp for fp, trivial in zip(texts.fps, texts.trivial) if not trivial}
+        load_writes(self.conn, more, set(texts.fps), into=facts.writes, solid=solid)
+        return self.for_rules(facts.lines, facts.writes, moved.paths)
 
     def for_rules(
         self, lines: list[LineAttribution], writes: WriteSet, paths: dict[int, bool]
