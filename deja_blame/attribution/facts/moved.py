@@ -108,16 +108,23 @@ def where_from(conn: sqlite3.Connection, facts: FileFacts) -> MoveFacts | None:
     return MoveFacts(todo, elsewhere, names, ranges, copied, named, ask)
 
 
-class _KeptLogs:
-    """A question's path logs (``WhereFrom.path_log``) and their indexes, for the
-    last ``KEPT_REVISIONS`` revisions asked: ``deja report`` asks revision after
-    revision, and each revision's logs are its own."""
+class _Kept:
+    """What the moves rule of each file of a question about many files asks again,
+    kept for the question (``shared.kept``): the paths' logs and their indexes, for
+    the last ``KEPT_REVISIONS`` revisions asked (``deja report`` asks revision after
+    revision, and each revision's logs are its own; the moves rule of each file asks
+    the same paths: entireio's stats built 7,651 logs of 537), the sessions' write
+    times of a text to a path, the fingerprints written to each path, and each
+    fingerprint's paths for a set of paths."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.by_rev: dict[str | None, tuple[dict[str, PathLog], dict[str, PathLogIndex]]] = {}
+        self.write_times: dict[tuple[int, int], list[float]] = {}
+        self.written: dict[int, set[int]] = {}
+        self.writers: dict[frozenset[int], dict[int, tuple[int, ...]]] = {}
 
-    def of(self, rev: str | None) -> tuple[dict[str, PathLog], dict[str, PathLogIndex]]:
+    def logs(self, rev: str | None) -> tuple[dict[str, PathLog], dict[str, PathLogIndex]]:
         with self.lock:
             got = self.by_rev.pop(rev, None) or ({}, {})
             self.by_rev[rev] = got  # the latest asked last
@@ -139,12 +146,11 @@ class WhereFrom:
         self.root = str(root)
         self.rev = rev
         self._texts: dict[tuple[str, str], str] = {}
-        # a path's log, kept for the question where there is one (the moves rule of
-        # each file asks the same paths: entireio's stats built 7,651 logs of 537)
-        kept = shared.kept(self.root, "path logs", _KeptLogs)
-        self._path_logs, self._log_indexes = ({}, {}) if kept is None else kept.of(rev)
-        self._write_times: dict[tuple[int, int], list[float]] | None = shared.kept(
-            self.root, "write times", dict
+        # what the moves rule asks again file after file, kept for the question where
+        # there is one (``_Kept``)
+        self._kept = shared.kept(self.root, "moves rule", _Kept)
+        self._path_logs, self._log_indexes = (
+            ({}, {}) if self._kept is None else self._kept.logs(rev)
         )
 
     def candidate_paths(self, relpaths: set[str]) -> dict[int, bool]:
@@ -155,7 +161,7 @@ class WhereFrom:
         """When sessions (not the person) wrote text of ``fp`` to path ``pid``, in
         order (``written_between``; kept for a question about many files: the moves
         rule asks it again file after file)."""
-        kept = self._write_times
+        kept = None if self._kept is None else self._kept.write_times
         got = None if kept is None else kept.get((pid, fp))
         if got is None:
             rows = Q.line_writes(self.conn, pid, [fp])
@@ -201,9 +207,9 @@ class WhereFrom:
         in a question about many files (``shared.py``: stats asked each path again
         for each file, 31,000 queries on werkzeug); None outside one (then asked
         path by path, for the fingerprints of the one file)."""
-        kept: dict[int, set[int]] | None = shared.kept(self.root, "fingerprints written", dict)
-        if kept is None:
+        if self._kept is None:
             return None
+        kept = self._kept.written
         with _WRITTEN_LOCK:
             missing = [pid for pid in pids if pid not in kept]
             if missing:
@@ -214,11 +220,9 @@ class WhereFrom:
         """Each fingerprint sessions wrote to these paths -> the paths (ids) it was
         written to, made once per question and set of paths (None outside a question:
         ``_written``)."""
-        kept: dict[frozenset[int], dict[int, tuple[int, ...]]] | None = shared.kept(
-            self.root, "paths by fingerprint written", dict
-        )
-        if kept is None:
+        if self._kept is None:
             return None
+        kept = self._kept.writers
         key = frozenset(paths)
         with _WRITTEN_LOCK:
             got = kept.get(key)
