@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from deja_blame.attribution.facts.model import LineTexts
-from deja_blame.attribution.match.moves import block_texts, keep_blocks
+from deja_blame.attribution.match.moves import block_texts, keep_blocks, short_sessions
 from deja_blame.attribution.match.scaffolding import is_comment, is_distinctive
 from deja_blame.attribution.model import LineAttribution
 
@@ -167,3 +167,16 @@ def test_a_window_asks_the_whole_file_only_for_a_session_its_lines_fall_short_fo
     keep_blocks(lines, _trivial(lines), [True] * 3, [False] * 3, whole)
     assert whole.asked == ["s2"]
     assert [ln.session for ln in lines] == ["s1", "s1", "s2"]
+
+
+def test_the_sessions_a_window_asks_the_whole_file_for_are_those_short_of_a_block() -> None:
+    # stage 1 makes the whole file's answer only where a session falls short: here s2
+    # (one moved line); s1 has two distinctive ones, s3's line was not moved
+    lines = [_line(0, CODE[1], "s1"), _line(1, CODE[2], "s1"), _line(2, CODE[1] + " ", "s2")]
+    lines.append(_line(3, CODE[2] + " ", "s3"))
+    moved = [True, True, True, False]
+    assert short_sessions(lines, _trivial(lines), moved, [False] * 4) == {"s2"}
+    # moved lines whose text left their file count as a block too: none short
+    lines[2] = _line(2, "import os", "s2")
+    lines.insert(3, _line(3, "import re", "s2"))
+    assert short_sessions(lines, _trivial(lines), [True] * 4 + [False], [True] * 5) == set()

@@ -10,7 +10,7 @@ gets answers, and where a note and the index disagree the note wins.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -18,7 +18,7 @@ from deja_blame.attribution import cache
 from deja_blame.attribution.answer import finish_answer, from_entry
 from deja_blame.attribution.facts.moved import where_from
 from deja_blame.attribution.facts.question import Question, of_question
-from deja_blame.attribution.match import from_git_ai, match_file, match_moved
+from deja_blame.attribution.match import from_git_ai, keep_moved, match_file, match_moved
 from deja_blame.attribution.match.moves import moved_here
 from deja_blame.attribution.model import FileBlame, NoteLookup
 from deja_blame.attribution.worktree import overlay
@@ -191,35 +191,14 @@ def _matched(q: Question, conn: sqlite3.Connection | None) -> FileFacts:
         found = where_from(conn, facts)
         moved = moved_here(facts, found) if found is not None else None
         if moved is not None:
+            short = match_moved(facts, moved, source.for_moved(facts, moved))
             whole = None
-            if q.window is not None and q.focus is None and _part_of_file(facts):
-                whole = _AskedOnce(lambda: _given_by_whole_file(q.whole_file(), conn))
-            match_moved(facts, moved, source.for_moved(facts, moved), whole)
+            if short and q.window is not None and q.focus is None and _part_of_file(facts):
+                # a window sees too few of these sessions' moved lines: the whole
+                # file's answer says which they keep
+                whole = _given_by_whole_file(q.whole_file(), conn)
+            keep_moved(facts, moved, whole)
     return facts
-
-
-class _AskedOnce(Mapping[str, set[int]]):
-    """A mapping made at its first ask (``make``): the whole file's answer for a
-    window (``_given_by_whole_file``) costs the whole file's answer, and the moves
-    rule asks it only where a session's moved lines in the window fall short."""
-
-    def __init__(self, make: Callable[[], dict[str, set[int]]]) -> None:
-        self._make = make
-        self._got: dict[str, set[int]] | None = None
-
-    def _made(self) -> dict[str, set[int]]:
-        if self._got is None:
-            self._got = self._make()
-        return self._got
-
-    def __getitem__(self, session: str) -> set[int]:
-        return self._made()[session]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._made())
-
-    def __len__(self) -> int:
-        return len(self._made())
 
 
 def _part_of_file(facts: FileFacts) -> bool:

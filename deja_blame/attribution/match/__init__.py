@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 from deja_blame.attribution.match.before_history import strangers_before_history
 from deja_blame.attribution.match.block import continue_blocks, placed_between
 from deja_blame.attribution.match.lines import match_lines
-from deja_blame.attribution.match.moves import keep_blocks, less_certain
+from deja_blame.attribution.match.moves import keep_blocks, less_certain, short_sessions
 from deja_blame.attribution.match.reflow import reflow_matches
 from deja_blame.attribution.match.trimmed import trimmed_lines
 from deja_blame.attribution.match.window import CommitWindow
@@ -64,7 +64,7 @@ def match_file(facts: FileFacts, given: RuleFacts | None) -> bool:
     them (``FactSource.for_rules``; None: no index). Lines a current note settled
     (``facts.settled``) keep what it says. Whether the rules were asked (an index,
     and a line not settled): then the lines they left may have moved here from
-    another file (``facts/moved.py``, then ``match_moved``)."""
+    another file (``facts/moved.py``, ``moves.moved_here``, then ``match_moved``)."""
     if given is None or not facts.rules_run():
         return False
     open_lines = [not done for done in facts.settled] if any(facts.settled) else None
@@ -81,17 +81,12 @@ def match_file(facts: FileFacts, given: RuleFacts | None) -> bool:
     return True
 
 
-def match_moved(
-    facts: FileFacts,
-    moved: MovedLines,
-    given: RuleFacts,
-    whole: Mapping[str, set[int]] | None = None,
-) -> None:
+def match_moved(facts: FileFacts, moved: MovedLines, given: RuleFacts) -> set[str]:
     """The lines that moved here from another file, matched as their blame where they
     came from says against the writes to that file too (``given``: the rules' facts
-    of those writes); a session keeps them only as a block (``moves.py``; in a
-    window where its lines fall short, those the whole file gives it: ``whole``),
-    less certain than lines matched in place."""
+    of those writes). The sessions given fewer moved lines here than a block
+    (``moves.short_sessions``): where ``facts`` are a window's, the whole file's
+    answer says which of their lines they keep (``keep_moved``)."""
     attribute_lines(
         given,
         facts.lines,
@@ -102,6 +97,15 @@ def match_moved(
         facts.rev_time,
         only=moved.moved,
     )
+    return short_sessions(facts.lines, facts.texts.trivial, moved.moved, moved.left_file)
+
+
+def keep_moved(
+    facts: FileFacts, moved: MovedLines, whole: Mapping[str, set[int]] | None = None
+) -> None:
+    """A session keeps the lines matched as moved here only as a block (``moves.py``;
+    in a window where its lines fall short, those the whole file gives it: ``whole``),
+    less certain than lines matched in place."""
     keep_blocks(facts.lines, facts.texts.trivial, moved.moved, moved.left_file, whole)
     less_certain(facts.lines, moved.moved)
 

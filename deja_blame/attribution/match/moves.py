@@ -96,6 +96,24 @@ def keep_blocks(
         ln.via = None
 
 
+def short_sessions(
+    lines: list[LineAttribution], trivial: list[bool], moved: list[bool], left_file: list[bool]
+) -> set[str]:
+    """The sessions given lines as moved here with fewer than ``MOVED_BLOCK`` different
+    lines of their own that say who wrote them (``block_texts``): those ``keep_blocks``
+    drops, unless the whole file's answer gives them the line (in a window, where
+    the whole file's count is not seen: stage 1 makes that answer for them only)."""
+    texts = block_texts(lines, trivial, moved, left_file)
+    return {
+        ln.session
+        for k, ln in enumerate(lines)
+        if moved[k]
+        and ln.via == "index"
+        and ln.session
+        and len(texts.get(ln.session, ())) < MOVED_BLOCK
+    }
+
+
 def less_certain(lines: list[LineAttribution], moved: list[bool]) -> None:
     """Moved lines are less certain than lines matched in place."""
     for k, ln in enumerate(lines):
