@@ -775,6 +775,45 @@ def test_a_project_unpacked_below_keeps_its_chats_out(own: Path) -> None:
     assert deja_json("sessions", "--json", cwd=own)["sessions"] == []
 
 
+def test_a_chat_found_only_below_is_never_remembered_as_the_users(own: Path) -> None:
+    """A vendored project whose code the repository holds gains a ``.specstory`` (its
+    next version unpacked over it, a file a repository carried): found by the search
+    below the current folder, it is read while untracked but never remembered as the
+    user's own, not by the run that reads it nor by a later pass over what the index
+    holds (trust changed); once committed it is carried, and leaves the index, until
+    the user trusts it."""
+    foo = own / "vendor" / "foo"
+    foo.mkdir(parents=True)
+    (foo / "lib.py").write_text(PERSON)
+    git(own, "add", "-A")
+    git(own, "commit", "-qm", "vendor foo", env=commit_env(T0))
+    (foo / ".specstory" / "history").mkdir(parents=True)
+    theirs = foo / ".specstory" / "history" / "2026-11-30_09-00-00Z-add-a-discount.md"
+    theirs.write_text(_chat(foo, ("08:40:10", "notes.md", NOTES)))
+    (foo / "notes.md").write_text(NOTES)
+    said = deja("index", cwd=own).stderr.decode()
+    assert "left out" not in said, said
+    assert [s["agent"] for s in deja_json("sessions", "--json", cwd=own)["sessions"]] == [
+        "specstory"
+    ]
+    assert deja_json("trust", "--list", "--json", cwd=own)["own"] == []
+    elsewhere = own.parent / "elsewhere"
+    elsewhere.mkdir()
+    deja("trust", str(elsewhere), cwd=own)  # the gate's mark changes: what is held passes again
+    deja("index", cwd=own)
+    assert deja_json("trust", "--list", "--json", cwd=own)["own"] == []
+
+    git(own, "add", "-A")
+    git(own, "commit", "-qm", "foo's next version", env=commit_env(T0 + 3_600))
+    said = deja("index", cwd=own).stderr.decode()
+    assert f"removed from the index: left out {theirs} (specstory)" in said, said
+    assert deja_json("sessions", "--json", cwd=own)["sessions"] == []
+    assert f"left out {theirs} (specstory)" in deja("index", cwd=own).stderr.decode()
+    deja("trust", str(theirs), cwd=own)
+    assert "left out" not in deja("index", cwd=own).stderr.decode()
+    assert len(deja_json("sessions", "--json", cwd=own)["sessions"]) == 1
+
+
 # -- one chat in SpecStory's copy and in its agent's own store: counted once ------------
 
 SID = "5d1c2b3a-4e5f-4a6b-8c7d-9e0f1a2b3c4d"

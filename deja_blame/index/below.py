@@ -5,8 +5,10 @@ one, found by one ``git ls-files`` of what the work tree tracks or would (untrac
 not ignored: no ``node_modules``). Asked by whole runs only (``deja index``, doctor):
 git walks the work tree's folders for the untracked ones, a cost the refresh before
 each answer must not pay. Each history found passes the trust gate as any other
-(``provenance.split_trusted``): one the repository tracks is a stranger's; and only
-below a folder HEAD holds (a subproject, not a project unpacked into the tree)."""
+(``provenance.split_trusted``): one the repository tracks is a stranger's; only
+below a folder HEAD holds (a subproject, not a project unpacked into the tree); and
+one read untracked is never remembered as the user's own (``found_below``): a
+vendored project HEAD holds can gain a ``.specstory`` its next version brought."""
 
 from __future__ import annotations
 

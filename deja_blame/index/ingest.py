@@ -35,7 +35,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deja_blame.index.changes import read_by_older_readers, stored_reader_version
 from deja_blame.index.db import SYNCHRONOUS, transaction
@@ -78,6 +78,9 @@ from deja_blame.transcripts.registry import (
 )
 from deja_blame.transcripts.text import epoch_of
 from deja_blame.transcripts.transcript_file import TranscriptFile, one_copy_each
+
+if TYPE_CHECKING:
+    from deja_blame.index.provenance import LeftOut
 
 MAX_RETRIES = 20
 # mtime_ns of a row whose last commit was not the file's last batch: the next
@@ -204,29 +207,67 @@ def _own_only(
     conn: sqlite3.Connection, files: list[TranscriptFile], report: IndexReport
 ) -> list[TranscriptFile]:
     """The transcripts that are the user's own (``index.provenance``): one a
-    repository carries, or another user owns, is left out, and the run says so."""
+    repository carries, or another user owns, is left out, and the run says so.
+    Those ``found_below`` passed the gate already (``_found_below_own``)."""
     from deja_blame.index.provenance import (
-        FOREIGN,
         remember_left_out,
         remember_own,
         remember_trusted_by_config,
         split_trusted,
     )
-    from deja_blame.output import warn
 
     by_config: set[Path] = set()
     untracked: list[tuple[Path, str]] = []
-    kept, left_out = split_trusted(files, by_config=by_config, untracked=untracked)
+    asked = [tf for tf in files if not tf.found_below]
+    kept, left_out = split_trusted(asked, by_config=by_config, untracked=untracked)
     remember_own(untracked)  # theirs still once they commit it; the gone forgotten
     remember_left_out(conn, left_out, kept)
     remember_trusted_by_config(conn, by_config)
+    _say_left_out(left_out, report)
+    passed = {id(tf) for tf in kept}
+    return [tf for tf in files if tf.found_below or id(tf) in passed]
+
+
+def _found_below_own(
+    conn: sqlite3.Connection, files: list[TranscriptFile], report: IndexReport
+) -> list[TranscriptFile]:
+    """``files`` less the histories ``found_below`` the gate leaves out, asked at every
+    run, changed or not: such a history is the user's only while untracked (never
+    remembered as theirs), so the commit that tracks it leaves it carried, and the
+    index lets go of what it read there, saying so."""
+    from deja_blame.index.provenance import (
+        drop_held,
+        remember_left_out,
+        remember_trusted_by_config,
+        split_trusted,
+    )
+
+    below = [tf for tf in files if tf.found_below]
+    if not below:
+        return files
+    by_config: set[Path] = set()
+    kept, left_out = split_trusted(below, by_config=by_config)
+    with transaction(conn):
+        dropped = drop_held(conn, left_out)
+    remember_left_out(conn, left_out, kept)
+    remember_trusted_by_config(conn, by_config)
+    for lo in dropped:
+        report.problems.append(f"removed from the index: {lo.line()}")
+    _say_left_out([lo for lo in left_out if lo not in dropped], report)
+    gone = {lo.path for lo in left_out}
+    return [tf for tf in files if not (tf.found_below and tf.path in gone)]
+
+
+def _say_left_out(left_out: list[LeftOut], report: IndexReport) -> None:
+    from deja_blame.index.provenance import FOREIGN
+    from deja_blame.output import warn
+
     for lo in left_out:
         if lo.why == FOREIGN:
             warn(lo.line())  # as git warns of a repository someone else owns, every time
         else:
             report.problems.append(lo.line())
             report.left_out += 1
-    return kept
 
 
 def _drop_strangers_held(conn: sqlite3.Connection, report: IndexReport) -> None:
@@ -362,6 +403,7 @@ def index_roots(
     report = IndexReport()
     _drop_strangers_held(conn, report)
     files = transcripts if transcripts is not None else collect_transcripts(roots, report)
+    files = _found_below_own(conn, files, report)
     paths = PathIds(conn)
     # Fewer, larger checkpoints while writing in bulk: each one costs two fsyncs.
     (checkpoint_pages,) = conn.execute("PRAGMA wal_autocheckpoint").fetchone()

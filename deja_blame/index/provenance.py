@@ -399,7 +399,11 @@ def split_trusted(
     memoised walk up its folders; git is asked only about the work trees that hold one.
     ``by_config`` gets the work trees whose ``deja.trustSessions`` let tracked ones in;
     ``untracked`` the files kept because their work tree does not track them (what
-    the caller reads is ``remember_own``'s to keep)."""
+    the caller reads is ``remember_own``'s to keep), none ``found_below``: a history
+    the search below the current folder alone found is the user's while untracked,
+    and no more (a vendored project's next version, unpacked over its folder, brings
+    the ``.specstory`` its authors committed): once committed, it is carried until
+    trusted."""
     if not files:
         return [], []
     trusted = trusted_paths(env)
@@ -452,14 +456,14 @@ def split_trusted(
                 read = own.get(str(here))
                 if read is not None and still_own(str(here), read):
                     kept.append(tf)  # read as the user's own before they committed it
-                    if untracked is not None:
+                    if untracked is not None and not tf.found_below:
                         untracked.append((here, tf.agent))  # its later turns remembered too
                 else:  # the memory kept: an older version checked out fails, the newer passes
                     moved = None if read is not None else _moved_from(str(here), own)
                     left.append(LeftOut(tf.path, tf.agent, CARRIED, top, moved))
             else:
                 kept.append(tf)
-                if untracked is not None and history_in_work_tree(tf.agent):
+                if untracked is not None and not tf.found_below and history_in_work_tree(tf.agent):
                     untracked.append((here, tf.agent))
     order = {id(tf): k for k, tf in enumerate(files)}
     kept.sort(key=lambda tf: order[id(tf)])
@@ -709,32 +713,49 @@ def drop_strangers_held(conn: sqlite3.Connection, mark: str | None = None) -> li
     was dropped, for the run to say. An index built with the gate passes it at once
     (what it holds went through ``split_trusted``)."""
     from deja_blame.index.db import transaction
-    from deja_blame.index.store import clear_session_rows
 
     mark = (gate_mark() if mark is None else mark) + _config_mark(conn)
     done = conn.execute("SELECT value FROM meta WHERE key=?", (GATE_CHECKED,)).fetchone()
     if done is not None and done[0] == mark:
         return []
-    rows = conn.execute("SELECT sid, session_id, source, transcript FROM sessions").fetchall()
-    by_path: dict[Path, list[int]] = {}
-    held: list[TranscriptFile] = []
-    for sid, session_id, source, transcript in rows:
+    held: dict[Path, TranscriptFile] = {}
+    for session_id, source, transcript in conn.execute(
+        "SELECT session_id, source, transcript FROM sessions"
+    ):
         path = Path(str(transcript))
-        if path not in by_path:
-            held.append(TranscriptFile(str(session_id), path, path.parent, str(source)))
-        by_path.setdefault(path, []).append(int(sid))
-    untracked: list[tuple[Path, str]] = []
-    _kept, left = split_trusted(held, untracked=untracked)
-    remember_own(untracked)
+        if path not in held:
+            held[path] = TranscriptFile(str(session_id), path, path.parent, str(source))
+    # What the index holds untracked seeds the memory only where it was built before
+    # the memory was (a mark of an older version): a held history does not say whether
+    # the search below the current folder alone found it, never to be remembered.
+    before_memory = done is None or not done[0].startswith(f"{GATE_VERSION}:")
+    untracked: list[tuple[Path, str]] | None = [] if before_memory else None
+    _kept, left = split_trusted(list(held.values()), untracked=untracked)
+    if untracked:
+        remember_own(untracked)
     with transaction(conn):
-        for lo in left:
-            for sid in by_path.get(lo.path, []):
-                clear_session_rows(conn, sid)
-                conn.execute("DELETE FROM sessions WHERE sid=?", (sid,))
+        drop_held(conn, left)
         conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (GATE_CHECKED, mark))
     if left:
         remember_left_out(conn, left, [])
     return left
+
+
+def drop_held(conn: sqlite3.Connection, left: list[LeftOut]) -> list[LeftOut]:
+    """Remove from the index the sessions read from ``left``'s transcripts (inside the
+    caller's transaction); those of ``left`` it held."""
+    from deja_blame.index.store import clear_session_rows
+
+    paths = {str(lo.path) for lo in left}
+    if not paths:
+        return []
+    gone: set[str] = set()
+    for sid, transcript in conn.execute("SELECT sid, transcript FROM sessions").fetchall():
+        if transcript in paths:
+            clear_session_rows(conn, int(sid))
+            conn.execute("DELETE FROM sessions WHERE sid=?", (sid,))
+            gone.add(transcript)
+    return [lo for lo in left if str(lo.path) in gone]
 
 
 def gate_held(conn: sqlite3.Connection) -> list[LeftOut]:

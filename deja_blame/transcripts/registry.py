@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -147,7 +148,7 @@ def discover(
     nobody uses every agent. ``skipped`` gets the links and special files below
     the roots that were passed over (``transcripts.files``). ``below``: more roots
     of each agent, found below the current folder (``index/below.py``), unless its
-    variable names its roots.
+    variable names its roots; what only they hold is ``found_below``.
     """
     env = os.environ if env is None else env
     chosen = [agent_named(a) for a in agents] if agents else list(AGENTS)
@@ -155,14 +156,18 @@ def discover(
     for a in chosen:
         named = bool(env.get(a.root_env))
         roots = a.roots(env, home)
-        if below and not named:
-            roots += [r for r in below.get(a.id, ()) if r not in roots]
-        for root in roots:
+        only_below = (
+            [r for r in below.get(a.id, ()) if r not in roots] if below and not named else []
+        )
+        for root in roots + only_below:
             if not (root.is_dir() or (a.file_roots and root.is_file())):
                 if named and problems is not None:
                     problems.append(f"transcript root not found: {root} (from {a.root_env})")
                 continue
-            found += a.find(root, problems if named or a.always_report else None, skipped)
+            got = a.find(root, problems if named or a.always_report else None, skipped)
+            if root in only_below:  # never remembered as the user's own (``provenance``)
+                got = (replace(tf, found_below=True) for tf in got)
+            found += got
     return one_copy_each(found, problems)
 
 

@@ -11,13 +11,16 @@ from pathlib import Path
 @dataclass(frozen=True)
 class TranscriptFile:
     """One session's transcript: ``path``, plus ``parts`` read with it (another
-    agent's sub-agent files, which belong to the session that started them)."""
+    agent's sub-agent files, which belong to the session that started them).
+    ``found_below``: found only by the search below the current folder
+    (``index/below.py``), whose histories are never remembered as the user's own."""
 
     session_id: str
     path: Path
     root: Path
     agent: str  # the id of the agent that wrote it (``transcripts.registry``)
     parts: tuple[Path, ...] = ()
+    found_below: bool = False
 
     def stat_key(self) -> tuple[int, int, int]:
         """(size, mtime_ns, inode) of the transcript; with parts, their total size
