@@ -7,6 +7,7 @@ from __future__ import annotations
 from deja_blame.attribution.facts.gather import WINDOW_CONTEXT
 from deja_blame.attribution.facts.model import BlameLine, WriteSet
 from deja_blame.attribution.match.block import REACH, continue_blocks
+from deja_blame.attribution.match.clock import Deadlines
 from deja_blame.attribution.match.lines import LineMatch
 from deja_blame.index.fingerprint import fingerprint, is_trivial
 
@@ -41,6 +42,13 @@ def _writes(person_at: float | None = None, other: list[str] | None = None) -> W
     return writes
 
 
+def _deadlines(
+    blamed: list[BlameLine | None], same_clock: frozenset[int] = frozenset()
+) -> Deadlines:
+    """How late each session's write may be and be each line's source, at 20,000 s."""
+    return Deadlines.of(blamed, 20_000.0, same_clock)
+
+
 def _blamed(commit_of: dict[int, str] | None = None) -> list[BlameLine | None]:
     out: list[BlameLine | None] = []
     for i in range(len(FILE)):
@@ -71,7 +79,7 @@ TRIVIAL = [is_trivial(t) for t in FILE]
 
 
 def test_lines_between_an_edits_matched_lines_are_its_own() -> None:
-    out = continue_blocks(FPS, TRIVIAL, _blamed(), _anchored(), _writes(), now=20_000.0)
+    out = continue_blocks(FPS, TRIVIAL, _blamed(), _anchored(), _writes(), _deadlines(_blamed()))
     # the blank line is given, the bracket passed, not given
     assert _who(out) == [None, None, None, (1, 0), (1, 1), (1, 2), (1, 3), (1, 4), (1, 5), None]
 
@@ -79,14 +87,14 @@ def test_lines_between_an_edits_matched_lines_are_its_own() -> None:
 def test_up_from_a_matched_line() -> None:
     start: list[LineMatch | None] = [None] * len(FILE)
     start[8] = _match(8, 5)
-    out = continue_blocks(FPS, TRIVIAL, _blamed(), start, _writes(), now=20_000.0)
+    out = continue_blocks(FPS, TRIVIAL, _blamed(), start, _writes(), _deadlines(_blamed()))
     assert _who(out)[3:] == [(1, 0), (1, 1), (1, 2), (1, 3), (1, 4), (1, 5), None]
 
 
 def test_a_bracket_starts_no_block() -> None:
     start: list[LineMatch | None] = [None] * len(FILE)
     start[6] = _match(6, 3)  # the blank line, given on weaker evidence
-    out = continue_blocks(FPS, TRIVIAL, _blamed(), start, _writes(), now=20_000.0)
+    out = continue_blocks(FPS, TRIVIAL, _blamed(), start, _writes(), _deadlines(_blamed()))
     assert _who(out)[3:] == [None, None, None, (1, 3), None, None, None]
 
 
@@ -94,7 +102,12 @@ def test_not_across_a_line_another_commit_brought() -> None:
     # line 5 brought by another commit (made after the write too): not this block's,
     # and the chain stops there
     out = continue_blocks(
-        FPS, TRIVIAL, _blamed({5: "d" * 40}), _anchored(), _writes(), now=20_000.0
+        FPS,
+        TRIVIAL,
+        _blamed({5: "d" * 40}),
+        _anchored(),
+        _writes(),
+        _deadlines(_blamed({5: "d" * 40})),
     )
     assert _who(out)[3:] == [(1, 0), (1, 1), None, (1, 3), (1, 4), (1, 5), None]
 
@@ -104,18 +117,18 @@ def test_not_a_text_the_edit_did_not_write_there() -> None:
     texts = list(FILE)
     texts[4] = "\tdir := os.TempDir()"
     fps = [fingerprint(t) for t in texts]
-    out = continue_blocks(fps, TRIVIAL, _blamed(), _anchored(), _writes(), now=20_000.0)
+    out = continue_blocks(fps, TRIVIAL, _blamed(), _anchored(), _writes(), _deadlines(_blamed()))
     assert _who(out)[3:] == [(1, 0), None, (1, 2), (1, 3), (1, 4), (1, 5), None]
 
 
 def test_not_a_text_a_person_wrote_since() -> None:
     out = continue_blocks(
-        FPS, TRIVIAL, _blamed(), _anchored(), _writes(person_at=6_000.0), now=20_000.0
+        FPS, TRIVIAL, _blamed(), _anchored(), _writes(person_at=6_000.0), _deadlines(_blamed())
     )
     assert _who(out)[5] is None
     # a person's write before the session's says nothing
     out = continue_blocks(
-        FPS, TRIVIAL, _blamed(), _anchored(), _writes(person_at=4_000.0), now=20_000.0
+        FPS, TRIVIAL, _blamed(), _anchored(), _writes(person_at=4_000.0), _deadlines(_blamed())
     )
     assert _who(out)[5] == (1, 2)
 
@@ -138,7 +151,7 @@ def test_a_person_s_writes_count_from_after_the_session_s_to_the_commit_s_limit(
             [(1, fingerprint(FILE[5]), 3 + k, 0, 0, at, 1) for k, at in enumerate(person)],
             {1: True},
         )
-        out = continue_blocks(FPS, TRIVIAL, _blamed(), _anchored(), writes, now=20_000.0)
+        out = continue_blocks(FPS, TRIVIAL, _blamed(), _anchored(), writes, _deadlines(_blamed()))
         assert (_who(out)[5] == (1, 2)) is given, person
 
 
@@ -147,14 +160,16 @@ def test_not_a_write_made_after_the_commit() -> None:
     for b in blamed[3:]:
         assert b is not None
         b.commit_time = 4_000  # the commit before the write
-    out = continue_blocks(FPS, TRIVIAL, blamed, _anchored(), _writes(), now=20_000.0)
+    out = continue_blocks(FPS, TRIVIAL, blamed, _anchored(), _writes(), _deadlines(blamed))
     assert _who(out)[4:8] == [None, None, None, None]
 
 
 def test_a_line_given_to_another_keeps_it() -> None:
     start = _anchored()
     start[4] = LineMatch(sid=2, edit_ord=0, idx=1, at=AT + 10, confidence=0.9, run=2)
-    out = continue_blocks(FPS, TRIVIAL, _blamed(), start, _writes(other=EDIT), now=20_000.0)
+    out = continue_blocks(
+        FPS, TRIVIAL, _blamed(), start, _writes(other=EDIT), _deadlines(_blamed())
+    )
     assert _who(out)[4] == (2, 1)
     # and the chain goes on below it from that session's own edit
     assert _who(out)[5] == (2, 2)
@@ -163,7 +178,7 @@ def test_a_line_given_to_another_keeps_it() -> None:
 def test_a_write_is_given_once() -> None:
     start = _anchored()
     start[1] = _match(1, 1)  # the edit's "dir := t.TempDir()" went to the older line
-    out = continue_blocks(FPS, TRIVIAL, _blamed(), start, _writes(), now=20_000.0)
+    out = continue_blocks(FPS, TRIVIAL, _blamed(), start, _writes(), _deadlines(_blamed()))
     assert _who(out)[4] is None
     assert _who(out)[5] == (1, 2)
 
@@ -175,17 +190,23 @@ def test_not_across_two_hunks_of_the_edit() -> None:
 
     start: list[LineMatch | None] = [None] * len(FILE)
     start[3] = _match(3, 0)
-    out = continue_blocks(FPS, TRIVIAL, _blamed(), start, _writes(), 20_000.0, position)
+    out = continue_blocks(
+        FPS, TRIVIAL, _blamed(), start, _writes(), _deadlines(_blamed()), position
+    )
     assert _who(out)[3:] == [(1, 0), (1, 1), None, None, None, None, None]
     # an edit that says no place is one block
-    out = continue_blocks(FPS, TRIVIAL, _blamed(), start, _writes(), 20_000.0, lambda key: None)
+    out = continue_blocks(
+        FPS, TRIVIAL, _blamed(), start, _writes(), _deadlines(_blamed()), lambda key: None
+    )
     assert _who(out)[3:] == [(1, 0), (1, 1), (1, 2), (1, 3), (1, 4), (1, 5), None]
 
 
 def test_a_blank_line_git_gave_an_older_commit_is_not_given() -> None:
     # git's diff slid the edit's blank line onto an older commit's: the chain stops
     # there, as the gap rule does, and the blank line stays that commit's
-    out = continue_blocks(FPS, TRIVIAL, _blamed({6: OLD}), _anchored(), _writes(), now=20_000.0)
+    out = continue_blocks(
+        FPS, TRIVIAL, _blamed({6: OLD}), _anchored(), _writes(), _deadlines(_blamed({6: OLD}))
+    )
     assert _who(out)[3:] == [(1, 0), (1, 1), (1, 2), None, (1, 4), (1, 5), None]
 
 
@@ -201,7 +222,7 @@ def test_through_a_blank_line_whose_write_another_line_took() -> None:
     # commit elsewhere in the file: the block still runs through its own blank line
     start = _down_from_the_first()
     start[0] = _match(0, 3)
-    out = continue_blocks(FPS, TRIVIAL, _blamed(), start, _writes(), now=20_000.0)
+    out = continue_blocks(FPS, TRIVIAL, _blamed(), start, _writes(), _deadlines(_blamed()))
     assert _who(out)[3:] == [(1, 0), (1, 1), (1, 2), None, (1, 4), (1, 5), None]
 
 
@@ -209,12 +230,22 @@ def test_through_a_blank_line_git_gave_an_older_commit() -> None:
     # git's diff slid the block's blank line onto an older one: passed all the same,
     # and the lines below it are still the ones the block's commit brought
     out = continue_blocks(
-        FPS, TRIVIAL, _blamed({6: OLD}), _down_from_the_first(), _writes(), now=20_000.0
+        FPS,
+        TRIVIAL,
+        _blamed({6: OLD}),
+        _down_from_the_first(),
+        _writes(),
+        _deadlines(_blamed({6: OLD})),
     )
     assert _who(out)[3:] == [(1, 0), (1, 1), (1, 2), None, (1, 4), (1, 5), None]
     # a line past it that another commit brought is not the block's
     out = continue_blocks(
-        FPS, TRIVIAL, _blamed({6: OLD, 7: "d" * 40}), _down_from_the_first(), _writes(), 20_000.0
+        FPS,
+        TRIVIAL,
+        _blamed({6: OLD, 7: "d" * 40}),
+        _down_from_the_first(),
+        _writes(),
+        _deadlines(_blamed({6: OLD, 7: "d" * 40})),
     )
     assert _who(out)[3:] == [(1, 0), (1, 1), (1, 2), None, None, None, None]
 
@@ -235,7 +266,7 @@ def test_a_block_runs_at_most_reach_lines_from_its_matched_line() -> None:
     ]
     start: list[LineMatch | None] = [None] * len(texts)
     start[0] = _match(0, 0)
-    out = continue_blocks(fps, [False] * len(texts), blamed, start, writes, now=20_000.0)
+    out = continue_blocks(fps, [False] * len(texts), blamed, start, writes, _deadlines(blamed))
     given = [i for i, m in enumerate(out) if m is not None]
     assert given == list(range(REACH + 1))
 
@@ -284,12 +315,17 @@ def test_an_edit_placed_by_its_unique_lines_takes_its_repeated_lines_back() -> N
     from deja_blame.attribution.match.block import placed_between
 
     blamed, writes, start = _look()
-    out = placed_between(LineTexts.of(LOOK), blamed, start, writes, 20_000.0)
+    out = placed_between(LineTexts.of(LOOK), blamed, start, writes, _deadlines(blamed))
     # the bracket between is passed (its write stays with the look-alike's)
     assert _who(out) == [None, None, None, (1, 3), (1, 0), (1, 1), (1, 2), None, (1, 4), None, None]
     # continue_blocks alone cannot: the writes are taken
     out = continue_blocks(
-        LineTexts.of(LOOK).fps, LineTexts.of(LOOK).trivial, blamed, start, writes, 20_000.0
+        LineTexts.of(LOOK).fps,
+        LineTexts.of(LOOK).trivial,
+        blamed,
+        start,
+        writes,
+        _deadlines(blamed),
     )
     assert _who(out)[5:8] == [None, None, None]
 
@@ -301,15 +337,24 @@ def test_only_a_place_the_file_holds_once_places_the_edit() -> None:
     blamed, writes, start = _look()
     texts = LOOK + [LOOK[4], LOOK[8]]  # the file holds the edit's headers twice
     blamed += [BlameLine(k + 1, OLD, 1, "x_test.go", k + 1) for k in (11, 12)]
-    out = placed_between(LineTexts.of(texts), blamed, start + [None, None], writes, 20_000.0)
+    out = placed_between(
+        LineTexts.of(texts), blamed, start + [None, None], writes, _deadlines(blamed)
+    )
     assert out == start + [None, None]
     # nor an edit whose lines between landed elsewhere (two hunks: its line 2 on)
     blamed, writes, start = _look()
     out = placed_between(
-        LineTexts.of(LOOK), blamed, start, writes, 20_000.0, lambda key: key[2] + 20 * (key[2] > 1)
+        LineTexts.of(LOOK),
+        blamed,
+        start,
+        writes,
+        _deadlines(blamed),
+        lambda key: key[2] + 20 * (key[2] > 1),
     )
     assert out == start
-    out = placed_between(LineTexts.of(LOOK), blamed, start, writes, 20_000.0, lambda key: key[2])
+    out = placed_between(
+        LineTexts.of(LOOK), blamed, start, writes, _deadlines(blamed), lambda key: key[2]
+    )
     assert _who(out)[5:8] == [(1, 1), (1, 2), None]
 
 
@@ -320,14 +365,14 @@ def test_an_edit_is_not_placed_across_a_line_it_did_not_write_there() -> None:
     blamed, writes, start = _look()
     texts = list(LOOK)
     texts[6] = "\tassert.Equal(t, 1, n)"  # the person changed a line between
-    out = placed_between(LineTexts.of(texts), blamed, start, writes, 20_000.0)
+    out = placed_between(LineTexts.of(texts), blamed, start, writes, _deadlines(blamed))
     assert out == start
     # nor where another commit brought a line between, nor a person wrote its text since
     blamed[5] = BlameLine(6, "d" * 40, 10_000, "x_test.go", 6)
-    out = placed_between(LineTexts.of(LOOK), blamed, start, writes, 20_000.0)
+    out = placed_between(LineTexts.of(LOOK), blamed, start, writes, _deadlines(blamed))
     assert _who(out)[5:8] == [None, (1, 2), None]
     blamed, writes, start = _look(person=True)
-    out = placed_between(LineTexts.of(LOOK), blamed, start, writes, 20_000.0)
+    out = placed_between(LineTexts.of(LOOK), blamed, start, writes, _deadlines(blamed))
     assert _who(out)[5:8] == [None, (1, 2), None]
     assert _who(out)[1] == (1, 1)  # the look-alike keeps the write no line took
 
@@ -339,9 +384,9 @@ def test_a_placed_edit_is_in_its_commit_by_the_session_s_clock() -> None:
     # written a minute after the commit (10,000): a session on another machine's
     # clock may be that far ahead; one on git's clock wrote it after the commit
     blamed, writes, start = _look(at=10_060.0)
-    out = placed_between(LineTexts.of(LOOK), blamed, start, writes, 20_000.0)
+    out = placed_between(LineTexts.of(LOOK), blamed, start, writes, _deadlines(blamed))
     assert _who(out)[5:7] == [(1, 1), (1, 2)]
     out = placed_between(
-        LineTexts.of(LOOK), blamed, start, writes, 20_000.0, same_clock=frozenset({SID})
+        LineTexts.of(LOOK), blamed, start, writes, _deadlines(blamed, frozenset({SID}))
     )
     assert out == start

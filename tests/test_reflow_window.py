@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from deja_blame.attribution.facts.model import BlameLine, LineTexts, WriteSet, WrittenTexts
+from deja_blame.attribution.match.clock import Deadlines
 from deja_blame.attribution.match.reflow import reflow_matches
 from deja_blame.index.fingerprint import fingerprint, normalise_line
 
@@ -49,7 +50,7 @@ def _split(facts: Facts, fresh: object) -> list[int | None]:
         blamed,
         [None] * len(TEXTS),
         {1: True},
-        20_000.0,
+        Deadlines.of(blamed, 20_000.0, frozenset()),
         lambda i, fp: False,  # the one-line call was never in a version of the file
         fresh,  # type: ignore[arg-type]
     )

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 
 from deja_blame.attribution.match.before_history import strangers_before_history
 from deja_blame.attribution.match.block import continue_blocks, placed_between
+from deja_blame.attribution.match.clock import Deadlines
 from deja_blame.attribution.match.lines import match_lines
 from deja_blame.attribution.match.moves import keep_blocks, less_certain, short_sessions
 from deja_blame.attribution.match.reflow import reflow_matches
@@ -133,6 +134,9 @@ def attribute_lines(
     edits, history, source = given.edits, given.history, given.asks
     now = time.time() if rev_time is None else rev_time
     same_clock = given.same_clock  # sessions on git's clock: no skew (``clock.py``)
+    # how late each session's write may be dated and be each line's source, made once
+    # for the rules after the first (``match_lines`` makes its own, of ``rev_time``)
+    deadlines = Deadlines.of(blamed, now, same_clock)
     try:
         window = CommitWindow(history, blamed, line_texts)
         lone_open: set[int] = set()  # lines a lone bracket edit left unplaced may be
@@ -161,22 +165,17 @@ def attribute_lines(
         matches = _without_strangers_before_history(
             given.repository_start, edits, matches, writes, history, path_ids
         )
-        matches = placed_between(
-            line_texts, blamed, matches, writes, now, edits.position, same_clock
-        )
-        matches = continue_blocks(
-            fps, trivial, blamed, matches, writes, now, edits.position, same_clock
-        )
+        matches = placed_between(line_texts, blamed, matches, writes, deadlines, edits.position)
+        matches = continue_blocks(fps, trivial, blamed, matches, writes, deadlines, edits.position)
         matches = reflow_matches(
             source,
             line_texts,
             blamed,
             matches,
             paths,
-            now,
+            deadlines,
             window.existed,
             window.fresh,
-            same_clock,
         )
         matches = trimmed_lines(
             line_texts,

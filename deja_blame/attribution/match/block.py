@@ -57,7 +57,7 @@ from deja_blame.attribution.facts.model import (
     LineTexts,
     WriteSet,
 )
-from deja_blame.attribution.match.clock import latest_write
+from deja_blame.attribution.match.clock import Deadlines
 from deja_blame.attribution.match.lines import LineMatch
 
 CONFIDENCE = 0.85  # each line's text alone says little; its place in the edit does
@@ -73,16 +73,14 @@ def continue_blocks(
     blamed: list[BlameLine | None],
     matches: list[LineMatch | None],
     writes: WriteSet,
-    now: float,
+    deadlines: Deadlines,
     position: Callable[[Key], int | None] | None = None,
-    same_clock: frozenset[int] = frozenset(),
 ) -> list[LineMatch | None]:
     """``matches`` with the unmatched lines of matched edits' blocks filled in (see the
     module). ``fps``: each line's fingerprint; ``trivial``: blank or a lone bracket;
-    ``blamed``: each line's blame; ``now``: the limit for lines not yet committed;
-    ``position(key)``: where a write landed in the session's file (0-based), None
-    where its edit did not say; ``same_clock``: the sessions on git's clock
-    (``clock.py``)."""
+    ``blamed``: each line's blame; ``deadlines``: how late a session's write may be
+    dated and be each line's source (``clock.py``); ``position(key)``: where a write
+    landed in the session's file (0-based), None where its edit did not say."""
     out = list(matches)
     info = writes.info
     used = {(m.sid, m.edit_ord, m.idx) for m in out if m is not None}
@@ -109,7 +107,7 @@ def continue_blocks(
         if bi is None or anchor is None or bi.commit != anchor.commit or key in used:
             return False
         at = info[key][1]
-        limit = latest_write(bi, now, key[0] in same_clock)
+        limit = deadlines.of_session(i, key[0])
         return at <= limit and not person.since(fps[i], at, limit)
 
     for step in (1, -1):  # down from each matched line, then up
@@ -156,9 +154,8 @@ def placed_between(
     blamed: list[BlameLine | None],
     matches: list[LineMatch | None],
     writes: WriteSet,
-    now: float,
+    deadlines: Deadlines,
     position: Callable[[Key], int | None] | None = None,
-    same_clock: frozenset[int] = frozenset(),
 ) -> list[LineMatch | None]:
     """``matches`` with the lines between two lines of one edit filled in, where the
     edit placed them exactly: two lines the file holds once (``unique``) matched to
@@ -176,8 +173,8 @@ def placed_between(
     lines to nobody (entireio ``a5eca19c``, ``session/state_test.go``). Blank lines
     between are given, lone brackets passed, as ``continue_blocks`` does: given, a
     person's ``}`` inside a session's placed block went to the session in 3 variants
-    of immer's replayed history. A write must be in its line's commit by
-    ``latest_write`` (``same_clock``: the sessions on git's clock)."""
+    of immer's replayed history. A write must be in its line's commit by its
+    session's deadline there (``deadlines``: ``clock.py``)."""
     fps, trivial = texts.fps, texts.trivial
     counts = texts.file_counts if texts.file_counts is not None else Counter(fps)
     out = list(matches)
@@ -206,7 +203,7 @@ def placed_between(
                 if bk.commit != anchor.commit or (trivial[k] and fps[k] != BLANK_FP):
                     continue  # a lone bracket is passed, as continue_blocks passes it
                 at = info[key][1]
-                limit = latest_write(bk, now, sid in same_clock)
+                limit = deadlines.of_session(k, sid)
                 if at > limit or person.since(fps[k], at, limit):
                     continue
                 other = taken.pop(key, None)

@@ -56,19 +56,18 @@ def reflow_matches(
     blamed: list[BlameLine | None],
     matches: list[LineMatch | None],
     paths: dict[int, bool],
-    now: float,
+    deadlines: Deadlines,
     existed: Callable[[int, int], bool],
     fresh: Callable[[int, float], bool] | None = None,
-    same_clock: frozenset[int] = frozenset(),
 ) -> list[LineMatch | None]:
-    """``matches`` with reflowed lines added. ``existed(i, fp)``: whether text of
-    fingerprint ``fp`` was in the file before line i's commit; ``fresh(i, at)``:
-    whether a write made at ``at`` is inside line i's commit window; ``same_clock``:
-    the sessions on git's clock (``clock.py``)."""
+    """``matches`` with reflowed lines added. ``deadlines``: how late a session's
+    write may be dated and be each line's source (``clock.py``); ``existed(i, fp)``:
+    whether text of fingerprint ``fp`` was in the file before line i's commit;
+    ``fresh(i, at)``: whether a write made at ``at`` is inside line i's commit window."""
     out = list(matches)
     if all(m is not None for m in out):
         return out
-    _splits(facts, texts.bare, out, paths, Deadlines.of(blamed, now, same_clock), existed, fresh)
+    _splits(facts, texts.bare, out, paths, deadlines, existed, fresh)
     return out
 
 
