@@ -34,6 +34,7 @@ import orjson
 from deja_blame import __version__, gitfiles
 from deja_blame.attribution import blame_options
 from deja_blame.attribution.facts.indexread import candidate_paths
+from deja_blame.attribution.rule_versions import CACHE_VERSION as CACHE_VERSION  # bump it there
 from deja_blame.attribution.rule_versions import IDENTITY_VERSION
 from deja_blame.index import queries as Q
 from deja_blame.notes.refs import GITAI_REF, NOTES_REF
@@ -41,9 +42,6 @@ from deja_blame.notes.refs import GITAI_REF, NOTES_REF
 if TYPE_CHECKING:
     from deja_blame.attribution.model import FileBlame, LineAttribution
 
-# Part of every key, with deja's version: an answer computed by other rules (an
-# upgrade, or a change of the matcher during development: bump this) is never read.
-CACHE_VERSION = 27
 CACHE_ENTRIES = 500
 
 
