@@ -662,3 +662,33 @@ def test_the_old_names_search_reads_every_shape_of_an_old_name(
     assert prescan.split(conn, [tf], needles, nowhere) == ([], [tf])
     unread.left_unread(conn, [tmp_path], [tf], needles, nowhere)
     assert unread.read_naming(conn, ["click.py", "click/core.py"]) == 1
+
+
+def test_another_file_s_question_searches_an_unread_transcript_for_its_name_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before ``deja index``, a question about ``src/b.py`` after one about
+    ``src/a.py``: the unread transcript was found to hold the repository's needles
+    nowhere, so it is searched for ``b.py`` alone (a pass, not one per needle); once
+    it changes, for everything again, and one naming the repository is read."""
+    conn = connect(tmp_path / "i.db")
+    f = tmp_path / "t.jsonl"
+    f.write_text('{"content": "/elsewhere/parse.py"}\n')
+    tf = TranscriptFile("s1", f, tmp_path, "antigravity")
+    searched: list[tuple[prescan.Needle, ...]] = []
+    real = prescan.holds_any
+
+    def counting(path: Path, n: tuple[prescan.Needle, ...], seen: set[bytes] | None = None) -> bool:
+        searched.append(n)
+        return real(path, n, seen)
+
+    monkeypatch.setattr(prescan, "holds_any", counting)
+    repo = tmp_path / "shop"
+    first = prescan.needles_for(repo, ["src/a.py"])
+    second = prescan.needles_for(repo, ["src/b.py"])
+    assert prescan.split(conn, [tf], first) == ([], [tf])
+    assert prescan.split(conn, [tf], second) == ([], [tf])
+    assert searched[1:] == [(prescan.InFolder((b"src",), b"b.py"),)]
+    f.write_text('{"content": "' + str(repo / "README.md") + '"}\n')
+    assert prescan.split(conn, [tf], second) == ([tf], [])
+    assert searched[2] == second

@@ -49,7 +49,10 @@ if TYPE_CHECKING:
 
 SCAN_CHUNK = 4 * 1024 * 1024
 MEMO = "prescan:"  # meta key prefix: transcripts known not to concern a set of needles
-MEMO_KEEP = 32  # sets of needles remembered (repositories, files asked about)
+# sets of needles and byte strings remembered (a question about a file stores about
+# ten: its set, the repository's needles and their anchors, shared with the
+# repository's other files, and the file's name)
+MEMO_KEEP = 64
 
 
 def repository_root(path: Path) -> Path | None:
@@ -466,23 +469,25 @@ def split(
     """(the transcripts that can concern the repository, the rest), searching only
     those not already known to hold none of ``needles`` at their current stat.
 
-    A transcript found to hold the name of an ``InFolder`` needle nowhere is
-    remembered as holding none of that name (the memo of the needle ``name``): the
-    name in other folders (a renamed file's old path, ``click/core.py`` after
-    ``src/click/core.py``) then asks it no search. ``nowhere`` (by session), for
-    the searches of one answer: each transcript left gets the byte strings it was
-    found to hold nowhere (the needles, their anchors, the names), and a needle
-    holding one is not looked for in it (``click.py`` where ``click``, the anchor
-    of ``/click/``, is nowhere)."""
+    A transcript found to hold one of the byte strings a search for ``needles``
+    looks for (the needles, their anchors, the names: ``_searched``) nowhere is
+    remembered as holding none of it (the memo of that string): a needle holding
+    it then asks that transcript no search, in this answer or the next (the
+    repository's needles when another file is asked about; a name in other folders,
+    a renamed file's old path, ``click/core.py`` after ``src/click/core.py``).
+    ``nowhere`` (by session), for the searches of one answer: each transcript left
+    gets the byte strings it was found to hold nowhere, and a needle holding one is
+    not looked for in it (``click.py`` where ``click``, the anchor of ``/click/``,
+    is nowhere)."""
     key = _memo_key(needles)
     known = _load(conn, key)
-    names = sorted({n.name for n in needles if isinstance(n, InFolder)})
-    name_keys = {name: _memo_key((name,)) for name in names}
-    absent = {name: _load(conn, k) for name, k in name_keys.items()}
+    every = sorted(_searched(needles))
+    string_keys = {string: _memo_key((string,)) for string in every}
+    absent = {string: _load(conn, k) for string, k in string_keys.items()}
     now: list[TranscriptFile] = []
     later: list[TranscriptFile] = []
     memo: dict[str, list[object]] = {}
-    still: dict[bytes, dict[str, list[object]]] = {name: {} for name in names}
+    still: dict[bytes, dict[str, list[object]]] = {string: {} for string in every}
     for tf in files:
         try:
             stat = [str(tf.path), *tf.stat_key()]
@@ -490,33 +495,32 @@ def split(
             now.append(tf)  # the indexer says what is wrong with it
             continue
         sid = tf.session_id
-        gone = {name for name in names if absent[name].get(sid) == stat}
+        strings = {string for string in every if absent[string].get(sid) == stat}
         held = nowhere.get(sid) if nowhere is not None else None
-        strings = set(gone) if held is None or held[0] != stat else gone | held[1]
+        if held is not None and held[0] == stat:
+            strings |= held[1]
         # a string it holds nowhere is in no needle it holds (a name in none of its
         # folders): each such needle is a pass over the file saved (the old name's
-        # search after the refresh's)
+        # search after the refresh's, the repository's when another file is asked)
         left = _not_holding(needles, strings) if strings else needles
         if known.get(sid) != stat and left:
             seen: set[bytes] = set()
             if concerns(tf, left, seen):
                 now.append(tf)
                 continue
-            # searched whole: what it holds nowhere, known before and searched now
-            searched = _searched(left)
-            gone |= {n.name for n in left if isinstance(n, InFolder)} - seen
-            strings |= searched - seen
+            strings |= _searched(left) - seen  # searched whole: what it holds nowhere
+        # and every string holding one of those (``click.py`` where ``click`` is nowhere)
+        strings |= {e for e in every if e not in strings and any(s in e for s in strings)}
         later.append(tf)
         if nowhere is not None:
             nowhere[sid] = (stat, frozenset(strings))
         memo[sid] = stat
-        for name in gone:
-            still[name][sid] = stat
-    if memo != known:
-        _store(conn, key, memo)
-    for name, k in name_keys.items():
-        if still[name] != absent[name]:
-            _store(conn, k, still[name])
+        for string in strings.intersection(every):
+            still[string][sid] = stat
+    changed = [(key, memo)] if memo != known else []
+    changed += [(string_keys[s], still[s]) for s in every if still[s] != absent[s]]
+    if changed:
+        _store(conn, changed)
     return now, later
 
 
@@ -558,12 +562,15 @@ def _load(conn: sqlite3.Connection, key: str) -> dict[str, list[object]]:
         return {}
 
 
-def _store(conn: sqlite3.Connection, key: str, memo: dict[str, list[object]]) -> None:
+def _store(conn: sqlite3.Connection, memos: list[tuple[str, dict[str, list[object]]]]) -> None:
+    """Each (key, memo) of ``memos``, in one transaction; the oldest beyond ``MEMO_KEEP``
+    go."""
     try:
         with conn:
-            conn.execute(
+            now = time.time()
+            conn.executemany(
                 "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
-                (key, json.dumps({"at": time.time(), "later": memo})),
+                [(key, json.dumps({"at": now, "later": memo})) for key, memo in memos],
             )
             rows = conn.execute(
                 "SELECT key, value FROM meta WHERE key >= ? AND key < ?", (MEMO, "prescan;")
