@@ -456,8 +456,8 @@ def concerns(
     return any(holds_any(p, needles, seen) for p in (tf.path, *tf.parts))
 
 
-# a transcript's stat, and byte strings it holds nowhere at that stat
-Nowhere = dict[str, tuple[list[object], frozenset[bytes]]]
+# a transcript's stat (``_stat_mark``), and byte strings it holds nowhere at that stat
+Nowhere = dict[str, tuple[str, frozenset[bytes]]]
 
 
 def split(
@@ -486,11 +486,11 @@ def split(
     absent = {string: _load(conn, k) for string, k in string_keys.items()}
     now: list[TranscriptFile] = []
     later: list[TranscriptFile] = []
-    memo: dict[str, list[object]] = {}
-    still: dict[bytes, dict[str, list[object]]] = {string: {} for string in every}
+    memo: dict[str, str] = {}
+    still: dict[bytes, dict[str, str]] = {string: {} for string in every}
     for tf in files:
         try:
-            stat = [str(tf.path), *tf.stat_key()]
+            stat = _stat_mark(str(tf.path), tf.stat_key())
         except OSError:
             now.append(tf)  # the indexer says what is wrong with it
             continue
@@ -545,12 +545,18 @@ def _searched(needles: tuple[Needle, ...]) -> set[bytes]:
     }
 
 
+def _stat_mark(path: str, key: tuple[int, ...]) -> str:
+    """A transcript's path and stat key as a memo keeps them: 16 characters (a memo
+    lists every unread transcript, in up to ``MEMO_KEEP`` rows)."""
+    return blake2b(json.dumps([path, *key]).encode(), digest_size=8).hexdigest()
+
+
 def _memo_key(needles: tuple[Needle, ...]) -> str:
     joined = b"\0".join(needle_key(n) for n in needles)
     return MEMO + blake2b(joined, digest_size=12).hexdigest()
 
 
-def _load(conn: sqlite3.Connection, key: str) -> dict[str, list[object]]:
+def _load(conn: sqlite3.Connection, key: str) -> dict[str, object]:
     try:
         row = conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
         if row is None:
@@ -562,7 +568,7 @@ def _load(conn: sqlite3.Connection, key: str) -> dict[str, list[object]]:
         return {}
 
 
-def _store(conn: sqlite3.Connection, memos: list[tuple[str, dict[str, list[object]]]]) -> None:
+def _store(conn: sqlite3.Connection, memos: list[tuple[str, dict[str, str]]]) -> None:
     """Each (key, memo) of ``memos``, in one transaction; the oldest beyond ``MEMO_KEEP``
     go."""
     try:
