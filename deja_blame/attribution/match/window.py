@@ -56,6 +56,10 @@ class CommitWindow:
         # maximum: a rebase or a merge can put an older time after a newer one)
         self.ascending: list[int] = []
         self._stale: dict[tuple[int, float, int], bool] = {}  # (line, write time, copies)
+        # per line: (its commit, the floor's index), and the floor's time less the
+        # clock skew (None: no earlier version); made once, asked per write
+        self._prevs: list[tuple[str | None, int | None]] = []
+        self._opened: list[float | None] | None = None
 
     def _prepare(self) -> None:
         history = self.history
@@ -69,13 +73,18 @@ class CommitWindow:
             self.before[b.commit] = history.position.get(parent) if parent else None
         for t in reversed(history.times):
             self.ascending.append(max(t, self.ascending[-1]) if self.ascending else t)
+        times = history.times
+        for b in self.blamed:
+            commit = b.commit if b is not None else None
+            self._prevs.append((commit, self.before.get(commit)))
+        self._opened = [
+            None if prev is None else times[prev] - CLOCK_SKEW for _, prev in self._prevs
+        ]
 
     def _prev(self, i: int) -> tuple[str | None, int | None]:
-        if not self.before:
+        if self._opened is None:
             self._prepare()
-        b = self.blamed[i]
-        commit = b.commit if b is not None else None
-        return commit, self.before.get(commit)
+        return self._prevs[i]
 
     def existed(self, i: int, fp: int) -> bool:
         """Whether text of fingerprint ``fp`` was in the file before line i's commit."""
@@ -87,14 +96,17 @@ class CommitWindow:
     def fresh(self, i: int, at: float) -> bool:
         """Whether a write made at ``at`` is newer than the version line i's commit was
         made from (then it is never stale). Reads the log, no version of the file."""
-        _, prev = self._prev(i)
-        return prev is None or at >= self.history.times[prev] - CLOCK_SKEW
+        if self._opened is None:
+            self._prepare()
+        opened = self._opened[i]  # type: ignore[index]
+        return opened is None or at >= opened
 
     def floor(self, i: int) -> float | None:
         """When line i's commit window opened: the time of the version its commit was
         made from, less the clock skew (None: no earlier version). Reads the log only."""
-        _, prev = self._prev(i)
-        return None if prev is None else self.history.times[prev] - CLOCK_SKEW
+        if self._opened is None:
+            self._prepare()
+        return self._opened[i]  # type: ignore[index]
 
     def stale(self, i: int, at: float, copies: int = 0) -> bool:
         """Whether a write made at ``at`` of line i's text cannot be its source.
