@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from deja_blame.attribution.facts import copy_blame, shared
+from deja_blame.attribution.facts.alignment import blame_hunks
 from deja_blame.attribution.facts.copy_blame import CopyBlame, NotHere
 from deja_blame.attribution.facts.git_blame import parse_porcelain
 from deja_blame.attribution.facts.history import RepoHistory
@@ -312,3 +314,51 @@ def test_the_users_rename_limit_does_not_change_the_answer(
     ours = _ours(history, tmp_path, "new.py", [(1, n)])
     assert ours == _git_c(tmp_path, "new.py", [(1, n)])
     assert {b.orig_path for b in ours} == {"old.py", "new.py"}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_question_about_many_files_answers_the_same(
+    tmp_path: Path, seed: int, history_of: list[RepoHistory], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Within a question about many files the walks' diffs are kept by the two
+    versions' (commit, path): asked again (the moves rule's -C after the plain blame),
+    over merges that changed a file against both parents, the answers are git's, with
+    fewer diffs computed than outside a question."""
+    repo = _Scripted(tmp_path, seed)
+    for k in range(24):
+        repo.step()
+        if k in (6, 12, 18):
+            repo.merge_branch()
+    diffs = [0]
+
+    def counted(old: bytes, new: bytes) -> list[tuple[int, int, int, int]]:
+        diffs[0] += 1
+        return blame_hunks(old, new)
+
+    monkeypatch.setattr(copy_blame, "blame_hunks", counted)
+    rnd = random.Random(seed)
+    questions = [
+        (path, ranges)
+        for path in sorted(repo.files)
+        if (n := len(repo.files[path])) >= 2
+        for ranges in ([(1, n)], [(rnd.randint(1, n), n)], [(1, n)])
+    ]
+
+    def answered() -> int:
+        history = RepoHistory(str(tmp_path))
+        history_of.append(history)
+        asked = 0
+        for path, ranges in questions:
+            try:
+                ours = _ours(history, tmp_path, path, ranges)
+            except NotHere:
+                continue  # left to git: a commit deleted several files
+            assert ours == _git_c(tmp_path, path, ranges), (path, ranges)
+            asked += 1
+        return asked
+
+    alone = answered()
+    outside, diffs[0] = diffs[0], 0
+    with shared.one_question(str(tmp_path)):
+        assert answered() == alone >= 6
+    assert diffs[0] < outside

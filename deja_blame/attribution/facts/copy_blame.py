@@ -36,10 +36,13 @@ then asks git.
 from __future__ import annotations
 
 import heapq
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from deja_blame.attribution.facts.alignment import aligns_as_git, blame_hunks
+from deja_blame.attribution.facts import shared
+from deja_blame.attribution.facts.alignment import Hunk, aligns_as_git, blame_hunks
 from deja_blame.attribution.facts.gitread import git
 from deja_blame.attribution.facts.history import Changes, RepoHistory
 from deja_blame.attribution.facts.model import BlameLine
@@ -58,6 +61,37 @@ Split = tuple["Entry | None", Entry, "Entry | None"]
 
 class NotHere(Exception):
     """git must answer this question (a rename to follow, an object missing)."""
+
+
+class _Hunks:
+    """Diffs of one question's walks by (old origin, new origin), up to ``HUNKS_KEPT``
+    hunks; the least recently asked go first. An origin names one blob, so a diff
+    kept is the diff of the same two texts."""
+
+    def __init__(self) -> None:
+        self.held: OrderedDict[tuple[Origin, Origin], list[Hunk]] = OrderedDict()
+        self.size = 0
+        self.lock = threading.Lock()
+
+    def get(self, key: tuple[Origin, Origin]) -> list[Hunk] | None:
+        with self.lock:
+            got = self.held.get(key)
+            if got is not None:
+                self.held.move_to_end(key)
+            return got
+
+    def put(self, key: tuple[Origin, Origin], hunks: list[Hunk]) -> None:
+        with self.lock:
+            if key in self.held:
+                return
+            self.held[key] = hunks
+            self.size += 1 + len(hunks)
+            while self.size > HUNKS_KEPT:
+                _, gone = self.held.popitem(last=False)
+                self.size -= 1 + len(gone)
+
+
+HUNKS_KEPT = 50_000
 
 
 @dataclass
@@ -141,6 +175,20 @@ class CopyBlame:
     def _against(self, cid: str, i: int) -> Changes:
         c = self.history.commits[cid]
         return c.against[i] if i < len(c.against) else {}
+
+    def _hunks(self, was: Origin, now: Origin, old: bytes, new: bytes) -> list[Hunk]:
+        """``blame_hunks(old, new)``, ``old`` and ``new`` being the blobs of ``was`` and
+        ``now``: within a question about many files, kept (``_Hunks``): the moves rule's
+        ``-C`` walk of a file diffs again the versions its plain blame diffed."""
+        memo = shared.kept(self.root, "blame hunks", _Hunks)
+        if memo is None:
+            return blame_hunks(old, new)
+        key = (was, now)
+        got = memo.get(key)
+        if got is None:
+            got = blame_hunks(old, new)
+            memo.put(key, got)
+        return got
 
     def _text(self, lno: int, n: int) -> bytes:
         return self.final[self.starts[lno] : self.starts[lno + n]]
@@ -273,7 +321,7 @@ class CopyBlame:
         left = entries
         for sg in scapegoats:
             if sg is not None:
-                passed, left = _pass_to_parent(left, blame_hunks(sg[1], text))
+                passed, left = _pass_to_parent(left, self._hunks(sg[0], origin, sg[1], text))
                 found.add(sg[0], passed)
                 if not self.copies and passed:  # the parent's version, for the walk on
                     texts.setdefault(sg[0], sg[1])
