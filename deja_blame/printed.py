@@ -35,10 +35,14 @@ ran is the stamp after it: nothing moved while it answered.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
 import zlib
+
+try:  # hashlib's own import costs 8-10 ms (it sets up every OpenSSL digest): BLAKE2's module
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - a Python built without it
+    from hashlib import blake2b
 
 from deja_blame import __version__, gitfiles
 from deja_blame.attribution.rule_versions import CACHE_VERSION, IDENTITY_VERSION
@@ -266,7 +270,7 @@ def _question(args: list[str]) -> Question | None:
         (PRINTED_VERSION, __version__, CACHE_VERSION, IDENTITY_VERSION, args, cwd, path, db,
          env, ttys)
     )  # fmt: skip
-    key = "printed\0" + hashlib.blake2b(what.encode("utf-8", "surrogateescape")).hexdigest()
+    key = "printed\0" + blake2b(what.encode("utf-8", "surrogateescape")).hexdigest()
     return Question(key, db, top, path, repo + b"\0" + notes)
 
 
@@ -307,7 +311,7 @@ def _stamp(conn: sqlite3.Connection, question: Question, header: _Header | None)
     repository and the index, and with ``header`` the kept answer's own rows."""
     try:
         with open(question.file, "rb") as f:
-            text = hashlib.blake2b(f.read(), digest_size=16).hexdigest()
+            text = blake2b(f.read(), digest_size=16).hexdigest()
     except OSError:
         return None
     count, total = conn.execute("SELECT count(*), coalesce(sum(gen), 0) FROM path_gen").fetchone()
@@ -319,7 +323,7 @@ def _stamp(conn: sqlite3.Connection, question: Question, header: _Header | None)
         ).fetchone()
         if entry is None:
             return None
-        parts.append(hashlib.blake2b(entry[0].encode() + b"\0" + entry[1]).hexdigest())
+        parts.append(blake2b(entry[0].encode() + b"\0" + entry[1]).hexdigest())
         rows = _session_rows(conn, header.sessions)
         parts.append(sorted(rows.values()))
     return repr(parts)
@@ -341,4 +345,4 @@ def _session_rows(conn: sqlite3.Connection, names: list[str]) -> dict[str, tuple
 
 
 def _digest(stamp: str) -> str:
-    return hashlib.blake2b(stamp.encode("utf-8", "surrogateescape")).hexdigest()
+    return blake2b(stamp.encode("utf-8", "surrogateescape")).hexdigest()
