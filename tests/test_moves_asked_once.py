@@ -122,3 +122,32 @@ def test_the_logs_of_the_last_revisions_asked_are_kept(
             WhereFrom(conn, ROOT, rev).path_log("a.go")
     # r0 asked again is kept, so r2 drops r1, and r1 is asked again
     assert history.asked == [("r0", "a.go"), ("r1", "a.go"), ("r2", "a.go"), ("r1", "a.go")]
+
+
+class _Blobs:
+    """``repo_history``'s ``read``: a file's text at a revision, counting the reads."""
+
+    def __init__(self, texts: dict[str, bytes]) -> None:
+        self.texts = texts
+        self.read_of: list[str] = []
+
+    def read(self, spec: str) -> bytes | None:
+        self.read_of.append(spec)
+        return self.texts.get(spec)
+
+
+def test_a_file_holds_a_line_white_space_aside_and_is_read_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # commander's JSDoc: `` *     writeOut(str)`` in one file, `` *  writeOut(str)`` in
+    # another is the same line to the moves rule (a copy)
+    blobs = _Blobs({"c:lib/command.js": b"/**\n *     writeOut(str)\n */\n\n}\n"})
+    monkeypatch.setattr(moved, "repo_history", lambda root: blobs)
+    conn: Any = None
+    ask = WhereFrom(conn, ROOT, "c")
+    assert ask.holds("c", "lib/command.js", " *  writeOut(str)")
+    assert not ask.holds("c", "lib/command.js", " *  writeErr(str)")
+    assert not ask.holds("c", "gone.js", " *  writeOut(str)")  # no such file: holds nothing
+    # its lines that are not trivial (blank, punctuation only, too short), stripped
+    assert ask.solid_lines_at("c", "lib/command.js") == {"*     writeOut(str)"}
+    assert blobs.read_of == ["c:lib/command.js", "c:gone.js"]  # each version read once

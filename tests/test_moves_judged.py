@@ -41,6 +41,12 @@ class Asks:
         self.asked.append((rev, path))
         return self.texts.get((rev, path), "")
 
+    def holds(self, rev: str, path: str, text: str) -> bool:
+        return text.strip() in {t.strip() for t in self.text_at(rev, path).splitlines()}
+
+    def solid_lines_at(self, rev: str, path: str) -> set[str]:
+        return {t.strip() for t in self.text_at(rev, path).splitlines() if t.strip()}
+
     def touched(self, commit: str) -> dict[str, tuple[str, str | None]]:
         deleted = any(sha == commit and st == "D" for sha, _, st in self.logs.get(SOURCE, []))
         return {SOURCE: ("D", None) if deleted else ("M", SOURCE), HERE: ("A", HERE)}

@@ -36,6 +36,7 @@ from deja_blame.attribution.facts.model import (
     PathLogIndex,
 )
 from deja_blame.attribution.facts.rule_facts import MoveFacts
+from deja_blame.index.fingerprint import is_trivial, normalise_line
 from deja_blame.objectid import LENGTHS
 
 
@@ -146,6 +147,7 @@ class WhereFrom:
         self.root = str(root)
         self.rev = rev
         self._texts: dict[tuple[str, str], str] = {}
+        self._held: dict[tuple[str, str], set[str]] = {}  # ``holds``' normalised lines
         # what the moves rule asks again file after file, kept for the question where
         # there is one (``_Kept``)
         self._kept = shared.kept(self.root, "moves rule", _Kept)
@@ -261,6 +263,24 @@ class WhereFrom:
             data = repo_history(self.root).read(f"{rev}:{path}") or b""
             got = self._texts[(rev, path)] = data.decode("utf-8", "replace")
         return got
+
+    def holds(self, rev: str, path: str, text: str) -> bool:
+        """Whether the file at ``rev`` has the line ``text``, white space aside, as
+        writes are matched (commander's JSDoc has `` *     writeOut(str)`` in
+        ``lib/command.js`` and `` *  writeOut(str)`` in ``typings/index.d.ts``: a
+        copy). Each version's lines are normalised once, kept with its text."""
+        key = (rev, path)
+        held = self._held.get(key)
+        if held is None:
+            held = self._held[key] = {
+                normalise_line(t) for t in self.text_at(rev, path).splitlines()
+            }
+        return normalise_line(text) in held
+
+    def solid_lines_at(self, rev: str, path: str) -> set[str]:
+        """The different lines of a file at ``rev`` that are not blank nor a lone
+        bracket, stripped (``text_at``'s)."""
+        return {t.strip() for t in self.text_at(rev, path).splitlines() if not is_trivial(t)}
 
     def parent_time(self, commit: str) -> int | None:
         """When ``commit``'s first parent was committed (None: a root commit)."""

@@ -33,7 +33,6 @@ from deja_blame.attribution.facts.model import (
     has_line,
 )
 from deja_blame.attribution.match.scaffolding import is_comment, is_distinctive
-from deja_blame.index.fingerprint import is_trivial, normalise_line
 
 if TYPE_CHECKING:
     from deja_blame.attribution.facts.model import FileFacts
@@ -136,7 +135,7 @@ def moved_here(facts: FileFacts, found: MoveFacts) -> MovedLines | None:
     # (a move, not a copy): they need no distinctive text (``keep_blocks``)
     left_file = [False] * len(lines)
     evidence = list(by_line)
-    holds = _Holds(ask)
+    holds = ask.holds
     for k, b in found.copied:
         evidence[k] = b
         moved[k] = True
@@ -243,7 +242,11 @@ def left_a_file_git_had(
 
 
 def _taken_out(
-    ask: MoveAsks, holds: _Holds, brought: BlameLine | None, text: str, trivial: bool
+    ask: MoveAsks,
+    holds: Callable[[str, str, str], bool],
+    brought: BlameLine | None,
+    text: str,
+    trivial: bool,
 ) -> bool:
     """Whether the commit that brought a line here (``brought``) took its ``text``
     out of another file it changed or deleted: in that file at the commit's parent,
@@ -270,7 +273,7 @@ def _left_behind(
     elsewhere: dict[int, set[int]],
     names: dict[int, str],
     written_at: Callable[[int, int], list[float]],
-    holds: _Holds,
+    holds: Callable[[str, str, str], bool],
     whole: set[int],
 ) -> dict[int, set[int]]:
     """Line index -> paths (ids) its text left in the commit that brought it here.
@@ -341,7 +344,7 @@ def _text_left(
     path: str,
     stripped: str,
     written_at: Callable[[], list[float]],
-    holds: _Holds,
+    holds: Callable[[str, str, str], bool],
     whole: bool = False,
 ) -> bool:
     """Whether the text ``stripped`` (at any indent) left ``path`` in commit ``b.commit``
@@ -466,31 +469,12 @@ def _floor_for_unseen(ask: MoveAsks, b: BlameLine) -> float:
     return float(ask.parent_time(commit) or 0)
 
 
-class _Holds:
-    """``holds(rev, path, text)``: whether the file at ``rev`` has the line ``text``,
-    white space aside, as writes are matched (commander's JSDoc has
-    `` *     writeOut(str)`` in ``lib/command.js`` and `` *  writeOut(str)`` in
-    ``typings/index.d.ts``: a copy). Each version's lines are normalised once."""
-
-    def __init__(self, ask: MoveAsks) -> None:
-        self.ask = ask
-        self.held: dict[tuple[str, str], set[str]] = {}
-
-    def __call__(self, rev: str, path: str, text: str) -> bool:
-        key = (rev, path)
-        held = self.held.get(key)
-        if held is None:
-            content = self.ask.text_at(rev, path)
-            held = self.held[key] = {normalise_line(t) for t in content.splitlines()}
-        return normalise_line(text) in held
-
-
 RENAMED_SHARE = 0.5  # of a deleted file's lines found here: this file is that one
 
 
 def _mostly_here(ask: MoveAsks, commit: str, path: str, texts_here: set[str]) -> bool:
     """Whether most different lines ``path`` had before ``commit`` are in this file."""
-    before = {t.strip() for t in ask.text_at(commit + "^", path).splitlines() if not is_trivial(t)}
+    before = ask.solid_lines_at(commit + "^", path)
     return bool(before) and len(before & texts_here) >= RENAMED_SHARE * len(before)
 
 
