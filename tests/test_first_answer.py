@@ -692,3 +692,33 @@ def test_another_file_s_question_searches_an_unread_transcript_for_its_name_alon
     f.write_text('{"content": "' + str(repo / "README.md") + '"}\n')
     assert prescan.split(conn, [tf], second) == ([tf], [])
     assert searched[2] == second
+
+
+def test_deja_index_drops_the_refreshes_memos_of_unread_transcripts(
+    tmp_path: Path, repo: Path
+) -> None:
+    """A first answer remembers the transcripts it left unread (``prescan`` memos);
+    ``deja index`` of every agent's transcripts reads them, and the memos go with them.
+    An index of one root only keeps them (the other roots' transcripts are unread)."""
+    other = Session(
+        tmp_path / "home" / ".gemini" / "antigravity", "bbbb0000-0000-4000-8000-000000000001"
+    )
+    other.user("Tidy the parser", T0)
+    other.write(tmp_path / "elsewhere" / "parse.py", "def parse(text):\n    pass\n", T0)
+    (repo / "app.py").write_text("x = 1\n")
+    git(repo, "add", "app.py")
+    git(repo, "commit", "-q", "-m", "app", env=commit_env(T0 + 60))
+    db = tmp_path / "i.db"
+    env = {"DEJA_ANTIGRAVITY_ROOT": "", "DEJA_DB": str(db)}
+
+    def memos() -> int:
+        with sqlite3.connect(db) as conn:
+            query = "SELECT count(*) FROM meta WHERE key >= 'prescan:' AND key < 'prescan;'"
+            return int(conn.execute(query).fetchone()[0])
+
+    deja("blame", "app.py", "--json", cwd=repo, env=env)
+    assert memos() > 0
+    deja("index", "-q", "--root", str(tmp_path / "nowhere-else"), cwd=repo, env=env, check=False)
+    assert memos() > 0
+    deja("index", "-q", cwd=repo, env=env)
+    assert memos() == 0

@@ -126,6 +126,12 @@ def run_index(
             raise corrupt(db_path, exc) from exc
         if rebuild:
             forget_kept_first_seen(conn)
+        if not roots and not agents:
+            from deja_blame.index.prescan import forget_memos
+
+            # every agent's transcripts read: the refreshes' memos of unread ones are
+            # spent (they held a mark per transcript, in up to 64 rows)
+            forget_memos(conn)
         report.problems = problems + report.problems
         report.skipped_entries = skipped.to_json()
     except BaseException:

@@ -545,6 +545,16 @@ def _searched(needles: tuple[Needle, ...]) -> set[bytes]:
     }
 
 
+def forget_memos(conn: sqlite3.Connection) -> None:
+    """Drop every memo: ``deja index`` read every transcript it found, so none is left
+    for a refresh to search (one it could not read is searched again, once)."""
+    try:
+        with conn:
+            conn.execute("DELETE FROM meta WHERE key >= ? AND key < ?", (MEMO, "prescan;"))
+    except sqlite3.Error:
+        pass  # a busy index keeps them: a memo only spares a search
+
+
 def _stat_mark(path: str, key: tuple[int, ...]) -> str:
     """A transcript's path and stat key as a memo keeps them: 16 characters (a memo
     lists every unread transcript, in up to ``MEMO_KEEP`` rows)."""
