@@ -1634,3 +1634,107 @@ def repeated_go_checks_shifted(sim: Sim, small: bool) -> None:
     sim.person_edit(path, "func Save(", REMOVE_GO + "func Save(")
     sim.commit("store: Remove, Exists, Size; Save checks Flush")
     sim.expect(path)
+
+
+LOADERS_PY = """\
+from store import Customer, Order
+
+
+def load_orders(db):
+    rows = db.fetch("orders")
+    return [Order(**row) for row in rows]
+
+
+def load_customers(db):
+    rows = db.fetch("customers")
+    return [Customer(**row) for row in rows]
+"""
+
+EMPTY_GUARD = (
+    "    if not rows:\n"
+    '        log.warning("empty table %s", db.name)\n'
+    '        metrics.count("empty_table")\n'
+    "        raise EmptyTable(db.name)\n"
+)
+# more lines than FAR_LINES (lines.py), in the small versions too: the kind of change
+COLUMNS = 45
+
+
+def _columns(n: int) -> str:
+    return (
+        "COLUMNS = {\n"
+        + "".join(f'    "column_{k}": "{k * 7 % 97}",\n' for k in range(n))
+        + "}\n\n\n"
+    )
+
+
+@scenario("a session pastes one guard into two functions, then writes a table between them")
+def one_guard_two_functions(sim: Sim, small: bool) -> None:
+    # Its second paste holds no line of its own (every text is the first paste's); the
+    # table it wrote last pushed it 45 lines down: placed by its written place alone,
+    # beside the table's, the paste was judged far from its own copy.
+    path = "app/loaders.py"
+    sim.person_write(path, LOADERS_PY)
+    sim.commit("Loaders")
+    sim.advance(HOUR)
+    s = sim.session("empty-guards", "Fail loudly when a table is empty; document the columns.")
+    s.view(path)
+    for table in ("orders", "customers"):
+        s.replace(
+            path,
+            f'    rows = db.fetch("{table}")\n',
+            f'    db.check_schema("{table}")\n    rows = db.fetch("{table}")\n',
+        )
+    s.replace(
+        path,
+        '    rows = db.fetch("orders")\n',
+        '    rows = db.fetch("orders")\n    # an empty orders table means the import failed\n'
+        + EMPTY_GUARD,
+    )
+    s.replace(
+        path,
+        '    rows = db.fetch("customers")\n    return [Customer',
+        '    rows = db.fetch("customers")\n' + EMPTY_GUARD + "    return [Customer",
+    )
+    s.replace(
+        path,
+        "def load_customers(db):\n",
+        _columns(COLUMNS) + "def load_customers(db):\n",
+    )
+    s.run("python -m pytest -q", 0, "4 passed in 0.05s")
+    sim.advance(10 * MINUTE)
+    sim.commit("Empty tables fail; the columns documented")
+    sim.expect(path)
+
+
+@scenario("a session makes one edit twice, in two functions far apart (identical edits)")
+def one_edit_twice(sim: Sim, small: bool) -> None:
+    # The two pastes of the guard are identical edits (twins): the latest landed in the
+    # second function; the first function's copy, far from it, was turned away before
+    # the other paste, which landed there, was tried.
+    path = "app/loaders.py"
+    columns = _columns(COLUMNS)
+    sim.person_write(
+        path,
+        LOADERS_PY.replace("\n\n\ndef load_customers", "\n\n\n" + columns + "def load_customers"),
+    )
+    sim.commit("Loaders and their columns")
+    sim.advance(HOUR)
+    s = sim.session("empty-guards", "Check the schema and fail loudly when a table is empty.")
+    s.view(path)
+    for table in ("orders", "customers"):
+        s.replace(
+            path,
+            f'    rows = db.fetch("{table}")\n',
+            f'    db.check_schema("{table}")\n    rows = db.fetch("{table}")\n',
+        )
+    for table in ("orders", "customers"):
+        s.replace(
+            path,
+            f'    rows = db.fetch("{table}")\n',
+            f'    rows = db.fetch("{table}")\n' + EMPTY_GUARD,
+        )
+    s.run("python -m pytest -q", 0, "4 passed in 0.05s")
+    sim.advance(10 * MINUTE)
+    sim.commit("Schema checks; empty tables fail")
+    sim.expect(path)

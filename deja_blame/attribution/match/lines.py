@@ -34,7 +34,12 @@ from deja_blame.attribution.facts.model import (
     WriteSet,
 )
 from deja_blame.attribution.match.clock import Deadlines
-from deja_blame.attribution.match.lone import FileEdits, old_lines_above, place_lone_edits
+from deja_blame.attribution.match.lone import (
+    FileEdits,
+    carried,
+    old_lines_above,
+    place_lone_edits,
+)
 
 # A run of this many lines is strong evidence of place: among writes with runs at
 # least this long made in the line's commit window the latest wins (a later
@@ -77,6 +82,9 @@ EDIT_RUN_BUDGET = 64  # run entries per edit, plus 4 per line it wrote
 # (lines holding the same text at the same place of identical edits; only a
 # file with that text pasted hundreds of times gets near it).
 TWIN_RETRIES = 64
+# A twin offered a line that the group's first turned away as far from its place
+# takes it only where it landed itself, this near (its shift read as ``_distances``).
+TWIN_NEAR = 2
 # Lines: a short run of a text the file holds several times is no evidence for a
 # copy this far from where its write landed (shifted as its edit moved since).
 FAR_LINES = 40
@@ -220,13 +228,17 @@ def match_lines(
     # Lines whose text the file holds more than once compete for the same writes:
     # among equal evidence, the copy nearest where the write landed goes first.
     repeated = [not trivial[i] and occurrences[fps[i]] > 1 for i in range(n)]
-    old_above = None if file_edits is None else (lambda key: old_lines_above(key, file_edits))
+    old_above = carry = None
+    if file_edits is not None:
+        edits_of = file_edits
+        old_above = lambda key: old_lines_above(key, edits_of)  # noqa: E731
+        carry = _Carrier(info, edits_of, deadlines)
     beyond = text_beyond = runs_beyond = None
     if line_texts.beyond is not None and added_fps is not None:
         beyond = _anchors_beyond(line_texts, writes, twins, added_fps)
         text_beyond = line_texts.text_beyond
         runs_beyond = _RunsBeyond(line_texts, added_fps)
-    distance, far_off, taken_beyond = _distances(
+    distance, far_off, taken_beyond, landed_off = _distances(
         runs,
         repeated,
         fps,
@@ -236,6 +248,8 @@ def match_lines(
         _kept_above(blamed, line_texts.start),
         beyond,
         text_beyond,
+        carry,
+        twins,
     )
 
     def rank_of(i: int, run: int, at: float, miss: int, far: int) -> tuple[int, float, float]:
@@ -250,7 +264,9 @@ def match_lines(
 
     copies = _Copies(writes)
 
-    heap: list[tuple[int, float, float, int, int, Key, Twins, int, int, int, float, bool]] = []
+    heap: list[
+        tuple[int, float, float, int, int, Key, Twins, int, int, int, float, bool, bool]
+    ] = []
     for i in range(n):
         limit = limits[i]
         for key, (run, solid, once) in runs[i].items():
@@ -269,7 +285,7 @@ def match_lines(
                 far = distance(i, key) if repeated[i] or trivial[i] else 0
                 miss = mismatch(i, twin)
                 rank = rank_of(i, run, at, miss, far)
-                heap.append((*rank, i, seq, twin, group, pos, 0, run, at, placeless))
+                heap.append((*rank, i, seq, twin, group, pos, 0, run, at, placeless, False))
     heapq.heapify(heap)
     chosen: list[tuple[Key, int] | None] = [None] * n
     used: set[Key] = set()
@@ -277,7 +293,7 @@ def match_lines(
     # so a thousand lines sharing one group do not each step over every taken twin
     taken: dict[tuple[int, int], dict[int, int]] = {}
     while heap:
-        _, _, _, i, _, key, group, pos, tries, run, at, placeless = heapq.heappop(heap)
+        _, _, _, i, _, key, group, pos, tries, run, at, placeless, landed = heapq.heappop(heap)
         if chosen[i] is not None:
             continue
         if stale is not None and stale(
@@ -286,29 +302,54 @@ def match_lines(
             continue  # checked only for the write about to be given; older twins are older
         if taken_beyond(i, key) or (runs_beyond is not None and runs_beyond.taken(key, i)):
             continue  # a window's line: the write is a line's outside it
-        if placeless and far_off(i, key):
+        skips = taken.setdefault((id(group), key[2]), {})
+        if landed:
+            # offered by a twin that landed elsewhere (below): only where it landed
+            if key in used:
+                start = _free_from(skips, pos)
+            elif landed_off(i, key) > TWIN_NEAR:
+                start = pos + 1
+            else:
+                chosen[i] = (key, run)
+                used.add(key)
+                skips[pos] = pos + 1
+                continue
+        elif placeless and far_off(i, key):
             # one of several copies of a text, a run that does not say which (short,
             # or all of repeated texts), and far from where the write landed (shifted
             # as the rest of its edit or session shifted): the copy it wrote is gone,
             # this one is another's (a chain ``.trim()``, ``.split(...)`` repeated in
-            # one file; a repeated ``if (done) {`` / ``continue;`` / ``}`` block)
-            continue
-        skips = taken.setdefault((id(group), key[2]), {})
-        if key not in used:
+            # one file; a repeated ``if (done) {`` / ``continue;`` / ``}`` block).
+            # An identical edit of the group landed elsewhere: the next may be here
+            # (a session pasted one block into two functions: entireio
+            # ``git_operations.go``, 5e22650a, where the first twin's place turned the
+            # line away before the second was tried). Only a twin that landed at this
+            # line takes it then: any copy is near some twin's place (a one-line edit
+            # made at two of three copies must not take the person's third).
+            start = pos + 1
+            landed = True
+        elif key not in used:
             chosen[i] = (key, run)
             used.add(key)
             skips[pos] = pos + 1
             continue
+        else:
+            start = _free_from(skips, pos)
         if tries >= TWIN_RETRIES:
             continue  # a thousand copies of one line: the rest are ambiguous anyway
-        nxt = _next_twin(
-            group, _free_from(skips, pos), key[2], info, limits[i], skips, late=late, line=i
-        )
+        nxt = _next_twin(group, start, key[2], info, limits[i], skips, late=late, line=i)
         if nxt is not None:
             pos, twin, at, seq = nxt
-            far = distance(i, key) if repeated[i] or trivial[i] else 0
+            if not (repeated[i] or trivial[i]):
+                far = 0
+            elif landed:
+                far = landed_off(i, twin)
+            else:
+                far = distance(i, key)  # the order the line's first write set
             rank = rank_of(i, run, at, mismatch(i, twin), far)
-            heapq.heappush(heap, (*rank, i, seq, twin, group, pos, tries + 1, run, at, placeless))
+            heapq.heappush(
+                heap, (*rank, i, seq, twin, group, pos, tries + 1, run, at, placeless, landed)
+            )
     # Identical trivial lines ("}", blank) are interchangeable to git's diff: blame
     # may say an old commit kept the "}" that a later session actually added next
     # to its own lines. So the gap rule may use any write made by the blamed
@@ -393,6 +434,45 @@ def _first_writes(
     return firsts
 
 
+class _Carrier:
+    """Where a session's write stood in its file at a later time: carried through the
+    session's own later edits of the file (their hunks, ``lone.carried``) made by line
+    i's commit (the latest its write may be, ``Deadlines``)."""
+
+    def __init__(
+        self,
+        info: dict[Key, tuple[int, float, bool, bool, int]],
+        file_edits: FileEdits,
+        deadlines: Deadlines,
+    ) -> None:
+        self.info = info
+        self.file_edits = file_edits
+        self.deadlines = deadlines
+        # a write is asked about once per line that may take it: carried once
+        self._done: dict[tuple[Key, int, float], int | None] = {}
+        self._edit_times: dict[tuple[int, int], float] | None = None
+
+    def until(self, i: int, sid: int) -> float:
+        return self.deadlines.of_session(i, sid)
+
+    def time(self, key: Key) -> float | None:
+        """When ``key`` was written; None for a write the question did not load (an
+        anchor beyond a window's lines, ``_anchors_beyond``): an edit's writes share
+        its time, so any loaded write of the same edit says it."""
+        got = self.info.get(key)
+        if got is not None:
+            return got[1]
+        if self._edit_times is None:
+            self._edit_times = {(k[0], k[1]): v[1] for k, v in self.info.items()}
+        return self._edit_times.get((key[0], key[1]))
+
+    def to(self, key: Key, at: int, until: float) -> int | None:
+        asked = (key, at, until)
+        if asked not in self._done:
+            self._done[asked] = carried(at, key, until, self.file_edits)
+        return self._done[asked]
+
+
 def _distances(
     runs: list[dict[Key, tuple[int, int, int]]],
     repeated: list[bool],
@@ -403,7 +483,14 @@ def _distances(
     kept_above: list[int] | None = None,
     beyond: Callable[[int], list[tuple[int, Key]]] | None = None,
     text_beyond: Callable[[int], int | None] | None = None,
-) -> tuple[Callable[[int, Key], int], Callable[[int, Key], bool], Callable[[int, Key], bool]]:
+    carry: _Carrier | None = None,
+    twins: dict[tuple[int, int], Twins] | None = None,
+) -> tuple[
+    Callable[[int, Key], int],
+    Callable[[int, Key], bool],
+    Callable[[int, Key], bool],
+    Callable[[int, Key], int],
+]:
     """``distance(i, key)``: how far line i is from where write ``key`` should be now,
     and ``far(i, key)``: more than FAR_LINES from it, where that is known.
 
@@ -427,9 +514,20 @@ def _distances(
     text, which the whole file's matcher gives it (its run there is the edit's own),
     so no line of the window may take it (a ``}`` of a session's test, landed 600
     lines up, given to a ``}`` of a person's copy of that test inside the window).
+
+    ``carry`` says where a write stood once the session's later edits of the file
+    made by line i's commit were made (``_Carrier``). Places written at different
+    times are different files' lines: where an edit with no anchor of its own is
+    far from line i as written, it is measured again as the session's anchor nearest
+    it *in the session's file as line i's commit found it* (both carried there),
+    and that distance is used where it is near (``carried_off``).
+
+    The fourth function, ``landed_off(i, key)``, is how far line i is from where
+    ``key``, any twin of a contested write, landed: asked only of a line the
+    group's first twin turned away as far.
     """
     if position is None or not any(repeated):
-        return (lambda i, key: 0), (lambda i, key: False), (lambda i, key: False)
+        return _NO_DISTANCES
     place = position
     # only a write that two lines of one text can both take needs a place; in a
     # window, a copy of the text outside it (the whole file's count) is such a line
@@ -442,9 +540,18 @@ def _distances(
                 seen[k] += 1 + outside
     contested = {k for k, n in seen.items() if n > 1}
     if not contested:
-        return (lambda i, key: 0), (lambda i, key: False), (lambda i, key: False)
+        return _NO_DISTANCES
     wanted = {(k[0], k[1]) for k in contested}
-    sessions = {edit[0] for edit in wanted}
+    # Runs are walked from the first of identical edits only; each of the others
+    # landed at its own place, which is what says which copy it wrote. Those places
+    # are read only for a line the first turned away as far (``landed_off``): asked
+    # of every twin, they re-ordered and lost lines the first twin's place gave
+    # right (express ``lib/response.js`` replayed: four of a session's repeated
+    # `` * @public`` lines given to nobody).
+    landed_keys = set(contested)
+    if twins is not None:
+        landed_keys |= {(e[0], e[1], k[2]) for k in contested for e in twins[(k[0], k[1])].members}
+    sessions = {k[0] for k in landed_keys}
     # (line, write) pairs of lines whose text the file holds once, by edit
     anchors: dict[tuple[int, int], list[tuple[int, Key]]] = {}
     for i, found in enumerate(runs):
@@ -470,7 +577,8 @@ def _distances(
                 shifts.append(i - at)
         return sorted(shifts)[len(shifts) // 2] if shifts else None
 
-    def shift(key: Key, at: int) -> int | None:
+    def shift(key: Key, at: int, i: int | None = None) -> int | None:
+        """``i``: carried to line i's commit first (``carried_local``)."""
         edit = (key[0], key[1])
         if edit not in median:
             median[edit] = median_of(anchors.get(edit, ()))
@@ -479,8 +587,39 @@ def _distances(
         # nothing else of this edit here: the shift of the session's anchor written
         # nearest this place (what was inserted above one part of a file is not
         # what was inserted above another: a median over the file is neither)
-        got = local(key[0], None, at)
+        got = (None if i is None else carried_local(key, at, i)) or local(key[0], None, at)
         return None if got is None else got[0]
+
+    # the session's anchors as (place in its file by a time, shift from there)
+    by_then: dict[tuple[int, float], list[tuple[int, int]]] = {}
+
+    def carried_local(key: Key, at: int, i: int) -> tuple[int, int] | None:
+        """``local`` of the session's edits, read in its file as line i's commit
+        found it: the shift (from ``at``, as written) and how far off the anchor
+        nearest the write was once both were carried through the session's later
+        edits made by then; None where the write cannot be carried or no anchor can."""
+        if carry is None:
+            return None
+        until = carry.until(i, key[0])
+        now = carry.to(key, at, until)
+        if now is None:
+            return None
+        sid = key[0]
+        if (sid, until) not in by_then:
+            found = []
+            for e, pairs in anchors.items():
+                if e[0] == sid:
+                    for a, k in pairs:
+                        p = place(k)
+                        if p is None:
+                            continue
+                        then = carry.time(k)
+                        q = None if then is None or then > until else carry.to(k, p, until)
+                        if q is not None:
+                            found.append((q, a - q))
+            by_then[(sid, until)] = sorted(found)
+        near = _nearest(by_then[(sid, until)], now)
+        return None if near is None else (near[1] + now - at, abs(near[0] - now))
 
     def local(sid: int, edit: int | None, at: int) -> tuple[int, int] | None:
         """(shift, how far from ``at`` it was read) off the anchor written nearest
@@ -494,14 +633,8 @@ def _distances(
                         if p is not None:
                             found.append((p, i - p))
             nearby[(sid, edit)] = sorted(found)
-        spots = nearby[(sid, edit)]
-        if not spots:
-            return None
-        j = bisect_left(spots, (at, -_SPAN))
-        near = min(
-            (spots[x] for x in (j - 1, j) if 0 <= x < len(spots)), key=lambda s: abs(s[0] - at)
-        )
-        return near[1], abs(near[0] - at)
+        near = _nearest(nearby[(sid, edit)], at)
+        return None if near is None else (near[1], abs(near[0] - at))
 
     def distance(i: int, key: Key) -> int:
         mine = key in contested
@@ -516,7 +649,48 @@ def _distances(
             above = old_above(key)
             if above is not None:
                 return abs(kept_above[i] - above)
-        return abs(i - at - (moved or 0)) if mine else 0
+        if not mine:
+            return 0
+        off = abs(i - at - (moved or 0))
+        if off > FAR_LINES:
+            near = carried_off(i, key, at)
+            return off if near is None else near
+        return off
+
+    def carried_off(i: int, key: Key, at: int) -> int | None:
+        """How far line i is from write ``key`` of an edit with no line of its own here
+        (the shift read off the session's other edits), both carried to line i's
+        commit (``carried_local``), where that is near; None where it is not.
+
+        Asked only of a write far from line i as written: the session's next edit put
+        a 40-line function between the two copies of a block it had just pasted; read
+        off the written places the second copy was 42 lines off and went to nobody
+        (entireio ``explain.go``, 827a88a4). Read for every write, as the order's
+        shift, it moved lines the written places gave right (packaging's reverts and
+        moves one wrong line more each; a person's edit between the session's is not
+        among the hunks a write is carried through)."""
+        if carry is None or median[(key[0], key[1])] is not None:
+            return None
+        got = carried_local(key, at, i)
+        if got is None:
+            return None
+        off = abs(i - at - got[0])
+        return off if off <= FAR_LINES else None
+
+    def landed_off(i: int, key: Key) -> int:
+        """How far line i is from where ``key``, any twin of a contested write, landed
+        (carried to line i's commit), for a line its group's first turned away."""
+        if key not in landed_keys:
+            return 0
+        at = place(key)
+        if at is None:
+            return 0
+        moved = shift(key, at, i)
+        if moved is None and old_above is not None and kept_above is not None:
+            above = old_above(key)
+            if above is not None:
+                return abs(kept_above[i] - above)
+        return abs(i - at - (moved or 0))
 
     def far(i: int, key: Key) -> bool:
         if key not in contested:
@@ -536,7 +710,9 @@ def _distances(
         got = local(key[0], key[1], at) or local(key[0], None, at)
         if got is None or got[1] > FAR_LINES // 2:
             return False
-        return abs(i - at - got[0]) > FAR_LINES
+        if abs(i - at - got[0]) <= FAR_LINES:
+            return False
+        return carried_off(i, key, at) is None
 
     def taken(i: int, key: Key) -> bool:
         if text_beyond is None:
@@ -547,7 +723,27 @@ def _distances(
         moved = shift(key, at)
         return moved is not None and text_beyond(at + moved) == fps[i]
 
-    return distance, far, taken
+    return distance, far, taken, landed_off
+
+
+def _no_distance(i: int, key: Key) -> int:
+    return 0
+
+
+def _not_far(i: int, key: Key) -> bool:
+    return False
+
+
+# nothing competes for a place: every write is where it should be
+_NO_DISTANCES = (_no_distance, _not_far, _not_far, _no_distance)
+
+
+def _nearest(spots: list[tuple[int, int]], at: int) -> tuple[int, int] | None:
+    """Of (place, shift) pairs sorted by place, the one whose place is nearest ``at``."""
+    if not spots:
+        return None
+    j = bisect_left(spots, (at, -_SPAN))
+    return min((spots[x] for x in (j - 1, j) if 0 <= x < len(spots)), key=lambda s: abs(s[0] - at))
 
 
 def _anchors_beyond(
