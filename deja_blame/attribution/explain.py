@@ -50,6 +50,12 @@ def line_story(
                 )
                 if here is not None:
                     doc["written_here_after_commit"] = here
+                else:
+                    untimed = written_untimed(
+                        conn, result.root, ln.orig_path or result.path, ln.text
+                    )
+                    if untimed is not None:
+                        doc["written_untimed"] = untimed
         return doc
     info = result.sessions.get(ln.session)
     doc["session_info"] = info.to_json() if info else None
@@ -342,11 +348,37 @@ def written_here_after_commit(
     }
 
 
+def written_untimed(
+    conn: sqlite3.Connection, root: str, path: str, text: str
+) -> dict[str, Any] | None:
+    """An indexed session of this repository that wrote this very line to a file of
+    this path, with no time for the write (a record without its timestamp: a
+    transcript written by hand or by another tool): nothing places the write before
+    the commit, so the line is nobody's. {session, agent}; None when there is none."""
+    from deja_blame.attribution.facts.repository import RepositoryIdentity
+
+    rows = _line_rows(conn, path, text, dated=False)
+    if not rows:
+        return None
+    identity = RepositoryIdentity(conn, root)
+    rows = [r for r in rows if identity.belongs(r[4])]
+    if not rows:
+        return None
+    session, agent, *_ = min(rows, key=lambda r: r[0])
+    return {"session": session, "agent": agent}
+
+
 def _writes_of_line(
     conn: sqlite3.Connection, path: str, text: str
 ) -> list[tuple[str, str, str, float, int]]:
     """(session id, agent, written path, time, row id) of each dated agent write of
     this line's text to a file of this path (here or in another clone)."""
+    return _line_rows(conn, path, text, dated=True)
+
+
+def _line_rows(conn: sqlite3.Connection, path: str, text: str, dated: bool) -> list[Any]:
+    """``_writes_of_line``'s rows, of the dated writes or (``dated`` False) of those
+    with no time."""
     from deja_blame.index.fingerprint import is_trivial
 
     name = path.rsplit("/", 1)[-1]
@@ -356,7 +388,8 @@ def _writes_of_line(
         "SELECT s.session_id, s.source, p.path, e.at_epoch, s.sid FROM lines l"
         " JOIN paths p ON p.path_id = l.path_id JOIN sessions s ON s.sid = l.sid"
         " JOIN edits e ON e.sid = l.sid AND e.ord = l.edit_ord"
-        " WHERE p.name = ? AND l.fp = ? AND e.source = 'agent' AND e.at_epoch IS NOT NULL",
+        " WHERE p.name = ? AND l.fp = ? AND e.source = 'agent'"
+        f" AND e.at_epoch IS {'NOT NULL' if dated else 'NULL'}",
         (name, fingerprint(text)),
     ).fetchall()
     return [r for r in rows if str(r[2]).endswith("/" + path) or r[2] == path]

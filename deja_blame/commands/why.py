@@ -167,6 +167,13 @@ def run_why(
                 f" line again at {terminal(utc_second(here['at']))}, after the commit"
                 f" ({terminal(here['commit_at'])}) that already held it: {began}"
             )
+        untimed = doc.get("written_untimed")
+        if untimed:
+            echo(
+                f"session {terminal(untimed['session'])} ({agent_word(untimed['agent'])}) wrote"
+                " this line, but its transcript gives no time for the write: nothing places"
+                " it before the commit"
+            )
         first = next((v for v in doc["history"] if v["session"]), None)
         if first is not None:
             echo(

@@ -521,9 +521,13 @@ def insert_writes(
 
 
 def bump_paths(conn: sqlite3.Connection, path_ids: Iterable[int]) -> None:
-    """New or removed writes to these paths: cached attributions of them are stale."""
+    """New or removed writes to these paths: cached attributions of them are stale.
+    A path's first generation is random: the sum over every path stands for this
+    index's writes (``queries.writes_generation``, what a history pass recorded), and
+    another index (rebuilt, another --db) reaching the same count and sum from 1 up
+    took a pass over other writes for current (newcomer 15 #3)."""
     conn.executemany(
-        "INSERT INTO path_gen(path_id, gen) VALUES (?, 1)"
+        "INSERT INTO path_gen(path_id, gen) VALUES (?, 1 + abs(random() % 1000000000))"
         " ON CONFLICT(path_id) DO UPDATE SET gen = gen + 1",
         [(pid,) for pid in sorted(set(path_ids))],
     )

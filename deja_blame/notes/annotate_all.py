@@ -36,7 +36,7 @@ import pygit2
 
 from deja_blame import statefile
 from deja_blame.attribution.facts.indexread import session_writes
-from deja_blame.attribution.facts.settled import commit_derived_from
+from deja_blame.attribution.facts.settled import commit_none_value
 from deja_blame.gitcli import git_errors
 from deja_blame.gitutil import workdir
 from deja_blame.index import queries as Q
@@ -94,9 +94,8 @@ def record_looked_at(repo: pygit2.Repository, conn: sqlite3.Connection, sha: str
     """Record a commit derived with no line (the post-commit hook's), as a pass would:
     while the index's writes stay as the last complete pass saw them, blame then
     takes its lines for people's without matching them (``facts/settled.py``)."""
-    local = commit_derived_from(conn, workdir(repo), sha)
     count, _ = Q.earliest_session_start(conn)
-    HistoryState(repo).record_none(sha, none_value(local, count))
+    HistoryState(repo).record_none(sha, commit_none_value(conn, workdir(repo), sha, count))
 
 
 def needs_pass(repo: pygit2.Repository, conn: sqlite3.Connection) -> bool:
@@ -169,22 +168,23 @@ def annotate_history(
     commits = read_history(root, [rev], since)
     result.commits = len(commits)
     writes = session_writes(conn, str(root), {p for c in commits for p in c.paths})
-    todo: list[tuple[str, dict[str, int], set[str] | None]] = []
+    todo: list[tuple[str, dict[str, int], str, set[str] | None]] = []
     if writes.touched():
         for c in commits:
             local = writes.of(c)
             if local:
                 own = own_document(read_note_docs(repo, c.sha), c.sha)
+                none = none_value(local, count, writes.after(c))
                 if own is not None:
                     up_to_date = not is_stale(own.derived_from, local)
                 else:
-                    up_to_date = state.none.get(c.sha) == none_value(local, count)
+                    up_to_date = state.none.get(c.sha) == none
                 result.touched += 1
                 if up_to_date:
                     result.fresh += 1
                     result.fresh_none += own is None
                 else:
-                    todo.append((c.sha, local, None))
+                    todo.append((c.sha, local, none, None))
                 continue
             # no session wrote to its files: a block of their lines moved here from
             # another file is all it may hold (looked at again when the writes change)
@@ -194,7 +194,7 @@ def annotate_history(
             only = files_worth_deriving(repo, commit, conn, writes)
             if only:
                 result.touched += 1
-                todo.append((c.sha, local, only))
+                todo.append((c.sha, local, moves_key, only))
             else:
                 state.record_none(c.sha, moves_key)
     from deja_blame.attribution.facts.derived_blame import share_blames
@@ -204,7 +204,6 @@ def annotate_history(
         _derive_all(
             repo,
             conn,
-            count,
             writes,
             todo,
             state,
@@ -236,9 +235,8 @@ def _index_notes(repo: pygit2.Repository, conn: sqlite3.Connection, commits: lis
 def _derive_all(
     repo: pygit2.Repository,
     conn: sqlite3.Connection,
-    sessions: int,
     writes: SessionWrites,
-    todo: list[tuple[str, dict[str, int], set[str] | None]],
+    todo: list[tuple[str, dict[str, int], str, set[str] | None]],
     state: HistoryState,
     result: HistoryResult,
     include_prompts: bool,
@@ -246,7 +244,7 @@ def _derive_all(
     on_progress: Progress | None,
 ) -> None:
     batch: list[Derivation] = []
-    locals_of: dict[str, dict[str, int]] = {}
+    nones_of: dict[str, str] = {}  # what a commit given no line is recorded with
 
     def flush() -> None:
         if not batch:
@@ -258,15 +256,14 @@ def _derive_all(
             if r.written:
                 result.written.append(d.sha)
             if r.note.is_empty():
-                local = locals_of[d.sha]
-                state.record_none(d.sha, none_value(local, sessions))
+                state.record_none(d.sha, nones_of[d.sha])
         result.derived += len(batch)
         batch.clear()
 
     last = time.monotonic()
     done = 0
     try:
-        for sha, local, only in todo:
+        for sha, local, none, only in todo:
             if deadline is not None and time.monotonic() > deadline:
                 break
             commit = repo[sha].peel(pygit2.Commit)
@@ -275,7 +272,7 @@ def _derive_all(
             batch.append(
                 derive_commit(repo, commit, conn, include_prompts, derived_from=local, only=only)
             )
-            locals_of[sha] = local
+            nones_of[sha] = none
             done += 1
             if time.monotonic() - last > FLUSH_SECONDS or len(batch) >= FLUSH_COMMITS:
                 flush()

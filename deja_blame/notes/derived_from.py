@@ -58,24 +58,35 @@ def is_stale(recorded: Recorded | None, local: Recorded) -> bool:
 MOVES_ONLY = "moves-"
 
 
-def none_value(local: Recorded, sessions: int) -> str:
+def none_value(local: Recorded, sessions: int, after: Recorded | None = None) -> str:
     """What a commit derived with no line is recorded with (``.git/deja/history``):
     the digest of what the sessions had written to its files by its time
-    (``SessionWrites.of``), or, where none had, the number of sessions the index held.
-    The pass, the post-commit hook and blame's settled facts all compare against
-    this one value."""
-    return digest(local) if local else f"{MOVES_ONLY}{sessions}"
+    (``SessionWrites.of``) and of which of those lines came after it (``after``,
+    ``SessionWrites.after``), or, where none had, the number of sessions the index
+    held. A transcript whose writes are timed again to before the commit (a clock
+    corrected) has as many lines, but no longer after it: the value changes, as it
+    does for a new write. The pass, the post-commit hook and blame's settled facts
+    all compare against this one value."""
+    if not local:
+        return f"{MOVES_ONLY}{sessions}"
+    # none after: the digest of ``local`` alone, as recorded before ``after`` was
+    return digest({**local, **{f"{key}+": n for key, n in (after or {}).items()}})
 
 
 def still_derived(
-    recorded: Recorded | None, none: str | None, local: Recorded, sessions: int
+    recorded: Recorded | None,
+    none: str | None,
+    local: Recorded,
+    sessions: int,
+    after: Recorded | None = None,
 ) -> bool:
     """Whether a commit's note, computed from ``recorded`` (None: it has none, or it
     does not say), or else its record of no line (``none``), was computed from what
-    the index holds now (``local``, while it holds ``sessions`` sessions)."""
+    the index holds now (``local``, ``after`` of them after the commit, while it holds
+    ``sessions`` sessions)."""
     if recorded is not None:
         return not is_stale(recorded, local)
-    return none is not None and none == none_value(local, sessions)
+    return none is not None and none == none_value(local, sessions, after)
 
 
 def combined(recorded: Recorded | None, local: Recorded) -> Recorded:
@@ -111,7 +122,16 @@ class SessionWrites:
 
     def of(self, commit: HistoryCommit) -> Recorded:
         """session key -> lines written to the commit's files by its time (plus skew)."""
-        limit = commit.time + SKEW
+        return self._until(commit, commit.time + SKEW)
+
+    def after(self, commit: HistoryCommit) -> Recorded:
+        """Of ``of(commit)``'s lines, those written after the commit's own time: what
+        its record of no line also says (``none_value``)."""
+        before = self._until(commit, commit.time)
+        out = {key: n - before.get(key, 0) for key, n in self.of(commit).items()}
+        return {key: n for key, n in out.items() if n > 0}
+
+    def _until(self, commit: HistoryCommit, limit: float) -> Recorded:
         counts: Recorded = {}
         seen: set[int] = set()
         for rel in commit.paths:

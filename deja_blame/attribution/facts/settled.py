@@ -34,7 +34,7 @@ from deja_blame.attribution.facts.indexread import session_writes
 from deja_blame.attribution.model import LineAttribution
 from deja_blame.errors import DejaError
 from deja_blame.index import queries as Q
-from deja_blame.notes.derived_from import SKEW, still_derived
+from deja_blame.notes.derived_from import SKEW, none_value, still_derived
 
 
 @dataclass(frozen=True)
@@ -127,7 +127,9 @@ def still_current(
     out: set[str] = set()
     for c in found:
         local = writes.of(c)
-        if still_derived(recorded_of(c.sha), passed.none.get(c.sha), local, passed.sessions):
+        recorded = recorded_of(c.sha)
+        after = writes.after(c) if recorded is None and local else None
+        if still_derived(recorded, passed.none.get(c.sha), local, passed.sessions, after):
             out.add(c.sha)
     return out
 
@@ -141,6 +143,18 @@ def commit_derived_from(conn: sqlite3.Connection, root: str | Path, sha: str) ->
     if not commits:
         return {}
     return session_writes(conn, str(root), commits[0].paths).of(commits[0])
+
+
+def commit_none_value(conn: sqlite3.Connection, root: str | Path, sha: str, sessions: int) -> str:
+    """What one commit derived with no line is recorded with (``none_value``: the
+    post-commit hook's record)."""
+    from deja_blame.notes.history import read_history
+
+    commits = read_history(root, ["-1", sha])
+    if not commits:
+        return none_value({}, sessions)
+    writes = session_writes(conn, str(root), commits[0].paths)
+    return none_value(writes.of(commits[0]), sessions, writes.after(commits[0]))
 
 
 def pass_record(
