@@ -140,6 +140,35 @@ def test_parse_tells_the_agent_from_the_file(agent: str, tmp_path: Path) -> None
         assert doc["agent"] == agent
 
 
+def test_parse_of_records_no_agent_knows_says_so_and_claude_without_its_ids(
+    tmp_path: Path,
+) -> None:
+    """Claude Code's records written without their ids (by hand, by another tool) are
+    read as Claude Code's, not as the first agent's empty session; records no agent
+    knows are an error naming ``--agent``, not an empty transcript (newcomer 15 #1)."""
+    write = {"type": "tool_use", "id": "t1", "name": "Write",
+             "input": {"file_path": "/w/NEW.txt", "content": "hello\n"}}  # fmt: skip
+    records = [
+        {"type": "user", "cwd": "/w", "message": {"role": "user", "content": "add a line"}},
+        {"type": "assistant", "cwd": "/w",
+         "message": {"role": "assistant", "model": "claude-x", "content": [write]}},
+        {"type": "user", "cwd": "/w", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": "File created"}]}},
+    ]  # fmt: skip
+    bare = tmp_path / "a.jsonl"
+    bare.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+    doc = deja_json("parse", str(bare), "--json")
+    assert doc["agent"] == "claude-code"
+    assert [e["added"] for e in doc["edits"]] == [["hello"]]
+
+    unknown = tmp_path / "b.jsonl"
+    unknown.write_bytes(b'{"kind": "x"}\n{"kind": "y"}\n')
+    said = deja("parse", str(unknown), check=False)
+    assert said.returncode == 1, said
+    assert b"no agent deja reads writes records like these" in said.stderr
+    assert b"deja parse --agent NAME PATH" in said.stderr
+
+
 # -- found where each agent keeps its sessions ------------------------------------------------
 
 

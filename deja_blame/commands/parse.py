@@ -8,7 +8,7 @@ from deja_blame.errors import DejaError
 from deja_blame.jsonout import print_json
 from deja_blame.outputs.session_text import print_session
 from deja_blame.transcripts.reading import IncompleteTranscript
-from deja_blame.transcripts.registry import parse_any
+from deja_blame.transcripts.registry import AGENTS, parse_any, sniffed_agent
 
 
 def run_parse(path: Path, as_json: bool, agent: str | None = None) -> int:
@@ -27,6 +27,8 @@ def run_parse(path: Path, as_json: bool, agent: str | None = None) -> int:
     if not path.is_file():
         # a FIFO would block, /dev/zero never ends: transcripts are regular files
         raise DejaError(f"{path} is not a regular file (a transcript is a .jsonl file)")
+    # no agent knows its records: read as the first agent's, the oldest guess
+    unknown = agent is None and sniffed_agent(path) is None
     try:
         session = parse_any(path, agent)
     except IncompleteTranscript as exc:  # its message names the file
@@ -39,6 +41,13 @@ def run_parse(path: Path, as_json: bool, agent: str | None = None) -> int:
         raise DejaError(
             f"{path} is not an agent transcript: none of its"
             f" {session.skipped_lines:,} lines is a transcript record"
+        )
+    if unknown and not (session.messages or session.commands or session.files or session.edits):
+        raise DejaError(
+            f"{path}: no agent deja reads writes records like these (read as"
+            f" {AGENTS[0].display_name}'s, it holds nothing)",
+            hint="name the agent that wrote it: deja parse --agent NAME PATH"
+            " (deja parse --help lists them)",
         )
     if as_json:
         print_json(session.to_json())

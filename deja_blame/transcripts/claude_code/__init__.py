@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from deja_blame.transcripts.agent import BY_CONTENT, Agent, Handoff, Sniffed
+from deja_blame.transcripts.agent import BY_CONTENT, PLAUSIBLE, Agent, Handoff, Sniffed
 from deja_blame.transcripts.claude_code.discover import (
     AGENT,
     ROOT_ENV,
@@ -42,10 +42,16 @@ def _resume(tf: TranscriptFile, state: ReaderState | None) -> Reader | None:
 
 
 def _sniff(s: Sniffed) -> int:
+    plausible = 0
     for rec in s.records:
-        if "sessionId" in rec and rec.get("type") in ("user", "assistant", "summary", "system"):
-            return BY_CONTENT
-    return 0
+        if rec.get("type") in ("user", "assistant", "summary", "system"):
+            if "sessionId" in rec:
+                return BY_CONTENT
+            if isinstance(rec.get("message"), dict):
+                # the envelope without the ids (a transcript written by hand or by
+                # another tool): not taken for the first agent's empty session
+                plausible = PLAUSIBLE
+    return plausible
 
 
 def _parts(path: Path) -> tuple[Path, ...]:
