@@ -746,3 +746,36 @@ def test_codex_sessions_an_older_reader_indexed_are_read_again(tmp_path: Path) -
     assert again["unchanged"] == 0, again
     third = orjson.loads(deja("index", "--json", "--agent", "codex", env=env).stdout)
     assert third["unchanged"] == third["transcripts"] == 2
+
+
+def test_gemini_session_in_a_hashed_folder_names_its_project_by_the_hash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Older Gemini CLI versions keep a project's chats under the SHA-256 of its folder
+    and write no ``.project_root``: a session that touched no file was indexed with no
+    project (``-``, issue 40 item 5). Read from that folder or below it, the hash
+    names it."""
+    import hashlib
+
+    project = tmp_path / "shop"
+    (project / "src").mkdir(parents=True)
+    digest = hashlib.sha256(str(project).encode()).hexdigest()
+    chats = tmp_path / ".gemini" / "tmp" / digest / "chats"
+    chats.mkdir(parents=True)
+    doc = {
+        "sessionId": "s-2",
+        "projectHash": digest,
+        "startTime": "2026-12-01T08:00:00.000Z",
+        "messages": [
+            {"id": "a", "timestamp": "2026-12-01T08:00:01.000Z", "type": "user",
+             "content": "what does this project do?"},
+            {"id": "b", "timestamp": "2026-12-01T08:00:05.000Z", "type": "gemini",
+             "content": "It is a shop.", "model": "gemini-2.5-pro"},
+        ],
+    }  # fmt: skip
+    (chats / "session-2026-12-01T08-00-s2.json").write_text(json.dumps(doc))
+    (tf,) = discover(["gemini-cli"], env={"DEJA_GEMINI_ROOT": str(tmp_path / ".gemini")})
+    monkeypatch.chdir(project / "src")
+    assert read_session(tf).project == str(project)
+    monkeypatch.chdir(tmp_path)
+    assert read_session(tf).project == "-"  # nothing names it: the folder is not one asked

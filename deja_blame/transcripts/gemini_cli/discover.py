@@ -10,6 +10,7 @@ read. A sub-agent's file ``chats/<session id>/<agent>.jsonl`` belongs to that se
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -119,10 +120,30 @@ def subagent_files(
 
 
 def project_root_of(transcript: Path) -> str | None:
-    """The project a chats folder belongs to, where Gemini CLI wrote it down."""
+    """The project a chats folder belongs to, where Gemini CLI wrote it down, else
+    where its folder's name is the SHA-256 of the current folder or one above it."""
     marker = transcript.parent.parent / ".project_root"
     try:
         text = read_whole(marker, 64 * 1024).decode("utf-8").strip()
     except (OSError, UnicodeDecodeError):
+        return hashed_project(transcript.parent.parent.name)
+    return text or hashed_project(transcript.parent.parent.name)
+
+
+def hashed_project(name: str) -> str | None:
+    """The folder whose path's SHA-256 is ``name`` (older Gemini CLI versions name a
+    project's folder so, and write no ``.project_root``), among the current folder and
+    those above it: deja runs in the project it answers for, and a hash names no other
+    folder. None for any other name, or where none of them is it."""
+    import hashlib
+
+    if len(name) != 64 or not all(c in "0123456789abcdef" for c in name):
         return None
-    return text or None
+    try:
+        here = Path(os.getcwd())
+    except OSError:
+        return None
+    for folder in (here, *here.parents):
+        if hashlib.sha256(str(folder).encode("utf-8", "surrogateescape")).hexdigest() == name:
+            return str(folder)
+    return None

@@ -17,8 +17,9 @@
   the command, its exit code from ``Exit Code: N`` in its output (0 when it
   succeeded and says none).
 - No working directory is recorded: the project is the chats folder's
-  ``.project_root`` where the CLI wrote one, else the directory the session's
-  files share.
+  ``.project_root`` where the CLI wrote one, else the folder its name is the
+  SHA-256 of (the current folder or one above it), else the directory the
+  session's files share.
 """
 
 from __future__ import annotations
