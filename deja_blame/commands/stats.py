@@ -145,6 +145,8 @@ def _print(s: Stats) -> None:
         ("session", [(f"{k[:8]} {agent_word(s.session_agent.get(k)) if k in s.session_agent else ''}", n) for k, n in s.by_session.most_common(10)]),
         ("person", s.by_person.most_common(10)),
     ]  # fmt: skip
+    # the lists cut at 10 say what the rest hold, so that the columns add up
+    rest = {"session": (s.by_session, "sessions"), "person": (s.by_person, "people")}
     for title, rows in sections:
         if not rows:
             continue
@@ -152,6 +154,11 @@ def _print(s: Stats) -> None:
         click.echo(style(f"by {title}", c, bold=True))
         for name, n in rows:
             click.echo(f"  {shorten(terminal(str(name)), 40):<40} {n:>8,} {_pct(n, s.lines)}")
+        whole, many = rest.get(title, (None, ""))
+        if whole is not None and len(whole) > len(rows):
+            more = counted(len(whole) - len(rows), "more " + title, "more " + many)
+            left = sum(whole.values()) - sum(count for _, count in rows)
+            click.echo(f"  {more:<40} {left:>8,} {_pct(left, s.lines)}")
     if s.skipped:
         click.echo("")
         click.echo(f"skipped {len(s.skipped)} file(s): " + ", ".join(
