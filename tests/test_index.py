@@ -1221,6 +1221,12 @@ def test_index_output_off_a_terminal(tmp_path: Path) -> None:
     assert proc.stderr.decode().splitlines() == [
         "indexed 1 transcript: 1 session added, 0 updated, 0 unchanged; 0 malformed lines skipped"
     ]
+    # read already (here by the run above; often by the refresh before an answer): said
+    # so, not "indexed 1 transcript: 0 sessions added" (newcomer 15 #6)
+    assert deja("index", "--root", str(root)).stderr.decode().splitlines() == [
+        "nothing new: 1 transcript indexed already"
+        " (deja blame and the other answers read new transcripts themselves)"
+    ]
     proc = deja("index", "--root", str(root), "--json")
     assert proc.stderr == b""
     doc = orjson.loads(proc.stdout)  # exactly one JSON document

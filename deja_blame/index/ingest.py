@@ -165,12 +165,20 @@ class IndexReport:
     def summary(self) -> str:
         from deja_blame.output import counted
 
-        text = (
-            f"indexed {counted(self.transcripts, 'transcript')}:"
-            f" {counted(self.added, 'session')} added,"
-            f" {self.updated} updated, {self.unchanged} unchanged;"
-            f" {counted(self.skipped_lines, 'malformed line')} skipped"
-        )
+        if self.transcripts and self.unchanged == self.transcripts:
+            # read already, by an earlier run or the refresh before an answer: not
+            # "indexed 1 transcript: 0 sessions added", which reads as not understood
+            text = (
+                f"nothing new: {counted(self.transcripts, 'transcript')} indexed already"
+                " (deja blame and the other answers read new transcripts themselves)"
+            )
+        else:
+            text = (
+                f"indexed {counted(self.transcripts, 'transcript')}:"
+                f" {counted(self.added, 'session')} added,"
+                f" {self.updated} updated, {self.unchanged} unchanged;"
+                f" {counted(self.skipped_lines, 'malformed line')} skipped"
+            )
         if self.incomplete:
             text += f"; {len(self.incomplete)} still being written (read at the next run)"
         if self.forgotten:
