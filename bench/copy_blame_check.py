@@ -12,20 +12,19 @@ counted apart, by reason. Run by hand:
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import subprocess
 import sys
-import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from timed_git_blame import git_blame, sealed_env  # noqa: E402
+
 from deja_blame.attribution.facts import shared  # noqa: E402
 from deja_blame.attribution.facts.copy_blame import CopyBlame, NotHere  # noqa: E402
-from deja_blame.attribution.facts.git_blame import parse_porcelain  # noqa: E402
 from deja_blame.attribution.facts.history import RepoHistory  # noqa: E402
 
 _SPACE = b" \t\r\x0b\x0c"
@@ -84,10 +83,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--asked")
     args = parser.parse_args()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(HOME=tempfile.mkdtemp(prefix="copy-blame-check-"), GIT_CONFIG_NOSYSTEM="1")
-    os.environ.clear()
-    os.environ.update(env)
+    env = sealed_env("copy-blame-check-")
     repo = str(Path(args.repo).resolve())
     if args.asked:
         asked = _asked(args.asked)
@@ -106,18 +102,9 @@ def main() -> int:
             ]
 
         for rev, path, ranges in asked:
-            before = os.times()
-            proc = subprocess.run(
-                ["git", "-C", repo, "blame", "--porcelain", "-C"]
-                + [f"-L{a},{b}" for a, b in ranges]
-                + [rev, "--", path],
-                capture_output=True,
-                env=env,
-            )
-            after = os.times()
-            git_cpu += after.children_user + after.children_system
-            git_cpu -= before.children_user + before.children_system
-            want = parse_porcelain(proc.stdout) if proc.returncode == 0 else None
+            lines = [f"-L{a},{b}" for a, b in ranges]
+            want, cpu = git_blame(repo, ["-C", *lines, rev, "--", path], env)
+            git_cpu += cpu
             started = time.process_time()
             try:
                 history.knows(rev)

@@ -13,17 +13,16 @@ it reads blobs through is not counted). Run by hand:
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from timed_git_blame import git_blame, sealed_env  # noqa: E402
+
 from deja_blame.attribution.facts import shared  # noqa: E402
-from deja_blame.attribution.facts.git_blame import parse_porcelain  # noqa: E402
 from deja_blame.attribution.facts.history import forget_histories, repo_history  # noqa: E402
 from deja_blame.attribution.facts.plain_blame import plain_blame  # noqa: E402
 
@@ -46,16 +45,8 @@ def check(repo: str, rev: str, env: dict[str, str]) -> int:
     with shared.one_question(repo):
         repo_history(repo).knows(head)  # what the moves rule reads in a stats run
         for path in paths:
-            before = os.times()
-            proc = subprocess.run(
-                ["git", "-C", repo, "blame", "--porcelain", head, "--", path],
-                capture_output=True,
-                env=env,
-            )
-            after = os.times()
-            git_cpu += after.children_user + after.children_system
-            git_cpu -= before.children_user + before.children_system
-            want = parse_porcelain(proc.stdout) if proc.returncode == 0 else None
+            want, cpu = git_blame(repo, [head, "--", path], env)
+            git_cpu += cpu
             started = time.process_time()
             got = plain_blame(repo, head, path)
             here_cpu += time.process_time() - started
@@ -79,10 +70,7 @@ def main() -> int:
     parser.add_argument("repo")
     parser.add_argument("--at", action="append", default=[])
     args = parser.parse_args()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(HOME=tempfile.mkdtemp(prefix="plain-blame-check-"), GIT_CONFIG_NOSYSTEM="1")
-    os.environ.clear()
-    os.environ.update(env)
+    env = sealed_env("plain-blame-check-")
     repo = str(Path(args.repo).resolve())
     differ = sum(check(repo, rev, env) for rev in args.at or ["HEAD"])
     return 1 if differ else 0

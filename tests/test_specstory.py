@@ -371,10 +371,8 @@ def own(tmp_path: Path) -> Path:
     return repo
 
 
-def test_a_chat_read_as_the_users_own_stays_theirs_once_committed(own: Path) -> None:
-    """The chat is read while untracked, committed with the code mid-chat, and goes on:
-    its later turns are read too (no stale half left listed); a chat committed before
-    deja ever saw it untracked is left out as a clone's would be."""
+def _committed_chat(own: Path) -> Path:
+    """The user's chat read untracked, committed, then a turn longer: read as theirs."""
     history = own / ".specstory" / "history"
     history.mkdir(parents=True)
     chat = history / "2026-12-07_08-20-00Z-add-a-mean.md"
@@ -383,14 +381,21 @@ def test_a_chat_read_as_the_users_own_stays_theirs_once_committed(own: Path) -> 
     assert "left out" not in deja("index", cwd=own).stderr.decode()
     git(own, "add", "-A")
     git(own, "commit", "-qm", "a mean, and the chat so far", env=commit_env(T0 + 3_600))
-
     chat.write_text(
         _chat(own, ("08:20:10", "src/util.py", UTIL), ("08:30:10", "docs/notes.md", NOTES))
     )
+    assert "left out" not in deja("index", cwd=own).stderr.decode()
+    return chat
+
+
+def test_a_chat_read_as_the_users_own_stays_theirs_once_committed(own: Path) -> None:
+    """The chat is read while untracked, committed with the code mid-chat, and goes on:
+    its later turns are read too (no stale half left listed); a chat committed before
+    deja ever saw it untracked is left out as a clone's would be."""
+    chat = _committed_chat(own)
+    history = chat.parent
     (own / "docs").mkdir()
     (own / "docs" / "notes.md").write_text(NOTES)
-    said = deja("index", cwd=own).stderr.decode()
-    assert "left out" not in said, said
     git(own, "add", "-A")
     git(own, "commit", "-qm", "a note", env=commit_env(T0 + 7_200))
     listed = deja_json("sessions", "--project", ".", "--json", cwd=own)["sessions"]
@@ -624,23 +629,6 @@ def test_the_extensions_rewritten_last_turn_keeps_a_committed_chat_the_users(own
 # -- the own-memory listed and taken back; a clone moved ---------------------------------
 
 
-def _committed_chat(own: Path) -> Path:
-    """The user's chat read untracked, committed, then a turn longer: read as theirs."""
-    history = own / ".specstory" / "history"
-    history.mkdir(parents=True)
-    chat = history / "2026-12-07_08-20-00Z-add-a-mean.md"
-    chat.write_text(_chat(own, ("08:20:10", "src/util.py", UTIL)))
-    (own / "src" / "util.py").write_text(UTIL)
-    assert "left out" not in deja("index", cwd=own).stderr.decode()
-    git(own, "add", "-A")
-    git(own, "commit", "-qm", "a mean, and the chat so far", env=commit_env(T0 + 3_600))
-    chat.write_text(
-        _chat(own, ("08:20:10", "src/util.py", UTIL), ("08:30:10", "docs/notes.md", NOTES))
-    )
-    assert "left out" not in deja("index", cwd=own).stderr.decode()
-    return chat
-
-
 def test_trust_lists_the_memory_and_forget_takes_it_back(own: Path) -> None:
     """``deja trust --list`` shows the histories read as the user's own before they
     were committed; ``--forget`` takes them back: the committed chat leaves the index
@@ -755,16 +743,22 @@ def test_histories_below_the_folder_deja_index_runs_in_pass_the_same_gate(own: P
     assert "left out" not in deja("index", cwd=web).stderr.decode()
 
 
+def _their_chat(foo: Path) -> Path:
+    """The chat a project's authors committed in its ``.specstory``, and the file it wrote."""
+    (foo / ".specstory" / "history").mkdir(parents=True)
+    theirs = foo / ".specstory" / "history" / "2026-11-30_09-00-00Z-add-a-discount.md"
+    theirs.write_text(_chat(foo, ("08:40:10", "notes.md", NOTES)))
+    (foo / "notes.md").write_text(NOTES)
+    return theirs
+
+
 def test_a_project_unpacked_below_keeps_its_chats_out(own: Path) -> None:
     """A project unpacked into the monorepo (a download, not a clone) brings the
     ``.specstory`` its authors committed, untracked here as a whole: not the user's, so
     not read nor remembered, before or after the user commits the folder; a subproject
     the repository holds is read (review 14 F3)."""
     foo = own / "third_party" / "foo"
-    (foo / ".specstory" / "history").mkdir(parents=True)
-    theirs = foo / ".specstory" / "history" / "2026-11-30_09-00-00Z-add-a-discount.md"
-    theirs.write_text(_chat(foo, ("08:40:10", "notes.md", NOTES)))
-    (foo / "notes.md").write_text(NOTES)
+    theirs = _their_chat(foo)
     said = deja("index", cwd=own).stderr.decode()
     assert deja_json("sessions", "--json", cwd=own)["sessions"] == [], said
     assert deja_json("trust", "--list", "--json", cwd=own)["own"] == []
@@ -787,10 +781,7 @@ def test_a_chat_found_only_below_is_never_remembered_as_the_users(own: Path) -> 
     (foo / "lib.py").write_text(PERSON)
     git(own, "add", "-A")
     git(own, "commit", "-qm", "vendor foo", env=commit_env(T0))
-    (foo / ".specstory" / "history").mkdir(parents=True)
-    theirs = foo / ".specstory" / "history" / "2026-11-30_09-00-00Z-add-a-discount.md"
-    theirs.write_text(_chat(foo, ("08:40:10", "notes.md", NOTES)))
-    (foo / "notes.md").write_text(NOTES)
+    theirs = _their_chat(foo)
     said = deja("index", cwd=own).stderr.decode()
     assert "left out" not in said, said
     assert [s["agent"] for s in deja_json("sessions", "--json", cwd=own)["sessions"]] == [
