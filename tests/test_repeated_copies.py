@@ -245,3 +245,39 @@ def test_a_copy_the_first_twin_does_not_turn_away_takes_any_free_twin() -> None:
     got = _match(file, edits, places)
     assert got[50] == 1
     assert got[10] == 1
+
+
+def test_a_write_near_its_copy_as_written_keeps_it_whatever_its_carried_place() -> None:
+    # The session wrote the block at 5 (edit 1), where it stands; its later edit 2's
+    # hunk says 20 lines went in at the top, but its lines landed all over the file
+    # (0-23, written; the final file has them elsewhere): what moved the file between
+    # the session's edits is not all in its hunks (a person's edits are not). Read
+    # at the carried place (25), the block was 20 lines off both copies and its
+    # lines went to nobody; the written place is the reading where it is near.
+    file = [f"\tline{j} := unique({j})" for j in range(62)]
+    for c in (5, 45):
+        file[c : c + 3] = BLOCK[:2] + ["\t}"]
+    late = [0, 8, 12, 19, 21, 23, 28, 29, 31, 33, 35, 37, 38, 40, 42, 44, 51, 59, 60, 61]
+    edits = {0: (1_000.0, [13, 18, 30, 43]), 1: (2_000.0, [5, 6, 7]), 2: (2_010.0, late)}
+    places = {(1, 0, 0): 11, (1, 0, 1): 15, (1, 0, 2): 28, (1, 0, 3): 38}
+    places.update({(1, 1, k): 5 + k for k in range(3)})
+    written = [0] * 13 + [2, 3, 6, 15, 19, 22, 23]
+    places.update({(1, 2, k): at for k, at in enumerate(written)})
+    hunks: dict[int, Hunks] = {0: [(8, 12, 0, 4)], 1: [(3, 6, 0, 3)], 2: [(1, 1, 0, 20)]}
+    ours = {line for _, added in edits.values() for line in added}
+
+    def file_edits(sid: int, edit: int) -> list[tuple[int, float | None, Hunks]]:
+        return [(o, edits[o][0], hunks[o]) for o in sorted(edits)]
+
+    out = matcher.match_lines(
+        LineTexts.of(file),
+        _blame(file, ours),
+        _writes(file, edits),
+        now=20_000.0,
+        position=places.get,
+        added_lines=lambda sid, edit: [file[line] for line in edits[edit][1]],
+        file_edits=file_edits,
+    )
+    got = [m.sid if m else None for m in out]
+    assert [got[i] for i in (5, 6, 7)] == [1, 1, 1]
+    assert [got[i] for i in (45, 46)] == [None, None]  # the person's copy
