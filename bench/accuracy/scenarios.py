@@ -1738,3 +1738,108 @@ def one_edit_twice(sim: Sim, small: bool) -> None:
     sim.advance(10 * MINUTE)
     sim.commit("Schema checks; empty tables fail")
     sim.expect(path)
+
+
+STORE_PY = """\
+from orders.io import parse, read, write
+
+
+def load(path):
+    data = read(path)
+    if data is None:
+        return None
+    return parse(data)
+
+
+def save(path, data):
+    write(path, data)
+    return True
+
+
+def remove(path, data):
+    write(path, b"")
+    return True
+"""
+
+# the session's two edits: a guard the file already holds (in load), a line the person
+# rewords afterwards, and the line of its own each edit adds: the reworded line breaks
+# the run between the guard and the edit's own line
+GUARD_SAVE = (
+    "def save(path, data):\n    write(path, data)\n",
+    "def save(path, data):\n    if data is None:\n        return None\n"
+    '    print("saving", path)\n    log_saved(path, len(data))\n    write(path, data)\n',
+)
+GUARD_REMOVE = (
+    'def remove(path, data):\n    write(path, b"")\n',
+    "def remove(path, data):\n    if data is None:\n        return None\n"
+    '    print("removing", path)\n    log_removed(path)\n    write(path, b"")\n',
+)
+
+
+def _store_guards(sim: Sim, path: str) -> None:
+    """The person's store, then the session's two guards, each print reworded."""
+    sim.person_write(path, STORE_PY)
+    sim.commit("Store: load, save, remove")
+    sim.advance(HOUR)
+    s = sim.session("store-guards", "save and remove must refuse missing data, and log it.")
+    s.view(path)
+    s.replace(path, *GUARD_SAVE)
+    s.replace(path, *GUARD_REMOVE)
+    s.run("python -m pytest -q tests/test_store.py", 0, "4 passed in 0.02s")
+    sim.advance(10 * MINUTE)
+    for what in ("saving", "removing"):
+        sim.person_edit(path, f'print("{what}", path)', f'logger.debug("{what} %s", path)')
+
+
+def _commit_only(sim: Sim, path: str, text: str, message: str) -> None:
+    """Commit ``path`` as ``text`` (``git add -p``: some hunks of the working file),
+    leaving the working file as it was."""
+    import difflib
+
+    full = [x.copy() for x in sim.files[path]]
+    staged = text.splitlines()
+    blocks = difflib.SequenceMatcher(
+        None, [x.text for x in full], staged, autojunk=False
+    ).get_matching_blocks()
+    sim.files[path] = [full[a + k] for a, _, size in blocks for k in range(size)]
+    if [x.text for x in sim.files[path]] != staged:
+        raise AssertionError("the staged text must be lines of the working file, in order")
+    (sim.repo / path).write_text(text, encoding="utf-8")
+    sim.commit(message)
+    sim.files[path] = full
+    (sim.repo / path).write_text(sim.read(path), encoding="utf-8")
+
+
+@scenario("a session's two guards, one text, committed apart: the second commit's guard")
+def split_commits_one_text(sim: Sim, small: bool) -> None:
+    path = "orders/store.py"
+    _store_guards(sim, path)
+    # git add -p: save's hunks first, remove's five minutes later; the first commit
+    # brought as many copies of the guard as the second edit wrote
+    now = sim.read(path)
+    remove = now[now.index("def remove(") :]
+    first = now.replace(remove, STORE_PY[STORE_PY.index("def remove(") :])
+    _commit_only(sim, path, first, "save refuses missing data")
+    sim.advance(5 * MINUTE)
+    sim.commit("remove refuses missing data")
+    sim.expect(path)
+
+
+@scenario("a session's work rebased onto a person's commit: its guards older than every parent")
+def rebased_session(sim: Sim, small: bool) -> None:
+    path = "orders/store.py"
+    _store_guards(sim, path)
+    sim.advance(20 * MINUTE)
+    # meanwhile the person's own guard, in a new function, lands on main first
+    person = "def size(path):\n    data = read(path)\n    if data is None:\n        return None\n"
+    person += "    return len(data)\n\n\n"
+    sim.person_edit(path, "def save(path, data):", person + "def save(path, data):")
+    main = STORE_PY.replace("def save(path, data):", person + "def save(path, data):")
+    _commit_only(sim, path, main, "Store: size")
+    sim.advance(2 * HOUR)
+    # the session's branch rebased onto it: its two commits made again, a second apart
+    now = sim.read(path)
+    remove = now[now.index("def remove(") :]
+    _commit_only(sim, path, now.replace(remove, STORE_PY[STORE_PY.index("def remove(") :]), "save")
+    sim.commit("remove refuses missing data")
+    sim.expect(path)

@@ -19,6 +19,9 @@ they apply:
   text was committed since, is stale (someone else brought it again);
 - ``block.py``: a line its commit brought between lines of one edit, at that
   edit's place for its text, is the edit's (a rebased block's repeated lines);
+- ``own_place.py``: a line an edit's write lands on, placed by that edit's line
+  the file holds once in the same commit, is the edit's (the commit window
+  opened to a rebased or split series' earlier commits);
 - ``reflow.py``: lines a formatter split are the session's that wrote the line;
 - ``trimmed.py``: a line a person trimmed (``};`` -> ``}``) between two lines of
   one edit keeps that edit's session;
@@ -39,6 +42,7 @@ from deja_blame.attribution.match.block import continue_blocks, placed_between
 from deja_blame.attribution.match.clock import Deadlines
 from deja_blame.attribution.match.lines import match_lines
 from deja_blame.attribution.match.moves import keep_blocks, less_certain, short_sessions
+from deja_blame.attribution.match.own_place import placed_by_own_lines
 from deja_blame.attribution.match.reflow import reflow_matches
 from deja_blame.attribution.match.trimmed import trimmed_lines
 from deja_blame.attribution.match.window import CommitWindow
@@ -166,6 +170,9 @@ def attribute_lines(
             given.repository_start, edits, matches, writes, history, path_ids
         )
         matches = placed_between(line_texts, blamed, matches, writes, deadlines, edits.position)
+        matches = placed_by_own_lines(
+            line_texts, blamed, matches, writes, deadlines, edits.position
+        )
         matches = continue_blocks(fps, trivial, blamed, matches, writes, deadlines, edits.position)
         matches = reflow_matches(
             source,
