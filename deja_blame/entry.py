@@ -47,19 +47,9 @@ def run_here(args: list[str]) -> None:
 
         few_arenas()  # before any thread (the index refresh's too): their memory in one pool
     if args[:1] == ["blame"]:
-        from deja_blame import printed
-
-        if printed.replay(args):  # the same question's answer, kept: nothing else loads
-            return
         from deja_blame.attribution.facts.early import speculate
 
         speculate(args)  # git blame works while click, the index and pygit2 load
     from deja_blame.cli import main as cli_main
 
-    try:
-        cli_main(args)
-    finally:
-        if args[:1] == ["blame"]:
-            from deja_blame import printed
-
-            printed.forget()  # what it was asked is no later command's (callers in one process)
+    cli_main(args)

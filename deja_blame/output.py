@@ -38,14 +38,7 @@ def style(text: str, colour: bool, **kwargs: object) -> str:
     return click.style(text, **kwargs) if colour else text  # type: ignore[arg-type]
 
 
-# How many warnings this process wrote (an answer printed beside one is not kept to be
-# printed again alone: ``printed.py``)
-warnings_given = 0
-
-
 def warn(message: str) -> None:
-    global warnings_given
-    warnings_given += 1
     click.echo(f"deja: {terminal(message)}", err=True)
 
 

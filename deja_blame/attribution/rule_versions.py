@@ -1,6 +1,5 @@
-"""The versions of the rules that a cached answer names in its key (``cache.entry_key``,
-``printed``): a module of its own, so that reading a cached answer loads none of the
-rules' modules."""
+"""The versions of the rules that a cached answer names in its key (``cache.entry_key``):
+a module of its own, so that reading a cached answer loads none of the rules' modules."""
 
 from __future__ import annotations
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import sys
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -18,7 +17,7 @@ from deja_blame.attribution.blame_options import GitBlameOptions
 from deja_blame.attribution.model import FileBlame
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import SHALLOW_WARNING, Author, is_shallow
-from deja_blame.jsonout import dumps
+from deja_blame.jsonout import print_json
 from deja_blame.later import answer_first
 from deja_blame.output import terminal, warn
 from deja_blame.outputs.blame_text import (
@@ -164,26 +163,12 @@ def _blame_and_print(
             line["author"] = author.name if author else None
             line["author_mail"] = f"<{author.mail}>" if author else None
             line["author_time"] = author.time if author else None
-        data = dumps(doc)
-        sys.stdout.buffer.write(data)
-        sys.stdout.flush()
-        _keep_printed(conn, result, data)
+        print_json(doc)
     elif porcelain:
         print_porcelain(result, every_line=line_porcelain)
     else:
         print_human(result, look)
     return 0
-
-
-def _keep_printed(conn: sqlite3.Connection, result: FileBlame, data: bytes) -> None:
-    """The printed answer kept for the same question asked again (``printed.py``), once
-    the answer is out and the attribution cache's own entry is kept (not beside a
-    warning: it would be printed again without it)."""
-    from deja_blame import output, printed
-    from deja_blame.later import defer
-
-    warned = output.warnings_given > 0
-    defer(lambda: printed.keep(conn, result, data, warned))
 
 
 def _commits_noted(result: FileBlame) -> bool:
