@@ -42,7 +42,7 @@ from pathlib import Path
 
 from deja_blame import statefile
 
-__all__ = ["rev_parse", "layout", "ref_tips", "blame_config"]
+__all__ = ["rev_parse", "layout", "ref_tips", "blame_config", "replacements"]
 
 _HEX = frozenset(b"0123456789abcdef")
 _REF_LIMIT = 4096  # a loose ref or HEAD: an id or "ref: NAME" and a newline
@@ -53,6 +53,8 @@ _CONFIG_LIMIT = 1 << 20
 # top, extensions.worktreeConfig adds a file; ``refstorage``: refs not in files.
 _CONFIG_DOUBTS = (b"include", b"worktree", b"refstorage")
 _BLAME_WORDS = (b"mailmap", b"ignorerevs")  # blame.ignoreRevsFile, mailmap.file/.blob
+# core.useReplaceRefs, or a file that might set it (another, a worktree's own)
+_REPLACE_DOUBTS = (b"usereplacerefs", b"include", b"worktree")
 
 
 def rev_parse(start: str) -> bytes | None:
@@ -127,6 +129,106 @@ def blame_config(start: str, env: dict[str, str] | None = None) -> bytes | None:
         if any(w in low for w in _CONFIG_DOUBTS + _BLAME_WORDS):
             return None
     return b""
+
+
+def replacements(top: str) -> bytes | None:
+    """What makes git read other commits than those stored in the repository at the
+    top of a working tree ``top``: its replace refs (``git replace``: each a line of
+    ``packed-refs`` or a loose ref's name and id) and its grafts file
+    (``info/grafts``), both in the common git folder (a linked worktree's is its main
+    one's). b"": none (git blames the commits as they are). Not git's output but a
+    signature: any change in them changes it. None: the files cannot say (a link,
+    the reftable store, a ``.git`` that is not a folder or a ``gitdir:`` file).
+    ``GIT_NO_REPLACE_OBJECTS`` and ``GIT_REPLACE_REF_BASE`` are not read: the git
+    processes deja runs never get them (``gitenv.no_git_env``)."""
+    common = _common_dir(top)
+    if common is None or os.path.lexists(os.path.join(common, "reftable")):
+        return None
+    packed = _read(os.path.join(common, "packed-refs"), _PACKED_LIMIT)
+    grafts = _read(os.path.join(common, "info", "grafts"), _PACKED_LIMIT)
+    if isinstance(packed, _Doubt) or isinstance(grafts, _Doubt):
+        return None
+    rows = []
+    if packed is not None and b" refs/replace/" in packed:
+        rows += [ln for ln in packed.splitlines() if b" refs/replace/" in ln]
+    loose = _loose_refs(os.path.join(common, "refs", "replace"), "refs/replace")
+    if loose is None:
+        return None
+    rows += loose
+    if grafts is not None:
+        rows.append(b"grafts " + grafts)
+    if rows and not _replace_refs_plain(common):
+        return None  # core.useReplaceRefs may turn them off: git's to say
+    return b"\n".join(rows)
+
+
+def _replace_refs_plain(common: str) -> bool:
+    """Whether no configuration file git reads names ``core.useReplaceRefs`` (or
+    includes another, or a worktree's own, that might)."""
+    env = dict(os.environ)
+    files = [*_system_files(env), *_global_files(env), os.path.join(common, "config")]
+    for path in files:
+        data = _read(path, _CONFIG_LIMIT) if path is not None else None
+        if isinstance(data, _Doubt):
+            return False
+        if data is not None and any(w in data.lower() for w in _REPLACE_DOUBTS):
+            return False
+    return True
+
+
+def _common_dir(top: str) -> str | None:
+    """The common git folder of the working tree at ``top``: its ``.git`` folder, or
+    for a ``.git`` file (a linked worktree, a submodule) the folder it names, and in
+    either the folder its ``commondir`` file names; None: neither can be read."""
+    dotgit = os.path.join(top, ".git")
+    try:
+        st = os.lstat(dotgit)
+    except OSError:
+        return None
+    if stat.S_ISDIR(st.st_mode):
+        gitdir = dotgit
+    else:
+        data = _read(dotgit, _REF_LIMIT)
+        if not isinstance(data, bytes) or not data.startswith(b"gitdir: "):
+            return None
+        gitdir = os.path.join(top, os.fsdecode(data[8:].strip()))
+    common = _read(os.path.join(gitdir, "commondir"), _REF_LIMIT)
+    if isinstance(common, _Doubt):
+        return None
+    if common is None:
+        return gitdir
+    return os.path.join(gitdir, os.fsdecode(common.strip()))
+
+
+def _loose_refs(folder: str, name: str) -> list[bytes] | None:
+    """Each loose ref below ``folder`` (the refs named ``name/...``) as ``ID NAME``,
+    in name order; None: a link or a special file among them."""
+    try:
+        st = os.lstat(folder)
+    except FileNotFoundError:
+        return []
+    except OSError:
+        return None
+    if not stat.S_ISDIR(st.st_mode):
+        return None
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        return None
+    rows: list[bytes] = []
+    for entry in entries:
+        path, below = os.path.join(folder, entry.name), f"{name}/{entry.name}"
+        if entry.is_dir(follow_symlinks=False):
+            more = _loose_refs(path, below)
+            if more is None:
+                return None
+            rows += more
+            continue
+        data = _read(path, _REF_LIMIT)
+        if not isinstance(data, bytes):
+            return None
+        rows.append(data.strip() + b" " + os.fsencode(below))
+    return rows
 
 
 class _Doubt:

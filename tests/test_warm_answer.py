@@ -270,3 +270,78 @@ def test_a_modified_file_takes_the_authors_from_git_blame_too(
     doc = orjson.loads(_blame(two_authors, monkeypatch, "--json"))
     assert asked == [], "a file with uncommitted lines asked git log for its authors"
     assert doc["lines"][-1]["author"] is None and doc["lines"][8]["author"] == "Bo"
+
+
+def _authors_by_line(out: str) -> dict[int, str]:
+    return {ln["line"]: ln["author"] for ln in orjson.loads(out)["lines"]}
+
+
+@pytest.mark.parametrize(
+    "how",
+    ["replace", "replace, asked from a linked worktree", "grafts", "replace, core.useReplaceRefs"],
+)
+@pytest.mark.parametrize("fresh", [False, True], ids=["cached", "DEJA_NO_CACHE"])
+def test_replaced_commits_never_share_an_answer_with_the_stored_ones(
+    two_authors: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str, fresh: bool
+) -> None:
+    """git blame follows ``git replace`` and ``info/grafts``: an answer (its authors
+    too) taken with them is never printed without them, nor the other way round."""
+    repo = two_authors
+    where = repo
+    if "worktree" in how:
+        where = tmp_path / "linked"
+        git(repo, "worktree", "add", "-q", "--detach", str(where))
+    ours = _authors_by_line(_blame(where, monkeypatch, "--json"))
+    assert ours[1] == "Ada" and ours[9] == "Bo"
+    head = git(repo, "rev-parse", "HEAD").strip()
+    grafts = repo / ".git" / "info" / "grafts"
+    if how == "grafts":
+        grafts.parent.mkdir(exist_ok=True)
+        grafts.write_text(head + "\n")  # HEAD without parents: all its lines are Bo's
+        want = {1: "Bo", 9: "Bo"}
+    else:
+        body = git(repo, "cat-file", "commit", "HEAD").replace("author Bo <", "author Mallory <")
+        swapped = (
+            subprocess.run(
+                ["git", "hash-object", "-t", "commit", "-w", "--stdin"],
+                cwd=repo,
+                input=body.encode(),
+                capture_output=True,
+                check=True,
+            )
+            .stdout.decode()
+            .strip()
+        )
+        git(repo, "replace", head, swapped)
+        want = {1: "Ada", 9: "Mallory"}
+        if "core" in how:  # replace refs turned off, then on again
+            git(repo, "config", "core.useReplaceRefs", "false")
+            got = _authors_by_line(_blame(where, monkeypatch, "--json"))
+            assert got == ours
+            git(repo, "config", "--unset", "core.useReplaceRefs")
+    if fresh:
+        monkeypatch.setenv("DEJA_NO_CACHE", "1")
+    for _ in range(2):  # computed, then warm
+        got = _authors_by_line(_blame(where, monkeypatch, "--json"))
+        assert {n: got[n] for n in want} == want
+    monkeypatch.delenv("DEJA_NO_CACHE", raising=False)
+    if how == "grafts":
+        grafts.unlink()
+    else:
+        git(repo, "replace", "-d", head)
+    for _ in range(2):
+        assert _authors_by_line(_blame(where, monkeypatch, "--json")) == ours
+
+
+def test_no_authors_are_kept_under_deja_no_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sqlite3
+
+    from deja_blame.attribution import cache
+
+    def touched(*args: Any) -> None:
+        raise AssertionError("the attribution cache was used under DEJA_NO_CACHE")
+
+    monkeypatch.setenv("DEJA_NO_CACHE", "1")
+    monkeypatch.setattr(Q, "cache_get", touched)
+    monkeypatch.setattr(Q, "cache_replace_data", touched)
+    cache.add_authors(sqlite3.connect(":memory:"), "key", {"c" * 40: ("A", "<a@x>", 1)})

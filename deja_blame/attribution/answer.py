@@ -52,8 +52,8 @@ def cached_blame(
         return None
     # what deja blame's own compute reads: deja's notes wherever they exist
     key = cache.entry_key(state.root, commit, rel, "auto", "notes" if state.deja_notes else "")
-    entry = cache.load(conn, key, state.notes, state.root)
-    if entry is None:
+    entry = cache.load(conn, key, state.notes, state.root) if key is not None else None
+    if entry is None or key is None:
         if on_miss is not None and line_range is None:
             on_miss(state.root, commit, rel)
         return None

@@ -123,9 +123,13 @@ def _at_commit(
     key = cache.entry_key(
         root, version.commit, version.relpath, q.engine, cache.notes_read_by(q.note_lookup)
     )
-    use_cache = cache.cacheable()
+    use_cache = key is not None and cache.cacheable()  # no key: replace refs unread
     # DEJA_NO_CACHE: computed afresh (and still written)
-    entry = cache.load(conn, key, notes, root) if use_cache and cache.fast_path_enabled() else None
+    entry = (
+        cache.load(conn, key, notes, root)
+        if key is not None and use_cache and cache.fast_path_enabled()
+        else None
+    )
     if entry is not None and entry.data_hash == cache.content_hash(version.data):
         result = from_entry(entry, version.relpath, rev, root)
         result.cache_key = key
@@ -136,7 +140,7 @@ def _at_commit(
         result.rev = rev
         return result
     result = _compute(q, conn)
-    if use_cache:
+    if use_cache and key is not None:
         # kept once the answer is out (``later``): nobody waits on the cache's write
         entry = cache.entry_from(result, version.commit, version.data, version.relpath)
         commit, relpath = version.commit, version.relpath

@@ -2,7 +2,8 @@
 
 What ``blame_file`` computes for the committed lines of a file depends on the
 commit (git's blame), the index's writes to the file's paths, and the notes.
-So an entry is keyed by (repository, commit, path) and carries a token: the
+So an entry is keyed by (repository, commit, path, and the replace refs and
+grafts git's blame follows: ``replaced``) and carries a token: the
 generation of every candidate path of the file (``path_gen``, bumped whenever
 the index writes or removes lines of a path) and the tip of ``refs/notes/deja``.
 A new session that edits another file leaves the entry valid; one that edits
@@ -109,12 +110,28 @@ def content_hash(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
-def entry_key(root: str, commit: str, relpath: str, engine: str, notes_read: str) -> str:
+def entry_key(root: str, commit: str, relpath: str, engine: str, notes_read: str) -> str | None:
     """``notes_read``: which notes the answer read (``notes_read_by``): an answer the
-    hook computed without deja's notes is not the answer ``deja blame`` gives with them."""
+    hook computed without deja's notes is not the answer ``deja blame`` gives with them.
+    None: no answer is kept (``replaced``)."""
+    swapped = replaced(root)
+    if swapped is None:
+        return None
     options = blame_options.current().signature()  # -w, -M...: another answer
     rules = f"{CACHE_VERSION}.{IDENTITY_VERSION}/{__version__}"  # who belongs: identity.py
-    return f"{rules}\0{root}\0{commit}\0{relpath}\0{engine}{options}\0{notes_read}"
+    return f"{rules}\0{root}\0{commit}\0{relpath}\0{engine}{options}\0{notes_read}{swapped}"
+
+
+def replaced(root: str) -> str | None:
+    """The part of a cache key that says which commits git reads in place of the
+    stored ones (``git replace``, grafts: ``gitfiles.replacements``): "" for none,
+    else their digest. git blame's lines and authors follow them, so an answer taken
+    with them is not the answer without, nor with others. None: the repository's
+    files cannot say (keep nothing)."""
+    said = gitfiles.replacements(root)
+    if said is None:
+        return None
+    return f"\0replaced {content_hash(said)}" if said else ""
 
 
 def notes_read_by(note_lookup: object | None) -> str:
@@ -322,7 +339,10 @@ def add_authors(
     conn: sqlite3.Connection, key: str, authors: dict[str, tuple[str, str, int]]
 ) -> None:
     """Keep the commits' authors with the entry under ``key`` (a commit's author never
-    changes): the next answer from it asks git for none."""
+    changes; the key names the replace refs and grafts that would show another):
+    the next answer from it asks git for none. Nothing under ``DEJA_NO_CACHE``."""
+    if not fast_path_enabled():
+        return
     with _quiet():
         row = Q.cache_get(conn, "attribution_cache", key)
         if row is None:

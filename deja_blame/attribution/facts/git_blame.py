@@ -506,11 +506,15 @@ CACHE_ENTRIES = 2000  # blames kept (the index's blame_cache)
 # -- a whole version's blame: the blame cache, a derived blame, or git ---------------
 
 
-def _cache_key(repo: pygit2.Repository, version: FileVersion) -> str:
+def _cache_key(repo: pygit2.Repository, version: FileVersion) -> str | None:
     # the repository is part of the key: a shallow clone's blame of a commit (its
-    # boundary) is not the full clone's
+    # boundary) is not the full clone's; so are its replace refs and grafts (git's
+    # blame follows them). None: they cannot be read, nothing is kept
     root = workdir(repo)
-    options = blame_options.current().signature()
+    swapped = cache.replaced(str(root))
+    if swapped is None:
+        return None
+    options = blame_options.current().signature() + swapped
     if version.commit is not None:
         return f"rev:{root}:{version.commit}:{version.relpath}{options}"
     head = head_commit(repo)
@@ -529,8 +533,9 @@ def blame_version(
     from an older commit's blame of it (``derived_blame``: a report or stats blames
     one file at commit after commit), else computed from the history a question about
     many files has read (``plain_blame``), else started now; kept once git is done."""
-    key = _cache_key(repo, version) + f":{engine}"
-    use_cache = conn is not None and cache.cacheable()
+    known = _cache_key(repo, version)
+    key = f"{known}:{engine}"
+    use_cache = conn is not None and known is not None and cache.cacheable()
     if use_cache and cache.fast_path_enabled():
         assert conn is not None
         row = Q.cache_get(conn, "blame_cache", key)
