@@ -127,13 +127,20 @@ def test_the_reader_times_each_request_by_its_input(tmp_path: Path, utc: None) -
 def test_a_chat_an_older_reader_indexed_is_read_again(repo: Path, utc: None) -> None:
     """The chat indexed when its edits were stamped with the chat's start (here: no input
     history then), by a reader from before request times; the chat has not changed since,
-    so its stat alone would keep the old times (median's line to nobody, average's to
-    the session) until the chat grew. The reader's version, stored with the session,
+    so its stat alone would keep the old times (the edit at the chat's start) until the
+    chat grew. The reader's version, stored with the session,
     says it was read by an older reader: it is read again, once."""
     import os
 
     got = _history(repo, with_inputs=False)
-    assert got["13:    return round(result, 2)"] is not None  # the old times' answer
+    session = got["4:def median(values):"]
+    assert session is not None and session.startswith("aider-")
+
+    def edit_times() -> list[str | None]:
+        return [e["at"] for e in deja_json("show", session, "--json", cwd=repo)["edits"]]
+
+    # the old times: the chat's start (what the index keeps until the chat is read again)
+    assert edit_times() == [format_time(dt.datetime.fromtimestamp(T0, dt.timezone.utc))]
     from deja_blame.transcripts.registry import agent_named
 
     as_an_older_reader_left_it(
@@ -142,8 +149,9 @@ def test_a_chat_an_older_reader_indexed_is_read_again(repo: Path, utc: None) -> 
     (repo / ".aider.input.history").write_text(_inputs())  # the chat file is unchanged
     doc = deja_json("blame", "stats.py", "--json", cwd=repo)  # refreshes the index first
     got = {f"{ln['line']}:{ln['text']}": ln["session"] for ln in doc["lines"]}
-    session = got["4:def median(values):"]
-    assert session is not None and got["8:    return round(result, 2)"] == session
+    assert edit_times() == [format_time(dt.datetime.fromtimestamp(T0 + 1_800, dt.timezone.utc))]
+    assert got["4:def median(values):"] == session
+    assert got["8:    return round(result, 2)"] == session
     assert got["13:    return round(result, 2)"] is None
     # read again once: the state now says this reader's version
     report = deja_json("index", "--json", cwd=repo, env={"DEJA_ANTIGRAVITY_ROOT": ""})
