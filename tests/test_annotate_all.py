@@ -280,3 +280,40 @@ def test_the_hooks_annotate_the_history_in_the_background_and_re_derive_later(
     assert wait_for_hook_jobs(jobs, limit=90)
     assert file_claims(world.note(util), "util.py") == {1: S2, 2: S2, 3: S2, 4: S3, 5: S3}
     assert set(world.note(util)["derived_from"]) == {session_key(S2), session_key(S3)}
+
+
+def test_doctor_says_when_a_late_transcript_left_a_commit_without_its_note(
+    world: World, tmp_path: Path
+) -> None:
+    """Newcomer 15 #4: a commit made while its session's transcript was elsewhere gets
+    no note; once the transcript is indexed, doctor (not only annotate --all) says so,
+    as a warning (exit 0), and says nothing once the notes are written."""
+
+    def history_check() -> tuple[int, dict | None]:
+        proc = world.deja("doctor", "--json", check=False)
+        doc = orjson.loads(proc.stdout)
+        found = [c for c in doc["checks"] if c["name"] == "history notes"]
+        return proc.returncode, found[0] if found else None
+
+    world.write(S1, "app.py", body("a", 3))
+    world.commit("agent")
+    world.write(S2, "lib/late.py", body("l", 4))
+    late = world.commit("late session")
+    held = tmp_path / "later"
+    world.hold_back(S2, held)
+    world.index()
+    # no notes here, ever (no pass, no hooks): notes are optional, no warning
+    assert history_check()[1] is None
+    run_all(world)
+    assert world.note(late) is None
+    assert history_check()[1] is None  # the last pass is current: nothing read
+    world.sync(held)
+    world.index()
+    code, check = history_check()
+    assert code == 0 and check is not None, check
+    assert check["ok"] and check["fix"] == "deja annotate --all"
+    assert check["detail"].startswith("1 commit of the branch that sessions wrote"), check
+    text = world.deja("doctor", check=False).stdout.decode()
+    assert "warn  history notes" in text and "deja annotate --all" in text, text
+    assert run_all(world)["written"] == [late]
+    assert history_check() == (0, None)

@@ -1,14 +1,16 @@
 """deja doctor: is everything deja needs here, and in order? What fixes what is not.
 
 Each check gives ``{name, ok, detail, fix}``; ``fix`` is the command to run
-(empty when ok). Nothing is changed: the index is opened read-only (never
-created or migrated), the repository only read.
+(empty when ok, but for a warning: ok, with something to do). Nothing is
+changed: the index is opened read-only (never created or migrated), the
+repository only read.
 
 Checks, in order: git, pygit2/libgit2, transcript roots (and sessions in each),
 the index (file, size, ``PRAGMA integrity_check``, schema version), whether it
 is up to date with the transcripts, and, in a git repository, the hooks
-(installed, chained, their python still there; ``core.hooksPath`` honoured) and
-the notes under ``refs/notes/deja``.
+(installed, chained, their python still there; ``core.hooksPath`` honoured),
+the notes under ``refs/notes/deja``, and the commits a transcript indexed after
+the last complete ``deja annotate --all`` left without their note (a warning).
 """
 
 from __future__ import annotations
@@ -61,6 +63,8 @@ class Check:
     # nothing to check here (outside a repository: no hooks, no notes): shown "--", not
     # "ok" in front of a sentence that says what is missing; its JSON is ok
     skipped: bool = False
+    # ok (no exit 1), yet something to do: shown "warn", its ``fix`` in the JSON
+    warning: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "ok": self.ok, "detail": self.detail, "fix": self.fix}
@@ -474,8 +478,49 @@ def diagnose(
     if fresh is not None:
         checks.append(fresh)
     checks.extend(repo_checks)
+    if health.ok and fresh is not None:
+        history = check_history_notes(db_path, cwd or Path.cwd())
+        if history is not None:
+            checks.append(history)
     checks.append(check_server())
     return checks
+
+
+def check_history_notes(db_path: Path, cwd: Path) -> Check | None:
+    """Commits of the branch that sessions wrote to the files of and that have no
+    up-to-date note: a transcript indexed after the commit (a late one) attributes
+    lines the hook found nobody's. A warning (``deja annotate --all`` writes them),
+    not a problem. Nothing is read when the last complete pass is current (one small
+    query); otherwise the history as the pass reads it, with nothing derived."""
+    from deja_blame.gitutil import open_repository
+    from deja_blame.notes.annotate_all import unannotated
+    from deja_blame.notes.history_state import HistoryState
+    from deja_blame.notes.store import ref_target
+
+    try:
+        repo = open_repository(cwd)
+        if ref_target(repo) is None and HistoryState(repo).done is None:
+            return None  # no notes here, ever: the hooks check says they are optional
+        conn = _open_read_only(db_path)
+    except (DejaError, sqlite3.Error):
+        return None  # the repository and index checks say why
+    try:
+        left = unannotated(repo, conn)
+    except (DejaError, sqlite3.Error, OSError):
+        return None  # an older schema (migrates on next use), git failing: not this check's
+    finally:
+        conn.close()
+    if not left:
+        return None
+    what = "commit" if left == 1 else "commits"
+    detail = (
+        f"{left} {what} of the branch that sessions wrote to the files of"
+        f" {'has' if left == 1 else 'have'} no up-to-date note (a transcript indexed"
+        " after the commit, or a commit never annotated); blame answers from the index,"
+        " but notes pushed now may show their session lines as a person's:"
+        " run deja annotate --all"
+    )
+    return Check("history notes", True, detail, "deja annotate --all", warning=True)
 
 
 def _no_session_files(db_path: Path) -> frozenset[str]:
@@ -532,6 +577,8 @@ def run_doctor(db_path: Path, as_json: bool, cwd: Path | None = None) -> int:
         for c in checks:
             if c.skipped:
                 mark = "--  "
+            elif c.warning:
+                mark = style("warn", colour, fg="yellow")
             elif c.ok:
                 mark = style("ok  ", colour, fg="green")
             else:

@@ -173,16 +173,13 @@ def annotate_history(
         for c in commits:
             local = writes.of(c)
             if local:
-                own = own_document(read_note_docs(repo, c.sha), c.sha)
-                none = none_value(local, count, writes.after(c))
-                if own is not None:
-                    up_to_date = not is_stale(own.derived_from, local)
-                else:
-                    up_to_date = state.none.get(c.sha) == none
+                noted, none, up_to_date = _current(
+                    repo, c.sha, local, state, count, writes.after(c)
+                )
                 result.touched += 1
                 if up_to_date:
                     result.fresh += 1
-                    result.fresh_none += own is None
+                    result.fresh_none += not noted
                 else:
                     todo.append((c.sha, local, none, None))
                 continue
@@ -216,6 +213,51 @@ def annotate_history(
         state.record_done(generation, ref_target(repo))
     _index_notes(repo, conn, result.written)
     return result
+
+
+def _current(
+    repo: pygit2.Repository,
+    sha: str,
+    local: dict[str, int],
+    state: HistoryState,
+    count: int,
+    after: dict[str, int],
+) -> tuple[bool, str, bool]:
+    """Of a commit sessions wrote to the files of: whether it has a note of its own,
+    the value its record of no line would hold, and whether that note (or record) is
+    up to date with the index's writes (``local``)."""
+    own = own_document(read_note_docs(repo, sha), sha)
+    none = none_value(local, count, after)
+    if own is not None:
+        return True, none, not is_stale(own.derived_from, local)
+    return False, none, state.none.get(sha) == none
+
+
+def unannotated(repo: pygit2.Repository, conn: sqlite3.Connection, rev: str = "HEAD") -> int | None:
+    """How many commits of ``rev``'s history sessions wrote to the files of (by their
+    time) have no up-to-date note or record of no line: what the next ``deja annotate
+    --all`` would derive, the moved blocks aside. None when the last complete pass is
+    current (``needs_pass``: one small query, no history read). Derives nothing; the
+    history is read as the pass reads it (one ``git log`` from the first session's
+    start, one SQL pass), so ``deja doctor`` can say a late transcript left a commit
+    without its note."""
+    if repo.head_is_unborn or not needs_pass(repo, conn):
+        return None
+    count, first_start = Q.earliest_session_start(conn)
+    if not count:
+        return None
+    state = HistoryState(repo)
+    since = first_start - SKEW if first_start is not None else None
+    commits = read_history(workdir(repo), [rev], since)
+    writes = session_writes(conn, str(workdir(repo)), {p for c in commits for p in c.paths})
+    if not writes.touched():
+        return 0
+    left = 0
+    for c in commits:
+        local = writes.of(c)
+        if local and not _current(repo, c.sha, local, state, count, writes.after(c))[2]:
+            left += 1
+    return left
 
 
 def _index_notes(repo: pygit2.Repository, conn: sqlite3.Connection, commits: list[str]) -> None:
