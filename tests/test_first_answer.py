@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from conftest import commit_env, deja, deja_json, git
@@ -19,6 +21,24 @@ from deja_blame.index.db import connect
 from deja_blame.transcripts.transcript_file import TranscriptFile
 
 BLOCK = ["def total(items):", "    return sum(x.price for x in items)"]
+
+T = TypeVar("T")
+
+
+def _watch_searches(
+    monkeypatch: pytest.MonkeyPatch, keep: Callable[[Path, tuple[prescan.Needle, ...]], T]
+) -> list[T]:
+    """What ``prescan.holds_any`` is asked, in order, as ``keep(path, needles)`` makes
+    it (the transcript searched, or the needles it is searched for); it still searches."""
+    asked: list[T] = []
+    real = prescan.holds_any
+
+    def counting(path: Path, n: tuple[prescan.Needle, ...], seen: set[bytes] | None = None) -> bool:
+        asked.append(keep(path, n))
+        return real(path, n, seen)
+
+    monkeypatch.setattr(prescan, "holds_any", counting)
+    return asked
 
 
 def _sessions(db: Path) -> set[str]:
@@ -233,14 +253,7 @@ def test_a_transcript_found_unrelated_is_not_searched_again_until_it_changes(
     f.write_text('{"content": "/elsewhere/parse.py"}\n')
     tf = TranscriptFile("s1", f, tmp_path, "antigravity")
     needles = prescan.needles_for(tmp_path / "repo", ["a.py"])
-    searched: list[Path] = []
-    real = prescan.holds_any
-
-    def counting(path: Path, n: tuple[prescan.Needle, ...], seen: set[bytes] | None = None) -> bool:
-        searched.append(path)
-        return real(path, n, seen)
-
-    monkeypatch.setattr(prescan, "holds_any", counting)
+    searched = _watch_searches(monkeypatch, lambda path, n: path)
     assert prescan.split(conn, [tf], needles) == ([], [tf])
     assert prescan.split(conn, [tf], needles) == ([], [tf])
     assert len(searched) == 1
@@ -378,14 +391,7 @@ def test_an_old_name_already_searched_for_is_not_searched_again(
     f = tmp_path / "t.jsonl"
     f.write_text('{"content": "/elsewhere/parse.py"}\n')
     tf = TranscriptFile("s1", f, tmp_path, "antigravity")
-    searched: list[Path] = []
-    real = prescan.holds_any
-
-    def counting(path: Path, n: tuple[prescan.Needle, ...], seen: set[bytes] | None = None) -> bool:
-        searched.append(path)
-        return real(path, n, seen)
-
-    monkeypatch.setattr(prescan, "holds_any", counting)
+    searched = _watch_searches(monkeypatch, lambda path, n: path)
     unread.left_unread(conn, [tmp_path], [tf], (b"/repo/", b"core.py"))
     assert unread.read_naming(conn, ["click/core.py"]) == 0
     assert unread.read_naming(conn, ["lib/core.pyx"]) == 0  # holds core.py: not there
@@ -533,14 +539,7 @@ def test_a_name_found_nowhere_is_not_searched_for_again_in_other_folders(
     f = tmp_path / "t.jsonl"
     f.write_text('{"content": "/elsewhere/parse.py"}\n')
     tf = TranscriptFile("s1", f, tmp_path, "antigravity")
-    searched: list[Path] = []
-    real = prescan.holds_any
-
-    def counting(path: Path, n: tuple[prescan.Needle, ...], seen: set[bytes] | None = None) -> bool:
-        searched.append(path)
-        return real(path, n, seen)
-
-    monkeypatch.setattr(prescan, "holds_any", counting)
+    searched = _watch_searches(monkeypatch, lambda path, n: path)
     needles = prescan.needles_for(tmp_path / "repo", ["src/click/core.py"])
 
     def refresh_then_old_name() -> int:
@@ -572,14 +571,7 @@ def test_a_name_found_nowhere_leaves_the_search_beside_another_name(
     f = tmp_path / "t.jsonl"
     f.write_text('{"content": "/elsewhere/parse.py"}\n')
     tf = TranscriptFile("s1", f, tmp_path, "antigravity")
-    searched: list[tuple[prescan.Needle, ...]] = []
-    real = prescan.holds_any
-
-    def counting(path: Path, n: tuple[prescan.Needle, ...], seen: set[bytes] | None = None) -> bool:
-        searched.append(n)
-        return real(path, n, seen)
-
-    monkeypatch.setattr(prescan, "holds_any", counting)
+    searched = _watch_searches(monkeypatch, lambda path, n: n)
     needles = prescan.needles_for(tmp_path / "repo", ["src/click/core.py"])
     assert prescan.split(conn, [tf], needles) == ([], [tf])
     unread.left_unread(conn, [tmp_path], [tf], needles)
@@ -604,14 +596,7 @@ def test_an_anchor_found_nowhere_leaves_the_old_names_holding_it_unsearched(
     f = tmp_path / "t.jsonl"
     f.write_text('{"content": "/elsewhere/parse.py"}\n')
     tf = TranscriptFile("s1", f, tmp_path, "antigravity")
-    searched: list[tuple[prescan.Needle, ...]] = []
-    real = prescan.holds_any
-
-    def counting(path: Path, n: tuple[prescan.Needle, ...], seen: set[bytes] | None = None) -> bool:
-        searched.append(n)
-        return real(path, n, seen)
-
-    monkeypatch.setattr(prescan, "holds_any", counting)
+    searched = _watch_searches(monkeypatch, lambda path, n: n)
     needles = prescan.needles_for(tmp_path / "click", ["src/click/core.py"])
 
     def refresh_then_old_names() -> int:
@@ -675,14 +660,7 @@ def test_another_file_s_question_searches_an_unread_transcript_for_its_name_alon
     f = tmp_path / "t.jsonl"
     f.write_text('{"content": "/elsewhere/parse.py"}\n')
     tf = TranscriptFile("s1", f, tmp_path, "antigravity")
-    searched: list[tuple[prescan.Needle, ...]] = []
-    real = prescan.holds_any
-
-    def counting(path: Path, n: tuple[prescan.Needle, ...], seen: set[bytes] | None = None) -> bool:
-        searched.append(n)
-        return real(path, n, seen)
-
-    monkeypatch.setattr(prescan, "holds_any", counting)
+    searched = _watch_searches(monkeypatch, lambda path, n: n)
     repo = tmp_path / "shop"
     first = prescan.needles_for(repo, ["src/a.py"])
     second = prescan.needles_for(repo, ["src/b.py"])
