@@ -14,6 +14,8 @@ Plain data, as ``tests/test_repeated_place.py``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from deja_blame.attribution.facts import model as model_mod
 from deja_blame.attribution.facts.model import BlameLine, Hunks, Key, LineTexts
 from deja_blame.attribution.match import lines as matcher
@@ -80,26 +82,20 @@ def _sids(
     file: list[str], edits: dict[int, Edit], typed: frozenset[int] = frozenset()
 ) -> list[int | None]:
     """Who matches each line; ``typed``: lines the person typed in the commit too."""
-    ours = {line for _, added in edits.values() for line in added} | typed
     places, hunks = _replay(edits, len(file))
     written = {
         (1, o, k): file[line] for o, (_, added) in edits.items() for k, line in enumerate(added)
     }
+    return _match(file, edits, places, hunks, typed, written.get)
+
+
+def _file_edits(edits: dict[int, Edit], hunks: dict[int, Hunks]) -> lone.FileEdits:
+    """The session's edits of the file, as ``match_lines`` asks them: every one, in order."""
 
     def file_edits(sid: int, edit: int) -> list[tuple[int, float | None, Hunks]]:
         return [(o, edits[o][0], hunks[o]) for o in sorted(edits)]
 
-    out = matcher.match_lines(
-        LineTexts.of(file),
-        _blame(file, ours),
-        _writes(file, edits),
-        now=20_000.0,
-        position=places.get,
-        added_lines=lambda sid, edit: [file[line] for line in edits[edit][1]],
-        file_edits=file_edits,
-        written_text=written.get,
-    )
-    return [m.sid if m else None for m in out]
+    return file_edits
 
 
 def _one_block_in_two_functions() -> tuple[list[str], dict[int, Edit]]:
@@ -136,10 +132,7 @@ def test_carried_places_follow_the_sessions_later_hunks() -> None:
     places, hunks = _replay(edits, len(file))
     assert places[(1, 2, 0)] == 9  # edit 2's block landed below beta
     assert hunks[3] == [(8, 8, 0, HELPER)]  # the helper went in above b()
-
-    def file_edits(sid: int, edit: int) -> list[tuple[int, float | None, Hunks]]:
-        return [(o, edits[o][0], hunks[o]) for o in sorted(edits)]
-
+    file_edits = _file_edits(edits, hunks)
     # edit 2's block stands HELPER lines lower once edit 3 is made, not before
     assert lone.carried(9, (1, 2, 0), 3_000.0, file_edits) == 9 + HELPER
     assert lone.carried(9, (1, 2, 0), 2_015.0, file_edits) == 9
@@ -208,10 +201,18 @@ def test_the_carrier_knows_when_an_anchor_beyond_a_window_was_written() -> None:
     assert carrier.time((8, 0, 0)) is None  # an edit nothing of which was loaded
 
 
-def _match(file: list[str], edits: dict[int, Edit], places: dict[Key, int]) -> list[int | None]:
-    """The session's lines matched where ``places`` says each write landed (not
-    replayed): every line of ``edits`` the session's, in one commit."""
-    ours = {line for _, added in edits.values() for line in added}
+def _match(
+    file: list[str],
+    edits: dict[int, Edit],
+    places: dict[Key, int],
+    hunks: dict[int, Hunks] | None = None,
+    typed: frozenset[int] = frozenset(),
+    written_text: Callable[[Key], str | None] | None = None,
+) -> list[int | None]:
+    """The session's lines matched where ``places`` says each write landed: every line
+    of ``edits`` the session's, in one commit (with ``typed``, lines the person typed
+    in it too); ``hunks``: the edits' hunks, for the places carried by later edits."""
+    ours = {line for _, added in edits.values() for line in added} | typed
     out = matcher.match_lines(
         LineTexts.of(file),
         _blame(file, ours),
@@ -219,6 +220,8 @@ def _match(file: list[str], edits: dict[int, Edit], places: dict[Key, int]) -> l
         now=20_000.0,
         position=places.get,
         added_lines=lambda sid, edit: [file[line] for line in edits[edit][1]],
+        file_edits=None if hunks is None else _file_edits(edits, hunks),
+        written_text=written_text,
     )
     return [m.sid if m else None for m in out]
 
@@ -264,20 +267,6 @@ def test_a_write_near_its_copy_as_written_keeps_it_whatever_its_carried_place() 
     written = [0] * 13 + [2, 3, 6, 15, 19, 22, 23]
     places.update({(1, 2, k): at for k, at in enumerate(written)})
     hunks: dict[int, Hunks] = {0: [(8, 12, 0, 4)], 1: [(3, 6, 0, 3)], 2: [(1, 1, 0, 20)]}
-    ours = {line for _, added in edits.values() for line in added}
-
-    def file_edits(sid: int, edit: int) -> list[tuple[int, float | None, Hunks]]:
-        return [(o, edits[o][0], hunks[o]) for o in sorted(edits)]
-
-    out = matcher.match_lines(
-        LineTexts.of(file),
-        _blame(file, ours),
-        _writes(file, edits),
-        now=20_000.0,
-        position=places.get,
-        added_lines=lambda sid, edit: [file[line] for line in edits[edit][1]],
-        file_edits=file_edits,
-    )
-    got = [m.sid if m else None for m in out]
+    got = _match(file, edits, places, hunks)
     assert [got[i] for i in (5, 6, 7)] == [1, 1, 1]
     assert [got[i] for i in (45, 46)] == [None, None]  # the person's copy
