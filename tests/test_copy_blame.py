@@ -141,6 +141,22 @@ def _ours(history: RepoHistory, root: Path, path: str, ranges: list[tuple[int, i
     return CopyBlame(str(root), history, history.read_many, held, head, path, text).blame(ranges)
 
 
+def _answered_as_git(
+    history: RepoHistory, root: Path, questions: list[tuple[str, list[tuple[int, int]]]]
+) -> int:
+    """How many of ``questions`` (a path, its ranges) were answered in process, each
+    as ``git blame -C`` answers it (one left to git is not counted)."""
+    asked = 0
+    for path, ranges in questions:
+        try:
+            ours = _ours(history, root, path, ranges)
+        except NotHere:
+            continue  # left to git: a commit deleted several files
+        assert ours == _git_c(root, path, ranges), (path, ranges)
+        asked += 1
+    return asked
+
+
 @pytest.fixture
 def history_of() -> Iterator[list[RepoHistory]]:
     made: list[RepoHistory] = []
@@ -168,13 +184,7 @@ def test_answers_as_git_blame_c(tmp_path: Path, seed: int, history_of: list[Repo
         for _ in range(3):
             a = rnd.randint(1, n)
             questions.append([(a, min(n, a + rnd.randint(0, 15))), (rnd.randint(1, n), n)])
-        for ranges in questions:
-            try:
-                ours = _ours(history, tmp_path, path, ranges)
-            except NotHere:
-                continue  # left to git: a commit deleted several files
-            assert ours == _git_c(tmp_path, path, ranges), (path, ranges)
-            asked += 1
+        asked += _answered_as_git(history, tmp_path, [(path, r) for r in questions])
     assert asked >= 8
 
 
@@ -347,15 +357,7 @@ def test_a_question_about_many_files_answers_the_same(
     def answered() -> int:
         history = RepoHistory(str(tmp_path))
         history_of.append(history)
-        asked = 0
-        for path, ranges in questions:
-            try:
-                ours = _ours(history, tmp_path, path, ranges)
-            except NotHere:
-                continue  # left to git: a commit deleted several files
-            assert ours == _git_c(tmp_path, path, ranges), (path, ranges)
-            asked += 1
-        return asked
+        return _answered_as_git(history, tmp_path, questions)
 
     alone = answered()
     outside, diffs[0] = diffs[0], 0
