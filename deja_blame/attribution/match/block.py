@@ -86,7 +86,7 @@ def continue_blocks(
     used = {(m.sid, m.edit_ord, m.idx) for m in out if m is not None}
     given = [False] * len(out)  # lines this rule gave
     n = len(out)
-    person = _PersonWrites(writes)
+    person = PersonWrites(writes)
 
     def follows(i: int, prev: Key, step: int) -> Key | None:
         """The write of line i that continues the block whose line ``i - step`` is
@@ -106,9 +106,7 @@ def continue_blocks(
         bi = blamed[i]
         if bi is None or anchor is None or bi.commit != anchor.commit or key in used:
             return False
-        at = info[key][1]
-        limit = deadlines.of_session(i, key[0])
-        return at <= limit and not person.since(fps[i], at, limit)
+        return person.kept(fps[i], info[key][1], deadlines.of_session(i, key[0]))
 
     for step in (1, -1):  # down from each matched line, then up
         prev: Key | None = None  # the write of the line before, in the block being followed
@@ -186,7 +184,7 @@ def placed_between(
         if m is not None and not trivial[i]:
             rows.setdefault((m.sid, m.edit_ord, i - m.idx), []).append(i)
     taken = {(m.sid, m.edit_ord, m.idx): i for i, m in enumerate(out) if m is not None}
-    person = _PersonWrites(writes)
+    person = PersonWrites(writes)
     for (sid, edit, shift), lines in rows.items():
         if not any(counts[fps[i]] == 1 for i in lines):
             continue  # nothing places the edit here: its texts are all repeated
@@ -203,8 +201,7 @@ def placed_between(
                 if bk.commit != anchor.commit or (trivial[k] and fps[k] != BLANK_FP):
                     continue  # a lone bracket is passed, as continue_blocks passes it
                 at = info[key][1]
-                limit = deadlines.of_session(k, sid)
-                if at > limit or person.since(fps[k], at, limit):
+                if not person.kept(fps[k], at, deadlines.of_session(k, sid)):
                     continue
                 other = taken.pop(key, None)
                 if other is not None:
@@ -266,7 +263,7 @@ def _next(key: Key, step: int) -> Key:
     return (key[0], key[1], key[2] + step)
 
 
-class _PersonWrites:
+class PersonWrites:
     """When people wrote each text (USER diff blocks), sorted, made once per text: a
     blank line's writes are tens of thousands with 10,000 sessions, and each line the
     rule looked at went over all of them."""
@@ -285,6 +282,12 @@ class _PersonWrites:
             )
         j = bisect_right(times, at)  # the first made after ``at``
         return j < len(times) and times[j] <= limit
+
+    def kept(self, fp: int, at: float, limit: float) -> bool:
+        """Whether a session's write of this text made at ``at`` can still be its
+        line's by ``limit`` (the line's commit, ``clock.Deadlines``): made by then, and
+        no person wrote the text in between."""
+        return at <= limit and not self.since(fp, at, limit)
 
 
 def _beside(position: Callable[[Key], int | None], anchor: Key, key: Key, step: int) -> bool:

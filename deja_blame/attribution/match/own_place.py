@@ -37,7 +37,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from deja_blame.attribution.facts.model import BlameLine, Key, LineTexts, WriteSet
-from deja_blame.attribution.match.block import CONFIDENCE, _PersonWrites
+from deja_blame.attribution.match.block import CONFIDENCE, PersonWrites
 from deja_blame.attribution.match.clock import Deadlines
 from deja_blame.attribution.match.lines import LineMatch
 
@@ -110,7 +110,7 @@ def _one_pass(
     if not anchors:
         return out, False
     taken = {(m.sid, m.edit_ord, m.idx): i for i, m in enumerate(out) if m is not None}
-    person = _PersonWrites(writes)
+    person = PersonWrites(writes)
     # candidates: (distance from the anchor, line, write), the nearest placed first
     found: list[tuple[int, int, Key]] = []
     for edit, rows in anchors.items():
@@ -150,8 +150,7 @@ def _one_pass(
         if out[i] is not None:
             continue
         at = info[key][1]
-        limit = deadlines.of_session(i, key[0])
-        if at > limit or person.since(fps[i], at, limit):
+        if not person.kept(fps[i], at, deadlines.of_session(i, key[0])):
             continue
         other = taken.get(key)
         if other is not None:
