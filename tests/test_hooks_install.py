@@ -230,6 +230,28 @@ def test_status_when_nothing_is_installed(world: World) -> None:
     assert "post-commit   not installed" in text
 
 
+def test_status_says_whether_the_history_has_its_notes(world: World) -> None:
+    """The commits made before the hooks get notes only from a pass over the whole
+    history; status says whether one finished, from .git/deja alone."""
+
+    def status() -> tuple[bool, str]:
+        doc = orjson.loads(world.deja("hooks", "status", "--json").stdout)
+        return doc["history_pass"], world.deja("hooks", "status").stdout.decode()
+
+    done, text = status()
+    assert done is False
+    assert "history's notes: none written (deja annotate --all writes them)" in text
+    world.deja("hooks", "install")
+    done, text = status()
+    assert done is False
+    assert "history's notes: not all written yet" in text
+    assert "all now: deja annotate --all" in text
+    world.deja("annotate", "--all")
+    done, text = status()
+    assert done is True
+    assert "history's notes: a pass over the whole history done" in text
+
+
 def test_template_ships_in_a_non_editable_install(tmp_path: Path) -> None:
     """Lay the package out as setuptools installs it (build_py: package files and
     package data, nothing from the source tree) and import deja from there alone."""

@@ -68,6 +68,17 @@ def run_status(as_json: bool, cwd: Path | None = None) -> int:
         from deja_blame.hooks.late import summary
 
         click.echo(f"late notes: {summary(len(doc['late_notes']))}")
+    if doc["history_pass"]:
+        click.echo(
+            "history's notes: a pass over the whole history done (deja doctor says if it is current)"
+        )
+    elif doc["installed"]:
+        click.echo(
+            "history's notes: not all written yet (the commits made before the hooks:"
+            " each commit's hook writes some in the background; all now: deja annotate --all)"
+        )
+    else:
+        click.echo("history's notes: none written (deja annotate --all writes them)")
     return 0
 
 

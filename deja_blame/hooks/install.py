@@ -337,6 +337,12 @@ def status(repo: pygit2.Repository) -> dict[str, Any]:
         pass
     doc["last_warning"] = last
     from deja_blame.hooks import late
+    from deja_blame.notes.history_state import HistoryState
 
     doc["late_notes"] = [r.commit for r in late.late_records(deja_dir(repo))]
+    # whether a pass over the whole history (``deja annotate --all``, or the hook's
+    # background share of it) ever finished here: the commits made before the hooks
+    # have notes only after one. Read from .git/deja alone; whether the pass is
+    # still current needs the index (``deja doctor``'s ``history notes``).
+    doc["history_pass"] = HistoryState(repo).done is not None
     return doc
