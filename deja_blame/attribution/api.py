@@ -23,22 +23,6 @@ if TYPE_CHECKING:
     import pygit2
 
     from deja_blame.attribution.cache import RepoState
-    from deja_blame.index.prescan import Needle
-
-
-def concern_of(file: Path) -> tuple[Needle, ...] | None:
-    """What a transcript about ``file``'s repository holds (``prescan``); None outside
-    a repository (then every new transcript is read)."""
-    from deja_blame.index.prescan import needles_for, repository_root
-
-    root = repository_root(file)
-    if root is None:
-        return None
-    try:
-        rel = file.resolve().relative_to(root).as_posix()
-    except ValueError:
-        rel = ""
-    return needles_for(root, [rel] if rel and rel != "." else [])
 
 
 class _EarlyBlame:
@@ -144,9 +128,11 @@ def compute(
     if conn is not None and refresh:
         # (imported here: the transcript readers' discovery, which --no-refresh, the
         # editor and stats never need)
+        from deja_blame.index.prescan import concern_of
         from deja_blame.index.refresh import refresh_index
 
-        refresh_index(conn, concern=concern_of(file))
+        concern = concern_of(file)
+        refresh_index(conn, concern=concern)
     if conn is not None:
         hit = cached_blame(conn, file, rev, line_range, on_miss=early.start, on_state=read.append)
         if hit is not None:
@@ -163,14 +149,7 @@ def compute(
         paused = collector_paused() if one_question else nullcontext()
         with given(state.root, {"HEAD": state.head or ""}) if state else nullcontext(), paused:
             tips = read_tips(repo)  # the notes' refs, read once for the question
-            return blame_file(
-                repo,
-                rel,
-                rev,
-                conn,
-                line_range=line_range,
-                note_lookup=note_lookup_for(repo, conn, tips),
-                tips=tips,
-            )
+            lookup = note_lookup_for(repo, conn, tips)
+            return blame_file(repo, rel, rev, conn, line_range, lookup, tips=tips)
     finally:
         early.end()  # a blame started early and not taken (an error, a binary file)

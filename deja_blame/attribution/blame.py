@@ -79,23 +79,32 @@ def _answer(
 ) -> FileBlame:
     """``blame_file``'s answer before it is finished (its sessions named, its range cut);
     ``question``: the question about a version of the file (``Question``)."""
+    work, at_head = _versions(repo, relpath, rev)  # (at ``rev``: the file there)
     if rev is not None:
-        version = read_file(repo, relpath, rev)
-        _refuse_binary(version)
-        assert version.commit is not None
-        return _at_commit(question(version, focus), conn, line_range, rev=version.commit)
-    work = read_file(repo, relpath, None)
-    _refuse_binary(work)
-    try:
-        at_head: FileVersion | None = read_file(repo, relpath, "HEAD")
-    except DejaError:
-        at_head = None  # no commit yet, or not in HEAD: every line is new
+        assert work.commit is not None
+        return _at_commit(question(work, focus), conn, line_range, rev=work.commit)
     if at_head is None or at_head.is_binary:
         return _compute(question(work, None), conn)
     if at_head.data == work.data:
         return _at_commit(question(at_head, None), conn, line_range, rev=None)
     head_result = _at_commit(question(at_head, None), conn, None, rev=None)
     return overlay(conn, head_result, work.data, str(workdir(repo)), relpath)
+
+
+def _versions(
+    repo: pygit2.Repository, relpath: str, rev: str | None
+) -> tuple[FileVersion, FileVersion | None]:
+    """The file at ``rev`` (None: the working tree's file, and HEAD's beside it, None
+    where HEAD has none), read before any other work: a binary file is refused."""
+    version = read_file(repo, relpath, rev)
+    _refuse_binary(version)
+    if rev is not None:
+        return version, None
+    try:
+        at_head: FileVersion | None = read_file(repo, relpath, "HEAD")
+    except DejaError:
+        at_head = None  # no commit yet, or not in HEAD: every line is new
+    return version, at_head
 
 
 def _refuse_binary(version: FileVersion) -> None:
@@ -119,7 +128,7 @@ def _at_commit(
         result = _compute(replace(q, focus=None), conn)
         result.rev = rev
         return result
-    notes = q.tips.cache_text()
+    notes = cache.notes_text(q.tips)
     key = cache.entry_key(
         root, version.commit, version.relpath, q.engine, cache.notes_read_by(q.note_lookup)
     )

@@ -42,6 +42,7 @@ from deja_blame.notes.refs import GITAI_REF, NOTES_REF
 
 if TYPE_CHECKING:
     from deja_blame.attribution.model import FileBlame, LineAttribution
+    from deja_blame.notes.store import NotesTips
 
 CACHE_ENTRIES = 500
 
@@ -97,6 +98,13 @@ def notes_tips_cli(root: str) -> tuple[str, bool]:
         said = proc.stdout
     rows = [ln.split(" ", 1) for ln in said.decode().splitlines() if " " in ln]
     return "\n".join(sha for sha, _ in rows), any(ref == NOTES_REF for _, ref in rows)
+
+
+def notes_text(tips: NotesTips) -> str:
+    """The notes tips one answer was made with (``notes.store.read_tips``) as
+    ``notes_tips_cli`` spells them: one a line, in for-each-ref's order
+    (``refs/notes/ai`` before ``refs/notes/deja``)."""
+    return "\n".join(t for t in (tips.gitai, tips.deja) if t)
 
 
 def resolve_rev_cli(root: str, rev: str) -> str | None:

@@ -106,6 +106,19 @@ def needles_for(root: Path, relpaths: Iterable[str] = ()) -> tuple[Needle, ...]:
     return without_redundant(_encoded(texts) | set(name_needles(relpaths)))
 
 
+def concern_of(file: Path) -> tuple[Needle, ...] | None:
+    """What a transcript about ``file``'s repository holds; None outside a repository
+    (then every new transcript is read)."""
+    root = repository_root(file)
+    if root is None:
+        return None
+    try:
+        rel = file.resolve().relative_to(root).as_posix()
+    except ValueError:
+        rel = ""
+    return needles_for(root, [rel] if rel and rel != "." else [])
+
+
 # The characters no JSON encoder escapes, no URI quotes and no HTML entity stands
 # for: a run of them in a file name is in every form a transcript writes it in.
 _PLAIN = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._~-")

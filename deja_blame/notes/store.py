@@ -107,11 +107,6 @@ class NotesTips:
     deja: str | None
     gitai: str | None
 
-    def cache_text(self) -> str:
-        """As ``attribution/cache.notes_tips_cli`` spells them: one a line, in
-        for-each-ref's order (``refs/notes/ai`` before ``refs/notes/deja``)."""
-        return "\n".join(t for t in (self.gitai, self.deja) if t)
-
 
 def read_tips(repo: pygit2.Repository) -> NotesTips:
     """deja's and git-ai's notes tips, read once for a question: the cache's key, the

@@ -46,9 +46,9 @@ def notes_state(
     from deja_blame.notes.gitai import CONFIDENCE, GitAiLookup
     from deja_blame.notes.history_state import HistoryState
 
+    gitai = GitAiLookup(repo) if tips.gitai is not None else None  # reads at the first ask
     passed = None
     if conn is not None and note_lookup is not None and focus is None:
         state = HistoryState(repo)
         passed = pass_record(conn, state.none, state.done, state.done_notes)
-    gitai = GitAiLookup(repo) if tips.gitai is not None else None
     return NotesState(passed, gitai, CONFIDENCE)

@@ -371,7 +371,7 @@ class Server:
         blame FILE`` does before it answers (``prescan``: by bytes, memoised); the
         others are left to ``deja index`` and the post-commit hook. Nothing outside
         a repository: there every new transcript would be read."""
-        from deja_blame.attribution.api import concern_of
+        from deja_blame.index.prescan import concern_of
 
         if path is not None:
             self._read_new(concern_of(path))

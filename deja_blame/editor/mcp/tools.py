@@ -214,8 +214,7 @@ class Tools:
         (an agent asks several at once) share one look, REFRESH_EVERY apart."""
         if not self.refresh or time.monotonic() - self.refreshed_at < REFRESH_EVERY:
             return
-        from deja_blame.attribution.api import concern_of
-        from deja_blame.index.prescan import needles_for
+        from deja_blame.index.prescan import concern_of, needles_for
         from deja_blame.index.refresh import refresh_index
 
         refresh_index(self.conn, concern=concern_of(path) if path else needles_for(root))
