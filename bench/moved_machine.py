@@ -47,8 +47,13 @@ also judged by the place of the session's edits that hold its text
 (``placed_lines``): ``placed`` where one of them, placed by its own lines the file
 holds once, lands on this line; ``elsewhere`` where every one of them has such lines
 and lands elsewhere; ``no_unique_line`` where one of them has none (its place cannot be
-told: counted, as ``placed``). ``missed_own_edit_lines_placed`` counts ``placed`` and
-``no_unique_line``; ``missed_own_edit_lines`` is still the count of texts. The original
+told: counted, as ``placed``), but ``used_up`` where the commit's lines of that text
+that deja gives to the commit's sessions are as many as those edits wrote of it: each
+write lands on one line, so a further copy is none of theirs (a session's eight edits
+migrating eight tests alike, the commit migrating four more tests a rebase brought).
+``missed_own_edit_lines_placed`` (the strict count) counts ``placed``,
+``no_unique_line`` and ``used_up``; ``missed_own_edit_lines_beyond_used_up`` leaves the
+``used_up`` ones out; ``missed_own_edit_lines`` is still the count of texts. The original
 measurement writes the missed lines (each with its ``place``) and the failed samples
 to ``--work``/``missed.json`` for a look at them (they are the sessions' text: they
 stay in the work directory).
@@ -286,11 +291,19 @@ def missed_place(
     return "no_unique_line" if any(p is None for p in places) else "elsewhere"
 
 
+def used_up(fp: int, edits: list[OwnEdit], given_copies: int) -> bool:
+    """Whether ``edits`` wrote the text ``fp`` no more times than ``given_copies`` (the
+    commit's lines of it given to the edits' sessions): each write lands on one line,
+    so every write of the text has its line and a further copy is not one of them."""
+    return sum(e.fps.count(fp) for e in edits) <= given_copies
+
+
 def missed_own_lines(
     clone: Path, repo: Any, sha: str, sessions: set[str], given: set[tuple[str, int]],
-    own: OwnEdits,
+    own: OwnEdits, mine: set[tuple[str, int]] | None = None,
 ) -> tuple[int, list[dict[str, Any]]]:  # fmt: skip
-    """(own-edit lines of the commit, the missed ones with their cause)."""
+    """(own-edit lines of the commit, the missed ones with their cause). ``mine``: the
+    commit's lines deja gives to ``sessions`` (None: every line ``given``)."""
     from deja_blame.index.fingerprint import fingerprint, is_trivial
 
     if not sessions:
@@ -298,9 +311,15 @@ def missed_own_lines(
     counted = 0
     missed: list[dict[str, Any]] = []
     parent_time = repo[sha].parents[0].commit_time if repo[sha].parents else 0
+    mine = given if mine is None else mine
     for path, rows in added_lines(clone, sha).items():
         text_fps: list[int] | None = None
         seen: dict[int, set[int] | None] = {}
+        given_copies: dict[int, int] = {}  # the commit's lines of a text given to them
+        for line, text in rows:
+            if (path, line) in mine:
+                key = fingerprint(text)
+                given_copies[key] = given_copies.get(key, 0) + 1
         for line, text in rows:
             if is_trivial(text):
                 continue
@@ -328,6 +347,8 @@ def missed_own_lines(
             place = "placed"
             if line <= len(text_fps):
                 place = missed_place(text_fps, line, writes, seen)
+            if place == "no_unique_line" and used_up(fp, writes, given_copies.get(fp, 0)):
+                place = "used_up"
             missed.append(
                 {"commit": sha, "path": path, "line": line, "cause": cause, "place": place}
             )
@@ -379,14 +400,17 @@ def measure(
         annotate_s += time.perf_counter() - t
         per_commit[sha] = sum(a for _, a in result.counts.values())
         given: set[tuple[str, int]] = set()
+        mine: set[tuple[str, int]] = set()  # given to the commit's own sessions
+        sessions = {s for c in commit_checkpoints(source, sha) for s in checkpoints.get(c, ())}
         for path, by_session in result.note.files.items():
             for sid, ranges in by_session.items():
                 for r in ranges:
                     for line in range(int(r[0]), int(r[1]) + 1):
                         claims.append((sha, path, sid, line))
                         given.add((path, line))
-        sessions = {s for c in commit_checkpoints(source, sha) for s in checkpoints.get(c, ())}
-        counted, lost = missed_own_lines(clone, repo, sha, sessions, given, own)
+                        if sid in sessions:
+                            mine.add((path, line))
+        counted, lost = missed_own_lines(clone, repo, sha, sessions, given, own, mine)
         own_lines += counted
         missed.extend(lost)
     rng = random.Random(28)
@@ -405,11 +429,14 @@ def measure(
     for m in missed:
         by_commit[m["commit"]] = by_commit.get(m["commit"], 0) + 1
     places: dict[str, int] = {}
-    placed_by_commit: dict[str, int] = {}
+    placed_by_commit: dict[str, int] = {}  # strict: used_up copies counted too
+    beyond_by_commit: dict[str, int] = {}  # those past the writes' lines left out
     for m in missed:
         places[m["place"]] = places.get(m["place"], 0) + 1
         if m["place"] != "elsewhere":
             placed_by_commit[m["commit"]] = placed_by_commit.get(m["commit"], 0) + 1
+        if m["place"] in ("placed", "no_unique_line"):
+            beyond_by_commit[m["commit"]] = beyond_by_commit.get(m["commit"], 0) + 1
     if dump is not None:
         dump.write_text(
             json.dumps(
@@ -442,8 +469,10 @@ def measure(
         "commits_missing_own_lines": len(by_commit),
         "most_missed": sorted(by_commit.items(), key=lambda kv: -kv[1])[:10],
         "missed_own_edit_lines_placed": sum(placed_by_commit.values()),
+        "missed_own_edit_lines_beyond_used_up": sum(beyond_by_commit.values()),
         "missed_by_place": dict(sorted(places.items())),
         "most_missed_placed": sorted(placed_by_commit.items(), key=lambda kv: -kv[1])[:10],
+        "most_missed_beyond_used_up": sorted(beyond_by_commit.items(), key=lambda kv: -kv[1])[:10],
         "per_commit": per_commit,
     }
 

@@ -121,3 +121,23 @@ def test_lines_before_the_first_unique_line_and_after_the_last_are_matched() -> 
     file = ["func load() error {", *bottom[:3], "\tlog()", bottom[3], "}", "", *PERSON]
     assert _place(file, 2, bottom) == "placed"
     assert _place(file, len(file) - 4, bottom) == "elsewhere"
+
+
+MIGRATED = [
+    "\tsummary := &Summary{",
+    '\t\tID: id.Must("abc"),',
+    "\t}",
+]
+
+
+def test_copies_past_the_writes_of_a_text_are_used_up() -> None:
+    # three edits migrating three tests alike; the commit holds a fourth copy (a test a
+    # rebase brought, migrated by hand): three given copies are all the edits wrote
+    edits = [_edit(MIGRATED) for _ in range(3)]
+    fp = fingerprint(MIGRATED[0])
+    assert MM.used_up(fp, edits, 3)
+    assert not MM.used_up(fp, edits, 2)  # one write may still be on the missed line
+    # an edit holding the text twice wrote it twice
+    twice = [_edit([*MIGRATED, *MIGRATED]), _edit(MIGRATED)]
+    assert not MM.used_up(fp, twice, 2)
+    assert MM.used_up(fp, twice, 3)
