@@ -1,5 +1,6 @@
 """The moves rule's judgement (``match.moves.moved_here``) is a function of plain data:
-stage 1's ``MoveFacts`` and the answers of its ``MoveAsks``, here made of dicts.
+stage 1's ``MoveFacts`` and the answers of its ``MoveAsks`` (here made of dicts), given
+in rounds: the judgement says what it lacks, stage 1 answers it.
 
 A block git blame -C says came from another file moved here; it is a move (its text
 left that file) where the file no longer holds it after the commit that brought it
@@ -12,9 +13,11 @@ from deja_blame.attribution.facts.model import (
     BlameLine,
     FileFacts,
     LineTexts,
+    MovedLines,
     PathLog,
     PathLogIndex,
 )
+from deja_blame.attribution.facts.moved import answer_asked
 from deja_blame.attribution.facts.rule_facts import MoveFacts
 from deja_blame.attribution.match.moves import moved_here
 from deja_blame.attribution.model import LineAttribution
@@ -100,12 +103,36 @@ def _found(facts: FileFacts, asks: Asks, copied: bool) -> MoveFacts:
     )
 
 
+def _judged(facts: FileFacts, found: MoveFacts) -> tuple[MovedLines | None, int]:
+    """The judgement in rounds, as ``blame._moved`` makes it: stage 1 answers what
+    each round lacked; and how many rounds it took."""
+    rounds = 1
+    judged = moved_here(facts, found)
+    while judged.asked:
+        assert all(q not in found.answers for q in judged.asked)  # nothing asked twice
+        answer_asked(found, judged.asked)
+        judged = moved_here(facts, found)
+        rounds += 1
+    return judged.moved, rounds
+
+
+def test_the_judgement_reads_only_the_answers_it_is_given() -> None:
+    facts = _facts()
+    asks = Asks({(C, SOURCE): "other = 1\n"}, {})
+    found = _found(facts, asks, copied=True)
+    first = moved_here(facts, found)
+    assert first.moved is None and first.asked  # nothing answered: it says what it lacks
+    assert asks.asked == []  # and asked stage 1's reader nothing
+    moved, rounds = _judged(facts, found)
+    assert moved is not None and rounds > 1
+
+
 def test_a_block_c_found_is_a_move_where_it_left_its_file_and_a_copy_where_it_stayed() -> None:
     before = "\n".join(BLOCK) + "\n"
     for still_there, left in ((False, True), (True, False)):
         facts = _facts()
         asks = Asks({(C, SOURCE): before if still_there else "other = 1\n"}, {})
-        moved = moved_here(facts, _found(facts, asks, copied=True))
+        moved, _ = _judged(facts, _found(facts, asks, copied=True))
         assert moved is not None
         assert [moved.moved[k] for k in range(len(BLOCK))] == [True, True, False, True]
         assert [moved.left_file[k] for k in (0, 1, 3)] == [left] * 3
@@ -119,11 +146,11 @@ def test_a_block_that_left_a_file_its_commit_deleted_moved_here_without_c() -> N
     before = "\n".join(BLOCK) + "\n"
     logs: dict[str, PathLog] = {SOURCE: [(OLD, AT - 600, "A"), (C, AT, "D")]}
     asks = Asks({(C + "^", SOURCE): before}, logs)
-    moved = moved_here(facts, _found(facts, asks, copied=False))
+    moved, _ = _judged(facts, _found(facts, asks, copied=False))
     assert moved is not None
     assert moved.moved[: len(BLOCK)] == [True] * len(BLOCK)  # its blank line went with it
     assert not moved.moved[len(BLOCK)]  # the person's line of a later commit stays
     assert moved.paths == {SOURCE_ID: True}  # the deleted file's writes stand for it
     # a file that left nothing: no line moved
     nothing = Asks({}, {SOURCE: [(OLD, AT - 600, "A")]})
-    assert moved_here(_facts(), _found(_facts(), nothing, copied=False)) is None
+    assert _judged(_facts(), _found(_facts(), nothing, copied=False))[0] is None

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from deja_blame.attribution import cache
 from deja_blame.attribution.answer import finish_answer, from_entry
-from deja_blame.attribution.facts.moved import where_from
+from deja_blame.attribution.facts.moved import answer_asked, where_from
 from deja_blame.attribution.facts.question import Question, of_question
 from deja_blame.attribution.match import from_git_ai, keep_moved, match_file, match_moved
 from deja_blame.attribution.match.moves import moved_here
@@ -30,7 +30,7 @@ from deja_blame.notes.store import NotesTips
 if TYPE_CHECKING:
     import pygit2
 
-    from deja_blame.attribution.facts.model import FileFacts
+    from deja_blame.attribution.facts.model import FileFacts, MovedLines
 
 
 def blame_file(
@@ -201,8 +201,7 @@ def _matched(q: Question, conn: sqlite3.Connection | None) -> FileFacts:
         # the lines the rules left: stage 1 asks where they may have come from, stage 2
         # judges which moved here from another file, stage 1 reads the writes to those
         # files, and stage 2 matches the moved lines against them
-        found = where_from(conn, facts)
-        moved = moved_here(facts, found) if found is not None else None
+        moved = _moved(conn, facts)
         if moved is not None:
             short = match_moved(facts, moved, source.for_moved(facts, moved))
             whole = None
@@ -212,6 +211,21 @@ def _matched(q: Question, conn: sqlite3.Connection | None) -> FileFacts:
                 whole = _given_by_whole_file(q.whole_file(), conn)
             keep_moved(facts, moved, whole)
     return facts
+
+
+def _moved(conn: sqlite3.Connection, facts: FileFacts) -> MovedLines | None:
+    """Which lines the rules left moved here from another file: stage 1 reads where they
+    may have come from (``where_from``), stage 2 judges (``moved_here``), in rounds:
+    where the judgement lacked answers of git's history or the index, stage 1 reads
+    them (``answer_asked``) and it judges again, until it lacks none."""
+    found = where_from(conn, facts)
+    if found is None:
+        return None
+    judged = moved_here(facts, found)
+    while judged.asked:
+        answer_asked(found, judged.asked)
+        judged = moved_here(facts, found)
+    return judged.moved
 
 
 def _part_of_file(facts: FileFacts) -> bool:

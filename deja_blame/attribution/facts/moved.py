@@ -9,11 +9,12 @@ rounds: which texts of the lines left sessions wrote to other files of the
 repository (``written_elsewhere``), then ``git blame -C`` of the blocks of such
 lines, then the index's paths of the files ``-C`` named (``where_from``:
 ``MoveFacts``, plain data). Stage 2 judges which of those lines moved here
-(``match/moves.py``: ``moved_here``), asking what its judgement still needs of
-git's history (a file's text at a commit, a path's log, what a commit renamed or
-deleted, when sessions wrote a text to a path: ``rule_facts.MoveAsks``, answered
-and kept by ``WhereFrom``); then the writes to the files the moved lines came
-from are read into the file's ``WriteSet`` (``FactSource.for_moved``).
+(``match/moves.py``: ``moved_here``) from those facts and the answers given it so
+far; what its judgement lacked of git's history (a file's text at a commit, a
+path's log, what a commit renamed or deleted, when sessions wrote a text to a path:
+``rule_facts.MoveAsks``) is read here between its rounds (``answer_asked``, by
+``WhereFrom``, which keeps what it read); then the writes to the files the moved
+lines came from are read into the file's ``WriteSet`` (``FactSource.for_moved``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from pathlib import Path
+from typing import Any
 
 from deja_blame.attribution.facts import indexread as Q
 from deja_blame.attribution.facts import shared
@@ -107,6 +109,17 @@ def where_from(conn: sqlite3.Connection, facts: FileFacts) -> MoveFacts | None:
         sources |= ask.renamed_to(commit, source)
     named = {pid: exact for pid, exact in ask.candidate_paths(sources).items() if pid not in paths}
     return MoveFacts(todo, elsewhere, names, ranges, copied, named, ask)
+
+
+def answer_asked(found: MoveFacts, asked: list[tuple[Any, ...]]) -> None:
+    """Answer the questions the moves rule's judgement lacked (``match.moves.Judgement``:
+    ``MoveAsks``' method name and its arguments; a dict of paths as its items) by
+    ``found``'s reader, into ``found.answers``: the judgement's next round reads them."""
+    for question in asked:
+        name, *args = question
+        if name == "paths_git_lacks":
+            args = [dict(args[0])]
+        found.answers[question] = getattr(found.asks, name)(*args)
 
 
 class _Kept:

@@ -14,8 +14,8 @@ what they matched so far; they ask it of ``asks`` (``StillAsked``).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from deja_blame.attribution.facts.edits import SessionEdits
@@ -38,13 +38,16 @@ class StillAsked(Protocol):
 
 
 class MoveAsks(Protocol):
-    """What the moves rule's judgement (``match/moves.py``) still asks of git's history
-    and the index, once it knows which lines came from another file and which files
+    """What the moves rule's judgement (``match/moves.py``) needs of git's history and
+    the index, once it knows which lines came from another file and which files
     sessions wrote their texts to (``moved.WhereFrom``: each answer kept for the
     answer, a path's log and the write times for a question about many files). Which
-    of them it asks depends on what it found so far: a file's text is read only for a
+    of them it needs depends on what it found so far: a file's text is read only for a
     line a commit may have taken out of it, the files' logs only where enough of a
-    block's lines were written there (each costs git work)."""
+    block's lines were written there (each costs git work). So the judgement is made
+    in rounds: it reads the answers stage 1 gave (``MoveFacts.answers``), says which
+    questions it lacks, stage 1 answers them (``moved.answer_asked``, by these
+    methods), and it judges again, until it lacks none."""
 
     def text_at(self, rev: str, path: str) -> str: ...
 
@@ -92,7 +95,10 @@ class MoveFacts:
     (``ranges``: first and last line), the lines it says came from another file
     than the plain blame names, in its order (``copied``: line index, its blame
     there), the index's paths of the files it named (``named``, not the file's own),
-    and what the judgement still asks of git's history and the index (``asks``)."""
+    stage 1's reader of git's history and the index for the judgement's questions
+    (``asks``: only stage 1 asks it), and their answers so far (``answers``: a
+    question, ``MoveAsks``' method name and its arguments -> its answer; plain data,
+    all the judgement reads)."""
 
     todo: list[int]
     elsewhere: dict[int, set[int]]
@@ -101,3 +107,4 @@ class MoveFacts:
     copied: list[tuple[int, BlameLine]]
     named: dict[int, bool]
     asks: MoveAsks
+    answers: dict[tuple[Any, ...], Any] = field(default_factory=dict)

@@ -8,8 +8,10 @@ came from another file; the lines whose text left a file in the commit that
 brought them here (a rename git did not see as one, a session's new function the
 person moved before committing: ``_left_behind``); every line that commit brought
 from a file that left whole and is mostly here; the blocks of files git never had
-(renamed before their first commit). What the judgement still asks of git's
-history and the index depends on what it found so far (``MoveAsks``). Stage 1 then
+(renamed before their first commit). What the judgement needs of git's history
+and the index depends on what it found so far: it reads the answers stage 1 gave
+(``MoveFacts.answers``) and says what it lacked, which stage 1 reads before it
+judges again (``Judgement``; no git, SQL or thread here). Stage 1 then
 reads the writes to the files they came from, the matcher matches those lines as
 their blame where they came from says (``match.match_moved``), and here: which of
 those matches stand (``keep_blocks``). Moved lines are less certain than lines
@@ -21,8 +23,9 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from deja_blame.attribution.facts.model import (
     CLOCK_SKEW,
@@ -30,13 +33,15 @@ from deja_blame.attribution.facts.model import (
     BlameLine,
     LineTexts,
     MovedLines,
+    PathLog,
+    PathLogIndex,
     has_line,
 )
 from deja_blame.attribution.match.scaffolding import is_comment, is_distinctive
 
 if TYPE_CHECKING:
     from deja_blame.attribution.facts.model import FileFacts
-    from deja_blame.attribution.facts.rule_facts import MoveAsks, MoveFacts
+    from deja_blame.attribution.facts.rule_facts import MoveFacts
     from deja_blame.attribution.model import LineAttribution
 
 LEFT_BEHIND_COMMITS = 24  # commits examined for text that left a file unseen, per file
@@ -120,14 +125,93 @@ def less_certain(lines: list[LineAttribution], moved: list[bool]) -> None:
             ln.confidence = round(ln.confidence * MOVED_CONFIDENCE, 2)
 
 
-def moved_here(facts: FileFacts, found: MoveFacts) -> MovedLines | None:
+class Unanswered(Exception):
+    """A question of the judgement stage 1 has not answered yet (``Answers``)."""
+
+
+class Answers:
+    """What the judgement asks of git's history and the index (``MoveAsks``' questions),
+    read from the answers stage 1 gave (``MoveFacts.answers``). A question not answered
+    yet is noted (``asked``, in the order asked) and raises ``Unanswered``: the round's
+    judgement does not stand, and stage 1 answers what it lacked before the next."""
+
+    def __init__(self, known: Mapping[tuple[Any, ...], Any]) -> None:
+        self.known = known
+        self.asked: dict[tuple[Any, ...], None] = {}
+
+    def _answer(self, *question: Any) -> Any:
+        try:
+            return self.known[question]
+        except KeyError:
+            self.asked[question] = None
+            raise Unanswered from None
+
+    def text_at(self, rev: str, path: str) -> str:
+        return self._answer("text_at", rev, path)
+
+    def holds(self, rev: str, path: str, text: str) -> bool:
+        return self._answer("holds", rev, path, text)
+
+    def solid_lines_at(self, rev: str, path: str) -> set[str]:
+        return self._answer("solid_lines_at", rev, path)
+
+    def touched(self, commit: str) -> dict[str, tuple[str, str | None]]:
+        return self._answer("touched", commit)
+
+    def renamed_to(self, commit: str, path: str) -> set[str]:
+        return self._answer("renamed_to", commit, path)
+
+    def path_log(self, path: str) -> PathLog:
+        return self._answer("path_log", path)
+
+    def log_index(self, path: str) -> PathLogIndex:
+        return self._answer("log_index", path)
+
+    def parent_time(self, commit: str) -> int | None:
+        return self._answer("parent_time", commit)
+
+    def write_times(self, pid: int, fp: int) -> list[float]:
+        return self._answer("write_times", pid, fp)
+
+    def paths_git_lacks(self, names: dict[int, str]) -> set[int]:
+        return self._answer("paths_git_lacks", tuple(names.items()))
+
+
+@dataclass
+class Judgement:
+    """``moved_here``'s answer: the lines moved (``MovedLines``; None where none did),
+    which stands only where it lacked no answer (``asked``: empty; else stage 1
+    answers those, ``moved.answer_asked``, and the judgement is made again)."""
+
+    moved: MovedLines | None
+    asked: list[tuple[Any, ...]] = field(default_factory=list)
+
+
+def moved_here(facts: FileFacts, found: MoveFacts) -> Judgement:
     """Which of the lines the rules left unmatched moved here from another file, from
-    what stage 1 ``found`` (``MoveFacts``): None where none did. The paths of the
+    what stage 1 ``found`` (``MoveFacts``, its ``answers`` included). The paths of the
     answer (``MovedLines.paths``) add the files they came from to the file's own;
-    stage 1 reads those files' writes (``FactSource.for_moved``)."""
+    stage 1 reads those files' writes (``FactSource.for_moved``).
+
+    Its questions are asked in steps, each on what the one before found: where a
+    step lacks an answer, each line or block goes on without it (it asks the rest of
+    what it needs), and the judgement stops there, saying what it lacked: a round of
+    stage 1 answers them all at once. Within a step no answer decides which other
+    line asks what; across steps they do, so a step waits for the one before."""
+    ask = Answers(found.answers)
+    try:
+        moved = _judged(facts, found, ask)
+    except Unanswered:
+        moved = None
+    return Judgement(moved, list(ask.asked))
+
+
+def _judged(facts: FileFacts, found: MoveFacts, ask: Answers) -> MovedLines | None:
+    """``moved_here``'s judgement, reading ``ask``; ``Unanswered`` at the end of a step
+    that lacked an answer."""
     lines, texts, by_line = facts.lines, facts.texts, facts.blamed
     paths, skip = facts.paths, facts.settled or None
-    ask, elsewhere, names, ranges = found.asks, found.elsewhere, found.names, found.ranges
+    elsewhere, names, ranges = found.elsewhere, found.names, found.ranges
     whole = _whole_file_sources(lines, texts, found.todo, elsewhere)
     first = lines[0].line
     moved = [False] * len(lines)
@@ -144,7 +228,11 @@ def moved_here(facts: FileFacts, found: MoveFacts) -> MovedLines | None:
             # still in the file it came from after the commit that brought it
             # here: a copy (the scaffolding a person types into a new test
             # file), which must be distinctive to keep its session
-            left_file[k] = not holds(brought.commit, b.orig_path, lines[k].text)
+            try:
+                left_file[k] = not holds(brought.commit, b.orig_path, lines[k].text)
+            except Unanswered:
+                pass
+    _step_done(ask)
     more = dict(found.named)
 
     # Work that left a file in the commit that brought it here, never committed
@@ -166,28 +254,36 @@ def moved_here(facts: FileFacts, found: MoveFacts) -> MovedLines | None:
         holds,
         whole,
     )
+    _step_done(ask)
     renamed: dict[str, set[int]] = {}  # commit -> files it deleted that moved here
     texts_here = {ln.text.strip() for ln, trivial in zip(lines, texts.trivial) if not trivial}
     for k, pids in left.items():
         moved[k] = True
         brought = evidence[k]
-        left_file[k] = left_a_file_git_had(
-            pids,
-            whole,
-            lambda pid: bool(ask.path_log(names[pid])),
-            partial(_taken_out, ask, holds, brought, lines[k].text, texts.trivial[k]),
-        )
+        try:
+            left_file[k] = left_a_file_git_had(
+                pids,
+                whole,
+                lambda pid: bool(ask.path_log(names[pid])),
+                partial(_taken_out, ask, holds, brought, lines[k].text, texts.trivial[k]),
+            )
+        except Unanswered:
+            pass
         more.update(dict.fromkeys((pid for pid in pids if pid not in paths), True))
         if brought is None or brought.commit is None:
             continue
         for pid in pids:
             if brought.commit in renamed and pid in renamed[brought.commit]:
                 continue
-            log = ask.path_log(names[pid])
-            if _deleted_in(log, brought.commit) and _mostly_here(
-                ask, brought.commit, names[pid], texts_here
-            ):
-                renamed.setdefault(brought.commit, set()).add(pid)
+            try:
+                log = ask.path_log(names[pid])
+                if _deleted_in(log, brought.commit) and _mostly_here(
+                    ask, brought.commit, names[pid], texts_here
+                ):
+                    renamed.setdefault(brought.commit, set()).add(pid)
+            except Unanswered:
+                pass
+    _step_done(ask)
     # A file that left whole and is mostly here (a rename git missed: the same
     # commit rewrote much of it): every line that commit brought here may be its,
     # not only the blocks found (a lone docstring line, a blank). A new module
@@ -212,11 +308,19 @@ def moved_here(facts: FileFacts, found: MoveFacts) -> MovedLines | None:
                 moved[k] = left_file[k] = True
         from_gone = _written_for_commit(ask, lines, texts, evidence, block, gone, elsewhere, whole)
         more.update(dict.fromkeys(from_gone, True))
+    _step_done(ask)
     if skip:
         moved = [m and not done for m, done in zip(moved, skip)]
     if not any(moved):
         return None
     return MovedLines(evidence, moved, left_file, {**paths, **more})
+
+
+def _step_done(ask: Answers) -> None:
+    """A step of the judgement ends: the next reads what it found, so where it lacked
+    an answer the judgement stops here (``Unanswered``)."""
+    if ask.asked:
+        raise Unanswered
 
 
 def left_a_file_git_had(
@@ -242,7 +346,7 @@ def left_a_file_git_had(
 
 
 def _taken_out(
-    ask: MoveAsks,
+    ask: Answers,
     holds: Callable[[str, str, str], bool],
     brought: BlameLine | None,
     text: str,
@@ -264,7 +368,7 @@ def _taken_out(
 
 
 def _left_behind(
-    ask: MoveAsks,
+    ask: Answers,
     lines: list[LineAttribution],
     texts: LineTexts,
     evidence: list[BlameLine | None],
@@ -314,11 +418,14 @@ def _left_behind(
             fp = texts.fps[k]
             for pid in asked & elsewhere.get(fp, set()):
                 stripped = lines[k].text.strip()
-                if _text_left(
-                    ask, b, names[pid], stripped, partial(written_at, pid, fp), holds,
-                    pid in whole,
-                ):  # fmt: skip
-                    left.setdefault(pid, set()).add(k)
+                try:
+                    if _text_left(
+                        ask, b, names[pid], stripped, partial(written_at, pid, fp), holds,
+                        pid in whole,
+                    ):  # fmt: skip
+                        left.setdefault(pid, set()).add(k)
+                except Unanswered:
+                    pass  # asked of stage 1: this round's judgement does not stand
         sources = {
             pid
             for pid, ks in left.items()
@@ -339,7 +446,7 @@ def _left_behind(
 
 
 def _text_left(
-    ask: MoveAsks,
+    ask: Answers,
     b: BlameLine,
     path: str,
     stripped: str,
@@ -384,7 +491,7 @@ def _text_left(
 
 
 def _written_for_commit(
-    ask: MoveAsks,
+    ask: Answers,
     lines: list[LineAttribution],
     texts: LineTexts,
     evidence: list[BlameLine | None],
@@ -406,12 +513,18 @@ def _written_for_commit(
         pids = gone & elsewhere.get(fp, set())
         if not pids:
             continue
-        floor = _floor_for_unseen(ask, b)
+        try:
+            floor = _floor_for_unseen(ask, b)
+        except Unanswered:
+            continue
         until = (b.commit_time or 0) + CLOCK_SKEW
         for pid in pids:
             since = 0.0 if pid in whole else floor
-            if written_between(ask.write_times(pid, fp), since, until):
-                got.setdefault(pid, set()).add(ln.text.strip())
+            try:
+                if written_between(ask.write_times(pid, fp), since, until):
+                    got.setdefault(pid, set()).add(ln.text.strip())
+            except Unanswered:
+                pass
     return {pid for pid, done in got.items() if len(done) >= MOVED_BLOCK}
 
 
@@ -450,7 +563,7 @@ def _different_texts(
     return got
 
 
-def _floor_for_unseen(ask: MoveAsks, b: BlameLine) -> float:
+def _floor_for_unseen(ask: Answers, b: BlameLine) -> float:
     """Since when a write to a file git never had may be the source of a line ``b``
     names the commit of. Into a file that commit created, only work done for it,
     after its parent: the test scaffolding a session wrote to a scratch file weeks
@@ -472,7 +585,7 @@ def _floor_for_unseen(ask: MoveAsks, b: BlameLine) -> float:
 RENAMED_SHARE = 0.5  # of a deleted file's lines found here: this file is that one
 
 
-def _mostly_here(ask: MoveAsks, commit: str, path: str, texts_here: set[str]) -> bool:
+def _mostly_here(ask: Answers, commit: str, path: str, texts_here: set[str]) -> bool:
     """Whether most different lines ``path`` had before ``commit`` are in this file."""
     before = ask.solid_lines_at(commit + "^", path)
     return bool(before) and len(before & texts_here) >= RENAMED_SHARE * len(before)
