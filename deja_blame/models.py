@@ -41,6 +41,7 @@ class Command:
     seq: int = 0  # ordinal among the session's commands; exit codes patch by it
     status: str | None = None  # "DONE" | "RUNNING" (background) when known
     turn: int = 0  # as Message.turn
+    after_message: int | None = None  # as Edit.after_message
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -103,6 +104,10 @@ class Edit:
     seq: int = 0
     model: str | None = None  # the model chosen when the edit was made, where known
     turn: int = 0  # as Message.turn
+    # the seq of the session's last message read before the edit (0: none), where the
+    # reader keeps one order for all its records: a turn's messages share one step, and
+    # why's "The agent said" is the words around the edit, not the turn's last ones
+    after_message: int | None = None
 
     def to_json(self, session_model: str | None = None) -> dict[str, Any]:
         """The edit's document; its model only where it differs from the session's

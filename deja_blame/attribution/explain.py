@@ -97,7 +97,9 @@ def line_story(
     _place_by_text(doc["edit"]["hunks"], result, ln)
     prompt = Q.last_request_before(conn, sid, step)
     doc["prompt"] = {"text": prompt[0], "at": prompt[1]} if prompt else None
-    doc["assistant"] = [{"text": t, "at": a} for t, a in Q.agent_words_around(conn, sid, step)]
+    doc["assistant"] = [
+        {"text": t, "at": a} for t, a in Q.agent_words_around(conn, sid, step, found.after_message)
+    ]
     doc["commands_after"] = [
         {"command": c, "exit_code": x, "at": a, "status": st}
         for c, x, a, st in Q.commands_from(conn, sid, step)

@@ -18,7 +18,7 @@ from typing import Any
 
 from deja_blame.errors import DejaError, IndexCorruptError
 
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 14
 DB_ENV = "DEJA_DB"
 BUSY_TIMEOUT_MS = 30_000  # the default wait for another process's write lock
 BUSY_ENV = "DEJA_BUSY_TIMEOUT"  # seconds, where a script would rather fail sooner
@@ -312,7 +312,20 @@ MIGRATIONS: list[tuple[str, str | Callable[[sqlite3.Connection], None]]] = [
             WHEN 'tool' THEN 't' ELSE role END
         """,
     ),
+    ("0014_edit_place_among_messages", lambda conn: _edit_place_among_messages(conn)),
 ]
+
+
+def _edit_place_among_messages(conn: sqlite3.Connection) -> None:
+    """0014: an edit's place among its session's messages (``models.Edit.after_message``):
+    a Claude Code turn's messages all have its step, and why's "The agent said" showed
+    the turn's last words instead of those around the edit. Rows written before keep
+    NULL and are answered by step, as they were. A column there already (an index a
+    test or a newer deja wrote, its version set back) is kept."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(edits)")}
+    if "after_message" not in columns:
+        conn.execute("ALTER TABLE edits ADD COLUMN after_message INTEGER")
+
 
 FILES_V11 = """
     CREATE TABLE files_v11 (

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from deja_blame.index.db import in_chunks, transaction
-from deja_blame.index.keys import message_ids, role_code
+from deja_blame.index.keys import message_id, message_ids, role_code
 from deja_blame.index.times import shown_time
 from deja_blame.models import UNKNOWN_AGENT
 from deja_blame.pathtext import as_key, as_text
@@ -140,20 +140,25 @@ def commands_mentioning(
 
 @dataclass
 class EditAt:
-    """An edit, and where it stands in its session (the step its messages are ordered by)."""
+    """An edit, and where it stands in its session (the step its messages are ordered by,
+    and the seq of the last message read before it where the index keeps that)."""
 
     edit: Edit
     step: int
+    after_message: int | None = None
 
 
 def edit_with_step(conn: sqlite3.Connection, sid: int, edit_ord: int) -> EditAt | None:
     from deja_blame.index.store import EDIT_COLUMNS, edit_from_row
 
     row = conn.execute(
-        f"SELECT {EDIT_COLUMNS}, step FROM edits WHERE sid=? AND ord=?",
+        f"SELECT {EDIT_COLUMNS}, step, after_message FROM edits WHERE sid=? AND ord=?",
         (sid, edit_ord),
     ).fetchone()
-    return None if row is None else EditAt(edit_from_row(row[:-1]), int(row[-1]))
+    if row is None:
+        return None
+    place = None if row[-1] is None else int(row[-1])
+    return EditAt(edit_from_row(row[:-2]), int(row[-2]), place)
 
 
 def last_request_before(
@@ -169,22 +174,53 @@ def last_request_before(
 
 
 def agent_words_around(
-    conn: sqlite3.Connection, sid: int, step: int
+    conn: sqlite3.Connection, sid: int, step: int, after_message: int | None = None
 ) -> list[tuple[str, str | None]]:
-    """(text, at) of the agent's last two messages up to ``step`` and its next one."""
+    """(text, at) of the agent's words around an edit: its last two messages before the
+    edit and its next one, in record order.
+
+    ``after_message`` is the edit's place among the session's messages (the seq of the
+    last one read before it): the words are then those of the edit's own request, the
+    messages between it and the edit and the first after the edit before the next
+    request. A reader that numbers the person's requests as steps (Claude Code, Codex,
+    Gemini CLI...) gives every message of a request one step, so the step alone picked
+    the request's last words, about its last edit. Without a place (an index written
+    before deja kept it, Antigravity's steps, one per record), by step."""
     from deja_blame.index.store import message_texts
 
     cols = "role, text, src_offset, src_len, full_chars, at"
-    before = conn.execute(
-        f"SELECT {cols} FROM messages WHERE id BETWEEN ? AND ? AND role=?"
-        " AND step<=? ORDER BY step DESC, id DESC LIMIT 2",
-        (*message_ids(sid), role_code("assistant"), step),
-    ).fetchall()
-    after = conn.execute(
-        f"SELECT {cols} FROM messages WHERE id BETWEEN ? AND ? AND role=?"
-        " AND step>? ORDER BY step, id LIMIT 1",
-        (*message_ids(sid), role_code("assistant"), step),
-    ).fetchall()
+    first, last = message_ids(sid)
+    if after_message is None:
+        before = conn.execute(
+            f"SELECT {cols} FROM messages WHERE id BETWEEN ? AND ? AND role=?"
+            " AND step<=? ORDER BY step DESC, id DESC LIMIT 2",
+            (first, last, role_code("assistant"), step),
+        ).fetchall()
+        after = conn.execute(
+            f"SELECT {cols} FROM messages WHERE id BETWEEN ? AND ? AND role=?"
+            " AND step>? ORDER BY step, id LIMIT 1",
+            (first, last, role_code("assistant"), step),
+        ).fetchall()
+    else:
+        place = message_id(sid, after_message) if after_message > 0 else first - 1
+        user = role_code("user")
+        asked = conn.execute(
+            "SELECT max(id) FROM messages WHERE id BETWEEN ? AND ? AND role=?",
+            (first, place, user),
+        ).fetchone()[0]
+        following = conn.execute(
+            "SELECT min(id) FROM messages WHERE id > ? AND id <= ? AND role=?",
+            (place, last, user),
+        ).fetchone()[0]
+        before = conn.execute(
+            f"SELECT {cols} FROM messages WHERE id BETWEEN ? AND ? AND role=?"
+            " ORDER BY id DESC LIMIT 2",
+            (first if asked is None else asked, place, role_code("assistant")),
+        ).fetchall()
+        after = conn.execute(
+            f"SELECT {cols} FROM messages WHERE id > ? AND id <= ? AND role=? ORDER BY id LIMIT 1",
+            (place, last if following is None else following, role_code("assistant")),
+        ).fetchall()
     rows = [*reversed(before), *after]
     return [(text, shown_time(r[5])) for r, text in zip(rows, message_texts(conn, sid, rows))]
 

@@ -421,6 +421,7 @@ def chunk_rows(chunk: Chunk) -> ChunkRows:
                 _edit_at(e.at, at_epoch),
                 at_epoch,
                 e.model,
+                e.after_message,
             )
         )
         fps = fingerprints(e.added)
@@ -475,7 +476,7 @@ def write_rows(conn: sqlite3.Connection, sid: int, rows: ChunkRows, paths: PathI
     if rows.edits:
         conn.executemany(
             "INSERT OR REPLACE INTO edits(sid, ord, step, path, tool, source, body, truncated, at,"
-            " at_epoch, model) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            " at_epoch, model, after_message) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
             [(sid, *r) for r in rows.edits],
         )
     line_rows: list[tuple[int, int, int, int, int]] = []

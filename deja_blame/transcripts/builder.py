@@ -88,7 +88,15 @@ class SessionBuilder:
 
     def command(self, command: str, cwd: str | None, at: str | None) -> Command:
         ordinal = self._taken["commands"] + len(self.session.commands)
-        cmd = Command(command=command, cwd=cwd, exit_code=None, at=at, seq=ordinal, turn=self.turn)
+        cmd = Command(
+            command=command,
+            cwd=cwd,
+            exit_code=None,
+            at=at,
+            seq=ordinal,
+            turn=self.turn,
+            after_message=self._seq,
+        )
         self.session.commands.append(cmd)
         return cmd
 
@@ -112,6 +120,7 @@ class SessionBuilder:
     def edit(self, edit: Edit) -> None:
         edit.seq = self._taken["edits"] + len(self.session.edits)
         edit.turn = self.turn
+        edit.after_message = self._seq  # the messages' seq so far: its place among them
         edit.model = edit.model or self.session.model  # the model when it was made
         self.session.edits.append(edit)
         self.touch(edit.path)

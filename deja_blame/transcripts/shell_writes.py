@@ -310,5 +310,6 @@ def command_edits(commands: list[tuple[int, Command]]) -> list[tuple[int, Edit]]
             if w.append:
                 edit.hunks[0].new_start = None  # where the lines landed is not known
             edit.seq = SHELL_EDIT_BASE + cmd.seq * WRITES_PER_COMMAND + k
+            edit.after_message = cmd.after_message
             out.append((step, edit))
     return out
