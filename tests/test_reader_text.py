@@ -339,6 +339,39 @@ def test_epoch_of_is_the_full_parse_s_epoch(text: str) -> None:
     assert epoch_of(text) == (normalise_time(text)[1] if text else None)
 
 
+@settings(max_examples=3000)
+@given(
+    st.one_of(
+        st.builds(
+            lambda y, mo, d, h, mi, s, fraction, tail: (
+                f"{y:04d}-{mo:02d}-{d:02d}T{h:02d}:{mi:02d}:{s:02d}{fraction}{tail}"
+            ),
+            st.integers(1, 9999),
+            st.integers(0, 13),
+            st.integers(0, 32),
+            st.integers(0, 24),
+            st.integers(0, 60),
+            st.integers(0, 60),
+            st.one_of(
+                st.just(""),
+                st.just("."),
+                st.builds(
+                    lambda digits: "." + digits, st.text("0123456789", min_size=1, max_size=11)
+                ),
+            ),
+            st.sampled_from(["Z", "Z", "Z", "z", "+00:00", "+02:00", "", " "]),
+        ),
+        st.text(max_size=26),
+    )
+)
+def test_a_utc_time_read_without_a_datetime_is_the_full_parse_s(text: str) -> None:
+    # normalise_time reads 2026-02-11T15:31:21.340Z (Claude Code's form) and the
+    # canonical form without making a datetime: the same text, the same float
+    from deja_blame.transcripts.text import normalise_time, parse_time
+
+    assert normalise_time(text) == parse_time(text)
+
+
 def test_a_hunk_header_past_int_digit_limit_is_no_position_not_a_crash() -> None:
     # the fuzz test's find: int() refuses 4,300+ digits (Python's guard); such a
     # position is as good as absent, as every number past 64 bits is

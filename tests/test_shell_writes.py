@@ -9,8 +9,10 @@ from typing import Any
 import orjson
 import pytest
 from conftest import commit_env, deja, git
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from deja_blame.transcripts.shell_writes import ShellWrite, shell_writes
+from deja_blame.transcripts.shell_writes import ShellWrite, parsed_writes, shell_writes
 
 CASES: list[tuple[str, list[ShellWrite]]] = [
     (
@@ -57,6 +59,34 @@ CASES: list[tuple[str, list[ShellWrite]]] = [
 @pytest.mark.parametrize(("command", "want"), CASES)
 def test_shell_writes(command: str, want: list[ShellWrite]) -> None:
     assert shell_writes(command) == want
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "c'a't > a.txt <<'EOF'\nhi\nEOF",
+        'e"ch"o hello > b.txt',
+        "\\tee c.txt <<'EOF'\nhi\nEOF",
+        "/usr/bin/p\\ython3 - <<'PY'\nopen('d.txt', 'w').write('x')\nPY",
+    ],
+)
+def test_a_writer_named_through_quotes_still_writes(command: str) -> None:
+    # shell_writes parses only commands that name a writer: quoting in its name
+    # (the shell takes quotes and backslashes out of a word) does not hide it
+    assert shell_writes(command) == parsed_writes(command) != []
+
+
+_PIECES = [
+    "cat", "c'a't", 'e"c"ho', "\\tee", "tee -a", "echo", "printf", "python3 -", "ls", "git",
+    "c", "at", "'", '"', "\\", " ", ">", ">>", "2>&1", "<<'EOF'", "<<EOF", "\n", "EOF",
+    "&&", "|", ";", "cd src", "f.txt", "$x", "hi", "-n",
+]  # fmt: skip
+
+
+@settings(max_examples=1500)
+@given(st.lists(st.sampled_from(_PIECES), max_size=14).map("".join))
+def test_the_commands_left_unparsed_write_nothing(command: str) -> None:
+    assert shell_writes(command) == parsed_writes(command)
 
 
 def test_a_heredoc_that_ran_is_the_sessions_text_in_blame(tmp_path: Path, repo: Path) -> None:

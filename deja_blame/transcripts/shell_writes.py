@@ -35,8 +35,25 @@ class ShellWrite:
     append: bool = False
 
 
+# The commands whose writes ``_one`` reads; one of them names every write it finds.
+WRITER_NAMES = ("cat", "tee", "echo", "printf", "python")
+_QUOTING = str.maketrans("", "", "'\"\\")
+
+
 def shell_writes(command: str) -> list[ShellWrite]:
     """The writes ``command`` makes with content it holds itself, in order."""
+    # Most commands name no writer (git, tests, builds, ls): they are not parsed. A
+    # writer's name is its command word's last part, a stretch of the command's
+    # text with at most quotes and backslashes taken out of it (the shell's
+    # quoting), so it is in the command once those are out.
+    bare = command.translate(_QUOTING)
+    if not any(name in bare for name in WRITER_NAMES):
+        return []
+    return parsed_writes(command)
+
+
+def parsed_writes(command: str) -> list[ShellWrite]:
+    """``shell_writes`` by parsing every part of ``command``."""
     out: list[ShellWrite] = []
     bodies, head = _split_heredocs(command)
     k = 0
