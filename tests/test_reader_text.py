@@ -370,6 +370,7 @@ def test_a_utc_time_read_without_a_datetime_is_the_full_parse_s(text: str) -> No
     from deja_blame.transcripts.text import normalise_time, parse_time
 
     assert normalise_time(text) == parse_time(text)
+    assert normalise_time(text) == parse_time(text)  # the last one read, remembered
 
 
 def test_a_hunk_header_past_int_digit_limit_is_no_position_not_a_crash() -> None:

@@ -61,15 +61,22 @@ _UTC_TIME = re.compile(
 )
 _EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
 _DAY_STARTS: dict[str, int | None] = {}  # a day's text -> its first second (None: no day)
+# the last time read by its fields, and what it gave
+_LAST_TIME: tuple[str | None, tuple[str, float]] = (None, ("", 0.0))
 
 
 def normalise_time(value: object) -> tuple[str | None, float | None]:
     """RFC 3339 text -> (canonical UTC text with Z, epoch seconds); (None, None) if unusable."""
+    global _LAST_TIME
     if type(value) is str:
+        last = _LAST_TIME
+        if value == last[0]:
+            return last[1]  # a reader's record time, asked again for its seconds
         m = _UTC_TIME.fullmatch(value)
         if m is not None:
             got = _utc_time(m)
             if got is not None:
+                _LAST_TIME = (value, got)  # one binding: threads see a pair or the other
                 return got
     return parse_time(value)
 
