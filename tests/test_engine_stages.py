@@ -19,6 +19,7 @@ from deja_blame.attribution.facts.model import (
     WriteSet,
     WrittenTexts,
 )
+from deja_blame.attribution.facts.notes_state import gitai_authors
 from deja_blame.attribution.facts.rule_facts import RuleFacts
 from deja_blame.attribution.facts.versions import FileHistory
 from deja_blame.attribution.match import from_git_ai, match_file
@@ -225,7 +226,7 @@ def test_a_line_a_note_gave_keeps_it_and_git_ai_fills_what_is_left() -> None:
     facts.gitai = lambda commit, path, line: Who() if line == 7 else None
     facts.gitai_confidence = 0.5
     match_file(facts, source.for_rules(facts.lines, facts.writes, facts.paths))
-    from_git_ai(facts)
+    from_git_ai(facts, gitai_authors(facts))
     assert (facts.lines[2].session, facts.lines[2].via) == ("noted", "note")
     assert (facts.lines[3].session, facts.lines[3].via) == ("s-7", "index")
     assert (facts.lines[6].session, facts.lines[6].via, facts.lines[6].confidence) == (
@@ -234,6 +235,16 @@ def test_a_line_a_note_gave_keeps_it_and_git_ai_fills_what_is_left() -> None:
         0.5,
     )
     assert facts.note_sessions["gitai-1"] == {"agent": "cursor"}
+
+
+def test_git_ai_s_notes_are_read_by_stage_1_and_the_matcher_reads_what_it_is_given() -> None:
+    def reads_git(commit: str, path: str, line: int) -> None:
+        raise AssertionError("the matcher read git-ai's notes itself")
+
+    facts = _facts(FILE, commit_time=10_000, writes=_writes(at=9_000.0))
+    facts.gitai = reads_git
+    from_git_ai(facts, {})
+    assert all(ln.session is None for ln in facts.lines)
 
 
 def test_without_a_source_only_the_notes_answer() -> None:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from deja_blame.attribution import cache
 from deja_blame.attribution.answer import finish_answer, from_entry
 from deja_blame.attribution.facts.moved import answer_asked, where_from
+from deja_blame.attribution.facts.notes_state import gitai_authors
 from deja_blame.attribution.facts.question import Question, of_question
 from deja_blame.attribution.match import from_git_ai, keep_moved, match_file, match_moved
 from deja_blame.attribution.match.moves import moved_here
@@ -178,7 +179,7 @@ def _compute(q: Question, conn: sqlite3.Connection | None) -> FileBlame:
     (the window's lines alone where the notes settle them all: ``noted_range``);
     with ``focus``, the lines of that commit only."""
     facts = _matched(q, conn)
-    from_git_ai(facts)  # what is left, git-ai's notes may explain
+    from_git_ai(facts, gitai_authors(facts))  # what is left, git-ai's notes may explain
     return FileBlame(
         path=facts.path,
         rev=q.version.commit,

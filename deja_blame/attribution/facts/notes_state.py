@@ -19,6 +19,7 @@ from deja_blame.attribution.model import NoteLookup
 if TYPE_CHECKING:
     import pygit2
 
+    from deja_blame.attribution.facts.model import FileFacts
     from deja_blame.notes.store import NotesTips
 
 
@@ -52,3 +53,20 @@ def notes_state(
         state = HistoryState(repo)
         passed = pass_record(conn, state.none, state.done, state.done_notes)
     return NotesState(passed, gitai, CONFIDENCE)
+
+
+def gitai_authors(facts: FileFacts) -> dict[int, Any]:
+    """What git-ai's notes say of the lines the rules and the notes left unexplained
+    (line index -> its author there; each commit's note read once, by ``facts.gitai``):
+    read after the matcher matched, for ``match.from_git_ai``."""
+    lookup = facts.gitai
+    if lookup is None:
+        return {}
+    authors: dict[int, Any] = {}
+    for k, ln in enumerate(facts.lines):
+        if ln.session is not None or ln.commit is None:
+            continue
+        who = lookup(ln.commit, ln.orig_path or facts.path, ln.orig_line or ln.line)
+        if who is not None:
+            authors[k] = who
+    return authors

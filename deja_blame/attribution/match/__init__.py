@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from deja_blame.attribution.match.before_history import strangers_before_history
 from deja_blame.attribution.match.block import continue_blocks, placed_between
@@ -239,17 +239,14 @@ def _without_strangers_before_history(
     return [None if m is not None and m.sid in strangers else m for m in matches]
 
 
-def from_git_ai(facts: FileFacts) -> None:
-    """Lines deja's notes and index leave unexplained, from git-ai's notes: its
-    sessions' lines (``via: "git-ai"``); lines it says a person wrote stay people's."""
-    lookup = facts.gitai
-    if lookup is None:
-        return
-    for ln in facts.lines:
-        if ln.session is not None or ln.commit is None:
-            continue
-        who = lookup(ln.commit, ln.orig_path or facts.path, ln.orig_line or ln.line)
-        if who is None or who.human:
+def from_git_ai(facts: FileFacts, authors: dict[int, Any]) -> None:
+    """Lines deja's notes and index leave unexplained, from git-ai's notes (``authors``:
+    line index -> what git-ai's note of its commit says of it, read by stage 1 for the
+    lines left: ``notes_state.gitai_authors``): its sessions' lines (``via:
+    "git-ai"``); lines it says a person wrote stay people's."""
+    for k, ln in enumerate(facts.lines):
+        who = authors.get(k)
+        if who is None or who.human or ln.session is not None:
             continue
         ln.session, ln.source, ln.via = who.key, who.agent or "unknown", "git-ai"
         ln.confidence = facts.gitai_confidence
