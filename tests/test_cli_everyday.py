@@ -99,6 +99,21 @@ def test_mistakes_get_one_line_and_a_non_zero_exit(
     assert "Traceback" not in proc.stderr.decode()
 
 
+def test_a_root_named_that_is_not_there_is_an_error_with_a_hint(tmp_path: Path) -> None:
+    """``deja index --root /nonexistent`` is bad input, said as every other: the error
+    line and a hint, no summary of nothing read (newcomer 15 #7, 16 #6)."""
+    gone = tmp_path / "gone"
+    proc = deja("index", "--root", str(gone), cwd=tmp_path, check=False)
+    assert proc.returncode == 1
+    assert proc.stderr.decode().splitlines() == [
+        f"deja: error: transcript root not found: {gone} (from --root)",
+        "hint: name the folder an agent keeps its transcripts in (deja doctor lists each"
+        " agent's; deja index --help says where they are)",
+    ]
+    doc = orjson.loads(deja("index", "--root", str(gone), "--json", check=False).stdout)
+    assert doc["problems"] == [f"transcript root not found: {gone} (from --root)"]
+
+
 def test_counts_are_in_good_english(tmp_path: Path) -> None:
     root = tmp_path / "one"
     (root / "brain").mkdir(parents=True)

@@ -808,7 +808,9 @@ def test_missing_root_and_directory_for_a_file(tmp_path: Path) -> None:
     lines = one_line_error(proc)
     assert any(str(missing) in ln for ln in lines)
     assert any(str(bad) in ln for ln in lines)
-    assert len(lines) == 3  # one line per problem, then the summary
+    assert len(lines) == 4  # one line per problem (the root's with a hint), then the summary
+    assert lines[0] == f"deja: error: transcript root not found: {missing} (from --root)"
+    assert lines[1].startswith("hint: ")
     assert lines[-1].startswith("indexed 1 transcript:")
     assert [s["session_id"] for s in deja_json("sessions", "--json")["sessions"]] == ["good"]
 

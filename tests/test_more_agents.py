@@ -688,7 +688,8 @@ def test_a_missing_root_is_one_line_and_exit_1_for_every_agent(agent: str, tmp_p
     for run, source in ((by_flag, "--root"), (by_variable, agent_named(agent).root_env)):
         assert run.returncode == 1, run.stderr
         said = [line for line in run.stderr.decode().splitlines() if line.startswith("deja:")]
-        assert said == [f"deja: transcript root not found: {missing} (from {source})"]
+        assert said == [f"deja: error: transcript root not found: {missing} (from {source})"]
+        assert run.stderr.decode().splitlines()[1].startswith("hint: name the folder an agent")
 
 
 @pytest.mark.parametrize("agent", ["antigravity", "cursor"])

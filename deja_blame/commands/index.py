@@ -30,7 +30,7 @@ from deja_blame.index.ingest import (
     keep_first_seen,
 )
 from deja_blame.jsonout import print_json
-from deja_blame.output import warn
+from deja_blame.output import terminal, warn
 from deja_blame.transcripts.agent import Agent
 from deja_blame.transcripts.files import Skipped
 from deja_blame.transcripts.registry import AGENTS, agent_named, discover, discover_in
@@ -148,13 +148,29 @@ def run_index(
             conn.close()
     if rebuild:
         swap_in(db_path, target)
-    for problem in report.problems + report.incomplete + skipped.lines():
-        warn(problem)
+    said = report.problems + report.incomplete + skipped.lines()
+    missing = [p for p in said if p.startswith(ROOT_NOT_FOUND)]
+    for problem in missing:
+        # bad input, said as every other: "deja: error: ..." and a hint
+        click.echo(f"deja: error: {terminal(problem)}", err=True)
+    if missing:
+        click.echo(f"hint: {MISSING_ROOT_HINT}", err=True)
+    for problem in said:
+        if not problem.startswith(ROOT_NOT_FOUND):
+            warn(problem)
     if as_json:
         print_json(report.to_json())
-    elif not quiet:
+    elif not quiet and not (roots and len(named_missing) == len(roots)):
+        # (a --root naming only folders that are not there read nothing: no summary)
         click.echo(report.summary(), err=True)
     return 1 if named_missing else 0
+
+
+ROOT_NOT_FOUND = "transcript root not found: "
+MISSING_ROOT_HINT = (
+    "name the folder an agent keeps its transcripts in (deja doctor lists each agent's;"
+    " deja index --help says where they are)"
+)
 
 
 def _unreadable(path: Path) -> bool:
