@@ -10,7 +10,7 @@ from pathlib import Path
 from conftest import commit_env, deja, deja_json, git
 from test_other_agents import AFTER, BEFORE, T0, _claude
 
-from deja_blame.report.model import SessionReport
+from deja_blame.report.model import Counts, Report, SessionReport
 from deja_blame.report.render_text import _project
 
 NO_AGY = {"DEJA_ANTIGRAVITY_ROOT": ""}
@@ -49,3 +49,30 @@ def test_the_folder_is_shown_inert_and_dash_stays_where_none_is_known() -> None:
     assert _project(s).startswith("  project /w/red (elsewhere:"), _project(s)
     assert _project(SessionReport("s1")).startswith("  project - (elsewhere: another clone")
     assert _project(SessionReport("s1", project=".")) == "  project . (this repository's top)"
+
+
+def test_a_session_with_one_time_known_says_so_and_never_shows_a_question_mark() -> None:
+    """A reviewer's clone with the notes alone may know when a session started and not
+    when it ended: ``started A``, not ``A -> ?`` (newcomer 16 #5). Every renderer."""
+    from deja_blame.report.model import time_span
+    from deja_blame.report.render_html import _session as html_session
+    from deja_blame.report.render_markdown import _session_block as md_block
+    from deja_blame.report.render_text import _session_block as text_block
+
+    start, end = "2026-12-07T18:31:00Z", "2026-12-07T19:02:00Z"
+    assert time_span("A", "B", "->") == "A -> B"
+    assert time_span("A", "", "->") == "started A"
+    assert time_span("", "B", "->") == "ended B"
+    assert time_span("", "", "->") == "time not known"
+    only_start = SessionReport("9f8e7d6c-1", agent="claude-code", started_at=start)
+    header = text_block(only_start, False)[0]
+    assert header == "Session 9f8e7d6c (claude), started 2026-12-07 18:31 UTC", header
+    both = SessionReport("9f8e7d6c-1", agent="claude-code", started_at=start, ended_at=end)
+    assert text_block(both, False)[0].endswith("2026-12-07 18:31 UTC -> 2026-12-07 19:02 UTC")
+    neither = SessionReport("9f8e7d6c-1", agent="claude-code")
+    assert text_block(neither, False)[0].endswith(", time not known")
+    md = md_block(only_start, False)
+    assert f"**time:** started {start}" in md and "?" not in md, md
+    report = Report("HEAD~1..HEAD", None, [], [], Counts(), [], [only_start], False, "deja")
+    html = html_session(only_start, report)
+    assert f"started {start}</p>" in html and "→ ?" not in html, html

@@ -28,6 +28,20 @@ def pct(part: int, whole: int) -> float:
     return round(100.0 * part / whole, 1) if whole else 0.0
 
 
+def time_span(started: str | None, ended: str | None, arrow: str) -> str:
+    """A session's time in a report's words, each time already escaped by the caller's
+    renderer: ``A -> B``; ``started A`` or ``ended B`` where a note or transcript gives
+    one end only (a reviewer's clone with notes alone); ``time not known`` for neither.
+    It showed ``A -> ?``, which reads as broken output."""
+    if started and ended:
+        return f"{started} {arrow} {ended}"
+    if started:
+        return f"started {started}"
+    if ended:
+        return f"ended {ended}"
+    return "time not known"
+
+
 @dataclass
 class Counts:
     """Lines introduced, and how many of them each session wrote."""

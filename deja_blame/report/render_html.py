@@ -14,7 +14,7 @@ from __future__ import annotations
 from deja_blame.outputs.escape import clip
 from deja_blame.outputs.escape import html as html_text
 from deja_blame.report.history import choose_period, share_history, svg_chart
-from deja_blame.report.model import Counts, FileLines, Report, SessionReport, pct
+from deja_blame.report.model import Counts, FileLines, Report, SessionReport, pct, time_span
 from deja_blame.transcripts.registry import label_of
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'none'"
@@ -140,7 +140,7 @@ def _session(s: SessionReport, report: Report) -> str:
         f"{_tests(s)}</summary>",
         f"<p>Session <code>{e(s.session_id)}</code> · project"
         f" <code>{e(clip(s.project, TEXT_CHARS))}</code> · "
-        f"{e(s.started_at or '?')} → {e(s.ended_at or '?')}</p>",
+        f"{time_span(e(s.started_at or ''), e(s.ended_at or ''), '→')}</p>",
     ]
     if not s.indexed:
         out.append(

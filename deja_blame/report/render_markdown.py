@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from deja_blame.notes.public import project_meaning
 from deja_blame.outputs.escape import markdown, markdown_code
-from deja_blame.report.model import Report, SessionReport, pct
+from deja_blame.report.model import Report, SessionReport, pct, time_span
 from deja_blame.transcripts.registry import label_of
 
 MARKER = "<!-- deja-report -->"
@@ -107,7 +107,7 @@ class _Section:
 
 def _session_block(s: SessionReport, prompts: bool) -> str:
     lines = [f"#### Session {md_code(_short(s.session_id))} · {md_text(label_of(s.agent))}", ""]
-    span = f"{md_text(s.started_at or '?')} → {md_text(s.ended_at or '?')}"
+    span = time_span(md_text(s.started_at or ""), md_text(s.ended_at or ""), "→")
     meaning = md_text(project_meaning(s.project))
     lines.append(f"- **Project:** {md_code(s.project)}{meaning} · **time:** {span}")
     if not s.indexed:

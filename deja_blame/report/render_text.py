@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from deja_blame.notes.public import project_meaning
 from deja_blame.output import agent_word, shorten, terminal, utc_minute
-from deja_blame.report.model import PROMPTS_HINT, Report, SessionReport, pct
+from deja_blame.report.model import PROMPTS_HINT, Report, SessionReport, pct, time_span
 
 PROMPT_CHARS = 60
 REQUEST_CHARS = 100
@@ -41,8 +41,8 @@ def _project(s: SessionReport) -> str:
 
 
 def _session_block(s: SessionReport, prompts: bool) -> list[str]:
-    span = (
-        f"{terminal(utc_minute(s.started_at) or '?')} -> {terminal(utc_minute(s.ended_at) or '?')}"
+    span = time_span(
+        terminal(utc_minute(s.started_at) or ""), terminal(utc_minute(s.ended_at) or ""), "->"
     )
     out = [
         f"Session {terminal(s.session_id)[:8]} ({agent_word(s.agent)}), {span}",
