@@ -321,15 +321,10 @@ def store(
     except TypeError:
         return  # a file name that is not UTF-8 (pathtext): not cached
     data = zlib.compress(doc, 1)
-    with _quiet():
-        Q.cache_put(
-            conn,
-            "attribution_cache",
-            key,
-            data,
-            CACHE_ENTRIES,
-            token=state if state is not None else token(conn, root, set(entry.orig_paths)),
-        )
+    with _quiet():  # (the token read too: a busy index)
+        if state is None:
+            state = token(conn, root, set(entry.orig_paths))
+        Q.cache_put(conn, "attribution_cache", key, data, CACHE_ENTRIES, token=state)
 
 
 def authors_of_lines(
