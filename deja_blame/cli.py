@@ -1584,6 +1584,8 @@ def doctor_cmd(db: Path | None, as_json: bool) -> int:
 
     Changes nothing. Prints one line per check, then, for each problem, the
     command that fixes it. Exit 0 when all is well, 1 when something needs fixing.
+    A warning (warn, with the command worth running; "ok": true in --json) does
+    not change the exit code: only a problem makes it 1.
 
     \b
     Examples:

@@ -313,6 +313,7 @@ def test_doctor_says_when_a_late_transcript_left_a_commit_without_its_note(
     assert code == 0 and check is not None, check
     assert check["ok"] and check["fix"] == "deja annotate --all"
     assert check["detail"].startswith("1 commit of the branch that sessions wrote"), check
+    assert "up to 1 note to write, as a commit whose lines all turn out" in check["detail"]
     text = world.deja("doctor", check=False).stdout.decode()
     assert "warn  history notes" in text and "deja annotate --all" in text, text
     assert run_all(world)["written"] == [late]

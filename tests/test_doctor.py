@@ -210,6 +210,35 @@ def test_a_root_that_is_gone(setup: dict[str, Path], tmp_path: Path) -> None:
     assert "(1 session)" in roots["detail"]
 
 
+def test_help_says_a_warning_leaves_the_exit_code() -> None:
+    """A warning prints a fix command, and still exits 0 (``ok: true``): the help says
+    so, not only "exit 1 when something needs fixing" (newcomer 16 #4)."""
+    text = " ".join(deja("doctor", "--help").stdout.decode().split())
+    assert 'A warning (warn, with the command worth running; "ok": true in --json)' in text
+    assert "does not change the exit code: only a problem makes it 1." in text
+
+
+def test_each_root_names_its_agent_and_another_agent_s_folder_is_not_a_root(
+    setup: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Antigravity's root is labelled as the others are, and Gemini CLI's default root,
+    ~/.gemini, holding only Antigravity's folder is not listed as an empty Gemini CLI
+    (newcomer 16 #3). Named, or holding a session, it is listed as before."""
+    import shutil
+
+    home = tmp_path / "home"
+    shutil.copytree(setup["root"], home / ".gemini" / "antigravity")
+    monkeypatch.delenv("DEJA_ANTIGRAVITY_ROOT")
+    deja("index", "-q")
+    _, doc, _ = doctor(setup["repo"])
+    detail = by_name(doc)["transcript roots"]["detail"]
+    assert f"antigravity: {home / '.gemini' / 'antigravity'} (1 session)" in detail, detail
+    assert "gemini-cli" not in detail, detail
+    _, doc, _ = doctor(setup["repo"], env={"DEJA_GEMINI_ROOT": str(home / ".gemini")})
+    detail = by_name(doc)["transcript roots"]["detail"]
+    assert f"gemini-cli: {home / '.gemini'} (0 sessions)" in detail, detail
+
+
 def test_hooks_not_installed_and_chained(setup: dict[str, Path]) -> None:
     deja("index", "-q")
     code, doc, _ = doctor(setup["repo"])

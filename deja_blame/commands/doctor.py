@@ -120,12 +120,17 @@ def check_roots(
     # when there is nothing at all)
     from deja_blame.transcripts.registry import OTHER_AGENTS, ROOTS_AGENT
 
+    others = {h.id: h.roots() for h in OTHER_AGENTS}
     for h in OTHER_AGENTS:
         named = bool(os.environ.get(h.root_env))
-        for root in h.roots():
+        for root in others[h.id]:
             if root.is_dir():
                 files = list(h.find(root, None, skipped))
                 found.extend(files)
+                if not files and not named and _holds_another_agents(root, h.id, others, roots):
+                    # ~/.gemini holding only Antigravity's antigravity/: Gemini CLI's
+                    # "0 sessions" there read as a misconfigured Gemini CLI
+                    continue
                 empty = sum(1 for f in files if str(f.path) in no_session)
                 none = f"; {counted(empty, 'file')} with no session in it" if empty else ""
                 parts.append(f"{h.id}: {root} ({counted(len(files) - empty, 'session')}{none})")
@@ -144,7 +149,7 @@ def check_roots(
         found.extend(files)
         if len(problems) == before or files:
             none = "" if files or (root / "brain").is_dir() else ": no brain/ directory"
-            parts.append(f"{root} ({counted(len(files), 'session')}{none})")
+            parts.append(f"{ROOTS_AGENT.id}: {root} ({counted(len(files), 'session')}{none})")
     detail = "; ".join(parts + problems + skipped.lines())
     if problems and not found:
         return Check("transcript roots", False, detail, fix_root), found
@@ -154,6 +159,14 @@ def check_roots(
             found,
         )
     return Check("transcript roots", True, detail), found
+
+
+def _holds_another_agents(
+    root: Path, agent: str, others: dict[str, list[Path]], antigravity: list[Path]
+) -> bool:
+    """Whether an agent's default root holds another agent's root (or is it)."""
+    theirs = [r for a, rs in others.items() if a != agent for r in rs] + list(antigravity)
+    return any((r == root or r.is_relative_to(root)) and r.is_dir() for r in theirs)
 
 
 def check_left_out(left: list[LeftOut]) -> Check | None:
@@ -516,7 +529,9 @@ def check_history_notes(db_path: Path, cwd: Path) -> Check | None:
     detail = (
         f"{left} {what} of the branch that sessions wrote to the files of"
         f" {'has' if left == 1 else 'have'} no up-to-date note (a transcript indexed"
-        " after the commit, or a commit never annotated); blame answers from the index,"
+        " after the commit, or a commit never annotated; up to"
+        f" {left} {'note' if left == 1 else 'notes'} to write, as a commit whose lines all"
+        " turn out a person's gets none); blame answers from the index,"
         " but notes pushed now may show their session lines as a person's:"
         " run deja annotate --all"
     )
