@@ -73,6 +73,20 @@ def test_of_two_copies_of_a_line_a_write_goes_to_the_one_where_it_landed() -> No
     assert out[1] is not None and out[5] is None
 
 
+def test_of_a_text_at_two_indents_a_write_goes_first_to_the_copy_it_matches_exactly() -> None:
+    # one text at two indents: the later write is the deeper one's, the older the other's;
+    # by time alone the later write would go to the first copy
+    file = ["    return value", "        return value"]
+    written = {(1, 0, 0): file[1], (2, 0, 0): file[0]}
+    ws = _writes([(1, 0, 200.0, [file[1]]), (2, 0, 100.0, [file[0]])])
+    out = matcher.match_lines(
+        LineTexts.of(file), _blamed(len(file)), ws, now=20_000.0, written_text=written.get
+    )
+    assert [m.sid if m else None for m in out] == [2, 1]
+    out = matcher.match_lines(LineTexts.of(file), _blamed(len(file)), ws, now=20_000.0)
+    assert [m.sid if m else None for m in out] == [1, 2]
+
+
 def test_the_formatters_trailing_comma_is_taken_off_to_find_the_written_line() -> None:
     joined = "f(alpha,beta,)"
     assert _MAGIC_COMMA.sub(r"\1", joined) == "f(alpha,beta)"

@@ -269,9 +269,25 @@ def match_lines(
     copies = _Copies(writes)
 
     # (rank, line, seq, write, its twins, twin's position, tries, run, time, placeless,
-    # offered where a twin landed, the line's first write while its distance waits)
+    # offered where a twin landed; while its distance or its indent's miss waits: the
+    # line's first write, and whether the indent is read)
     heap: list[
-        tuple[int, float, float, int, int, Key, Twins, int, int, int, float, bool, bool, Key | None]
+        tuple[
+            int,
+            float,
+            float,
+            int,
+            int,
+            Key,
+            Twins,
+            int,
+            int,
+            int,
+            float,
+            bool,
+            bool,
+            tuple[Key | None, bool] | None,
+        ]
     ] = []
     for i in range(n):
         limit = limits[i]
@@ -288,14 +304,15 @@ def match_lines(
             nxt = _next_twin(group, 0, key[2], info, limit, late=late, line=i)
             if nxt is not None:
                 pos, twin, at, seq = nxt
-                miss = mismatch(i, twin)
                 new = fresh is None or fresh(i, at)
-                # the distance (a write in the commit window: the rank holds it) is
-                # measured when the entry is reached with its line still open (most
-                # lines are taken by an entry before): ranked meanwhile as if 0, the
-                # least it can be, the first write kept for it
-                later = key if new and (repeated[i] or trivial[i]) else None
-                rank = rank_of(i, run, at, miss, 0, new)
+                # the distance (a write in the commit window: the rank holds it) and
+                # whether the write's indent differs are read when the entry is
+                # reached with its line still open (most lines are taken by an entry
+                # before): ranked meanwhile as if 0, the least each can be
+                far_from = key if new and (repeated[i] or trivial[i]) else None
+                indent = written_text is not None and fps[i] in indented
+                later = (far_from, indent) if far_from is not None or indent else None
+                rank = rank_of(i, run, at, 0, 0, new)
                 heap.append((*rank, i, seq, twin, group, pos, 0, run, at, placeless, False, later))
     heapq.heapify(heap)
     chosen: list[tuple[Key, int] | None] = [None] * n
@@ -309,11 +326,14 @@ def match_lines(
         if chosen[i] is not None:
             continue
         if later is not None:
-            # ranked with the distance 0: where the line's first write is farther, the
-            # entry goes back at its own rank (after this one), else this is its place
-            far = distance(i, later)
-            if far:
-                heapq.heappush(heap, (entry[0], entry[1], entry[2] + far, *entry[3:13], None))
+            # ranked with the distance and the indent's miss 0: where either is more,
+            # the entry goes back at its own rank (after this one), else this is its place
+            far = 0 if later[0] is None else distance(i, later[0])
+            miss = mismatch(i, key) if later[1] else 0
+            if far or miss:
+                heapq.heappush(
+                    heap, (entry[0] + 2 * miss, entry[1], entry[2] + far, *entry[3:13], None)
+                )
                 continue
         if stale is not None and stale(
             i, at, 1 if fresh is not None and fresh(i, at) else copies(key, fps[i], limits[i])
