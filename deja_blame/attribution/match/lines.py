@@ -269,8 +269,8 @@ def match_lines(
     copies = _Copies(writes)
 
     # (rank, line, seq, write, its twins, twin's position, tries, run, time, placeless,
-    # offered where a twin landed; while its distance or its indent's miss waits: the
-    # line's first write, and whether the indent is read)
+    # offered where a twin landed; while its distance or its indent's miss waits, the
+    # line's first write)
     heap: list[
         tuple[
             int,
@@ -286,7 +286,7 @@ def match_lines(
             float,
             bool,
             bool,
-            tuple[Key | None, bool] | None,
+            Key | None,
         ]
     ] = []
     for i in range(n):
@@ -309,10 +309,9 @@ def match_lines(
                 # whether the write's indent differs are read when the entry is
                 # reached with its line still open (most lines are taken by an entry
                 # before): ranked meanwhile as if 0, the least each can be
-                far_from = key if new and (repeated[i] or trivial[i]) else None
-                indent = written_text is not None and fps[i] in indented
-                later = (far_from, indent) if far_from is not None or indent else None
+                waits = (new and (repeated[i] or trivial[i])) or fps[i] in indented
                 rank = rank_of(i, run, at, 0, 0, new)
+                later = key if waits else None
                 heap.append((*rank, i, seq, twin, group, pos, 0, run, at, placeless, False, later))
     heapq.heapify(heap)
     chosen: list[tuple[Key, int] | None] = [None] * n
@@ -328,8 +327,10 @@ def match_lines(
         if later is not None:
             # ranked with the distance and the indent's miss 0: where either is more,
             # the entry goes back at its own rank (after this one), else this is its place
-            far = 0 if later[0] is None else distance(i, later[0])
-            miss = mismatch(i, key) if later[1] else 0
+            far = 0
+            if (repeated[i] or trivial[i]) and (fresh is None or fresh(i, at)):
+                far = distance(i, later)
+            miss = mismatch(i, key)
             if far or miss:
                 heapq.heappush(
                     heap, (entry[0] + 2 * miss, entry[1], entry[2] + far, *entry[3:13], None)
@@ -1043,51 +1044,98 @@ def _fill_gaps(
     # older pair above.
     info = writes.info
     n = len(chosen)
+    # the writes each line's anchors point at: the anchors are the same in both passes
+    scanned: dict[int, tuple[list[Key], set[Key]]] = {}
     for strict in (True, False):  # writes made before the line's commit first
         for i in range(n):
             if chosen[i] is not None or not trivial[i] or fps[i] not in writes.by_fp:
                 continue
-            found: list[Key] = []
-            near: set[Key] = set()  # anchored without crossing a line no session wrote
-            for step in (-1, 1):
-                seen: set[tuple[int, int]] = set()
-                crossed = False
-                j = i + step
-                while 0 <= j < n and abs(j - i) <= GAP_WINDOW:
-                    a = anchors[j]
-                    if a is not None and (a[0][0], a[0][1]) not in seen:
-                        sid, edit, aidx = a[0]
-                        seen.add((sid, edit))  # only the nearest anchor of an edit decides
-                        d_file = abs(j - i)
-                        # 0 < (aidx - idx) * step <= 2 * d_file + 2
-                        for d in range(1, 2 * d_file + 3):
-                            key = (sid, edit, aidx - d * step)
-                            found.append(key)
-                            if not crossed:
-                                near.add(key)
-                    elif a is None and not trivial[j]:
-                        crossed = True
-                    j += step
-            if blank[i]:
-                for step in (-1, 1):
-                    j = i + step
-                    while 0 <= j < n and blank[j] and abs(j - i) <= 2:
-                        j += step
-                    if 0 <= j < n and abs(j - i) <= 3:
-                        a = anchors[j]
-                        if a is not None and not blank[j]:
-                            beside = writes.blank_by_edit.get((a[0][0], a[0][1]), ())
-                            found += beside
-                            near.update(beside)
-            options: list[tuple[float, int, Key]] = []
-            for key in found:
-                w = info.get(key)
-                if w is None or w[0] != fps[i] or w[2] or key in used:
-                    continue
-                if w[1] > late or ((strict or key not in near) and deadlines.late(i, key[0], w[1])):
-                    continue
-                options.append((-w[1], w[4], key))  # the latest write first
-            _take_latest(i, options, fps, deadlines.loose, chosen, used, stale, copies)
+            got = scanned.get(i)
+            if got is None:
+                got = scanned[i] = _anchored(i, anchors, trivial, blank, writes)
+            found, near = got
+            _take_latest(
+                i,
+                _options(i, found, near, strict, fps, info, used, deadlines, late),
+                fps,
+                deadlines.loose,
+                chosen,
+                used,
+                stale,
+                copies,
+            )
+
+
+def _anchored(
+    i: int,
+    anchors: list[tuple[Key, int] | None],
+    trivial: list[bool],
+    blank: list[bool],
+    writes: WriteSet,
+) -> tuple[list[Key], set[Key]]:
+    """The writes trivial line i's anchors point at (``_fill_gaps``): of each edit's
+    nearest anchor within GAP_WINDOW lines, its writes on line i's side of it, as far
+    as the lines between allow; beside a blank line's run, its anchor's blank writes.
+    With those found without crossing a line no session wrote."""
+    n = len(anchors)
+    found: list[Key] = []
+    near: set[Key] = set()  # anchored without crossing a line no session wrote
+    for step in (-1, 1):
+        seen: set[tuple[int, int]] = set()
+        crossed = False
+        j = i + step
+        while 0 <= j < n and abs(j - i) <= GAP_WINDOW:
+            a = anchors[j]
+            if a is not None and (a[0][0], a[0][1]) not in seen:
+                sid, edit, aidx = a[0]
+                seen.add((sid, edit))  # only the nearest anchor of an edit decides
+                d_file = abs(j - i)
+                # 0 < (aidx - idx) * step <= 2 * d_file + 2
+                for d in range(1, 2 * d_file + 3):
+                    key = (sid, edit, aidx - d * step)
+                    found.append(key)
+                    if not crossed:
+                        near.add(key)
+            elif a is None and not trivial[j]:
+                crossed = True
+            j += step
+    if blank[i]:
+        for step in (-1, 1):
+            j = i + step
+            while 0 <= j < n and blank[j] and abs(j - i) <= 2:
+                j += step
+            if 0 <= j < n and abs(j - i) <= 3:
+                a = anchors[j]
+                if a is not None and not blank[j]:
+                    beside = writes.blank_by_edit.get((a[0][0], a[0][1]), ())
+                    found += beside
+                    near.update(beside)
+    return found, near
+
+
+def _options(
+    i: int,
+    found: list[Key],
+    near: set[Key],
+    strict: bool,
+    fps: list[int],
+    info: dict[Key, tuple[int, float, bool, bool, int]],
+    used: set[Key],
+    deadlines: Deadlines,
+    late: float,
+) -> list[tuple[float, int, Key]]:
+    """Of the writes line i's anchors point at (``found``; ``near``: without crossing a
+    line no session wrote), those of its text still free that may be its source, as
+    (-time, seq, write): the latest first (``_fill_gaps``)."""
+    options: list[tuple[float, int, Key]] = []
+    for key in found:
+        w = info.get(key)
+        if w is None or w[0] != fps[i] or w[2] or key in used:
+            continue
+        if w[1] > late or ((strict or key not in near) and deadlines.late(i, key[0], w[1])):
+            continue
+        options.append((-w[1], w[4], key))
+    return options
 
 
 def _take_latest(
