@@ -1425,17 +1425,27 @@ def notes_fetch_cmd(remote: str, git_ai: bool, as_json: bool) -> int:
 
 @notes_group.command("push")
 @click.argument("remote", default="origin", metavar="[REMOTE]")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Say what would be pushed and where (the remote's URL), sending nothing.",
+)
 @json_option
-def notes_push_cmd(remote: str, as_json: bool) -> int:
+def notes_push_cmd(remote: str, dry_run: bool, as_json: bool) -> int:
     """Push the notes to REMOTE (default origin), never forcing: merge theirs first if needed.
 
+    The notes go to REMOTE's push URL, named in the line it prints: in a clone of
+    someone else's project, origin is theirs (--dry-run first, or name your own).
+
     \b
-    Example:
+    Examples:
+      deja notes push --dry-run
       deja notes push
+      deja notes push myfork
     """
     from deja_blame.commands.notes import run_push
 
-    return run_push(remote, as_json)
+    return run_push(remote, as_json, dry_run=dry_run)
 
 
 @notes_group.command("carry")

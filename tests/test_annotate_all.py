@@ -316,5 +316,13 @@ def test_doctor_says_when_a_late_transcript_left_a_commit_without_its_note(
     assert "up to 1 note to write, as a commit whose lines all turn out" in check["detail"]
     text = world.deja("doctor", check=False).stdout.decode()
     assert "warn  history notes" in text and "deja annotate --all" in text, text
+    # --pending writes only the notes a hook left late, and says what it does not
+    pending = world.deja("annotate", "--pending").stderr.decode()
+    assert pending == (
+        "deja: no late notes; but 1 commit of the branch that sessions wrote to the files"
+        " of has no up-to-date note (a transcript indexed after the commit): deja annotate"
+        " --all writes them\n"
+    ), pending
     assert run_all(world)["written"] == [late]
     assert history_check() == (0, None)
+    assert world.deja("annotate", "--pending").stderr.decode() == "deja: no late notes\n"

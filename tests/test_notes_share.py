@@ -197,3 +197,48 @@ def test_notes_of_commits_this_clone_lacks_are_skipped_not_fatal(
     git(alice.repo, "push", "-q", "origin", "main")
     git(bob.repo, "pull", "-q", "--no-rebase")
     assert remote_note(bare, unpushed) is not None
+
+
+def test_push_names_the_remote_s_url_and_a_dry_run_sends_nothing(
+    two: tuple[World, World, Path],
+) -> None:
+    """In a clone of someone else's project, origin is theirs: the success line names
+    where the notes went, and --dry-run says what would go where, sending nothing
+    (newcomer 16 #7). A user and password in the URL are never printed."""
+    alice, bob, bare = two
+    alice.write(S1, "app.py", body("a", 4))
+    alice.commit("agent work")
+    git(alice.repo, "push", "-q", "origin", "main")
+    alice.deja("annotate")
+    tip = rev(alice.repo, NOTES)
+    assert tip is not None
+    dry = alice.deja("notes", "push", "--dry-run")
+    assert dry.stderr.decode().splitlines() == [
+        f"deja: would push refs/notes/deja (notes commit {tip[:12]}) to origin ({bare});"
+        " nothing sent (dry run)"
+    ]
+    assert rev(bare, NOTES) is None  # nothing sent
+    doc = orjson.loads(alice.deja("notes", "push", "--dry-run", "--json").stdout)
+    assert doc | {"url": ""} == {
+        "remote": "origin", "pushed": None, "attempts": 0, "merges": 0, "url": "",
+        "dry_run": True, "would_push": tip, "fast_forward": True,
+    }  # fmt: skip
+    assert doc["url"] == str(bare)
+    assert rev(bare, NOTES) is None
+    pushed = alice.deja("notes", "push")
+    assert pushed.stderr.decode().splitlines() == [
+        f"deja: pushed refs/notes/deja to origin ({bare})"
+    ]
+    assert rev(bare, NOTES) == tip
+    git(
+        alice.repo,
+        "remote",
+        "set-url",
+        "--push",
+        "origin",
+        "https://me:s3cret@example.invalid/p.git",
+    )
+    from deja_blame.gitutil import open_repository
+    from deja_blame.notes.share import push_url
+
+    assert push_url(open_repository(alice.repo), "origin") == "https://example.invalid/p.git"

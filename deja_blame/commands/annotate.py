@@ -6,6 +6,7 @@ import sqlite3
 from pathlib import Path
 
 import click
+import pygit2
 
 from deja_blame.gitutil import open_repository
 from deja_blame.jsonout import print_json
@@ -143,5 +144,33 @@ def run_pending(
         if n:
             click.echo(f"deja: wrote {n} late note{'s' if n != 1 else ''}", err=True)
         else:
-            click.echo("deja: no late notes", err=True)
+            left = _history_left(repo, conn)
+            if left:
+                what = "commit" if left == 1 else "commits"
+                click.echo(
+                    f"deja: no late notes; but {left} {what} of the branch that sessions wrote"
+                    f" to the files of {'has' if left == 1 else 'have'} no up-to-date note (a"
+                    " transcript indexed after the commit): deja annotate --all writes them",
+                    err=True,
+                )
+            else:
+                click.echo("deja: no late notes", err=True)
     return 0
+
+
+def _history_left(repo: pygit2.Repository, conn: sqlite3.Connection) -> int | None:
+    """What ``deja doctor``'s history-notes check counts (``unannotated``): commits a
+    transcript indexed after them left with no note, which --pending does not write.
+    Only where notes are kept (a notes ref, or a pass done); one small query when the
+    last complete pass is current."""
+    from deja_blame.errors import DejaError
+    from deja_blame.notes.annotate_all import unannotated
+    from deja_blame.notes.history_state import HistoryState
+    from deja_blame.notes.store import ref_target
+
+    try:
+        if ref_target(repo) is None and HistoryState(repo).done is None:
+            return None
+        return unannotated(repo, conn)
+    except (DejaError, sqlite3.Error, OSError):
+        return None  # not this command's to report

@@ -55,16 +55,35 @@ def run_fetch(remote: str, as_json: bool, cwd: Path | None = None, git_ai: bool 
     return 0
 
 
-def run_push(remote: str, as_json: bool, cwd: Path | None = None) -> int:
+def run_push(remote: str, as_json: bool, cwd: Path | None = None, dry_run: bool = False) -> int:
     repo = open_repository(cwd or Path.cwd())
     wait_for_hooks(repo)  # `git commit && deja notes push` pushes that commit's note
+    if dry_run:
+        result = share.push_dry_run(repo, remote)
+        if as_json:
+            print_json(result.to_json())
+            return 0
+        where = f"{terminal(remote)} ({terminal(result.url)})"
+        tip = (result.would_push or "")[:12]
+        if result.fast_forward:
+            said = f"would push refs/notes/deja (notes commit {tip}) to {where}"
+        else:
+            said = (
+                f"would push refs/notes/deja (notes commit {tip}) to {where}, after"
+                " merging the notes it has that this clone lacks"
+            )
+        click.echo(f"deja: {said}; nothing sent (dry run)", err=True)
+        return 0
     _complete_late_notes(repo)
     result = share.push(repo, remote)
     if as_json:
         print_json(result.to_json())
     else:
         extra = f" after merging theirs {result.merges}x" if result.merges else ""
-        click.echo(f"deja: pushed refs/notes/deja to {remote}{extra}", err=True)
+        click.echo(
+            f"deja: pushed refs/notes/deja to {terminal(remote)} ({terminal(result.url)}){extra}",
+            err=True,
+        )
     return 0
 
 

@@ -284,14 +284,63 @@ class PushResult:
     pushed: str | None = None
     attempts: int = 0
     merges: int = 0
+    url: str = ""  # where the remote pushes to, its user and password left out
+    dry_run: bool = False
+    # a dry run: the notes commit that would be pushed, and whether the remote would
+    # take it as it is (False: it has notes this clone lacks, merged first by a push)
+    would_push: str | None = None
+    fast_forward: bool | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        doc: dict[str, Any] = {
             "remote": self.remote,
             "pushed": self.pushed,
             "attempts": self.attempts,
             "merges": self.merges,
+            "url": self.url,
         }
+        if self.dry_run:
+            doc |= {
+                "dry_run": True,
+                "would_push": self.would_push,
+                "fast_forward": self.fast_forward,
+            }
+        return doc
+
+
+def push_url(repo: pygit2.Repository, remote: str) -> str:
+    """Where ``git push REMOTE`` sends to (a remote's push URL, or REMOTE itself when it
+    is a URL or path), with any user and password in it left out: said before and
+    after a push, so a clone of someone else's project shows where notes would go."""
+    proc = run_git(workdir(repo), ["remote", "get-url", "--push", remote], check=False)
+    url = proc.stdout.decode("utf-8", "replace").strip() if proc.returncode == 0 else remote
+    return _CREDENTIALS.sub(r"\1", url)
+
+
+_CREDENTIALS = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@]*@")
+
+
+def push_dry_run(repo: pygit2.Repository, remote: str = "origin") -> PushResult:
+    """What ``push`` would send and where, sending nothing (``git push --dry-run``)."""
+    _check_remote(repo, remote)
+    check_notes_ref(repo)
+    tip = ref_target(repo)
+    if tip is None:
+        raise DejaError(
+            "there are no deja notes to push",
+            hint="deja annotate REV (or A..B) writes the notes of commits sessions wrote",
+        )
+    result = PushResult(remote=remote, url=push_url(repo, remote), dry_run=True, would_push=tip)
+    proc = run_git(
+        workdir(repo),
+        ["push", "--dry-run", "--quiet", remote, f"{NOTES_REF}:{NOTES_REF}"],
+        check=False,
+    )
+    err = proc.stderr.decode("utf-8", "replace")
+    if proc.returncode != 0 and not _rejected(err):
+        raise DejaError(f"git push --dry-run {remote} failed: {_git_reason(err, proc.returncode)}")
+    result.fast_forward = proc.returncode == 0
+    return result
 
 
 def _rejected(err: str) -> bool:
@@ -300,7 +349,7 @@ def _rejected(err: str) -> bool:
 
 def push(repo: pygit2.Repository, remote: str = "origin") -> PushResult:
     _check_remote(repo, remote)
-    result = PushResult(remote=remote)
+    result = PushResult(remote=remote, url=push_url(repo, remote))
     root = workdir(repo)
     for attempt in range(1, PUSH_ATTEMPTS + 1):
         check_notes_ref(repo)
