@@ -8,6 +8,10 @@ them: the collector cost 0.23 s of that blame's 1.33 s of CPU (6 full passes 0.1
 and 0.06 s of 0.57 s at 1,000 sessions. Reference counting still frees what the
 answer lets go of; what cycles it made are collected once it is done.
 
+Indexing pauses it too, one transcript at a time (``index.ingest``): a batch's records
+and rows are dicts, lists and tuples, never cycles, and on real Claude Code transcripts
+(351 MB) the collector's passes over them were 0.17 s of ``deja index``'s 3.5 s.
+
 Questions on several threads at once (the resident server) share one pause: the
 collector runs again when the last of them ends, and stays off if it was off.
 """

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from deja_blame.collector import collector_paused
 from deja_blame.index.changes import read_by_older_readers, stored_reader_version
 from deja_blame.index.db import SYNCHRONOUS, transaction
 from deja_blame.index.keys import message_ids, role_code
@@ -65,6 +66,7 @@ from deja_blame.transcripts.first_seen import FirstSeen
 from deja_blame.transcripts.jsonl import CHUNK_BYTES, iter_batches, with_extras
 from deja_blame.transcripts.project import ProjectHints, resolve_project
 from deja_blame.transcripts.reading import (
+    LINES_BUFFER,
     IncompleteTranscript,
     ReaderState,
     check_line_count,
@@ -742,7 +744,7 @@ def read_batches(
     path_text = str(tf.path)
     # The hash windows are read through a second handle: the batches' handle
     # must not move under the line iterator.
-    with open_regular(tf.path) as fh, open_regular(tf.path) as peek:
+    with open_regular(tf.path, LINES_BUFFER) as fh, open_regular(tf.path) as peek:
         stored: ReaderState | None = None  # where the index stopped, if still this file
         if (
             start is not None
@@ -926,7 +928,8 @@ def read_task(
     tf: TranscriptFile, start: ReadStart | None, batch_bytes: int, limit_bytes: int
 ) -> list[Batch]:
     """A worker process's job: up to ``limit_bytes`` of one transcript, as batches."""
-    return list(read_batches(tf, start, batch_bytes, limit_bytes))
+    with collector_paused():
+        return list(read_batches(tf, start, batch_bytes, limit_bytes))
 
 
 def _session_row(conn: sqlite3.Connection, tf: TranscriptFile) -> tuple[Any, ...] | None:
@@ -1021,10 +1024,13 @@ def _index_once(
         report.count_unchanged(tf.session_id)  # not opened, not parsed
         return
     tally = _Tally(tf.session_id, row)
-    for batch in read_batches(tf, _start_with_kept(conn, tf, row), batch_bytes):
-        if tally.holds_nothing(conn, tf, batch, report):
-            continue
-        tally.committed(batch, _commit(conn, tf, batch, paths, tally.based_on), report)
+    # a transcript's records and rows are never cyclic garbage: the collector waits
+    # (``collector``) until the transcript is read
+    with collector_paused():
+        for batch in read_batches(tf, _start_with_kept(conn, tf, row), batch_bytes):
+            if tally.holds_nothing(conn, tf, batch, report):
+                continue
+            tally.committed(batch, _commit(conn, tf, batch, paths, tally.based_on), report)
     tally.finish(report)
 
 

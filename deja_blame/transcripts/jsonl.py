@@ -116,6 +116,7 @@ class WholeFile:
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         from deja_blame.transcripts.reading import (
+            LINES_BUFFER,
             check_line_count,
             max_transcript_bytes,
             open_regular,
@@ -123,7 +124,7 @@ class WholeFile:
         )
 
         limit = max_transcript_bytes()
-        with open_regular(self.path) as fh:
+        with open_regular(self.path, LINES_BUFFER) as fh:
             # the reader keeps the session it builds in memory: bounded like a document
             if os.fstat(fh.fileno()).st_size > limit:
                 raise too_large(limit)

@@ -133,9 +133,16 @@ def check_containers(data: bytes) -> None:
         raise too_many(max_transcript_records())
 
 
-def open_regular(path: str | bytes | os.PathLike[str]) -> IO[bytes]:
+# The buffer of a handle whose lines are read one after another: a transcript's lines
+# run to kilobytes (a tool's result), and io's 8 KB made reading them by lines cost
+# twice what it does with 1 MB (Claude Code's 351 MB: 0.19 against 0.09 s of CPU).
+LINES_BUFFER = 1 << 20
+
+
+def open_regular(path: str | bytes | os.PathLike[str], buffering: int = -1) -> IO[bytes]:
     """``path`` opened for reading when it is a regular file, not through a link (its
-    last name) and without waiting on a FIFO; NotARegularFile otherwise."""
+    last name) and without waiting on a FIFO; NotARegularFile otherwise. ``buffering``
+    as ``open`` takes it (``LINES_BUFFER`` for a handle read line after line)."""
     fd = None
     try:
         fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC | _BINARY)
@@ -143,7 +150,7 @@ def open_regular(path: str | bytes | os.PathLike[str]) -> IO[bytes]:
             raise NotARegularFile("not a regular file (a FIFO, a device?): skipped")
         if _NONBLOCK:
             os.set_blocking(fd, True)
-        fh = os.fdopen(fd, "rb")
+        fh = os.fdopen(fd, "rb", buffering)
         fd = None
         return fh
     except OSError as exc:
