@@ -307,3 +307,35 @@ def test_a_long_run_of_repeated_texts_is_not_given_to_a_copy_far_from_its_place(
         position=lambda key: places.get(key),
     )
     assert [k for k, m in enumerate(out) if m is not None] == [19, 70, 71, 72, 73]
+
+
+def test_a_series_committed_in_one_second_is_one_window(tmp_path: Path) -> None:
+    # a session wrote a guard into a() at 2,000 and the same guard into b() at 3,000;
+    # both commits were made again at once (a rebase: one committer time, 9,000).
+    # Which of them holds the second write cannot be told by time: b()'s guard is in
+    # the window of b()'s commit, not stale as committed in a()'s
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    guard = "    if settings.enabled:\n        show(w)\n"
+    _commit(repo, "def a():\n    return 1\n", 1_000)
+    _commit(repo, "def a():\n" + guard + "    return 1\n", 9_000)
+    both = "def a():\n" + guard + "    return 1\n\n\ndef b():\n" + guard + "    return 2\n"
+    second = _commit(repo, both, 9_000)
+    texts = (repo / "a.py").read_text().split("\n")[:-1]
+    assert texts[7] == "    if settings.enabled:"
+    window = _window(repo, second, texts)
+    assert not window.stale(7, 3_000.0)
+    assert window.fresh(7, 3_000.0)
+    window.history.close()
+    # the series a second apart: the older commit's time says when it was made
+    repo2 = tmp_path / "r2"
+    repo2.mkdir()
+    git(repo2, "init", "-q")
+    _commit(repo2, "def a():\n    return 1\n", 1_000)
+    _commit(repo2, "def a():\n" + guard + "    return 1\n", 8_999)
+    later = _commit(repo2, both, 9_000)
+    window = _window(repo2, later, texts)
+    assert window.stale(7, 3_000.0)
+    assert not window.fresh(7, 3_000.0)
+    window.history.close()

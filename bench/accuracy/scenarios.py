@@ -1843,3 +1843,35 @@ def rebased_session(sim: Sim, small: bool) -> None:
     _commit_only(sim, path, now.replace(remove, STORE_PY[STORE_PY.index("def remove(") :]), "save")
     sim.commit("remove refuses missing data")
     sim.expect(path)
+
+
+GUARD_REMOVE_ONLY = (
+    'def remove(path, data):\n    write(path, b"")\n',
+    'def remove(path, data):\n    if data is None:\n        return None\n    write(path, b"")\n',
+)
+
+
+@scenario("a session's work rebased in one second: its guard with no line of its own")
+def rebased_one_second(sim: Sim, small: bool) -> None:
+    path = "orders/store.py"
+    sim.person_write(path, STORE_PY)
+    sim.commit("Store: load, save, remove")
+    sim.advance(HOUR)
+    s = sim.session("store-guards", "save and remove must refuse missing data.")
+    s.view(path)
+    s.replace(path, *GUARD_SAVE)
+    s.replace(path, *GUARD_REMOVE_ONLY)
+    sim.advance(20 * MINUTE)
+    # the person's own guard, in a new file, lands on main first
+    person = "def size(path):\n    data = read(path)\n    if data is None:\n        return None\n"
+    sim.person_write("orders/size.py", "from orders.io import read\n\n\n" + person)
+    _commit_only(sim, path, STORE_PY, "Size")
+    sim.advance(2 * HOUR)
+    # the session's branch rebased onto it: its two commits made again in one second,
+    # the second's guard (remove's) no line of its own the file holds once
+    now = sim.read(path)
+    remove = now[now.index("def remove(") :]
+    _commit_only(sim, path, now.replace(remove, STORE_PY[STORE_PY.index("def remove(") :]), "save")
+    sim.advance(-1)  # each commit moves the clock a second on: this one shares its second
+    sim.commit("remove refuses missing data")
+    sim.expect(path)

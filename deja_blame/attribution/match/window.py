@@ -34,6 +34,32 @@ if TYPE_CHECKING:
     from deja_blame.attribution.facts.versions import FileHistory
 
 
+def opened_at(history: FileHistory, commit: str | None, prev: int | None) -> int | None:
+    """The version (an index into the file's commits, newest first) a line's commit
+    window opens at: the version its commit was made from (``prev``), or, where that
+    version was committed in the same second as the line's commit, the newest version
+    committed before that second (None: none). A series of commits made again at once
+    (a rebase, a cherry-pick of several commits) has one committer time for all: the
+    time of the version before says nothing of when its work was done, nor whether a
+    session's write made between went into it or into this commit. Then the series is
+    one window: a write made since the version before the series is fresh for each of
+    its lines, and the matcher places it by its run, its time and where it landed
+    (entireio ``status.go``: three commits rebased in one second; the session's
+    ``if settings.Enabled {`` written for the third was turned away as committed in
+    the first, which holds an older edit's copy of the text)."""
+    if prev is None or commit is None:
+        return prev
+    own = history.position.get(commit)
+    if own is None:
+        return prev
+    times = history.times
+    k: int | None = prev
+    while k is not None and times[k] == times[own]:
+        parent = history.parent.get(history.commits[k])
+        k = history.position.get(parent) if parent else None
+    return k
+
+
 class CommitWindow:
     """The commit-window rules over one file's lines (``stale``, ``existed``)."""
 
@@ -77,9 +103,15 @@ class CommitWindow:
         for b in self.blamed:
             commit = b.commit if b is not None else None
             self._prevs.append((commit, self.before.get(commit)))
-        self._opened = [
-            None if prev is None else times[prev] - CLOCK_SKEW for _, prev in self._prevs
-        ]
+        opens: dict[str | None, int | None] = {}  # the version each window opens at
+        for b in self.blamed:
+            commit = b.commit if b is not None else None
+            if commit not in opens:
+                opens[commit] = opened_at(history, commit, self.before.get(commit))
+        self._opened = []
+        for commit, prev in self._prevs:
+            k = None if prev is None else opens[commit]
+            self._opened.append(None if k is None else times[k] - CLOCK_SKEW)
 
     def _prev(self, i: int) -> tuple[str | None, int | None]:
         if self._opened is None:
@@ -115,8 +147,9 @@ class CommitWindow:
         writer): stale as soon as the first commit after the write held the text."""
         commit, prev = self._prev(i)
         history = self.history
-        commits, times = history.commits, history.times
-        if prev is None or at >= times[prev] - CLOCK_SKEW:
+        commits = history.commits
+        opened = self._opened[i]  # type: ignore[index]
+        if prev is None or opened is None or at >= opened:
             return False  # no earlier version, or written after it: in the window
         if commit in history.restores or not history.readable(commits[prev]):
             return False
