@@ -70,3 +70,53 @@ def test_a_session_s_uncommitted_change_shows_the_line_it_changed_and_its_writer
     rows = text.split("History (oldest first)\n", 1)[1].splitlines()
     assert rows[0].startswith(f"  {sha[:8]} ") and f" {S1[:8]} agy " in rows[0]
     assert rows[1].startswith("  00000000 not committed yet") and f" {S2[:8]} agy " in rows[1]
+
+
+def test_a_line_a_session_of_another_clone_wrote_is_said_to_be_its_not_a_person_s(
+    repo: Path, tmp_path: Path
+) -> None:
+    """A session that ran in another clone (a container's checkout at another path)
+    wrote a file not committed here yet: the path's suffix alone is no evidence until
+    a commit shows the session worked on this repository, so the line is nobody's, but
+    why says which session wrote it and where, not only "a person, or unknown"
+    (newcomer 16 #2)."""
+    import json
+
+    from conftest import commit_env, deja, git
+    from test_other_agents import T0, iso
+
+    (repo / "README").write_text("project\n")
+    git(repo, "add", "README")
+    git(repo, "commit", "-qm", "start", env=commit_env(T0))
+    other = "/home/pat/src/\x1b[31mproject"  # another machine's folder, escaped when shown
+    sid = "4f4f4f4f-0000-4000-8000-00000000b001"
+    content = "def remote_three() -> int:\n    return 3\n"
+    project = tmp_path / "home" / ".claude" / "projects" / "-home-pat-src-project"
+    project.mkdir(parents=True)
+    path = f"{other}/src/remote.py"
+    records = [
+        {"type": "user", "sessionId": sid, "cwd": other, "timestamp": iso(T0 + 60),
+         "message": {"role": "user", "content": "Add remote_three."}},
+        {"type": "assistant", "sessionId": sid, "cwd": other, "timestamp": iso(T0 + 61),
+         "message": {"role": "assistant", "content": [{"type": "tool_use", "id": "t1",
+                     "name": "Write", "input": {"file_path": path, "content": content}}]}},
+        {"type": "user", "sessionId": sid, "cwd": other, "timestamp": iso(T0 + 62),
+         "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
+                     "content": "File created"}]},
+         "toolUseResult": {"type": "create", "filePath": path, "content": content}},
+    ]  # fmt: skip
+    (project / f"{sid}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    (repo / "src").mkdir()
+    (repo / "src" / "remote.py").write_text(content)
+    env = {"DEJA_ANTIGRAVITY_ROOT": ""}
+    doc = orjson.loads(deja("why", "src/remote.py:1", "--json", cwd=repo, env=env).stdout)
+    assert doc["commit"] is None and doc["session"] is None
+    assert doc["written_in_another_clone"] == {
+        "session": sid, "agent": "claude-code", "clone": other, "at": iso(T0 + 62)[:19] + "Z",
+    }  # fmt: skip
+    text = deja("why", "src/remote.py:1", cwd=repo, env=env).stdout.decode()
+    assert (
+        f"session {sid} (claude) wrote this line in another clone (/home/pat/src/project);"
+        " it is counted once a commit shows that session worked on this repository"
+    ) in text, text
+    assert "\x1b" not in text

@@ -56,6 +56,10 @@ def line_story(
                     )
                     if untimed is not None:
                         doc["written_untimed"] = untimed
+        elif not ln.commit and with_history:
+            cloned = written_in_another_clone(conn, result.root, result.path, ln.text)
+            if cloned is not None:
+                doc["written_in_another_clone"] = cloned
         return doc
     info = result.sessions.get(ln.session)
     doc["session_info"] = info.to_json() if info else None
@@ -368,6 +372,30 @@ def written_untimed(
         return None
     session, agent, *_ = min(rows, key=lambda r: r[0])
     return {"session": session, "agent": agent}
+
+
+def written_in_another_clone(
+    conn: sqlite3.Connection, root: str, path: str, text: str
+) -> dict[str, Any] | None:
+    """A line not committed yet that a session wrote to a file of this repository-relative
+    path in another folder (another clone, a container's checkout) and that nothing yet
+    shows worked on this repository: the path's suffix is evidence only beside a
+    commit's (README rule 7), so the line is nobody's until one is made. {session,
+    agent, clone, at}: its latest such write; None when there is none."""
+    from deja_blame.attribution.facts.repository import RepositoryIdentity
+
+    rows = _line_rows(conn, path, text, dated=True) + _line_rows(conn, path, text, dated=False)
+    here = root.rstrip("/") + "/"
+    rows = [r for r in rows if not str(r[2]).startswith(here) and str(r[2]) != path]
+    if not rows:
+        return None
+    identity = RepositoryIdentity(conn, root)
+    rows = [r for r in rows if not identity.belongs(r[4])]
+    if not rows:
+        return None
+    session, agent, written, at, _ = max(rows, key=lambda r: (r[3] is not None, r[3] or 0))
+    clone = str(written)[: -len(path) - 1] or "/"
+    return {"session": session, "agent": agent, "clone": clone, "at": _iso(at) if at else None}
 
 
 def _writes_of_line(

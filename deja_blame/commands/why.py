@@ -174,6 +174,13 @@ def run_why(
                 " this line, but its transcript gives no time for the write: nothing places"
                 " it before the commit"
             )
+        elsewhere = doc.get("written_in_another_clone")
+        if elsewhere:
+            echo(
+                f"session {terminal(elsewhere['session'])} ({agent_word(elsewhere['agent'])})"
+                f" wrote this line in another clone ({terminal(elsewhere['clone'])}); it is"
+                " counted once a commit shows that session worked on this repository"
+            )
         first = next((v for v in doc["history"] if v["session"]), None)
         if first is not None:
             echo(
