@@ -40,16 +40,30 @@ def _leave(code: int) -> None:
     os._exit(code & 0xFF)
 
 
-def run_here(args: list[str]) -> None:
-    """The command, in this process (a resident server's fork calls this too)."""
+def run_here(args: list[str], kept: bool = True) -> None:
+    """The command, in this process (a resident server's fork calls this too, with
+    ``kept`` False: its modules are loaded already and its streams are the caller's)."""
     if args[:1] in (["stats"], ["report"]):
         from deja_blame.arenas import few_arenas
 
         few_arenas()  # before any thread (the index refresh's too): their memory in one pool
     if args[:1] == ["blame"]:
+        from deja_blame import printed
+
+        if kept and printed.replay(args):  # the answer this question printed, while it holds
+            sys.exit(0)
         from deja_blame.attribution.facts.early import speculate
 
         speculate(args)  # git blame works while click, the index and pygit2 load
+        from deja_blame.cli import main as cli_main
+
+        try:
+            cli_main(args)
+        except SystemExit as done:
+            printed.keep(done.code)  # what it printed, for the next time it is asked
+            raise
+        printed.keep(0)
+        return
     from deja_blame.cli import main as cli_main
 
     cli_main(args)

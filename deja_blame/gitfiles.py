@@ -42,7 +42,7 @@ from pathlib import Path
 
 from deja_blame import statefile
 
-__all__ = ["rev_parse", "layout", "ref_tips", "blame_config", "replacements"]
+__all__ = ["rev_parse", "layout", "ref_tips", "blame_config", "config_files", "replacements"]
 
 _HEX = frozenset(b"0123456789abcdef")
 _REF_LIMIT = 4096  # a loose ref or HEAD: an id or "ref: NAME" and a newline
@@ -129,6 +129,18 @@ def blame_config(start: str, env: dict[str, str] | None = None) -> bytes | None:
         if any(w in low for w in _CONFIG_DOUBTS + _BLAME_WORDS):
             return None
     return b""
+
+
+def config_files(start: str) -> list[str]:
+    """The configuration files git reads in the folder ``start`` (``blame_config``'s):
+    the system's, the user's and the repository's (none of the repository's outside
+    one)."""
+    env = dict(os.environ)
+    files = [f for f in [*_system_files(env), *_global_files(env)] if f is not None]
+    found = _repository(start)
+    if found is not None:
+        files += [os.path.join(found[1], "config"), os.path.join(found[1], "config.worktree")]
+    return files
 
 
 def replacements(top: str) -> bytes | None:

@@ -6,7 +6,11 @@ the attribution cache (``blame``'s fast path) never imports the matcher.
 
 from __future__ import annotations
 
-from typing import Any
+# Not ``typing``'s import (a kept answer, ``printed.py``, reads ``rule_versions``
+# without it): type checkers read this name as typing's own.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["FileBlame", "LineAttribution", "blame_file"]
 

@@ -168,6 +168,9 @@ def _blame_and_print(
         print_porcelain(result, every_line=line_porcelain)
     else:
         print_human(result, look)
+    from deja_blame import printed
+
+    printed.answered(result)  # kept once the command is over, if it may be written again
     return 0
 
 

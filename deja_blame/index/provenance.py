@@ -689,6 +689,17 @@ def _config_mark(conn: sqlite3.Connection) -> str:
     )
 
 
+def gate_files(conn: sqlite3.Connection) -> list[str] | None:
+    """The files whose state is all the gate's mark reads (``gate_mark``, ``_config_mark``):
+    ``deja trust``'s file and the own-reads file beside it (``DEJA_TRUSTED`` aside, a
+    variable); None where the mark also asks git (a work tree whose config let its
+    sessions in): a kept answer (``printed.py``) cannot say that it still holds."""
+    if _trusted_by_config(conn):
+        return None
+    trusted = trust_file()
+    return [str(trusted.parent), str(trusted), str(own_file())]
+
+
 def gate_mark(env: Mapping[str, str] | None = None) -> str:
     """What ``GATE_CHECKED`` holds once the index's sessions went through the gate with
     what the user trusts now: the gate's version and a digest of the trusted paths

@@ -40,8 +40,6 @@ import re
 from collections.abc import Callable, Container
 from functools import lru_cache
 
-from deja_blame.gitutil import try_git
-
 _DRIVE = re.compile(r"[A-Za-z]:")
 _OID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
@@ -168,6 +166,8 @@ def _head_commit(git_dir: str) -> str | None:
 
 @lru_cache(maxsize=256)
 def _has_commit(root: str, oid: str) -> bool:
+    from deja_blame.gitutil import try_git  # (a kept answer's check loads this module)
+
     proc = try_git(root, ["cat-file", "-e", f"{oid}^{{commit}}"])
     return proc is not None and proc.returncode == 0
 
