@@ -252,42 +252,20 @@ def match_lines(
         twins,
     )
 
-    def rank_of(
-        i: int, run: int, at: float, miss: int, far: int, new: bool | None = None
-    ) -> tuple[int, float, float]:
+    def rank_of(i: int, run: int, at: float, miss: int, far: int) -> tuple[int, float, float]:
         # Runs of STRONG_RUN lines or more are equally strong; among them a write
         # made in the line's commit window (``fresh``) comes first, the latest
         # first. Older writes (each needs the stale check, which reads old
         # versions of the file) come longest run first, as few versions as
         # possible being read: a whole-file write is one version for many lines.
-        if new is None:
-            new = fresh is None or fresh(i, at)
-        if new:
+        if fresh is None or fresh(i, at):
             return (-4 * min(run, STRONG_RUN) + 2 * miss, -at, -run * _SPAN + far)
         return (-4 * min(run, STRONG_RUN) + 2 * miss + 1, -run, -at)
 
     copies = _Copies(writes)
 
-    # (rank, line, seq, write, its twins, twin's position, tries, run, time, placeless,
-    # offered where a twin landed; while its distance or its indent's miss waits, the
-    # line's first write)
     heap: list[
-        tuple[
-            int,
-            float,
-            float,
-            int,
-            int,
-            Key,
-            Twins,
-            int,
-            int,
-            int,
-            float,
-            bool,
-            bool,
-            Key | None,
-        ]
+        tuple[int, float, float, int, int, Key, Twins, int, int, int, float, bool, bool]
     ] = []
     for i in range(n):
         limit = limits[i]
@@ -304,15 +282,10 @@ def match_lines(
             nxt = _next_twin(group, 0, key[2], info, limit, late=late, line=i)
             if nxt is not None:
                 pos, twin, at, seq = nxt
-                new = fresh is None or fresh(i, at)
-                # the distance (a write in the commit window: the rank holds it) and
-                # whether the write's indent differs are read when the entry is
-                # reached with its line still open (most lines are taken by an entry
-                # before): ranked meanwhile as if 0, the least each can be
-                waits = (new and (repeated[i] or trivial[i])) or fps[i] in indented
-                rank = rank_of(i, run, at, 0, 0, new)
-                later = key if waits else None
-                heap.append((*rank, i, seq, twin, group, pos, 0, run, at, placeless, False, later))
+                far = distance(i, key) if repeated[i] or trivial[i] else 0
+                miss = mismatch(i, twin)
+                rank = rank_of(i, run, at, miss, far)
+                heap.append((*rank, i, seq, twin, group, pos, 0, run, at, placeless, False))
     heapq.heapify(heap)
     chosen: list[tuple[Key, int] | None] = [None] * n
     used: set[Key] = set()
@@ -320,22 +293,9 @@ def match_lines(
     # so a thousand lines sharing one group do not each step over every taken twin
     taken: dict[tuple[int, int], dict[int, int]] = {}
     while heap:
-        entry = heapq.heappop(heap)
-        _, _, _, i, _, key, group, pos, tries, run, at, placeless, landed, later = entry
+        _, _, _, i, _, key, group, pos, tries, run, at, placeless, landed = heapq.heappop(heap)
         if chosen[i] is not None:
             continue
-        if later is not None:
-            # ranked with the distance and the indent's miss 0: where either is more,
-            # the entry goes back at its own rank (after this one), else this is its place
-            far = 0
-            if (repeated[i] or trivial[i]) and (fresh is None or fresh(i, at)):
-                far = distance(i, later)
-            miss = mismatch(i, key)
-            if far or miss:
-                heapq.heappush(
-                    heap, (entry[0] + 2 * miss, entry[1], entry[2] + far, *entry[3:13], None)
-                )
-                continue
         if stale is not None and stale(
             i, at, 1 if fresh is not None and fresh(i, at) else copies(key, fps[i], limits[i])
         ):
@@ -388,8 +348,7 @@ def match_lines(
                 far = distance(i, key)  # the order the line's first write set
             rank = rank_of(i, run, at, mismatch(i, twin), far)
             heapq.heappush(
-                heap,
-                (*rank, i, seq, twin, group, pos, tries + 1, run, at, placeless, landed, None),
+                heap, (*rank, i, seq, twin, group, pos, tries + 1, run, at, placeless, landed)
             )
     # Identical trivial lines ("}", blank) are interchangeable to git's diff: blame
     # may say an old commit kept the "}" that a later session actually added next
