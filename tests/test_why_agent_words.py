@@ -203,3 +203,34 @@ def test_an_index_an_older_deja_wrote_still_answers_by_step(repo: Path, tmp_path
     deja("index", "--rebuild", cwd=repo, env=env)
     doc = deja_json("why", "alpha.py:2", "--json", cwd=repo, env=env)
     assert [m["text"] for m in doc["assistant"]] == EXPECTED["alpha.py"]
+
+
+def test_an_upgraded_index_gets_the_words_from_the_newer_reader(repo: Path, tmp_path: Path) -> None:
+    """An index an older deja wrote: its sessions' reader states carry the reader
+    version of then (Claude Code's 2; the readers' versions were raised with the
+    edits' place), so
+    the next refresh reads them again and why gives the words around the edit, with
+    no ``--rebuild``."""
+    from deja_blame.index.store import pack, unpack
+
+    _session_written(repo, tmp_path / "home", _claude)
+    db = tmp_path / "old.db"
+    env = {**NO_AGY, "DEJA_DB": str(db)}
+    deja("index", cwd=repo, env=env)
+    conn = sqlite3.connect(str(db), isolation_level=None)
+    conn.execute("ALTER TABLE edits DROP COLUMN after_message")
+    conn.execute("UPDATE meta SET value='13' WHERE key='schema_version'")
+    conn.close()
+    with sqlite3.connect(str(db)) as conn:  # as Claude Code's reader 2 left them
+        for sid, state in conn.execute("SELECT sid, state FROM sessions").fetchall():
+            doc = json.loads(unpack(state))
+            doc["reader_version"] = 2
+            conn.execute(
+                "UPDATE sessions SET state=? WHERE sid=?", (pack(json.dumps(doc).encode()), sid)
+            )
+    conn.close()
+    doc = deja_json("why", "alpha.py:2", "--json", cwd=repo, env=env)
+    assert [m["text"] for m in doc["assistant"]] == EXPECTED["alpha.py"]
+    conn = sqlite3.connect(str(db))
+    assert conn.execute("SELECT count(*) FROM edits WHERE after_message IS NULL").fetchone() == (0,)
+    conn.close()

@@ -99,7 +99,8 @@ PLUGIN = Agent(
     # 2: Windows chats; 3: the model, the banner no reply; 4: each record's step is
     # the person's request it followed; 5: udiff and whole edit formats, aider's own
     # answered questions no request
-    reader_version=5,
+    # 6: an edit's place among its session's messages (why's words around it)
+    reader_version=6,
 )
 
 __all__ = ["PLUGIN"]

@@ -66,7 +66,9 @@ PLUGIN = Agent(
     default_roots=default_roots,
     find=find_transcripts,
     read=_read,
-    reader_version=2,  # 1: each record's step is the person's request it followed;
+    # 1: each record's step is the person's request it followed;
+    # 3: an edit's place among its session's messages (why's words around it)
+    reader_version=3,
     # 2: a failed Bash's exit code read from "Error: Exit code N" and toolUseResult
     sniff=_sniff,
     where="${CLAUDE_CONFIG_DIR:-~/.claude}/projects",

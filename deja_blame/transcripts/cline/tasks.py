@@ -134,6 +134,7 @@ def task_agent(
         parts=ui_messages_beside,
         handoff=handoff,
         other_names=other_names,
-        # 1: a non-Claude model's text as the extension saved it (entities unescaped)
-        reader_version=1,
+        # 1: a non-Claude model's text as the extension saved it (entities unescaped);
+        # 2: an edit's place among its session's messages (why's words around it)
+        reader_version=2,
     )

@@ -58,7 +58,8 @@ PLUGIN = Agent(
     handoff=Handoff("codex", (), "install Codex CLI: npm install -g @openai/codex"),
     # 1: a relative patch path on Windows (``src\\report.py``) split at its backslashes
     # 2: each record's step is the person's request it followed
-    reader_version=2,
+    # 3: an edit's place among its session's messages (why's words around it)
+    reader_version=3,
 )
 
 __all__ = ["PLUGIN"]

@@ -64,7 +64,8 @@ PLUGIN = Agent(
     read_seen=_read_seen,
     # 1: records dated by when the index first saw them; 2: each record's step is the
     # person's request it followed
-    reader_version=2,
+    # 3: an edit's place among its session's messages (why's words around it)
+    reader_version=3,
     sniff=_sniff,
     where="${CONTINUE_GLOBAL_DIR:-~/.continue}/sessions",
     location_env=("CONTINUE_GLOBAL_DIR",),

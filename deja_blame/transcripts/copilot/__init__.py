@@ -148,7 +148,8 @@ PLUGIN = Agent(
     # 1: insert_edit_into_file's lines, chat sessions; 2: a stream and its chat one
     # session, edit mode's textEditGroup edits
     # 3: each record's step is the person's request it followed
-    reader_version=3,
+    # 4: an edit's place among its session's messages (why's words around it)
+    reader_version=4,
     parts=_parts,
     sniff=_sniff,
     where="~/.config/Code/User/workspaceStorage/*/{GitHub.copilot-chat/transcripts,chatSessions}",

@@ -79,7 +79,8 @@ PLUGIN = Agent(
     # 3: a turn dated from the <timestamp> its request opens with
     # 4: each record's step is the person's request it followed; 5: <timestamp>s
     # written in other languages than English
-    reader_version=5,
+    # 6: an edit's place among its session's messages (why's words around it)
+    reader_version=6,
     sniff=_sniff,
     where="${CURSOR_CONFIG_DIR:-~/.cursor}/projects/*/agent-transcripts",
     location_env=("CURSOR_CONFIG_DIR",),

@@ -61,7 +61,8 @@ PLUGIN = Agent(
     read=_read,
     # 1: a file named with @ is viewed, not the person's words; 2: each record's step
     # is the person's request it followed
-    reader_version=2,
+    # 3: an edit's place among its session's messages (why's words around it)
+    reader_version=3,
     sniff=_sniff,
     where="~/.factory/sessions",
     aliases=("factory",),

@@ -51,7 +51,9 @@ PLUGIN = Agent(
     default_roots=default_roots,
     find=find_transcripts,
     read=_read,
-    reader_version=1,  # 1: each record's step is the person's request it followed
+    # 1: each record's step is the person's request it followed
+    # 2: an edit's place among its session's messages (why's words around it)
+    reader_version=2,
     sniff=_sniff,
     where="~/.gemini/tmp/*/chats",
     location_env=("GEMINI_CLI_HOME",),

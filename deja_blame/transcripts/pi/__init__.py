@@ -65,6 +65,8 @@ PLUGIN = Agent(
     where="~/.pi/agent/sessions",
     location_env=(LOCATION_ENV,),
     aliases=("pi-coding-agent",),
+    # 1: an edit's place among its session's messages (why's words around it)
+    reader_version=1,
     # ``pi "prompt"``: the interactive session begun with the prompt (``-p`` prints and exits)
     handoff=Handoff("pi", (), "install pi: npm install -g @mariozechner/pi-coding-agent"),
 )

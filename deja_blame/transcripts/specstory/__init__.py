@@ -136,7 +136,8 @@ PLUGIN = Agent(
     # 2: a tool's element ends at its closing tag alone on a line; a turn's header ends a
     # fence a cut-off reply left open; commands with backticks or of several lines.
     # 3: a Cursor edit's status read outside its chunks' diffs only
-    reader_version=3,
+    # 4: an edit's place among its session's messages (why's words around it)
+    reader_version=4,
 )
 
 __all__ = ["PLUGIN"]

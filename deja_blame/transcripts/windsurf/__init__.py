@@ -65,7 +65,8 @@ PLUGIN = Agent(
     read_seen=_read_seen,
     # 1: records dated by when the index first saw them; 2: each record's step is the
     # person's request it followed
-    reader_version=2,
+    # 3: an edit's place among its session's messages (why's words around it)
+    reader_version=3,
     sniff=_sniff,
     where="~/.windsurf/transcripts",
     handoff=None,  # an editor: no command line that starts with a prompt
