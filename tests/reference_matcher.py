@@ -30,6 +30,7 @@ from pathlib import PurePosixPath
 
 from deja_blame.attribution.facts.model import BlameLine
 from deja_blame.index.fingerprint import fingerprint, is_trivial, normalise_line
+from deja_blame.index.queries import LINES
 
 CLOCK_SKEW = 120.0  # seconds a transcript clock may run ahead of git's
 STRONG_RUN = 3  # runs this long are all strong evidence: the latest write wins
@@ -82,9 +83,8 @@ def load_writes(conn: sqlite3.Connection, paths: dict[int, bool]) -> dict[int, l
         part = ids[start : start + 500]
         marks = ",".join("?" * len(part))
         for pid, fp, sid, edit_ord, idx, at, by_user in conn.execute(
-            "SELECT l.path_id, l.fp, l.sid, l.edit_ord, l.idx, t.at_epoch, t.by_user FROM lines l"
-            " JOIN edit_times t ON t.sid = l.sid AND t.ord = l.edit_ord"
-            f" WHERE l.path_id IN ({marks})",
+            "SELECT l.path_id, l.fp, l.sid, l.edit_ord, l.idx, l.at_epoch, l.by_user"
+            f" FROM {LINES} l WHERE l.path_id IN ({marks})",
             part,
         ):
             if at is None:

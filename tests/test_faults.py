@@ -42,6 +42,7 @@ import pytest
 from antigravity_writer import TranscriptWriter
 
 from deja_blame.index.ingest import index_roots
+from deja_blame.index.queries import LINES as WRITTEN_LINES
 from deja_blame.index.store import load_session
 
 T0 = 1_784_278_800
@@ -188,13 +189,15 @@ def dump_index(db: Path) -> dict[str, Any]:
         )
         lines = sorted(
             conn.execute(
-                "SELECT s.session_id, p.path, l.fp, l.edit_ord, l.idx, t.at_epoch, t.by_user"
-                " FROM lines l JOIN edit_times t ON t.sid = l.sid AND t.ord = l.edit_ord"
+                "SELECT s.session_id, p.path, l.fp, l.edit_ord, l.idx, l.at_epoch, l.by_user"
+                f" FROM {WRITTEN_LINES} l"
                 " JOIN sessions s ON s.sid = l.sid JOIN paths p ON p.path_id = l.path_id"
             ).fetchall()
         )
         counts = {
-            t: conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
+            t: conn.execute(
+                f"SELECT COUNT(*) FROM {WRITTEN_LINES if t == 'lines' else t}"
+            ).fetchone()[0]
             for t in ("sessions", "messages", "commands", "files", "edits", "edit_times", "lines")
         }
     finally:

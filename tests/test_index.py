@@ -23,6 +23,7 @@ from deja_blame.index import db as index_db
 from deja_blame.index import ingest, store
 from deja_blame.index.fingerprint import fingerprint
 from deja_blame.index.keys import message_id, role_code
+from deja_blame.index.queries import LINES as WRITTEN_LINES
 from deja_blame.transcripts.text import excerpt
 
 # -- writing transcripts ---------------------------------------------------------------
@@ -180,9 +181,10 @@ def sid_of(table: str, alias: str = "t") -> str:
 def counts(db: Path, sid: str) -> dict[str, int]:
     out = {}
     for table in ("messages", "commands", "files", "edits", "lines"):
+        rows = WRITTEN_LINES if table == "lines" else table
         out[table] = query(
             db,
-            f"SELECT COUNT(*) FROM {table} t JOIN sessions s ON s.sid = {sid_of(table)}"
+            f"SELECT COUNT(*) FROM {rows} t JOIN sessions s ON s.sid = {sid_of(table)}"
             " WHERE session_id=?",
             sid,
         )[0][0]
@@ -950,7 +952,8 @@ def test_two_index_runs_at_once(tmp_path: Path) -> None:
             per_session = query(
                 db,
                 f"SELECT COUNT({sid_of(table)}) FROM sessions s"
-                f" LEFT JOIN {table} t ON {sid_of(table)} = s.sid GROUP BY s.sid",
+                f" LEFT JOIN {WRITTEN_LINES if table == 'lines' else table} t"
+                f" ON {sid_of(table)} = s.sid GROUP BY s.sid",
             )
             assert {c for (c,) in per_session} == {expected}, table
         assert query(db, "SELECT MIN(n_messages), MAX(n_messages) FROM sessions")[0] == (
@@ -1050,7 +1053,7 @@ def test_lines_table_finds_the_session_that_added_a_line(tmp_path: Path) -> None
             r[0]
             for r in query(
                 db,
-                "SELECT DISTINCT s.session_id FROM lines JOIN paths USING (path_id)"
+                f"SELECT DISTINCT s.session_id FROM {WRITTEN_LINES} lines JOIN paths USING (path_id)"
                 " JOIN sessions s USING (sid) WHERE paths.path=? AND lines.fp=?",
                 path,
                 fingerprint(line),
@@ -1737,7 +1740,7 @@ def test_deja_index_compacts_a_first_build_and_an_answers_refresh_does_not(
         conn.set_trace_callback(statements.append)
         ingest.index_roots(conn, [root], jobs=1, compact=compact)
         assert ("VACUUM" in statements) is compact
-        rows = conn.execute("SELECT * FROM lines ORDER BY 1, 2, 3, 4, 5").fetchall()
+        rows = conn.execute(f"SELECT * FROM {WRITTEN_LINES} ORDER BY 1, 2, 3, 4, 5").fetchall()
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         built[compact] = (conn.execute("PRAGMA page_count").fetchone()[0], rows)
         statements.clear()
@@ -1766,9 +1769,28 @@ def messages_as_schema_8(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE messages_v9 RENAME TO messages")
 
 
+def lines_as_schema_14(conn: sqlite3.Connection) -> None:
+    """The lines table put back as schemas 10 to 14 kept it: a row per edit and added
+    line, no edit shapes (0015's)."""
+    conn.execute(
+        "CREATE TABLE lines_v13 (path_id INTEGER NOT NULL, fp INTEGER NOT NULL,"
+        " sid INTEGER NOT NULL, edit_ord INTEGER NOT NULL, idx INTEGER NOT NULL,"
+        " PRIMARY KEY (path_id, fp, sid, edit_ord, idx)) WITHOUT ROWID"
+    )
+    conn.execute(
+        f"INSERT INTO lines_v13 SELECT path_id, fp, sid, edit_ord, idx FROM {WRITTEN_LINES}"
+    )
+    conn.execute("DROP TABLE shape_lines")
+    conn.execute("DROP TABLE shapes")
+    conn.execute("DROP INDEX edit_times_shape")
+    conn.execute("ALTER TABLE edit_times DROP COLUMN shape")
+    conn.execute("ALTER TABLE lines_v13 RENAME TO lines")
+
+
 def lines_as_schema_9(conn: sqlite3.Connection) -> None:
     """The lines table put back as schemas 3 to 9 kept it: each row with its edit's
     at_epoch and by_user, no edit_times table."""
+    lines_as_schema_14(conn)
     conn.execute(
         "CREATE TABLE lines_v9 (path_id INTEGER NOT NULL, fp INTEGER NOT NULL,"
         " sid INTEGER NOT NULL, edit_ord INTEGER NOT NULL, idx INTEGER NOT NULL,"
@@ -1835,6 +1857,7 @@ def test_a_schema_11_index_upgrades_with_every_command_as_it_was(tmp_path: Path)
         (odd,),
     )
     commands_as_schema_11(conn)
+    lines_as_schema_14(conn)
     conn.execute("UPDATE meta SET value='11' WHERE key='schema_version'")
     conn.close()
     times = (
@@ -1885,6 +1908,7 @@ def test_a_schema_10_index_upgrades_with_every_file_record_as_it_was(tmp_path: P
     )
     files_as_schema_10(conn)
     commands_as_schema_11(conn)
+    lines_as_schema_14(conn)
     conn.execute("UPDATE meta SET value='10' WHERE key='schema_version'")
     conn.close()
     times = "SELECT s.session_id, f.at FROM files f JOIN sessions s USING (sid) ORDER BY f.sid, f.step, f.ord"
@@ -1910,8 +1934,8 @@ def test_a_schema_10_index_upgrades_with_every_file_record_as_it_was(tmp_path: P
 
 
 WRITES = (
-    "SELECT s.session_id, p.path, l.fp, l.edit_ord, l.idx, t.at_epoch, t.by_user FROM lines l"
-    " JOIN edit_times t ON t.sid = l.sid AND t.ord = l.edit_ord"
+    "SELECT s.session_id, p.path, l.fp, l.edit_ord, l.idx, l.at_epoch, l.by_user"
+    f" FROM {WRITTEN_LINES} l"
     " JOIN sessions s ON s.sid = l.sid JOIN paths p USING (path_id) ORDER BY 1, 2, 3, 4, 5"
 )
 
@@ -1938,11 +1962,10 @@ def test_a_schema_9_index_upgrades_with_every_write_as_it_was(tmp_path: Path) ->
     assert "upgrading the index" in proc.stderr.decode()
     assert query(db, WRITES) == before
     assert {sid: show_in_process(sid) for sid in ids} == shown
-    assert [r[1] for r in query(db, "PRAGMA table_info(lines)")] == [
+    assert [r[1] for r in query(db, "PRAGMA table_info(shape_lines)")] == [
         "path_id",
         "fp",
-        "sid",
-        "edit_ord",
+        "shape",
         "idx",
     ]
     # read from scratch (the file rewritten): its edits' times go and come back
@@ -1959,6 +1982,30 @@ def test_a_schema_9_index_upgrades_with_every_write_as_it_was(tmp_path: Path) ->
     path.write_bytes(data)
     index(root)
     assert query(db, WRITES) == before
+
+
+def test_a_schema_14_index_upgrades_with_every_write_as_it_was(tmp_path: Path) -> None:
+    """0015 keeps identical edits' lines once (the edits' shapes). Every fixture session
+    indexed, its lines put back as schema 14 kept them, upgraded: every write reads as
+    it did, through the lines view, and each edit names a shape of its own lines."""
+    root = tmp_path / "root"
+    db, ids = _every_fixture_indexed(root, tmp_path)
+    before = query(db, WRITES)
+    assert len(before) >= 20
+    shown = {sid: show_in_process(sid) for sid in ids}
+    conn = sqlite3.connect(str(db), isolation_level=None)
+    lines_as_schema_14(conn)
+    conn.execute("UPDATE meta SET value='14' WHERE key='schema_version'")
+    conn.close()
+
+    proc = deja("show", ids[0], "--json")
+    assert "upgrading the index" in proc.stderr.decode()
+    assert query(db, WRITES) == before
+    assert {sid: show_in_process(sid) for sid in ids} == shown
+    assert not query(db, "SELECT 1 FROM sqlite_schema WHERE name='lines'")
+    assert query(db, "SELECT count(*) FROM edit_times WHERE shape IS NULL") == [(0,)]
+    shaped = query(db, "SELECT count(*) FROM shape_lines")[0][0]
+    assert 0 < shaped <= len(before)
 
 
 def test_a_schema_8_index_upgrades_with_every_message_as_it_was(tmp_path: Path) -> None:
@@ -2048,6 +2095,7 @@ def test_a_schema_12_index_upgrades_with_every_message_as_it_was(tmp_path: Path)
         "SELECT max(id) FROM messages WHERE role='tool' AND src_offset IS NULL"
     ).fetchone()
     conn.execute("UPDATE messages SET role='system' WHERE id=?", (odd_id,))
+    lines_as_schema_14(conn)
     conn.execute("UPDATE meta SET value='12' WHERE key='schema_version'")
     conn.close()
     named = dict(query(db, "SELECT role, count(*) FROM messages GROUP BY role"))

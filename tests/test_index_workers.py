@@ -30,6 +30,7 @@ from test_index import commit_failing_at_the_fourth
 
 from deja_blame.index import ingest
 from deja_blame.index.db import connect
+from deja_blame.index.queries import LINES as WRITTEN_LINES
 from deja_blame.index.store import load_session
 from deja_blame.transcripts.antigravity.reader import parse_transcript
 
@@ -76,8 +77,8 @@ SESSION_COLS = (
     " n_messages, n_commands, n_edits, size, mtime_ns, inode, offset, head_hash, state"
 )
 LINES = (
-    "SELECT s.session_id, p.path, l.fp, l.edit_ord, l.idx, t.at_epoch, t.by_user FROM lines l"
-    " JOIN edit_times t ON t.sid = l.sid AND t.ord = l.edit_ord"
+    "SELECT s.session_id, p.path, l.fp, l.edit_ord, l.idx, l.at_epoch, l.by_user"
+    f" FROM {WRITTEN_LINES} l"
     " JOIN sessions s ON s.sid = l.sid JOIN paths p USING (path_id) ORDER BY 1, 2, 3, 4, 5"
 )
 MESSAGES = (

@@ -865,8 +865,10 @@ def test_fingerprints_of_paths_are_each_paths(feature: Scenario) -> None:
     from deja_blame.index.db import connect
 
     conn = connect(Path(feature.env["DEJA_DB"]))
-    pids = [int(r[0]) for r in conn.execute("SELECT DISTINCT path_id FROM lines")]
-    fps = {int(r[0]) for r in conn.execute("SELECT fp FROM lines")} | {1, 2, 3}
+    from deja_blame.index.queries import LINES
+
+    pids = [int(r[0]) for r in conn.execute(f"SELECT DISTINCT path_id FROM {LINES}")]
+    fps = {int(r[0]) for r in conn.execute(f"SELECT fp FROM {LINES}")} | {1, 2, 3}
     every = Q.fingerprints_of_paths(conn, pids + [10**9])
     assert len(pids) >= 3 and every[10**9] == set()
     for pid in pids:

@@ -15,7 +15,10 @@ from typing import Any
 
 import pytest
 from conftest import commit_env, deja, deja_json, git
+from test_index import lines_as_schema_14
 from test_other_agents import T0, iso
+
+from deja_blame.index.db import SCHEMA_VERSION
 
 NO_AGY = {"DEJA_ANTIGRAVITY_ROOT": ""}
 AT = T0 + 3600
@@ -186,6 +189,7 @@ def test_an_index_an_older_deja_wrote_still_answers_by_step(repo: Path, tmp_path
     conn = sqlite3.connect(str(db), isolation_level=None)
     assert conn.execute("SELECT count(*) FROM edits WHERE after_message IS NULL").fetchone() == (0,)
     conn.execute("ALTER TABLE edits DROP COLUMN after_message")
+    lines_as_schema_14(conn)
     conn.execute("UPDATE meta SET value='13' WHERE key='schema_version'")
     conn.close()
     doc = deja_json("why", "alpha.py:2", "--json", "--no-refresh", cwd=repo, env=env)
@@ -197,7 +201,9 @@ def test_an_index_an_older_deja_wrote_still_answers_by_step(repo: Path, tmp_path
     ]
     assert doc["prompt"]["text"] == "Add the alpha and beta helpers."
     conn = sqlite3.connect(str(db))
-    assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == ("14",)
+    assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == (
+        str(SCHEMA_VERSION),
+    )
     assert conn.execute("SELECT count(*) FROM edits WHERE after_message IS NULL").fetchone() == (3,)
     conn.close()
     deja("index", "--rebuild", cwd=repo, env=env)
@@ -219,6 +225,7 @@ def test_an_upgraded_index_gets_the_words_from_the_newer_reader(repo: Path, tmp_
     deja("index", cwd=repo, env=env)
     conn = sqlite3.connect(str(db), isolation_level=None)
     conn.execute("ALTER TABLE edits DROP COLUMN after_message")
+    lines_as_schema_14(conn)
     conn.execute("UPDATE meta SET value='13' WHERE key='schema_version'")
     conn.close()
     with sqlite3.connect(str(db)) as conn:  # as Claude Code's reader 2 left them

@@ -410,12 +410,13 @@ def _line_rows(conn: sqlite3.Connection, path: str, text: str, dated: bool) -> l
     """``_writes_of_line``'s rows, of the dated writes or (``dated`` False) of those
     with no time."""
     from deja_blame.index.fingerprint import is_trivial
+    from deja_blame.index.queries import LINES
 
     name = path.rsplit("/", 1)[-1]
     if not name or is_trivial(text):
         return []
     rows = conn.execute(
-        "SELECT s.session_id, s.source, p.path, e.at_epoch, s.sid FROM lines l"
+        f"SELECT s.session_id, s.source, p.path, e.at_epoch, s.sid FROM {LINES} l"
         " JOIN paths p ON p.path_id = l.path_id JOIN sessions s ON s.sid = l.sid"
         " JOIN edits e ON e.sid = l.sid AND e.ord = l.edit_ord"
         " WHERE p.name = ? AND l.fp = ? AND e.source = 'agent'"

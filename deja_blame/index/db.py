@@ -18,7 +18,7 @@ from typing import Any
 
 from deja_blame.errors import DejaError, IndexCorruptError
 
-SCHEMA_VERSION = 14
+SCHEMA_VERSION = 15
 DB_ENV = "DEJA_DB"
 BUSY_TIMEOUT_MS = 30_000  # the default wait for another process's write lock
 BUSY_ENV = "DEJA_BUSY_TIMEOUT"  # seconds, where a script would rather fail sooner
@@ -313,6 +313,7 @@ MIGRATIONS: list[tuple[str, str | Callable[[sqlite3.Connection], None]]] = [
         """,
     ),
     ("0014_edit_place_among_messages", lambda conn: _edit_place_among_messages(conn)),
+    ("0015_edit_shapes", lambda conn: _edit_shapes(conn)),  # below
 ]
 
 
@@ -428,6 +429,73 @@ def _edit_text_in_one_value(conn: sqlite3.Connection) -> None:
         )
     conn.execute("DROP TABLE edits")
     conn.execute("ALTER TABLE edits_v7 RENAME TO edits")
+
+
+EDIT_SHAPES_V14 = """
+    -- An edit's shape: its path and added lines. Edits of one shape (a retried edit,
+    -- a hunk many sessions replayed) share its rows of shape_lines, and each edit's row
+    -- of edit_times names its shape (index/shapes.py). A shape is found by its digest
+    -- and confirmed by n (its lines) and the rows themselves.
+    CREATE TABLE shapes (
+        digest INTEGER NOT NULL,
+        shape INTEGER NOT NULL,
+        n INTEGER NOT NULL,
+        PRIMARY KEY (digest, shape)
+    ) WITHOUT ROWID;
+    CREATE TABLE shape_lines (
+        path_id INTEGER NOT NULL,
+        fp INTEGER NOT NULL,
+        shape INTEGER NOT NULL,
+        idx INTEGER NOT NULL,
+        PRIMARY KEY (path_id, fp, shape, idx)
+    ) WITHOUT ROWID;
+    ALTER TABLE edit_times ADD COLUMN shape INTEGER
+"""
+
+# Read as the lines table was before 0015 through ``queries.LINES`` (a join, not a
+# view: SQLite's integrity_check leaves the freelist unchecked in a database with a
+# view, and doctor's check of a damaged index with it). The index by shape holds the
+# edits' times: a shape's edits are read without a lookup of their rows.
+SHAPES_INDEX_V14 = "CREATE INDEX edit_times_shape ON edit_times(shape, at_epoch, by_user)"
+
+
+def _edit_shapes(conn: sqlite3.Connection) -> None:
+    """0015: the lines table's rows become each edit's shape (``index/shapes.py``):
+    identical edits' lines are kept once, and a blame reads each once."""
+    from deja_blame.index.shapes import ShapeIds, shape_of
+
+    for statement in EDIT_SHAPES_V14.split(";"):
+        conn.execute(statement)
+    # an edit with lines and no time (none written so): its time unknown, as a
+    # lines row without an edit_times row was read by the queries that did not time it
+    conn.execute(
+        "INSERT OR IGNORE INTO edit_times(sid, ord, at_epoch, by_user)"
+        " SELECT DISTINCT sid, edit_ord, NULL, 0 FROM lines"
+    )
+    rows = conn.execute(
+        "SELECT sid, edit_ord, path_id, idx, fp FROM lines ORDER BY sid, edit_ord, path_id, idx"
+    )
+    edit: tuple[int, int, int] | None = None
+    pairs: list[tuple[int, int]] = []
+    shaped: list[tuple[int, int, int]] = []
+
+    ids = ShapeIds(conn)
+
+    def done() -> None:
+        if edit is not None:
+            shaped.append((shape_of(conn, edit[2], pairs, ids), edit[0], edit[1]))
+
+    while batch := rows.fetchmany(5000):
+        for sid, edit_ord, path_id, idx, fp in batch:
+            if edit is None or (sid, edit_ord, path_id) != edit:
+                done()
+                edit, pairs = (sid, edit_ord, path_id), []
+            pairs.append((idx, fp))
+    done()
+    ids.save()
+    conn.executemany("UPDATE edit_times SET shape=? WHERE sid=? AND ord=?", shaped)
+    conn.execute("DROP TABLE lines")
+    conn.execute(SHAPES_INDEX_V14)
 
 
 SQL_IN_CHUNK = 500  # ids per "IN (?, ...)": well under SQLite's variable limit
@@ -573,7 +641,8 @@ def refuse_not_ours(path: Path) -> None:
 
 
 # tables every deja index has had since 0001: with them, a missing schema version is damage
-DEJA_TABLES = frozenset({"meta", "sessions", "paths", "lines"})
+# (and ``lines`` until 0015)
+DEJA_TABLES = frozenset({"meta", "sessions", "paths"})
 
 
 def is_foreign_database(path: Path) -> bool:
@@ -765,13 +834,18 @@ def database_error(path: Path, exc: sqlite3.DatabaseError) -> DejaError:
 
 
 def schema_version(conn: sqlite3.Connection) -> int:
-    has_meta = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'"
-    ).fetchone()
-    if not has_meta:
-        return 0
-    row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-    return int(row[0]) if row else 0
+    try:
+        has_meta = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'"
+        ).fetchone()
+        if not has_meta:
+            return 0
+        row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        return int(row[0]) if row else 0
+    except (UnicodeDecodeError, ValueError) as exc:
+        # damaged pages: SQLite's message quotes schema bytes that are no text, or the
+        # version's row is no number
+        raise sqlite3.DatabaseError("its schema cannot be read") from exc
 
 
 def _has_deja_tables(conn: sqlite3.Connection) -> bool:

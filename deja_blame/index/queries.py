@@ -32,10 +32,16 @@ if TYPE_CHECKING:
 # it loads the transcript readers' text rules, which a blame answered from the notes
 # or the cache never needs.
 
-# A write: a row of the lines table with its edit's time and author (edit_times, one
-# row per edit). CROSS JOIN keeps the lines table outside: its (path_id, fp) range is
-# what narrows, and each row then finds its edit's by key.
-LINES_TIMED = "lines l CROSS JOIN edit_times t ON t.sid = l.sid AND t.ord = l.edit_ord"
+# The writes, as the lines table held them before schema 15: a row per edit and added
+# line (path_id, fp, sid, edit_ord, idx) with the edit's time and author (at_epoch,
+# by_user). A (path_id, fp) range of the edits' shapes (index/shapes.py), each row
+# joined to the edits of its shape; SQLite flattens it into the query that uses it.
+LINES = (
+    "(SELECT l.path_id AS path_id, l.fp AS fp, t.sid AS sid, t.ord AS edit_ord, l.idx AS idx,"
+    " t.at_epoch AS at_epoch, t.by_user AS by_user"
+    " FROM shape_lines l CROSS JOIN edit_times t ON t.shape = l.shape)"
+)
+LINES_TIMED = f"{LINES} l"
 
 # -- sessions --------------------------------------------------------------------------------
 
@@ -262,7 +268,7 @@ def fingerprints_written_to_any(
     for pids, pmarks in in_chunks(path_ids):
         for part, marks in in_chunks(wanted):
             for (fp,) in conn.execute(
-                f"SELECT DISTINCT fp FROM lines WHERE path_id IN ({pmarks}) AND fp IN ({marks})",
+                f"SELECT DISTINCT fp FROM {LINES} WHERE path_id IN ({pmarks}) AND fp IN ({marks})",
                 [*pids, *part],
             ):
                 found.add(int(fp))
@@ -281,7 +287,7 @@ def fingerprints_written_by(
             for (fp,) in conn.execute(
                 f"SELECT DISTINCT l.fp FROM {LINES_TIMED}"
                 f" WHERE l.path_id IN ({pmarks}) AND l.fp IN ({marks})"
-                " AND (t.at_epoch IS NULL OR t.at_epoch <= ?)",
+                " AND (l.at_epoch IS NULL OR l.at_epoch <= ?)",
                 [*pids, *part, until],
             ):
                 found.add(int(fp))
@@ -498,9 +504,9 @@ def write_counts(
     out: list[tuple[int, str, float | None, int]] = []
     for part, marks in in_chunks(sorted(set(path_ids))):
         for pid, session_id, at, n in conn.execute(
-            f"SELECT l.path_id, s.session_id, t.at_epoch, count(*) FROM {LINES_TIMED}"
+            f"SELECT l.path_id, s.session_id, l.at_epoch, count(*) FROM {LINES_TIMED}"
             f" JOIN sessions s ON s.sid = l.sid WHERE l.path_id IN ({marks})"
-            " GROUP BY l.path_id, l.sid, t.at_epoch",
+            " GROUP BY l.path_id, l.sid, l.at_epoch",
             part,
         ):
             out.append((int(pid), str(session_id), None if at is None else float(at), int(n)))

@@ -19,6 +19,7 @@ import orjson
 from deja_blame.errors import DejaError
 from deja_blame.index.fingerprint import fingerprint, fingerprints
 from deja_blame.index.keys import message_id, message_ids, role_code, role_name
+from deja_blame.index.shapes import ShapeIds, distinct_pairs, drop_unused, shape_of
 from deja_blame.index.times import shown_time, stored_time
 from deja_blame.models import Command, Edit, FileRecord, Hunk, Message, Session
 from deja_blame.transcripts.text import epoch_of, excerpt_of
@@ -88,17 +89,26 @@ class PathIds:
 
 
 def clear_session_rows(conn: sqlite3.Connection, sid: int) -> None:
-    # The lines table is keyed by path first (no index on sid: one fewer B-tree to
-    # update per added line); a session's lines are found through its edits' paths.
+    # A session's lines are its edits' shapes (index/shapes.py), found through
+    # edit_times; the paths its edits wrote have their generations bumped.
     pids = conn.execute(
         "SELECT DISTINCT p.path_id FROM edits e JOIN paths p ON p.path = e.path WHERE e.sid=?",
         (sid,),
     ).fetchall()
-    conn.executemany("DELETE FROM lines WHERE path_id=? AND sid=?", [(pid, sid) for (pid,) in pids])
+    shapes = [
+        (int(shape), int(pid))
+        for shape, pid in conn.execute(
+            "SELECT t.shape, p.path_id FROM edit_times t JOIN edits e ON e.sid = t.sid"
+            " AND e.ord = t.ord JOIN paths p ON p.path = e.path WHERE t.sid=?",
+            (sid,),
+        )
+    ]
     bump_paths(conn, [pid for (pid,) in pids])
     conn.execute("DELETE FROM messages WHERE id BETWEEN ? AND ?", message_ids(sid))
     for table in ("commands", "files", "edits", "edit_times"):
         conn.execute(f"DELETE FROM {table} WHERE sid=?", (sid,))
+    # the session's edits' shapes that no other edit has: their lines go too
+    drop_unused(conn, shapes)
 
 
 def remove_session(conn: sqlite3.Connection, session_id: str) -> None:
@@ -479,46 +489,65 @@ def write_rows(conn: sqlite3.Connection, sid: int, rows: ChunkRows, paths: PathI
             " at_epoch, model, after_message) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
             [(sid, *r) for r in rows.edits],
         )
-    line_rows: list[tuple[int, int, int, int, int]] = []
-    times: list[tuple[int, int, float | None, int]] = []
+    times: list[tuple[int, int, float | None, int, int]] = []
+    written: set[int] = set()
+    ids = ShapeIds(conn)
     for path, edit_ord, at_epoch, by_user, fps in rows.lines:
         if not fps:
             continue
         pid = paths.get(path)
-        times.append((sid, edit_ord, at_epoch, by_user))
-        # Every added line has its row, trivial ones (blank, a lone bracket) too: they
-        # are the evidence of the matcher's runs and gap fills and a lone bracket edit's
-        # only trace. Without them 1,253 of click's core.py's 3,799 lines (997
-        # sessions) answered otherwise, for 1.6 % less index (docs/engine.md).
-        line_rows += [(pid, fp, sid, edit_ord, idx) for idx, fp in enumerate(fps)]
-    if line_rows:
+        # Every added line is in its edit's shape, trivial ones (blank, a lone bracket)
+        # too: they are the evidence of the matcher's runs and gap fills and a lone
+        # bracket edit's only trace. Without them 1,253 of click's core.py's 3,799
+        # lines (997 sessions) answered otherwise, for 1.6 % less index (docs/engine.md).
+        # Identical edits share one shape: its lines are kept once (index/shapes.py).
+        shape = shape_of(conn, pid, list(enumerate(fps)), ids)
         # an edit's time once (edit_times), not on each of its lines' rows
+        times.append((sid, edit_ord, at_epoch, by_user, shape))
+        written.add(pid)
+    ids.save()
+    if times:
         conn.executemany(
-            "INSERT OR REPLACE INTO edit_times(sid, ord, at_epoch, by_user) VALUES (?,?,?,?)",
+            "INSERT OR REPLACE INTO edit_times(sid, ord, at_epoch, by_user, shape)"
+            " VALUES (?,?,?,?,?)",
             times,
         )
-        conn.executemany(
-            "INSERT OR REPLACE INTO lines(path_id, fp, sid, edit_ord, idx) VALUES (?,?,?,?,?)",
-            line_rows,
-        )
-        bump_paths(conn, {r[0] for r in line_rows})
+        bump_paths(conn, written)
 
 
 def insert_writes(
     conn: sqlite3.Connection, rows: Iterable[tuple[int, int, int, int, int, float | None, int]]
 ) -> None:
     """Rows as the queries return them, (path_id, fp, sid, edit_ord, idx, at_epoch,
-    by_user), into the lines and edit_times tables (tests and benches that build an
-    index by hand; an edit's first row gives its time)."""
-    rows = list(rows)
-    conn.executemany(
-        "INSERT OR IGNORE INTO edit_times(sid, ord, at_epoch, by_user) VALUES (?,?,?,?)",
-        [(r[2], r[3], r[5], r[6]) for r in rows],
-    )
-    conn.executemany(
-        "INSERT OR IGNORE INTO lines(path_id, fp, sid, edit_ord, idx) VALUES (?,?,?,?,?)",
-        [r[:5] for r in rows],
-    )
+    by_user), into the edits' shapes and edit_times (tests and benches that build an
+    index by hand; an edit's first row gives its time and path)."""
+    edits: dict[tuple[int, int], tuple[int, float | None, int, set[tuple[int, int]]]] = {}
+    for pid, fp, sid, edit_ord, idx, at, by_user in rows:
+        if (sid, edit_ord) not in edits:
+            edits[(sid, edit_ord)] = (pid, at, by_user, set())
+        edits[(sid, edit_ord)][3].add((idx, fp))
+    ids = ShapeIds(conn)
+    for (sid, edit_ord), (pid, at, by_user, pairs) in edits.items():
+        row = conn.execute(
+            "SELECT at_epoch, by_user, shape FROM edit_times WHERE sid=? AND ord=?",
+            (sid, edit_ord),
+        ).fetchone()
+        if row is not None:  # more lines of an edit already there: its time stays
+            at, by_user = row[0], row[1]
+            pairs.update(
+                conn.execute(
+                    "SELECT idx, fp FROM shape_lines WHERE path_id=? AND shape=?", (pid, row[2])
+                ).fetchall()
+            )
+        shape = shape_of(conn, pid, distinct_pairs(pairs), ids)
+        conn.execute(
+            "INSERT OR REPLACE INTO edit_times(sid, ord, at_epoch, by_user, shape)"
+            " VALUES (?,?,?,?,?)",
+            (sid, edit_ord, at, by_user, shape),
+        )
+        if row is not None:
+            drop_unused(conn, [(row[2], pid)])
+    ids.save()
 
 
 def bump_paths(conn: sqlite3.Connection, path_ids: Iterable[int]) -> None:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from deja_blame.attribution.facts.clone_paths import stands_for
 from deja_blame.index.db import in_chunks
-from deja_blame.index.queries import LINES_TIMED
+from deja_blame.index.queries import LINES, LINES_TIMED
 from deja_blame.models import UNKNOWN_AGENT
 from deja_blame.pathtext import as_text
 
@@ -86,7 +86,7 @@ def all_paths(conn: sqlite3.Connection) -> list[tuple[int, str]]:
 
 # A write's columns (``queries.LINES_TIMED``: a row of ``lines`` with its edit's time
 # and author), in the lines table's order.
-WRITE_COLS = "l.path_id, l.fp, l.sid, l.edit_ord, l.idx, t.at_epoch, t.by_user"
+WRITE_COLS = "l.path_id, l.fp, l.sid, l.edit_ord, l.idx, l.at_epoch, l.by_user"
 WRITE_ORDER = "l.fp, l.sid, l.edit_ord, l.idx"
 
 
@@ -120,7 +120,7 @@ def line_writes_narrowed(
         ).fetchall()
     return conn.execute(
         f"WITH solid(fp) AS (SELECT value FROM json_each(?2)),"
-        f" edits AS (SELECT DISTINCT sid, edit_ord FROM lines"
+        f" edits AS (SELECT DISTINCT sid, edit_ord FROM {LINES}"
         f"  WHERE path_id=?1 AND fp IN solid)"
         f" SELECT {WRITE_COLS} FROM {LINES_TIMED} WHERE l.path_id=?1 AND l.fp IN solid"
         f" UNION ALL"
@@ -135,7 +135,8 @@ def count_line_writes(conn: sqlite3.Connection, path_id: int, fps: list[int]) ->
     """How many writes of ``fps`` the path has (counted in SQLite, no row read)."""
     return int(
         conn.execute(
-            "SELECT COUNT(*) FROM lines WHERE path_id=? AND fp IN (SELECT value FROM json_each(?))",
+            f"SELECT COUNT(*) FROM {LINES} WHERE path_id=?"
+            " AND fp IN (SELECT value FROM json_each(?))",
             (path_id, _json_ints(fps)),
         ).fetchone()[0]
     )
@@ -179,7 +180,7 @@ def line_writes_between(
     rows = conn.execute(
         f"SELECT {WRITE_COLS} FROM {LINES_TIMED}"
         " WHERE l.path_id=?1 AND l.fp IN (SELECT value FROM json_each(?2))"
-        " AND t.at_epoch BETWEEN ?3 AND ?4"
+        " AND l.at_epoch BETWEEN ?3 AND ?4"
         f" ORDER BY {WRITE_ORDER}",
         (path_id, _json_ints(fps), merged[0][0], merged[-1][1]),
     ).fetchall()
@@ -195,7 +196,7 @@ def has_timed_write(conn: sqlite3.Connection, path_id: int, fps: list[int]) -> b
     """Whether some session wrote one of ``fps`` to the path at a known time."""
     row = conn.execute(
         f"SELECT 1 FROM {LINES_TIMED} WHERE l.path_id=? AND l.fp IN (SELECT value FROM json_each(?))"
-        " AND t.at_epoch IS NOT NULL LIMIT 1",
+        " AND l.at_epoch IS NOT NULL LIMIT 1",
         (path_id, _json_ints(fps)),
     ).fetchone()
     return row is not None
@@ -212,7 +213,7 @@ def fingerprints_written(conn: sqlite3.Connection, path_id: int, fps: Iterable[i
     return {
         int(fp)
         for (fp,) in conn.execute(
-            "SELECT DISTINCT fp FROM lines WHERE path_id=?"
+            f"SELECT DISTINCT fp FROM {LINES} WHERE path_id=?"
             " AND fp IN (SELECT value FROM json_each(?))",
             (path_id, _json_ints(sorted(set(fps)))),
         )
@@ -223,7 +224,8 @@ def fingerprints_of_paths(conn: sqlite3.Connection, path_ids: list[int]) -> dict
     """Every fingerprint some session wrote to each of these paths."""
     found: dict[int, set[int]] = {pid: set() for pid in path_ids}
     for pid, fp in conn.execute(
-        "SELECT DISTINCT path_id, fp FROM lines WHERE path_id IN (SELECT value FROM json_each(?))",
+        f"SELECT DISTINCT path_id, fp FROM {LINES}"
+        " WHERE path_id IN (SELECT value FROM json_each(?))",
         (_json_ints(sorted(path_ids)),),
     ):
         found[int(pid)].add(int(fp))
@@ -237,7 +239,7 @@ def edit_bodies_of_path(
     an edit's added lines are its rows), or None where there are more than ``limit``."""
     rows = conn.execute(
         "SELECT body FROM edits WHERE (sid, ord) IN"
-        " (SELECT DISTINCT sid, edit_ord FROM lines WHERE path_id=?) LIMIT ?",
+        f" (SELECT DISTINCT sid, edit_ord FROM {LINES} WHERE path_id=?) LIMIT ?",
         (path_id, limit + 1),
     ).fetchall()
     return None if len(rows) > limit else [body for (body,) in rows]
@@ -322,7 +324,7 @@ def sessions_writing(conn: sqlite3.Connection, path_ids: Iterable[int]) -> set[i
     return {
         int(sid)
         for (sid,) in conn.execute(
-            "SELECT DISTINCT sid FROM lines WHERE path_id IN (SELECT value FROM json_each(?))",
+            f"SELECT DISTINCT sid FROM {LINES} WHERE path_id IN (SELECT value FROM json_each(?))",
             (_json_ints(sorted(set(path_ids))),),
         )
     }
