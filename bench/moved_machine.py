@@ -53,7 +53,14 @@ write lands on one line, so a further copy is none of theirs (a session's eight 
 migrating eight tests alike, the commit migrating four more tests a rebase brought).
 ``missed_own_edit_lines_placed`` (the strict count) counts ``placed``,
 ``no_unique_line`` and ``used_up``; ``missed_own_edit_lines_beyond_used_up`` leaves the
-``used_up`` ones out; ``missed_own_edit_lines`` is still the count of texts. The original
+``used_up`` ones out; ``missed_own_edit_lines`` is still the count of texts. A missed line
+is also labelled ``transcript_missing`` where a transcript its commit's own checkpoints name
+(their ``metadata.json``) was not read by ``extract_sessions`` (not in the snapshot: 4 MiB
+and more; or naming no session): the index never saw that transcript's edits, and the line's
+own-edit label stands on the session's other transcripts' writes of its text.
+``missed_own_edit_lines_transcript_missing`` counts those among the strict ones (which keep
+them), and ``missed_own_edit_lines_beyond_used_up_and_missing`` is the beyond-used-up count
+less them (``most_missed_beyond_missing`` its commits). The original
 measurement writes the missed lines (each with its ``place``) and the failed samples
 to ``--work``/``missed.json`` for a look at them (they are the sessions' text: they
 stay in the work directory).
@@ -80,6 +87,7 @@ from typing import Any, NamedTuple
 
 BRANCH = "entire/checkpoints/v1"
 TRAILER = "Entire-Checkpoint:"
+UNREAD = "unread_transcripts.json"  # under --work: the transcripts extract_sessions did not read
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -88,8 +96,10 @@ def git(cwd: Path, *args: str) -> str:
     ).stdout
 
 
-def extract_sessions(repo: Path, work: Path) -> dict[str, str]:
-    """The newest transcript of each session into a Claude Code root; session -> cwd."""
+def extract_sessions(repo: Path, work: Path, unread: set[str] | None = None) -> dict[str, str]:
+    """The newest transcript of each session into a Claude Code root; session -> cwd.
+    ``unread`` gets the branch path of every transcript not read (not in the snapshot,
+    or naming no session or directory): the index never sees what those hold."""
     rows = git(repo, "ls-tree", "-r", BRANCH).splitlines()
     best: dict[str, tuple[int, str, str]] = {}
     for row in rows:
@@ -99,6 +109,8 @@ def extract_sessions(repo: Path, work: Path) -> dict[str, str]:
         sha = meta.split()[2]
         proc = subprocess.run(["git", "cat-file", "blob", sha], cwd=repo, capture_output=True)
         if proc.returncode != 0:
+            if unread is not None:
+                unread.add(path)
             continue  # files of 4 MiB and more are not in the snapshot
         data = proc.stdout
         sid = cwd = None
@@ -111,6 +123,8 @@ def extract_sessions(repo: Path, work: Path) -> dict[str, str]:
                 sid = sid or doc.get("sessionId")
                 cwd = cwd or doc.get("cwd")
         if not sid or not cwd:
+            if unread is not None:
+                unread.add(path)
             continue
         if sid not in best or len(data) > best[sid][0]:
             target = work / "claude" / "projects" / "p" / f"{sid}.jsonl"
@@ -135,6 +149,34 @@ def checkpoint_sessions(repo: Path) -> dict[str, set[str]]:
         if sid:
             out.setdefault(parts[0] + parts[1], set()).add(sid)
     return out
+
+
+def checkpoint_transcripts(repo: Path) -> dict[str, list[str]]:
+    """Checkpoint id -> the branch paths of the transcripts its metadata names."""
+    out: dict[str, list[str]] = {}
+    for row in git(repo, "ls-tree", "-r", "--name-only", BRANCH).splitlines():
+        parts = row.split("/")
+        if len(parts) != 3 or parts[2] != "metadata.json":
+            continue
+        try:
+            doc = json.loads(git(repo, "show", f"{BRANCH}:{row}"))
+        except (ValueError, subprocess.CalledProcessError):
+            continue
+        sessions = doc.get("sessions") if isinstance(doc, dict) else None
+        for entry in sessions if isinstance(sessions, list) else []:
+            name = entry.get("transcript") if isinstance(entry, dict) else None
+            if isinstance(name, str) and name:
+                out.setdefault(parts[0] + parts[1], []).append(name.lstrip("/"))
+    return out
+
+
+def transcript_missing(
+    checkpoints: list[str], transcripts: dict[str, list[str]], unread: set[str]
+) -> bool:
+    """Whether a transcript of the commit's own checkpoints was not read: the edits of
+    the commit's session in it are not in the index, and the bench's own-edit label of
+    a missed line then stands on the session's other transcripts' writes of its text."""
+    return any(t in unread for c in checkpoints for t in transcripts.get(c, ()))
 
 
 def commit_checkpoints(repo: Path, sha: str) -> list[str]:
@@ -369,7 +411,7 @@ def linked_commits(repo: Path) -> list[str]:
 
 def measure(
     clone: Path, env: dict[str, str], commits: list[str], sample: int, source: Path,
-    dump: Path | None = None,
+    dump: Path | None = None, unread: set[str] | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     t = time.perf_counter()
     proc = subprocess.run(
@@ -391,6 +433,7 @@ def measure(
     claims: list[tuple[str, str, str, int]] = []
     own = OwnEdits(conn)
     checkpoints = checkpoint_sessions(source)
+    transcripts = checkpoint_transcripts(source)
     own_lines = 0
     missed: list[dict[str, Any]] = []
     annotate_s = 0.0
@@ -401,7 +444,9 @@ def measure(
         per_commit[sha] = sum(a for _, a in result.counts.values())
         given: set[tuple[str, int]] = set()
         mine: set[tuple[str, int]] = set()  # given to the commit's own sessions
-        sessions = {s for c in commit_checkpoints(source, sha) for s in checkpoints.get(c, ())}
+        own_checkpoints = commit_checkpoints(source, sha)
+        sessions = {s for c in own_checkpoints for s in checkpoints.get(c, ())}
+        unseen = transcript_missing(own_checkpoints, transcripts, unread or set())
         for path, by_session in result.note.files.items():
             for sid, ranges in by_session.items():
                 for r in ranges:
@@ -411,6 +456,8 @@ def measure(
                         if sid in sessions:
                             mine.add((path, line))
         counted, lost = missed_own_lines(clone, repo, sha, sessions, given, own, mine)
+        for m in lost:
+            m["transcript_missing"] = unseen
         own_lines += counted
         missed.extend(lost)
     rng = random.Random(28)
@@ -429,14 +476,9 @@ def measure(
     for m in missed:
         by_commit[m["commit"]] = by_commit.get(m["commit"], 0) + 1
     places: dict[str, int] = {}
-    placed_by_commit: dict[str, int] = {}  # strict: used_up copies counted too
-    beyond_by_commit: dict[str, int] = {}  # those past the writes' lines left out
     for m in missed:
         places[m["place"]] = places.get(m["place"], 0) + 1
-        if m["place"] != "elsewhere":
-            placed_by_commit[m["commit"]] = placed_by_commit.get(m["commit"], 0) + 1
-        if m["place"] in ("placed", "no_unique_line"):
-            beyond_by_commit[m["commit"]] = beyond_by_commit.get(m["commit"], 0) + 1
+    placed_by_commit, beyond_by_commit, seen_by_commit, unseen_lines = missed_counts(missed)
     if dump is not None:
         dump.write_text(
             json.dumps(
@@ -470,11 +512,39 @@ def measure(
         "most_missed": sorted(by_commit.items(), key=lambda kv: -kv[1])[:10],
         "missed_own_edit_lines_placed": sum(placed_by_commit.values()),
         "missed_own_edit_lines_beyond_used_up": sum(beyond_by_commit.values()),
+        "missed_own_edit_lines_transcript_missing": unseen_lines,
+        "missed_own_edit_lines_beyond_used_up_and_missing": sum(seen_by_commit.values()),
         "missed_by_place": dict(sorted(places.items())),
         "most_missed_placed": sorted(placed_by_commit.items(), key=lambda kv: -kv[1])[:10],
         "most_missed_beyond_used_up": sorted(beyond_by_commit.items(), key=lambda kv: -kv[1])[:10],
+        "most_missed_beyond_missing": sorted(seen_by_commit.items(), key=lambda kv: -kv[1])[:10],
         "per_commit": per_commit,
     }
+
+
+def missed_counts(
+    missed: list[dict[str, Any]],
+) -> tuple[dict[str, int], dict[str, int], dict[str, int], int]:
+    """The missed own-edit lines by commit three ways, and the ``transcript_missing``
+    ones among the strict: strict (every place but ``elsewhere``), beyond used-up
+    copies (``placed`` and ``no_unique_line``), and of those the ones whose commit's
+    own transcripts were all read (a line whose session's edits the index never saw
+    is not deja's miss, but the strict count keeps it)."""
+    strict: dict[str, int] = {}
+    beyond: dict[str, int] = {}
+    seen: dict[str, int] = {}
+    unseen = 0
+    for m in missed:
+        if m["place"] == "elsewhere":
+            continue
+        strict[m["commit"]] = strict.get(m["commit"], 0) + 1
+        unseen += bool(m.get("transcript_missing"))
+        if m["place"] not in ("placed", "no_unique_line"):
+            continue
+        beyond[m["commit"]] = beyond.get(m["commit"], 0) + 1
+        if not m.get("transcript_missing"):
+            seen[m["commit"]] = seen.get(m["commit"], 0) + 1
+    return strict, beyond, seen, unseen
 
 
 def verify(repo: Any, conn: sqlite3.Connection, claim: tuple[str, str, str, int]) -> bool:
@@ -891,12 +961,18 @@ def main() -> int:
     args = ap.parse_args()
     if args.measure is not None:
         commits = chosen_commits(args)
-        result = measure(args.measure, dict(os.environ), commits, args.sample, args.repo, args.dump)
+        unread_file = args.work.resolve() / UNREAD
+        unread = set(json.loads(unread_file.read_text())) if unread_file.exists() else set()
+        result = measure(
+            args.measure, dict(os.environ), commits, args.sample, args.repo, args.dump, unread
+        )
         print(json.dumps(result))
         return 0
     work = args.work.resolve()
     work.mkdir(parents=True, exist_ok=True)
-    sessions = extract_sessions(args.repo, work)
+    unread: set[str] = set()
+    sessions = extract_sessions(args.repo, work, unread)
+    (work / UNREAD).write_text(json.dumps(sorted(unread)))
     cwds = sorted({c for c in sessions.values() if c.startswith("/")}, key=len)
     home = work / "home"
     (home / "none").mkdir(parents=True, exist_ok=True)  # no other agent's sessions
