@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import commit_env, git
 
-from deja_blame.attribution.facts import copies, derived_blame, shared
+from deja_blame.attribution.facts import copies, gitread, shared
 from deja_blame.attribution.facts.copies import copies_answer
 from deja_blame.attribution.facts.git_blame import blame_copies, parse_porcelain
 from deja_blame.attribution.facts.history import repo_history
@@ -206,6 +206,6 @@ def test_git_is_asked_outside_a_question_and_with_blame_options(
         assert copies_answer(repo, head, "c.py", [(1, 2)], plain) is None
     git(repo, "config", "--unset", "blame.ignoreRevsFile")
     git(repo, "config", "diff.py.textconv", "cat")
-    monkeypatch.setattr(derived_blame, "_PLAIN_DIFF", {})  # what it found is kept per process
+    monkeypatch.setattr(gitread, "_PLAIN_DIFF", {})  # what it found is kept per process
     with shared.one_question(repo):
         assert copies_answer(repo, head, "c.py", [(1, 2)], plain) is None

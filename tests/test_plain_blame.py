@@ -13,7 +13,7 @@ import pygit2
 import pytest
 
 from deja_blame.attribution import blame_options
-from deja_blame.attribution.facts import derived_blame, git_blame, shared
+from deja_blame.attribution.facts import derived_blame, git_blame, gitread, shared
 from deja_blame.attribution.facts.git_blame import blame_version, parse_porcelain
 from deja_blame.attribution.facts.history import forget_histories, repo_history
 from deja_blame.attribution.facts.plain_blame import plain_blame
@@ -116,7 +116,7 @@ def test_left_to_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert _ours(tmp_path, head, "new.py") is None
     _git(tmp_path, "config", "--unset", "blame.ignoreRevsFile")
     _git(tmp_path, "config", "diff.py.textconv", "cat")
-    monkeypatch.setattr(derived_blame, "_PLAIN_DIFF", {})  # what it found is kept per process
+    monkeypatch.setattr(gitread, "_PLAIN_DIFF", {})  # what it found is kept per process
     assert _ours(tmp_path, head, "new.py") is None
 
 
@@ -185,6 +185,26 @@ def test_no_git_blame_is_started_early_for_a_computed_one(tmp_path: Path) -> Non
     finally:
         git_blame.drop_early(tmp_path, head, "new.py")
     assert not git_blame._EARLY
+
+
+def test_a_computed_blame_ends_the_early_one_and_is_remembered(tmp_path: Path) -> None:
+    """``blame_version`` visits ``derived_blame.known`` once: the blame it computes in a
+    question about many files ends the early ``git blame`` nobody will take, and is
+    remembered for the next commit's derivation."""
+    head = _two_commits(tmp_path)
+    repo = pygit2.Repository(str(tmp_path))
+    version = FileVersion("new.py", head, (tmp_path / "new.py").read_bytes())
+    git_blame.start_early(tmp_path, head, "new.py")  # outside a question: started
+    assert len(git_blame._EARLY) == 1
+    try:
+        with derived_blame.share_blames(tmp_path):
+            assert repo_history(tmp_path).knows(head)
+            got = blame_version(None, tmp_path, repo, version, "auto").result()
+            assert got == _git_blame(tmp_path, head, "new.py")
+            assert not git_blame._EARLY
+            assert derived_blame.derive(tmp_path, head, "new.py") == got
+    finally:
+        git_blame.drop_early(tmp_path, head, "new.py")
 
 
 def test_no_rename_lookup_where_the_commit_deleted_nothing(

@@ -16,7 +16,7 @@ copy a changed line is aligned with. ``blame_hunks`` cuts it the same way.
 Checked equal to ``git diff -U0`` (the same ``xdi_diff``) on every modified
 file of click's, express's and entireio's histories, and to ``git diff
 --no-index -U0`` in ``tests/test_alignment.py``. The caller checks that no
-diff configuration changes git's alignment (``derived_blame.plain_diff``).
+diff configuration changes git's alignment (``gitread.plain_diff``).
 """
 
 from __future__ import annotations

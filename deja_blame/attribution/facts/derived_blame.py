@@ -31,11 +31,12 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from deja_blame.attribution import blame_options
 from deja_blame.attribution.facts import shared
-from deja_blame.attribution.facts.gitread import git
+from deja_blame.attribution.facts.gitread import git, plain_diff
 from deja_blame.attribution.facts.history import Changes, RepoHistory, repo_history
 from deja_blame.attribution.facts.model import BlameLine
 
@@ -45,7 +46,6 @@ DIFF_STEPS = 16  # commits that changed the file, walked through, before git bla
 WALK_STEPS = 20_000  # commits walked through (identical parents) before giving up
 
 _LOCK = threading.Lock()
-_PLAIN_DIFF: dict[str, bool] = {}  # root -> git's diff is the one blame uses
 _BLAMES = "derived_blame.kept"  # the question's key of the blames it remembers
 
 
@@ -73,6 +73,39 @@ def remember(root: str | Path, commit: str, path: str, lines: list[BlameLine]) -
     if kept is not None:
         with _LOCK:
             kept.add(commit, path, lines)
+
+
+@dataclass
+class Known:
+    """What a question about many files knows of git's blame at a commit (``known``):
+    its lines (None: git must blame it), and whether they were computed in process
+    (``plain_blame``: no early ``git blame`` will be taken)."""
+
+    lines: list[BlameLine] | None
+    computed: bool = False
+
+
+def known(root: str | Path, commit: str, path: str, cached: list[BlameLine] | None) -> Known:
+    """git's blame of ``path`` at ``commit`` as far as it is known without git: the
+    blame cache's (``cached``), else derived from a remembered one (``derive``), else
+    computed from the history the question has read (``plain_blame``); the cache's and
+    the computed one remembered for later derivations."""
+    if cached is not None:
+        remember(root, commit, path, cached)
+        return Known(cached)
+    derived = derive(root, commit, path)
+    if derived is not None:
+        return Known(derived)
+    # a question about many files that has read the history: git's plain blame,
+    # computed in process from it, not a git process per file (its modules loaded
+    # at the first cache miss, as before: an answer the caches give loads none)
+    from deja_blame.attribution.facts.plain_blame import plain_blame
+
+    computed = plain_blame(str(root), commit, path)
+    if computed is None:
+        return Known(None)
+    remember(root, commit, path, computed)
+    return Known(computed, computed=True)
 
 
 class _Kept:
@@ -258,25 +291,3 @@ def _hunk_start(header: bytes) -> int | None:
     except (IndexError, ValueError):
         return None
     return a if n > 0 else a + 1
-
-
-def plain_diff(root: str) -> bool:
-    """No configuration that makes git's diff differ from blame's, or blame's from
-    the default: a diff algorithm (newer gits' blame honours diff.algorithm, older
-    ones do not, plumbing diff never does), the indent heuristic, a textconv driver."""
-    got = _PLAIN_DIFF.get(root)
-    if got is None:
-        proc = git(root, ["config", "--get-regexp", r"^diff\."])
-        if proc is None or proc.returncode not in (0, 1):
-            got = False
-        else:
-            names = [
-                line.split(" ", 1)[0].lower()
-                for line in proc.stdout.decode("utf-8", "replace").splitlines()
-            ]
-            got = not any(
-                n == "diff.indentheuristic" or n.endswith((".algorithm", ".textconv"))
-                for n in names
-            )
-        _PLAIN_DIFF[root] = got
-    return got

@@ -536,49 +536,44 @@ def blame_version(
     known = _cache_key(repo, version)
     key = f"{known}:{engine}"
     use_cache = conn is not None and known is not None and cache.cacheable()
-    if use_cache and cache.fast_path_enabled():
-        assert conn is not None
-        row = Q.cache_get(conn, "blame_cache", key)
-        if row is not None:
-            try:
-                cached = [BlameLine(*item) for item in orjson.loads(zlib.decompress(row[0]))]
-                if version.commit is not None:
-                    drop_early(root, version.commit, version.relpath)
-                    if _git_engine(repo, engine):
-                        derived_blame.remember(root, version.commit, version.relpath, cached)
-                return PendingBlame(lambda: cached)
-            except (zlib.error, orjson.JSONDecodeError, TypeError):
-                pass  # a damaged entry: blame again
-    # a report or stats blames the same file at commit after commit: git's answer at
-    # an older one, carried through the diffs since, is the same answer
-    derived = (
-        derived_blame.derive(root, version.commit, version.relpath)
-        if version.commit is not None and _git_engine(repo, engine)
-        else None
-    )
-    if derived is None and version.commit is not None and _git_engine(repo, engine):
-        # a question about many files that has read the history: git's plain blame,
-        # computed in process from it (``plain_blame``), not a git process per file
-        from deja_blame.attribution.facts.plain_blame import plain_blame
-
-        derived = plain_blame(str(root), version.commit, version.relpath)
-        if derived is not None:
-            drop_early(root, version.commit, version.relpath)
-            derived_blame.remember(root, version.commit, version.relpath, derived)
-    if derived is not None:
+    cached = _cached(conn, key) if use_cache and cache.fast_path_enabled() else None
+    commit = version.commit
+    # git's blame as a question about many files knows it: the cached one remembered,
+    # else derived from an older commit's, else computed in process (``derived_blame``)
+    found = None
+    if commit is not None and _git_engine(repo, engine):
+        found = derived_blame.known(root, commit, version.relpath, cached)
+    if commit is not None and (cached is not None or (found is not None and found.computed)):
+        drop_early(root, commit, version.relpath)  # no early blame will be taken
+    if cached is not None:
+        return PendingBlame(lambda: cached)
+    if found is not None and found.lines is not None:
+        derived = found.lines
         if use_cache and conn is not None:
             _store(conn, key, derived)
         return PendingBlame(lambda: derived)
-    pending = start_blame(root, repo, version.relpath, version.commit, engine=engine)
+    pending = start_blame(root, repo, version.relpath, commit, engine=engine)
     if use_cache and conn is not None:
         from deja_blame.later import defer
 
         # kept once git is done, and once the answer is out (``later``)
         pending.after(lambda lines: defer(lambda: _store(conn, key, lines)))
-    if version.commit is not None and _git_engine(repo, engine):
-        commit = version.commit
+    if found is not None and commit is not None:
         pending.after(lambda lines: derived_blame.remember(root, commit, version.relpath, lines))
     return pending
+
+
+def _cached(conn: sqlite3.Connection | None, key: str) -> list[BlameLine] | None:
+    """The blame cache's lines of ``key``; None: not kept, or a damaged entry (blamed
+    again)."""
+    assert conn is not None
+    row = Q.cache_get(conn, "blame_cache", key)
+    if row is None:
+        return None
+    try:
+        return [BlameLine(*item) for item in orjson.loads(zlib.decompress(row[0]))]
+    except (zlib.error, orjson.JSONDecodeError, TypeError):
+        return None
 
 
 def _git_engine(repo: pygit2.Repository, engine: str) -> bool:

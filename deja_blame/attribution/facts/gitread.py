@@ -162,3 +162,28 @@ def read_repository_files(root: str | Path, revs: list[str]) -> None:
     repository_files(root, head_of(root))
     for rev in revs:
         tree_files(root, rev)
+
+
+_PLAIN_DIFF: dict[str, bool] = {}  # root -> git's diff is the one blame uses
+
+
+def plain_diff(root: str) -> bool:
+    """No configuration that makes git's diff differ from blame's, or blame's from
+    the default: a diff algorithm (newer gits' blame honours diff.algorithm, older
+    ones do not, plumbing diff never does), the indent heuristic, a textconv driver."""
+    got = _PLAIN_DIFF.get(root)
+    if got is None:
+        proc = git(root, ["config", "--get-regexp", r"^diff\."])
+        if proc is None or proc.returncode not in (0, 1):
+            got = False
+        else:
+            names = [
+                line.split(" ", 1)[0].lower()
+                for line in proc.stdout.decode("utf-8", "replace").splitlines()
+            ]
+            got = not any(
+                n == "diff.indentheuristic" or n.endswith((".algorithm", ".textconv"))
+                for n in names
+            )
+        _PLAIN_DIFF[root] = got
+    return got

@@ -15,7 +15,7 @@ file of entireio, click and express at several revisions
 
 Git answers where this module does not: a one-file question (the history is not
 read for it), blame options, a configured ``blame.ignoreRevsFile``, a diff
-configuration that changes git's (``derived_blame.plain_diff``), a libgit2 that
+configuration that changes git's (``gitread.plain_diff``), a libgit2 that
 aligns lines otherwise, and what ``copy_blame`` leaves to git (``NotHere``: a
 commit that deleted several files, a type change, an object missing).
 """
@@ -27,8 +27,7 @@ from collections import Counter
 from deja_blame.attribution import blame_options
 from deja_blame.attribution.facts import shared
 from deja_blame.attribution.facts.copy_blame import CopyBlame, NotHere
-from deja_blame.attribution.facts.derived_blame import plain_diff
-from deja_blame.attribution.facts.gitread import git
+from deja_blame.attribution.facts.gitread import git, plain_diff
 from deja_blame.attribution.facts.history import RepoHistory, repo_history
 from deja_blame.attribution.facts.model import BlameLine
 
