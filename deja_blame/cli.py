@@ -1222,6 +1222,12 @@ def _report_default_format(output: Path | None) -> str:
     is_flag=True,
     help="Every commit of the branch's history that sessions touched (missing or stale notes).",
 )
+@click.option(
+    "--prompts",
+    is_flag=True,
+    help="Put the sessions' requests (redacted) in these commits' notes, even where the note"
+    " already there has none (otherwise a note written again keeps what it published).",
+)
 @db_option
 @json_option
 @with_index
@@ -1233,6 +1239,7 @@ def annotate_cmd(
     as_json: bool,
     pending: bool,
     all_history: bool,
+    prompts: bool,
 ) -> int:
     """Store which sessions wrote a commit's lines as its note (refs/notes/deja).
 
@@ -1246,16 +1253,26 @@ def annotate_cmd(
       deja annotate HEAD~1 --json      # print the note
       deja annotate --pending          # the notes the hooks left late
       deja annotate --all              # the whole history: resumable, idempotent
+      deja annotate HEAD~1 --prompts   # publish its sessions' requests (redacted)
     """
     from deja_blame.commands.annotate import run_annotate, run_annotate_all, run_pending
 
+    if prompts and (all_history or pending):
+        raise click.UsageError("--prompts takes the commits by name: REV, not --all or --pending")
     if all_history:
         if rev is not None or pending or dry_run:
             raise click.UsageError("--all takes no REV, --pending or --dry-run")
         return run_annotate_all(conn, as_json, refresh_first=not no_refresh)
     if pending:
         return run_pending(conn, as_json, refresh_first=not no_refresh)
-    return run_annotate(conn, rev or "HEAD", as_json, refresh_first=not no_refresh, dry_run=dry_run)
+    return run_annotate(
+        conn,
+        rev or "HEAD",
+        as_json,
+        refresh_first=not no_refresh,
+        dry_run=dry_run,
+        add_prompts=prompts,
+    )
 
 
 @cli.group("hooks")

@@ -43,6 +43,7 @@ def run_annotate(
     refresh_first: bool = True,
     dry_run: bool = False,
     cwd: Path | None = None,
+    add_prompts: bool = False,
 ) -> int:
     repo = open_repository(cwd or Path.cwd())
     shas = commits_of(repo, rev)
@@ -52,7 +53,9 @@ def run_annotate(
         wait_for_hooks(repo)  # one writer of a note at a time
     if conn is not None and refresh_first:
         refresh(conn)
-    results = [annotate(repo, sha, conn, write=not dry_run) for sha in shas]
+    results = [
+        annotate(repo, sha, conn, write=not dry_run, add_prompts=add_prompts) for sha in shas
+    ]
     if as_json:
         if ".." in rev:
             print_json([r.note.to_json() for r in results])

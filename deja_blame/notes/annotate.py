@@ -29,7 +29,7 @@ from deja_blame import __version__
 from deja_blame.errors import DejaError
 from deja_blame.gitutil import resolve_commit, run_git, workdir
 from deja_blame.notes.lookup import read_note
-from deja_blame.notes.public import public_sessions
+from deja_blame.notes.public import no_new_prompts, public_sessions
 from deja_blame.notes.remap import Carrier
 from deja_blame.notes.schema import Note, merge_notes, with_foreign
 from deja_blame.notes.store import check_notes_ref, read_note_docs, read_note_parts, update_notes
@@ -194,6 +194,9 @@ class Derivation:
     sources: list[str]
     # what it was computed from (``notes/derived_from``); None: no index to say
     derived_from: dict[str, int] | None
+    # ``deja annotate REV --prompts``: the person named this commit, so its note may
+    # publish requests the note it replaces did not (``no_new_prompts``)
+    add_prompts: bool = False
 
 
 def derive_commit(
@@ -229,6 +232,8 @@ def final_note(
     own = own_document(docs, d.sha)
     final = merge_notes([d.note, own, carried], commit=d.sha, tool=TOOL)
     final.sessions = public_sessions(final.sessions, str(workdir(r)), include_prompts)
+    if not d.add_prompts:
+        final.sessions = no_new_prompts(final.sessions, [doc.sessions for doc in docs] or None)
     recorded = own.derived_from if own is not None else None
     final.derived_from = recorded if d.derived_from is None else combined(recorded, d.derived_from)
     return final, docs, foreign, carried.line_count() if carried is not None else 0
@@ -287,17 +292,25 @@ def annotate(
     include_prompts: bool | None = None,
     write: bool = True,
     extra_sources: list[str] | None = None,
+    add_prompts: bool = False,
 ) -> AnnotateResult:
-    """Compute ``rev``'s note from the index, the stored note and carried notes; store it."""
+    """Compute ``rev``'s note from the index, the stored note and carried notes; store it.
+
+    ``add_prompts`` (``deja annotate REV --prompts``): the sessions' requests go in
+    even where the stored note had none; otherwise a note that replaces another
+    publishes no request it did not (``no_new_prompts``)."""
     commit = resolve_commit(repo, rev)
     sha = str(commit.id)
     if write:
         check_notes_ref(repo)  # before any work: a ref of the wrong kind is left alone
-    if include_prompts is None:
+    if add_prompts:
+        include_prompts = True
+    elif include_prompts is None:
         include_prompts = prompts_opted_in(repo)
     head = repo.head.target if not repo.head_is_unborn else None
     is_head = head is not None and str(head) == sha
     d = derive_commit(repo, commit, conn, include_prompts, is_head, extra_sources)
+    d.add_prompts = add_prompts
     if not write:
         final, docs, _, carried_lines = final_note(repo, d, include_prompts)
         return AnnotateResult(
@@ -402,6 +415,12 @@ def rewrite_notes(
                     [derived.get(new), own_document(docs, new), carried[new]], commit=new, tool=TOOL
                 )
                 final.sessions = public_sessions(final.sessions, root, bool(include_prompts))
+                # the old commits' notes are the ones this replaces: no request they
+                # did not publish (an opt-in after them is for new commits)
+                before = [doc.sessions for doc in docs] + [
+                    n.sessions for o in groups[new] if (n := old_notes.get(o)) is not None
+                ]
+                final.sessions = no_new_prompts(final.sessions, before or None)
                 if final.is_empty():
                     if docs:  # only a stale copy of the old note was there
                         out[new] = with_foreign("", foreign) if foreign else None

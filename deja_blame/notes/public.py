@@ -10,7 +10,9 @@ so every note deja writes goes through ``public_sessions`` first:
   was elsewhere: never an absolute path, which names a user and a disk layout;
 - ``first_prompt``: only when the user opted in (``git config
   deja.notes.prompts true``), and then redacted (``redact_for_sharing``:
-  secrets, the repository's directory, home directories);
+  secrets, the repository's directory, home directories); and a note that
+  replaces another (re-derived, carried over a rewrite) never holds more
+  requests than the one it replaces (``no_new_prompts``);
 - ``tests``: how the session's last test run ended, one word of ``NOTED_TESTS``
   (never the command), so a report from notes alone (CI) knows it;
 - any other field: dropped.
@@ -95,4 +97,29 @@ def public_sessions(
                 value = one_line(redact_for_sharing(value, root))
             doc[key] = value
         out[sid] = doc
+    return out
+
+
+def no_new_prompts(
+    sessions: dict[str, dict[str, Any]], before: list[dict[str, dict[str, Any]]] | None
+) -> dict[str, dict[str, Any]]:
+    """``sessions`` with no request the notes they replace (``before``: their sessions)
+    did not publish: turning on ``deja.notes.prompts`` is for the notes written from
+    then on, not for the sessions of notes already pushed without their requests.
+
+    ``before`` None: no note is replaced (a new commit), the opt-in decides. Else a
+    session keeps its request only when a replaced note held it; a session new to
+    the note gets its request only when a replaced note holds some request (it was
+    written under the opt-in). ``deja annotate REV --prompts`` does not call this.
+    """
+    if before is None:
+        return sessions
+    held = {sid for docs in before for sid, info in docs.items() if "first_prompt" in info}
+    named = {sid for docs in before for sid in docs}
+    out: dict[str, dict[str, Any]] = {}
+    for sid, info in sessions.items():
+        allowed = sid in held or (bool(held) and sid not in named)
+        if "first_prompt" in info and not allowed:
+            info = {k: v for k, v in info.items() if k != "first_prompt"}
+        out[sid] = info
     return out
