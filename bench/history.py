@@ -49,6 +49,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import closing
 from pathlib import Path
 
 
@@ -59,7 +60,10 @@ def run(
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     with open(out or os.devnull, "wb") as fh:
-        subprocess.run(cmd, cwd=cwd, env=env, stdout=fh, stderr=subprocess.DEVNULL, check=True)
+        done = subprocess.run(cmd, cwd=cwd, env=env, stdout=fh, stderr=subprocess.PIPE)
+    if done.returncode != 0:  # what it said, so that a failure in one round can be traced
+        sys.stderr.buffer.write(done.stderr)
+        raise subprocess.CalledProcessError(done.returncode, cmd)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -162,7 +166,7 @@ def main() -> int:
             times.setdefault("git blame every", []).append(blame_each(repo, every, base_env))
         for name, python in dejas.items():
             db = work / f"{name}.db"
-            shutil.copy(clean[name], db)
+            fresh_index(clean[name], db)
             env = {**base_env, **source_env(python), "DEJA_DB": str(db)}
             for label, cmd in commands.items():
                 if label == "stats cold":
@@ -195,8 +199,25 @@ def main() -> int:
     return 0
 
 
+def fresh_index(clean: Path, db: Path) -> None:
+    """``db`` as a copy of ``clean``, its last round's -wal and -shm removed first.
+
+    A WAL the last round's process left beside ``db`` (SQLite keeps it where a
+    connection was not closed to the end) belongs to the old file: copied over, the
+    new file is read through the old round's frames, a damaged index ("database disk
+    image is malformed"), and the next deja exits 1. Read through SQLite's backup,
+    ``clean`` comes whole even with a WAL of its own.
+    """
+    for leftover in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
+        leftover.unlink(missing_ok=True)
+    with closing(sqlite3.connect(f"{clean.resolve().as_uri()}?mode=ro", uri=True)) as src:
+        with closing(sqlite3.connect(db)) as dst:
+            src.backup(dst)
+    db.chmod(0o600)  # as deja makes its own
+
+
 def clear_caches(db: Path) -> None:
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db, isolation_level=None)) as conn:
         for table in ("blame_cache", "attribution_cache"):
             try:
                 conn.execute(f"DELETE FROM {table}")
@@ -262,7 +283,7 @@ def annotate_all(
             times.setdefault("git blame every", []).append(blame_each(repo, every, base_env))
         for name, python in dejas.items():
             db = work / f"{name}.db"
-            shutil.copy(clean[name], db)
+            fresh_index(clean[name], db)
             env = {**base_env, **source_env(python), "DEJA_DB": str(db)}
             drop_notes(repo)
             helped = subprocess.run(
