@@ -46,6 +46,33 @@ def _more_lines(n: int) -> str:
     return f"  … [{n:,} more line{'s' if n != 1 else ''}]"
 
 
+def _print_request(text: str, when: str, c: bool) -> None:
+    """The person's request under ``Asked (WHEN)``: its own lines, inert, cut as long."""
+    echo = click.echo
+    echo("\n" + style("Asked", c, bold=True) + f"  ({terminal(when)})")
+    lines = terminal_lines(clip(text, PROMPT_CHARS))
+    for line in lines[:PROMPT_LINES]:
+        echo(f"  {line}")
+    if len(lines) > PROMPT_LINES:
+        echo(_more_lines(len(lines) - PROMPT_LINES))
+
+
+def _print_noted_session(info: dict[str, Any], c: bool) -> None:
+    """What a note says of its session besides the project and start (a reviewer's
+    clone): the agent and model, and the first request where its author opted in
+    (``--json``'s ``session_info``), escaped as the transcript's are."""
+    said = []
+    if info.get("agent"):
+        said.append(f"agent {agent_word(info['agent'])}")
+    if info.get("model"):
+        said.append(f"model {shorten(str(info['model']), 60)}")
+    if said:
+        click.echo("  ".join(said))
+    prompt = info.get("first_prompt")
+    if isinstance(prompt, str) and prompt.strip():
+        _print_request(prompt, "its first request, from the note", c)
+
+
 def split_target(target: str) -> tuple[Path, int]:
     path, sep, line = target.rpartition(":")
     # ASCII digits only: str.isdigit() takes "²", which int() refuses
@@ -204,19 +231,11 @@ def run_why(
     )
     if doc.get("note_only"):
         echo("(the transcript is not on this machine: only the commit's note is known)")
+        _print_noted_session(info, c)
         _print_history(doc["history"], c)
         return 0
     if doc.get("prompt"):
-        echo(
-            "\n"
-            + style("Asked", c, bold=True)
-            + f"  ({terminal(utc_second(doc['prompt']['at']) or '?')})"
-        )
-        lines = terminal_lines(clip(doc["prompt"]["text"], PROMPT_CHARS))
-        for line in lines[:PROMPT_LINES]:
-            echo(f"  {line}")
-        if len(lines) > PROMPT_LINES:
-            echo(_more_lines(len(lines) - PROMPT_LINES))
+        _print_request(doc["prompt"]["text"], utc_second(doc["prompt"]["at"]) or "?", c)
     if doc.get("assistant"):
         echo("\n" + style("The agent said", c, bold=True))
         for m in doc["assistant"]:
