@@ -28,6 +28,10 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from history import fresh_index  # noqa: E402
+
 
 def timed(cmd: list[str], cwd: Path, env: dict[str, str], shell: bool = False) -> float:
     start = time.perf_counter()
@@ -51,7 +55,7 @@ def main() -> int:
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="deja-stats-bench-"))
     clean = work / "clean.db"
-    shutil.copy(args.db, clean)
+    fresh_index(args.db, clean)  # through SQLite: what a WAL beside it holds too
     env = {
         **os.environ,
         "DEJA_DB": str(work / "run.db"),
@@ -74,7 +78,7 @@ def main() -> int:
     rows: dict[str, list[float]] = {"git": [], "cold": [], "warm": []}
     ratios: dict[str, list[float]] = {"cold": [], "warm": []}
     for _ in range(args.rounds):
-        shutil.copy(clean, work / "run.db")
+        fresh_index(clean, work / "run.db")  # never over a WAL the last run left
         git = timed(baseline, args.repo, env, shell=True)
         cold = timed([*deja, "stats", "--json"], args.repo, env)
         warm = timed([*deja, "stats", "--json"], args.repo, env)

@@ -31,6 +31,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from history import fresh_index  # noqa: E402
+
 
 def run(cmd: list[str] | str, cwd: Path, env: dict[str, str], out: Path) -> tuple[float, float]:
     """(CPU seconds of the process and its children, peak RSS in MB) of one command."""
@@ -90,7 +94,7 @@ def main() -> int:
         for k, tree in enumerate(args.tree):
             tree = tree.resolve()
             db = work / "run.db"
-            shutil.copy(dbs[k], db)
+            fresh_index(dbs[k], db)  # never over a WAL the last run left
             shutil.rmtree(args.repo / ".git" / "deja", ignore_errors=True)
             out = work / f"stats-{n}-{k}.json"
             spent, rss = run(
