@@ -732,6 +732,7 @@ MAY_IMPORT = {
         "deja_blame.linediff",
         "deja_blame.gitutil",
         "deja_blame.pathtext",  # a leaf: file names as UTF-8 text, importing nothing of deja
+        "deja_blame.collector",  # a leaf: the cyclic collector paused, importing nothing of deja
     ),
 }
 # the neutral modules every plug-in builds on know no agent and no registry
