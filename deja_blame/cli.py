@@ -1485,7 +1485,8 @@ def notes_push_cmd(remote: str, dry_run: bool, as_json: bool) -> int:
     "sources",
     multiple=True,
     metavar="REV|RANGE",
-    help="Candidate old commits: a range, or a ref's commits the branch did not have.",
+    help="Candidate old commits: a range, or a ref's or commit id's commits the branch did"
+    " not have (a deleted branch: its old tip's id).",
 )
 @click.option(
     "--forge",
@@ -1519,7 +1520,8 @@ def notes_carry_cmd(
     (its message's "(#N)"), a rebased commit the one with its patch. A plain
     git remote keeps no pull request heads: there a squash is found in the
     remote's branch (as last fetched) whose change has its patch, else name
-    the branch with --from origin/BRANCH. Run twice, it changes nothing. In
+    the branch with --from origin/BRANCH, or, deleted on merging, its old tip
+    with --from COMMIT-ID. Run twice, it changes nothing. In
     CI: notes carry "$BEFORE..$AFTER" --push (the workflow: docs/forge-merges.md).
 
     \b

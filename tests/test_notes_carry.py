@@ -309,7 +309,9 @@ def test_on_a_plain_git_remote_the_branch_holding_the_squash_is_found_or_named(
     proc = deja("notes", "carry", "..".join(squash), "--local", cwd=ci)
     err = proc.stderr.decode()
     assert "no pull request commit found" in err
-    assert f"deja notes carry {squash[0]}..{squash[1]} --from origin/BRANCH" in err, err
+    assert "1 commit(s) left without a note" in err and "deleted after its merge" in err, err
+    hint = f"deja notes carry {squash[0]}..{squash[1]} --from <the branch's old tip commit id>"
+    assert hint in err and "or --from origin/BRANCH while it exists" in err, err
     # blame's hint (no transcripts here) then says the commit has no note, not to fetch
     # the notes carry has just fetched; a clone without them is told to fetch them
     monkeypatch.setattr(where_from, "transcripts_here", lambda: False)
@@ -330,3 +332,30 @@ def test_a_one_commit_pull_request_squashed_is_labelled_a_squash(
     git(tmp_path, "clone", "-q", str(server.path), str(ci))
     proc = deja("notes", "carry", "..".join(squash), "--from", "origin/pr3", "--local", cwd=ci)
     assert "squash of " in proc.stderr.decode() and "rebase of" not in proc.stderr.decode()
+
+
+def test_a_rebase_merge_of_a_deleted_branch_is_carried_from_its_old_tip_by_id(
+    tmp_path: Path, forge: tuple[World, Server]
+) -> None:
+    # a plain git remote, the branch deleted on merging (the norm): nothing holds the
+    # change; the hint names the old tip by commit id, and that carries the notes
+    dev, server = forge
+    old_tip = server.git("rev-parse", "refs/pull/2/head")
+    for n in (1, 2, 3):
+        server.git("update-ref", "-d", f"refs/pull/{n}/head")
+    server.git("update-ref", "refs/pull/2/head", old_tip)  # what rebase() reads, then gone
+    rebase = server.rebase(2)
+    server.git("update-ref", "-d", "refs/pull/2/head")
+    ci = tmp_path / "ci"
+    git(tmp_path, "clone", "-q", str(server.path), str(ci))
+    git(ci, "fetch", "-q", str(server.path), old_tip)  # the old commits are still here
+    deja("notes", "fetch", cwd=ci)
+    span = "..".join(rebase)
+    err = deja("notes", "carry", span, "--local", cwd=ci).stderr.decode()
+    assert "2 commit(s) left without a note" in err, err
+    assert f"deja notes carry {span} --from <the branch's old tip commit id>" in err, err
+    doc = orjson.loads(
+        deja("notes", "carry", span, "--local", "--from", old_tip, "--json", cwd=ci).stdout
+    )
+    assert [c["how"] for c in doc["commits"]] == ["rebase", "rebase"]
+    assert all(c["lines"] > 0 for c in doc["commits"])

@@ -162,10 +162,20 @@ def run_carry(
             click.echo(f"deja: pull request #{number}: no head on {remote}", err=True)
     if left and not sources:
         # a plain git remote (a bare repository, Gitea without pull refs, a mirror)
-        # keeps no pull request heads, and no remote branch held the change
+        # keeps no pull request heads, and no remote branch held the change: most
+        # often the branch was deleted on merging (the trial's CI carried 0 lines)
+        where = terminal(remote or "origin")
+        none = sum(c.how == "none" for c in result.commits)
         click.echo(
-            f"hint: name the pull request's branch: deja notes carry {terminal(spec)}"
-            f" --from {terminal(remote or 'origin')}/BRANCH",
+            f"deja: {none} commit(s) left without a note: no pull request head, and no"
+            f" branch of {where} (as last fetched) holds their change; a branch deleted"
+            " after its merge holds nothing",
+            err=True,
+        )
+        click.echo(
+            f"hint: name the old commits: deja notes carry {terminal(spec)}"
+            " --from <the branch's old tip commit id> (its pull request, the pusher's"
+            f" git reflog or CI's log show it), or --from {where}/BRANCH while it exists",
             err=True,
         )
     if pushed is not None:
