@@ -114,7 +114,10 @@ class PlainSource:
         """What stage 1 gives the rules (``FactSource.for_rules``), from the dicts."""
         history = FileHistory("/nowhere", {ln.orig_path or "" for ln in lines}, None)
         history._loaded = True  # nothing to read: the file has no earlier version
-        return RuleFacts(self.session_edits(writes, paths), history, None, self)
+        # the texts written to the paths, as a question about many files has them at hand
+        written = WrittenTexts.of(normalise_line(t) for added in self.texts.values() for t in added)
+        edits = self.session_edits(writes, paths)
+        return RuleFacts(edits, history, None, self, written=written)
 
     def session_edits(self, writes: WriteSet, paths: dict[int, bool]) -> SessionEdits:
         """Each (session, edit) of ``texts`` as one timed whole-file write of path 1:
@@ -149,7 +152,9 @@ class PlainSource:
         return {}, {}
 
     def written_texts(self, paths: dict[int, bool]) -> WrittenTexts:
-        """The texts of ``texts``, as a question about many files has them at hand."""
+        """Stage 1 gives the rules the texts written (``RuleFacts.written``): a rule
+        asking them is noted."""
+        self.asked.append("written_texts")
         return WrittenTexts.of(normalise_line(t) for added in self.texts.values() for t in added)
 
     def close(self) -> None:

@@ -26,20 +26,18 @@ WRITTEN = "    totals = summarise(rows, skip_empty=True)"
 
 
 class Facts:
-    """The questions the rule asks: the writes of the candidate splits' texts, and
-    the texts written to the file's paths (at hand in a question about many files,
-    ``texts``; else None)."""
+    """What the rule reads: the texts written to the file's paths (``written``: at hand
+    in a question about many files, ``texts``; else None), and what it asks of stage 1
+    (``asks``): the writes of the candidate splits' texts."""
 
     def __init__(self, at: float, by_person: bool = False, texts: bool = False) -> None:
         self.writes = WriteSet()
         self.writes.add_rows([(1, fingerprint(WRITTEN), 7, 0, 0, at, int(by_person))], {1: True})
-        self.texts = texts
+        self.written = WrittenTexts.of([normalise_line(WRITTEN)]) if texts else None
+        self.asks = self
 
     def load_writes(self, paths: object, spots: object) -> WriteSet:
         return self.writes
-
-    def written_texts(self, paths: object) -> WrittenTexts | None:
-        return WrittenTexts.of([normalise_line(WRITTEN)]) if self.texts else None
 
 
 def _split(facts: Facts, fresh: object) -> list[int | None]:

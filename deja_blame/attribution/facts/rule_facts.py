@@ -5,10 +5,12 @@ file's lines, its writes and the paths that stand for it: the edits behind the
 writes (plain data, ``edits.py``), the file's versions (``versions.py``: its log
 read, each version read within the budget in the order the commit-window rule
 reads them), when the repository's history began, and which sessions ran in a
-checkout of it on this machine (on git's clock: ``checkouts.py``). What the rules still ask
-while they decide (whether a session matched by path suffix belongs here, the
-writes of texts a formatter split, the names of the sessions that won) depends on
-what they matched so far; they ask it of ``asks`` (``StillAsked``).
+checkout of it on this machine (on git's clock: ``checkouts.py``), and in a question
+about many files every text written to the file's paths (what the reflow rule grows
+its candidates by). What the rules still ask while they decide (whether a session
+matched by path suffix belongs here, the writes of texts a formatter split, the names
+of the sessions that won) depends on what they matched so far; they ask it of ``asks``
+(``StillAsked``).
 """
 
 from __future__ import annotations
@@ -29,8 +31,6 @@ class StillAsked(Protocol):
     def belongs(self, sid: int) -> bool | None: ...
 
     def wrote_outside_from_here(self, sid: int, path_ids: list[int]) -> bool: ...
-
-    def written_texts(self, paths: dict[int, bool]) -> WrittenTexts | None: ...
 
     def load_writes(self, paths: dict[int, bool], fps: Iterable[int]) -> WriteSet: ...
 
@@ -82,6 +82,9 @@ class RuleFacts:
     # clock, so their writes dated after a commit are not in it (``checkouts.py``,
     # ``match/clock.py``)
     same_clock: frozenset[int] = frozenset()
+    # every text written as a line to the paths, in a question about many files
+    # (``FactSource.written_texts``); None: a one-file question, every run is a candidate
+    written: WrittenTexts | None = None
 
 
 @dataclass

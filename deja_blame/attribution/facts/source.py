@@ -8,7 +8,8 @@ write), the file's versions (``versions.py``, through the repository's one
 repository began. While they decide they ask it only what depends on what they
 matched (``rule_facts.StillAsked``): whether a session matched by path suffix
 belongs here (once per session), the writes of the texts a formatter split, the
-winners' names. It keeps what it was told (a commit's changes never change). A
+winners' names; the texts written to the paths (``written_texts``, what the reflow
+rule's candidates are grown by) it gives them before they run. It keeps what it was told (a commit's changes never change). A
 test gives the rules facts made of plain dicts instead (``tests/test_engine_stages.py``).
 """
 
@@ -152,9 +153,13 @@ class FactSource:
         """What the rules read of these lines against ``writes`` (to ``paths``), made
         before they run: the edits behind the writes (``writes.session_edits``), the
         file's versions under the names blame gave its lines (``versions.py``), and,
-        where the rules will read them (some write), its log and the repository's start.
+        where the rules will read them (some write), its log, the repository's start and
+        the texts written to ``paths`` (``written_texts``).
         Made again for the same lines (the moves rule's second pass), the versions are
         the ones read before, counted as a new history would (``FileHistory.again``)."""
+        # the texts written to the paths (a question about many files): the reflow
+        # rule's candidates are grown by them
+        written = self.written_texts(paths) if writes else None
         names = frozenset(ln.orig_path or "" for ln in lines)
         history = FileHistory(self.root, set(names), self.rev)
         start = None
@@ -170,7 +175,7 @@ class FactSource:
         # the sessions on git's clock, allowed no skew against its commits
         same_clock = same_clock_sessions(self.conn, self.root) if writes else frozenset()
         edits = session_edits(self.conn, paths)
-        return RuleFacts(edits, history, start, self, same_clock)
+        return RuleFacts(edits, history, start, self, same_clock, written)
 
 
 _WRITTEN_LOCK = threading.Lock()  # stats' threads fill one question's paths

@@ -175,7 +175,7 @@ def attribute_lines(
         )
         matches = continue_blocks(fps, trivial, blamed, matches, writes, deadlines, edits.position)
         matches = reflow_matches(
-            source,
+            given,
             line_texts,
             blamed,
             matches,

@@ -43,7 +43,7 @@ from deja_blame.attribution.match.lines import LineMatch
 from deja_blame.index.fingerprint import TRIVIAL_CHARS, fingerprint
 
 if TYPE_CHECKING:
-    from deja_blame.attribution.facts.rule_facts import StillAsked
+    from deja_blame.attribution.facts.rule_facts import RuleFacts
 
 REFLOW_MAX = 12  # lines one written line may become (a signature one parameter a line)
 _MAGIC_COMMA = re.compile(r",([)\]}])")
@@ -51,7 +51,7 @@ CONFIDENCE = 0.8
 
 
 def reflow_matches(
-    facts: StillAsked,
+    facts: RuleFacts,
     texts: LineTexts,
     blamed: list[BlameLine | None],
     matches: list[LineMatch | None],
@@ -63,7 +63,9 @@ def reflow_matches(
     """``matches`` with reflowed lines added. ``deadlines``: how late a session's
     write may be dated and be each line's source (``clock.py``); ``existed(i, fp)``:
     whether text of fingerprint ``fp`` was in the file before line i's commit;
-    ``fresh(i, at)``: whether a write made at ``at`` is inside line i's commit window."""
+    ``fresh(i, at)``: whether a write made at ``at`` is inside line i's commit window.
+    ``facts``: the texts written to the paths (``written``, in a question about many
+    files) narrow the candidates; the writes of the candidates are asked (``asks``)."""
     out = list(matches)
     if all(m is not None for m in out):
         return out
@@ -161,7 +163,7 @@ def _begins(written: WrittenTexts, run: str) -> bool:
 
 
 def _splits(
-    facts: StillAsked,
+    facts: RuleFacts,
     norm: list[str],
     out: list[LineMatch | None],
     paths: dict[int, bool],
@@ -169,10 +171,10 @@ def _splits(
     existed: Callable[[int, int], bool],
     fresh: Callable[[int, float], bool] | None,
 ) -> None:
-    spots = split_candidates(norm, [m is None for m in out], facts.written_texts(paths))
+    spots = split_candidates(norm, [m is None for m in out], facts.written)
     if not spots:
         return
-    writes = facts.load_writes(paths, spots)
+    writes = facts.asks.load_writes(paths, spots)
     if not writes:
         return
     # the longest splits first: "f(", "a,", "b)" is one line split in three, not in two
