@@ -91,19 +91,29 @@ def stats_of(
     db_path = Path(Q.database_path(conn))
     local = threading.local()
 
+    opened: list[sqlite3.Connection] = []
+
     def blame(path: Path) -> FileBlame:
-        # one connection per thread (an sqlite3 connection stays in its thread; it
-        # is closed when its thread ends)
+        # one connection per thread, used by its thread alone; closed here once the
+        # threads are done, not left to their end: an sqlite3 connection is freed by
+        # the garbage collector only (its statement cache refers to it), and one
+        # still open when the command's own closes keeps the WAL beside the index
+        # (a resident server's fork, which ends without collecting, left it there)
         mine = getattr(local, "conn", None)
         if mine is None:
-            mine = local.conn = connect(db_path, upgrade=False)
+            mine = local.conn = connect(db_path, upgrade=False, check_same_thread=False)
+            opened.append(mine)
         return compute(mine, path, commit, None, refresh=False)
 
     jobs = max(1, min(MAX_JOBS, 2 * (os.cpu_count() or 1)))
-    # every file's blame shares what holds for the whole tree (HEAD, the notes, what
-    # sessions wrote to each file): asked once, not once a file
-    with shared.one_question(root):
-        stats = collect_stats(root, files, commit, blame, progress, jobs)
+    try:
+        # every file's blame shares what holds for the whole tree (HEAD, the notes,
+        # what sessions wrote to each file): asked once, not once a file
+        with shared.one_question(root):
+            stats = collect_stats(root, files, commit, blame, progress, jobs)
+    finally:
+        for conn_of_thread in opened:  # the threads have ended (collect_stats waits)
+            conn_of_thread.close()
     stats.unread_transcripts = unread
     return stats
 

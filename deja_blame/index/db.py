@@ -675,12 +675,14 @@ def connect(
     create: bool = True,
     upgrade: bool = True,
     notice: Callable[[str], None] | None = None,
+    check_same_thread: bool = True,
 ) -> sqlite3.Connection:
     """Open (and create or migrate) the index at ``path``.
 
     ``upgrade=False`` refuses an index of an older schema instead of migrating
     it (a git hook has two seconds; a migration of a big index takes longer).
     ``notice`` hears, once, that an existing index is being upgraded.
+    ``check_same_thread=False``: another thread may close it (its own used it alone).
     """
     refuse_not_ours(path)
     if not create and not path.exists():
@@ -696,7 +698,12 @@ def connect(
     conn: sqlite3.Connection | None = None
     try:
         busy_ms = busy_timeout_ms()
-        conn = sqlite3.connect(str(path), timeout=busy_ms / 1000, isolation_level=None)
+        conn = sqlite3.connect(
+            str(path),
+            timeout=busy_ms / 1000,
+            isolation_level=None,
+            check_same_thread=check_same_thread,
+        )
         conn.execute(f"PRAGMA busy_timeout = {busy_ms}")
         _refuse_foreign(conn, path)  # before WAL: a foreign database is left exactly as it was
         # a new file only (an existing one keeps its size; in WAL it cannot change)
