@@ -42,7 +42,8 @@ def test_why_from_a_note_prints_its_agent_model_and_request(repo: Path) -> None:
     assert "\x1b" not in out and "\x07" not in out
     assert "agent claude  model claude-opus-4-1" in out
     assert "\nAsked  (its first request, from the note)\n" in out
-    assert "  Add discounts <script>x</script>" in out and "\n  second line\n" in out
+    # one line: a note is a stranger's text, and prints no line of its own
+    assert "\n  Add discounts <script>x</script>link second line\n" in out
     assert out.index("Asked") < out.index("History (oldest first)")
 
 

@@ -46,11 +46,14 @@ def _more_lines(n: int) -> str:
     return f"  … [{n:,} more line{'s' if n != 1 else ''}]"
 
 
-def _print_request(text: str, when: str, c: bool) -> None:
-    """The person's request under ``Asked (WHEN)``: its own lines, inert, cut as long."""
+def _print_request(text: str, when: str, c: bool, own_lines: bool = True) -> None:
+    """The person's request under ``Asked (WHEN)``: inert, cut as long; its own lines
+    (a transcript on this machine), or one line (``own_lines`` False: a note, which
+    anyone who can push may have written, prints no line of its own)."""
     echo = click.echo
     echo("\n" + style("Asked", c, bold=True) + f"  ({terminal(when)})")
-    lines = terminal_lines(clip(text, PROMPT_CHARS))
+    clipped = clip(text, PROMPT_CHARS)
+    lines = terminal_lines(clipped) if own_lines else [terminal(clipped)]
     for line in lines[:PROMPT_LINES]:
         echo(f"  {line}")
     if len(lines) > PROMPT_LINES:
@@ -70,7 +73,7 @@ def _print_noted_session(info: dict[str, Any], c: bool) -> None:
         click.echo("  ".join(said))
     prompt = info.get("first_prompt")
     if isinstance(prompt, str) and prompt.strip():
-        _print_request(prompt, "its first request, from the note", c)
+        _print_request(prompt, "its first request, from the note", c, own_lines=False)
 
 
 def split_target(target: str) -> tuple[Path, int]:
