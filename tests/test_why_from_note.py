@@ -51,3 +51,18 @@ def test_why_from_a_note_without_the_opt_in_prints_no_request(repo: Path) -> Non
     _clone_with_note(repo, {SID: {"agent": "claude-code", "project": "."}})
     out = deja("why", "disc.py:1", cwd=repo).stdout.decode()
     assert "agent claude\n" in out and "model" not in out and "Asked" not in out
+
+
+def test_a_request_read_from_a_note_is_cleaned_as_one_read_from_its_transcript(
+    repo: Path,
+) -> None:
+    from deja_blame.outputs.escape import inert, terminal
+
+    request = "Make it \x1b[31mRED\x1b[0m, \x1b]8;;http://e\x07here\x1b]8;;\x07 now"
+    info = {"agent": "claude-code", "model": "\x1b[1mopus\x1b[0m", "first_prompt": request}
+    _clone_with_note(repo, {SID: info})
+    doc = orjson.loads(deja("why", "disc.py:1", "--json", cwd=repo).stdout)
+    assert doc["session_info"]["first_prompt"] == inert(request) == "Make it RED, here now"
+    assert doc["session_info"]["model"] == "opus"
+    out = deja("why", "disc.py:1", cwd=repo).stdout.decode()
+    assert f"\n  {terminal(request)}\n" in out and "[31m" not in out

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 # Part of every row: rows written under other checks (a change to ``_note_of``: bump
 # this) are read again from the note.
-FORMAT = 1
+FORMAT = 2  # 2: escape sequences dropped whole (escape.inert), as from a transcript
 
 
 class NoteIndex:

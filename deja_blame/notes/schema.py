@@ -280,18 +280,24 @@ def _good_range(r: Any) -> list[Any] | None:
 
 
 def _clean_info(info: dict[Any, Any]) -> dict[str, Any]:
-    """A session's details: plain strings (capped, no control characters) and nulls."""
+    """A session's details: plain strings (capped, no control characters) and nulls.
+
+    Escape sequences go whole first, by the function every output cleans a
+    transcript's text with (``escape.inert``): a request read from a note then
+    shows as the same request read from its transcript, not with the ``[31m`` an
+    escape sequence leaves when only its ESC byte is dropped."""
+    from deja_blame.outputs.escape import inert
+
     out: dict[str, Any] = {}
     for key, value in list(info.items())[:32]:
         if not isinstance(key, str) or len(key) > 64:
             continue
         if isinstance(value, str):
+            text = inert(value[:MAX_TEXT])
             if key != "first_prompt":  # printed on one line: a newline would forge another
-                out[key] = one_line(value[:MAX_TEXT])
+                out[key] = one_line(text)
             else:
-                out[key] = "".join(
-                    ch for ch in value[:MAX_TEXT] if ch.isprintable() or ch in "\n\t"
-                )
+                out[key] = "".join(ch for ch in text if ch.isprintable() or ch in "\n\t")
         elif value is None or isinstance(value, bool) or _number(value):
             out[key] = value
     return out
