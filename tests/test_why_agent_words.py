@@ -241,3 +241,50 @@ def test_an_upgraded_index_gets_the_words_from_the_newer_reader(repo: Path, tmp_
     conn = sqlite3.connect(str(db))
     assert conn.execute("SELECT count(*) FROM edits WHERE after_message IS NULL").fetchone() == (0,)
     conn.close()
+
+
+def test_a_shell_write_has_the_words_around_its_command(repo: Path, tmp_path: Path) -> None:
+    """A file a heredoc wrote (``shell_writes``) is placed among the messages where its
+    command is: why shows the words before the command and the one after it, not the
+    request's last ones."""
+    sid = "c1a2b3c4-0000-4000-8000-00000000a004"
+    (repo / "README").write_text("delta\n")
+    git(repo, "add", "README")
+    git(repo, "commit", "-qm", "start", env=commit_env(T0))
+    project = (
+        tmp_path / "home" / ".claude" / "projects" / ("-" + str(repo).strip("/").replace("/", "-"))
+    )
+    project.mkdir(parents=True)
+    body = "def delta() -> int:\n    return 4\n"
+    base = {"sessionId": sid, "cwd": str(repo)}
+
+    def said(k: int, text: str) -> dict[str, Any]:
+        return {"type": "assistant", **base, "timestamp": iso(AT + k), "message": {
+            "role": "assistant", "model": "claude-opus-4-1",
+            "content": [{"type": "text", "text": text}]}}  # fmt: skip
+
+    command = f"cat > delta.py <<'EOF'\n{body}EOF"
+    records = [
+        {"type": "user", **base, "timestamp": iso(AT), "message": {"role": "user",
+                                                                   "content": "Add delta."}},
+        said(1, "First a look at the tree."),
+        said(2, "I'll write delta with a heredoc."),
+        {"type": "assistant", **base, "timestamp": iso(AT + 3), "message": {
+            "role": "assistant", "model": "claude-opus-4-1", "content": [
+                {"type": "tool_use", "id": "b1", "name": "Bash", "input": {"command": command}}]}},
+        {"type": "user", **base, "timestamp": iso(AT + 4), "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "b1", "content": ""}]}},
+        said(5, "Delta is written."),
+        said(6, "Nothing else to do."),
+    ]  # fmt: skip
+    (project / f"{sid}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    (repo / "delta.py").write_text(body)
+    git(repo, "add", "delta.py")
+    git(repo, "commit", "-qm", "delta", env=commit_env(AT + 600))
+    doc = deja_json("why", "delta.py:2", "--json", cwd=repo, env=NO_AGY)
+    assert doc["session_info"]["agent"] == "claude-code", doc
+    assert [m["text"] for m in doc["assistant"]] == [
+        "First a look at the tree.",
+        "I'll write delta with a heredoc.",
+        "Delta is written.",
+    ], doc["assistant"]
