@@ -17,6 +17,7 @@ from deja_blame.attribution.model import FileBlame, LineAttribution
 from deja_blame.editor.confidence import run_confidence
 from deja_blame.output import (
     UNPLACED_HUNK,
+    code,
     hunk_header,
     inert,
     placed_by_text,
@@ -154,7 +155,8 @@ def agent_hover(
                 diff.append(header)
             else:
                 diff.append(UNPLACED_HUNK)
-            diff += [f"-{inert(r)}" for r in h["removed"]] + [f"+{inert(a)}" for a in h["added"]]
+            # a file's lines: control characters shown (``code``), as the terminal does
+            diff += [f"-{code(r)}" for r in h["removed"]] + [f"+{code(a)}" for a in h["added"]]
         more = len(diff) - EDIT_LINES
         body = "\n".join(diff[:EDIT_LINES]) + (f"\n... {more} more lines" if more > 0 else "")
         tool, at = _code(inert(str(edit["tool"] or "?"))), md_text(str(edit["at"] or "?"))
@@ -175,7 +177,7 @@ def _history_text(history: list[dict[str, Any]]) -> str:
         else:
             who = inert(v.get("author") or "-")
         rows.append(
-            f"{v['commit'][:8]} {at:<20} {shorten(who, 24):<24} {shorten(inert(v['text']), 60)}"
+            f"{v['commit'][:8]} {at:<20} {shorten(who, 24):<24} {shorten(code(v['text']), 60)}"
         )
     return "\n".join(rows)
 

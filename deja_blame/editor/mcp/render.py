@@ -1,7 +1,10 @@
 """Compact text for a model: what the tools' data says, in few tokens.
 
 Every field was made fit to leave already (``scope.Repository``); here it is
-only made one line where it must be (``inert``: no control characters).
+only made one line where it must be (``inert``: no control characters). A line of
+a file (the line asked about, an edit's, a history's) shows each control character
+as ``<U+XXXX>`` (``code``), as the terminal does: removed, an escape sequence would
+leave a line that is not the file's.
 """
 
 from __future__ import annotations
@@ -9,12 +12,24 @@ from __future__ import annotations
 from typing import Any
 
 from deja_blame.notes.public import project_meaning
-from deja_blame.output import UNPLACED_HUNK, agent_word, hunk_header, placed_by_text, terminal
+from deja_blame.output import (
+    UNPLACED_HUNK,
+    agent_word,
+    code,
+    hunk_header,
+    placed_by_text,
+    terminal,
+)
 from deja_blame.outputs.session_text import no_edit_text
 
 
 def _one(value: Any) -> str:
     return " ".join(terminal(str(value)).split())
+
+
+def _code_line(value: Any) -> str:
+    """A line of a file, its control characters shown (``code``), on one line."""
+    return " ".join(code(value).split())
 
 
 def _agent(agent_id: Any, missing: str = "?") -> str:
@@ -61,7 +76,7 @@ def _hunk_header(hunk: dict[str, Any], commit: str | None) -> str:
 
 
 def why_run(path: str, run: dict[str, Any]) -> str:
-    out = [f"{_one(path)} {_lines(run['start'], run['end'])}: {_one(run['text'])}"]
+    out = [f"{_one(path)} {_lines(run['start'], run['end'])}: {_code_line(run['text'])}"]
     out.append(f"  by {_who(run)}; {_commit(run)}")
     if run["kind"] == "agent":
         if run.get("note_only"):
@@ -86,13 +101,17 @@ def why_run(path: str, run: dict[str, Any]) -> str:
             out.append(f"  edit: {_one(edit.get('tool'))} at {_one(edit.get('at') or '?')}")
             for h in edit["hunks"]:
                 out.append(f"    {_hunk_header(h, run.get('commit'))}")
-                out += [f"    -{terminal(x)}" for x in h["removed"]]
-                out += [f"    +{terminal(x)}" for x in h["added"]]
+                out += [f"    -{code(x)}" for x in h["removed"]]
+                out += [f"    +{code(x)}" for x in h["added"]]
             if edit.get("lines_left_out"):
                 out.append(f"    ({edit['lines_left_out']} more lines of the edit left out)")
         for c in run.get("commands_after") or []:
-            code = c["exit_code"]
-            result = f"exit {code}" if code is not None else _one(c.get("status") or "no exit code")
+            exit_code = c["exit_code"]
+            result = (
+                f"exit {exit_code}"
+                if exit_code is not None
+                else _one(c.get("status") or "no exit code")
+            )
             out.append(f"  then ran: {_one(c['command'])} -> {result}")
     elif run.get("changed_by_command"):
         by = run["changed_by_command"]
@@ -109,7 +128,7 @@ def why_run(path: str, run: dict[str, Any]) -> str:
                 else _one(v.get("author") or "-")
             )
             out.append(
-                f"    {(v.get('commit') or '')[:8]} {_one((v.get('at') or '')[:10])} {who}: {_one(v['text'])}"
+                f"    {(v.get('commit') or '')[:8]} {_one((v.get('at') or '')[:10])} {who}: {_code_line(v['text'])}"
             )
     return "\n".join(out)
 
@@ -154,8 +173,9 @@ def show_entry(e: dict[str, Any]) -> str:
         return f"file {_one(e['path'])}: {', '.join(e['actions'])}"
     if e["kind"] == "commit":
         return f"commit {e['commit'][:12]}: {e['lines']} lines of {_one(e['path'])}"
-    code = e["exit_code"]
-    return f"ran: {_one(e['command'])} -> {f'exit {code}' if code is not None else 'no exit code'}"
+    exit_code = e["exit_code"]
+    ended = f"exit {exit_code}" if exit_code is not None else "no exit code"
+    return f"ran: {_one(e['command'])} -> {ended}"
 
 
 def answer(parts: list[str], data: dict[str, Any], tool: str) -> str:
