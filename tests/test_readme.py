@@ -131,6 +131,9 @@ def test_every_help_example_runs(world: World) -> None:
     assert "deja blame v1.2 src/app.py -L 40,60 -L 90,+5" in examples
     # the backup root one example names
     shutil.copytree(world.home / ".gemini" / "antigravity", world.home / "backup" / "antigravity")
+    # the person's own fork one example pushes to
+    git(world.tmp, "init", "-q", "--bare", str(world.tmp / "myfork.git"))
+    git(world.repo, "remote", "add", "myfork", str(world.tmp / "myfork.git"))
     # a repository in use: transcripts indexed, its agents' commits annotated
     _check(world, "deja index && deja annotate v1.0..HEAD")
     for line in examples:
