@@ -112,6 +112,10 @@ def test_a_root_named_that_is_not_there_is_an_error_with_a_hint(tmp_path: Path) 
     ]
     doc = orjson.loads(deja("index", "--root", str(gone), "--json", check=False).stdout)
     assert doc["problems"] == [f"transcript root not found: {gone} (from --root)"]
+    # named twice: said once, and still no summary of nothing read
+    twice = deja("index", "--root", str(gone), "--root", str(gone), cwd=tmp_path, check=False)
+    assert twice.returncode == 1
+    assert twice.stderr == proc.stderr
 
 
 def test_counts_are_in_good_english(tmp_path: Path) -> None:

@@ -47,6 +47,8 @@ def run_index(
     agents: list[str] | None = None,
 ) -> int:
     target = db_path
+    if roots:
+        roots = list(dict.fromkeys(roots))  # a folder named twice is read (and said) once
     # A root that is not there, named on the command line or by a variable
     # (DEJA_<AGENT>_ROOT), is a mistake: one line says which and where it came
     # from, the others are still read, and the exit status says something was wrong.
