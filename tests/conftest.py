@@ -21,6 +21,20 @@ from deja_blame.cli import cli
 from deja_blame.transcripts.registry import location_variables
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def bench_module(stem: str, name: str | None = None) -> Any:
+    """``bench/STEM.py`` loaded as a module (the benches are scripts, not a package),
+    for tests of a bench's own counting."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name or stem, REPO_ROOT / "bench" / f"{stem}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 FIXTURES = REPO_ROOT / "fixtures" / "antigravity"
 # The transcript writers (tests and benchmarks, not the product) live beside the
 # accuracy benchmark that also drives them.

@@ -5,25 +5,14 @@ a damaged index, and ``deja report`` exited 1 in a round now and then."""
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import sqlite3
 from contextlib import closing
 from pathlib import Path
-from typing import Any
 
-from conftest import REPO_ROOT
+from conftest import bench_module
 
-
-def _bench() -> Any:
-    spec = importlib.util.spec_from_file_location("history", REPO_ROOT / "bench" / "history.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-HISTORY = _bench()
+HISTORY = bench_module("history")
 
 
 def _index(path: Path, rows: int) -> None:

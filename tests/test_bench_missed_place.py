@@ -5,25 +5,13 @@ a function no edit wrote is not the session's line. Plain data: fingerprints of 
 
 from __future__ import annotations
 
-import importlib.util
 from typing import Any
 
-from conftest import REPO_ROOT
+from conftest import bench_module
 
 from deja_blame.index.fingerprint import fingerprint, is_trivial
 
-
-def _bench() -> Any:
-    spec = importlib.util.spec_from_file_location(
-        "moved_machine", REPO_ROOT / "bench" / "moved_machine.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-MM = _bench()
+MM = bench_module("moved_machine")
 
 
 def _edit(lines: list[str]) -> Any:

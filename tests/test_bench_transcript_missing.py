@@ -7,26 +7,14 @@ clone's snapshot."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 from pathlib import Path
 from typing import Any
 
-from conftest import REPO_ROOT, git
+from conftest import bench_module, git
 
-
-def _bench() -> Any:
-    spec = importlib.util.spec_from_file_location(
-        "moved_machine", REPO_ROOT / "bench" / "moved_machine.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-MM = _bench()
+MM = bench_module("moved_machine")
 ABSENT = "e2d89341a35a01d763fa9c3e8ad996ed7704e63c"  # a blob the snapshot does not hold
 
 

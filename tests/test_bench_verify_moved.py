@@ -4,23 +4,12 @@ answer, says where the text was; the session's edits must hold it there."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from typing import Any
 
-from conftest import REPO_ROOT, git
+from conftest import bench_module, git
 
 from deja_blame.index.fingerprint import fingerprint
-
-
-def _bench() -> Any:
-    spec = importlib.util.spec_from_file_location(
-        "moved_machine", REPO_ROOT / "bench" / "moved_machine.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _commit(repo: Path, files: dict[str, str | None], message: str) -> str:
@@ -59,7 +48,7 @@ CLEANUP = [
 def _verifier(repo: Path, edits: dict[str, list[tuple[str, list[str]]]]) -> Any:
     import pygit2
 
-    mm = _bench()
+    mm = bench_module("moved_machine")
     verifier = mm.Verifier(pygit2.Repository(str(repo)), None, repo)
     for sid, rows in edits.items():  # the sessions' edits, as the index gives them
         verifier.edits[sid] = [(path, [fingerprint(x) for x in lines]) for path, lines in rows]
@@ -216,7 +205,7 @@ def test_names_git_quotes_are_read_as_the_files_they_are(repo: Path) -> None:
             {name: "\n".join(HOOKS[:5]) + "\n", "overlap.go": "\n".join(HOOKS[5:]) + "\n"},
             "extract",
         )
-        moves = _bench().CommitMoves.of(repo, sha)
+        moves = bench_module("moved_machine").CommitMoves.of(repo, sha)
         assert name in moves.removed and name not in moves.added_files
         verifier = _verifier(repo, {"s": [(f"/u/cli/{name}", HOOKS[5:])]})
         assert _claim(verifier, (sha, "overlap.go", "s", 2))

@@ -27,7 +27,7 @@ import orjson
 import pygit2
 import pytest
 from antigravity_writer import TranscriptWriter
-from conftest import REPO_ROOT, commit_env, deja, git
+from conftest import REPO_ROOT, bench_module, commit_env, deja, git
 
 from deja_blame.report import build_report, render_markdown
 from deja_blame.report.collect import is_test_command
@@ -697,13 +697,9 @@ def test_speed_200_commits_with_notes(tmp_path: Path, monkeypatch: pytest.Monkey
     """The bench repository: correct totals, in well under 2 s of CPU (this process and
     the git it runs: wall time on a loaded machine measured the load), without a
     process per commit."""
-    import importlib.util
     import resource
 
-    spec = importlib.util.spec_from_file_location("bench_report", REPO_ROOT / "bench/report.py")
-    assert spec and spec.loader
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = bench_module("report", "bench_report")
     expected = bench.build_repo(tmp_path / "repo", commits=200, files=20)
     repo = pygit2.Repository(str(tmp_path / "repo"))
 
