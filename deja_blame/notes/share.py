@@ -323,13 +323,7 @@ _CREDENTIALS = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@]*@")
 def push_dry_run(repo: pygit2.Repository, remote: str = "origin") -> PushResult:
     """What ``push`` would send and where, sending nothing (``git push --dry-run``)."""
     _check_remote(repo, remote)
-    check_notes_ref(repo)
-    tip = ref_target(repo)
-    if tip is None:
-        raise DejaError(
-            "there are no deja notes to push",
-            hint="deja annotate REV (or A..B) writes the notes of commits sessions wrote",
-        )
+    tip = _tip_to_push(repo)
     result = PushResult(remote=remote, url=push_url(repo, remote), dry_run=True, would_push=tip)
     proc = run_git(
         workdir(repo),
@@ -343,6 +337,18 @@ def push_dry_run(repo: pygit2.Repository, remote: str = "origin") -> PushResult:
     return result
 
 
+def _tip_to_push(repo: pygit2.Repository) -> str:
+    """The notes commit a push sends (the ref checked as deja's first); none is an error."""
+    check_notes_ref(repo)
+    tip = ref_target(repo)
+    if tip is None:
+        raise DejaError(
+            "there are no deja notes to push",
+            hint="deja annotate REV (or A..B) writes the notes of commits sessions wrote",
+        )
+    return tip
+
+
 def _rejected(err: str) -> bool:
     return any(s in err for s in ("[rejected]", "fetch first", "non-fast-forward", "stale info"))
 
@@ -352,13 +358,7 @@ def push(repo: pygit2.Repository, remote: str = "origin") -> PushResult:
     result = PushResult(remote=remote, url=push_url(repo, remote))
     root = workdir(repo)
     for attempt in range(1, PUSH_ATTEMPTS + 1):
-        check_notes_ref(repo)
-        tip = ref_target(repo)
-        if tip is None:
-            raise DejaError(
-                "there are no deja notes to push",
-                hint="deja annotate REV (or A..B) writes the notes of commits sessions wrote",
-            )
+        tip = _tip_to_push(repo)
         result.attempts = attempt
         proc = run_git(root, ["push", "--quiet", remote, f"{NOTES_REF}:{NOTES_REF}"], check=False)
         if proc.returncode == 0:
