@@ -299,3 +299,14 @@ def test_blame_accuracy(name: str, tmp_path: Path) -> None:
     )
     assert score.precision >= accuracy.PRECISION_GOAL, wrong
     assert score.recall >= accuracy.RECALL_GOAL, wrong
+
+
+def test_the_notes_mode_blames_an_annotated_history(tmp_path: Path) -> None:
+    """``--notes``: the history is annotated before blame (the hooks' steady state), so
+    the answers come from the commits' notes: the scenario still meets the goal."""
+    sim = accuracy.build("agent_writes_person_commits", tmp_path, small=True)
+    score = sim.run_deja(notes=True)
+    assert score.error is None, score.error
+    assert sim.git("notes", "--ref=deja", "list").strip(), "no note was written"
+    assert score.precision >= accuracy.PRECISION_GOAL
+    assert score.recall >= accuracy.RECALL_GOAL

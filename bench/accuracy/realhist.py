@@ -807,6 +807,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-v", "--verbose", action="store_true", help="list every wrong line")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    ap.add_argument(
+        "--notes",
+        action="store_true",
+        help="annotate the history (deja annotate --all) before blaming: blame reads the notes",
+    )
     args = ap.parse_args(argv)
     if args.npm is not None:
         if args.prettier is None or not (args.prettier / "node_modules" / "prettier").is_dir():
@@ -850,7 +855,7 @@ def main(argv: list[str] | None = None) -> int:
             sim, ambiguous = build(
                 v, releases, args.package, base / v, args.seed, prettier, args.lang
             )
-            score = sim.run_deja()
+            score = sim.run_deja(notes=args.notes)
             scores.append(score)
             extra[v] = {
                 "sessions": len(sim.sessions),

@@ -47,8 +47,8 @@ def build(name: str, workdir: Path, small: bool = False) -> Sim:
     return sim
 
 
-def run_scenario(name: str, workdir: Path, small: bool = False) -> Score:
-    return build(name, workdir, small).run_deja()
+def run_scenario(name: str, workdir: Path, small: bool = False, notes: bool = False) -> Score:
+    return build(name, workdir, small).run_deja(notes=notes)
 
 
 def truth_only(name: str, workdir: Path, small: bool) -> Score:
@@ -128,6 +128,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--truth", action="store_true", help="build and count the truth only; no deja")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
     ap.add_argument("--list", action="store_true", help="list the scenarios and exit")
+    ap.add_argument(
+        "--notes",
+        action="store_true",
+        help="annotate the history (deja annotate --all) before blaming: blame reads the notes",
+    )
     args = ap.parse_args(argv)
 
     names = [n for n in SCENARIOS if not args.only or any(k in n for k in args.only)]
@@ -147,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.truth:
                 scores.append(truth_only(name, workdir, args.small))
             else:
-                scores.append(run_scenario(name, workdir, args.small))
+                scores.append(run_scenario(name, workdir, args.small, args.notes))
     finally:
         if args.keep:
             print(f"kept {base}", file=sys.stderr)
@@ -159,6 +164,7 @@ def main(argv: list[str] | None = None) -> int:
             "precision_goal": PRECISION_GOAL,
             "recall_goal": RECALL_GOAL,
             "small": args.small,
+            "notes": args.notes,
             "scenarios": [s.to_json() for s in scores],
         }
         print(json.dumps(doc, indent=2))

@@ -750,14 +750,25 @@ class Sim:
             )
         return json.loads(proc.stdout)
 
-    def run_deja(self) -> Score:
-        """Index, blame every target, and score the answers against the truth."""
+    def annotate(self) -> None:
+        """Write every commit's note (``deja annotate --all``): the hooks' steady state,
+        where blame reads a commit's note instead of matching its lines again."""
+        proc = self.deja("annotate", "--all")
+        if proc.returncode != 0:
+            last = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else ""
+            raise SimError(f"deja annotate --all failed ({proc.returncode}): {last}")
+
+    def run_deja(self, notes: bool = False) -> Score:
+        """Index, blame every target, and score the answers against the truth; with
+        ``notes``, annotate the history first, so blame answers from the notes."""
         score = Score(self.name)
         for t in self.targets:
             score.lines += len(t.truth)
             score.agent_lines += required_count(t.truth)
         try:
             self.index()
+            if notes:
+                self.annotate()
             for t in self.targets:
                 score_target(self, t, self.blame(t), score)
         except (SimError, json.JSONDecodeError, subprocess.TimeoutExpired) as exc:
