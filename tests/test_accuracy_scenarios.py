@@ -214,6 +214,25 @@ def test_realhist_reads_go_releases_from_git_tags(tmp_path: Path) -> None:
     assert got[1][1]["lib.go"].endswith("const V = 2\n")
 
 
+def test_realhist_squash_drops_a_file_no_commit_held(tmp_path: Path) -> None:
+    # a release adds a file and the next one removes it again, both before the
+    # person's squashed commit (logrus's terminal_check_aix.go): the file was never
+    # in git's index, so it goes from the working tree alone
+    from realhist import Replay
+
+    releases = [
+        ("1.0.0", {"a.go": "package a\n\nfunc A() {}\n"}),
+        ("1.1.0", {"a.go": "package a\n\nfunc A() { B() }\n", "b.go": "package a\n"}),
+        ("1.2.0", {"a.go": "package a\n\nfunc A() { C() }\n"}),
+        ("1.3.0", {"a.go": "package a\n\nfunc A() { D() }\n"}),
+    ]
+    sim = Sim(tmp_path, "squash-gone")
+    Replay(sim, "squash", 1, lang="go").run(releases, "a")
+    assert sorted(sim.files) == ["a.go"] and not (sim.repo / "b.go").exists()
+    assert sim.git("ls-files").split() == ["a.go"]
+    assert sim.read("a.go") == "package a\n\nfunc A() { D() }\n"
+
+
 def test_person_move_keeps_owners(tmp_path: Path) -> None:
     sim = Sim(tmp_path, "move")
     sim.person_write("a.py", "a = 1\nb = 2\nc = 3\n")

@@ -534,7 +534,10 @@ class Replay:
         changed = sorted(p for p in want if sim.files.get(p) is None or sim.read(p) != want[p])
         gone = sorted(p for p in sim.files if p not in want)
         for path in gone:
-            sim.git("rm", "-q", "-f", path)
+            # a file a release not committed yet (squash) added is not in git's index:
+            # it goes from the working tree alone
+            sim.git("rm", "-q", "-f", "--ignore-unmatch", path)
+            (sim.repo / path).unlink(missing_ok=True)
             del sim.files[path]
         if not changed:
             return
