@@ -50,13 +50,9 @@ import os
 import sys
 import zlib
 
-try:  # hashlib's own import costs 8-10 ms (it sets up every OpenSSL digest): BLAKE2's module
-    from _blake2 import blake2b
-except ImportError:  # pragma: no cover - a Python built without it
-    from hashlib import blake2b
-
 from deja_blame import __version__, gitfiles
 from deja_blame.attribution.rule_versions import CACHE_VERSION, IDENTITY_VERSION
+from deja_blame.blake2 import blake2b  # not hashlib's (it sets up every OpenSSL digest)
 from deja_blame.notes.refs import GITAI_REF, NOTES_REF
 
 # Neither ``typing`` nor ``dataclasses`` is loaded here (8 ms of a 50 ms answer):

@@ -721,6 +721,7 @@ MAY_IMPORT = {
         "deja_blame.models",
         "deja_blame.errors",
         "deja_blame.linediff",
+        "deja_blame.blake2",  # a leaf: BLAKE2b without hashlib's import, importing nothing of deja
     ),
     "index": (
         "deja_blame.index",
@@ -733,6 +734,7 @@ MAY_IMPORT = {
         "deja_blame.gitutil",
         "deja_blame.pathtext",  # a leaf: file names as UTF-8 text, importing nothing of deja
         "deja_blame.collector",  # a leaf: the cyclic collector paused, importing nothing of deja
+        "deja_blame.blake2",  # a leaf: BLAKE2b without hashlib's import
     ),
 }
 # the neutral modules every plug-in builds on know no agent and no registry

@@ -15,10 +15,11 @@ itself, as git blame does.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
+
+from deja_blame.blake2 import blake2b
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ class GitBlameOptions:
 def _content_of(path: str) -> str:
     try:
         with open(path, "rb") as f:
-            return hashlib.blake2b(f.read(1 << 22), digest_size=12).hexdigest()
+            return blake2b(f.read(1 << 22), digest_size=12).hexdigest()
     except OSError:
         return "unreadable"
 

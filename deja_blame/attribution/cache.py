@@ -20,7 +20,6 @@ those files cannot say it all) and one row.
 
 from __future__ import annotations
 
-import hashlib
 import operator
 import os
 import sqlite3
@@ -37,6 +36,7 @@ from deja_blame.attribution import blame_options
 from deja_blame.attribution.facts.indexread import candidate_paths
 from deja_blame.attribution.rule_versions import CACHE_VERSION as CACHE_VERSION  # bump it there
 from deja_blame.attribution.rule_versions import IDENTITY_VERSION
+from deja_blame.blake2 import blake2b
 from deja_blame.index import queries as Q
 from deja_blame.notes.refs import GITAI_REF, NOTES_REF
 
@@ -115,7 +115,7 @@ def resolve_rev_cli(root: str, rev: str) -> str | None:
 
 
 def content_hash(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
+    return blake2b(data, digest_size=16).hexdigest()
 
 
 def entry_key(root: str, commit: str, relpath: str, engine: str, notes_read: str) -> str | None:

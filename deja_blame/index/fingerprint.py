@@ -6,7 +6,7 @@ that adds or drops spaces (``f(a,b)`` -> ``f(a, b)``) still matches.
 
 from __future__ import annotations
 
-import hashlib
+from deja_blame.blake2 import blake2b
 
 # Lines that say nothing on their own: blank, lone punctuation, very short.
 TRIVIAL_CHARS = 6
@@ -35,7 +35,7 @@ def _hash(line: str) -> int:
     return _from_bytes(digest, "big", signed=True)
 
 
-_blake2b = hashlib.blake2b
+_blake2b = blake2b
 _from_bytes = int.from_bytes
 
 # Lines repeat (blank ones, closing brackets, a file written again with one change):

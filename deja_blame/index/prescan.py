@@ -35,10 +35,11 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
-from hashlib import blake2b
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
+
+from deja_blame.blake2 import blake2b
 
 if TYPE_CHECKING:
     from deja_blame.transcripts.transcript_file import TranscriptFile

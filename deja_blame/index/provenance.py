@@ -707,13 +707,13 @@ def gate_mark(env: Mapping[str, str] | None = None) -> str:
     --forget``s. Trust taken back (``deja trust --remove`` or ``--forget``, a path gone
     from the variable) changes it, and the next run puts what
     the index holds through the gate again: a session only that trust let in leaves."""
-    import hashlib
+    from deja_blame.blake2 import blake2b
 
     listed = "\0".join(sorted(str(p) for p in trusted_paths(env)))
     forgets = _forgets_of(env)
     if forgets:  # none: the mark an index made before ``deja trust --forget`` existed
         listed += f"\0{FORGETS}:{forgets}"
-    digest = hashlib.blake2b(listed.encode("utf-8", "surrogateescape"), digest_size=8)
+    digest = blake2b(listed.encode("utf-8", "surrogateescape"), digest_size=8)
     return f"{GATE_VERSION}:{digest.hexdigest()}"
 
 

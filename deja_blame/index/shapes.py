@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Sequence
-from hashlib import blake2b
 from struct import pack
+
+from deja_blame.blake2 import blake2b
 
 Pair = tuple[int, int]  # (index in the edit's added lines, fingerprint)
 

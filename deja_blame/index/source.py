@@ -10,9 +10,9 @@ its offset: the first and the last ``HEAD_BYTES`` before that offset.
 
 from __future__ import annotations
 
-import hashlib
 from typing import IO
 
+from deja_blame.blake2 import blake2b
 from deja_blame.transcripts.antigravity.reader import planner_text, tool_output_text
 from deja_blame.transcripts.jsonl import decode_line
 from deja_blame.transcripts.reading import open_regular
@@ -24,7 +24,7 @@ READ_HASH_PREFIX = "ht:"  # head_hash column: hash of the head and tail windows 
 def head_hash(fh: IO[bytes], length: int) -> str:
     """The first index format: a hash of the first ``length`` bytes (still accepted)."""
     fh.seek(0)
-    return f"{length}:{hashlib.blake2b(fh.read(length), digest_size=16).hexdigest()}"
+    return f"{length}:{blake2b(fh.read(length), digest_size=16).hexdigest()}"
 
 
 def read_hash(fh: IO[bytes], offset: int) -> str:
@@ -36,7 +36,7 @@ def read_hash(fh: IO[bytes], offset: int) -> str:
     """
     head_len = min(offset, HEAD_BYTES)
     tail_start = max(head_len, offset - HEAD_BYTES)
-    h = hashlib.blake2b(digest_size=16)
+    h = blake2b(digest_size=16)
     fh.seek(0)
     h.update(fh.read(head_len))
     fh.seek(tail_start)

@@ -12,12 +12,12 @@ transcript again and takes these times from the old index (``index.ingest.keep_f
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from typing import Any
 
 import orjson
 
+from deja_blame.blake2 import blake2b
 from deja_blame.transcripts.text import epoch_of
 
 
@@ -56,11 +56,11 @@ class FirstSeen:
             data = orjson.dumps(record, option=orjson.OPT_SORT_KEYS)
         except TypeError:
             data = repr(record).encode("utf-8", "backslashreplace")
-        digest = hashlib.blake2b(data, digest_size=8).digest()
+        digest = blake2b(data, digest_size=8).digest()
         n = self._counts.get(digest, 0)
         self._counts[digest] = n + 1
         if n:
-            digest = hashlib.blake2b(digest + n.to_bytes(8, "little"), digest_size=8).digest()
+            digest = blake2b(digest + n.to_bytes(8, "little"), digest_size=8).digest()
         return int.from_bytes(digest, "little") >> 1  # 63 bits: a JSON integer everywhere
 
 

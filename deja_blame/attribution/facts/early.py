@@ -13,19 +13,19 @@ A file whose answer at HEAD was cached lately (``.git/deja/answered``, written b
 nobody reads. That list is a hint: a wrong one costs a blame started later, never
 an answer.
 
-This module imports nothing of deja's but ``gitenv``, ``gitfiles`` and
-``statefile``: its point is to run first.
+This module imports nothing of deja's but ``gitenv``, ``gitfiles``, ``statefile``
+and ``blake2``: its point is to run first.
 """
 
 from __future__ import annotations
 
 import atexit
-import hashlib
 import os
 import subprocess
 from pathlib import Path
 
 from deja_blame import statefile
+from deja_blame.blake2 import blake2b
 from deja_blame.gitenv import no_git_env
 from deja_blame.gitfiles import rev_parse
 
@@ -108,7 +108,7 @@ ANSWERED_KEPT = 256  # files at a commit the hint remembers (17 bytes each)
 
 def _token(commit: str, relpath: str) -> bytes:
     key = f"{commit}\0{relpath}".encode("utf-8", "surrogateescape")
-    return hashlib.blake2b(key, digest_size=8).hexdigest().encode() + b"\n"
+    return blake2b(key, digest_size=8).hexdigest().encode() + b"\n"
 
 
 def _answered_path(root: str) -> Path:

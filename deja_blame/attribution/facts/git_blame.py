@@ -16,7 +16,6 @@ computed in process from the history a question about many files has read
 
 from __future__ import annotations
 
-import hashlib
 import operator
 import os
 import sqlite3
@@ -32,6 +31,7 @@ import orjson
 from deja_blame.attribution import blame_options, cache
 from deja_blame.attribution.facts import derived_blame, early, shared
 from deja_blame.attribution.facts.model import BlameLine
+from deja_blame.blake2 import blake2b
 from deja_blame.errors import DejaError
 from deja_blame.gitcli import is_blob, is_cli
 from deja_blame.gitutil import (
@@ -518,7 +518,7 @@ def _cache_key(repo: pygit2.Repository, version: FileVersion) -> str | None:
     if version.commit is not None:
         return f"rev:{root}:{version.commit}:{version.relpath}{options}"
     head = head_commit(repo)
-    digest = hashlib.blake2b(version.data, digest_size=16).hexdigest()
+    digest = blake2b(version.data, digest_size=16).hexdigest()
     return f"wt:{root}:{head.id if head else '-'}:{version.relpath}:{digest}{options}"
 
 

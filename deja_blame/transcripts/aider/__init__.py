@@ -4,7 +4,6 @@ git work tree."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -44,6 +43,8 @@ def default_roots(env: Mapping[str, str], home: Path) -> list[Path]:
 
 def session_id_of(path: Path) -> str:
     """One history file is one session: named by where it is (a clone elsewhere is another)."""
+    import hashlib  # here: its import sets up every OpenSSL digest (4-10 ms of a warm answer)
+
     digest = hashlib.sha256(str(path.resolve()).encode("utf-8", "surrogatepass")).hexdigest()
     return f"aider-{digest[:16]}"
 

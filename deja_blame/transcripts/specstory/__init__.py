@@ -7,7 +7,6 @@ deja read as the user's own before they were committed."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections.abc import Iterator, Mapping
@@ -48,6 +47,8 @@ def session_id_of(path: Path) -> str:
     """One history file is one session, named by where it is (as Aider's): a chat's
     own id is not unique among SpecStory's files (a chat saved again under another
     name), nor apart from the agent's own store deja may read too."""
+    import hashlib  # here: its import sets up every OpenSSL digest (4-10 ms of a warm answer)
+
     digest = hashlib.sha256(str(path.resolve()).encode("utf-8", "surrogatepass")).hexdigest()
     return f"specstory-{digest[:16]}"
 
