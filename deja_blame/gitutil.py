@@ -489,6 +489,18 @@ def commit_authors(root: str | Path, commits: set[str]) -> dict[str, Author]:
     return out
 
 
+def repository_root(path: Path) -> Path | None:
+    """The work tree holding ``path`` (the nearest directory with a ``.git``), by stat
+    alone: no git process, no pygit2. None outside a repository."""
+    here = path.resolve() if path.exists() else path.parent.resolve()
+    if not here.is_dir():
+        here = here.parent
+    for candidate in (here, *here.parents):
+        if os.path.lexists(candidate / ".git"):
+            return candidate
+    return None
+
+
 def find_repo_root(start: Path) -> Path | None:
     """The nearest directory at or above ``start`` holding ``.git`` (a worktree has a file)."""
     for directory in (start, *start.parents):

@@ -56,8 +56,7 @@ def refuse_binary_at_once(file: Path) -> None:
     that leads out of the repository, nor a file ``--contents`` stands in for: the
     whole route says what those are."""
     from deja_blame.errors import BinaryFileError
-    from deja_blame.gitutil import contents_given
-    from deja_blame.index.prescan import repository_root
+    from deja_blame.gitutil import contents_given, repository_root
 
     if contents_given() or file.is_symlink() or not file.is_file():
         return
@@ -128,11 +127,9 @@ def compute(
     if conn is not None and refresh:
         # (imported here: the transcript readers' discovery, which --no-refresh, the
         # editor and stats never need)
-        from deja_blame.index.prescan import concern_of
         from deja_blame.index.refresh import refresh_index
 
-        concern = concern_of(file)
-        refresh_index(conn, concern=concern)
+        refresh_index(conn, about=file)  # only what names the file's repository is read now
     if conn is not None:
         hit = cached_blame(conn, file, rev, line_range, on_miss=early.start, on_state=read.append)
         if hit is not None:

@@ -40,12 +40,13 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from deja_blame.blake2 import blake2b
+from deja_blame.gitutil import repository_root
 
 if TYPE_CHECKING:
     from deja_blame.transcripts.transcript_file import TranscriptFile
 
-# The transcripts' reader (``open_regular``) is imported where a file is read: every
-# ``deja blame`` imports this module for ``repository_root``, a warm one nothing else
+# The transcripts' reader (``open_regular``) is imported where a file is read: a
+# refresh that found a new transcript imports this module, a warm answer does not
 # (the reader's package, its agents' layouts with it, was 7 ms of a 140 ms answer).
 
 SCAN_CHUNK = 4 * 1024 * 1024
@@ -54,18 +55,6 @@ MEMO = "prescan:"  # meta key prefix: transcripts known not to concern a set of 
 # ten: its set, the repository's needles and their anchors, shared with the
 # repository's other files, and the file's name)
 MEMO_KEEP = 64
-
-
-def repository_root(path: Path) -> Path | None:
-    """The work tree holding ``path`` (the nearest directory with a ``.git``), by stat
-    alone: no git process, no pygit2. None outside a repository."""
-    here = path.resolve() if path.exists() else path.parent.resolve()
-    if not here.is_dir():
-        here = here.parent
-    for candidate in (here, *here.parents):
-        if os.path.lexists(candidate / ".git"):
-            return candidate
-    return None
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from deja_blame.index.db import wait_briefly
@@ -22,6 +23,7 @@ def refresh_index(
     concern: tuple[Needle, ...] | None = None,
     changed: list[TranscriptFile] | None = None,
     say_left: bool = False,
+    about: Path | None = None,
 ) -> int:
     """Read new transcript bytes first: blame right after an agent session just works.
 
@@ -36,6 +38,10 @@ def refresh_index(
     Returns how many new transcripts were left for ``deja index`` (none without
     ``concern``); a line says so on a terminal, or always with ``say_left`` (a
     command whose answer sums the whole repository: deja stats).
+
+    ``about``: the file a question asks of, for a caller that gives no ``concern``:
+    its repository's needles (``prescan.concern_of``) are worked out only when there
+    is a new transcript to sort, so that a warm answer loads no prescan.
     """
     roots = discover_roots()
     # A refresh is a courtesy before the answer: behind another process's long
@@ -58,6 +64,10 @@ def refresh_index(
             from deja_blame.index.watched import changed as watched_changes
 
             files, record = watched_changes(conn, roots)
+        if files and concern is None and about is not None:
+            from deja_blame.index.prescan import concern_of
+
+            concern = concern_of(about)
         if files and concern is not None:
             from deja_blame.index.prescan import Nowhere, split
 
