@@ -31,16 +31,21 @@ What the printed answer depends on, and how each is checked (``_stamp``):
   attribution entry's own row (its token and data), and what ``cache.load`` checks
   on every read besides: which written paths stand for the file here and which are
   another clone's (``clone_paths.stands_for``, which looks at folders on disk);
-- the transcripts, for a form that refreshes the index first: every file and folder
-  below every agent's transcript roots (``_walk``: a new file changes its folder's
-  time, an appended one its size and time), the roots' own folders where they are
-  not there yet, and the variables that choose the roots. The walk is taken before
-  the command runs, so a transcript written while it answers makes the kept answer
-  stale, never the other way.
+- the transcripts, for a form that refreshes the index first: Antigravity's sessions
+  as the refresh itself looked at them (``index/look.py``: each root's listing and
+  each session's transcript's stat, handed over by the refresh, no second pass), and
+  every file and folder below every other agent's roots (``_walk``: a new file
+  changes its folder's time, an appended one its size and time), the roots' own
+  folders where they are not there yet, and the variables that choose the roots.
+  Both are taken no later than the refresh looks (the walk before the command runs),
+  so a transcript written while it answers makes the kept answer stale, never the
+  other way.
 
 Only an answer the attribution cache holds for the commit's own text is kept (no
-uncommitted line), with nothing written on stderr, exit 0, and only when the stamp
-taken before the command ran is the stamp after it.
+uncommitted line), with nothing written on stderr, exit 0, and only when the
+repository's and the index's stamp taken before the command ran is the stamp after
+it. The transcripts are not looked at again to keep it: one written since the refresh
+looked already differs from what the kept answer names, so it is never served.
 """
 
 from __future__ import annotations
@@ -53,6 +58,7 @@ import zlib
 from deja_blame import __version__, gitfiles
 from deja_blame.attribution.rule_versions import CACHE_VERSION, IDENTITY_VERSION
 from deja_blame.blake2 import blake2b  # not hashlib's (it sets up every OpenSSL digest)
+from deja_blame.index import look
 from deja_blame.notes.refs import GITAI_REF, NOTES_REF
 
 # Neither ``typing`` nor ``dataclasses`` is loaded here (8 ms of a 50 ms answer):
@@ -65,7 +71,7 @@ if TYPE_CHECKING:
     from deja_blame.attribution.model import FileBlame
 
 # Bump when what a kept answer holds, or how its stamp is made, changes.
-PRINTED_VERSION = 2
+PRINTED_VERSION = 3
 # The flags of the forms answered here (besides numeric -L windows), in any order.
 FLAGS = frozenset({"--json", "--no-refresh"})
 # The environment that can change what deja or git print (besides the key's own).
@@ -96,15 +102,20 @@ class Question:
 
 
 class _Asked:
-    """The question a whole-way run answers: its stamp before the command, what it
-    printed and whether it wrote on stderr (``_Tee``), the answer it gave."""
+    """The question a whole-way run answers: its stamp before the command, the
+    transcripts as they stood before it (``watched``) and as its refresh looked at
+    Antigravity's (``seen``), what it printed and whether it wrote on stderr
+    (``_Tee``), the answer it gave."""
 
-    __slots__ = ("question", "before", "watched", "out", "err", "result")
+    __slots__ = ("question", "before", "watched", "seen", "out", "err", "result")
 
-    def __init__(self, question: Question, before: str, watched: _Watched | None) -> None:
+    def __init__(
+        self, question: Question, before: str, watched: _Watched | None, seen: look.Seen | None
+    ) -> None:
         self.question = question
         self.before = before
         self.watched = watched
+        self.seen = seen
         self.out = _Tee(sys.stdout.buffer, keep=True)
         self.err = _Tee(sys.stderr.buffer, keep=False)
         self.result: FileBlame | None = None
@@ -123,6 +134,7 @@ def replay(args: list[str]) -> bool:
         found = _kept_answer(args)
     except Exception:  # noqa: BLE001 - a kept answer is an optimisation, never an error
         _ASKED = None
+        look.stop()
         return False
     if found is None:
         if _ASKED is not None:
@@ -151,6 +163,7 @@ def keep(code: object) -> None:
     asked, _ASKED = _ASKED, None
     if asked is None:
         return
+    look.stop()
     try:
         _release(asked)
         if code in (0, None) and not asked.err.wrote and asked.result is not None:
@@ -182,7 +195,9 @@ def _kept_answer(args: list[str]) -> bytes | None:
         watched = _watch_transcripts(conn) if question.refresh else None
     finally:
         conn.close()
-    _ASKED = _Asked(question, before, watched)
+    # the refresh hands over its look at Antigravity's sessions (``index/look.py``)
+    seen = look.wait() if watched is not None else None
+    _ASKED = _Asked(question, before, watched, seen)
     return None
 
 
@@ -213,11 +228,19 @@ def _keep(asked: _Asked) -> None:
             return
         if _stamp(conn, question, None) != asked.before:
             return  # the repository or the index moved while the command answered
-        watched = asked.watched
-        if question.refresh and (watched is None or _transcripts_stat(watched) != watched.before):
-            return  # a transcript written while it answered: the next run reads it
-        header = _Header(key, sorted(result.sessions), sorted(entry.orig_paths), asked.watched)
-        after = _stamp(conn, question, header)
+        watched, seen = asked.watched, asked.seen
+        transcripts = None
+        if question.refresh:
+            if watched is None or seen is None or seen.roots is None or seen.text is None:
+                return  # the refresh did not look at every session (or did not run)
+            transcripts = _transcripts_text(watched.before, seen.text)
+            if transcripts is None:
+                return
+        roots = [] if seen is None or seen.roots is None else seen.roots
+        header = _Header(key, sorted(result.sessions), sorted(entry.orig_paths), watched, roots)
+        # the transcripts as the refresh looked (not again: one written since then
+        # already differs from this, and the kept answer is never served)
+        after = _stamp(conn, question, header, transcripts)
         if after is None:
             return
         from deja_blame.index import queries as Q
@@ -332,17 +355,24 @@ class _Watched:
 class _Header:
     """What a kept answer names besides the question: the cached attribution it was
     printed from, the sessions it printed, the paths the entry's lines were written
-    at (renames), and the transcripts it was answered after (refreshing forms)."""
+    at (renames), and the transcripts it was answered after (refreshing forms): the
+    other agents' paths and the Antigravity roots the refresh looked in."""
 
-    __slots__ = ("entry_key", "sessions", "orig", "watched")
+    __slots__ = ("entry_key", "sessions", "orig", "watched", "roots")
 
     def __init__(
-        self, entry_key: str, sessions: list[str], orig: list[str], watched: _Watched | None
+        self,
+        entry_key: str,
+        sessions: list[str],
+        orig: list[str],
+        watched: _Watched | None,
+        roots: list[str],
     ) -> None:
         self.entry_key = entry_key
         self.sessions = sessions
         self.orig = orig
         self.watched = watched
+        self.roots = roots
 
 
 def _pack(header: _Header, printed: bytes) -> bytes:
@@ -354,6 +384,7 @@ def _pack(header: _Header, printed: bytes) -> bytes:
         "" if w is None else "\1".join(w.env),
         "" if w is None else "\1".join(w.paths),
         "-" if w is None else "+",
+        "\1".join(header.roots),
     ]
     raw = "\0".join(parts).encode("utf-8", "surrogateescape")
     return b"%d\n" % len(raw) + raw + printed
@@ -363,13 +394,15 @@ def _unpack(data: bytes) -> tuple[_Header, bytes]:
     size, _, rest = data.partition(b"\n")
     n = int(size)
     fields = rest[:n].decode("utf-8", "surrogateescape").split("\0")
-    key, sessions, orig, env, paths, has = fields
+    key, sessions, orig, env, paths, has, roots = fields
 
     def listed(text: str) -> list[str]:
         return text.split("\1") if text else []
 
     watched = _Watched(listed(env), listed(paths)) if has == "+" else None
-    header = _Header(key.replace("\1", "\0"), listed(sessions), listed(orig), watched)
+    header = _Header(
+        key.replace("\1", "\0"), listed(sessions), listed(orig), watched, listed(roots)
+    )
     return header, rest[n:]
 
 
@@ -495,10 +528,16 @@ def _open(db: str) -> sqlite3.Connection | None:
 # -- the stamp ------------------------------------------------------------------------
 
 
-def _stamp(conn: sqlite3.Connection, question: Question, header: _Header | None) -> str | None:
+def _stamp(
+    conn: sqlite3.Connection,
+    question: Question,
+    header: _Header | None,
+    transcripts: str | None = None,
+) -> str | None:
     """What the answer depends on, as one text (see the module's docstring): the
     repository and the index, and with ``header`` the kept answer's own rows, the
-    written paths' standing and the transcripts."""
+    written paths' standing and the transcripts (``transcripts``: as they were
+    looked at; else as they stand now)."""
     try:
         with open(question.file, "rb") as f:
             text = blake2b(f.read(), digest_size=16).hexdigest()
@@ -518,9 +557,13 @@ def _stamp(conn: sqlite3.Connection, question: Question, header: _Header | None)
         parts.append(sorted(rows.values()))
         parts.append(_standing(conn, question.top, header.orig))
         if question.refresh:
-            if header.watched is None:
-                return None
-            parts.append(_transcripts_stat(header.watched))
+            if transcripts is None:
+                if header.watched is None:
+                    return None
+                transcripts = _transcripts_text(
+                    _transcripts_stat(header.watched), look.now(header.roots)
+                )
+            parts.append(transcripts)
     return repr(parts)
 
 
@@ -547,13 +590,15 @@ def _standing(conn: sqlite3.Connection, top: str, orig: list[str]) -> list[Any]:
 
 
 def _watch_transcripts(conn: sqlite3.Connection) -> _Watched | None:
-    """Every agent's transcript roots, as the refresh finds them (``registry``,
-    ``discover_roots``), walked, and the files of what the user trusts (the refresh
-    first drops what trust taken back let in): what a later ``_transcripts_stat``
-    compares, as it stood before the command ran. None: the refresh also reads what
-    no file here says (a repository's own config trusting its sessions)."""
+    """Every other agent's transcript roots, as the refresh finds them (``registry``),
+    walked, the folder Antigravity's roots are found in by name (its sessions are the
+    refresh's own look: ``index/look.py``), and the files of what the user trusts (the
+    refresh first drops what trust taken back let in): what a later
+    ``_transcripts_stat`` compares, as it stood before the command ran. None: the
+    refresh also reads what no file here says (a repository's own config trusting its
+    sessions)."""
     from deja_blame.index.provenance import TRUSTED_ENV, gate_files
-    from deja_blame.transcripts.antigravity.discover import ROOT_ENV, discover_roots
+    from deja_blame.transcripts.antigravity.discover import ROOT_ENV, discover_roots, gemini_folder
     from deja_blame.transcripts.registry import OTHER_AGENTS
 
     gate = gate_files(conn)
@@ -561,8 +606,13 @@ def _watch_transcripts(conn: sqlite3.Connection) -> _Watched | None:
         return None
 
     names = {ROOT_ENV, TRUSTED_ENV, "HOME", "XDG_CONFIG_HOME"}
-    roots: list[tuple[str, bool]] = []  # (root, named by its variable)
-    roots += [(str(r), bool(os.environ.get(ROOT_ENV))) for r in discover_roots()]
+    roots: list[tuple[str, bool]] = []  # (root, named by its variable): walked
+    # Antigravity's sessions: the refresh's own look (``index/look.py``); here only
+    # the folder its roots are found in by name (a new one changes its time)
+    parents = [] if os.environ.get(ROOT_ENV) else [str(gemini_folder())]
+    # ... and left out of another agent's walk that holds them (Gemini CLI's root is
+    # ``~/.gemini``, where it reads only ``tmp/``: no other agent reads their files)
+    looked = {os.path.normpath(str(r)) for r in discover_roots()}
     chain = False
     for agent in OTHER_AGENTS:
         names.add(agent.root_env)
@@ -580,13 +630,13 @@ def _watch_transcripts(conn: sqlite3.Connection) -> _Watched | None:
             continue
         roots += found
     env = [f"{n}={os.environ.get(n, '')}" for n in sorted(names)]
-    paths: list[str] = list(gate) + (_way_up() if chain else [])
+    paths: list[str] = list(gate) + (_way_up() if chain else []) + parents
     for folder, named in roots:
         if not named:
-            # a root found by its name in a folder (``~/.gemini/antigravity*``) or
-            # chosen by what is there: a new one changes its parent's time
+            # a root found by its name in a folder (``~/.gemini/tmp``) or chosen
+            # by what is there: a new one changes its parent's time
             paths.append(os.path.dirname(folder.rstrip("/")) or "/")
-        paths += _walk(folder)
+        paths += _walk(folder, looked)
     watched = _Watched(env, paths)
     watched.before = _transcripts_stat(watched)
     return watched
@@ -609,13 +659,13 @@ def _way_up() -> list[str]:
         here = parent
 
 
-def _walk(root: str) -> list[str]:
-    """``root`` and everything below it (links not followed); a root not there yet,
-    itself (its making changes its stat)."""
+def _walk(root: str, besides: set[str] | frozenset[str] = frozenset()) -> list[str]:
+    """``root`` and everything below it (links not followed) but the folders
+    ``besides``; a root not there yet, itself (its making changes its stat)."""
     if not os.path.lexists(root):
         return [root]
     out = []
-    stack = [root]
+    stack = [os.path.normpath(root)]
     while stack:
         folder = stack.pop()
         out.append(folder)
@@ -623,7 +673,8 @@ def _walk(root: str) -> list[str]:
             with os.scandir(folder) as found:
                 for item in found:
                     if item.is_dir(follow_symlinks=False):
-                        stack.append(item.path)
+                        if item.path not in besides:
+                            stack.append(item.path)
                     else:
                         out.append(item.path)
         except OSError:
@@ -646,6 +697,12 @@ def _transcripts_stat(watched: _Watched) -> str | None:
         except OSError:
             out.append("-")
     return blake2b("\n".join(out).encode()).hexdigest()
+
+
+def _transcripts_text(walked: str | None, looked: str) -> str | None:
+    """The transcripts' part of the stamp: the other agents' walk (``_transcripts_stat``)
+    and the refresh's look at Antigravity's sessions (``look``)."""
+    return None if walked is None else f"{walked} {looked}"
 
 
 def _session_rows(conn: sqlite3.Connection, names: list[str]) -> dict[str, tuple[Any, ...]]:

@@ -19,6 +19,7 @@ import pytest
 from conftest import commit_env, deja, git
 
 from deja_blame import printed
+from deja_blame.index import look
 
 T0 = 1_784_278_800
 SID = "5f0c1a2e-0000-4000-8000-00000000abcd"
@@ -318,9 +319,9 @@ def test_the_refresh_s_transcripts_send_it_the_whole_way(
 def test_a_transcript_written_while_it_answers_is_seen(
     worked: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The transcripts' walk is taken before the command runs, and compared again before
-    its answer is kept: a transcript written in between (while the command answered,
-    maybe after the refresh looked) leaves nothing kept."""
+    """The other agents' transcripts are walked before the command runs, and the kept
+    answer names how they stood then: a transcript written while the command answered
+    (maybe after the refresh looked) stands otherwise, and the answer is not served."""
     monkeypatch.chdir(worked)
     question = printed._question(REFRESHING)
     assert question is not None
@@ -356,9 +357,9 @@ main(sys.argv[1:])
 
 
 def test_a_transcript_written_after_the_refresh_looked_is_not_kept(worked: Path) -> None:
-    """The walk before the command ran is compared again before the answer is kept:
-    a session written after the refresh looked (its answer has not read it) leaves
-    nothing kept, and the next answer reads it."""
+    """The answer is kept with the transcripts as they stood before the command ran:
+    a session written after the refresh looked (its answer has not read it) stands
+    otherwise, so what was kept is not served, and the next answer reads it."""
     proc = subprocess.run(
         [sys.executable, "-c", LATE_SESSION, *REFRESHING],
         cwd=worked,
@@ -414,8 +415,10 @@ def test_the_constants_it_copies_are_the_originals() -> None:
     from deja_blame.attribution import cache
     from deja_blame.hooks.late import LATE_DIR
     from deja_blame.index.db import default_db_path
+    from deja_blame.transcripts.antigravity import discover
 
     assert printed.LATE_DIR == LATE_DIR
+    assert (look.FULL_NAME, look.COMPACT_NAME) == (discover.FULL_NAME, discover.COMPACT_NAME)
     assert cache.CACHE_VERSION == printed.CACHE_VERSION
     assert printed._db_path() == os.path.realpath(default_db_path())
 
@@ -430,3 +433,222 @@ def test_the_index_path_is_the_index_module_s(
     assert printed._db_path() == os.path.realpath(default_db_path())
     monkeypatch.delenv("XDG_DATA_HOME")
     assert printed._db_path() == os.path.realpath(default_db_path())
+
+
+# -- Antigravity's sessions: the refresh's own look (``index/look.py``) ----------------
+
+AGY = "agy-session-1"
+
+
+def _agy_root() -> Path:
+    return Path(os.environ["DEJA_ANTIGRAVITY_ROOT"])
+
+
+def _agy_session(root: Path, sid: str, path: Path, i: int = 0) -> None:
+    """An Antigravity session (its compact transcript) wrote ``path`` at T0 + ``i`` s."""
+    from test_index import append, created_step, planner, transcript, user, write_call
+
+    append(
+        transcript(root, sid),
+        user(i, "write app.py", cwd=str(path.parent)),
+        planner(i + 1, "Writing.", write_call(str(path), APP)),
+        created_step(i + 2, str(path)),
+    )
+
+
+@pytest.fixture
+def agy_worked(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An Antigravity session wrote app.py; committed ten minutes later; indexed."""
+    root = tmp_path / "agy"
+    monkeypatch.setenv("DEJA_ANTIGRAVITY_ROOT", str(root))
+    _agy_session(root, AGY, repo / "app.py")
+    (repo / "app.py").write_text(APP)
+    git(repo, "add", "app.py")
+    git(repo, "commit", "-q", "-m", "mean", env=commit_env(T0 + 600))
+    deja("index", cwd=repo)
+    return repo
+
+
+def _agy_new_session(repo: Path) -> None:
+    _agy_session(_agy_root(), "agy-session-2", repo / "app.py", 30)
+
+
+def _agy_appended(repo: Path) -> None:
+    from test_index import append, conversation, transcript
+
+    append(transcript(_agy_root(), AGY), *conversation(1, start=40))
+
+
+def _agy_full_beside(repo: Path) -> None:
+    """The full transcript appears beside the compact one (the session is read again,
+    the two as one)."""
+    from test_index import transcript
+
+    compact = transcript(_agy_root(), AGY)
+    compact.with_name(look.FULL_NAME).write_bytes(compact.read_bytes())
+
+
+@pytest.mark.parametrize("change", [_agy_new_session, _agy_appended, _agy_full_beside])
+def test_an_antigravity_session_the_refresh_would_read_sends_it_the_whole_way(
+    agy_worked: Path, change: Callable[[Path], None]
+) -> None:
+    kept = _kept(agy_worked, REFRESHING)
+    assert b'"session": "' + AGY.encode() in kept
+    change(agy_worked)
+    out, loaded = _ask(agy_worked, REFRESHING)
+    assert loaded, "the refresh would find an Antigravity transcript changed: it must look"
+    assert out == _whole_way(agy_worked, REFRESHING)
+
+
+# The console script, with an Antigravity session written right after the refresh looked
+LATE_AGY_SESSION = """
+import sys
+import deja_blame.index.refresh as refresh
+from deja_blame.entry import main
+from test_printed import T0, _agy_root, _agy_session
+from pathlib import Path
+
+looked = refresh.refresh_index
+
+def then_written(*args, **kwargs):
+    n = looked(*args, **kwargs)
+    _agy_session(_agy_root(), "agy-session-late", Path.cwd() / "app.py", 90)
+    return n
+
+refresh.refresh_index = then_written
+main(sys.argv[1:])
+"""
+
+
+def test_an_antigravity_session_written_after_the_refresh_looked_is_not_served(
+    agy_worked: Path,
+) -> None:
+    """The kept answer names Antigravity's sessions as the refresh saw them (its own
+    look, handed over), never as they stand when the answer is kept: a session written
+    after the refresh looked is not in what was kept, and the next answer reads it."""
+    proc = subprocess.run(
+        [sys.executable, "-c", LATE_AGY_SESSION, *REFRESHING],
+        cwd=agy_worked,
+        capture_output=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), *sys.path])},
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()
+    out, loaded = _ask(agy_worked, REFRESHING)
+    assert loaded, "the answer kept was made before a session it never read"
+    assert out == _whole_way(agy_worked, REFRESHING)
+
+
+@pytest.mark.parametrize("n_roots", [1, 2])
+def test_the_refresh_hands_over_the_look_a_warm_question_takes_again(
+    tmp_path: Path, n_roots: int
+) -> None:
+    """What the refresh saw (``look.seen``) is what ``look.now`` sees while nothing
+    changed (else a kept answer is never served), the first look only; a transcript
+    grown since, or a session folder made, is another look."""
+    from test_index import append, conversation, transcript
+
+    from deja_blame.index.changes import changed_transcripts
+    from deja_blame.index.db import connect
+
+    roots = [tmp_path / f"agy{k}" for k in range(n_roots)]
+    for k, root in enumerate(roots):
+        _agy_session(root, f"s{k}", tmp_path / "app.py")
+        full = transcript(root, f"both{k}", look.FULL_NAME)
+        append(full, *conversation(1))
+        append(full.with_name(look.COMPACT_NAME), *conversation(1))
+    (roots[0] / "brain" / "no-logs-yet").mkdir()
+    conn = connect(tmp_path / "looked.db")
+    seen = look.wait()
+    try:
+        changed_transcripts(conn, roots, others=False)
+        first = seen.text
+        append(transcript(roots[-1], "s0"), *conversation(1, start=20))
+        changed_transcripts(conn, roots, others=False)  # a second look is not the kept one
+    finally:
+        look.stop()
+        conn.close()
+    assert seen.roots == [str(r) for r in roots] and seen.text == first
+    assert first != look.now(seen.roots)  # the grown transcript
+    # as the refresh sees them now: the same look; a session folder made: another
+    seen = look.wait()
+    conn = connect(tmp_path / "looked.db")
+    try:
+        changed_transcripts(conn, roots, others=False)
+    finally:
+        look.stop()
+        conn.close()
+    assert seen.text == look.now([str(r) for r in roots])
+    (roots[-1] / "brain" / "another").mkdir()
+    assert seen.text != look.now([str(r) for r in roots])
+
+
+def _gemini() -> Path:
+    return Path(os.environ["HOME"]) / ".gemini"
+
+
+def _agy_root_made(repo: Path) -> None:
+    """A first Antigravity root where deja finds them by name (``~/.gemini/antigravity``)."""
+    _agy_session(_gemini() / "antigravity", "agy-session-2", repo / "app.py", 30)
+
+
+def _agy_default_appended(repo: Path) -> None:
+    from test_index import append, conversation, transcript
+
+    append(transcript(_gemini() / "jetski", AGY), *conversation(1, start=40))
+
+
+def _gemini_chat(repo: Path) -> None:
+    chats = Path(os.environ["GEMINI_CLI_HOME"]) / ".gemini" / "tmp" / "p" / "chats"
+    chats.mkdir(parents=True)
+    (chats / "session-1.jsonl").write_text("{}\n")
+
+
+@pytest.mark.parametrize(
+    ("gemini_cli_home", "change"),
+    [
+        (False, _agy_root_made),  # ~/.gemini there (Gemini CLI's root, walked)
+        (True, _agy_root_made),  # ~/.gemini Antigravity's alone
+        (False, _agy_default_appended),
+        (True, _gemini_chat),
+    ],
+)
+def test_antigravity_s_own_places_send_it_the_whole_way(
+    worked: Path, monkeypatch: pytest.MonkeyPatch, gemini_cli_home: bool, change: Callable
+) -> None:
+    """No variable names Antigravity's roots: they are ``~/.gemini``'s ``antigravity*``
+    and ``jetski*`` folders (the refresh's look reads their sessions), left out of
+    Gemini CLI's walk of ``~/.gemini``; a root made there, a session grown in one, and
+    Gemini CLI's own chats are each seen."""
+    monkeypatch.delenv("DEJA_ANTIGRAVITY_ROOT")
+    if gemini_cli_home:
+        monkeypatch.setenv("GEMINI_CLI_HOME", str(worked.parent / "gemini-cli"))
+    from test_index import append, conversation, transcript
+
+    append(transcript(_gemini() / "jetski", AGY), *conversation(1))
+    deja("index", cwd=worked)
+    _kept(worked, REFRESHING)
+    change(worked)
+    out, loaded = _ask(worked, REFRESHING)
+    assert loaded, "the refresh would find a transcript: it must look"
+    assert out == _whole_way(worked, REFRESHING)
+
+
+def test_the_walk_leaves_antigravity_s_roots_to_the_refresh_s_look(
+    worked: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from test_index import append, conversation, transcript
+
+    monkeypatch.delenv("DEJA_ANTIGRAVITY_ROOT")
+    monkeypatch.chdir(worked)
+    append(transcript(_gemini() / "antigravity", AGY), *conversation(1))
+    (_gemini() / "settings.json").write_text("{}")
+    question = printed._question(REFRESHING)
+    assert question is not None
+    conn = printed._open(question.db)
+    assert conn is not None
+    watched = printed._watch_transcripts(conn)
+    conn.close()
+    assert watched is not None
+    assert str(_gemini() / "settings.json") in watched.paths  # Gemini CLI's root, walked
+    assert not [p for p in watched.paths if "antigravity" in p]

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import stat
 import zlib
 from pathlib import Path
 from typing import Any
 
+from deja_blame.index import look
+from deja_blame.index.look import COMPACT_NAME
+from deja_blame.index.look import Found as _Found
+from deja_blame.index.look import transcript_in as _transcript_in
 from deja_blame.index.queries import transcript_stats
-from deja_blame.transcripts.antigravity.discover import AGENT, COMPACT_NAME, FULL_NAME
+from deja_blame.transcripts.antigravity.discover import AGENT
 from deja_blame.transcripts.files import real_below
 from deja_blame.transcripts.transcript_file import TranscriptFile
 
@@ -36,13 +39,12 @@ def changed_transcripts(
     (found where they keep them) are checked too.
     """
     known = transcript_stats(conn)
-    listed: list[list[str]] = []
-    for root in roots:
-        try:
-            listed.append(sorted(os.listdir(os.path.join(str(root), "brain"))))
-        except OSError:
-            listed.append([])
-    found = _changed_sessions(known, roots, listed)
+    listed = [look.listing(str(root)) for root in roots]
+    # a kept answer waiting for this look is given what it saw (``look.seen``)
+    seen: list[_Found | None] | None = [] if look.waiting() else None
+    found = _changed_sessions(known, roots, listed, seen)
+    if seen is not None:
+        look.seen([str(root) for root in roots], listed, seen)
     if others:
         found += _changed_others(known, conn)
     return found
@@ -59,11 +61,15 @@ def sessions_changed(
 
 
 def _changed_sessions(
-    known: dict[str, tuple[Any, ...]], roots: list[Path], names_by_root: list[list[str]]
+    known: dict[str, tuple[Any, ...]],
+    roots: list[Path],
+    names_by_root: list[list[str]],
+    seen: list[_Found | None] | None = None,
 ) -> list[TranscriptFile]:
-    """Of the sessions named below each root, those whose transcript is not as ``known``."""
+    """Of the sessions named below each root, those whose transcript is not as ``known``
+    (each one's transcript as found, None where none, appended to ``seen``)."""
     if len(roots) == 1:
-        return _changed_below(known, roots[0], names_by_root[0])
+        return _changed_below(known, roots[0], names_by_root[0], seen)
     # each session's copies over the roots: the one written last is read (a stale
     # backup in an earlier root never hides the real transcript), as ingest does
     newest: dict[str, tuple[tuple[int, int], _Found, Path]] = {}
@@ -71,6 +77,8 @@ def _changed_sessions(
         brain = os.path.join(str(root), "brain")
         for name in names:
             found = _transcript_in(f"{brain}/{name}/.system_generated/logs/")
+            if seen is not None:
+                seen.append(found)
             if found is not None:
                 rank = (found[2], found[1])  # (mtime, size), as ``one_copy_each``
                 if name not in newest or rank > newest[name][0]:
@@ -85,7 +93,10 @@ def _changed_sessions(
 
 
 def _changed_below(
-    known: dict[str, tuple[Any, ...]], root: Path, names: list[str]
+    known: dict[str, tuple[Any, ...]],
+    root: Path,
+    names: list[str],
+    seen: list[_Found | None] | None = None,
 ) -> list[TranscriptFile]:
     """``_changed_sessions`` of one root (nearly everyone's case): a session has one
     copy, so each transcript is compared as soon as it is found, with no table of
@@ -96,51 +107,11 @@ def _changed_below(
         logs = f"{brain}/{name}/.system_generated/logs/"
         key = known.get(name)
         found = _transcript_in(logs, full_seen=key is None or key[0] != logs + COMPACT_NAME)
+        if seen is not None:
+            seen.append(found)
         if found is not None and key != found[:4] and real_below(root, Path(found[0])):
             out.append(_file(name, found, root))
     return out
-
-
-# (transcript, size, mtime_ns, inode) as the index keeps it (``TranscriptFile.stat_key``:
-# the sizes of the transcript and its part added, the later mtime), then the part
-_Found = tuple[str, int, int, int, str | None]
-
-
-def _transcript_in(logs: str, full_seen: bool = True) -> _Found | None:
-    """A session's transcript in its ``logs/`` folder as discovery takes it
-    (``antigravity.discover.find_transcripts``): the full one where it is a regular
-    file, with the compact one beside it as its part (it can reach further back), else
-    the compact one; by ``lstat``, so a link or special file is no transcript. Keyed
-    as the index keeps it: a full transcript compared alone never matched the key of
-    one read with its part, and a session read by the refresh without its part lost
-    the compact file's earlier steps.
-
-    ``full_seen`` False: the index holds the compact transcript read alone (there was
-    no full one). The full one is then looked for by ``access`` first, which says it
-    is not there without raising: a failed ``lstat`` raises an exception, and that was
-    a tenth of the look at 10,000 such sessions."""
-    full = compact = None
-    if full_seen or os.access(logs + FULL_NAME, os.F_OK, follow_symlinks=False):
-        try:
-            full = os.lstat(logs + FULL_NAME)
-        except OSError:
-            pass
-    try:
-        compact = os.lstat(logs + COMPACT_NAME)
-    except OSError:
-        pass
-    if full is not None and not stat.S_ISREG(full.st_mode):
-        full = None
-    if compact is not None and not stat.S_ISREG(compact.st_mode):
-        compact = None
-    if full is None:
-        if compact is None:
-            return None
-        return (logs + COMPACT_NAME, compact.st_size, compact.st_mtime_ns, compact.st_ino, None)
-    if compact is None:
-        return (logs + FULL_NAME, full.st_size, full.st_mtime_ns, full.st_ino, None)
-    size, mtime = full.st_size + compact.st_size, max(full.st_mtime_ns, compact.st_mtime_ns)
-    return (logs + FULL_NAME, size, mtime, full.st_ino, logs + COMPACT_NAME)
 
 
 def _file(name: str, found: _Found, root: Path) -> TranscriptFile:

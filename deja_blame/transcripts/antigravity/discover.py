@@ -27,8 +27,7 @@ def discover_roots(env: Mapping[str, str] | None = None, home: Path | None = Non
     override = roots_named(env, ROOT_ENV)
     if override is not None:
         return override
-    home = home if home is not None else Path(env.get("HOME") or Path.home())
-    gemini = home / ".gemini"
+    gemini = gemini_folder(env, home)
     found: set[Path] = set()
     for pattern in ROOT_PATTERNS:
         try:
@@ -36,6 +35,13 @@ def discover_roots(env: Mapping[str, str] | None = None, home: Path | None = Non
         except OSError:
             continue
     return sorted(found)
+
+
+def gemini_folder(env: Mapping[str, str] | None = None, home: Path | None = None) -> Path:
+    """``~/.gemini``, where ``discover_roots`` finds the roots no variable names."""
+    env = os.environ if env is None else env
+    home = home if home is not None else Path(env.get("HOME") or Path.home())
+    return home / ".gemini"
 
 
 def sibling_transcripts(path: Path) -> list[Path]:
