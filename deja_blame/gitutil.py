@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from deja_blame.errors import (
+    BinaryFileError,
     DejaError,
     NotARepositoryError,
     RevisionError,
@@ -392,6 +393,25 @@ def read_file(repo: pygit2.Repository, relpath: str, rev: str | None) -> FileVer
     if not is_blob(obj):
         raise DejaError(f"{relpath} is not a regular file in revision {rev}")
     return FileVersion(relpath=relpath, commit=str(commit.id), data=obj.data)
+
+
+def read_versions(
+    repo: pygit2.Repository, relpath: str, rev: str | None
+) -> tuple[FileVersion, FileVersion | None]:
+    """The versions of ``relpath`` a blame reads before any other work: the file at
+    ``rev``, or (None) the working tree's file and HEAD's beside it (None where HEAD
+    has none: every line is new). A binary file is refused here, before the index or
+    git blame is asked anything."""
+    version = read_file(repo, relpath, rev)
+    if version.is_binary:
+        raise BinaryFileError(f"{version.relpath} is a binary file: nothing to blame")
+    if rev is not None:
+        return version, None
+    try:
+        at_head: FileVersion | None = read_file(repo, relpath, "HEAD")
+    except DejaError:
+        at_head = None  # no commit yet, or not in HEAD
+    return version, at_head
 
 
 _ROOTS: dict[str, frozenset[str] | None] = {}

@@ -94,14 +94,14 @@ def test_one_question_blames_its_file_with_the_collector_paused(
     repo: Path, monkeypatch: pytest.MonkeyPatch, one_question: bool
 ) -> None:
     path = _committed_file(repo)
-    real = blame_mod.blame_file
+    real = blame_mod.blame_versions
     during: list[bool] = []
 
     def recording(*args: Any, **kwargs: Any) -> Any:
         during.append(gc.isenabled())
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(blame_mod, "blame_file", recording)
+    monkeypatch.setattr(blame_mod, "blame_versions", recording)
     result = api.compute(None, path, None, None, refresh=False, one_question=one_question)
     assert [ln.text for ln in result.lines] == ["def total(order):", "    return sum(order)"]
     # a process asking one question pauses it; one asking many (stats) keeps it on

@@ -510,13 +510,13 @@ def test_a_note_on_another_file_s_commit_keeps_the_cached_answer(
     git(repo, "notes", "--ref", "refs/notes/deja", "add", "-m", "{}", base)
 
     computed: list[str] = []
-    real = blame_module.blame_file
+    real = blame_module.blame_versions
 
-    def counting(repo_: Any, relpath: str, *args: Any, **kw: Any) -> Any:
-        computed.append(relpath)
-        return real(repo_, relpath, *args, **kw)
+    def counting(repo_: Any, versions: Any, *args: Any, **kw: Any) -> Any:
+        computed.append(versions[0].relpath)
+        return real(repo_, versions, *args, **kw)
 
-    monkeypatch.setattr(blame_module, "blame_file", counting)
+    monkeypatch.setattr(blame_module, "blame_versions", counting)
     conn = connect(Path(os.environ["DEJA_DB"]))
     try:
         api.compute(conn, repo / "b.py", None, None, refresh=False)

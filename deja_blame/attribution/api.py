@@ -52,7 +52,7 @@ BINARY_TEST_BYTES = 8000  # git's own test: a NUL among a file's first 8,000 byt
 def refuse_binary_at_once(file: Path) -> None:
     """A binary file of the working tree, refused before any work (the index's refresh,
     git blame started early, the whole file read: 0.9 s of CPU for a 50 MB one), by
-    its first bytes, as ``blame._refuse_binary`` would after. Not a link, nor a path
+    its first bytes, as ``gitutil.read_versions`` would after. Not a link, nor a path
     that leads out of the repository, nor a file ``--contents`` stands in for: the
     whole route says what those are."""
     from deja_blame.errors import BinaryFileError
@@ -136,8 +136,9 @@ def compute(
             return hit
     try:
         repo, rel = locate(file, rev, through_git=one_question)
-        from deja_blame.attribution.blame import blame_file
-        from deja_blame.notes.lookup import note_lookup_for
+        from deja_blame.attribution.blame import blame_versions
+        from deja_blame.gitutil import read_versions
+        from deja_blame.notes.lookup import note_lookup_for, notes_besides
         from deja_blame.notes.store import read_tips
 
         # stage 1 asks the HEAD of the root it found (``gitread.head_of``): read already
@@ -145,8 +146,15 @@ def compute(
         # one question's objects are never cyclic garbage: the collector waits (``collector``)
         paused = collector_paused() if one_question else nullcontext()
         with given(state.root, {"HEAD": state.head or ""}) if state else nullcontext(), paused:
-            tips = read_tips(repo)  # the notes' refs, read once for the question
+            # what the question reads of the notes and of git, in one descent, before
+            # stage 1: the notes' refs, deja's notes lookup, git-ai's notes and the
+            # history passes' record, then the file's versions (a binary one refused)
+            tips = read_tips(repo)
             lookup = note_lookup_for(repo, conn, tips)
-            return blame_file(repo, rel, rev, conn, line_range, lookup, tips=tips)
+            gitai, history = notes_besides(repo, conn, lookup, tips)
+            versions = read_versions(repo, rel, rev)
+            return blame_versions(
+                repo, versions, conn, line_range, lookup, tips=tips, gitai=gitai, history=history
+            )
     finally:
         early.end()  # a blame started early and not taken (an error, a binary file)

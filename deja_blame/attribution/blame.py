@@ -23,15 +23,17 @@ from deja_blame.attribution.match import from_git_ai, keep_moved, match_file, ma
 from deja_blame.attribution.match.moves import moved_here
 from deja_blame.attribution.model import FileBlame, NoteLookup
 from deja_blame.attribution.worktree import overlay
-from deja_blame.errors import BinaryFileError, DejaError
-from deja_blame.gitutil import FileVersion, read_file, workdir
+from deja_blame.gitutil import FileVersion, read_versions, workdir
 from deja_blame.later import defer
+from deja_blame.notes.lookup import notes_besides
 from deja_blame.notes.store import NotesTips
 
 if TYPE_CHECKING:
     import pygit2
 
     from deja_blame.attribution.facts.model import FileFacts, MovedLines
+    from deja_blame.notes.gitai import GitAiLookup
+    from deja_blame.notes.history_state import HistoryState
 
 
 def blame_file(
@@ -60,57 +62,75 @@ def blame_file(
     background (deja blame reads new transcript lines into the index there).
     ``tips``: the notes' refs as the caller read them, once for the question
     (``notes.store.read_tips``; its notes lookup is made from the same read).
+    Reads the notes besides deja's own and the file's versions, then
+    ``blame_versions``.
     """
+    gitai, history = notes_besides(repo, conn, note_lookup, tips, focus)
+    versions = read_versions(repo, relpath, rev)
+    return blame_versions(
+        repo,
+        versions,
+        conn,
+        line_range,
+        note_lookup,
+        engine,
+        before_match,
+        focus,
+        tips=tips,
+        gitai=gitai,
+        history=history,
+    )
+
+
+def blame_versions(
+    repo: pygit2.Repository,
+    versions: tuple[FileVersion, FileVersion | None],
+    conn: sqlite3.Connection | None,
+    line_range: tuple[int, int] | None = None,
+    note_lookup: NoteLookup | None = None,
+    engine: str = "auto",
+    before_match: Callable[[], None] | None = None,
+    focus: str | None = None,
+    *,
+    tips: NotesTips,
+    gitai: GitAiLookup | None,
+    history: HistoryState | None,
+) -> FileBlame:
+    """``blame_file``'s answer from what the question read already: the file's
+    ``versions`` (``gitutil.read_versions``), the notes' ``tips``, deja's notes
+    (``note_lookup``) and the others (``gitai``, ``history``:
+    ``notes.lookup.notes_besides``)."""
 
     def question(version: FileVersion, focus: str | None) -> Question:
-        return Question(repo, version, note_lookup, tips, engine, before_match, focus=focus)
+        return Question(
+            repo, version, note_lookup, tips, gitai, history, engine, before_match, focus=focus
+        )
 
-    result = _answer(repo, conn, relpath, rev, line_range, focus, question)
+    result = _answer(repo, conn, versions, line_range, focus, question)
     return finish_answer(conn, result, line_range)
 
 
 def _answer(
     repo: pygit2.Repository,
     conn: sqlite3.Connection | None,
-    relpath: str,
-    rev: str | None,
+    versions: tuple[FileVersion, FileVersion | None],
     line_range: tuple[int, int] | None,
     focus: str | None,
     question: Callable[[FileVersion, str | None], Question],
 ) -> FileBlame:
     """``blame_file``'s answer before it is finished (its sessions named, its range cut);
-    ``question``: the question about a version of the file (``Question``)."""
-    work, at_head = _versions(repo, relpath, rev)  # (at ``rev``: the file there)
-    if rev is not None:
-        assert work.commit is not None
+    ``versions``: the file at the revision asked (a commit's, or the working tree's),
+    and HEAD's beside the working tree's; ``question``: the question about a version
+    of the file (``Question``)."""
+    work, at_head = versions
+    if work.commit is not None:
         return _at_commit(question(work, focus), conn, line_range, rev=work.commit)
     if at_head is None or at_head.is_binary:
         return _compute(question(work, None), conn)
     if at_head.data == work.data:
         return _at_commit(question(at_head, None), conn, line_range, rev=None)
     head_result = _at_commit(question(at_head, None), conn, None, rev=None)
-    return overlay(conn, head_result, work.data, str(workdir(repo)), relpath)
-
-
-def _versions(
-    repo: pygit2.Repository, relpath: str, rev: str | None
-) -> tuple[FileVersion, FileVersion | None]:
-    """The file at ``rev`` (None: the working tree's file, and HEAD's beside it, None
-    where HEAD has none), read before any other work: a binary file is refused."""
-    version = read_file(repo, relpath, rev)
-    _refuse_binary(version)
-    if rev is not None:
-        return version, None
-    try:
-        at_head: FileVersion | None = read_file(repo, relpath, "HEAD")
-    except DejaError:
-        at_head = None  # no commit yet, or not in HEAD: every line is new
-    return version, at_head
-
-
-def _refuse_binary(version: FileVersion) -> None:
-    if version.is_binary:
-        raise BinaryFileError(f"{version.relpath} is a binary file: nothing to blame")
+    return overlay(conn, head_result, work.data, str(workdir(repo)), work.relpath)
 
 
 def _at_commit(

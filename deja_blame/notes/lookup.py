@@ -20,6 +20,9 @@ from deja_blame.notes.store import (
 if TYPE_CHECKING:
     import pygit2
 
+    from deja_blame.notes.gitai import GitAiLookup
+    from deja_blame.notes.history_state import HistoryState
+
 
 def read_note(
     repo: pygit2.Repository, commit: str, derived: bool = True, tree: pygit2.Tree | None = None
@@ -153,3 +156,23 @@ def note_lookup_for(
     if tips.deja is None:
         return None
     return NotesLookup(repo, conn, tip=tips.deja)
+
+
+def notes_besides(
+    repo: pygit2.Repository,
+    conn: sqlite3.Connection | None,
+    lookup: object | None,
+    tips: NotesTips,
+    focus: str | None = None,
+) -> tuple[GitAiLookup | None, HistoryState | None]:
+    """What one blame question reads of the notes besides deja's own (``lookup``), once,
+    where it is asked: git-ai's notes where the repository has some (each commit's
+    note read at its first ask), and ``.git/deja/history`` (what the history passes
+    settled) where an index and deja's notes can settle lines by it and no one
+    commit's lines alone are asked (``focus``)."""
+    from deja_blame.notes.gitai import GitAiLookup
+    from deja_blame.notes.history_state import HistoryState
+
+    gitai = GitAiLookup(repo) if tips.gitai is not None else None
+    settled = conn is not None and lookup is not None and focus is None
+    return gitai, HistoryState(repo) if settled else None

@@ -14,13 +14,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from deja_blame.attribution.facts.settled import PassRecord, pass_record
-from deja_blame.attribution.model import NoteLookup
 
 if TYPE_CHECKING:
-    import pygit2
-
     from deja_blame.attribution.facts.model import FileFacts
-    from deja_blame.notes.store import NotesTips
+    from deja_blame.notes.gitai import GitAiLookup
+    from deja_blame.notes.history_state import HistoryState
 
 
 @dataclass(frozen=True)
@@ -35,23 +33,20 @@ class NotesState:
 
 
 def notes_state(
-    repo: pygit2.Repository,
     conn: sqlite3.Connection | None,
-    note_lookup: NoteLookup | None,
     focus: str | None,
-    tips: NotesTips,
+    gitai: GitAiLookup | None,
+    history: HistoryState | None,
 ) -> NotesState:
-    """The notes' state ``repo``'s answer is gathered with (``focus``: a commit whose
-    lines alone are matched, the others kept as the notes say: no pass asked;
-    ``tips``: the notes' refs as the question read them)."""
-    from deja_blame.notes.gitai import CONFIDENCE, GitAiLookup
-    from deja_blame.notes.history_state import HistoryState
+    """The notes' state a question's answer is gathered with, from what the question
+    read of them (``notes.lookup.notes_besides``: git-ai's lookup, the history
+    passes' record; ``focus``: a commit whose lines alone are matched, the others
+    kept as the notes say: no pass asked)."""
+    from deja_blame.notes.gitai import CONFIDENCE
 
-    gitai = GitAiLookup(repo) if tips.gitai is not None else None  # reads at the first ask
     passed = None
-    if conn is not None and note_lookup is not None and focus is None:
-        state = HistoryState(repo)
-        passed = pass_record(conn, state.none, state.done, state.done_notes)
+    if conn is not None and history is not None and focus is None:
+        passed = pass_record(conn, history.none, history.done, history.done_notes)
     return NotesState(passed, gitai, CONFIDENCE)
 
 

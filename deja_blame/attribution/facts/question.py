@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from deja_blame.attribution.facts.rule_facts import RuleFacts
     from deja_blame.attribution.model import NoteLookup
     from deja_blame.gitutil import FileVersion
+    from deja_blame.notes.gitai import GitAiLookup
+    from deja_blame.notes.history_state import HistoryState
     from deja_blame.notes.store import NotesTips
 
 
@@ -34,7 +36,9 @@ if TYPE_CHECKING:
 class Question:
     """One file's question to stage 1: ``version`` (a commit's, or the working tree's
     text) and the notes it is answered with (``note_lookup``, ``tips``), asked of an
-    index (``of_question``'s ``conn``: what is asked, not part of the question).
+    index (``of_question``'s ``conn``: what is asked, not part of the question);
+    ``gitai``, ``history``: the other notes, read where the question is asked
+    (``notes.lookup.notes_besides``).
     ``window``: a line range (with context) rather than the whole file; ``focus``: a
     commit whose lines alone are matched; ``before_match``: run while git blame works
     (deja blame reads new transcript lines into the index there)."""
@@ -43,6 +47,8 @@ class Question:
     version: FileVersion
     note_lookup: NoteLookup | None
     tips: NotesTips
+    gitai: GitAiLookup | None
+    history: HistoryState | None
     engine: str = "auto"
     before_match: Callable[[], None] | None = None
     window: tuple[int, int] | None = None
@@ -68,7 +74,7 @@ def of_question(q: Question, conn: sqlite3.Connection | None) -> Facts:
     """The facts of ``q`` (from git, and the index ``conn`` where there is one), read
     in one sequence: the notes' state, the file's facts (the window's lines alone
     where the notes settle them all: ``noted_range``), then the rules' facts."""
-    notes = notes_state(q.repo, conn, q.note_lookup, q.focus, q.tips)
+    notes = notes_state(conn, q.focus, q.gitai, q.history)
     facts = None
     if q.window is not None and q.focus is None and q.before_match is None:
         facts = noted_range(q.repo, conn, q.version, q.note_lookup, notes, q.engine, q.window)
