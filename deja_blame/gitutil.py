@@ -414,6 +414,36 @@ def read_versions(
     return version, at_head
 
 
+def blame_line_span(file: Path, rev: str | None, spec: str) -> tuple[int, int]:
+    """The first and last of the lines git blame's own ``-L spec`` finds in ``file``
+    (at ``rev``): its ``:funcname`` and ``/regex/`` forms. The numbers are the final
+    line numbers of ``git blame --porcelain``'s group headers (``<id> <orig> <final>``,
+    as ``facts.git_blame.parse_porcelain`` reads them)."""
+    from deja_blame.objectid import LENGTHS
+
+    where = file.parent if str(file.parent) else Path(".")
+    args = ["blame", "--porcelain", "-L", spec, *([rev] if rev else []), "--", file.name]
+    proc = run_git(where, args, check=False, timeout=120)
+    if proc.returncode != 0:
+        msg = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        text = msg[-1] if msg else f"git blame -L {spec} failed"
+        raise DejaError(text.removeprefix("fatal: "))
+    lines: list[int] = []
+    final = 0
+    for raw in proc.stdout.split(b"\n"):
+        if not raw:
+            continue
+        if raw[:1] == b"\t":
+            lines.append(final)  # a line of the file, after its group's header
+            continue
+        head, _, rest = raw.partition(b" ")
+        if len(head) in LENGTHS and rest[:1].isdigit():
+            final = int(rest.split(b" ")[1])
+    if not lines:
+        raise DejaError(f"-L {spec}: no lines")
+    return min(lines), max(lines)
+
+
 _ROOTS: dict[str, frozenset[str] | None] = {}
 
 

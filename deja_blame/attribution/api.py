@@ -1,18 +1,21 @@
 """The attribution API the commands and the editor server share: one file's blame.
 
-``compute`` answers from the blame cache when it can, else finds the repository
-and blames the file against the index and the repository's notes.
+``answer`` is the question ``deja blame`` and ``deja why`` ask (a text given for the
+working file, git's own ``-L`` forms, several ranges), in one call; ``compute``
+answers one range from the blame cache when it can, else finds the repository,
+reads the notes and the file's versions, and blames the file against the index.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from deja_blame.attribution.answer import cached_blame
+from deja_blame.attribution.answer import cached_blame, too_short
 from deja_blame.attribution.facts.shared import given
 from deja_blame.attribution.model import FileBlame
 from deja_blame.collector import collector_paused
@@ -105,6 +108,36 @@ def given_contents(file: Path, data: bytes) -> AbstractContextManager[None]:
         if proc is None or proc.returncode != 0:
             raise DejaError(f"no such path '{rel}' in HEAD", exit_code=128)
     return worktree_contents(root, rel, data)
+
+
+def answer(
+    conn: sqlite3.Connection | None,
+    file: Path,
+    rev: str | None,
+    ranges: Sequence[tuple[int, int] | str],
+    refresh: bool,
+    contents: bytes | None = None,
+) -> FileBlame:
+    """``deja blame``'s question about ``file``, as one process asks it: ``contents``
+    (``--contents``) stands for the working tree's file while it is answered;
+    ``ranges`` are the ``-L`` ranges (none: every line), as numbers or in git's own
+    forms (``:funcname``, ``/regex/``: git finds their lines). Several ranges are one
+    blame of the span they cover, then their lines, in order."""
+    from deja_blame.gitutil import blame_line_span
+
+    with given_contents(file, contents) if contents is not None else nullcontext():
+        spans = [r if isinstance(r, tuple) else blame_line_span(file, rev, r) for r in ranges]
+        if len(spans) <= 1:
+            return compute(conn, file, rev, spans[0] if spans else None, refresh, True)
+        hull = (min(a for a, _ in spans), max(b for _, b in spans))
+        result = compute(conn, file, rev, hull, refresh, one_question=True)
+    # the span's last line is the file's when the span reaches past it
+    total = result.total_lines or (result.lines[-1].line if result.lines else 0)
+    for a, _ in spans:
+        if a > total:
+            raise too_short(result.path, total)
+    result.lines = [ln for ln in result.lines if any(a <= ln.line <= b for a, b in spans)]
+    return result
 
 
 def compute(

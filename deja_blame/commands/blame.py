@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import click
 
 from deja_blame.attribution import blame_options
-from deja_blame.attribution.answer import too_short
-from deja_blame.attribution.api import compute
+from deja_blame.attribution.api import answer
 from deja_blame.attribution.blame_options import GitBlameOptions
 from deja_blame.attribution.model import FileBlame
 from deja_blame.errors import DejaError
@@ -61,24 +59,6 @@ def _needs_git(spec: str) -> bool:
     return spec.startswith((":", "/")) or ",/" in spec or ",-" in spec
 
 
-def _git_range(file: Path, rev: str | None, spec: str) -> tuple[int, int]:
-    """The lines git's own ``-L`` finds for ``spec``, as a START,END range."""
-    from deja_blame.attribution.facts.git_blame import parse_porcelain
-    from deja_blame.gitutil import run_git
-
-    where = file.parent if str(file.parent) else Path(".")
-    args = ["blame", "--porcelain", "-L", spec, *([rev] if rev else []), "--", file.name]
-    proc = run_git(where, args, check=False, timeout=120)
-    if proc.returncode != 0:
-        msg = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        text = msg[-1] if msg else f"git blame -L {spec} failed"
-        raise DejaError(text.removeprefix("fatal: "))
-    lines = [b.line for b in parse_porcelain(proc.stdout)]
-    if not lines:
-        raise DejaError(f"-L {spec}: no lines")
-    return min(lines), max(lines)
-
-
 @answer_first  # the cache's writes wait until the answer is out (``later.py``)
 def run_blame(
     conn: sqlite3.Connection,
@@ -94,28 +74,26 @@ def run_blame(
     contents: str | None = None,
     reverse: str | None = None,
 ) -> int:
-    given: AbstractContextManager[None] = nullcontext()
+    data = None
     if contents is not None:
         # git blame --contents: this text as the working tree's version (- : stdin)
-        from deja_blame.attribution.api import given_contents
-
         if rev is not None:
             raise click.UsageError("--contents blames a version on top of HEAD: give no REV")
-        given = given_contents(file, _read_contents(contents))
-    with given:
-        return _blame_and_print(
-            conn,
-            file,
-            rev,
-            line_range,
-            as_json,
-            porcelain,
-            refresh,
-            options,
-            look,
-            line_porcelain,
-            reverse,
-        )
+        data = _read_contents(contents)
+    return _blame_and_print(
+        conn,
+        file,
+        rev,
+        line_range,
+        as_json,
+        porcelain,
+        refresh,
+        options,
+        look,
+        line_porcelain,
+        reverse,
+        data,
+    )
 
 
 def _blame_and_print(
@@ -130,6 +108,7 @@ def _blame_and_print(
     look: BlameLook | None,
     line_porcelain: bool,
     reverse: str | None,
+    contents: bytes | None,
 ) -> int:
     if look is not None and look.date_format:
         format_date(0, look.date_format)  # an unknown format fails before any work
@@ -137,8 +116,10 @@ def _blame_and_print(
     config = _blame_config(where)
     options = with_configured_ignore_revs(where, options or GitBlameOptions(), config)
     specs = (line_range,) if isinstance(line_range, str) else tuple(line_range or ())
+    # numbers read here; git's own forms (``-L :funcname``) are git's to find
+    ranges = [r for r in (x if _needs_git(x) else parse_range(x) for x in specs) if r is not None]
     with blame_options.using(options):
-        result = _blame_ranges(conn, file, rev, specs, refresh)
+        result = answer(conn, file, rev, ranges, refresh, contents)
     if reverse is not None:
         _reverse_commits(result, reverse)
     if (
@@ -305,26 +286,3 @@ def _mailmapped(result: FileBlame, config: _BlameConfig) -> bool:
     working tree, or a repository without one (git then reads HEAD's)."""
     top = Path(result.root)
     return config.mailmap or os.path.lexists(top / ".mailmap") or not (top / ".git").exists()
-
-
-def _blame_ranges(
-    conn: sqlite3.Connection, file: Path, rev: str | None, specs: tuple[str, ...], refresh: bool
-) -> FileBlame:
-    """The blame of FILE's lines in the -L ranges ``specs`` (all of it for none)."""
-    ranges = [
-        r
-        for r in (_git_range(file, rev, x) if _needs_git(x) else parse_range(x) for x in specs)
-        if r is not None
-    ]
-    if len(ranges) <= 1:
-        return compute(conn, file, rev, ranges[0] if ranges else None, refresh, one_question=True)
-    # several -L: one blame of the span they cover, then their lines, in order
-    hull = (min(a for a, _ in ranges), max(b for _, b in ranges))
-    result = compute(conn, file, rev, hull, refresh, one_question=True)
-    # the span's last line is the file's when the span reaches past it
-    total = result.total_lines or (result.lines[-1].line if result.lines else 0)
-    for a, _ in ranges:
-        if a > total:
-            raise too_short(result.path, total)
-    result.lines = [ln for ln in result.lines if any(a <= ln.line <= b for a, b in ranges)]
-    return result
