@@ -33,7 +33,7 @@ FIRST_ANSWER = (
     "deja_blame.transcripts.antigravity.reader:feed:SessionReader",
     "deja_blame.index.ingest:chunk_rows",
     "deja_blame.index.ingest:_commit",
-    "deja_blame.attribution.blame:blame_file",
+    "deja_blame.attribution.blame:blame_versions",
     "deja_blame.later:finish",
 )
 

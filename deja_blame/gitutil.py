@@ -414,6 +414,38 @@ def read_versions(
     return version, at_head
 
 
+def locate(
+    file: Path, rev: str | None = None, through_git: bool = False
+) -> tuple[pygit2.Repository, str]:
+    """The repository of ``file`` and its path there. With ``rev``, a file whose folder
+    the working tree no longer has is found as git blame finds it: from the nearest
+    folder that exists. ``through_git``: ``open_repository``'s."""
+    start = file if file.exists() else file.parent
+    if not start.exists():
+        if rev is None:
+            raise DejaError(f"no such file or directory: {file}")
+        start = Path(os.path.abspath(file)).parent
+        while not start.is_dir() and start != start.parent:
+            start = start.parent
+    repo = open_repository(start, through_git)
+    return repo, relative_path(repo, file)
+
+
+def given_contents(file: Path, data: bytes) -> contextlib.AbstractContextManager[None]:
+    """``git blame --contents``: while inside, ``data`` is the working tree's ``file``.
+    It gives the text of a file git knows: HEAD's (git blame's rule) or the working
+    tree's (deja also blames a file not committed yet). Any other path is git's
+    error, with git's exit code: the text would otherwise be blamed as lines nobody
+    committed, and the typo in the name never said."""
+    repo, rel = locate(file)
+    root = workdir(repo)
+    if not os.path.lexists(root / rel):
+        proc = try_git(root, ["cat-file", "-e", f"HEAD:{rel}"])
+        if proc is None or proc.returncode != 0:
+            raise DejaError(f"no such path '{rel}' in HEAD", exit_code=128)
+    return worktree_contents(root, rel, data)
+
+
 def blame_line_span(file: Path, rev: str | None, spec: str) -> tuple[int, int]:
     """The first and last of the lines git blame's own ``-L spec`` finds in ``file``
     (at ``rev``): its ``:funcname`` and ``/regex/`` forms. The numbers are the final

@@ -385,6 +385,7 @@ def test_git_blame_starts_when_the_cache_misses_and_is_taken_once(
     """A cold blame starts git blame as soon as the attribution cache has missed
     (before the repository is opened), and the blame takes that process: git blame
     runs once. With the blame itself cached, the early process is ended."""
+    from deja_blame import gitutil
     from deja_blame.attribution import api
     from deja_blame.attribution.facts import git_blame as blame_engine
     from deja_blame.index.db import connect
@@ -402,13 +403,13 @@ def test_git_blame_starts_when_the_cache_misses_and_is_taken_once(
 
     monkeypatch.setattr(blame_engine, "_start_git", counting)
     opened: list[int] = []
-    real_locate = api.locate
+    real_locate = gitutil.locate
 
     def locate(file: Path, rev: str | None = None, through_git: bool = False) -> Any:
         opened.append(len(started))  # how many blames had started when the repository opened
         return real_locate(file, rev, through_git=through_git)
 
-    monkeypatch.setattr(api, "locate", locate)
+    monkeypatch.setattr(gitutil, "locate", locate)
     db = Path(os.environ["DEJA_DB"])
     conn = connect(db)
     try:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Sequence
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,11 +20,8 @@ from deja_blame.attribution.facts.shared import given
 from deja_blame.attribution.model import FileBlame
 from deja_blame.collector import collector_paused
 from deja_blame.errors import DejaError
-from deja_blame.gitutil import open_repository, relative_path
 
 if TYPE_CHECKING:
-    import pygit2
-
     from deja_blame.attribution.cache import RepoState
 
 
@@ -76,40 +73,6 @@ def refuse_binary_at_once(file: Path) -> None:
         raise BinaryFileError(f"{rel} is a binary file: nothing to blame")
 
 
-def locate(
-    file: Path, rev: str | None = None, through_git: bool = False
-) -> tuple[pygit2.Repository, str]:
-    """The repository of ``file`` and its path there. With ``rev``, a file whose folder
-    the working tree no longer has is found as git blame finds it: from the nearest
-    folder that exists. ``through_git``: ``gitutil.open_repository``'s."""
-    start = file if file.exists() else file.parent
-    if not start.exists():
-        if rev is None:
-            raise DejaError(f"no such file or directory: {file}")
-        start = Path(os.path.abspath(file)).parent
-        while not start.is_dir() and start != start.parent:
-            start = start.parent
-    repo = open_repository(start, through_git)
-    return repo, relative_path(repo, file)
-
-
-def given_contents(file: Path, data: bytes) -> AbstractContextManager[None]:
-    """``git blame --contents``: while inside, ``data`` is the working tree's ``file``.
-    It gives the text of a file git knows: HEAD's (git blame's rule) or the working
-    tree's (deja also blames a file not committed yet). Any other path is git's
-    error, with git's exit code: the text would otherwise be blamed as lines nobody
-    committed, and the typo in the name never said."""
-    from deja_blame.gitutil import try_git, workdir, worktree_contents
-
-    repo, rel = locate(file)
-    root = workdir(repo)
-    if not os.path.lexists(root / rel):
-        proc = try_git(root, ["cat-file", "-e", f"HEAD:{rel}"])
-        if proc is None or proc.returncode != 0:
-            raise DejaError(f"no such path '{rel}' in HEAD", exit_code=128)
-    return worktree_contents(root, rel, data)
-
-
 def answer(
     conn: sqlite3.Connection | None,
     file: Path,
@@ -122,15 +85,17 @@ def answer(
     (``--contents``) stands for the working tree's file while it is answered;
     ``ranges`` are the ``-L`` ranges (none: every line), as numbers or in git's own
     forms (``:funcname``, ``/regex/``: git finds their lines). Several ranges are one
-    blame of the span they cover, then their lines, in order."""
-    from deja_blame.gitutil import blame_line_span
+    blame of the span they cover, then their lines, in order. The index is brought
+    up to date first (``_before``), then git is asked what the question names."""
+    from deja_blame.gitutil import blame_line_span, given_contents
 
+    _before(conn, file, rev, refresh, contents_given=contents is not None)
     with given_contents(file, contents) if contents is not None else nullcontext():
         spans = [r if isinstance(r, tuple) else blame_line_span(file, rev, r) for r in ranges]
         if len(spans) <= 1:
-            return compute(conn, file, rev, spans[0] if spans else None, refresh, True)
+            return _answered(conn, file, rev, spans[0] if spans else None, one_question=True)
         hull = (min(a for a, _ in spans), max(b for _, b in spans))
-        result = compute(conn, file, rev, hull, refresh, one_question=True)
+        result = _answered(conn, file, rev, hull, one_question=True)
     # the span's last line is the file's when the span reaches past it
     total = result.total_lines or (result.lines[-1].line if result.lines else 0)
     for a, _ in spans:
@@ -151,26 +116,51 @@ def compute(
     """``file``'s answer. ``one_question``: the process asks this alone (``deja blame``,
     ``deja why``): the repository is read through git, without loading pygit2 (whose
     import is half of git's blame of a long file); a process asking many keeps it."""
+    _before(conn, file, rev, refresh)
+    return _answered(conn, file, rev, line_range, one_question)
+
+
+def _before(
+    conn: sqlite3.Connection | None,
+    file: Path,
+    rev: str | None,
+    refresh: bool,
+    contents_given: bool = False,
+) -> None:
+    """What comes before any question about ``file``: a directory or a binary file
+    refused (``contents_given``: a text stands for the working file, whatever it is),
+    and with ``refresh``, the index read up to date for the file's repository."""
     if file.is_dir() and not file.is_symlink():  # a link is a blob: its target's name
         raise DejaError(f"{file} is a directory; deja blame takes a file")
-    if rev is None:
+    if rev is None and not contents_given:
         refuse_binary_at_once(file)
-    early = _EarlyBlame()
-    read: list[RepoState] = []  # the repository's root and HEAD, as the cache lookup read them
     if conn is not None and refresh:
         # (imported here: the transcript readers' discovery, which --no-refresh, the
         # editor and stats never need)
         from deja_blame.index.refresh import refresh_index
 
         refresh_index(conn, about=file)  # only what names the file's repository is read now
+
+
+def _answered(
+    conn: sqlite3.Connection | None,
+    file: Path,
+    rev: str | None,
+    line_range: tuple[int, int] | None,
+    one_question: bool,
+) -> FileBlame:
+    """``file``'s answer from the attribution cache, else blamed: the repository found
+    and the file's versions read (``gitutil``), the notes read (``notes``), then the
+    two stages (``blame.blame_versions``)."""
+    early = _EarlyBlame()
+    read: list[RepoState] = []  # the repository's root and HEAD, as the cache lookup read them
     if conn is not None:
         hit = cached_blame(conn, file, rev, line_range, on_miss=early.start, on_state=read.append)
         if hit is not None:
             return hit
     try:
-        repo, rel = locate(file, rev, through_git=one_question)
         from deja_blame.attribution.blame import blame_versions
-        from deja_blame.gitutil import read_versions
+        from deja_blame.gitutil import locate, read_versions
         from deja_blame.notes.lookup import note_lookup_for, notes_besides
         from deja_blame.notes.store import read_tips
 
@@ -179,13 +169,14 @@ def compute(
         # one question's objects are never cyclic garbage: the collector waits (``collector``)
         paused = collector_paused() if one_question else nullcontext()
         with given(state.root, {"HEAD": state.head or ""}) if state else nullcontext(), paused:
-            # what the question reads of the notes and of git, in one descent, before
-            # stage 1: the notes' refs, deja's notes lookup, git-ai's notes and the
-            # history passes' record, then the file's versions (a binary one refused)
+            # in one descent: the repository and the file's versions (a binary one
+            # refused), then the notes' refs, deja's notes lookup, git-ai's notes and
+            # the history passes' record
+            repo, rel = locate(file, rev, through_git=one_question)
+            versions = read_versions(repo, rel, rev)
             tips = read_tips(repo)
             lookup = note_lookup_for(repo, conn, tips)
             gitai, history = notes_besides(repo, conn, lookup, tips)
-            versions = read_versions(repo, rel, rev)
             return blame_versions(
                 repo, versions, conn, line_range, lookup, tips=tips, gitai=gitai, history=history
             )
