@@ -1611,6 +1611,10 @@ def warehouse_query_cmd(database: Path, name: str, show_sql: bool, as_json: bool
 def doctor_cmd(db: Path | None, as_json: bool) -> int:
     """Check git, pygit2, transcript roots, the index, this repository's hooks and notes.
 
+    In a repository, also whether the latest commits hold lines a session of another
+    machine wrote with its clock ahead of git's (clock: such lines count as the
+    commits' authors').
+
     Changes nothing. Prints one line per check, then, for each problem, the
     command that fixes it. Exit 0 when all is well, 1 when something needs fixing.
     A warning (warn, with the command worth running; "ok": true in --json) does

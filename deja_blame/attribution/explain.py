@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,12 @@ def line_story(
                 )
                 if here is not None:
                     doc["written_here_after_commit"] = here
+                elif (
+                    ahead := written_elsewhere_after_commit(
+                        conn, result.root, ln.commit, ln.orig_path or result.path, ln.text
+                    )
+                ) is not None:
+                    doc["written_elsewhere_after_commit"] = ahead
                 else:
                     untimed = written_untimed(
                         conn, result.root, ln.orig_path or result.path, ln.text
@@ -351,6 +358,78 @@ def written_here_after_commit(
         "began": None if began is None else _iso(began),
         "commit_at": _iso(committed),
         "began_after_commit": began is not None and began > committed + ROUNDING,
+    }
+
+
+# How far after a commit a write of another machine may be dated and still be told as
+# "its clock may run ahead": a clock set to local time as if it were UTC is off by
+# whole hours, up to 14; a write dated days later is a later session's
+AHEAD_AT_MOST = 15 * 3600.0
+
+
+def written_elsewhere_after_commit(
+    conn: sqlite3.Connection, root: str, commit: str, path: str, text: str
+) -> dict[str, Any] | None:
+    """A session that ran in another folder (another machine or clone: its path ends
+    in this file's repository path, README rule 7) and wrote this very line, its every
+    write of it dated after ``commit`` by more than ``CLOCK_SKEW`` (and less than
+    ``AHEAD_AT_MOST``): by the clocks the commit came first, so the line is the
+    commit's author's. Either the session wrote it again later, or it ran before the
+    commit on a machine whose clock runs ahead of git's by more than the skew deja
+    allows (newcomer 17 #1: such a line silently became a person's). {session, agent,
+    clone, at, commit_at, ahead_seconds}: its earliest such write; None when there is
+    none, or a write of the line from another folder dated before the commit."""
+    return ahead_write(
+        conn, root, path, text, lambda: _commit_time(root, commit), only_elsewhere=True
+    )
+
+
+def ahead_write(
+    conn: sqlite3.Connection,
+    root: str,
+    path: str,
+    text: str,
+    commit_time: Callable[[], float | None],
+    only_elsewhere: bool = False,
+) -> dict[str, Any] | None:
+    """``written_elsewhere_after_commit`` for a commit made at ``commit_time()`` (asked
+    only when a session wrote the line). A write of the line by a session of this
+    folder (or of a checkout of it here) dated before the commit rules it out too,
+    unless ``only_elsewhere`` (``deja why`` asks only of a line no session was given)."""
+    from deja_blame.attribution.facts.checkouts import same_clock_sessions
+    from deja_blame.attribution.facts.model import CLOCK_SKEW
+
+    rows = _writes_of_line(conn, path, text)
+    committed = commit_time() if rows else None
+    if committed is None:
+        return None
+    if not only_elsewhere and any(r[3] <= committed + CLOCK_SKEW for r in rows):
+        return None
+    here = root.rstrip("/") + "/"
+    rows = [r for r in rows if not str(r[2]).startswith(here) and str(r[2]) != path]
+    if rows:
+        same_clock = same_clock_sessions(conn, root)
+        rows = [r for r in rows if r[4] not in same_clock]
+    if not rows or any(r[3] <= committed + CLOCK_SKEW for r in rows):
+        return None  # a write before the commit (with the skew): the matcher had it
+    session, agent, written, at, sid = min(rows, key=lambda r: r[3])
+    if at > committed + AHEAD_AT_MOST:
+        return None
+    if "/" not in path:
+        # a file at the repository's top (app.py, README.md): its name alone is no
+        # sign the session worked on this repository; ask what it wrote
+        from deja_blame.attribution.facts.repository import RepositoryIdentity
+
+        if not RepositoryIdentity(conn, root).belongs(sid):
+            return None
+    clone = str(written)[: -len(path) - 1] or "/"
+    return {
+        "session": session,
+        "agent": agent,
+        "clone": clone,
+        "at": _iso(at),
+        "commit_at": _iso(committed),
+        "ahead_seconds": int(at - committed),
     }
 
 

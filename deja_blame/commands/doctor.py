@@ -10,7 +10,9 @@ the index (file, size, ``PRAGMA integrity_check``, schema version), whether it
 is up to date with the transcripts, and, in a git repository, the hooks
 (installed, chained, their python still there; ``core.hooksPath`` honoured),
 the notes under ``refs/notes/deja``, and the commits a transcript indexed after
-the last complete ``deja annotate --all`` left without their note (a warning).
+the last complete ``deja annotate --all`` left without their note (a warning),
+and the latest commits' lines a session of another machine wrote with its clock
+ahead of git's (``clock``, a warning).
 """
 
 from __future__ import annotations
@@ -495,6 +497,9 @@ def diagnose(
         history = check_history_notes(db_path, cwd or Path.cwd())
         if history is not None:
             checks.append(history)
+        clock = check_clock(db_path, cwd or Path.cwd())
+        if clock is not None:
+            checks.append(clock)
     checks.append(check_server())
     return checks
 
@@ -536,6 +541,102 @@ def check_history_notes(db_path: Path, cwd: Path) -> Check | None:
         " run deja annotate --all"
     )
     return Check("history notes", True, detail, "deja annotate --all", warning=True)
+
+
+CLOCK_COMMITS = 30  # the latest commits of the branch whose added lines ``clock`` looks at
+CLOCK_LINES = 5000  # at most this many of their added lines (one small query each)
+
+
+def check_clock(db_path: Path, cwd: Path) -> Check | None:
+    """Lines of the branch's latest commits that a session of another machine or clone
+    wrote, every write of them dated after the commit beyond the skew deja allows: such
+    a session's clock runs ahead of git's (or it wrote the lines again later), and its
+    lines are the commits' authors' (newcomer 17 #1: nothing said so). A warning."""
+    from functools import partial
+
+    from deja_blame.attribution.explain import ahead_write
+    from deja_blame.gitutil import find_repo_root, try_git
+    from deja_blame.index.fingerprint import is_trivial
+
+    root = find_repo_root(cwd.resolve())
+    if root is None:
+        return None
+    proc = try_git(
+        root,
+        [
+            "log",
+            f"-{CLOCK_COMMITS}",
+            "--no-merges",
+            "-p",
+            "-U0",
+            "--no-renames",
+            "--no-ext-diff",
+            "--no-color",
+            "--format=%x00%H %ct",
+        ],
+        timeout=30,
+    )
+    if proc is None or proc.returncode != 0:
+        return None
+    try:
+        conn = _open_read_only(db_path)
+    except sqlite3.Error:
+        return None
+    found: list[tuple[str, str, int, dict[str, Any]]] = []
+    seen = 0
+    try:
+        for commit, committed, path, line, text in _added_lines(proc.stdout):
+            if is_trivial(text):
+                continue
+            seen += 1
+            if seen > CLOCK_LINES:
+                break
+            got = ahead_write(conn, str(root), path, text, partial(float, committed))
+            if got is not None:
+                found.append((commit, path, line, got))
+    except (sqlite3.Error, DejaError, OSError):
+        return None  # an older schema (migrates on next use): the index check says so
+    finally:
+        conn.close()
+    if not found:
+        return None
+    sessions = sorted({got["session"] for *_, got in found})
+    commit, path, line, got = found[0]
+    lead = max(got["ahead_seconds"] for *_, got in found)
+    detail = (
+        f"{counted(len(found), 'line')} of the latest commits written by"
+        f" {counted(len(sessions), 'session')} of another machine or clone"
+        f" ({terminal(sessions[0])[:8]}{', ...' if len(sessions) > 1 else ''}), the writes dated"
+        f" after the commits that hold them (by up to {max(1, round(lead / 60))} min): the"
+        " clock where it ran may be ahead of git's by more than the 2 minutes deja allows,"
+        f" and those lines count as the commits' authors' (deja why {terminal(path)}:{line}"
+        f" in commit {commit[:8]} says more)"
+    )
+    fix = "set the clock right where that session ran"
+    return Check("clock", True, detail, fix, warning=True)
+
+
+def _added_lines(log: bytes) -> Iterable[tuple[str, float, str, int, str]]:
+    """(commit, its time, path, line number in the commit, text) of each line added in
+    ``git log -p -U0 --format=%x00%H %ct``'s output."""
+    import re
+
+    commit, committed, path, line = "", 0.0, "", 0
+    hunk = re.compile(rb"^@@ -\S+ \+(\d+)")
+    for raw in log.split(b"\n"):
+        if raw.startswith(b"\x00"):
+            head = raw[1:].split()
+            commit, committed = head[0].decode(), float(head[1]) if len(head) > 1 else 0.0
+            path = ""
+        elif raw.startswith(b"+++ "):
+            name = raw[4:].decode("utf-8", "replace")
+            path = name[2:] if name.startswith("b/") else ""
+        elif raw.startswith(b"@@ "):
+            m = hunk.match(raw)
+            line = int(m.group(1)) if m else 0
+        elif raw.startswith(b"+") and path:
+            yield commit, committed, path, line, raw[1:].decode("utf-8", "replace")
+            line += 1
 
 
 def _no_session_files(db_path: Path) -> frozenset[str]:

@@ -146,6 +146,14 @@ def _print_history(
         )
 
 
+def _late_by(seconds: int) -> str:
+    """``seconds`` as a person says it: "15 min", "3 h 5 min"."""
+    minutes = max(1, round(seconds / 60))
+    if minutes < 60:
+        return f"{minutes} min"
+    return f"{minutes // 60} h" + (f" {minutes % 60} min" if minutes % 60 else "")
+
+
 def run_why(
     conn: sqlite3.Connection, target: str, rev: str | None, as_json: bool, refresh: bool = True
 ) -> int:
@@ -196,6 +204,16 @@ def run_why(
                 f"session {terminal(here['session'])} ({agent_word(here['agent'])}) wrote this"
                 f" line again at {terminal(utc_second(here['at']))}, after the commit"
                 f" ({terminal(here['commit_at'])}) that already held it: {began}"
+            )
+        ahead = doc.get("written_elsewhere_after_commit")
+        if ahead:
+            echo(
+                f"session {terminal(ahead['session'])} ({agent_word(ahead['agent'])}) wrote this"
+                f" line in another clone or on another machine ({terminal(ahead['clone'])}),"
+                f" its write dated {terminal(utc_second(ahead['at']))},"
+                f" {_late_by(ahead['ahead_seconds'])} after the commit ({terminal(ahead['commit_at'])})"
+                " that holds it: if it ran before the commit, the clock where it ran is ahead"
+                " of git's by more than the 2 minutes deja allows: set that machine's clock right"
             )
         untimed = doc.get("written_untimed")
         if untimed:
