@@ -33,7 +33,8 @@ def db_option(f: F) -> F:
     return click.option(
         "--db",
         "db",
-        type=click.Path(path_type=Path),  # a directory gets deja's own one-line error
+        # a directory, or a file this user may not read, gets deja's own error and hint
+        type=click.Path(path_type=Path, readable=False),
         default=None,
         envvar="DEJA_DB",
         help="Index file (default $XDG_DATA_HOME/deja/index.db; env DEJA_DB).",
@@ -53,7 +54,10 @@ def _db_path(db: Path | None) -> Path:
 
 
 def with_index(
-    f: Callable[..., int], creates: bool = True, says_missing: bool = False
+    f: Callable[..., int],
+    creates: bool = True,
+    says_missing: bool = False,
+    answers_without: bool = False,
 ) -> Callable[..., int]:
     """Open the index for a command; the connection is closed afterwards.
 
@@ -61,14 +65,23 @@ def with_index(
     not made (a mistyped --db leaves no directories behind); the command sees an
     empty one, in memory, and a line says so, unless ``says_missing``: the command
     says it in its own words (``db.stand_in_for``), with the rest of its advice.
+    ``answers_without`` (blame, why, stats, report): an index this user may not
+    read is said, with its fix, and the command answers from the notes and git
+    alone, reading no transcript (newcomer 17 #4: every command stopped).
     """
 
     @functools.wraps(f)
     def wrapper(db: Path | None, **kwargs: Any) -> int:
         import sqlite3
 
-        from deja_blame.index.db import connect, database_error, empty_stand_in, index_command
-        from deja_blame.output import warn
+        from deja_blame.index.db import (
+            IndexUnreadableError,
+            connect,
+            database_error,
+            empty_stand_in,
+            index_command,
+        )
+        from deja_blame.output import terminal, warn
 
         path = _db_path(db)
         if not creates and not path.exists():
@@ -76,7 +89,19 @@ def with_index(
                 warn(f"no index at {path} yet (run: {index_command(path)})")
             conn = empty_stand_in(path)
         else:
-            conn = connect(path, notice=warn)
+            try:
+                conn = connect(path, notice=warn)
+            except IndexUnreadableError as exc:
+                if not answers_without:
+                    raise
+                warn(
+                    f"{exc}; answering from the notes and git alone (a line no note"
+                    " covers shows as its commit's author's)"
+                )
+                click.echo(f"hint: {terminal(exc.hint or '')}", err=True)
+                conn = empty_stand_in(path)
+                if "no_refresh" in kwargs:
+                    kwargs["no_refresh"] = True  # what refreshes writes to the index
         try:
             if creates and not kwargs.get("pending"):
                 _complete_late_notes(conn)
@@ -695,7 +720,7 @@ def _not_a_revision(name: str) -> bool:
 )
 @db_option
 @json_option
-@with_index
+@functools.partial(with_index, answers_without=True)
 def blame_cmd(
     conn: sqlite3.Connection,
     args: tuple[str, ...],
@@ -860,7 +885,7 @@ def blame_cmd(
 )
 @db_option
 @json_option
-@with_index
+@functools.partial(with_index, answers_without=True)
 def stats_cmd(
     conn: sqlite3.Connection,
     paths: tuple[Path, ...],
@@ -972,7 +997,7 @@ def export_cmd(
 )
 @db_option
 @json_option
-@with_index
+@functools.partial(with_index, answers_without=True)
 def why_cmd(
     conn: sqlite3.Connection, target: str, rev: str | None, no_refresh: bool, as_json: bool
 ) -> int:
@@ -1150,7 +1175,7 @@ def _named_session(value: str | None) -> str | None:
 )
 @db_option
 @json_option
-@with_index
+@functools.partial(with_index, answers_without=True)
 def report_cmd(
     conn: sqlite3.Connection,
     range_spec: str | None,

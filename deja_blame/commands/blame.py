@@ -125,6 +125,7 @@ def _blame_and_print(
     if (
         result.indexed_sessions == 0
         and not any(ln.session for ln in result.lines)
+        and not _unreadable_index(conn)
         and not _commits_noted(result)
     ):
         # (a clone whose notes speak for these lines' commits, a reviewer's: its
@@ -153,6 +154,17 @@ def _blame_and_print(
 
     printed.answered(result)  # kept once the command is over, if it may be written again
     return 0
+
+
+def _unreadable_index(conn: sqlite3.Connection) -> bool:
+    """Whether ``conn`` stands in for an index that is there but may not be read
+    (``cli.with_index`` said so, with its fix: "run: deja index" would not help)."""
+    import os
+
+    from deja_blame.index.db import stand_in_for
+
+    standing = stand_in_for(conn)
+    return standing is not None and os.path.lexists(standing)
 
 
 def _commits_noted(result: FileBlame) -> bool:

@@ -613,6 +613,36 @@ class NotAnIndexError(DejaError):
     """The file named as the index is something else: deja never writes to it."""
 
 
+class IndexUnreadableError(DejaError):
+    """The index's file (or a folder on its path) may not be read by this user:
+    not damage, and nothing to rebuild (newcomer 17 #4: no hint, an empty fix)."""
+
+
+def unreadable_hint(path: Path) -> str:
+    """What gives this user the index at ``path`` back: its owner and mode, and the
+    ``chmod`` for a file of theirs; or another index."""
+    import pwd
+    import shlex
+
+    elsewhere = "or name another index with --db or DEJA_DB"
+    try:
+        st = path.stat()
+    except OSError:
+        # a folder above it that this user may not enter
+        return (
+            f"a folder on the way to {path} may not be entered by you: give yourself"
+            f" access (chmod u+rx on it), {elsewhere}"
+        )
+    try:
+        owner = pwd.getpwuid(st.st_uid).pw_name
+    except KeyError:
+        owner = f"uid {st.st_uid}"
+    mode = f"mode {stat.S_IMODE(st.st_mode):04o}"
+    if st.st_uid == os.geteuid():
+        return f"it is yours, {mode}: chmod u+rw {shlex.quote(str(path))}, {elsewhere}"
+    return f"it belongs to {owner} ({mode}): ask them, {elsewhere}"
+
+
 def refuse_not_ours(path: Path) -> None:
     """Refuse, before anything is opened or written, a file deja did not make.
 
@@ -632,7 +662,9 @@ def refuse_not_ours(path: Path) -> None:
     except FileNotFoundError:
         return
     except PermissionError as exc:
-        raise DejaError(f"cannot read the index {path}: {exc.strerror}") from exc
+        raise IndexUnreadableError(
+            f"cannot read the index {path}: {exc.strerror}", hint=unreadable_hint(path)
+        ) from exc
     if head and head != SQLITE_MAGIC:
         raise NotAnIndexError(
             f"{path} is not a deja index (not an SQLite database); deja leaves it as it is",
