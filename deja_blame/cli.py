@@ -757,6 +757,8 @@ def blame_cmd(
     file before the commit that introduced it. As with git blame, a revision
     may come before the file (or use --rev); after --, every argument is a
     file. Attribution follows the commit and file git names for each line.
+    A history the repository carries (an Aider chat committed with the code)
+    is left out, as whoever committed it wrote it: deja trust PATH reads it.
 
     \b
     Columns: the commit (00000000: not committed yet, as is every line of a file

@@ -347,3 +347,38 @@ def test_a_repository_someone_else_owns_gets_gits_one_line(tmp_path: Path) -> No
     assert proc.returncode == 1 and "Traceback" not in err
     assert f"detected dubious ownership in repository at '{theirs}'" in err
     assert f"safe.directory {theirs}" in err
+
+
+def test_blame_and_why_name_deja_trust_for_a_history_the_repository_carries(
+    clone: Path,
+) -> None:
+    """A fresh clone that commits its Aider history: blame's hint was "run: deja
+    index", which reads it no more than before, and why said only "a person, or
+    unknown" of the line the history wrote (newcomer 17 #2). Both name deja trust."""
+    history = clone / ".aider.chat.history.md"
+    for _ in range(2):  # the first refresh and after deja index: the same line
+        said = deja("blame", "cart.py", cwd=clone).stderr.decode()
+        assert (
+            "no sessions are indexed: every line is unattributed; 1 session left out, as this"
+            " repository carries it (written by whoever committed it):"
+            f" deja trust {history} reads it"
+        ) in said, said
+        assert "run: deja index" not in said
+        deja("index", cwd=clone)
+    doc = deja_json("why", "cart.py:2", "--json", cwd=clone)
+    assert doc["session"] is None
+    assert doc["written_by_left_out"] == {
+        "path": str(history), "agent": "aider", "trust": f"deja trust {history}",
+    }  # fmt: skip
+    text = deja("why", "cart.py:2", cwd=clone).stdout.decode()
+    assert (
+        f"a history this repository carries wrote this line ({history}, aider); deja leaves"
+        f" such a history out, as whoever committed it wrote it: deja trust {history} reads it"
+    ) in text, text
+    # the line the history did not write (the unchanged first line: its own, not Aider's)
+    assert "written_by_left_out" not in deja_json("why", "cart.py:1", "--json", cwd=clone)
+    # trusted, the line is the session's and nothing is said of a left-out history
+    deja("trust", str(history), cwd=clone)
+    doc = deja_json("why", "cart.py:2", "--json", cwd=clone)
+    assert doc["session"] is not None and "written_by_left_out" not in doc
+    assert "left out" not in deja("blame", "cart.py", cwd=clone).stderr.decode()

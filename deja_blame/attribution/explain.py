@@ -67,6 +67,10 @@ def line_story(
             cloned = written_in_another_clone(conn, result.root, result.path, ln.text)
             if cloned is not None:
                 doc["written_in_another_clone"] = cloned
+        if with_history:
+            carried = written_by_left_out(conn, result.root, ln.orig_path or result.path, ln.text)
+            if carried is not None:
+                doc["written_by_left_out"] = carried
         return doc
     info = result.sessions.get(ln.session)
     doc["session_info"] = info.to_json() if info else None
@@ -431,6 +435,47 @@ def ahead_write(
         "commit_at": _iso(committed),
         "ahead_seconds": int(at - committed),
     }
+
+
+def written_by_left_out(
+    conn: sqlite3.Connection, root: str, path: str, text: str
+) -> dict[str, Any] | None:
+    """A history this repository carries and the index left out (an Aider chat
+    committed with the code: ``provenance.carried_left_out``) whose edit added this
+    very line to this file: {path, agent, trust}, ``trust`` the command that reads it;
+    None when there is none. Read afresh (a left-out history is not in the index),
+    only for a line no session was given."""
+    import shlex
+
+    from deja_blame.index.fingerprint import is_trivial
+    from deja_blame.index.provenance import carried_left_out
+    from deja_blame.transcripts.registry import known
+
+    if is_trivial(text):
+        return None
+    left = carried_left_out(conn, root)
+    want = fingerprint(text)
+    for lo in left:
+        agent = known(lo.agent)
+        if agent is None:
+            continue
+        try:
+            files = [tf for tf in agent.find(lo.where, None, None) if tf.path == lo.path]
+            sessions = [agent.read(tf) for tf in files]
+        except (OSError, ValueError):
+            continue  # unreadable since: nothing to say of it
+        for session in sessions:
+            for edit in session.edits:
+                written = edit.path.replace("\\", "/")
+                if edit.source != "agent" or not (written == path or written.endswith("/" + path)):
+                    continue
+                if any(fingerprint(a) == want for a in edit.added):
+                    return {
+                        "path": str(lo.path),
+                        "agent": lo.agent,
+                        "trust": f"deja trust {shlex.quote(str(lo.path))}",
+                    }
+    return None
 
 
 def written_untimed(

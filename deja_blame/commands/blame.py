@@ -130,10 +130,15 @@ def _blame_and_print(
     ):
         # (a clone whose notes speak for these lines' commits, a reviewer's: its
         # people's lines are people's)
+        from deja_blame.index.provenance import carried_hint, carried_left_out
         from deja_blame.notes.where_from import unattributed_hint
 
-        hint = unattributed_hint(result.root)
-        warn(f"no sessions are indexed: every line is unattributed ({hint})")
+        left = carried_left_out(conn, result.root)
+        if left:  # deja index would read them no more than it did
+            warn(f"no sessions are indexed: every line is unattributed; {carried_hint(left)}")
+        else:
+            hint = unattributed_hint(result.root)
+            warn(f"no sessions are indexed: every line is unattributed ({hint})")
     elif is_shallow(str(result.root)):
         warn(SHALLOW_WARNING)
     if as_json or not porcelain:

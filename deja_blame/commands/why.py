@@ -229,6 +229,13 @@ def run_why(
                 f" wrote this line in another clone ({terminal(elsewhere['clone'])}); it is"
                 " counted once a commit shows that session worked on this repository"
             )
+        carried = doc.get("written_by_left_out")
+        if carried:
+            echo(
+                f"a history this repository carries wrote this line ({terminal(carried['path'])},"
+                f" {agent_word(carried['agent'])}); deja leaves such a history out, as whoever"
+                f" committed it wrote it: {terminal(carried['trust'])} reads it"
+            )
         first = next((v for v in doc["history"] if v["session"]), None)
         if first is not None:
             echo(

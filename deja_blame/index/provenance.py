@@ -629,6 +629,33 @@ def left_out_recorded(conn: sqlite3.Connection) -> list[LeftOut]:
     return out
 
 
+def carried_left_out(conn: sqlite3.Connection, root: str | Path) -> list[LeftOut]:
+    """The histories the repository at ``root`` carries that the index's runs left out
+    (``left_out_recorded``: the refresh before an answer records them too): blame's and
+    why's hint names ``deja trust`` for them, not ``deja index``, which reads them no
+    more than it did (newcomer 17 #2)."""
+    top = os.path.realpath(root)
+    return [
+        lo
+        for lo in left_out_recorded(conn)
+        if lo.why == CARRIED and os.path.realpath(lo.where) == top
+    ]
+
+
+def carried_hint(left: list[LeftOut]) -> str:
+    """One hint for ``carried_left_out``'s histories: how many, and the command that
+    reads the first."""
+    from deja_blame.output import counted
+
+    first = shlex.quote(str(left[0].path))
+    them = "it" if len(left) == 1 else "them"
+    return (
+        f"{counted(len(left), 'session')} left out, as this repository carries {them}"
+        f" (written by whoever committed {them}): deja trust {first}"
+        f" reads {'it' if len(left) == 1 else 'one'}"
+    )
+
+
 def left_out_now(
     env: Mapping[str, str] | None = None, below: Mapping[str, list[Path]] | None = None
 ) -> list[LeftOut]:
