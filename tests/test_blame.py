@@ -338,12 +338,19 @@ def test_empty_index_still_blames(repo: Path, tmp_path: Path) -> None:
     doc = orjson.loads(proc.stdout)
     assert [ln["session"] for ln in doc["lines"]] == [None]
     assert "no sessions are indexed" in proc.stderr.decode()
-    # a note of another commit says nothing of these lines
+    # a note of another commit says nothing of these lines; a reviewer's clone is not
+    # told to run deja index, but that lines no note covers are their authors'
+    # (newcomer 17 #3), transcripts on this machine or not
     (repo / "y.py").write_text("y = 1\n")
     commit_all(repo, "y", T0 + 60)
     git(repo, "notes", "--ref", "deja", "add", "-m", "{}", "HEAD")
+    (tmp_path / "home" / ".claude" / "projects").mkdir(parents=True, exist_ok=True)
     proc = deja("blame", str(repo / "x.py"), "--json")
-    assert "no sessions are indexed" in proc.stderr.decode()
+    assert proc.stderr.decode() == (
+        "deja: no note covers these lines' commits and no session is indexed: each line"
+        " shows as its commit's author's (a commit made where no deja hook ran, or by a"
+        " forge's squash or rebase: deja notes carry)\n"
+    )
     # a reviewer's clone: the notes say who wrote what, and these lines are people's
     git(repo, "notes", "--ref", "deja", "add", "-m", "{}", "HEAD~1")
     proc = deja("blame", str(repo / "x.py"), "--json")

@@ -131,10 +131,13 @@ def _blame_and_print(
         # (a clone whose notes speak for these lines' commits, a reviewer's: its
         # people's lines are people's)
         from deja_blame.index.provenance import carried_hint, carried_left_out
-        from deja_blame.notes.where_from import unattributed_hint
+        from deja_blame.notes.where_from import notes_here, unattributed_hint
 
-        left = carried_left_out(conn, result.root)
-        if left:  # deja index would read them no more than it did
+        if notes_here(result.root):
+            # a reviewer's clone (newcomer 17 #3: it was told "run: deja index")
+            warn(NO_NOTE_HERE)
+        elif left := carried_left_out(conn, result.root):
+            # deja index would read them no more than it did
             warn(f"no sessions are indexed: every line is unattributed; {carried_hint(left)}")
         else:
             hint = unattributed_hint(result.root)
@@ -159,6 +162,14 @@ def _blame_and_print(
 
     printed.answered(result)  # kept once the command is over, if it may be written again
     return 0
+
+
+# blame in a clone with deja's notes, whose lines' commits have none, and no session
+NO_NOTE_HERE = (
+    "no note covers these lines' commits and no session is indexed: each line shows as"
+    " its commit's author's (a commit made where no deja hook ran, or by a forge's squash"
+    " or rebase: deja notes carry)"
+)
 
 
 def _unreadable_index(conn: sqlite3.Connection) -> bool:
