@@ -1200,7 +1200,9 @@ def report_cmd(
     A report is made to be shared (a PR comment), so it follows the notes' rule:
     the person's requests only where they opted in (git config deja.notes.prompts
     true, or --prompts), and every text redacted, home folders written ~ and the
-    repository's own folder . (commands and projects too).
+    repository's own folder . (commands and projects too). A first request a
+    commit's note carries was published by its author: it is shown, as deja why
+    shows it, unless --no-prompts.
 
     \b
     Examples:

@@ -60,12 +60,19 @@ def run_report(
         from deja_blame.index.refresh import refresh_index
 
         refresh_index(conn)
+    # a request a note carries was published by its author: shown unless --no-prompts
+    noted_prompts = include_prompts is not False
     if include_prompts is None:
         from deja_blame.notes.annotate import prompts_opted_in
 
         include_prompts = prompts_opted_in(repo)
     report = build_report(
-        repo, range_spec, conn, include_prompts=include_prompts, want_lines=fmt == "html"
+        repo,
+        range_spec,
+        conn,
+        include_prompts=include_prompts,
+        want_lines=fmt == "html",
+        noted_prompts=noted_prompts,
     )
     if report.commits and not report.notes_found and not report.indexed_sessions:
         from deja_blame.notes.where_from import unattributed_hint

@@ -357,9 +357,13 @@ def _fill_session(
     conn: sqlite3.Connection | None,
     s: SessionReport,
     meta: dict[str, Any],
-    include_prompts: bool,
+    prompts: tuple[bool, bool],
     root: Path,
 ) -> _IndexedSession | None:
+    """``s`` from the index, else from its note (``meta``). ``prompts``: (the requests
+    a transcript here holds, the first request the note carries) may be shown."""
+    include_prompts, noted_prompts = prompts
+
     # a report is made to be shared (a PR comment): every text as it may leave the
     # machine, secrets redacted, home folders ~ and the repository's own folder .
     def shared(text: str) -> str:
@@ -371,7 +375,7 @@ def _fill_session(
         s.project = public_project(meta.get("project"), str(root))
         s.started_at = meta.get("started_at") if isinstance(meta.get("started_at"), str) else None
         prompt = meta.get("first_prompt")
-        if include_prompts and isinstance(prompt, str) and prompt.strip():
+        if noted_prompts and isinstance(prompt, str) and prompt.strip():
             s.first_prompt = shorten(shared(prompt), FIRST_PROMPT_CHARS)
         tests = meta.get("tests")
         s.noted_tests = tests if tests in NOTED_TESTS else None
@@ -397,6 +401,10 @@ def _fill_session(
         if texts:
             s.first_prompt = shorten(shared(texts[0]), FIRST_PROMPT_CHARS)
             s.requests = [shorten(shared(t), REQUEST_CHARS) for t in texts[1:]]
+    elif noted_prompts:
+        prompt = meta.get("first_prompt")  # published by its author in the note
+        if isinstance(prompt, str) and prompt.strip():
+            s.first_prompt = shorten(shared(prompt), FIRST_PROMPT_CHARS)
     for command, exit_code, at in Q.commands_of(conn, sid):
         s.commands.append(
             CommandRun(
@@ -447,16 +455,23 @@ def build_report(
     whole_history: bool = False,
     progress: Callable[[int, int], None] | None = None,
     at_tip: bool = True,
+    noted_prompts: bool | None = None,
 ) -> Report:
     """The report for ``spec`` (a git revision range; None: upstream..HEAD or the last
     commit). ``want_lines`` also collects the changed lines at the tip (the HTML view);
     ``at_tip=False`` leaves out what is still there at the tip (a blame per file:
-    ``deja stats --by`` counts only what the commits added)."""
+    ``deja stats --by`` counts only what the commits added). ``include_prompts``: the
+    requests the transcripts here hold; ``noted_prompts`` (default: the same): the
+    first request a commit's note carries, which its author published."""
     root = workdir(repo)
+    noted = include_prompts if noted_prompts is None else noted_prompts
     with derived_blame.share_blames(root):
-        return _build_report(
-            repo, root, spec, conn, include_prompts, want_lines, whole_history, progress, at_tip
-        )
+        report = _build_report(
+            repo, root, spec, conn, (include_prompts, noted), want_lines, whole_history,
+            progress, at_tip,
+        )  # fmt: skip
+    report.no_prompts = not include_prompts and not noted
+    return report
 
 
 def _build_report(
@@ -464,7 +479,7 @@ def _build_report(
     root: Path,
     spec: str | None,
     conn: sqlite3.Connection | None,
-    include_prompts: bool,
+    prompts: tuple[bool, bool],
     want_lines: bool,
     whole_history: bool,
     progress: Callable[[int, int], None] | None,
@@ -534,7 +549,7 @@ def _build_report(
     indexed: dict[str, _IndexedSession] = {}
     for sid, sfiles in session_files.items():
         s = SessionReport(session_id=sid, files=sfiles)
-        info = _fill_session(conn, s, meta.get(sid, {}), include_prompts, root)
+        info = _fill_session(conn, s, meta.get(sid, {}), prompts, root)
         if info is not None:
             indexed[sid] = info
         sessions.append(s)
@@ -555,7 +570,7 @@ def _build_report(
             wanted |= set(files)
         paths = sorted(p for p in wanted if _exists_at(tree, p))
         blamed = blame_at(repo, root, rng.tip, paths)
-        find_request = _request_finder(conn if include_prompts else None, indexed)
+        find_request = _request_finder(conn if prompts[0] else None, indexed)
         shown = 0
         for path in paths:
             texts: list[str] | None = None
@@ -601,7 +616,7 @@ def _build_report(
         totals=totals,
         files=file_reports,
         sessions=sessions,
-        prompts=include_prompts,
+        prompts=prompts[0],
         tool=f"deja-blame {__version__}",
         notes_found=notes_found,
         indexed_sessions=indexed_sessions,

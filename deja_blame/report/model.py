@@ -18,9 +18,28 @@ from deja_blame.models import UNKNOWN_AGENT
 REPORT_SCHEMA = 1
 
 
-# how to show the person's requests, said where a report leaves them out (they are
-# shown only where the person opted in: a report is made to be shared)
-PROMPTS_HINT = "deja report --prompts shows them (redacted), or git config deja.notes.prompts true"
+# how to show the person's requests, said where a report leaves them out: a request a
+# transcript here holds is shown where the person opted in (a report is made to be
+# shared); one a commit's note carries was published by its author, and is shown as
+# deja why, the hover and MCP show it (trial 16 #6)
+PROMPTS_HINT = (
+    "deja report --prompts shows them (redacted); git config deja.notes.prompts true"
+    " shows them by default, and publishes them in the notes"
+)
+# where every session left without one is known from its note alone (a reviewer's clone)
+NOTED_PROMPTS_HINT = (
+    "a note carries its session's first request only where its author set"
+    " git config deja.notes.prompts true"
+)
+
+
+def prompts_hint(report: Report) -> str | None:
+    """What to say of the requests a report leaves out; None where none is left out
+    (every session's shown, or --no-prompts: the person chose)."""
+    missing = [s for s in report.sessions if not s.first_prompt]
+    if report.prompts or report.no_prompts or not missing:
+        return None
+    return PROMPTS_HINT if any(s.indexed for s in missing) else NOTED_PROMPTS_HINT
 
 
 def pct(part: int, whole: int) -> float:
@@ -261,6 +280,7 @@ class Report:
     indexed_sessions: int = 0
     lines: list[FileLines] = field(default_factory=list)  # HTML only
     lines_cut: int = 0  # changed lines left out of ``lines`` (the view is capped)
+    no_prompts: bool = False  # --no-prompts: not even the requests the notes carry
 
     def session(self, sid: str) -> SessionReport | None:
         for s in self.sessions:

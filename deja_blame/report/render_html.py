@@ -147,7 +147,7 @@ def _session(s: SessionReport, report: Report) -> str:
             '<p class="muted">Known from commit notes only: the transcript is not on this'
             " machine.</p>"
         )
-    if report.prompts:
+    if report.prompts or s.first_prompt:  # its note's (published), or opted in
         if s.first_prompt:
             out.append(f'<p id="s{s.colour}-r0"><b>First prompt</b></p>')
             out.append(f'<div class="prompt">{e(clip(s.first_prompt, PROMPT_CHARS))}</div>')
@@ -193,7 +193,7 @@ def _line_title(report: Report, session: str | None, request: int | None) -> str
     if s is None:
         return f"session {session}"
     head = f"session {s.session_id[:8]} ({label_of(s.agent)})"
-    if not report.prompts:
+    if not (report.prompts or s.first_prompt):
         return head
     prompt = s.prompt_of(request)
     if not prompt:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from deja_blame.notes.public import project_meaning
 from deja_blame.outputs.escape import markdown, markdown_code
-from deja_blame.report.model import Report, SessionReport, pct, time_span
+from deja_blame.report.model import Report, SessionReport, pct, prompts_hint, time_span
 from deja_blame.transcripts.registry import label_of
 
 MARKER = "<!-- deja-report -->"
@@ -112,7 +112,7 @@ def _session_block(s: SessionReport, prompts: bool) -> str:
     lines.append(f"- **Project:** {md_code(s.project)}{meaning} · **time:** {span}")
     if not s.indexed:
         lines.append("- *Known from commit notes only: the transcript is not on this machine.*")
-    if prompts:
+    if prompts or s.first_prompt:  # its note's (published by its author), or opted in
         if s.first_prompt:
             lines.append(f"- **First prompt:** {md_text(s.first_prompt, PROMPT_CHARS)}")
         if s.requests:
@@ -192,7 +192,11 @@ def render_markdown(report: Report, limit: int = LIMIT) -> str:
 
     summary_rows = []
     for s in report.sessions:
-        prompt = md_text(s.first_prompt, 80) if report.prompts else "*(prompts left out)*"
+        prompt = (
+            md_text(s.first_prompt, 80)
+            if report.prompts or s.first_prompt
+            else "*(prompts left out)*"
+        )
         summary_rows.append(
             f"| {md_code(_short(s.session_id))} | {md_text(label_of(s.agent))} | {s.written} | "
             f"{s.surviving} | {_tests(s)} | {prompt} |"
@@ -204,10 +208,7 @@ def render_markdown(report: Report, limit: int = LIMIT) -> str:
         rows=summary_rows,
         unit="sessions",
         open=True,
-        tail=""
-        if report.prompts
-        else "\n*Prompts left out: `deja report --prompts` shows them (redacted),"
-        " or `git config deja.notes.prompts true`.*",
+        tail=_prompts_tail(report),
     )
     file_rows = [
         f"| {md_code(f.path)} | {f.counts.added} | {f.counts.by_sessions} | {f.counts.by_people}"
@@ -264,3 +265,23 @@ def render_markdown(report: Report, limit: int = LIMIT) -> str:
     if len(text) > limit:  # a last resort; the loop above keeps this from happening
         text = text[: limit - 200] + "\n\n</details>\n\n*… report cut to fit.*\n"
     return text
+
+
+def _prompts_tail(report: Report) -> str:
+    """The line under the sessions' table where requests are left out (``prompts_hint``),
+    its commands as code."""
+    from deja_blame.report.model import NOTED_PROMPTS_HINT
+
+    hint = prompts_hint(report)
+    if hint is None:
+        return ""
+    if hint == NOTED_PROMPTS_HINT:
+        return (
+            "\n*Prompts left out: a note carries its session's first request only where its"
+            " author set `git config deja.notes.prompts true`.*"
+        )
+    return (
+        "\n*Prompts left out: `deja report --prompts` shows them (redacted);"
+        " `git config deja.notes.prompts true` shows them by default, and publishes them"
+        " in the notes.*"
+    )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from deja_blame.notes.public import project_meaning
 from deja_blame.output import agent_word, shorten, terminal, utc_minute
-from deja_blame.report.model import PROMPTS_HINT, Report, SessionReport, pct, time_span
+from deja_blame.report.model import Report, SessionReport, pct, prompts_hint, time_span
 
 PROMPT_CHARS = 60
 REQUEST_CHARS = 100
@@ -50,7 +50,7 @@ def _session_block(s: SessionReport, prompts: bool) -> list[str]:
     ]
     if not s.indexed:
         out.append("  known from commit notes only: the transcript is not on this machine")
-    if prompts and s.first_prompt:
+    if s.first_prompt:  # set only where the report may show it (its note's, or opted in)
         out.append(f"  first prompt: {shorten(s.first_prompt, REQUEST_CHARS)}")
         for i, r in enumerate(s.requests[:MAX_REQUESTS], 2):
             out.append(f"  {i}. {shorten(r, REQUEST_CHARS)}")
@@ -104,13 +104,18 @@ def render_text(report: Report) -> str:
             f"  {'SESSION':<9} {'AGENT':<11} {'LINES':>5} {'KEPT':>5}  {'TESTS':<8} FIRST PROMPT"
         )
         for s in report.sessions:
-            prompt = shorten(s.first_prompt, PROMPT_CHARS) if report.prompts else "(left out)"
+            prompt = (
+                shorten(s.first_prompt, PROMPT_CHARS)
+                if report.prompts or s.first_prompt
+                else "(left out)"
+            )
             out.append(
                 f"  {terminal(s.session_id)[:8]:<9} {agent_word(s.agent)[:11]:<11}"
                 f" {s.written:>5} {s.surviving:>5}  {_tests(s):<8} {prompt or '-'}"
             )
-        if not report.prompts:
-            out.append(f"  (prompts left out: {PROMPTS_HINT})")
+        hint = prompts_hint(report)
+        if hint:
+            out.append(f"  (prompts left out: {hint})")
     if report.files:
         out += [
             "",
