@@ -763,7 +763,8 @@ def blame_cmd(
     \b
     Columns: the commit (00000000: not committed yet, as is every line of a file
     git does not track yet, which git blame refuses); for a session's line its
-    id, agent, model (where the transcript names one), when it wrote the line,
+    id, agent, model (where the transcript names one), when it wrote the line
+    (its edit's time in the transcript, as deja why's "written"; not the commit's),
     and the confidence (0-1); for a person's line the commit's author and date
     (as committed: no mailmap); then the line number and the text.
     The agent and model columns are as wide as the widest shown; agents:

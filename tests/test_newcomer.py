@@ -237,7 +237,7 @@ def test_agents_times_say_their_zone(world: World) -> None:
     out, _ = run(world, "TZ=Asia/Tokyo deja blame src/app.py -L 40,40")
     assert f"{AGY_SID[:8]} agy    2026-07-17 10:00 UTC 0.97 40)" in out
     why = run(world, "TZ=Asia/Tokyo deja why src/cart.py:45")[0]
-    history = why.split("History (oldest first)")[1]
+    history = why.split("History (oldest first, by commit time)")[1]
     assert all(" UTC " in row for row in history.strip().splitlines())
     rows = run(world, "deja sessions")[0].splitlines()
     assert rows[0].split()[:3] == ["SESSION", "AGENT", "STARTED"]
@@ -258,7 +258,7 @@ def test_small_things_a_person_sees(world: World) -> None:
     # a pure insertion's hunk header is git's; white space stays in history lines
     out, _ = run(world, "deja why src/cart.py:45")
     assert "@@ -42,0 +43,5 @@" in out
-    history = out.split("History (oldest first)")[1]
+    history = out.split("History (oldest first, by commit time)")[1]
     assert "    amount = order.total - order.discount" in history
     # Antigravity's diff counts three context lines before the change; the header
     # shown (without them) names the lines changed, 40 to 60

@@ -601,7 +601,7 @@ def test_why_tells_the_line_s_history(repo: Path, tmp_path: Path) -> None:
     assert second["text"] == "    if subtotal > 200:" and second["at"] == "2026-11-28T10:30:00Z"
     out = deja("why", f"{repo / 'pricing.py'}:7", env=env).stdout.decode()
     assert f"an earlier version was written by session {sid}" in out
-    assert "History (oldest first)" in out
+    assert "History (oldest first, by commit time)" in out
     # the agent as blame's column names it (newcomer 9: claude in blame, claude-code here)
     (older,) = [ln for ln in out.splitlines() if ln.startswith(f"  {agent_commit[:8]} ")]
     assert f"{sid[:8]} claude " in older and "claude-code" not in older

@@ -68,3 +68,21 @@ def test_the_agent_s_words_keep_their_text_and_lose_their_code() -> None:
     assert without_code("Done:\n```py\nx = 1\n```\nsee above") == "Done:\n [code] \nsee above"
     assert without_code("Writing it:\n```py\nx = 1\n") == "Writing it:"  # a fence left open
     assert without_code("no code here") == "no code here" and without_code(None) == ""
+
+
+def test_why_says_which_time_is_the_write_and_which_the_commit(repo: Path) -> None:
+    """Blame's column is when the session wrote the line (its Write's result, 21:33:31);
+    why's History gives each version its commit's time (22:13): neither was labelled,
+    and the two looked like a contradiction (trial 16 #7)."""
+    _claude_code_with_milliseconds(Path(os.environ["HOME"]), repo)
+    (repo / "a.py").write_text(BODY)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "halve", env=commit_env(1_796_000_000 + 76_800))
+    (repo / "a.py").write_text(BODY + "# more\n")
+    git(repo, "commit", "-qam", "more", env=commit_env(1_796_000_000 + 90_000))
+    blame = deja("blame", "-L", "1,1", "a.py", cwd=repo).stdout.decode()
+    assert "2026-11-30 21:33 UTC" in blame, blame
+    why = deja("why", "a.py:1", cwd=repo).stdout.decode()
+    assert "The edit (Write, m, written 2026-11-30T21:33:31Z)" in why, why
+    history = why.split("History (oldest first, by commit time)\n", 1)[1]
+    assert "2026-11-30 22:13 UTC" in history and "21:33" not in history, why

@@ -44,7 +44,7 @@ def test_why_from_a_note_prints_its_agent_model_and_request(repo: Path) -> None:
     assert "\nAsked  (its first request, from the note)\n" in out
     # one line: a note is a stranger's text, and prints no line of its own
     assert "\n  Add discounts <script>x</script>link second line\n" in out
-    assert out.index("Asked") < out.index("History (oldest first)")
+    assert out.index("Asked") < out.index("History (oldest first, by commit time)")
 
 
 def test_why_from_a_note_without_the_opt_in_prints_no_request(repo: Path) -> None:

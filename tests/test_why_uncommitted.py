@@ -37,7 +37,7 @@ def test_an_uncommitted_change_still_shows_who_wrote_the_line_before(world: Worl
     assert [(v["commit"], v["session"], v["text"]) for v in doc["history"]] == [(sha, S1, line4)]
     text = world.deja("why", "app.py:4", "--no-refresh").stdout.decode()
     assert f"an earlier version was written by session {S1}" in text, text
-    assert "History (oldest first)" in text
+    assert "History (oldest first, by commit time)" in text
     last = text.rstrip("\n").splitlines()[-1]
     assert last.startswith("  00000000 not committed yet") and last.endswith("# checked")
 
@@ -67,7 +67,7 @@ def test_a_session_s_uncommitted_change_shows_the_line_it_changed_and_its_writer
     assert (doc["commit"], doc["session"]) == (None, S2)
     assert [(v["commit"], v["session"]) for v in doc["history"]] == [(sha, S1)]
     text = world.deja("why", "app.py:4", "--no-refresh").stdout.decode()
-    rows = text.split("History (oldest first)\n", 1)[1].splitlines()
+    rows = text.split("History (oldest first, by commit time)\n", 1)[1].splitlines()
     assert rows[0].startswith(f"  {sha[:8]} ") and f" {S1[:8]} agy " in rows[0]
     assert rows[1].startswith("  00000000 not committed yet") and f" {S2[:8]} agy " in rows[1]
 

@@ -102,6 +102,9 @@ def explain(
     return line_story(conn, result, result.lines[0])
 
 
+HISTORY_HEADING = "History (oldest first, by commit time)"
+
+
 def _code(text: str, width: int) -> str:
     """A line of code as it stands (its white space kept), cut at ``width``, never
     inside the ``<U+XXXX>`` that shows a control character (half a marker would not
@@ -130,7 +133,9 @@ def _print_history(
     shown = len(history) + (1 if uncommitted is not None and history else 0)
     if shown < 2 and not any(v["session"] for v in history):
         return
-    click.echo("\n" + style("History (oldest first)", c, bold=True))
+    # each version's time is its commit's; the edit's (above) and blame's column are
+    # when the session wrote the line (trial 16 #7: neither was labelled)
+    click.echo("\n" + style(HISTORY_HEADING, c, bold=True))
     for v in history:
         when = terminal(utc_minute(v["at"]))
         if v["session"]:
@@ -275,7 +280,10 @@ def run_why(
     if doc.get("edit"):
         e = doc["edit"]
         by = f", {shorten(e['model'], 60)}" if e.get("model") else ""
-        heading = f"The edit ({shorten(e['tool'], 60)}{by}, {terminal(utc_second(e['at']) or '?')})"
+        heading = (
+            f"The edit ({shorten(e['tool'], 60)}{by},"
+            f" written {terminal(utc_second(e['at']) or 'at a time not known')})"
+        )
         echo("\n" + style(heading, c, bold=True))
         echo(f"--- a/{terminal(doc['path'])}\n+++ b/{terminal(doc['path'])}")
         for h in e["hunks"]:

@@ -160,11 +160,13 @@ def agent_hover(
         more = len(diff) - EDIT_LINES
         body = "\n".join(diff[:EDIT_LINES]) + (f"\n... {more} more lines" if more > 0 else "")
         tool, at = _code(inert(str(edit["tool"] or "?"))), md_text(str(edit["at"] or "?"))
-        out.append(f"**The edit** ({tool}, {at})\n\n")
+        out.append(f"**The edit** ({tool}, written {at})\n\n")
         out[-1] += _fenced(body, "diff")
     history = story.get("history") or []
     if len(history) > 1:
-        out.append("**History** (oldest first)\n\n" + _fenced(_history_text(history)))
+        out.append(
+            "**History** (oldest first, by commit time)\n\n" + _fenced(_history_text(history))
+        )
     return "\n\n".join(out)
 
 

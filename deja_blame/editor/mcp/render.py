@@ -98,7 +98,7 @@ def why_run(path: str, run: dict[str, Any]) -> str:
             out.append(f"  {no_edit_text(_one(path), _one(other) if other else None)}")
         edit = run.get("edit")
         if edit:
-            out.append(f"  edit: {_one(edit.get('tool'))} at {_one(edit.get('at') or '?')}")
+            out.append(f"  edit: {_one(edit.get('tool'))}, written {_one(edit.get('at') or '?')}")
             for h in edit["hunks"]:
                 out.append(f"    {_hunk_header(h, run.get('commit'))}")
                 out += [f"    -{code(x)}" for x in h["removed"]]
@@ -120,7 +120,7 @@ def why_run(path: str, run: dict[str, Any]) -> str:
         )
     history = run.get("history") or []
     if len(history) > 1 or any(v.get("session") for v in history):
-        out.append("  history (oldest first):")
+        out.append("  history (oldest first, by commit time):")
         for v in history:
             who = (
                 f"session {_one(v['session'])[:8]} {_agent(v.get('agent'), '')}"
