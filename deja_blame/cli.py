@@ -1646,7 +1646,8 @@ def doctor_cmd(db: Path | None, as_json: bool) -> int:
     commits' authors').
 
     Changes nothing. Prints one line per check, then, for each problem, the
-    command that fixes it. Exit 0 when all is well, 1 when something needs fixing.
+    command that fixes it. Exit 0 when all is well, 1 when something needs fixing
+    (also when what reads the output stops early: deja doctor | head -1).
     A warning (warn, with the command worth running; "ok": true in --json) does
     not change the exit code: only a problem makes it 1.
 

@@ -331,3 +331,26 @@ def test_files_with_no_session_are_not_counted_as_sessions(
     _, doc, _ = doctor(setup["repo"], env)
     detail = by_name(doc)["transcript roots"]["detail"]
     assert f"claude-code: {claude} (2 sessions; 2 files with no session in it)" in detail
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_reader_that_stops_early_still_gets_exit_1_for_a_problem(
+    tmp_path: Path, repo: Path, as_json: bool
+) -> None:
+    """``deja doctor 2>&1 | head -1`` exited 0 while a check failed: the broken pipe
+    was taken for "the reader stopped early, all is well" (newcomer 17 #6). The
+    reader here is gone before doctor writes a byte."""
+    import subprocess
+
+    (tmp_path / "a-folder").mkdir()
+    env = {**os.environ, "DEJA_DB": str(tmp_path / "a-folder")}  # index FAIL
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "deja_blame", "doctor", *(["--json"] if as_json else [])],
+        cwd=repo,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    assert proc.stdout is not None
+    proc.stdout.close()
+    assert proc.wait(timeout=120) == 1

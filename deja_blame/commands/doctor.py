@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import subprocess
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -685,6 +686,28 @@ def _has_notes(check: Check) -> bool:
 def run_doctor(db_path: Path, as_json: bool, cwd: Path | None = None) -> int:
     checks = diagnose(db_path, cwd=cwd)
     problems = [c for c in checks if not c.ok]
+    try:
+        _print_checks(checks, problems, as_json)
+    except BrokenPipeError:
+        # the reader stopped early (| head -1): the exit code still says whether
+        # something needs fixing (newcomer 17 #6: 0 while a check failed)
+        _quiet_closed_pipes()
+    return 1 if problems else 0
+
+
+def _quiet_closed_pipes() -> None:
+    """Point stdout and stderr at /dev/null, so that nothing more written (the flush at
+    exit) raises on a pipe whose reader is gone."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            os.dup2(null, stream.fileno())
+        except (OSError, ValueError):
+            pass
+    os.close(null)
+
+
+def _print_checks(checks: list[Check], problems: list[Check], as_json: bool) -> None:
     if as_json:
         print_json({"ok": not problems, "checks": [c.to_json() for c in checks]})
     else:
@@ -706,5 +729,3 @@ def run_doctor(db_path: Path, as_json: bool, cwd: Path | None = None) -> int:
                 click.echo(f"  {c.name}: {terminal(c.fix)}")
     if problems:
         warn(f"{counted(len(problems), 'problem')} found")
-        return 1
-    return 0
