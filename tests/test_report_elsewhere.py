@@ -76,3 +76,21 @@ def test_a_session_with_one_time_known_says_so_and_never_shows_a_question_mark()
     report = Report("HEAD~1..HEAD", None, [], [], Counts(), [], [only_start], False, "deja")
     html = html_session(only_start, report)
     assert f"started {start}</p>" in html and "→ ?" not in html, html
+
+
+def test_what_dash_means_is_said_once_and_markdown_keeps_its_space() -> None:
+    """Four sessions elsewhere printed the long "(elsewhere: ...)" four times, and the
+    Markdown read ``<code>-</code>\\(elsewhere``, rendered ``-(elsewhere`` (newcomer
+    17 #7). Said at the first session; the others say "as above"."""
+    from deja_blame.report.model import CommitReport
+    from deja_blame.report.render_markdown import render_markdown
+    from deja_blame.report.render_text import render_text
+
+    sessions = [SessionReport(f"5e55{i}000-1", agent="claude-code") for i in range(3)]
+    commit = CommitReport("c" * 40, [], "work", "P", "2026-12-07T21:00:00Z", Counts(), "note")
+    report = Report("HEAD~1..HEAD", None, [], [commit], Counts(), [], sessions, False, "deja")
+    for text in (render_text(report), render_markdown(report)):
+        assert text.count("(elsewhere: another clone or machine") == 1, text
+        assert text.count("elsewhere, as above") == 2, text
+    md = render_markdown(report)
+    assert "**Project:** <code>-</code> \\(elsewhere: another clone" in md, md

@@ -32,12 +32,15 @@ NOTED_TESTS = ("passed", "failed", "unknown", "none")
 _ABSOLUTE = re.compile(r"^(?:/|~|\\\\|[A-Za-z]:[\\/])")
 
 
-def project_meaning(project: str | None) -> str:
+def project_meaning(project: str | None, said_before: bool = False) -> str:
     """What a project shown as ``.`` or ``-`` stands for, to print beside it ("" for a
     folder shown as it is): notes and answers that leave the machine keep no path
-    outside the repository."""
+    outside the repository. ``said_before``: a report explained ``-`` at an earlier
+    session already (newcomer 17 #7: the same sentence four times)."""
     if project == ".":
         return " (this repository's top)"
+    if project in (None, "", "-") and said_before:
+        return " (elsewhere, as above)"
     if project in (None, "", "-"):
         # "no path is kept" read as if deja had lost it (NEWCOMER13 #6): the index
         # keeps it (deja sessions and show print it); what may leave the machine does not

@@ -105,10 +105,12 @@ class _Section:
         return "\n".join(out)
 
 
-def _session_block(s: SessionReport, prompts: bool) -> str:
+def _session_block(s: SessionReport, prompts: bool, said_before: bool = False) -> str:
     lines = [f"#### Session {md_code(_short(s.session_id))} · {md_text(label_of(s.agent))}", ""]
     span = time_span(md_text(s.started_at or ""), md_text(s.ended_at or ""), "→")
-    meaning = md_text(project_meaning(s.project))
+    # its own leading space: the escaping drops it ("<code>-</code>\\(elsewhere")
+    meaning = project_meaning(s.project, said_before).strip()
+    meaning = f" {md_text(meaning)}" if meaning else ""
     lines.append(f"- **Project:** {md_code(s.project)}{meaning} · **time:** {span}")
     if not s.indexed:
         lines.append("- *Known from commit notes only: the transcript is not on this machine.*")
@@ -224,7 +226,7 @@ def render_markdown(report: Report, limit: int = LIMIT) -> str:
     details = _Section(
         title="Session details",
         head="",
-        rows=[_session_block(s, report.prompts) for s in report.sessions],
+        rows=_session_blocks(report),
         unit="sessions",
     )
     commit_rows = [
@@ -285,3 +287,13 @@ def _prompts_tail(report: Report) -> str:
         " `git config deja.notes.prompts true` shows them by default, and publishes them"
         " in the notes.*"
     )
+
+
+def _session_blocks(report: Report) -> list[str]:
+    """Each session's block; what a project shown ``-`` means is said at the first."""
+    out: list[str] = []
+    said = False
+    for s in report.sessions:
+        out.append(_session_block(s, report.prompts, said))
+        said = said or s.project in (None, "", "-")
+    return out

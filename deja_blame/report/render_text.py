@@ -28,7 +28,12 @@ def _tests(s: SessionReport) -> str:
     return {"passed": "passed", "failed": "FAILED", "unknown": "unknown"}[status]
 
 
-def _project(s: SessionReport) -> str:
+def _elsewhere(s: SessionReport) -> bool:
+    """Whether the session's project is shown ``-`` (with what that means)."""
+    return s.project in (None, "", "-")
+
+
+def _project(s: SessionReport, said_before: bool = False) -> str:
     """The session's folder: ``.``, repository-relative, or, for one elsewhere, the
     index's path on this machine (this text is for the person here; the shared forms
     keep ``-``), else ``-`` and what it means."""
@@ -37,16 +42,16 @@ def _project(s: SessionReport) -> str:
             f"  project {terminal(s.local_project)} (elsewhere: not this repository's folder;"
             " shared reports and notes leave the path out)"
         )
-    return f"  project {terminal(s.project)}{project_meaning(s.project)}"
+    return f"  project {terminal(s.project)}{project_meaning(s.project, said_before)}"
 
 
-def _session_block(s: SessionReport, prompts: bool) -> list[str]:
+def _session_block(s: SessionReport, prompts: bool, said_before: bool = False) -> list[str]:
     span = time_span(
         terminal(utc_minute(s.started_at) or ""), terminal(utc_minute(s.ended_at) or ""), "->"
     )
     out = [
         f"Session {terminal(s.session_id)[:8]} ({agent_word(s.agent)}), {span}",
-        _project(s),
+        _project(s, said_before),
     ]
     if not s.indexed:
         out.append("  known from commit notes only: the transcript is not on this machine")
@@ -126,8 +131,10 @@ def render_text(report: Report) -> str:
             c = f.counts
             share = f"{pct(c.by_sessions, c.added)}%"
             out.append(f"  {c.added:>5} {c.by_sessions:>5} {share:>6}  {terminal(f.path)}")
+    said = False  # what "-" means, said at its first session only
     for s in report.sessions:
-        out += ["", *_session_block(s, report.prompts)]
+        out += ["", *_session_block(s, report.prompts, said)]
+        said = said or (_elsewhere(s) and not s.local_project)
     out += ["", f"Commits ({n})", f"  {'COMMIT':<9} {'ADDED':>5} {'AGENT':>5}  {'FROM':<5} SUBJECT"]
     for cr in report.commits:
         merge = " (merge)" if cr.is_merge else ""
