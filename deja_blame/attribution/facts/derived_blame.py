@@ -27,9 +27,10 @@ turn it on (``share_blames``): a one-file question never reads the whole history
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,11 +79,14 @@ def remember(root: str | Path, commit: str, path: str, lines: list[BlameLine]) -
 @dataclass
 class Known:
     """What a question about many files knows of git's blame at a commit (``known``):
-    its lines (None: git must blame it), and whether they were computed in process
-    (``plain_blame``: no early ``git blame`` will be taken)."""
+    its lines (None: git must blame it), whether they were computed in process
+    (``plain_blame``: no early ``git blame`` will be taken), and ``keep``, which
+    remembers git's blame of the same file at the same commit once git gives it
+    (``remember``, for later derivations)."""
 
     lines: list[BlameLine] | None
     computed: bool = False
+    keep: Callable[[list[BlameLine]], None] = lambda lines: None
 
 
 def known(root: str | Path, commit: str, path: str, cached: list[BlameLine] | None) -> Known:
@@ -90,12 +94,13 @@ def known(root: str | Path, commit: str, path: str, cached: list[BlameLine] | No
     blame cache's (``cached``), else derived from a remembered one (``derive``), else
     computed from the history the question has read (``plain_blame``); the cache's and
     the computed one remembered for later derivations."""
+    keep = functools.partial(remember, root, commit, path)
     if cached is not None:
-        remember(root, commit, path, cached)
-        return Known(cached)
+        keep(cached)
+        return Known(cached, keep=keep)
     derived = derive(root, commit, path)
     if derived is not None:
-        return Known(derived)
+        return Known(derived, keep=keep)
     # a question about many files that has read the history: git's plain blame,
     # computed in process from it, not a git process per file (its modules loaded
     # at the first cache miss, as before: an answer the caches give loads none)
@@ -103,9 +108,9 @@ def known(root: str | Path, commit: str, path: str, cached: list[BlameLine] | No
 
     computed = plain_blame(str(root), commit, path)
     if computed is None:
-        return Known(None)
-    remember(root, commit, path, computed)
-    return Known(computed, computed=True)
+        return Known(None, keep=keep)
+    keep(computed)
+    return Known(computed, computed=True, keep=keep)
 
 
 class _Kept:

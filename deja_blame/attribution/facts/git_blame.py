@@ -559,7 +559,7 @@ def blame_version(
         # kept once git is done, and once the answer is out (``later``)
         pending.after(lambda lines: defer(lambda: _store(conn, key, lines)))
     if found is not None and commit is not None:
-        pending.after(lambda lines: derived_blame.remember(root, commit, version.relpath, lines))
+        pending.after(found.keep)  # remembered for later derivations
     return pending
 
 
