@@ -34,6 +34,7 @@ from deja_blame.attribution.facts.model import (
     WriteSet,
 )
 from deja_blame.attribution.match.clock import Deadlines
+from deja_blame.attribution.match.left_copy import give_left_copies
 from deja_blame.attribution.match.lone import (
     FileEdits,
     carried,
@@ -350,6 +351,21 @@ def match_lines(
             heapq.heappush(
                 heap, (*rank, i, seq, twin, group, pos, tries + 1, run, at, placeless, landed)
             )
+    if fresh is not None and position is not None:
+        window_fresh = fresh
+
+        def older(i: int, key: Key) -> bool:
+            # a write older than line i's window, usable there (as the heap checks)
+            at = info[key][1]
+            if info[key][2] or window_fresh(i, at):
+                return False
+            if stale is not None and stale(i, at, copies(key, fps[i], limits[i])):
+                return False
+            return not (
+                taken_beyond(i, key) or (runs_beyond is not None and runs_beyond.taken(key, i))
+            )
+
+        give_left_copies(chosen, runs, fps, repeated, used, distance, older)
     # Identical trivial lines ("}", blank) are interchangeable to git's diff: blame
     # may say an old commit kept the "}" that a later session actually added next
     # to its own lines. So the gap rule may use any write made by the blamed
