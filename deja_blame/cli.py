@@ -1030,10 +1030,15 @@ def lsp_cmd(db: Path | None) -> int:
     deja.handoff.
 
     \b
-    Editors start it themselves (docs/editors.md):
-      Neovim:  vim.lsp.start({ name = "deja", cmd = { "deja", "lsp" } })  -- 0.8+
+    Editors start it themselves (each editor's whole setup, Zed and Sublime Text
+    too: docs/editors.md in deja's source repository, not in the installed package):
+      Neovim:  vim.lsp.start({ name = "deja", cmd = { "deja", "lsp" } })  -- 0.8+,
+               for the current buffer; lenses only with vim.lsp.codelens.refresh()
+               run on BufEnter and BufWritePost (Neovim does not draw them itself)
       Helix:   [language-server.deja] command = "deja", args = ["lsp"]
-      VS Code: the extension in editors/vscode
+      Emacs:   (add-to-list 'eglot-server-programs
+                 '((python-mode python-ts-mode) . ("deja" "lsp")))
+      VS Code: the extension in editors/vscode of the source repository
     """
     from deja_blame.commands.lsp import run_lsp
 
@@ -1065,7 +1070,7 @@ def mcp_cmd(db: Path | None, repo: Path | None, prompts: bool) -> int:
     repository is read.
 
     \b
-    Agents start it themselves (docs/mcp.md):
+    Agents start it themselves (docs/mcp.md in deja's source repository):
       Claude Code:  claude mcp add deja -- deja mcp
       Codex CLI:    codex mcp add deja -- deja mcp
       Gemini CLI:   gemini mcp add deja deja mcp

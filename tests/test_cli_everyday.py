@@ -354,3 +354,14 @@ def test_a_commit_dated_past_year_9999_is_shown_not_an_error(repo: Path) -> None
     assert "9999-12-31" in text.stdout.decode()
     unix = deja("blame", "-t", "far.py", cwd=repo).stdout.decode()
     assert "300000000000" in unix
+
+
+def test_lsp_help_gives_a_working_setup_without_the_source_tree() -> None:
+    """``deja lsp --help`` sent a pip user to docs/editors.md (not installed), gave no
+    Emacs line, and its Neovim line drew no lenses (newcomer 17 #8)."""
+    from conftest import run_deja
+
+    text = run_deja("lsp", "--help").output
+    assert "eglot-server-programs" in text and "vim.lsp.codelens.refresh()" in text, text
+    assert "in deja's source repository, not in the installed package" in text
+    assert "docs/mcp.md in deja's source repository" in run_deja("mcp", "--help").output
