@@ -254,7 +254,15 @@ class OwnEdits:
 
 
 def placed_lines(file_fps: list[int], edit_fps: list[int], plain: list[bool]) -> set[int] | None:
-    """The lines (numbers from 1) of a file (``file_fps``, fingerprints in order) that an
+    """``placed_writes``'s lines (numbers from 1); None where the edit has no anchor."""
+    got = placed_writes(file_fps, edit_fps, plain)
+    return None if got is None else set(got)
+
+
+def placed_writes(
+    file_fps: list[int], edit_fps: list[int], plain: list[bool]
+) -> dict[int, set[int]] | None:
+    """The lines (numbers from 1) of a file (numbers from 1) of a file (``file_fps``, fingerprints in order) that an
     edit's added lines land on, as the edit's own anchors place them: its lines of text
     (``plain``) that the file and the edit each hold once. None where it has no anchor:
     its place cannot be told.
@@ -265,7 +273,9 @@ def placed_lines(file_fps: list[int], edit_fps: list[int], plain: list[bool]) ->
     first anchor or after the last (within twice the edit's stretch there: a person may
     have put lines between). An edit's added lines need not be adjacent in the file
     (an edit's diff), so each way alone misses some; either way, a copy of its text
-    in a function the edit did not write is not reached."""
+    in a function the edit did not write is not reached. Each line -> the edit's lines
+    (indexes into ``edit_fps``) that land on it: one edit line may land on two (a person
+    put lines between two anchors that end as the edit's lines above them did)."""
     import bisect
     import difflib
 
@@ -284,7 +294,7 @@ def placed_lines(file_fps: list[int], edit_fps: list[int], plain: list[bool]) ->
     ]
     if not anchors:
         return None
-    out: set[int] = set()
+    out: dict[int, set[int]] = {}
     keys = [k for k, _ in anchors]
     for k, fp in enumerate(edit_fps):  # at its own distance from the nearest anchors
         i = bisect.bisect_left(keys, k)
@@ -292,7 +302,7 @@ def placed_lines(file_fps: list[int], edit_fps: list[int], plain: list[bool]) ->
         for j, at in nearest:
             n = at + k - j
             if 0 <= n < len(file_fps) and file_fps[n] == fp:
-                out.add(n)
+                out.setdefault(n, set()).add(k)
 
     def match(e0: int, e1: int, f0: int, f1: int) -> None:
         f0, f1 = max(f0, 0), min(f1, len(file_fps))
@@ -300,7 +310,9 @@ def placed_lines(file_fps: list[int], edit_fps: list[int], plain: list[bool]) ->
             runs = difflib.SequenceMatcher(
                 None, edit_fps[e0:e1], file_fps[f0:f1], autojunk=False
             ).get_matching_blocks()
-            out.update(n for _, b, size in runs for n in range(f0 + b, f0 + b + size))
+            for a, b, size in runs:
+                for t in range(size):
+                    out.setdefault(f0 + b + t, set()).add(e0 + a + t)
 
     k0, at0 = anchors[0]
     match(0, k0 + 1, at0 - 2 * k0, at0 + 1)
@@ -309,27 +321,43 @@ def placed_lines(file_fps: list[int], edit_fps: list[int], plain: list[bool]) ->
             match(ka, kb + 1, a, b + 1)
     kn, atn = anchors[-1]
     match(kn, len(edit_fps), atn, atn + 2 * (len(edit_fps) - kn))
-    return {n + 1 for n in out}
+    return {n + 1: ks for n, ks in out.items()}
 
 
 def missed_place(
     file_fps: list[int], line: int, edits: list[OwnEdit],
-    seen: dict[int, set[int] | None] | None = None,
+    seen: dict[int, dict[int, set[int]] | None] | None = None,
+    given: set[int] | None = None,
 ) -> str:  # fmt: skip
-    """Where the edits that wrote a missed line's text are (``placed_lines``):
+    """Where the edits that wrote a missed line's text are (``placed_writes``):
     ``placed`` where the file holds the text once or one of them lands on the line,
     ``no_unique_line`` where one of them has no anchor (it may be here), else
     ``elsewhere``. ``seen`` keeps
-    each edit's lines in this file (by the edit's id) for the file's next line."""
+    each edit's lines in this file (by the edit's id) for the file's next line.
+
+    ``given``: the file's lines the write of an edit's line is accounted for at (given
+    to the commit's sessions, or not the commit's: its parent had them). An edit's line
+    that lands on this line and on such a line (two readings of one place: a person
+    put lines between two anchors that end as the edit's lines above them do) is one
+    write, and that line has it: it does not place this one (entireio ``state.go``,
+    845ffb86: a validation block put between two of the edit's anchors, ending in
+    ``return ""`` / ``}`` / blank as the edit's guard above it does; the edit's
+    ``return ""`` read at the guard's line, the parent's, and at the block's)."""
     if file_fps.count(file_fps[line - 1]) == 1:
         return "placed"
     seen = {} if seen is None else seen
     for e in edits:
         if id(e) not in seen:
-            seen[id(e)] = placed_lines(file_fps, e.fps, e.plain)
+            seen[id(e)] = placed_writes(file_fps, e.fps, e.plain)
     places = [seen[id(e)] for e in edits]
-    if any(p is not None and line in p for p in places):
-        return "placed"
+    for p in places:
+        if p is None or line not in p:
+            continue
+        if given is None:
+            return "placed"
+        elsewhere = {k for n, ks in p.items() if n != line and n in given for k in ks}
+        if p[line] - elsewhere:
+            return "placed"
     return "no_unique_line" if any(p is None for p in places) else "elsewhere"
 
 
@@ -356,7 +384,9 @@ def missed_own_lines(
     mine = given if mine is None else mine
     for path, rows in added_lines(clone, sha).items():
         text_fps: list[int] | None = None
-        seen: dict[int, set[int] | None] = {}
+        seen: dict[int, dict[int, set[int]] | None] = {}
+        mine_here = {n for p, n in mine if p == path}
+        added_here = {n for n, _ in rows}
         given_copies: dict[int, int] = {}  # the commit's lines of a text given to them
         for line, text in rows:
             if (path, line) in mine:
@@ -388,7 +418,10 @@ def missed_own_lines(
                 cause = "other"
             place = "placed"
             if line <= len(text_fps):
-                place = missed_place(text_fps, line, writes, seen)
+                # the lines an edit's write cannot be missed at: given to the
+                # sessions, or not this commit's (the parent had them)
+                settled = mine_here | (set(range(1, len(text_fps) + 1)) - added_here)
+                place = missed_place(text_fps, line, writes, seen, settled)
             if place == "no_unique_line" and used_up(fp, writes, given_copies.get(fp, 0)):
                 place = "used_up"
             missed.append(

@@ -20,9 +20,9 @@ def _edit(lines: list[str]) -> Any:
     return MM.OwnEdit("/u/cli/a.go", "Edit", 0.0, fps, plain, frozenset(fps))
 
 
-def _place(file: list[str], line: int, *edits: list[str]) -> str:
+def _place(file: list[str], line: int, *edits: list[str], given: set[int] | None = None) -> str:
     fps = [fingerprint(x) for x in file]
-    return str(MM.missed_place(fps, line, [_edit(e) for e in edits]))
+    return str(MM.missed_place(fps, line, [_edit(e) for e in edits], given=given))
 
 
 SESSION = [
@@ -109,6 +109,43 @@ def test_lines_before_the_first_unique_line_and_after_the_last_are_matched() -> 
     file = ["func load() error {", *bottom[:3], "\tlog()", bottom[3], "}", "", *PERSON]
     assert _place(file, 2, bottom) == "placed"
     assert _place(file, len(file) - 4, bottom) == "elsewhere"
+
+
+def test_an_edit_line_read_at_two_places_is_the_one_given() -> None:
+    # a person put a guard block between two of the edit's anchors, ending as the
+    # edit's own guard above it does (``return ""`` / ``}`` / blank): the edit's
+    # ``return ""`` reads at its distance from the upper anchor (5) and, matched up
+    # from the lower one, at the block's (10). One write: where line 5 is given
+    # to the session, line 10 is not its (entireio state.go, 845ffb86)
+    edit = [
+        "func find(id string) string {",
+        '\tif id == "" {',
+        '\t\treturn ""',
+        "\t}",
+        "",
+        "\tdir, err := gitDir()",
+        "\tif err != nil {",
+        '\t\treturn ""',
+        "\t}",
+        "\treturn dir",
+        "}",
+    ]
+    guard = [
+        "\t// validate the id",
+        "\tif err := validate(id); err != nil {",
+        '\t\treturn ""',
+        "\t}",
+        "",
+    ]
+    file = ["package a", "", *edit[:5], *guard, *edit[5:]]
+    assert file[4] == file[9] == file[14] == '\t\treturn ""'
+    assert _place(file, 10, edit) == "placed"  # either reading may be the edit's
+    assert _place(file, 10, edit, given={5, 15}) == "elsewhere"
+    assert _place(file, 5, edit, given={10, 15}) == "elsewhere"  # deja gave the other
+    # the edit's second ``return ""`` has one reading: given elsewhere or not, placed
+    assert _place(file, 15, edit, given={5, 10}) == "placed"
+    # nothing given: each reading may be the session's line
+    assert _place(file, 5, edit, given=set()) == _place(file, 10, edit, given=set()) == "placed"
 
 
 MIGRATED = [
