@@ -453,3 +453,36 @@ def test_a_revision_s_file_whose_folder_the_working_tree_lost_is_blamed_as_git_d
     # without a revision the file is missing, as git blame says
     proc = deja("blame", "pkg/sub/m.py", cwd=repo, check=False)
     assert proc.returncode != 0 and b"no such file" in proc.stderr
+
+
+@pytest.mark.parametrize("where", ["missing file", "no repository"])
+def test_a_question_that_cannot_be_answered_reads_no_transcript_first(
+    tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """A typo is refused at once: the refresh (a first answer's reading of every new
+    transcript) is not run for a file that is not there or is in no repository."""
+    import deja_blame.index.refresh as refresh
+    from deja_blame.attribution import api
+    from deja_blame.errors import DejaError
+    from deja_blame.index.db import connect
+
+    refreshed: list[object] = []
+    monkeypatch.setattr(refresh, "refresh_index", lambda *a, **k: refreshed.append(a))
+    monkeypatch.delenv("GIT_DIR", raising=False)
+    if where == "missing file":
+        file = repo / "nothere.py"
+    else:
+        outside = tmp_path / "outside"
+        outside.mkdir()
+        file = outside / "x.py"
+        file.write_text("x = 1\n")
+    with pytest.raises(DejaError):
+        api.answer(connect(tmp_path / "i.db"), file, None, [], refresh=True)
+    assert refreshed == []
+    # the file there: the refresh runs (the check above is not vacuous)
+    (repo / "there.py").write_text("y = 2\n")
+    try:
+        api.answer(connect(tmp_path / "i.db"), repo / "there.py", None, [], refresh=True)
+    except DejaError:
+        pass
+    assert refreshed

@@ -134,12 +134,25 @@ def _before(
         raise DejaError(f"{file} is a directory; deja blame takes a file")
     if rev is None and not contents_given:
         refuse_binary_at_once(file)
-    if conn is not None and refresh:
+    if conn is not None and refresh and _answerable(file, rev, contents_given):
         # (imported here: the transcript readers' discovery, which --no-refresh, the
         # editor and stats never need)
         from deja_blame.index.refresh import refresh_index
 
         refresh_index(conn, about=file)  # only what names the file's repository is read now
+
+
+def _answerable(file: Path, rev: str | None, contents_given: bool) -> bool:
+    """Whether the question can be answered at all, by stat alone: a working file that
+    is not there, or a file in no repository, is refused by the answer's own error
+    right after; reading new transcripts first would make a typo wait for every
+    session (a first answer's refresh: minutes on a large transcript root)."""
+    from deja_blame.gitutil import repository_root
+
+    if rev is None and not contents_given and not os.path.lexists(file):
+        return False
+    # git finds a repository elsewhere only through its environment
+    return "GIT_DIR" in os.environ or repository_root(file) is not None
 
 
 def _answered(
