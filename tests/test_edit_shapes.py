@@ -5,13 +5,19 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_index import append, created_step, planner, transcript, user, write_call
+from test_matcher_scale import scenes
 
+from deja_blame.attribution.facts import writes as writes_mod
+from deja_blame.attribution.facts.model import Twins, WriteSet
 from deja_blame.index import ingest, shapes, store
 from deja_blame.index.db import connect
-from deja_blame.index.fingerprint import fingerprint
+from deja_blame.index.fingerprint import fingerprint, is_trivial
 from deja_blame.index.queries import LINES
 
 BODY = "def handler(event):\n    return event\n\n"
@@ -108,3 +114,124 @@ def test_writes_added_to_an_edit_by_hand_join_its_lines(tmp_path: Path) -> None:
     ]
     assert _count(conn, "shapes") == 2  # the first shape of session 5's edit went
     conn.close()
+
+
+# -- the writes read as shapes (``writes.load_writes``) -----------------------------------
+
+
+def _old_twins(writes: WriteSet) -> dict[tuple[int, int], Twins]:
+    """``WriteSet.twins`` as it grouped edits before the shapes: by each edit's pairs."""
+    groups: dict[tuple[object, ...], list[tuple[int, int]]] = {}
+    info = writes.info
+    for edit, pairs in writes.by_edit.items():
+        first = info[(edit[0], edit[1], pairs[0][0])]
+        groups.setdefault((first[2], first[3], tuple(pairs)), []).append(edit)
+    out: dict[tuple[int, int], Twins] = {}
+    for members in groups.values():
+        idx0 = writes.by_edit[members[0]][0][0]
+        members.sort(key=lambda e: (-info[(e[0], e[1], idx0)][1], info[(e[0], e[1], idx0)][4]))
+        twins = Twins(members, [-info[(e[0], e[1], idx0)][1] for e in members])
+        for e in members:
+            out[e] = twins
+    return out
+
+
+def _rows_read(
+    conn: sqlite3.Connection,
+    paths: dict[int, bool],
+    fps: set[int],
+    solid: set[int] | None,
+    narrow_from: int,
+) -> WriteSet:
+    """The writes as ``load_writes`` read them before the shapes: the lines table's rows
+    (``queries.LINES``) in its order, a path's trivial ones narrowed to the edits that
+    also wrote a solid line where it has over ``narrow_from`` of them."""
+    wanted = sorted(fps)
+    solid_fps = set(solid or ()).intersection(wanted)
+    trivial = set(wanted) - solid_fps if solid_fps else set()
+    rows: list[tuple[int, int, int, int, int, float | None, int]] = []
+    for pid in sorted(paths):
+        mine = [
+            r
+            for r in conn.execute(
+                f"SELECT path_id, fp, sid, edit_ord, idx, at_epoch, by_user FROM {LINES}"
+                " WHERE path_id=? ORDER BY fp, sid, edit_ord, idx",
+                (pid,),
+            )
+            if r[1] in fps
+        ]
+        if trivial and sum(1 for r in mine if r[1] in trivial) > narrow_from:
+            with_solid = {(r[2], r[3]) for r in mine if r[1] in solid_fps}
+            mine = [r for r in mine if r[1] in solid_fps or (r[2], r[3]) in with_solid]
+        rows += mine
+    out = WriteSet()
+    out.add_rows(rows, paths)
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(scene=scenes(), untimed=st.integers(0, 4), narrow=st.booleans(), solid_given=st.booleans())
+def test_writes_read_as_shapes_are_the_rows_read_one_by_one(
+    scene: Any,
+    untimed: int,
+    narrow: bool,
+    solid_given: bool,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    texts, _, rows, _ = scene
+    # every third edit wrote another clone's copy (a suffix match); some have no time
+    rows = [
+        (
+            2 if r[3] % 3 == 2 else 1,
+            r[1],
+            r[2],
+            r[3],
+            r[4],
+            None if r[3] % 5 == untimed else r[5],
+            r[6],
+        )
+        for r in rows
+    ]
+    conn = connect(tmp_path_factory.mktemp("shapes") / "index.db")
+    try:
+        store.insert_writes(conn, rows)
+        paths = {1: True, 2: False}
+        fps = {fingerprint(t) for t in texts}
+        solid = {fingerprint(t) for t in texts if not is_trivial(t)} if solid_given else None
+        narrow_from = 0 if narrow else 10_000
+        saved = writes_mod.NARROW_FROM
+        writes_mod.NARROW_FROM = narrow_from
+        try:
+            got = writes_mod.load_writes(conn, paths, fps, solid=solid)
+        finally:
+            writes_mod.NARROW_FROM = saved
+        want = _rows_read(conn, paths, fps, solid, narrow_from)
+        assert list(got.info.items()) == list(want.info.items())
+        assert list(got.by_fp.items()) == list(want.by_fp.items())
+        assert list(got.by_edit.items()) == list(want.by_edit.items())
+        assert list(got.blank_by_edit.items()) == list(want.blank_by_edit.items())
+        assert got.any_suffix == want.any_suffix
+        _same_twins(got.twins(), _old_twins(want))
+        # the trivial writes left out, read for a commit window, join some edits of a
+        # shape and not others: those edits are no longer twins
+        got.read_window_writes({fingerprint(t) for t in texts}, {(1000.0, 2000.0)})
+        _same_twins(got.twins(), _old_twins(got))
+    finally:
+        conn.close()
+
+
+def _same_twins(new: dict[tuple[int, int], Twins], old: dict[tuple[int, int], Twins]) -> None:
+    assert list(new) == list(old)
+    assert all(new[e].members == old[e].members and new[e].neg_at == old[e].neg_at for e in old)
+
+
+def test_an_edit_given_more_lines_is_no_longer_its_shapes_twin() -> None:
+    a, b = fingerprint("x = 1"), fingerprint("y = 2")
+    writes = WriteSet()
+    # shape 7: one line, written by two sessions' edits
+    writes.add_shapes([(1, [(a, 7, 0)])], {7: [(1, 0, 100.0, 0), (2, 0, 200.0, 0)]}, {1: True})
+    assert writes.twins()[(1, 0)].members == [(2, 0), (1, 0)]
+    writes.add_rows([(1, b, 1, 0, 1, 100.0, 0)], {1: True})  # a line more of one of them
+    twins = writes.twins()
+    assert twins[(1, 0)].members == [(1, 0)]
+    assert twins[(2, 0)].members == [(2, 0)]

@@ -3,8 +3,8 @@
 Every read the facts stage makes of the index runs here (``index/queries.py``
 keeps what the commands, the reports, the notes and the caches ask): the paths
 that stand for a file (this path, and the same path in other clones, by
-suffix), the writes of its texts (one B-tree range of ``lines`` per path and
-fingerprint, narrowed in SQLite before Python sees a row), the edits behind
+suffix), the writes of its texts (the edit shapes' lines of a path, one range,
+and the shapes' edits, one range each: ``writes.load_writes``), the edits behind
 them, and the sessions' names and what their identity depends on. The schema
 is ``index/``'s (``db.py``): a change of it that touches these tables touches
 this module too. Each function returns plain values.
@@ -105,41 +105,36 @@ def line_writes(
     return rows
 
 
-def line_writes_narrowed(
-    conn: sqlite3.Connection, path_id: int, solid: list[int], trivial: list[int]
-) -> list[tuple[int, int, int, int, int, float | None, int]]:
-    """``line_writes`` of ``solid + trivial``, keeping a write of a ``trivial``
-    fingerprint only where its edit also wrote one of ``solid`` to the path: SQLite
-    drops the others (a blank line ten thousand sessions wrote) before Python sees
-    a row. In the lines table's order (fp, sid, edit_ord, idx)."""
-    if not trivial:
-        return conn.execute(
-            f"SELECT {WRITE_COLS} FROM {LINES_TIMED} WHERE l.path_id=?1"
-            f" AND l.fp IN (SELECT value FROM json_each(?2)) ORDER BY {WRITE_ORDER}",
-            (path_id, _json_ints(solid)),
-        ).fetchall()
+def shape_lines_of(
+    conn: sqlite3.Connection, path_id: int, fps: list[int]
+) -> list[tuple[int, int, int]]:
+    """(fp, shape, idx) of the edit shapes' lines of ``fps`` on the path (``index/shapes.py``),
+    in that order: a shape's line once, however many edits made it."""
     return conn.execute(
-        f"WITH solid(fp) AS (SELECT value FROM json_each(?2)),"
-        f" edits AS (SELECT DISTINCT sid, edit_ord FROM {LINES}"
-        f"  WHERE path_id=?1 AND fp IN solid)"
-        f" SELECT {WRITE_COLS} FROM {LINES_TIMED} WHERE l.path_id=?1 AND l.fp IN solid"
-        f" UNION ALL"
-        f" SELECT {WRITE_COLS} FROM {LINES_TIMED} WHERE l.path_id=?1"
-        f"  AND l.fp IN (SELECT value FROM json_each(?3)) AND (+l.sid, +l.edit_ord) IN edits"
-        f" ORDER BY 2, 3, 4, 5",
-        (path_id, _json_ints(solid), _json_ints(trivial)),
+        "SELECT fp, shape, idx FROM shape_lines WHERE path_id=?"
+        " AND fp IN (SELECT value FROM json_each(?)) ORDER BY fp, shape, idx",
+        (path_id, _json_ints(fps)),
     ).fetchall()
 
 
-def count_line_writes(conn: sqlite3.Connection, path_id: int, fps: list[int]) -> int:
-    """How many writes of ``fps`` the path has (counted in SQLite, no row read)."""
-    return int(
-        conn.execute(
-            f"SELECT COUNT(*) FROM {LINES} WHERE path_id=?"
-            " AND fp IN (SELECT value FROM json_each(?))",
-            (path_id, _json_ints(fps)),
-        ).fetchone()[0]
-    )
+def edits_of_shapes(
+    conn: sqlite3.Connection, shapes: list[int]
+) -> dict[int, list[tuple[int, int, float | None, int]]]:
+    """shape -> (sid, edit_ord, at_epoch, by_user) of each edit of that shape, by
+    (sid, edit_ord): one range of ``edit_times_shape`` (which covers them) a shape."""
+    out: dict[int, list[tuple[int, int, float | None, int]]] = {}
+    rows = conn.execute(
+        "SELECT shape, sid, ord, at_epoch, by_user FROM edit_times"
+        " WHERE shape IN (SELECT value FROM json_each(?)) ORDER BY shape, sid, ord",
+        (_json_ints(shapes),),
+    ).fetchall()
+    for shape, sid, edit_ord, at, by_user in rows:
+        got = out.get(shape)
+        if got is None:
+            out[shape] = [(sid, edit_ord, at, by_user)]
+        else:
+            got.append((sid, edit_ord, at, by_user))
+    return out
 
 
 def line_writes_of_sessions(

@@ -115,6 +115,29 @@ class Twins:
     neg_at: list[float]
 
 
+def _timed(
+    timed: dict[int, list[tuple[int, int, tuple[int, int], float, bool]]],
+    edits: dict[int, list[tuple[int, int, float | None, int]]],
+    shape: int,
+) -> list[tuple[int, int, tuple[int, int], float, bool]]:
+    """The shape's edits with a time, (sid, edit_ord, (sid, edit_ord), at, by the
+    person), made once a shape (``timed``)."""
+    got = timed.get(shape)
+    if got is None:
+        got = timed[shape] = [
+            (sid, edit_ord, (sid, edit_ord), at, by_user != 0)
+            for sid, edit_ord, at, by_user in edits.get(shape, ())
+            if at is not None
+        ]
+    return got
+
+
+def _copy_order(
+    copy: tuple[int, int, tuple[int, int], object, object, object],
+) -> tuple[int, int, int]:
+    return copy[0], copy[1], copy[2][0]
+
+
 @dataclass
 class WriteSet:
     """The writes that can matter for one file: those of the fingerprints it holds.
@@ -222,6 +245,72 @@ class WriteSet:
             if fp == BLANK_FP:
                 blank_by_edit.setdefault(edit, []).append(key)
 
+    def add_shapes(
+        self,
+        read: list[tuple[int, list[tuple[int, int, int]]]],
+        edits: dict[int, list[tuple[int, int, float | None, int]]],
+        exact: dict[int, bool],
+    ) -> None:
+        """The writes read as edit shapes (``index/shapes.py``): for each path id, its
+        shapes' lines (fp, shape, idx) in that order, and ``edits[shape]``, the
+        (sid, edit_ord, at_epoch, by_user) of the shape's edits by (sid, edit_ord).
+        Each edit of a shape wrote each of its lines: the same writes, in the same
+        order, as ``add_rows`` of the lines table's rows (a row per edit and line)."""
+        info, by_fp, by_edit = self.info, self.by_fp, self.by_edit
+        blank_by_edit = self.blank_by_edit
+        seq = len(info)
+        if not all(exact.values()):
+            self.any_suffix = True
+        # each shape's edits with a time (one without cannot be placed before a commit)
+        timed: dict[int, list[tuple[int, int, tuple[int, int], float, bool]]] = {}
+        for pid, lines in read:
+            is_exact = exact[pid]
+            n, i = len(lines), 0
+            while i < n:
+                fp, shape = lines[i][0], lines[i][1]
+                j, one_shape = i + 1, True
+                while j < n and lines[j][0] == fp:
+                    one_shape = one_shape and lines[j][1] == shape
+                    j += 1
+                # the copies of this text's lines (an edit and a line each), in the
+                # lines table's order: (sid, edit_ord, idx)
+                if one_shape:  # by edit, then index: in order as they come
+                    pairs = [(row[2], fp) for row in lines[i:j]]
+                    copies = [
+                        (sid, edit_ord, pair, edit, at, user)
+                        for sid, edit_ord, edit, at, user in _timed(timed, edits, shape)
+                        for pair in pairs
+                    ]
+                else:  # (sid, edit_ord, idx) is unique: the sort compares no more
+                    shaped = [((row[2], fp), row[1]) for row in lines[i:j]]
+                    copies = [
+                        (sid, edit_ord, pair, edit, at, user)
+                        for pair, of in shaped
+                        for sid, edit_ord, edit, at, user in _timed(timed, edits, of)
+                    ]
+                    copies.sort(key=_copy_order)
+                i = j
+                keys = by_fp.get(fp)
+                if keys is None:
+                    keys = by_fp[fp] = []
+                blank = fp == BLANK_FP
+                for sid, edit_ord, pair, edit, at, user in copies:
+                    key = (sid, edit_ord, pair[0])
+                    if key in info:
+                        continue  # one edit has one path: only a path listed twice repeats a key
+                    info[key] = (fp, at, user, is_exact, seq)
+                    seq += 1
+                    keys.append(key)
+                    written = by_edit.get(edit)
+                    if written is None:
+                        by_edit[edit] = [pair]
+                    else:
+                        written.append(pair)
+                    if blank:
+                        blank_by_edit.setdefault(edit, []).append(key)
+                if not keys:
+                    del by_fp[fp]
+
     def twins(self) -> dict[tuple[int, int], Twins]:
         """Each edit -> the edits identical to it here (itself included), latest first.
 
@@ -229,11 +318,23 @@ class WriteSet:
         edit, a replayed hunk) have the same runs at every line: the matcher walks
         the runs of the first of them only and offers the others in its place.
         """
-        groups: dict[tuple[object, ...], list[tuple[int, int]]] = {}
+        groups: dict[tuple[bool, bool, int], list[tuple[int, int]]] = {}
         info = self.info
+        # what each edit wrote here, as a number (equal lines, equal numbers): edits of
+        # one shape share their (idx, fp) pairs' objects (``add_shapes``), so an edit
+        # is compared with the last one whose first pair was the same object, and only
+        # the lines of a shape's first edit are hashed, not each copy's
+        bodies: dict[tuple[tuple[int, int], ...], int] = {}
+        last: dict[int, tuple[list[tuple[int, int]], int]] = {}
         for edit, pairs in self.by_edit.items():
             first = info[(edit[0], edit[1], pairs[0][0])]
-            groups.setdefault((first[2], first[3], tuple(pairs)), []).append(edit)
+            like = last.get(id(pairs[0]))
+            if like is not None and like[0] == pairs:
+                body = like[1]
+            else:
+                body = bodies.setdefault(tuple(pairs), len(bodies))
+                last[id(pairs[0])] = (pairs, body)
+            groups.setdefault((first[2], first[3], body), []).append(edit)
         out: dict[tuple[int, int], Twins] = {}
         for members in groups.values():
             idx0 = self.by_edit[members[0]][0][0]

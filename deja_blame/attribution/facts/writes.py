@@ -28,7 +28,8 @@ def load_writes(
     into: WriteSet | None = None,
     solid: Iterable[int] | None = None,
 ) -> WriteSet:
-    """The writes of these fingerprints to these paths: one B-tree range per (path, fp).
+    """The writes of these fingerprints to these paths: one B-tree range of the edit
+    shapes' lines per path, then one of the shapes' edits.
 
     Only fingerprints the file holds are read, so the cost follows the file and
     the writes of its own lines, not everything ever written to the path.
@@ -47,22 +48,24 @@ def load_writes(
     wanted = sorted(set(fps))
     if not paths or not wanted:
         return out
-    rows: list[tuple[int, int, int, int, int, float | None, int]] = []
-    solid_fps = sorted(set(solid).intersection(wanted)) if solid is not None else []
-    if not solid_fps:
-        for pid in sorted(paths):
-            rows += Q.line_writes(conn, pid, wanted)
-        out.add_rows(rows, paths)
-        return out
-    trivial = sorted(set(wanted).difference(solid_fps))
+    # Each shape's lines once and each shape's edits once (``index/shapes.py``): the
+    # copies (an edit and a line each) are made here, not read row by row.
+    read = [(pid, Q.shape_lines_of(conn, pid, wanted)) for pid in sorted(paths)]
+    edits = Q.edits_of_shapes(conn, sorted({row[1] for _, lines in read for row in lines}))
+    solid_fps = set(solid).intersection(wanted) if solid is not None else set()
+    trivial = sorted(set(wanted).difference(solid_fps)) if solid_fps else []
     narrowed: dict[int, bool] = {}
-    for pid in sorted(paths):
-        if trivial and Q.count_line_writes(conn, pid, trivial) > NARROW_FROM:
-            rows += Q.line_writes_narrowed(conn, pid, solid_fps, trivial)
-            narrowed[pid] = paths[pid]
-        else:  # few: reading them all costs less than leaving them out
-            rows += Q.line_writes(conn, pid, wanted)
-    out.add_rows(rows, paths)
+    if trivial:
+        for k, (pid, lines) in enumerate(read):
+            # a trivial line's copies: the edits of each shape that wrote it
+            copies = sum(len(edits.get(shape, ())) for fp, shape, _ in lines if fp not in solid_fps)
+            if copies > NARROW_FROM:
+                # its writes only where the edit (its shape) also wrote a solid line
+                with_solid = {shape for fp, shape, _ in lines if fp in solid_fps}
+                read[k] = (pid, [r for r in lines if r[0] in solid_fps or r[1] in with_solid])
+                narrowed[pid] = paths[pid]
+            # else few: reading them all costs less than leaving them out
+    out.add_shapes(read, edits, paths)
     if narrowed:
         out.fetch_left_out = partial(Q.line_writes_of_sessions, conn)
         # a lone bracket edit's write, read only in its line's commit window (``match/lone.py``)
@@ -74,8 +77,8 @@ def load_writes(
     return out
 
 
-# Writes of a path's trivial lines from which load_writes narrows them in SQLite:
-# below, reading them all costs less than the query that leaves some out.
+# Writes (copies) of a path's trivial lines from which load_writes narrows them: below,
+# reading them all costs less than asking the index for the rest later.
 NARROW_FROM = 10_000
 
 
