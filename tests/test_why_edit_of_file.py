@@ -107,9 +107,12 @@ def test_a_renamed_file_shows_the_edit_of_its_old_name(world: World) -> None:
     assert world.deja("annotate", "--no-refresh").returncode == 0
     git(world.repo, "mv", "old_name.py", "new_name.py")
     world.commit("renamed")
-    doc, _ = _why(world, "new_name.py:7")
+    doc, text = _why(world, "new_name.py:7")
     assert doc["session"] == S1 and doc["via"] == "note"
     assert doc["edit"]["path"] == str(world.repo / "old_name.py")
+    # the diff of the edit is headed with the name it wrote
+    assert doc["edit"]["file"] == "old_name.py"
+    assert "--- a/old_name.py\n+++ b/old_name.py" in text
 
     world.write(S1, "new_name.py", body("p", 6) + LINE + LINE.replace("ROOT", "HOME"))
     world.write(S1, "other.py", LINE + body("o", 2) + LINE.replace("ROOT", "HOME"))
@@ -169,3 +172,18 @@ def test_the_edit_shown_is_the_one_made_at_the_note_s_time(world: World) -> None
     assert doc["via"] == "note" and doc["session"] == S1
     assert doc["edit"]["at"] == first["edit"]["at"], (first["edit"], doc["edit"])
     assert "home_dir" in str(doc["edit"]["hunks"])
+
+
+def test_an_edit_of_another_file_is_headed_with_that_file_s_name() -> None:
+    """A line a block moved from another file gave a session: the edit shown is the
+    other file's, and its diff is headed with that file's name, not the asked one's
+    (the text said ``--- a/example_basic_test.go`` over an edit of
+    ``example_hook_test.go``). The same path in another clone or on Windows is this file."""
+    from deja_blame.attribution.explain import edit_file
+
+    root = "/home/pat/shop"
+    assert edit_file("/home/pat/shop/hooks/a_test.go", root, "basic_test.go") == "hooks/a_test.go"
+    assert edit_file("/home/pat/shop/basic_test.go", root, "basic_test.go") == "basic_test.go"
+    assert edit_file("/srv/clone/shop/src/x.py", root, "src/x.py") == "src/x.py"
+    assert edit_file("C:\\Users\\pat\\shop\\src\\x.py", root, "src/x.py") == "src/x.py"
+    assert edit_file("/elsewhere/y.py", root, "src/x.py") == "/elsewhere/y.py"

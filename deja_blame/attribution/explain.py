@@ -100,6 +100,7 @@ def line_story(
     edit, step = found.edit, found.step
     doc["edit"] = {
         "path": edit.path,
+        "file": edit_file(edit.path, result.root, result.path),
         "tool": edit.tool,
         "model": edit.model,
         "at": edit.at,
@@ -216,6 +217,17 @@ def edit_of_file(
         if status == "R" and new in names
     }
     return added_to(before) if before else None
+
+
+def edit_file(written: str, root: str, asked: str) -> str:
+    """The file an edit wrote, as a diff of it is headed: ``asked`` where the edit wrote
+    that repository-relative path (here, or in another clone or machine, whatever its
+    separators), else the path it wrote, relative to the top where it is inside (a
+    block moved from another file, a file's name before a rename)."""
+    shown = _shown_path(written.replace("\\", "/"), root)
+    if shown == asked or shown.endswith("/" + asked):
+        return asked
+    return shown
 
 
 def _shown_path(written: str, root: str) -> str:

@@ -285,7 +285,9 @@ def run_why(
             f" written {terminal(utc_second(e['at']) or 'at a time not known')})"
         )
         echo("\n" + style(heading, c, bold=True))
-        echo(f"--- a/{terminal(doc['path'])}\n+++ b/{terminal(doc['path'])}")
+        # the file the edit wrote: another one where a block moved from it gave the line
+        edited = terminal(e.get("file") or doc["path"])
+        echo(f"--- a/{edited}\n+++ b/{edited}")
         for h in e["hunks"]:
             if h.get("old_start") is not None:
                 header = hunk_header(
