@@ -187,3 +187,5 @@ def test_an_edit_of_another_file_is_headed_with_that_file_s_name() -> None:
     assert edit_file("/srv/clone/shop/src/x.py", root, "src/x.py") == "src/x.py"
     assert edit_file("C:\\Users\\pat\\shop\\src\\x.py", root, "src/x.py") == "src/x.py"
     assert edit_file("/elsewhere/y.py", root, "src/x.py") == "/elsewhere/y.py"
+    # another file of this repository whose path ends with the asked one's
+    assert edit_file("/home/pat/shop/src/setup.py", root, "setup.py") == "src/setup.py"

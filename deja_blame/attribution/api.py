@@ -151,8 +151,10 @@ def _answerable(file: Path, rev: str | None, contents_given: bool) -> bool:
 
     if rev is None and not contents_given and not os.path.lexists(file):
         return False
-    # git finds a repository elsewhere only through its environment
-    return "GIT_DIR" in os.environ or repository_root(file) is not None
+    # git finds a repository elsewhere only through its environment; a link is asked
+    # where it stands (its target may be outside the repository: git blames the link)
+    where = file.absolute().parent if file.is_symlink() else file
+    return "GIT_DIR" in os.environ or repository_root(where) is not None
 
 
 def _answered(

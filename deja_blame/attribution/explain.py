@@ -224,10 +224,13 @@ def edit_file(written: str, root: str, asked: str) -> str:
     that repository-relative path (here, or in another clone or machine, whatever its
     separators), else the path it wrote, relative to the top where it is inside (a
     block moved from another file, a file's name before a rename)."""
-    shown = _shown_path(written.replace("\\", "/"), root)
-    if shown == asked or shown.endswith("/" + asked):
+    posix = written.replace("\\", "/")
+    shown = _shown_path(posix, root)
+    if shown == asked:
         return asked
-    return shown
+    if shown != posix:  # inside this repository: another file of it
+        return shown
+    return asked if shown.endswith("/" + asked) else shown
 
 
 def _shown_path(written: str, root: str) -> str:
