@@ -344,18 +344,3 @@ def test_a_note_gives_a_formatters_pieces_to_the_session_whose_line_it_split(
     missed = [(m.path, m.line, m.text) for m in score.mismatches if m.got is None]
     assert not missed, missed
     assert score.recall >= accuracy.RECALL_GOAL
-
-
-def test_a_commit_of_lone_brackets_a_session_wrote_is_derived_not_recorded_none(
-    tmp_path: Path,
-) -> None:
-    """A session's ``};`` -> ``}`` edits, committed by the person: every line the commit
-    introduced is a lone bracket, which the history pass's sieve (``notes/worth.py``)
-    read as nothing a session could own; the commit is now derived, and its note
-    gives the brackets to their sessions as live blame's lone bracket rule does."""
-    sim = accuracy.build("brackets_below_a_deleted_block", tmp_path, small=True)
-    score = sim.run_deja(notes=True)
-    assert score.error is None, score.error
-    missed = [(m.path, m.line, m.text) for m in score.mismatches if m.got is None]
-    assert not missed, missed
-    assert score.recall >= accuracy.RECALL_GOAL

@@ -276,24 +276,19 @@ def fingerprints_written_to_any(
 
 
 def fingerprints_written_by(
-    conn: sqlite3.Connection,
-    path_ids: Iterable[int],
-    fps: Iterable[int],
-    until: float,
-    since: float | None = None,
+    conn: sqlite3.Connection, path_ids: Iterable[int], fps: Iterable[int], until: float
 ) -> set[int]:
     """Which of ``fps`` some session wrote to one of these paths at or before ``until``
-    (epoch seconds; a write of unknown time counts), and at or after ``since`` if given."""
+    (epoch seconds; a write of unknown time counts)."""
     found: set[int] = set()
     wanted = sorted(set(fps))
-    after = "" if since is None else " AND (l.at_epoch IS NULL OR l.at_epoch >= ?)"
     for pids, pmarks in in_chunks(sorted(set(path_ids))):
         for part, marks in in_chunks(wanted):
             for (fp,) in conn.execute(
                 f"SELECT DISTINCT l.fp FROM {LINES_TIMED}"
                 f" WHERE l.path_id IN ({pmarks}) AND l.fp IN ({marks})"
-                f" AND (l.at_epoch IS NULL OR l.at_epoch <= ?){after}",
-                [*pids, *part, until, *([] if since is None else [since])],
+                " AND (l.at_epoch IS NULL OR l.at_epoch <= ?)",
+                [*pids, *part, until],
             ):
                 found.add(int(fp))
     return found

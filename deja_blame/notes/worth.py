@@ -11,9 +11,6 @@ rules need at the least to give a line of it to a session, by the commit's time:
 - consecutive introduced lines that, joined, are the text of one line a session
   wrote there (a formatter split it: ``attribution/match/reflow.py``), with the
   trailing comma such a split adds also tried without it;
-- an introduced bracket (a trivial line, not blank) whose text a session wrote to
-  this file inside the commit's window, after its parent (a lone bracket edit:
-  ``attribution/match/lone.py``);
 - ``MOVED_BLOCK`` introduced lines whose texts a session wrote to any file of
   this repository (a block moved between files: ``attribution/match/moves.py``).
 
@@ -89,33 +86,7 @@ def files_worth_deriving(
             ):
                 out.add(path)
                 continue
-            if _lone_written(conn, commit, own, texts, lines, until):
-                out.add(path)
-                continue
         if len(solid) >= MOVED_BLOCK and everywhere:
             if len(Q.fingerprints_written_by(conn, everywhere, solid, until)) >= MOVED_BLOCK:
                 out.add(path)
     return out
-
-
-def _lone_written(
-    conn: sqlite3.Connection,
-    commit: pygit2.Commit,
-    own: list[int],
-    texts: list[str],
-    lines: list[int],
-    until: float,
-) -> bool:
-    """Whether a trivial, non-blank line the commit introduced has its text written to
-    the file (``own``: its path ids) by a session inside the commit's window (after
-    the first parent, less clock skew; before ``until``): the lone bracket rule's
-    writes, the only ones that can give such a line to a session."""
-    lone = {
-        fingerprint(texts[n - 1])
-        for n in lines
-        if texts[n - 1].strip() and is_trivial(texts[n - 1])
-    }
-    if not lone:
-        return False
-    since = commit.parents[0].commit_time - SKEW if commit.parents else None
-    return bool(Q.fingerprints_written_by(conn, own, lone, until, since))
