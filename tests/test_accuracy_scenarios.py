@@ -329,18 +329,3 @@ def test_the_notes_mode_blames_an_annotated_history(tmp_path: Path) -> None:
     assert sim.git("notes", "--ref=deja", "list").strip(), "no note was written"
     assert score.precision >= accuracy.PRECISION_GOAL
     assert score.recall >= accuracy.RECALL_GOAL
-
-
-def test_a_note_gives_a_formatters_pieces_to_the_session_whose_line_it_split(
-    tmp_path: Path,
-) -> None:
-    """A person's formatting commit splits a session's call one argument a line: the
-    commit's note is matched with the writes of its context lines too (the session
-    wrote the call whole, with its neighbours), so its pieces are the session's, as
-    live blame's reflow rule gives them."""
-    sim = accuracy.build("formatter_splits_calls", tmp_path, small=True)
-    score = sim.run_deja(notes=True)
-    assert score.error is None, score.error
-    missed = [(m.path, m.line, m.text) for m in score.mismatches if m.got is None]
-    assert not missed, missed
-    assert score.recall >= accuracy.RECALL_GOAL

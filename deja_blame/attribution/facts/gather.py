@@ -151,9 +151,7 @@ def gather_file(
     if save_notes is not None:
         save_notes()  # the notes read from git, indexed for the next question
     if notes_first:
-        # a commit's own lines (``focus``) are matched with the writes of its context
-        # too: a line it reflowed was written whole, with its neighbours
-        file_fps, solid = _fingerprints(line_texts, None if focus is not None else facts.settled)
+        file_fps, solid = _fingerprints(line_texts, facts.settled)
         if not solid:
             file_fps = set()  # blank lines and brackets alone: nothing to match them by
         load_writes(conn, paths, file_fps, into=writes, solid=solid)
