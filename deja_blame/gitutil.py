@@ -327,6 +327,17 @@ def worktree_contents(root: Path, relpath: str, data: bytes) -> Iterator[None]:
         _CONTENTS.pop(key, None)
 
 
+def _given_for(file: Path) -> bytes | None:
+    """The text ``worktree_contents`` gives for ``file`` (``--contents``), if any."""
+    if not _CONTENTS:
+        return None
+    full = os.path.join(os.path.realpath(file.parent if str(file.parent) else "."), file.name)
+    for (root, rel), data in _CONTENTS.items():
+        if os.path.join(root, *rel.split("/")) == full:
+            return data
+    return None
+
+
 def contents_given() -> bool:
     """True while ``worktree_contents`` stands in for a file (``--contents``)."""
     return bool(_CONTENTS)
@@ -454,8 +465,10 @@ def blame_line_span(file: Path, rev: str | None, spec: str) -> tuple[int, int]:
     from deja_blame.objectid import LENGTHS
 
     where = file.parent if str(file.parent) else Path(".")
-    args = ["blame", "--porcelain", "-L", spec, *([rev] if rev else []), "--", file.name]
-    proc = run_git(where, args, check=False, timeout=120)
+    given = _given_for(file)  # --contents: git finds the function in that text
+    contents = ["--contents", "-"] if given is not None else []
+    args = ["blame", "--porcelain", *contents, "-L", spec, *([rev] if rev else []), "--", file.name]
+    proc = run_git(where, args, input=given, check=False, timeout=120)
     if proc.returncode != 0:
         msg = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         text = msg[-1] if msg else f"git blame -L {spec} failed"

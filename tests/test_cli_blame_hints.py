@@ -69,3 +69,20 @@ def test_a_binary_file_is_refused_before_any_work(repo: Path) -> None:
     assert proc.stderr.decode() == "deja: error: sub/x.bin is a binary file: nothing to blame\n"
     assert deja("blame", "calc.py", cwd=repo, env=env).returncode == 0
     assert deja_json("sessions", "--json", cwd=repo, env=env)["not_yet_indexed"] == 0
+
+
+def test_a_function_range_is_found_in_the_text_contents_gives(repo: Path, tmp_path: Path) -> None:
+    """``--contents F -L :func``: git finds the function in the given text, as git
+    blame does, not in the working file (a function moved 20 lines down in the text
+    was answered at its old place)."""
+    _committed(repo)
+    given = tmp_path / "given.py"
+    given.write_text("# pad\n" * 20 + "def add(a, b):\n    return a + b\n")
+    args = ["blame", "--contents", str(given), "-L", ":add", "calc.py", "--json"]
+    doc = deja_json(*args, cwd=repo)
+    assert [ln["line"] for ln in doc["lines"]] == [21, 22]
+    assert [ln["text"] for ln in doc["lines"]] == ["def add(a, b):", "    return a + b"]
+    out = git(repo, "blame", "--porcelain", "--contents", str(given), "-L", ":add", "calc.py")
+    heads = [h.split() for h in out.splitlines() if h and not h.startswith("\t")]
+    finals = [int(h[2]) for h in heads if len(h) >= 3 and len(h[0]) == 40 and h[2].isdigit()]
+    assert finals == [21, 22]  # git's own answer: the same lines
