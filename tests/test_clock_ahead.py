@@ -107,3 +107,36 @@ def test_within_the_skew_the_line_is_the_session_s(repo: Path, tmp_path: Path) -
     assert doc["session"] == SID and "written_elsewhere_after_commit" not in doc
     checks = orjson.loads(deja("doctor", "--json", cwd=repo, env=ENV).stdout)["checks"]
     assert "clock" not in {c["name"] for c in checks}
+
+
+def test_doctor_reads_the_log_whatever_diff_noprefix_says(repo: Path, tmp_path: Path) -> None:
+    """``diff.noprefix=true`` (a person's setting) printed ``+++ src/remote.py``: the
+    check read no path and found nothing, silently (review 17)."""
+    _commit(repo)
+    _session(tmp_path, "/home/pat/src/project", "/", T0 + 600 + 15 * 60)
+    git(repo, "config", "diff.noprefix", "true")
+    deja("why", "src/remote.py:2", cwd=repo, env=ENV)  # the session read into the index
+    checks = orjson.loads(deja("doctor", "--json", cwd=repo, env=ENV).stdout)["checks"]
+    assert "clock" in {c["name"] for c in checks}
+
+
+def test_the_log_reader_counts_a_hunk_s_lines_and_reads_quoted_paths() -> None:
+    """An added line that reads ``++ x`` is no file header, and a path git quoted is
+    read back: both lost every later line of their file before (review 17)."""
+    from deja_blame.commands.doctor import _added_lines
+
+    log = (
+        b"\x00abc 100\n\ndiff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n"
+        b"@@ -1,0 +2,3 @@\n+++ counter\n+b = 2\n+c = 3\n"
+        b'diff --git "a/na\\303\\257ve.py" "b/na\\303\\257ve.py"\n'
+        b'--- "a/na\\303\\257ve.py"\n+++ "b/na\\303\\257ve.py"\n'
+        b"@@ -3 +3 @@\n-old\n+new\n\\ No newline at end of file\n"
+        b"\x00def 200\n\ndiff --git a/y.py b/y.py\n--- a/y.py\n+++ b/y.py\n@@ -0,0 +1 @@\n+y = 1\n"
+    )
+    assert list(_added_lines(log)) == [
+        ("abc", 100.0, "x.py", 2, "++ counter"),
+        ("abc", 100.0, "x.py", 3, "b = 2"),
+        ("abc", 100.0, "x.py", 4, "c = 3"),
+        ("abc", 100.0, "na\u00efve.py", 3, "new"),
+        ("def", 200.0, "y.py", 1, "y = 1"),
+    ]

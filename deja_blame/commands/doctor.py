@@ -573,6 +573,9 @@ def check_clock(db_path: Path, cwd: Path) -> Check | None:
             "--no-renames",
             "--no-ext-diff",
             "--no-color",
+            # the reader below needs git's own prefixes, whatever diff.noprefix says
+            "--src-prefix=a/",
+            "--dst-prefix=b/",
             "--format=%x00%H %ct",
         ],
         timeout=30,
@@ -619,25 +622,56 @@ def check_clock(db_path: Path, cwd: Path) -> Check | None:
 
 def _added_lines(log: bytes) -> Iterable[tuple[str, float, str, int, str]]:
     """(commit, its time, path, line number in the commit, text) of each line added in
-    ``git log -p -U0 --format=%x00%H %ct``'s output."""
+    ``git log -p -U0 --format=%x00%H %ct``'s output. A hunk's lines are counted by its
+    header (an added line that reads ``++ x`` is no file header), and a path git quoted
+    (``"b/na\\303\\257ve.py"``) is read back."""
     import re
 
     commit, committed, path, line = "", 0.0, "", 0
-    hunk = re.compile(rb"^@@ -\S+ \+(\d+)")
+    old_left = new_left = 0  # the current hunk's lines still to come
+    hunk = re.compile(rb"^@@ -\d+(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
     for raw in log.split(b"\n"):
+        if old_left or new_left:
+            if raw.startswith(b"-"):
+                old_left -= 1
+                continue
+            if raw.startswith(b"+"):
+                new_left -= 1
+                if path:
+                    yield commit, committed, path, line, raw[1:].decode("utf-8", "replace")
+                line += 1
+                continue
+            if raw.startswith(b"\\"):  # "\ No newline at end of file"
+                continue
+            old_left = new_left = 0  # the hunk ended early: read the line as a header
         if raw.startswith(b"\x00"):
             head = raw[1:].split()
             commit, committed = head[0].decode(), float(head[1]) if len(head) > 1 else 0.0
             path = ""
         elif raw.startswith(b"+++ "):
-            name = raw[4:].decode("utf-8", "replace")
+            name = _git_path(raw[4:])
             path = name[2:] if name.startswith("b/") else ""
         elif raw.startswith(b"@@ "):
             m = hunk.match(raw)
-            line = int(m.group(1)) if m else 0
-        elif raw.startswith(b"+") and path:
-            yield commit, committed, path, line, raw[1:].decode("utf-8", "replace")
-            line += 1
+            if m is None:
+                continue
+            old_left = int(m.group(1)) if m.group(1) is not None else 1
+            line = int(m.group(2))
+            new_left = int(m.group(3)) if m.group(3) is not None else 1
+
+
+def _git_path(raw: bytes) -> str:
+    """A path as ``git diff`` prints it: as is, or C-quoted when it holds special bytes."""
+    if not (raw.startswith(b'"') and raw.endswith(b'"') and len(raw) >= 2):
+        return raw.decode("utf-8", "replace")
+    import codecs
+
+    try:
+        unquoted = codecs.escape_decode(raw[1:-1])[0]
+    except ValueError:
+        return ""
+    assert isinstance(unquoted, bytes)
+    return unquoted.decode("utf-8", "replace")
 
 
 def _no_session_files(db_path: Path) -> frozenset[str]:
