@@ -34,8 +34,16 @@ if TYPE_CHECKING:
 # against the person's configuration: diff.interHunkContext merges hunks with the
 # unchanged lines between them in (a -U0 reader counted them as changed), a textconv
 # driver or an external diff shows other text than the file's, color.ui=always
-# writes escapes into the rows.
-PLAIN_DIFF = ("--no-color", "--no-ext-diff", "--no-textconv", "--inter-hunk-context=0")
+# writes escapes into the rows, diff.noprefix or diff.mnemonicPrefix change the
+# ``+++ b/PATH`` header a reader takes the file's path from.
+PLAIN_DIFF = (
+    "--no-color",
+    "--no-ext-diff",
+    "--no-textconv",
+    "--inter-hunk-context=0",
+    "--src-prefix=a/",
+    "--dst-prefix=b/",
+)
 
 
 def git_available() -> bool:

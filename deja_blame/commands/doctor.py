@@ -556,7 +556,7 @@ def check_clock(db_path: Path, cwd: Path) -> Check | None:
     from functools import partial
 
     from deja_blame.attribution.explain import ahead_write
-    from deja_blame.gitutil import find_repo_root, try_git
+    from deja_blame.gitutil import PLAIN_DIFF, find_repo_root, try_git
     from deja_blame.index.fingerprint import is_trivial
 
     root = find_repo_root(cwd.resolve())
@@ -571,11 +571,7 @@ def check_clock(db_path: Path, cwd: Path) -> Check | None:
             "-p",
             "-U0",
             "--no-renames",
-            "--no-ext-diff",
-            "--no-color",
-            # the reader below needs git's own prefixes, whatever diff.noprefix says
-            "--src-prefix=a/",
-            "--dst-prefix=b/",
+            *PLAIN_DIFF,  # the rows as the reader below reads them, whatever git's config
             "--format=%x00%H %ct",
         ],
         timeout=30,
@@ -627,6 +623,8 @@ def _added_lines(log: bytes) -> Iterable[tuple[str, float, str, int, str]]:
     (``"b/na\\303\\257ve.py"``) is read back."""
     import re
 
+    from deja_blame.attribution.facts.git_blame import unquote_path
+
     commit, committed, path, line = "", 0.0, "", 0
     old_left = new_left = 0  # the current hunk's lines still to come
     hunk = re.compile(rb"^@@ -\d+(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
@@ -649,7 +647,7 @@ def _added_lines(log: bytes) -> Iterable[tuple[str, float, str, int, str]]:
             commit, committed = head[0].decode(), float(head[1]) if len(head) > 1 else 0.0
             path = ""
         elif raw.startswith(b"+++ "):
-            name = _git_path(raw[4:])
+            name = unquote_path(raw[4:])
             path = name[2:] if name.startswith("b/") else ""
         elif raw.startswith(b"@@ "):
             m = hunk.match(raw)
@@ -658,20 +656,6 @@ def _added_lines(log: bytes) -> Iterable[tuple[str, float, str, int, str]]:
             old_left = int(m.group(1)) if m.group(1) is not None else 1
             line = int(m.group(2))
             new_left = int(m.group(3)) if m.group(3) is not None else 1
-
-
-def _git_path(raw: bytes) -> str:
-    """A path as ``git diff`` prints it: as is, or C-quoted when it holds special bytes."""
-    if not (raw.startswith(b'"') and raw.endswith(b'"') and len(raw) >= 2):
-        return raw.decode("utf-8", "replace")
-    import codecs
-
-    try:
-        unquoted = codecs.escape_decode(raw[1:-1])[0]
-    except ValueError:
-        return ""
-    assert isinstance(unquoted, bytes)
-    return unquoted.decode("utf-8", "replace")
 
 
 def _no_session_files(db_path: Path) -> frozenset[str]:
