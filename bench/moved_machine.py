@@ -82,6 +82,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -134,17 +135,23 @@ def extract_sessions(repo: Path, work: Path, unread: set[str] | None = None) -> 
     return {sid: cwd for sid, (_, _, cwd) in best.items()}
 
 
+def _branch_metadata(repo: Path, depth: int) -> Iterator[tuple[list[str], object]]:
+    """Each ``metadata.json`` of the checkpoint branch ``depth`` folders deep: its path's
+    parts and its JSON (a file git cannot show or that is not JSON is skipped)."""
+    for row in git(repo, "ls-tree", "-r", "--name-only", BRANCH).splitlines():
+        parts = row.split("/")
+        if len(parts) != depth + 1 or parts[depth] != "metadata.json":
+            continue
+        try:
+            yield parts, json.loads(git(repo, "show", f"{BRANCH}:{row}"))
+        except (ValueError, subprocess.CalledProcessError):
+            continue
+
+
 def checkpoint_sessions(repo: Path) -> dict[str, set[str]]:
     """Checkpoint id -> the session ids its transcripts belong to."""
     out: dict[str, set[str]] = {}
-    for row in git(repo, "ls-tree", "-r", "--name-only", BRANCH).splitlines():
-        parts = row.split("/")
-        if len(parts) != 4 or parts[3] != "metadata.json":
-            continue
-        try:
-            doc = json.loads(git(repo, "show", f"{BRANCH}:{row}"))
-        except (ValueError, subprocess.CalledProcessError):
-            continue
+    for parts, doc in _branch_metadata(repo, 3):
         sid = doc.get("session_id") if isinstance(doc, dict) else None
         if sid:
             out.setdefault(parts[0] + parts[1], set()).add(sid)
@@ -154,14 +161,7 @@ def checkpoint_sessions(repo: Path) -> dict[str, set[str]]:
 def checkpoint_transcripts(repo: Path) -> dict[str, list[str]]:
     """Checkpoint id -> the branch paths of the transcripts its metadata names."""
     out: dict[str, list[str]] = {}
-    for row in git(repo, "ls-tree", "-r", "--name-only", BRANCH).splitlines():
-        parts = row.split("/")
-        if len(parts) != 3 or parts[2] != "metadata.json":
-            continue
-        try:
-            doc = json.loads(git(repo, "show", f"{BRANCH}:{row}"))
-        except (ValueError, subprocess.CalledProcessError):
-            continue
+    for parts, doc in _branch_metadata(repo, 2):
         sessions = doc.get("sessions") if isinstance(doc, dict) else None
         for entry in sessions if isinstance(sessions, list) else []:
             name = entry.get("transcript") if isinstance(entry, dict) else None
