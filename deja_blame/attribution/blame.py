@@ -16,13 +16,9 @@ from typing import TYPE_CHECKING
 
 from deja_blame.attribution import cache
 from deja_blame.attribution.answer import finish_answer, from_entry
-from deja_blame.attribution.facts.moved import answer_asked, where_from
 from deja_blame.attribution.facts.notes_state import gitai_authors
 from deja_blame.attribution.facts.question import Question, of_question
-from deja_blame.attribution.match import from_git_ai, keep_moved, match_file, match_moved
-from deja_blame.attribution.match.moves import moved_here
 from deja_blame.attribution.model import FileBlame, NoteLookup
-from deja_blame.attribution.worktree import overlay
 from deja_blame.gitutil import FileVersion, read_versions, workdir
 from deja_blame.later import defer
 from deja_blame.notes.lookup import notes_besides
@@ -130,6 +126,8 @@ def _answer(
     if at_head.data == work.data:
         return _at_commit(question(at_head, None), conn, line_range, rev=None)
     head_result = _at_commit(question(at_head, None), conn, None, rev=None)
+    from deja_blame.attribution.worktree import overlay
+
     return overlay(conn, head_result, work.data, str(workdir(repo)), work.relpath)
 
 
@@ -199,7 +197,11 @@ def _compute(q: Question, conn: sqlite3.Connection | None) -> FileBlame:
     (the window's lines alone where the notes settle them all: ``noted_range``);
     with ``focus``, the lines of that commit only."""
     facts = _matched(q, conn)
-    from_git_ai(facts, gitai_authors(facts))  # what is left, git-ai's notes may explain
+    authors = gitai_authors(facts)
+    if authors:
+        from deja_blame.attribution.match import from_git_ai
+
+        from_git_ai(facts, authors)  # what is left, git-ai's notes may explain
     return FileBlame(
         path=facts.path,
         rev=q.version.commit,
@@ -216,6 +218,12 @@ def _matched(q: Question, conn: sqlite3.Connection | None) -> FileFacts:
     moves rule (git-ai's notes not yet asked)."""
     got = of_question(q, conn)
     facts = got.file
+    if got.rules is None:
+        # no rule has a line to match (every line settled by the notes, or no index):
+        # the matcher is not even loaded
+        return facts
+    from deja_blame.attribution.match import keep_moved, match_file, match_moved
+
     if match_file(facts, got.rules):
         source = got.source
         assert conn is not None and source is not None
@@ -239,6 +247,9 @@ def _moved(conn: sqlite3.Connection, facts: FileFacts) -> MovedLines | None:
     may have come from (``where_from``), stage 2 judges (``moved_here``), in rounds:
     where the judgement lacked answers of git's history or the index, stage 1 reads
     them (``answer_asked``) and it judges again, until it lacks none."""
+    from deja_blame.attribution.facts.moved import answer_asked, where_from
+    from deja_blame.attribution.match.moves import moved_here
+
     found = where_from(conn, facts)
     if found is None:
         return None

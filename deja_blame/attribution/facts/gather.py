@@ -19,10 +19,10 @@ from deja_blame.attribution.facts import indexread as Q
 from deja_blame.attribution.facts.git_blame import blame_version, start_blame
 from deja_blame.attribution.facts.gitread import git
 from deja_blame.attribution.facts.model import BlameLine, FileFacts, LineTexts, WriteSet
+from deja_blame.attribution.facts.noted_lines import noted_line, sessions_noted
 from deja_blame.attribution.facts.notes_state import NotesState
 from deja_blame.attribution.facts.settled import settled_lines
-from deja_blame.attribution.facts.writes import load_writes
-from deja_blame.attribution.model import LineAttribution, NoteLookup, format_time_epoch
+from deja_blame.attribution.model import LineAttribution, NoteLookup
 from deja_blame.gitutil import PLAIN_DIFF, FileVersion, workdir
 
 if TYPE_CHECKING:
@@ -77,7 +77,7 @@ def gather_file(
     if conn is not None:
         paths = Q.candidate_paths(conn, str(root), {relpath})
         if not notes_first:
-            load_writes(conn, paths, file_fps, into=writes, solid=solid)
+            _load_writes(conn, paths, file_fps, writes, solid)
     # only a file some session wrote to asks the rules anything (deja stats blames
     # hundreds that none did: a log each would be git's work for nothing)
     early = _read_ahead(conn, root, version) if writes else None
@@ -85,7 +85,7 @@ def gather_file(
     if prefetch is not None and window is None:
         prefetch()  # every note's row, while git blame runs (it names the commits)
     # each line's answer is begun as git finds its commit, while git still works: its
-    # attribution, and what its commit's note says of it (``_noted``) where the notes'
+    # attribution, and what its commit's note says of it (``noted_line``) where the notes'
     # rows are read already (the reader thread then asks neither SQLite nor pygit2)
     by_line: list[BlameLine | None] = [None] * len(part)
     made: list[LineAttribution | None] = [None] * len(part)
@@ -107,7 +107,7 @@ def gather_file(
                 )
                 if streamed_notes and b.commit is not None:
                     assert note_lookup is not None
-                    _noted(ln, relpath, note_lookup, times)
+                    noted_line(ln, relpath, note_lookup, times)
 
     pending.stream(take)
     try:
@@ -127,8 +127,8 @@ def gather_file(
         if not streamed_notes:
             for ln in lines:
                 if ln.commit is not None:
-                    _noted(ln, relpath, note_lookup, times)
-        _sessions_noted(facts, note_lookup)
+                    noted_line(ln, relpath, note_lookup, times)
+        sessions_noted(facts, note_lookup)
     facts.gitai, facts.gitai_confidence = notes.gitai, notes.gitai_confidence
     if conn is None:
         return facts
@@ -154,13 +154,13 @@ def gather_file(
         file_fps, solid = _fingerprints(line_texts, facts.settled)
         if not solid:
             file_fps = set()  # blank lines and brackets alone: nothing to match them by
-        load_writes(conn, paths, file_fps, into=writes, solid=solid)
+        _load_writes(conn, paths, file_fps, writes, solid)
     # the file's log under every name blame followed, read while the notes, the
     # renamed paths' writes and the identity rules are looked at
     names = {ln.orig_path or "" for ln in lines}
     log_ahead = _read_log_ahead(root, version.commit, names) if writes else None
     if more:
-        load_writes(conn, more, file_fps, into=writes, solid=solid)
+        _load_writes(conn, more, file_fps, writes, solid)
         paths.update(more)
     if version.commit is not None:
         facts.rev_time = float(repo[version.commit].commit_time)  # type: ignore[attr-defined]
@@ -298,10 +298,22 @@ def gather_windows(
         relpaths = {relpath} | {ln.orig_path for ln in part if ln.orig_path}
         paths = Q.candidate_paths(conn, root, relpaths)
         facts = FileFacts(relpath, root, None, len(lines), part, by_line, texts, paths=paths)
-        facts.writes = load_writes(conn, paths, set(texts.fps), solid=solid)
+        facts.writes = _load_writes(conn, paths, set(texts.fps), WriteSet(), solid)
         facts.settled = [ln.commit is not None for ln in part]
         out.append(facts)
     return out
+
+
+def _load_writes(
+    conn: sqlite3.Connection, paths: dict[int, bool], fps: set[int], into: WriteSet, solid: set[int]
+) -> WriteSet:
+    """``writes.load_writes`` where some fingerprint is asked: a file whose lines the
+    notes settle reads no write, and loads none of the writes' and edits' modules."""
+    if not fps or not paths:
+        return into  # (load_writes reads nothing then either)
+    from deja_blame.attribution.facts.writes import load_writes
+
+    return load_writes(conn, paths, fps, into=into, solid=solid)
 
 
 def _fingerprints(texts: LineTexts, settled: list[bool] | None) -> tuple[set[int], set[int]]:
@@ -315,37 +327,6 @@ def _fingerprints(texts: LineTexts, settled: list[bool] | None) -> tuple[set[int
             if not texts.trivial[k]:
                 solid.add(fp)
     return fps, solid
-
-
-def _noted(ln: LineAttribution, path: str, note_lookup: NoteLookup, times: dict[int, str]) -> None:
-    """The line's commit's note: a line it names a session for is that session's."""
-    assert ln.commit is not None
-    hit = note_lookup(ln.commit, ln.orig_path or path, ln.orig_line or ln.line)
-    if hit is not None:
-        ln.session, ln.confidence, ln.via = hit[0], hit[1], "note"
-        if hit[2] is not None:
-            when = times.get(hit[2])
-            if when is None:
-                when = times[hit[2]] = format_time_epoch(hit[2])
-            ln.written_at = when
-
-
-def _sessions_noted(facts: FileFacts, note_lookup: NoteLookup) -> None:
-    """What the notes read say of the sessions they gave lines to (``_noted``)."""
-    from deja_blame.models import UNKNOWN_AGENT
-
-    lines = facts.lines
-    info_of = getattr(note_lookup, "session_info", None)
-    if info_of is not None:
-        for sid in {ln.session for ln in lines if ln.via == "note" and ln.session}:
-            info = info_of(sid)
-            if isinstance(info, dict):
-                facts.note_sessions[sid] = info
-    for ln in lines:
-        if ln.via == "note" and ln.session:
-            noted = facts.note_sessions.get(ln.session) or {}
-            agent = noted.get("agent")
-            ln.source = agent if isinstance(agent, str) and agent else UNKNOWN_AGENT
 
 
 def _read_ahead(

@@ -29,9 +29,9 @@ import sqlite3
 from typing import TYPE_CHECKING
 
 from deja_blame.attribution import blame_options
-from deja_blame.attribution.facts.gather import _noted, _sessions_noted
 from deja_blame.attribution.facts.git_blame import start_blame
 from deja_blame.attribution.facts.model import BlameLine, FileFacts, LineTexts
+from deja_blame.attribution.facts.noted_lines import noted_line, sessions_noted
 from deja_blame.attribution.facts.notes_state import NotesState
 from deja_blame.attribution.facts.settled import settled_lines
 from deja_blame.attribution.model import LineAttribution, NoteLookup
@@ -81,7 +81,7 @@ def noted_range(
             orig_path=b.orig_path,
             orig_line=b.orig_line,
         )
-        _noted(ln, version.relpath, note_lookup, times)
+        noted_line(ln, version.relpath, note_lookup, times)
         lines.append(ln)
     settled = settled_lines(conn, str(root), note_lookup, passed, lines)
     if not all(settled):
@@ -97,7 +97,7 @@ def noted_range(
     )
     facts.settled = settled
     facts.blame_authors = pending.authors()
-    _sessions_noted(facts, note_lookup)
+    sessions_noted(facts, note_lookup)
     facts.gitai, facts.gitai_confidence = notes.gitai, notes.gitai_confidence
     save_notes = getattr(note_lookup, "save", None)
     if save_notes is not None:

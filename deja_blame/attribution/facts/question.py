@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING
 from deja_blame.attribution.facts.gather import gather_file
 from deja_blame.attribution.facts.noted_range import noted_range
 from deja_blame.attribution.facts.notes_state import notes_state
-from deja_blame.attribution.facts.source import FactSource
 
 if TYPE_CHECKING:
     import pygit2
 
     from deja_blame.attribution.facts.model import FileFacts
     from deja_blame.attribution.facts.rule_facts import RuleFacts
+    from deja_blame.attribution.facts.source import FactSource
     from deja_blame.attribution.model import NoteLookup
     from deja_blame.gitutil import FileVersion
     from deja_blame.notes.gitai import GitAiLookup
@@ -63,7 +63,8 @@ class Question:
 class Facts:
     """What stage 1 gives the matcher for one question: the file's facts, and the
     rules' (None where no rule has a line to match, or there is no index);
-    ``source`` answers what the rules and the moves rule still ask."""
+    ``source`` answers what the rules and the moves rule still ask (None with the
+    rules' facts)."""
 
     file: FileFacts
     rules: RuleFacts | None
@@ -90,5 +91,11 @@ def of_question(q: Question, conn: sqlite3.Connection | None) -> Facts:
             q.window,
             q.focus,
         )
-    source = FactSource(conn, facts.root, q.version.commit) if conn is not None else None
-    return Facts(facts, source.for_file(facts) if source is not None else None, source)
+    if conn is None or not facts.rules_run():
+        # every line settled by the notes: no rule runs (``FactSource.for_file`` gives
+        # None), and nothing the rules, the writes or the file's history need loads
+        return Facts(facts, None, None)
+    from deja_blame.attribution.facts.source import FactSource
+
+    source = FactSource(conn, facts.root, q.version.commit)
+    return Facts(facts, source.for_file(facts), source)
