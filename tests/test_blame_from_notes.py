@@ -229,3 +229,56 @@ def test_the_history_record_is_input_and_a_pass_without_notes_is_recorded(
         assert needs_pass(pygit2.Repository(str(world.repo)), conn)  # it says nothing usable
     finally:
         conn.close()
+
+
+def _imported(world: World, *command: str) -> tuple[str, set[str]]:
+    """``deja COMMAND`` in its own process under ``-X importtime``: its output and the
+    modules it imported."""
+    import os
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "deja_blame", *command],
+        capture_output=True,
+        env=os.environ.copy(),
+        cwd=world.repo,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()[-500:]
+    lines = proc.stderr.decode().splitlines()
+    return proc.stdout.decode(), {ln.split("|")[-1].strip() for ln in lines if "|" in ln}
+
+
+# what only a line left to match needs: the rules, the moves rule, the index's writes
+RULES_ONLY = (
+    "deja_blame.attribution.match",
+    "deja_blame.attribution.match.lines",
+    "deja_blame.attribution.match.moves",
+    "deja_blame.attribution.facts.moved",
+    "deja_blame.attribution.facts.source",
+    "deja_blame.attribution.facts.writes",
+    "deja_blame.attribution.facts.edits",
+)
+
+
+def test_a_file_the_notes_settle_loads_no_rule(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cold blame and why of an annotated history: every line's commit settled by its
+    note, so nothing the rules or the index's writes need is imported (a third of a
+    cold answer's modules); a line left to match loads them."""
+    monkeypatch.setenv("DEJA_NO_CACHE", "1")  # computed afresh each time
+    world.write(S1, "app.py", body("a", 3))
+    world.commit("a session")
+    world.index()
+    world.deja("annotate", "--all")
+    for command in (("blame", "app.py", "--json"), ("why", "app.py:2")):
+        out, imported = _imported(world, *command, "--no-refresh")
+        assert "deja_blame.attribution.facts.gather" in imported  # it saw deja's imports
+        assert S1 in out
+        assert not imported.intersection(RULES_ONLY), command
+    # the person's uncommitted line beside them is matched: the rules load
+    world.person("app.py", body("a", 3) + "x = 1\n")
+    out, imported = _imported(world, "blame", "app.py", "--json", "--no-refresh")
+    assert S1 in out
+    assert "deja_blame.attribution.match.lines" in imported
