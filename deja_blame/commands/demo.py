@@ -22,6 +22,7 @@ import click
 from deja_blame.errors import DejaError
 from deja_blame.index.db import connect
 from deja_blame.index.store import list_sessions
+from deja_blame.session_ids import short
 
 
 def demo_root() -> Path | None:
@@ -63,7 +64,7 @@ def run_demo(root: Path | None, steps: DemoSteps) -> int:
             steps.sessions(conn, as_json=False, waiting_hint=False)
             rows = list_sessions(conn)
             if rows:
-                click.echo(f"\n$ deja show {rows[-1].session_id[:8]}")
+                click.echo(f"\n$ deja show {short(rows[-1].session_id)}")
                 steps.show(conn, rows[-1].session_id, as_json=False)
             if any(r.project == "/home/dev/shop" for r in rows):
                 _blame_demo(conn, Path(tmp) / "shop", steps.why)

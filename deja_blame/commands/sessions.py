@@ -15,6 +15,7 @@ from deja_blame.index.db import index_command, index_path, stand_in_for
 from deja_blame.index.store import SessionSummary, list_sessions
 from deja_blame.jsonout import print_json
 from deja_blame.output import agent_word, shorten, style, terminal, use_colour, utc_minute
+from deja_blame.session_ids import short
 
 
 def run_sessions(
@@ -107,7 +108,7 @@ def run_sessions(
     for r in rows:
         started = terminal(utc_minute(r.started_at))
         click.echo(
-            f"{terminal(r.session_id)[:8]:<10} {agent_word(r.source)[:11]:<11} {started:<21}"
+            f"{terminal(short(r.session_id))[:8]:<10} {agent_word(r.source)[:11]:<11} {started:<21}"
             f" {r.n_edits:>5} {r.n_commands:>4}  "
             f"{shorten_path(r.project, project_w):<{project_w}} {shorten(r.first_prompt, prompt_w)}"
         )
@@ -204,7 +205,7 @@ def _print_noted(noted: list[dict[str, Any]]) -> None:
     for d in noted:
         started = terminal(utc_minute(d["started_at"]) if d["started_at"] else "?")
         click.echo(
-            f"{terminal(d['session_id'])[:8]:<10} {agent_word(d['agent'] or '?')[:11]:<11}"
+            f"{terminal(short(d['session_id']))[:8]:<10} {agent_word(d['agent'] or '?')[:11]:<11}"
             f" {started:<21} {d['lines_on_head']:>5} {d['commits_on_head']:>7}  notes"
         )
     elsewhere = sum(1 for d in noted if d["commits"] > d["commits_on_head"])
@@ -247,7 +248,7 @@ def _say_future(rows: list[SessionSummary]) -> None:
     ahead = [r for r in rows if (epoch_of(r.started_at) or 0.0) > now]
     if ahead:
         click.echo(
-            f"deja: {counted(len(ahead), 'session')} ({terminal(ahead[0].session_id)[:8]}"
+            f"deja: {counted(len(ahead), 'session')} ({terminal(short(ahead[0].session_id))[:8]}"
             f"{', ...' if len(ahead) > 1 else ''}) started after this machine's clock (a clock"
             " set wrong, here or where it ran): no commit made before a session's time is"
             " given its lines",

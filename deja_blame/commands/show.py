@@ -14,6 +14,7 @@ from deja_blame.jsonout import print_json
 from deja_blame.models import UNKNOWN_AGENT
 from deja_blame.output import agent_word, counted, shorten, style, terminal, use_colour, utc_second
 from deja_blame.outputs.session_text import print_session
+from deja_blame.session_ids import has_prefix
 
 
 def run_show(conn: sqlite3.Connection, session: str, as_json: bool, full: bool = False) -> int:
@@ -77,7 +78,7 @@ def _noted(where: Path, prefix: str) -> dict[str, dict[str, Any]]:
             continue
         for path, per in note.files.items():
             for sid, ranges in per.items():
-                if not sid.startswith(prefix):
+                if not has_prefix(sid, prefix):
                     continue
                 doc = found.setdefault(
                     sid, {"session_id": sid, **note.sessions.get(sid, {}), "commits": {}}

@@ -32,6 +32,7 @@ from deja_blame.output import (
     use_colour,
     warn,
 )
+from deja_blame.session_ids import short
 
 
 def run_stats(
@@ -152,7 +153,7 @@ def _print(s: Stats) -> None:
     sections = [
         ("agent", [(agent_word(a), n) for a, n in s.by_agent.most_common()]),
         ("model", s.by_model.most_common()),
-        ("session", [(f"{k[:8]} {agent_word(s.session_agent.get(k)) if k in s.session_agent else ''}", n) for k, n in s.by_session.most_common(10)]),
+        ("session", [(f"{short(k)} {agent_word(s.session_agent.get(k)) if k in s.session_agent else ''}", n) for k, n in s.by_session.most_common(10)]),
         ("person", s.by_person.most_common(10)),
     ]  # fmt: skip
     # the lists cut at 10 say what the rest hold, so that the columns add up

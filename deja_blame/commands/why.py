@@ -33,6 +33,7 @@ from deja_blame.output import (
 )
 from deja_blame.outputs.escape import CODE_MARKER
 from deja_blame.outputs.session_text import exit_text, no_edit_text, via_text
+from deja_blame.session_ids import short
 
 # deja why's text shows this much of a long text, then says how much more there is
 # (--json keeps it whole): a 1 MiB prompt and a 5 MB line made 6.3 MB of output
@@ -140,12 +141,12 @@ def _print_history(
         when = terminal(utc_minute(v["at"]))
         if v["session"]:
             # the agent as blame's column names it (claude, not claude-code)
-            who = f"{terminal(v['session'])[:8]} {terminal(label_of(v['agent']))}"
+            who = f"{terminal(short(v['session']))[:8]} {terminal(label_of(v['agent']))}"
         else:
             who = terminal(v["author"] or "-")
         click.echo(f"  {v['commit'][:8]} {when:<20} {shorten(who, 28):<28} {_code(v['text'], 70)}")
     if uncommitted is not None and history:
-        who = f"{terminal(by[0])[:8]} {agent_word(by[1])}" if by else ""
+        who = f"{terminal(short(by[0]))[:8]} {agent_word(by[1])}" if by else ""
         click.echo(
             f"  {'0' * 8} {'not committed yet':<20} {shorten(who, 28):<28} {_code(uncommitted, 70)}"
         )

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import deja_blame.statefile as statefile
 from deja_blame.errors import DejaError
+from deja_blame.session_ids import has_prefix
 
 MAX_FILE = 1 << 20
 
@@ -48,7 +49,7 @@ def one_of(ids: list[str], prefix: str) -> str | None:
     DejaError when several do."""
     if prefix in ids:
         return prefix
-    found = [sid for sid in ids if prefix and sid.startswith(prefix)]
+    found = [sid for sid in ids if prefix and has_prefix(sid, prefix)]
     if len(found) > 1:
         raise DejaError(
             f"session id {prefix!r} is ambiguous among the forgotten: {', '.join(found)}"

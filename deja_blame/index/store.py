@@ -22,6 +22,7 @@ from deja_blame.index.keys import message_id, message_ids, role_code, role_name
 from deja_blame.index.shapes import ShapeIds, distinct_pairs, drop_unused, shape_of
 from deja_blame.index.times import shown_time, stored_time
 from deja_blame.models import Command, Edit, FileRecord, Hunk, Message, Session
+from deja_blame.session_ids import like_patterns
 from deja_blame.transcripts.text import epoch_of, excerpt_of
 
 if TYPE_CHECKING:
@@ -611,11 +612,12 @@ def resolve_session_id(conn: sqlite3.Connection, prefix: str) -> str:
     row = conn.execute("SELECT session_id FROM sessions WHERE session_id=?", (prefix,)).fetchone()
     if row:
         return str(row[0])
-    like = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    likes = like_patterns(prefix)  # the id's first characters, or its digest's (session_ids)
     rows = conn.execute(
-        "SELECT session_id, project, started_at FROM sessions WHERE session_id LIKE ? ESCAPE '\\'"
-        " ORDER BY started_at DESC LIMIT 11",
-        (like,),
+        "SELECT session_id, project, started_at FROM sessions WHERE "
+        + " OR ".join(["session_id LIKE ? ESCAPE '\\'"] * len(likes))
+        + " ORDER BY started_at DESC LIMIT 11",
+        likes,
     ).fetchall()
     if len(rows) == 1:
         return str(rows[0][0])

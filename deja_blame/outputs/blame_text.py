@@ -14,6 +14,7 @@ from deja_blame.gitcli import is_commit
 from deja_blame.gitutil import Author, commit_authors, open_repository
 from deja_blame.objectid import null_id
 from deja_blame.output import code, paged, shorten, style, terminal, use_colour, utc_minute
+from deja_blame.session_ids import short
 
 if TYPE_CHECKING:
     import pygit2
@@ -175,7 +176,7 @@ def print_human(result: FileBlame, look: BlameLook | None = None) -> None:
             )
             when = "" if look.suppress else terminal(utc_minute(ln.written_at))
             conf = f"{ln.confidence:.2f}" if ln.confidence is not None else "note"
-            who = f"{terminal(ln.session)[:8]} {labels[ln.source]:<{label_w}} "
+            who = f"{terminal(short(ln.session))[:8]} {labels[ln.source]:<{label_w}} "
             if model_w:
                 who += f"{models.get(ln.session, ''):<{model_w}} "
             who += f"{when:<20} {conf}" if not look.suppress else conf

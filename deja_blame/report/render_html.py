@@ -15,6 +15,7 @@ from deja_blame.outputs.escape import clip
 from deja_blame.outputs.escape import html as html_text
 from deja_blame.report.history import choose_period, share_history, svg_chart
 from deja_blame.report.model import Counts, FileLines, Report, SessionReport, pct, time_span
+from deja_blame.session_ids import short
 from deja_blame.transcripts.registry import label_of
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'none'"
@@ -106,7 +107,7 @@ def _bar(counts: Counts, report: Report, big: bool = False) -> str:
             w = 100.0 * n / counts.added
             parts.append(
                 f'<span class="b{s.colour}" style="width:{w:.2f}%" '
-                f'title="{e(s.session_id[:8])}: {n} lines"></span>'
+                f'title="{e(short(s.session_id))}: {n} lines"></span>'
             )
     people = counts.by_people
     if people:
@@ -135,7 +136,7 @@ def _tests(s: SessionReport) -> str:
 def _session(s: SessionReport, report: Report) -> str:
     out = [
         f'<details class="session" id="s{s.colour}">',
-        f'<summary><span class="sw b{s.colour}"></span><code>{e(s.session_id[:8])}</code>'
+        f'<summary><span class="sw b{s.colour}"></span><code>{e(short(s.session_id))}</code>'
         f" · {e(label_of(s.agent))} · <b>{s.written}</b> lines written, {s.surviving} surviving"
         f"{_tests(s)}</summary>",
         f"<p>Session <code>{e(s.session_id)}</code> · project"
@@ -192,7 +193,7 @@ def _line_title(report: Report, session: str | None, request: int | None) -> str
     s = report.session(session)
     if s is None:
         return f"session {session}"
-    head = f"session {s.session_id[:8]} ({label_of(s.agent)})"
+    head = f"session {short(s.session_id)} ({label_of(s.agent)})"
     if not (report.prompts or s.first_prompt):
         return head
     prompt = s.prompt_of(request)
@@ -216,7 +217,7 @@ def _file_lines(fl: FileLines, report: Report) -> str:
             who = ""
             if s is not None and prev != (ln.session, ln.request):
                 anchor = f"s{s.colour}"
-                label = s.session_id[:8]
+                label = short(s.session_id)
                 if report.prompts and ln.request is not None:
                     anchor += f"-r{ln.request}"
                     label += f" #{ln.request + 1}"
@@ -259,14 +260,14 @@ def render_html(report: Report) -> str:
     body.append(_bar(t, report, big=True))
     legend = [
         f'<span><span class="sw b{s.colour}"></span><a href="#s{s.colour}">'
-        f"<code>{e(s.session_id[:8])}</code></a> {s.written}</span>"
+        f"<code>{e(short(s.session_id))}</code></a> {s.written}</span>"
         for s in report.sessions
     ]
     legend.append(f'<span><span class="sw people"></span>people or unknown {t.by_people}</span>')
     body.append(f'<p class="legend">{"".join(legend)}</p>')
     failed = report.failed_sessions
     if failed:
-        names = ", ".join(f"<code>{e(s.session_id[:8])}</code>" for s in failed)
+        names = ", ".join(f"<code>{e(short(s.session_id))}</code>" for s in failed)
         body.append(
             f'<p class="fail">Last test run failed in {len(failed)} session(s): {names}</p>'
         )

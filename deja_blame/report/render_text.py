@@ -12,6 +12,7 @@ from __future__ import annotations
 from deja_blame.notes.public import project_meaning
 from deja_blame.output import agent_word, shorten, terminal, utc_minute
 from deja_blame.report.model import Report, SessionReport, pct, prompts_hint, time_span
+from deja_blame.session_ids import short
 
 PROMPT_CHARS = 60
 REQUEST_CHARS = 100
@@ -50,7 +51,7 @@ def _session_block(s: SessionReport, prompts: bool, said_before: bool = False) -
         terminal(utc_minute(s.started_at) or ""), terminal(utc_minute(s.ended_at) or ""), "->"
     )
     out = [
-        f"Session {terminal(s.session_id)[:8]} ({agent_word(s.agent)}), {span}",
+        f"Session {terminal(short(s.session_id))[:8]} ({agent_word(s.agent)}), {span}",
         _project(s, said_before),
     ]
     if not s.indexed:
@@ -101,7 +102,7 @@ def render_text(report: Report) -> str:
     ]
     failed = report.failed_sessions
     if failed:
-        names = ", ".join(terminal(s.session_id)[:8] for s in failed)
+        names = ", ".join(terminal(short(s.session_id))[:8] for s in failed)
         out.append(f"the last test run FAILED in {len(failed)} session(s): {names}")
     if report.sessions:
         out += ["", f"Sessions ({len(report.sessions)})"]
@@ -115,7 +116,7 @@ def render_text(report: Report) -> str:
                 else "(left out)"
             )
             out.append(
-                f"  {terminal(s.session_id)[:8]:<9} {agent_word(s.agent)[:11]:<11}"
+                f"  {terminal(short(s.session_id))[:8]:<9} {agent_word(s.agent)[:11]:<11}"
                 f" {s.written:>5} {s.surviving:>5}  {_tests(s):<8} {prompt or '-'}"
             )
         hint = prompts_hint(report)

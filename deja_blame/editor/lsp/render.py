@@ -28,6 +28,7 @@ from deja_blame.output import (
 from deja_blame.outputs.escape import lsp_markdown
 from deja_blame.outputs.redact import redact
 from deja_blame.outputs.session_text import no_edit_text, via_text
+from deja_blame.session_ids import short
 from deja_blame.transcripts.registry import label_of
 
 REQUEST_CHARS = 600  # of the person's request on a hover
@@ -86,7 +87,7 @@ def lens_title(ln: LineAttribution, confidence: float | None = None) -> str:
     (``confidence``: a run's, else the line's own)."""
     sure = ln.confidence if confidence is None else confidence
     conf = f"{sure:.2f}" if sure is not None else "note"
-    parts = [label_of(ln.source), (ln.session or "")[:8], when(ln), conf]
+    parts = [label_of(ln.source), short(ln.session or ""), when(ln), conf]
     return " ".join(terminal(p) for p in parts if p)  # plain text: one line, inert
 
 
@@ -175,7 +176,7 @@ def _history_text(history: list[dict[str, Any]]) -> str:
     for v in history:
         at = terminal(utc_minute(v.get("at")))
         if v.get("session"):
-            who = f"{inert(v['session'])[:8]} {label_of(v.get('agent'))}"
+            who = f"{inert(short(v['session']))[:8]} {label_of(v.get('agent'))}"
         else:
             who = inert(v.get("author") or "-")
         rows.append(

@@ -41,6 +41,7 @@ from deja_blame.editor.lsp.protocol import (
 from deja_blame.errors import DejaError
 from deja_blame.gitcli import is_commit
 from deja_blame.gitutil import open_repository
+from deja_blame.session_ids import short
 
 if TYPE_CHECKING:
     from deja_blame.index.prescan import Needle
@@ -682,14 +683,14 @@ class Server:
             return None
         session = load_session(self.conn, sid)
         prompt = build_prompt(session, Path(doc.blame.root))
-        command = f"deja handoff --session {sid[:8]} --to <agent>"
+        command = f"deja handoff --session {short(sid)} --to <agent>"
         path = _write_prompt(sid, prompt)
         # the lens says "hand off": open the prompt the next agent would start on
         # (an editor that cannot open documents for a server gets its path)
         if path is not None and self.show_document:
             self.out.send(
                 {
-                    "id": f"deja-show-{sid[:8]}-{time.monotonic_ns()}",
+                    "id": f"deja-show-{short(sid)}-{time.monotonic_ns()}",
                     "method": "window/showDocument",
                     "params": {"uri": path.as_uri(), "takeFocus": True},
                 }
@@ -699,7 +700,7 @@ class Server:
             "window/showMessage",
             {
                 "type": 3,
-                "message": f"deja: the hand-off prompt of session {sid[:8]} is {where};"
+                "message": f"deja: the hand-off prompt of session {short(sid)} is {where};"
                 f" start an agent on it in a terminal: {command}",
             },
         )

@@ -21,6 +21,7 @@ from deja_blame.output import (
     terminal,
 )
 from deja_blame.outputs.session_text import no_edit_text
+from deja_blame.session_ids import short
 
 
 def _one(value: Any) -> str:
@@ -123,7 +124,7 @@ def why_run(path: str, run: dict[str, Any]) -> str:
         out.append("  history (oldest first, by commit time):")
         for v in history:
             who = (
-                f"session {_one(v['session'])[:8]} {_agent(v.get('agent'), '')}"
+                f"session {_one(short(v['session']))[:8]} {_agent(v.get('agent'), '')}"
                 if v.get("session")
                 else _one(v.get("author") or "-")
             )

@@ -30,6 +30,7 @@ from deja_blame.editor.mcp.paging import CURSOR, MAX_TEXT, cut, make_cursor, pag
 from deja_blame.editor.mcp.scope import Repository, file_in, inside
 from deja_blame.errors import DejaError
 from deja_blame.gitcli import is_commit
+from deja_blame.session_ids import has_prefix
 
 WHY_WINDOW = 200  # lines blamed per why answer (a range gets a cursor for the rest)
 BLAME_WINDOW = 400  # lines blamed per blame answer
@@ -496,7 +497,7 @@ class Tools:
         except DejaError:
             sid = None
         if sid is None or sid not in known:
-            matching = [k for k in known if k.startswith(prefix)]
+            matching = [k for k in known if has_prefix(k, prefix)]
             if len(matching) > 1:
                 raise DejaError(
                     f"session id {prefix!r} is ambiguous: {', '.join(sorted(matching))}"
