@@ -13,7 +13,6 @@ answers there are what deja always gave (and which needs no pygit2: a warm
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator
 
 SMALL = 40_000  # old x new lines that difflib may compare: 200 x 200, a few ms at worst
@@ -40,7 +39,9 @@ def equal_runs(old: list[str], new: list[str]) -> Iterator[tuple[int, int, int]]
 
 def _middle(old: list[str], new: list[str], offset: int) -> Iterator[tuple[int, int, int]]:
     if len(old) * len(new) <= SMALL:
-        matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+        from difflib import SequenceMatcher  # (loaded only where a middle is compared)
+
+        matcher = SequenceMatcher(None, old, new, autojunk=False)
         for a, b, size in matcher.get_matching_blocks():
             if size:
                 yield offset + a, offset + b, size

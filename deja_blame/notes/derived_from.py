@@ -17,7 +17,6 @@ tool's) is stale wherever the index knows a session of its commit.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import sqlite3
 from bisect import bisect_right
@@ -37,7 +36,9 @@ Recorded = dict[str, int]
 
 
 def session_key(session_id: str) -> str:
-    return hashlib.sha256(session_id.encode("utf-8", "surrogateescape")).hexdigest()[:KEY_DIGITS]
+    from hashlib import sha256  # here: its import sets up every OpenSSL digest (4 ms)
+
+    return sha256(session_id.encode("utf-8", "surrogateescape")).hexdigest()[:KEY_DIGITS]
 
 
 def is_stale(recorded: Recorded | None, local: Recorded) -> bool:
@@ -99,8 +100,10 @@ def combined(recorded: Recorded | None, local: Recorded) -> Recorded:
 
 def digest(local: Recorded) -> str:
     """One short value for ``local`` (the local record of commits that got no note)."""
+    from hashlib import sha256
+
     text = orjson.dumps(local, option=orjson.OPT_SORT_KEYS)
-    return hashlib.sha256(text).hexdigest()[:KEY_DIGITS]
+    return sha256(text).hexdigest()[:KEY_DIGITS]
 
 
 class SessionWrites:

@@ -12,7 +12,6 @@ the rewrite copy) take no such lock and are what the compare-and-swap is for.
 from __future__ import annotations
 
 import os
-import random
 import subprocess
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -502,6 +501,8 @@ def update_notes(
             ok, last_err = _fast_import(repo, stream)
             if ok:
                 return ref_target(repo, ref)
+            import random
+
             time.sleep(random.uniform(0.01, 0.05) * (attempt + 1))
         raise DejaError(f"could not update {ref}: {last_err.splitlines()[-1] if last_err else '?'}")
 
