@@ -950,7 +950,7 @@ def stats_cmd(
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
     help="Write to this file (0600) instead of stdout; rows to a .parquet file are Parquet"
-    " (needs pyarrow: pip install 'deja-blame[parquet]').",
+    " (needs pyarrow where deja is installed: pip install pyarrow, or pipx inject deja pyarrow).",
 )
 @click.option(
     "--repository",
@@ -1106,6 +1106,9 @@ def mcp_cmd(db: Path | None, repo: Path | None, prompts: bool) -> int:
     show_default=True,
     help="Bound on the prompt's length; a long session is summarised newest first.",
 )
+@click.option(
+    "--no-refresh", is_flag=True, help="Do not read new transcript lines into the index first."
+)
 @db_option
 @json_option
 @with_index
@@ -1115,12 +1118,14 @@ def handoff_cmd(
     session: str | None,
     print_only: bool,
     max_chars: int,
+    no_refresh: bool,
     as_json: bool,
 ) -> int:
     """Start an agent on a session's context: goal, edits, commands, what is left open.
 
-    Without --session, the newest indexed session of the repository (or
-    directory) you stand in, whichever agent wrote it. The prompt is redacted
+    Without --session, the newest session of the repository (or directory) you
+    stand in, whichever agent wrote it; new transcripts are read into the index
+    first, as blame and why do (--no-refresh: the index as it is). The prompt is redacted
     and passed as one argument (never through a shell): `agy -i PROMPT`,
     `claude PROMPT`, `codex PROMPT`, `gemini -i PROMPT`, `cursor-agent PROMPT`,
     `droid PROMPT`, `cn PROMPT`, `pi PROMPT`, `code chat --mode agent PROMPT` (--to copilot:
@@ -1138,7 +1143,13 @@ def handoff_cmd(
     from deja_blame.commands.handoff import run_handoff
 
     return run_handoff(
-        conn, target, session, print_only=print_only, as_json=as_json, max_chars=max_chars
+        conn,
+        target,
+        session,
+        print_only=print_only,
+        as_json=as_json,
+        max_chars=max_chars,
+        refresh=not no_refresh,
     )
 
 
@@ -1584,7 +1595,7 @@ def notes_carry_cmd(
 def warehouse_group() -> None:
     """Many repositories' rows in one DuckDB file, and the share queries people ask.
 
-    Needs DuckDB (pip install 'deja-blame[warehouse]'). The rows come from
+    Needs DuckDB where deja is installed (pip install duckdb). The rows come from
     deja export --format rows, one file per repository; loading a repository
     again replaces its rows. Other engines: docs/warehouse.md.
 

@@ -1,7 +1,7 @@
 """Many repositories' rows in one DuckDB file (``deja warehouse``), and the questions
 people ask of them: the share of agents by agent, model, month and repository.
 
-No engine of our own: DuckDB (``pip install 'deja-blame[warehouse]'``) reads the
+No engine of our own: DuckDB (``pip install duckdb`` where deja is installed) reads the
 rows ``deja export --format rows`` writes (JSON Lines or Parquet) into one table,
 ``deja_rows``; the queries are plain SQL that BigQuery, ClickHouse and Spark run
 as well (docs/warehouse.md shows them, word for word the same as ``QUERIES``).

@@ -267,7 +267,8 @@ def check_index(
                     "index",
                     False,
                     f"{where}: schema {version} is newer than this deja's {SCHEMA_VERSION}",
-                    "upgrade deja: python -m pip install -U deja-blame",
+                    "upgrade deja from where you installed it (its checkout: git pull, then pip install .),"
+                    f" or start afresh: {index_command(db_path, '--rebuild')}",
                 ),
                 None,
             )

@@ -226,7 +226,7 @@ def _session(
 
 
 def write_parquet(rows: Iterator[dict[str, Any]], path: Path) -> int:
-    """The rows as one Parquet file (needs pyarrow: pip install 'deja-blame[parquet]')."""
+    """The rows as one Parquet file (needs pyarrow where deja is installed: pip install pyarrow)."""
     try:
         import pyarrow as pa  # type: ignore[import-not-found]
         import pyarrow.parquet as pq  # type: ignore[import-not-found]
