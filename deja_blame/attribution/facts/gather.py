@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from deja_blame.attribution.facts import indexread as Q
 from deja_blame.attribution.facts.git_blame import blame_version, start_blame
-from deja_blame.attribution.facts.gitread import git
+from deja_blame.attribution.facts.gitread import earlier_names, git
 from deja_blame.attribution.facts.model import BlameLine, FileFacts, LineTexts, WriteSet
 from deja_blame.attribution.facts.noted_lines import noted_line, sessions_noted
 from deja_blame.attribution.facts.notes_state import NotesState
@@ -57,10 +57,20 @@ def gather_file(
             return FileFacts(
                 relpath, str(root), version.commit, len(texts), [], [], LineTexts.of([])
             )
+    renamed: set[str] = set()
+    follow = None
     if window is None:
         pending = blame_version(conn, root, repo, version, engine)
     else:
         pending = start_blame(root, repo, relpath, version.commit, engine=engine, span=(lo, hi))
+        if conn is not None:
+            # the file's earlier names, as the whole file's blame would name them (its
+            # older lines'): a window's lines may name none, and its answer then
+            # differed from the whole file's (``deja why`` before and after a blame)
+            follow = _in_background(
+                "deja-read-names",
+                lambda: renamed.update(earlier_names(root, version.commit, relpath)),
+            )
     if before_match is not None:
         before_match()
     part = texts[lo - 1 : hi]
@@ -134,6 +144,9 @@ def gather_file(
         return facts
     # Renamed files: their older lines were written under the old path.
     older = {b.orig_path for b in by_line if b is not None and b.orig_path} - {relpath}
+    if follow is not None:
+        follow.join()
+        older |= renamed
     more: dict[int, bool] = {}
     if older:
         from deja_blame.index.unread import read_naming
@@ -157,7 +170,7 @@ def gather_file(
         _load_writes(conn, paths, file_fps, writes, solid)
     # the file's log under every name blame followed, read while the notes, the
     # renamed paths' writes and the identity rules are looked at
-    names = {ln.orig_path or "" for ln in lines}
+    names = {ln.orig_path or "" for ln in lines} | renamed
     log_ahead = _read_log_ahead(root, version.commit, names) if writes else None
     if more:
         _load_writes(conn, more, file_fps, writes, solid)

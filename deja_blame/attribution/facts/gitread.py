@@ -187,3 +187,25 @@ def plain_diff(root: str) -> bool:
             )
         _PLAIN_DIFF[root] = got
     return got
+
+
+def earlier_names(root: str | Path, rev: str | None, path: str) -> set[str]:
+    """The names ``path`` had before ``rev`` (HEAD where None): the renames git's log
+    follows back from it. A window of a file (``deja why``, ``blame -L``) is blamed
+    only at its lines, whose blame may name none of them; the whole file's blame
+    names those its older lines came from, whose writes it reads. Empty where git
+    cannot say (no commit yet, an unknown revision)."""
+    proc = git(
+        root,
+        ["log", "--follow", "-z", "--name-status", "--diff-filter=R", "--format=", rev or "HEAD"]
+        + ["--", path],
+    )
+    if proc is None or proc.returncode != 0:
+        return set()
+    tokens = [t.lstrip(b"\n") for t in proc.stdout.split(b"\0")]
+    names: set[str] = set()
+    for k, tok in enumerate(tokens):
+        if tok[:1] == b"R" and tok[1:].isdigit() and k + 2 < len(tokens):
+            names.add(tokens[k + 1].decode("utf-8", "surrogateescape"))
+    names.discard(path)
+    return names
