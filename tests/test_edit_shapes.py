@@ -210,12 +210,17 @@ def test_writes_read_as_shapes_are_the_rows_read_one_by_one(
         assert list(got.by_fp.items()) == list(want.by_fp.items())
         assert list(got.by_edit.items()) == list(want.by_edit.items())
         assert list(got.blank_by_edit.items()) == list(want.blank_by_edit.items())
+        assert list(got.edit_info.items()) == list(want.edit_info.items())
         assert got.any_suffix == want.any_suffix
         _same_twins(got.twins(), _old_twins(want))
         # the trivial writes left out, read for a commit window, join some edits of a
         # shape and not others: those edits are no longer twins
         got.read_window_writes({fingerprint(t) for t in texts}, {(1000.0, 2000.0)})
         _same_twins(got.twins(), _old_twins(got))
+        # the rules that weigh edits read an entry an edit: what each of its writes says
+        assert set(got.edit_info) == set(got.by_edit)
+        for key, (_, at, by_user, exact, _) in got.info.items():
+            assert got.edit_info[(key[0], key[1])] == (at, by_user, exact)
     finally:
         conn.close()
 

@@ -195,7 +195,12 @@ def test_the_carrier_knows_when_an_anchor_beyond_a_window_was_written() -> None:
     unknown: never a KeyError (``deja why`` stopped with an unexpected error on a
     real history at 3,000 sessions)."""
     loaded: Key = (7, 2, 0)
-    carrier = matcher._Carrier({loaded: (0, 50.0, False, False, 0)}, {}, None)  # type: ignore[arg-type]
+    carrier = matcher._Carrier(
+        {loaded: (0, 50.0, False, False, 0)},
+        {(7, 2): (50.0, False, False)},
+        {},  # type: ignore[arg-type]
+        None,  # type: ignore[arg-type]
+    )
     assert carrier.time(loaded) == 50.0
     assert carrier.time((7, 2, 9)) == 50.0  # another line of the same edit
     assert carrier.time((8, 0, 0)) is None  # an edit nothing of which was loaded

@@ -148,12 +148,16 @@ class WriteSet:
     ``by_fp[fp]`` lists the writes of one fingerprint in that order,
     ``by_edit[(sid, edit)]`` the (index, fingerprint) pairs of each edit, and
     ``blank_by_edit[(sid, edit)]`` the blank lines each edit wrote.
+    ``edit_info[(sid, edit)]`` is (time, by the person, exact path) of each edit here:
+    every write of one edit has the same (an edit has one time and one path), so a
+    rule that weighs edits or sessions reads an entry an edit, not one a write.
     """
 
     info: dict[Key, tuple[int, float, bool, bool, int]] = field(default_factory=dict)
     by_fp: dict[int, list[Key]] = field(default_factory=dict)
     by_edit: dict[tuple[int, int], list[tuple[int, int]]] = field(default_factory=dict)
     blank_by_edit: dict[tuple[int, int], list[Key]] = field(default_factory=dict)
+    edit_info: dict[tuple[int, int], tuple[float, bool, bool]] = field(default_factory=dict)
     any_suffix: bool = False  # some write was matched by path suffix only
     # Writes ``load_writes`` left in the index (``solid``): where to read a session's
     # (its path ids and exactness, the trivial fingerprints), and whether any exist.
@@ -240,6 +244,7 @@ class WriteSet:
             pairs = by_edit.get(edit)
             if pairs is None:
                 by_edit[edit] = [(idx, fp)]
+                self.edit_info[edit] = (at, by_user != 0, exact[pid])
             else:
                 pairs.append((idx, fp))
             if fp == BLANK_FP:
@@ -257,12 +262,16 @@ class WriteSet:
         Each edit of a shape wrote each of its lines: the same writes, in the same
         order, as ``add_rows`` of the lines table's rows (a row per edit and line)."""
         info, by_fp, by_edit = self.info, self.by_fp, self.by_edit
-        blank_by_edit = self.blank_by_edit
+        blank_by_edit, edit_info = self.blank_by_edit, self.edit_info
         seq = len(info)
         if not all(exact.values()):
             self.any_suffix = True
         # each shape's edits with a time (one without cannot be placed before a commit)
         timed: dict[int, list[tuple[int, int, tuple[int, int], float, bool]]] = {}
+        # A shape is one path's (``index/shapes.py``) and an edit has one shape: the
+        # writes of one call repeat no key. Only a call after another (a path read
+        # again) can meet one already here.
+        again = bool(info)
         for pid, lines in read:
             is_exact = exact[pid]
             n, i = len(lines), 0
@@ -296,14 +305,15 @@ class WriteSet:
                 blank = fp == BLANK_FP
                 for sid, edit_ord, pair, edit, at, user in copies:
                     key = (sid, edit_ord, pair[0])
-                    if key in info:
-                        continue  # one edit has one path: only a path listed twice repeats a key
+                    if again and key in info:
+                        continue  # one edit has one path: only a path read twice repeats a key
                     info[key] = (fp, at, user, is_exact, seq)
                     seq += 1
                     keys.append(key)
                     written = by_edit.get(edit)
                     if written is None:
                         by_edit[edit] = [pair]
+                        edit_info[edit] = (at, user, is_exact)
                     else:
                         written.append(pair)
                     if blank:
@@ -326,23 +336,22 @@ class WriteSet:
         # the lines of a shape's first edit are hashed, not each copy's
         bodies: dict[tuple[tuple[int, int], ...], int] = {}
         last: dict[int, tuple[list[tuple[int, int]], int]] = {}
+        edit_info = self.edit_info
         for edit, pairs in self.by_edit.items():
-            first = info[(edit[0], edit[1], pairs[0][0])]
+            _, user, exact = edit_info[edit]
             like = last.get(id(pairs[0]))
             if like is not None and like[0] == pairs:
                 body = like[1]
             else:
                 body = bodies.setdefault(tuple(pairs), len(bodies))
                 last[id(pairs[0])] = (pairs, body)
-            groups.setdefault((first[2], first[3], body), []).append(edit)
+            groups.setdefault((user, exact, body), []).append(edit)
         out: dict[tuple[int, int], Twins] = {}
         for members in groups.values():
             idx0 = self.by_edit[members[0]][0][0]
             if len(members) > 1:
-                members.sort(
-                    key=lambda e: (-info[(e[0], e[1], idx0)][1], info[(e[0], e[1], idx0)][4])
-                )
-            twins = Twins(members, [-info[(e[0], e[1], idx0)][1] for e in members])
+                members.sort(key=lambda e: (-edit_info[e][0], info[(e[0], e[1], idx0)][4]))
+            twins = Twins(members, [-edit_info[e][0] for e in members])
             for e in members:
                 out[e] = twins
         return out

@@ -41,7 +41,7 @@ def strangers_before_history(
     if first_time is None or not sids:
         return set()
     latest: dict[int, float] = {}
-    for (sid, _, _), (_, at, by_user, _, _) in writes.info.items():
+    for (sid, _), (at, by_user, _) in writes.edit_info.items():  # an edit's writes share these
         if sid in sids and not by_user:
             latest[sid] = max(at, latest.get(sid, at))
     early = sorted(sid for sid, at in latest.items() if at + BEFORE < first_time)

@@ -233,7 +233,7 @@ def match_lines(
     if file_edits is not None:
         edits_of = file_edits
         old_above = lambda key: old_lines_above(key, edits_of)  # noqa: E731
-        carry = _Carrier(info, edits_of, deadlines)
+        carry = _Carrier(info, writes.edit_info, edits_of, deadlines)
     beyond = text_beyond = runs_beyond = None
     if line_texts.beyond is not None and added_fps is not None:
         beyond = _anchors_beyond(line_texts, writes, twins, added_fps)
@@ -458,10 +458,12 @@ class _Carrier:
     def __init__(
         self,
         info: dict[Key, tuple[int, float, bool, bool, int]],
+        edit_info: dict[tuple[int, int], tuple[float, bool, bool]],
         file_edits: FileEdits,
         deadlines: Deadlines,
     ) -> None:
         self.info = info
+        self.edit_info = edit_info
         self.file_edits = file_edits
         self.deadlines = deadlines
         # a write is asked about once per line that may take it: carried once
@@ -479,7 +481,7 @@ class _Carrier:
         if got is not None:
             return got[1]
         if self._edit_times is None:
-            self._edit_times = {(k[0], k[1]): v[1] for k, v in self.info.items()}
+            self._edit_times = {edit: got[0] for edit, got in self.edit_info.items()}
         return self._edit_times.get((key[0], key[1]))
 
     def to(self, key: Key, at: int, until: float) -> int | None:
@@ -1156,7 +1158,7 @@ class _Copies:
     def __call__(self, key: Key, fp: int, limit: float) -> int:
         info = self.writes.info
         if self._others is None:
-            self._others = _LaterWriters(info)
+            self._others = _LaterWriters(self.writes.edit_info)
         if self._others.any_between(info[key][1], limit, key[0]):
             return 0  # another session wrote here since: the nearer writer
         edit = (key[0], key[1], fp)
@@ -1178,16 +1180,16 @@ class _LaterWriters:
     ``sid``. A question is a bisection, not a pass over every session (a thousand
     sessions, five thousand questions on click's core.py)."""
 
-    def __init__(self, info: dict[Key, tuple[int, float, bool, bool, int]]) -> None:
+    def __init__(self, edit_info: dict[tuple[int, int], tuple[float, bool, bool]]) -> None:
         spans: dict[int, list[float]] = {}
-        for k, w in info.items():
-            span = spans.get(k[0])
+        for (sid, _), (at, _, _) in edit_info.items():  # an edit's writes share its time
+            span = spans.get(sid)
             if span is None:
-                spans[k[0]] = [w[1], w[1]]
-            elif w[1] < span[0]:
-                span[0] = w[1]
-            elif w[1] > span[1]:
-                span[1] = w[1]
+                spans[sid] = [at, at]
+            elif at < span[0]:
+                span[0] = at
+            elif at > span[1]:
+                span[1] = at
         order = sorted(spans.items(), key=lambda item: item[1][1])
         self.lasts = [span[1] for _, span in order]
         # for the suffix from each position: the earliest first write and its session,
@@ -1355,13 +1357,13 @@ def _drop_strangers(
         return out
     suffix_only: dict[int, set[int]] = {}
     exact: set[int] = set()
-    for key, (fp, _, _, is_exact, _) in writes.info.items():
-        if key[0] not in matched:
+    for edit, (_, _, is_exact) in writes.edit_info.items():  # an edit has one path
+        if edit[0] not in matched:
             continue
         if is_exact:
-            exact.add(key[0])
+            exact.add(edit[0])
         else:
-            suffix_only.setdefault(key[0], set()).add(fp)
+            suffix_only.setdefault(edit[0], set()).update(fp for _, fp in writes.by_edit[edit])
     for sid, rows in writes.left_out_of(matched).items():
         for _, fp, is_exact in rows:
             if is_exact:
