@@ -710,3 +710,30 @@ def test_the_agent_is_found_on_path_only_never_in_the_current_folder(
     (empty / "agy").write_text("")
     (empty / "agy").chmod(0o755)
     assert find_on_path("agy", {"PATH": f":{empty}"}) == str(empty / "agy")
+
+
+def _claude_session(repo: Path, sid: str, text: str, ago: int) -> None:
+    """A Claude Code transcript under the test's HOME, its one request ``ago`` seconds old."""
+    at = dt.datetime.fromtimestamp(dt.datetime.now().timestamp() - ago, tz=dt.timezone.utc)
+    record = {"sessionId": sid, "cwd": str(repo), "isSidechain": False, "type": "user",
+              "uuid": "u0", "timestamp": at.strftime("%Y-%m-%dT%H:%M:%S.000Z"),
+              "message": {"role": "user", "content": text}}  # fmt: skip
+    folder = Path.home() / ".claude" / "projects" / "-repo"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{sid}.jsonl").write_text(json.dumps(record) + "\n")
+
+
+def test_a_session_not_indexed_yet_is_read_before_choosing(repo: Path) -> None:
+    """newcomer 18 #4: the newest transcript was not indexed yet, and the handoff went
+    on with an older session; it reads new transcripts first, as blame and why do."""
+    older, newer = "d0d0d0d0-4444-4000-8000-000000000001", "e0e0e0e0-5555-4000-8000-000000000002"
+    _claude_session(repo, older, "the older request", 900)
+    deja("index", "-q", cwd=repo)
+    _claude_session(repo, newer, "the request that just ended", 60)
+    stale = deja("handoff", "--to", "claude", "--print", "--no-refresh", cwd=repo)
+    assert f"Previous session: {older}" in stale.stdout.decode()
+    prompt = deja("handoff", "--to", "claude", "--print", cwd=repo).stdout.decode()
+    assert f"Previous session: {newer}" in prompt
+    assert "the request that just ended" in prompt
+    listed = deja("sessions", "--json", cwd=repo).stdout.decode()
+    assert newer in listed  # read into the index, not only into this answer

@@ -90,6 +90,21 @@ def choose_session(
     return here[0].session_id
 
 
+def read_new_transcripts(conn: sqlite3.Connection, repo_root: Path | None) -> None:
+    """The refresh blame and why make before answering: "the newest session here" is
+    then the one that just ended, not the newest one ``deja index`` last read (newcomer
+    18 #4: an agent was started on an older session's context). In a repository only
+    the new transcripts that name it are read now, as for ``deja stats``."""
+    from deja_blame.index.refresh import refresh_index
+
+    if repo_root is None:
+        refresh_index(conn)
+        return
+    from deja_blame.index.prescan import needles_for
+
+    refresh_index(conn, concern=needles_for(repo_root))
+
+
 def run_handoff(
     conn: sqlite3.Connection,
     target: str,
@@ -98,6 +113,7 @@ def run_handoff(
     as_json: bool = False,
     max_chars: int = DEFAULT_LIMIT,
     cwd: Path | None = None,
+    refresh: bool = True,
 ) -> int:
     targets = handoff_targets()
     chosen = targets.get(target.strip().lower())
@@ -108,6 +124,8 @@ def run_handoff(
     here = cwd if cwd is not None else Path(os.getcwd())
     repo_root = find_repo_root(here)
     again = f"deja handoff --to {target}" + (" --print" if print_only else "")
+    if refresh:
+        read_new_transcripts(conn, repo_root)
     session_id = choose_session(conn, session, here, repo_root, again)
     loaded = load_session(conn, session_id)
     prompt = build_prompt(loaded, repo_root=repo_root, limit=max_chars)
