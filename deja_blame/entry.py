@@ -40,9 +40,10 @@ def _leave(code: int) -> None:
     os._exit(code & 0xFF)
 
 
-def run_here(args: list[str], kept: bool = True) -> None:
-    """The command, in this process (a resident server's fork calls this too, with
-    ``kept`` False: its modules are loaded already and its streams are the caller's)."""
+def run_here(args: list[str]) -> None:
+    """The command, in this process (a resident server's fork calls this too: its
+    modules are loaded already, and a kept answer's look is the server's watch of the
+    transcripts, ``index/look.py``, where a process alone stats every session)."""
     if args[:1] in (["stats"], ["report"]):
         from deja_blame.arenas import few_arenas
 
@@ -50,7 +51,7 @@ def run_here(args: list[str], kept: bool = True) -> None:
     if args[:1] == ["blame"]:
         from deja_blame import printed
 
-        if kept and printed.replay(args):  # the answer this question printed, while it holds
+        if printed.replay(args):  # the answer this question printed, while it holds
             sys.exit(0)
         from deja_blame.attribution.facts.early import speculate
 

@@ -39,7 +39,9 @@ What the printed answer depends on, and how each is checked (``_stamp``):
   folders where they are not there yet, and the variables that choose the roots.
   Both are taken no later than the refresh looks (the walk before the command runs),
   so a transcript written while it answers makes the kept answer stale, never the
-  other way.
+  other way. In a fork of the resident server whose watch vouches for Antigravity's
+  roots, the look is the watch's word (``index/watched.look_text``: the watch and its
+  last event naming a session), with no stat of any session.
 
 Only an answer the attribution cache holds for the commit's own text is kept (no
 uncommitted line), with nothing written on stderr, exit 0, and only when the
@@ -287,6 +289,10 @@ class _Tee(io.RawIOBase):
     def write(self, data: Any) -> int:
         raw = bytes(data)
         self.out.write(raw)
+        # out at once: the tee's own buffer is the one in front of it (a flush with
+        # nothing left there does not reach here; a server's fork hands the stream
+        # back after such a flush: ``resident/server._hand_back``)
+        self.out.flush()
         self.wrote = self.wrote or bool(raw)
         if self.kept is not None:
             self.kept += raw

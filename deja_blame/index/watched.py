@@ -13,6 +13,10 @@ none yet, or erased: every write of a session's row by anything else erases it,
 ``erase_record``), when the roots are not the watch's or a root's ``brain/`` is not
 the folder watched, and when the watch cannot vouch (``TranscriptWatch.broken``).
 No time is compared: a clock set back changes nothing.
+
+The watch is also a kept answer's look (``look.py``, ``printed.py``): where it vouches
+for the roots, "nothing was written since" is the same watch and the same last event
+(``look_text``), with no stat of any session.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
+from deja_blame.index import look
 from deja_blame.index.changes import changed_transcripts, sessions_changed
 from deja_blame.transcripts.transcript_file import TranscriptFile
 
@@ -54,6 +59,9 @@ def changed(
     if w is None or w.broken or not _same_roots(w, roots):
         return changed_transcripts(conn, roots), None
     seq = w.seq  # what the server had read before this fork
+    # a kept answer waiting for this look is given the watch's word (taken before
+    # any file is looked at: a write since is a later event, in the next fork's word)
+    look.seen_text([str(r) for r in roots], _word(w))
     since = _recorded(conn, w.token)
     if since is None:
         files = changed_transcripts(conn, roots)
@@ -63,6 +71,21 @@ def changed(
     if since == seq:
         return files, None  # recorded already
     return files, lambda: _record(conn, w.token, seq)
+
+
+def look_text(roots: list[str]) -> str | None:
+    """The watch's look at ``roots`` for a kept answer (``look.now``): which watch, and
+    the number of the last event that touched a session (a transcript appended, added,
+    removed or moved in or out, a session folder made, removed or moved: each is an
+    event naming its session). None where the watch cannot vouch for ``roots``."""
+    w = current
+    if w is None or w.broken or not _same_roots(w, [Path(r) for r in roots]):
+        return None
+    return _word(w)
+
+
+def _word(w: Watch) -> str:
+    return f"watch {w.token} {max(w.dirty.values(), default=0)}"
 
 
 def _same_roots(w: Watch, roots: list[Path]) -> bool:

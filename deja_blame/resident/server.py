@@ -417,7 +417,7 @@ def _command(cwd: str, args: list[str]) -> int:
     from deja_blame.entry import run_here
 
     try:
-        run_here(args, kept=False)
+        run_here(args)
     except SystemExit as exc:
         if exc.code is None:
             return 0

@@ -29,7 +29,7 @@ import struct
 import sys
 from pathlib import Path
 
-from deja_blame.index import watched
+from deja_blame.index import look, watched
 
 # <sys/inotify.h>
 IN_MODIFY = 0x002
@@ -271,6 +271,8 @@ def start(roots: list[Path]) -> None:
     stop()
     current = TranscriptWatch(roots) if roots else None
     watched.current = current
+    # a kept answer's look in the forks: the watch's word where it vouches
+    look.by_watch = watched.look_text if current is not None else None
 
 
 def stop() -> None:
@@ -278,6 +280,7 @@ def stop() -> None:
     if current is not None:
         current.close()
     current = watched.current = None
+    look.by_watch = None
 
 
 def drain() -> None:
