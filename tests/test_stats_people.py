@@ -84,3 +84,14 @@ def test_one_git_log_names_every_files_people(
         {"author": "Bo", "lines": 1},
         {"author": NOT_COMMITTED, "lines": 1},
     ]
+
+
+def test_stats_with_no_session_indexed_says_so(repo: Path) -> None:
+    """newcomer 18 #9: "0 of N lines (0.0%)" and nothing else, where blame says that no
+    session is indexed; 0 % then means "not known", not "none"."""
+    from conftest import deja
+
+    _commit(repo, "Ana", "a.txt")
+    said = deja("stats", cwd=repo).stderr.decode()
+    assert "no sessions are indexed: every line is unattributed (" in said, said
+    assert "deja index" in said

@@ -125,23 +125,12 @@ def _blame_and_print(
     if (
         result.indexed_sessions == 0
         and not any(ln.session for ln in result.lines)
-        and not _unreadable_index(conn)
+        and not unreadable_index(conn)
         and not _commits_noted(result)
     ):
         # (a clone whose notes speak for these lines' commits, a reviewer's: its
         # people's lines are people's)
-        from deja_blame.index.provenance import carried_hint, carried_left_out
-        from deja_blame.notes.where_from import notes_here, unattributed_hint
-
-        if notes_here(result.root):
-            # a reviewer's clone (newcomer 17 #3: it was told "run: deja index")
-            warn(NO_NOTE_HERE)
-        elif left := carried_left_out(conn, result.root):
-            # deja index would read them no more than it did
-            warn(f"no sessions are indexed: every line is unattributed; {carried_hint(left)}")
-        else:
-            hint = unattributed_hint(result.root)
-            warn(f"no sessions are indexed: every line is unattributed ({hint})")
+        say_none_indexed(conn, result.root)
     elif is_shallow(str(result.root)):
         warn(SHALLOW_WARNING)
     if as_json or not porcelain:
@@ -172,7 +161,25 @@ NO_NOTE_HERE = (
 )
 
 
-def _unreadable_index(conn: sqlite3.Connection) -> bool:
+def say_none_indexed(conn: sqlite3.Connection, root: str | Path) -> None:
+    """The line that says no line could be given to a session because none is indexed,
+    with what would change that (blame; stats, whose 0 % would read as "none"). The
+    caller has found no session in the index nor a note for its lines."""
+    from deja_blame.index.provenance import carried_hint, carried_left_out
+    from deja_blame.notes.where_from import notes_here, unattributed_hint
+
+    if notes_here(root):
+        # a reviewer's clone (newcomer 17 #3: it was told "run: deja index")
+        warn(NO_NOTE_HERE)
+    elif left := carried_left_out(conn, root):
+        # deja index would read them no more than it did
+        warn(f"no sessions are indexed: every line is unattributed; {carried_hint(left)}")
+    else:
+        hint = unattributed_hint(root)
+        warn(f"no sessions are indexed: every line is unattributed ({hint})")
+
+
+def unreadable_index(conn: sqlite3.Connection) -> bool:
     """Whether ``conn`` stands in for an index that is there but may not be read
     (``cli.with_index`` said so, with its fix: "run: deja index" would not help)."""
     import os

@@ -56,6 +56,12 @@ def run_stats(
             stats = stats_of(conn, root, commit, files, refresh, lambda _p: bar.update(1))
     else:
         stats = stats_of(conn, root, commit, files, refresh)
+    if stats.lines and not stats.attributed and not Q.count_sessions(conn):
+        from deja_blame.commands.blame import say_none_indexed, unreadable_index
+
+        # 0 % of an index with no session means "not known", not "none" (newcomer 18 #9)
+        if not unreadable_index(conn):
+            say_none_indexed(conn, root)
     if as_json:
         print_json(stats.to_json())
     else:
