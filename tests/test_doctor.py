@@ -198,7 +198,22 @@ def test_no_transcript_roots(setup: dict[str, Path], tmp_path: Path) -> None:
     code, doc, _ = doctor(setup["repo"], env={"DEJA_ANTIGRAVITY_ROOT": ""})
     roots = by_name(doc)["transcript roots"]
     assert code == 1 and not roots["ok"]
-    assert roots["fix"].startswith("export DEJA_ANTIGRAVITY_ROOT=")
+    # no agent was looked for in particular: no one agent's variable (newcomer 18 #8)
+    assert roots["fix"].startswith("run deja where the agents ran;")
+    assert "deja index --root DIR" in roots["fix"] and "DEJA_ANTIGRAVITY_ROOT" not in roots["fix"]
+
+
+def test_a_clone_with_a_remote_and_no_notes_is_told_to_fetch_them(
+    setup: dict[str, Path], tmp_path: Path
+) -> None:
+    """A fresh clone with no transcripts: its attribution is in the repository's notes,
+    so the fix says deja notes fetch first (newcomer 18 #8)."""
+    deja("index", "-q")
+    git(setup["repo"], "remote", "add", "upstream", str(tmp_path / "forge.git"))
+    _, doc, _ = doctor(setup["repo"], env={"DEJA_ANTIGRAVITY_ROOT": ""})
+    fix = by_name(doc)["transcript roots"]["fix"]
+    assert fix.startswith("this clone has no agent transcripts: fetch the repository's"), fix
+    assert "deja notes fetch upstream; or run deja where the agents ran;" in fix
 
 
 def test_a_root_that_is_gone(setup: dict[str, Path], tmp_path: Path) -> None:

@@ -108,6 +108,31 @@ def check_pygit2() -> Check:
     return Check("pygit2", True, f"pygit2 {pygit2.__version__}, libgit2 {pygit2.LIBGIT2_VERSION}")
 
 
+NO_ROOT_FIX = (
+    "run deja where the agents ran; a folder of transcripts copied here: deja index --root DIR"
+    " (each agent's variable: deja index --help)"
+)
+
+
+def notes_first(roots: Check, cwd: Path) -> Check:
+    """No transcript on this machine, in a clone with a remote and no notes yet: its
+    attribution is in the repository's notes (a reviewer's clone, CI), so the fix
+    says deja notes fetch first (newcomer 18 #8: it named Antigravity's variable)."""
+    from deja_blame.gitutil import find_repo_root
+    from deja_blame.notes.where_from import notes_here, remotes
+
+    root = find_repo_root(cwd)
+    names = remotes(root) if root is not None else []
+    if root is None or not names or notes_here(root):
+        return roots
+    remote = "" if "origin" in names else f" {names[0]}"
+    fix = (
+        "this clone has no agent transcripts: fetch the repository's attribution notes,"
+        f" deja notes fetch{remote}; or {roots.fix}"
+    )
+    return Check(roots.name, roots.ok, roots.detail, fix)
+
+
 def check_roots(
     roots: list[Path], no_session: frozenset[str] = frozenset()
 ) -> tuple[Check, list[TranscriptFile]]:
@@ -145,7 +170,8 @@ def check_roots(
             + ", ".join(a.display_name for a in OTHER_AGENTS)
             + " transcripts"
         )
-        return Check("transcript roots", False, "; ".join([nothing, *problems]), fix_root), []
+        # no agent looked for in particular: no one agent's variable in the fix
+        return Check("transcript roots", False, "; ".join([nothing, *problems]), NO_ROOT_FIX), []
     for root in roots:
         before = len(problems)
         files = list(find_transcripts(root, problems, skipped))
@@ -489,6 +515,8 @@ def diagnose(
         )
         checks.append(check_server())
         return checks
+    if not roots_check.ok and not transcripts:
+        roots_check = notes_first(roots_check, cwd or Path.cwd())
     checks.append(roots_check)
     health, fresh = check_index(db_path, transcripts, [lo.path for lo in left])
     checks.append(health)
