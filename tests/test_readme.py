@@ -139,3 +139,15 @@ def test_every_help_example_runs(world: World) -> None:
     for line in examples:
         _check(world, line)
     assert AGY_SID[:8] in world.run_line("deja sessions").stdout
+
+
+def test_the_readme_says_git_ai_notes_are_read_not_written() -> None:
+    """newcomer 18 #10: a heading "Stats, Agent Trace and git-ai" read as a git-ai export."""
+    from deja_blame.cli import cli
+
+    formats = next(p for p in cli.commands["export"].params if p.name == "fmt").type.choices  # type: ignore[attr-defined]
+    text = README.read_text()
+    headings = [ln for ln in text.splitlines() if ln.startswith("## ") and "git-ai" in ln]
+    if "git-ai" not in formats:
+        assert headings and all("reading git-ai" in h for h in headings)
+        assert "it does not write them" in text
