@@ -1567,8 +1567,12 @@ def notes_carry_cmd(
     git remote keeps no pull request heads: there a squash is found in the
     remote's branch (as last fetched) whose change has its patch, else name
     the branch with --from origin/BRANCH, or, deleted on merging, its old tip
-    with --from COMMIT-ID. Run twice, it changes nothing. In
-    CI: notes carry "$BEFORE..$AFTER" --push (the workflow: docs/forge-merges.md).
+    with --from COMMIT-ID. Run twice, it changes nothing, and says so
+    ("already noted: unchanged"). In CI: notes carry "$BEFORE..$AFTER" --push
+    (the workflow: docs/forge-merges.md). Exit 0 even when commits are left
+    without a note (said on stderr with a hint; "how": "none" in --json), so
+    that a push to the default branch never fails over a merge it cannot carry;
+    a job that should fail then: --json | jq -e 'all(.commits[]; .how != "none")'.
 
     \b
     Examples:

@@ -359,3 +359,26 @@ def test_a_rebase_merge_of_a_deleted_branch_is_carried_from_its_old_tip_by_id(
     )
     assert [c["how"] for c in doc["commits"]] == ["rebase", "rebase"]
     assert all(c["lines"] > 0 for c in doc["commits"])
+
+
+def test_a_repeated_carry_says_it_changed_nothing(
+    tmp_path: Path, forge: tuple[World, Server]
+) -> None:
+    """newcomer 18 #6: a second run printed the first run's "3 commit(s) carried" and
+    "pushed", and its JSON the same "noted": 1; the notes had not changed."""
+    dev, server = forge
+    squash = server.squash(1, "Alpha")
+    ci = tmp_path / "ci"
+    git(tmp_path, "clone", "-q", str(server.path), str(ci))
+    spec = "..".join(squash)
+    first = orjson.loads(deja("notes", "carry", spec, "--push", "--json", cwd=ci).stdout)
+    assert (first["noted"], first["changed"]) == (1, 1)
+    assert not first["commits"][0]["unchanged"] and first["pushed"]["up_to_date"] is False
+    tip = server.git("rev-parse", NOTES)
+    again = deja("notes", "carry", spec, "--push", cwd=ci).stderr.decode()
+    assert "attributed line(s) (already noted: unchanged)" in again, again
+    assert "deja: refs/notes/deja on origin was up to date: nothing new pushed" in again
+    assert "deja: pushed" not in again
+    doc = orjson.loads(deja("notes", "carry", spec, "--json", "--local", cwd=ci).stdout)
+    assert (doc["noted"], doc["changed"]) == (1, 0) and doc["commits"][0]["unchanged"]
+    assert server.git("rev-parse", NOTES) == tip

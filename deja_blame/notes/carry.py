@@ -41,6 +41,7 @@ from deja_blame.gitcli import is_commit
 from deja_blame.gitutil import run_git, workdir
 from deja_blame.notes.annotate import rewrite_notes
 from deja_blame.notes.lookup import read_note
+from deja_blame.notes.store import note_blob_map, ref_target
 from deja_blame.objectid import ID
 
 FORGE_REFS = {
@@ -70,6 +71,8 @@ class CarriedCommit:
     # the remote's branch found holding the squashed change, or the rebased commit
     # (no pull request head)
     branch: str | None = None
+    # its note was there already, as this run would write it (a run repeated)
+    unchanged: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -79,6 +82,7 @@ class CarriedCommit:
             "sources": self.sources,
             "lines": self.lines,
             "branch": self.branch,
+            "unchanged": self.unchanged,
         }
 
 
@@ -92,12 +96,18 @@ class CarryResult:
     def noted(self) -> int:
         return sum(1 for c in self.commits if c.lines)
 
+    @property
+    def changed(self) -> int:
+        """The commits whose note this run wrote or changed (0 for a run repeated)."""
+        return sum(1 for c in self.commits if c.lines and not c.unchanged)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "range": self.range,
             "pulls": self.pulls,
             "commits": [c.to_json() for c in self.commits],
             "noted": self.noted,
+            "changed": self.changed,
         }
 
 
@@ -395,10 +405,14 @@ def carry_notes(
                 entry.how = "rebase" if same else "squash"
                 entry.sources = [source]
         pairs += [(old, sha) for old in entry.sources]
+    before_notes = note_blob_map(repo, ref_target(repo))
     if pairs:
         # The pull request's notes were published: carry their prompts as they are.
         rewrite_notes(repo, pairs, None, include_prompts=True)
+    after_notes = note_blob_map(repo, ref_target(repo))
     for entry in result.commits:
         note = read_note(repo, entry.commit)
         entry.lines = note.line_count() if note is not None else 0
+        blob = after_notes.get(entry.commit)
+        entry.unchanged = blob is not None and before_notes.get(entry.commit) == blob
     return result

@@ -290,6 +290,8 @@ class PushResult:
     # take it as it is (False: it has notes this clone lacks, merged first by a push)
     would_push: str | None = None
     fast_forward: bool | None = None
+    # the remote held this very notes commit already (as last fetched or pushed)
+    up_to_date: bool = False
 
     def to_json(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
@@ -299,6 +301,8 @@ class PushResult:
             "merges": self.merges,
             "url": self.url,
         }
+        if not self.dry_run:
+            doc["up_to_date"] = self.up_to_date
         if self.dry_run:
             doc |= {
                 "dry_run": True,
@@ -360,9 +364,11 @@ def push(repo: pygit2.Repository, remote: str = "origin") -> PushResult:
     for attempt in range(1, PUSH_ATTEMPTS + 1):
         tip = _tip_to_push(repo)
         result.attempts = attempt
+        seen_there = ref_target(repo, tracking_ref(remote))
         proc = run_git(root, ["push", "--quiet", remote, f"{NOTES_REF}:{NOTES_REF}"], check=False)
         if proc.returncode == 0:
             result.pushed = tip
+            result.up_to_date = seen_there == tip and result.merges == 0
             run_git(root, ["update-ref", tracking_ref(remote), tip], check=False)
             return result
         err = proc.stderr.decode("utf-8", "replace")
