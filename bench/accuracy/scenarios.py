@@ -731,6 +731,12 @@ def _report_written(sim: Sim, body: str) -> None:
 
 @scenario("a formatter splits a session's long calls over several lines")
 def formatter_splits_calls(sim: Sim, small: bool) -> None:
+    _report_split(sim)
+    sim.expect("app/report.py")
+
+
+def _report_split(sim: Sim) -> None:
+    """A session's report with two long calls; the person's formatter splits the first."""
     _report_written(
         sim,
         "def build(rows):\n"
@@ -756,6 +762,24 @@ def formatter_splits_calls(sim: Sim, small: bool) -> None:
         ),
     )
     sim.commit("Format")
+
+
+@scenario(
+    "a formatter splits a session's long call; later the person changes one argument and puts"
+    " another between two"
+)
+def split_call_changed_later(sim: Sim, small: bool) -> None:
+    _report_split(sim)
+    sim.advance(24 * HOUR)
+    # the pieces no longer join to the session's line; those left are still its own
+    sim.person_rewrite(
+        "app/report.py",
+        lambda text: text.replace("        value='amount',\n", "        value='total',\n").replace(
+            "        keys=('region', 'product'),\n",
+            "        keys=('region', 'product'),\n        limit=10,\n",
+        ),
+    )
+    sim.commit("Totals of the total column, ten at most")
     sim.expect("app/report.py")
 
 

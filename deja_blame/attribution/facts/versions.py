@@ -153,6 +153,11 @@ class FileHistory:
             and self._lines_read < MAX_VERSION_LINES // share
         )
 
+    def lines(self, sha: str) -> list[str]:
+        """The file's lines at ``sha``, in order (under each of its names, one after
+        another)."""
+        return _lines(self._content(sha))
+
     def texts(self, sha: str) -> frozenset[str]:
         """The exact lines of the file at ``sha`` (a set: for the few versions whose
         every line is asked about)."""

@@ -183,6 +183,7 @@ def attribute_lines(
             deadlines,
             window.existed,
             window.fresh,
+            window.version,
         )
         matches = trimmed_lines(
             line_texts,

@@ -26,6 +26,17 @@ its own (``defaultValue?: string | boolean``, a member of an interface), which
 the matcher then gave that line's write. Such a piece does not break the split
 when its match is the same session's; it keeps its match.
 
+A split a later commit changed (``option(`` / ``flags: string,`` / ``defaultValue?:
+string | boolean`` / ``): this;``, then ``| string[]`` added to the third piece; or an
+argument put between two pieces) no longer joins to the written line, yet its other
+pieces are still the session's characters where the split left them. Such pieces are
+judged in the version of the commit git blames them on (``_splits_at_their_commit``):
+there the pieces, a changed one as it was then, join to the written line. Only runs
+that are no longer one below the other here are judged so (every other run is the
+first reading's), only where the version's lines are those git says this file kept
+from it, and the version is read only within half the file's history budget
+(``FileHistory.spare``), for a commit with an unmatched line near such a change.
+
 Joins (several written lines made one) are not attributed: on the real-history
 bench (``bench/accuracy/realhist.py``, formatter variant) the rule "a line made of
 consecutive lines of the edit beside it" found 4 more lines and 10 wrong ones.
@@ -34,13 +45,14 @@ consecutive lines of the edit beside it" found 4 more lines and 10 wrong ones.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from bisect import bisect_left
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from deja_blame.attribution.facts.model import BlameLine, LineTexts, WrittenTexts
 from deja_blame.attribution.match.clock import Deadlines
 from deja_blame.attribution.match.lines import LineMatch
-from deja_blame.index.fingerprint import TRIVIAL_CHARS, fingerprint
+from deja_blame.index.fingerprint import TRIVIAL_CHARS, fingerprint, normalise_line
 
 if TYPE_CHECKING:
     from deja_blame.attribution.facts.rule_facts import RuleFacts
@@ -59,17 +71,24 @@ def reflow_matches(
     deadlines: Deadlines,
     existed: Callable[[int, int], bool],
     fresh: Callable[[int, float], bool] | None = None,
+    version: Callable[[str], list[str] | None] | None = None,
 ) -> list[LineMatch | None]:
     """``matches`` with reflowed lines added. ``deadlines``: how late a session's
     write may be dated and be each line's source (``clock.py``); ``existed(i, fp)``:
     whether text of fingerprint ``fp`` was in the file before line i's commit;
-    ``fresh(i, at)``: whether a write made at ``at`` is inside line i's commit window.
-    ``facts``: the texts written to the paths (``written``, in a question about many
-    files) narrow the candidates; the writes of the candidates are asked (``asks``)."""
+    ``fresh(i, at)``: whether a write made at ``at`` is inside line i's commit window;
+    ``version(commit)``: the file's lines at that commit (None: not read), for the
+    splits a later commit changed a piece of. ``facts``: the texts written to the paths
+    (``written``, in a question about many files) narrow the candidates; the writes of
+    the candidates are asked (``asks``)."""
     out = list(matches)
     if all(m is not None for m in out):
         return out
     _splits(facts, texts.bare, out, paths, deadlines, existed, fresh)
+    if version is not None and any(m is None for m in out):
+        _splits_at_their_commit(
+            facts, texts.bare, blamed, out, paths, deadlines, existed, fresh, version
+        )
     return out
 
 
@@ -172,8 +191,195 @@ def _splits(
     fresh: Callable[[int, float], bool] | None,
 ) -> None:
     spots = split_candidates(norm, [m is None for m in out], facts.written)
-    if not spots:
-        return
+    if spots:
+        _take(
+            facts, norm, out, paths, deadlines, existed, fresh, spots, lambda i, k: range(i, i + k)
+        )
+
+
+_PIECE_ENDS = frozenset("([{,+-*/%&|^=<>?")  # a line a formatter broke after these
+_PIECE_STARTS = frozenset(")]}.,+-*/%&|^?:=<>")  # or before these
+
+
+def is_piece(bare: str) -> bool:
+    """Whether a line (without white space) reads as a piece of a split statement, not
+    one of its own: it ends where a formatter breaks a line (an open bracket, a comma,
+    an operator) or begins where one does (a closing bracket, a method's dot, an
+    operator). The pieces beside a split's changed piece are read in the version of
+    their commit; a person's statement beside a change is not worth the read."""
+    return bool(bare) and (bare[-1] in _PIECE_ENDS or bare[0] in _PIECE_STARTS)
+
+
+def changed_boundaries(here: dict[int, int]) -> list[int]:
+    """The places where a commit's version is no longer one line below the other in
+    this file (``here``: the version's line -> this file's line, those git blames on
+    the commit), in order: ``q`` where the version's lines ``q`` and ``q + 1`` are not
+    so any more (one of them gone, a later commit's change; or a line put between)."""
+    found = set()
+    for o, j in here.items():
+        if here.get(o + 1) != j + 1:
+            found.add(o)
+        if o > 0 and o - 1 not in here:
+            found.add(o - 1)
+    return sorted(found)
+
+
+def changed_between(breaks: list[int], first: int, last: int) -> bool:
+    """Whether one of ``breaks`` (``changed_boundaries``) falls between the version's
+    lines ``first`` and ``last``."""
+    k = bisect_left(breaks, first)
+    return k < len(breaks) and breaks[k] < last
+
+
+def split_pieces_since_changed(
+    here: dict[int, int],
+    version_norm: list[str],
+    norm: list[str],
+    open_: list[bool],
+    near: range,
+) -> list[bool] | None:
+    """Where, in the version of a commit, a split the commit made may begin: within
+    ``near`` (the version's lines around this file's unmatched lines beside a change),
+    the version's lines (``version_norm``, without white space) that are still this
+    file's unmatched lines (``here``: the version's line -> this file's line, those git
+    blames on the commit; ``open_``: unmatched), or that are gone (a later commit
+    changed them). None: the version is not the one git read (a line git says the file
+    kept from it, within ``near`` and a split's reach beyond, has other text there)."""
+    n = len(version_norm)
+    last = min(n, near.stop + REFLOW_MAX)
+    for o in range(near.start, last):
+        j = here.get(o)
+        if j is not None and version_norm[o] != norm[j]:
+            return None
+    if any(o >= n for o in here):
+        return None
+    return [o in near and (o not in here or open_[here[o]]) for o in range(n)]
+
+
+def _splits_at_their_commit(
+    facts: RuleFacts,
+    norm: list[str],
+    blamed: list[BlameLine | None],
+    out: list[LineMatch | None],
+    paths: dict[int, bool],
+    deadlines: Deadlines,
+    existed: Callable[[int, int], bool],
+    fresh: Callable[[int, float], bool] | None,
+    version: Callable[[str], list[str] | None],
+) -> None:
+    """The splits a later commit changed (a piece rewritten, a line put between),
+    judged in the version of the commit git blames their pieces on (see the module): a
+    run of that version's lines that is no longer one below the other here, with a
+    piece still here unmatched, whose joined text a session wrote, gives that session
+    the pieces still here. A version is read only for a commit with an unmatched line
+    beside such a change, and its runs start only within a split's reach of one."""
+    by_commit: dict[str, dict[int, int]] = {}
+    for j, b in enumerate(blamed):
+        if b is not None and b.commit is not None:
+            by_commit.setdefault(b.commit, {})[b.orig_line - 1] = j
+    open_ = [m is None for m in out]
+    written_here = facts.written
+    for commit, here in by_commit.items():
+        breaks = changed_boundaries(here)
+        # unmatched lines beside a change that read as a piece of a split: a changed
+        # split's pieces are
+        beside = [
+            o
+            for o, j in here.items()
+            if open_[j] and is_piece(norm[j]) and changed_between(breaks, o - 1, o + 1)
+        ]
+        if not beside:
+            continue
+        lines = version(commit)
+        if lines is None:
+            continue
+        lo, hi = max(0, min(beside) - REFLOW_MAX + 1), max(beside) + 1
+        last = min(len(lines), hi + REFLOW_MAX)
+        version_norm = [
+            normalise_line(lines[o]) if lo <= o < last else "" for o in range(len(lines))
+        ]
+        near: set[int] = set()
+        for o in beside:
+            near.update(range(max(0, o - REFLOW_MAX + 1), o + 1))
+        starts = split_pieces_since_changed(here, version_norm, norm, open_, range(lo, hi))
+        if starts is None:
+            continue
+        starts = [ok and o in near for o, ok in enumerate(starts)]
+        spots = split_candidates(version_norm, starts, written_here)
+        # a line of the run not blamed on the commit must be one it brought and a later
+        # commit changed, not an older line still here (git blames that on its own
+        # commit): its text was not in the file before the commit
+        floor_line = here[beside[0]]
+        for fp in list(spots):
+            kept = [
+                (i, k, text)
+                for i, k, text in spots[fp]
+                if changed_between(breaks, i, i + k - 1)
+                and any(o in here and open_[here[o]] for o in range(i, i + k))
+                and not any(
+                    o not in here and existed(floor_line, fingerprint(version_norm[o]))
+                    for o in range(i, i + k)
+                )
+            ]
+            if kept:
+                spots[fp] = kept
+            else:
+                del spots[fp]
+        if spots:
+            _take(
+                facts,
+                norm,
+                out,
+                paths,
+                deadlines,
+                existed,
+                fresh,
+                spots,
+                _still_here(here),
+                lines_of_their_own(lines, spots),
+            )
+            open_ = [m is None for m in out]
+
+
+def lines_of_their_own(
+    lines: list[str], spots: dict[int, list[tuple[int, int, str]]]
+) -> frozenset[str]:
+    """The joined texts of ``spots`` that the version (``lines``) also holds as a line
+    of its own: a session that wrote such a text inside the commit's window wrote that
+    line (packaging 22.0: ``self, item: UnparsedVersion, prereleases: ...`` written as
+    ``Specifier.contains``'s one line, while the person split the same text of
+    ``SpecifierSet.contains``, an older session's, in place)."""
+    texts = {text for found in spots.values() for _, _, text in found}
+    return frozenset(t for line in lines if (t := normalise_line(line)) in texts)
+
+
+def _still_here(here: dict[int, int]) -> Callable[[int, int], list[int]]:
+    """The file's lines a run of a version's lines is: those of it still here."""
+
+    def pieces(i: int, k: int) -> list[int]:
+        return [here[o] for o in range(i, i + k) if o in here]
+
+    return pieces
+
+
+def _take(
+    facts: RuleFacts,
+    norm: list[str],
+    out: list[LineMatch | None],
+    paths: dict[int, bool],
+    deadlines: Deadlines,
+    existed: Callable[[int, int], bool],
+    fresh: Callable[[int, float], bool] | None,
+    spots: dict[int, list[tuple[int, int, str]]],
+    pieces: Callable[[int, int], Sequence[int]],
+    whole: frozenset[str] = frozenset(),
+) -> None:
+    """Give the split runs of ``spots`` (fingerprint -> (first line, lines, joined
+    text)) their writer, longest first; ``pieces(i, k)``: the file's lines a run of
+    ``k`` lines from ``i`` is (the lines themselves, or those of a commit's version
+    still in the file). ``whole``: joined texts the version also holds as a line of
+    their own; a write of one inside the commit's window is that line's, not a split's
+    (the split is then of the text that was in the file before, its older writer's)."""
     writes = facts.asks.load_writes(paths, spots)
     if not writes:
         return
@@ -190,22 +396,25 @@ def _splits(
     used: set[tuple[int, int, int]] = set()
     claimed: set[int] = set()  # lines an earlier (longer) split took
     for k, i, fp, written in order:
-        span = range(i, i + k)
-        if any(j in claimed for j in span):
+        span = pieces(i, k)
+        if not span or any(j in claimed for j in span):
             continue
         matched = {m.sid for j in span if (m := out[j]) is not None}
-        limit, exact_limit = min(deadlines.loose[i : i + k]), min(deadlines.exact[i : i + k])
+        limit = min(deadlines.loose[j] for j in span)
+        exact_limit = min(deadlines.exact[j] for j in span)
         best = None
         for key in writes.by_fp[fp]:
             _, at, by_user, exact, _ = writes.info[key]
             if key in used or at > (exact_limit if key[0] in deadlines.same_clock else limit):
                 continue
+            if written in whole and fresh is not None and fresh(span[0], at):
+                continue  # the version's line of its own, written in the window
             if best is None or at > best[1]:
                 best = (key, at, by_user, exact)
         if best is None or best[2]:
             continue  # nobody, or the person wrote it last
         key, at, _, exact = best
-        if not (fresh is not None and fresh(i, at)) and not existed(i, fp):
+        if not (fresh is not None and fresh(span[0], at)) and not existed(span[0], fp):
             continue  # neither written in the commit's window nor there before it
         if matched - {key[0]}:
             continue  # a piece another session's write explains: not this split

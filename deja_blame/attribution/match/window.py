@@ -125,6 +125,15 @@ class CommitWindow:
             return False
         return fp in self.history.fingerprints(self.history.commits[prev])
 
+    def version(self, commit: str) -> list[str] | None:
+        """The file's lines at ``commit`` (None: not a commit of its history, or past
+        the half of the history's budget the commit-window rule spares: ``spare``)."""
+        history = self.history
+        history.load()
+        if commit not in history.position or not history.spare(commit):
+            return None
+        return history.lines(commit)
+
     def fresh(self, i: int, at: float) -> bool:
         """Whether a write made at ``at`` is newer than the version line i's commit was
         made from (then it is never stale). Reads the log, no version of the file."""
