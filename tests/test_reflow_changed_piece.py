@@ -47,6 +47,7 @@ class Facts:
         self.writes.add_rows([(1, fingerprint(WRITTEN), 7, 0, 0, at, int(by_person))], {1: True})
         self.written = WrittenTexts.of([normalise_line(WRITTEN)]) if texts else None
         self.asks = self
+        self.edits = Edits({})
 
     def load_writes(self, paths: object, spots: object) -> WriteSet:
         return self.writes
@@ -217,3 +218,49 @@ def test_a_text_the_version_holds_as_its_own_line_is_that_lines_write() -> None:
     assert blame(lambda i, at: at >= 5_000.0) == [None, 7, 7, None, 7, None, None, None]
     # no window known: the latest write before the commit, as for any split
     assert blame(None) == [None, 8, 8, None, 8, None, None, None]
+
+
+class Edits:
+    """The edits' added lines, as ``SessionEdits.added_bare`` gives them."""
+
+    def __init__(self, added: dict[tuple[int, int], list[str]]) -> None:
+        self.added = added
+
+    def added_bare(self, sid: int, edit_ord: int) -> list[str]:
+        return [normalise_line(t) for t in self.added.get((sid, edit_ord), [])]
+
+
+def test_a_split_a_sessions_edit_wrote_at_its_place_is_no_formatters() -> None:
+    # session 9, inside the commit's window, replaced session 7's one-line call by the
+    # pieces itself (h11 0.9.0's `Request(...)` / `)`); a later commit changed one
+    # piece. The pieces still here are no formatter's split of 7's line: not 7's
+    def blame(added: list[str]) -> list[int | None]:
+        facts = Facts()
+        first = AT_SPLIT[1]
+        facts.writes.add_rows(
+            [(1, fingerprint(first), 9, 3, added.index(first), 8_000.0, 0)], {1: True}
+        )
+        facts.edits = Edits({(9, 3): added})
+        out = reflow_matches(
+            facts,  # type: ignore[arg-type]
+            LineTexts.of(NOW),
+            BLAMED,  # type: ignore[arg-type]
+            [None] * len(NOW),
+            {1: True},
+            Deadlines.of(BLAMED, 30_000.0, frozenset()),  # type: ignore[arg-type]
+            lambda i, fp: BLAMED[i].commit == SPLIT and fp == fingerprint(WRITTEN),
+            lambda i, at: at >= 5_000.0,
+            _versions(),  # type: ignore[arg-type]
+        )
+        return [m.sid if m else None for m in out]
+
+    # the edit wrote the pieces one below the other, and nothing else
+    assert blame(AT_SPLIT[1:5]) == [None] * len(NOW)
+    # ... or with the version's lines around them
+    assert blame(AT_SPLIT) == [None] * len(NOW)
+    # the same pieces around other lines: that edit's split is another place's, this
+    # one is the formatter's of session 7's line (h11's `assert (` ... `)`)
+    elsewhere = ["def other(rows):", *AT_SPLIT[1:5], "    return totals"]
+    assert blame(elsewhere) == [None, 7, 7, None, 7, None]
+    # a session's edit that wrote only some of the pieces split nothing
+    assert blame(AT_SPLIT[1:3]) == [None, 7, 7, None, 7, None]

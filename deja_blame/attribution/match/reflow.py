@@ -325,6 +325,8 @@ def _splits_at_their_commit(
                 spots[fp] = kept
             else:
                 del spots[fp]
+        if spots and fresh is not None:
+            _drop_splits_a_session_wrote(facts, paths, spots, here, lines, fresh)
         if spots:
             _take(
                 facts,
@@ -339,6 +341,64 @@ def _splits_at_their_commit(
                 lines_of_their_own(lines, spots),
             )
             open_ = [m is None for m in out]
+
+
+def _drop_splits_a_session_wrote(
+    facts: RuleFacts,
+    paths: dict[int, bool],
+    spots: dict[int, list[tuple[int, int, str]]],
+    here: dict[int, int],
+    lines: list[str],
+    fresh: Callable[[int, float], bool],
+) -> None:
+    """Take out of ``spots`` the runs a session's own edit wrote as they stand, at
+    their place: one edit, inside the commit's window, added the run's lines one
+    below the other, and the lines it added around them are the version's lines
+    around the run. That session split the line, not a formatter an older one (h11
+    0.9.0: a session replaced the first session's ``Request(...))`` by its own
+    ``Request(...)`` and ``)``; a later commit changed the first, and the two joined
+    to the first session's line). The place is what tells: the same session's edit
+    of another ``assert (`` wrote the same two pieces around other lines, while the
+    person split this one."""
+    runs = [(i, k) for found in spots.values() for i, k, _ in found]
+    first_fps = {fingerprint(normalise_line(lines[i])) for i, _ in runs}
+    writes = facts.asks.load_writes(paths, first_fps)
+    if not writes:
+        return
+    at_of: dict[tuple[int, int], float] = {}
+    for fp in first_fps:
+        for key in writes.by_fp.get(fp, ()):
+            _, at, by_person, _, _ = writes.info[key]
+            if not by_person:
+                at_of[(key[0], key[1])] = at
+
+    def wrote_here(i: int, k: int) -> bool:
+        run = [normalise_line(lines[o]) for o in range(i, i + k)]
+        still = [here[o] for o in range(i, i + k) if o in here]
+        if not still:
+            return False
+        before = normalise_line(lines[i - 1]) if i > 0 else None
+        after = normalise_line(lines[i + k]) if i + k < len(lines) else None
+        for (sid, edit), at in at_of.items():
+            if not fresh(still[0], at):
+                continue
+            added = facts.edits.added_bare(sid, edit)
+            for p in range(len(added) - k + 1):
+                if added[p : p + k] != run:
+                    continue
+                if p > 0 and added[p - 1] != before:
+                    continue  # the edit wrote these pieces around other lines
+                if p + k < len(added) and added[p + k] != after:
+                    continue
+                return True
+        return False
+
+    for fp in list(spots):
+        kept = [(i, k, text) for i, k, text in spots[fp] if not wrote_here(i, k)]
+        if kept:
+            spots[fp] = kept
+        else:
+            del spots[fp]
 
 
 def lines_of_their_own(
