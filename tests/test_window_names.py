@@ -36,3 +36,14 @@ def test_why_of_a_renamed_file_answers_as_the_whole_file(
     assert line["session"] == "first-session"
     assert (cold["session"], cold["confidence"]) == (line["session"], line["confidence"])
     assert (kept["session"], kept["confidence"]) == (cold["session"], cold["confidence"])
+
+
+def test_an_earlier_name_git_could_read_as_magic_is_found(repo: Path) -> None:
+    """``:(top)y.py`` renamed ``:(top)z.py``: the names are names, not pathspec magic."""
+    from deja_blame.attribution.facts.gitread import earlier_names
+
+    (repo / ":(top)y.py").write_text("\n".join(LINES) + "\n")
+    commit_all(repo, "made", T0)
+    git(repo, "mv", ":(top)y.py", ":(top)z.py")
+    commit_all(repo, "renamed", T0 + 60)
+    assert earlier_names(repo, None, ":(top)z.py") == {":(top)y.py"}

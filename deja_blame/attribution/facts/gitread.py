@@ -197,8 +197,8 @@ def earlier_names(root: str | Path, rev: str | None, path: str) -> set[str]:
     cannot say (no commit yet, an unknown revision)."""
     proc = git(
         root,
-        ["log", "--follow", "-z", "--name-status", "--diff-filter=R", "--format=", rev or "HEAD"]
-        + ["--", path],
+        ["--literal-pathspecs", "log", "--follow", "-z", "--name-status", "--diff-filter=R"]
+        + ["--format=", rev or "HEAD", "--", path],  # a name like ':(top)y.py' is a name
     )
     if proc is None or proc.returncode != 0:
         return set()
