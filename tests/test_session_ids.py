@@ -41,3 +41,19 @@ def test_blame_shows_the_digest_and_show_takes_it(repo: Path, utc: None) -> None
     assert out.split("\n")[0].split()[1:3] == [digest, "aider"], out  # commit, session, agent
     shown = deja_json("show", digest, "--json", cwd=repo)
     assert shown["session_id"] == session
+
+
+def test_every_prefix_taker_finds_the_digest(repo: Path, utc: None, tmp_path: Path) -> None:
+    """The PR comment (Markdown report), forget and its undo, and show of a session known
+    from the notes alone take and show the digest, as blame does."""
+    session = _repository(repo, _chat("src/app.py", LINUX_BANNER))["1:def mean(items):"]
+    assert session is not None
+    digest = session.removeprefix("aider-")[:8]
+    md = deja("report", "HEAD~1..HEAD", "--format", "markdown", cwd=repo).stdout.decode()
+    assert f"<code>{digest}</code>" in md or f"`{digest}`" in md, md
+    assert session[:8] not in md, md
+    deja("annotate", "HEAD", cwd=repo)
+    empty = {"DEJA_DB": str(tmp_path / "none.db")}  # a reviewer's clone: notes only
+    assert deja_json("show", digest, "--json", cwd=repo, env=empty)["session_id"] == session
+    assert deja_json("forget", digest, "--json", cwd=repo)["forgotten"] == session
+    assert deja_json("forget", "--undo", digest, "--json", cwd=repo)["undone"] == session

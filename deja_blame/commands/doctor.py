@@ -43,6 +43,7 @@ from deja_blame.index.db import (
 from deja_blame.index.store import not_sessions
 from deja_blame.jsonout import print_json
 from deja_blame.output import counted, shorten, style, terminal, use_colour, warn
+from deja_blame.session_ids import short
 from deja_blame.transcripts.antigravity.discover import (
     ROOT_ENV,
     TranscriptFile,
@@ -635,7 +636,7 @@ def check_clock(db_path: Path, cwd: Path) -> Check | None:
     detail = (
         f"{counted(len(found), 'line')} of the latest commits written by"
         f" {counted(len(sessions), 'session')} of another machine or clone"
-        f" ({terminal(sessions[0])[:8]}{', ...' if len(sessions) > 1 else ''}), the writes dated"
+        f" ({terminal(short(sessions[0]))[:8]}{', ...' if len(sessions) > 1 else ''}), the writes dated"
         f" after the commits that hold them (by up to {max(1, round(lead / 60))} min): the"
         " clock where it ran may be ahead of git's by more than the 2 minutes deja allows,"
         f" and those lines count as the commits' authors' (deja why {terminal(path)}:{line}"

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from deja_blame.notes.public import project_meaning
 from deja_blame.outputs.escape import markdown, markdown_code
 from deja_blame.report.model import Report, SessionReport, pct, prompts_hint, time_span
+from deja_blame.session_ids import short
 from deja_blame.transcripts.registry import label_of
 
 MARKER = "<!-- deja-report -->"
@@ -106,7 +107,7 @@ class _Section:
 
 
 def _session_block(s: SessionReport, prompts: bool, said_before: bool = False) -> str:
-    lines = [f"#### Session {md_code(_short(s.session_id))} · {md_text(label_of(s.agent))}", ""]
+    lines = [f"#### Session {md_code(short(s.session_id))} · {md_text(label_of(s.agent))}", ""]
     span = time_span(md_text(s.started_at or ""), md_text(s.ended_at or ""), "→")
     # its own leading space: the escaping drops it ("<code>-</code>\\(elsewhere")
     meaning = project_meaning(s.project, said_before).strip()
@@ -180,7 +181,7 @@ def render_markdown(report: Report, limit: int = LIMIT) -> str:
     ]
     failed = report.failed_sessions
     if failed:
-        names = ", ".join(md_code(_short(s.session_id)) for s in failed[:10])
+        names = ", ".join(md_code(short(s.session_id)) for s in failed[:10])
         if len(failed) > 10:
             names += f" and {len(failed) - 10} more"
         head += [f"> ⚠️ **Last test run failed** in {len(failed)} session(s): {names}", ""]
@@ -200,7 +201,7 @@ def render_markdown(report: Report, limit: int = LIMIT) -> str:
             else "*(prompts left out)*"
         )
         summary_rows.append(
-            f"| {md_code(_short(s.session_id))} | {md_text(label_of(s.agent))} | {s.written} | "
+            f"| {md_code(short(s.session_id))} | {md_text(label_of(s.agent))} | {s.written} | "
             f"{s.surviving} | {_tests(s)} | {prompt} |"
         )
     sessions_table = _Section(
