@@ -382,3 +382,21 @@ def test_a_repeated_carry_says_it_changed_nothing(
     doc = orjson.loads(deja("notes", "carry", spec, "--json", "--local", cwd=ci).stdout)
     assert (doc["noted"], doc["changed"]) == (1, 0) and doc["commits"][0]["unchanged"]
     assert server.git("rev-parse", NOTES) == tip
+
+
+def test_a_push_that_recreates_the_remote_s_notes_says_it_pushed(
+    tmp_path: Path, forge: tuple[World, Server]
+) -> None:
+    """review 18 #4: the remote's notes ref deleted after this clone fetched it: git
+    pushes it again, and deja says so (it compared with the ref as last fetched)."""
+    dev, server = forge
+    squash = server.squash(1, "Alpha")
+    ci = tmp_path / "ci"
+    git(tmp_path, "clone", "-q", str(server.path), str(ci))
+    spec = "..".join(squash)
+    deja("notes", "carry", spec, "--push", cwd=ci)
+    server.git("update-ref", "-d", NOTES)
+    again = deja("notes", "carry", spec, "--push", cwd=ci).stderr.decode()
+    assert "deja: pushed refs/notes/deja to origin" in again, again
+    assert "up to date" not in again
+    server.git("rev-parse", NOTES)  # there again

@@ -364,15 +364,21 @@ def push(repo: pygit2.Repository, remote: str = "origin") -> PushResult:
     for attempt in range(1, PUSH_ATTEMPTS + 1):
         tip = _tip_to_push(repo)
         result.attempts = attempt
-        seen_there = ref_target(repo, tracking_ref(remote))
-        proc = run_git(root, ["push", "--quiet", remote, f"{NOTES_REF}:{NOTES_REF}"], check=False)
+        # --porcelain: git says on stdout what it did to the ref ("=" up to date), which
+        # the tracking ref (the remote as last fetched) cannot tell
+        proc = run_git(
+            root, ["push", "--porcelain", remote, f"{NOTES_REF}:{NOTES_REF}"], check=False
+        )
+        said = proc.stdout.decode("utf-8", "replace")
         if proc.returncode == 0:
             result.pushed = tip
-            result.up_to_date = seen_there == tip and result.merges == 0
+            result.up_to_date = result.merges == 0 and any(
+                row.startswith("=\t") for row in said.splitlines()
+            )
             run_git(root, ["update-ref", tracking_ref(remote), tip], check=False)
             return result
         err = proc.stderr.decode("utf-8", "replace")
-        if not _rejected(err):
+        if not _rejected(err + said):
             raise DejaError(f"git push {remote} failed: {_git_reason(err, proc.returncode)}")
         fetched = fetch(repo, remote)  # the remote moved: merge its notes, then again
         if fetched.merge.kind != "up-to-date":
