@@ -735,6 +735,7 @@ MAY_IMPORT = {
         "deja_blame.pathtext",  # a leaf: file names as UTF-8 text, importing nothing of deja
         "deja_blame.collector",  # a leaf: the cyclic collector paused, importing nothing of deja
         "deja_blame.blake2",  # a leaf: BLAKE2b without hashlib's import
+        "deja_blame.session_ids",  # a leaf: a session id's short form, importing nothing of deja
     ),
 }
 # the neutral modules every plug-in builds on know no agent and no registry
