@@ -5,6 +5,8 @@ pieces still here are the session's."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from deja_blame.attribution.facts.model import BlameLine, LineTexts, WriteSet, WrittenTexts
 from deja_blame.attribution.match.clock import Deadlines
 from deja_blame.attribution.match.lines import LineMatch
@@ -65,17 +67,22 @@ def _blame(
     version: object = None,
     matches: list[LineMatch | None] | None = None,
     blamed: list[BlameLine] = BLAMED,
+    now: list[str] = NOW,
+    existed: Callable[[int, int], bool] | None = None,
+    fresh: object = lambda i, at: False,
 ) -> list[int | None]:
+    """The sessions ``reflow_matches`` gives the lines of ``now``; by default the
+    one-line call was in the file before SPLIT (the split was of it) and no commit
+    window is known to hold a write."""
     out = reflow_matches(
         facts,  # type: ignore[arg-type]
-        LineTexts.of(NOW),
+        LineTexts.of(now),
         blamed,  # type: ignore[arg-type]
-        matches or [None] * len(NOW),
+        matches or [None] * len(now),
         {1: True},
         Deadlines.of(blamed, 30_000.0, frozenset()),  # type: ignore[arg-type]
-        # the one-line call was in the file before SPLIT (the split was of it)
-        lambda i, fp: blamed[i].commit == SPLIT and fp == fingerprint(WRITTEN),
-        lambda i, at: False,
+        existed or (lambda i, fp: blamed[i].commit == SPLIT and fp == fingerprint(WRITTEN)),
+        fresh,  # type: ignore[arg-type]
         version if version is not None else _versions(),  # type: ignore[arg-type]
     )
     return [m.sid if m else None for m in out]
@@ -112,18 +119,7 @@ def test_a_line_a_later_commit_put_between_two_pieces() -> None:
     now = [*AT_SPLIT[:3], "        limit=3,", *AT_SPLIT[3:]]
     blamed = [BlameLine(j + 1, SPLIT, 10_000, "app.py", j + 1 - (j > 3)) for j in range(len(now))]
     blamed[3] = BlameLine(4, LATER, 20_000, "app.py", 4)
-    out = reflow_matches(
-        Facts(),  # type: ignore[arg-type]
-        LineTexts.of(now),
-        blamed,  # type: ignore[arg-type]
-        [None] * len(now),
-        {1: True},
-        Deadlines.of(blamed, 30_000.0, frozenset()),  # type: ignore[arg-type]
-        lambda i, fp: blamed[i].commit == SPLIT and fp == fingerprint(WRITTEN),
-        lambda i, at: False,
-        _versions(),  # type: ignore[arg-type]
-    )
-    assert [m.sid if m else None for m in out] == [None, 7, 7, None, 7, 7, None]
+    assert _blame(Facts(), blamed=blamed, now=now) == [None, 7, 7, None, 7, 7, None]
 
 
 def test_where_a_split_may_begin_and_what_changed_since() -> None:
@@ -164,18 +160,7 @@ def test_a_line_an_older_commit_left_here_is_no_piece_of_the_split() -> None:
     def existed(i: int, fp: int) -> bool:
         return fp in (fingerprint(WRITTEN), fingerprint(AT_SPLIT[2]))
 
-    out = reflow_matches(
-        Facts(),  # type: ignore[arg-type]
-        LineTexts.of(NOW),
-        blamed,  # type: ignore[arg-type]
-        [None] * len(NOW),
-        {1: True},
-        Deadlines.of(blamed, 30_000.0, frozenset()),  # type: ignore[arg-type]
-        existed,
-        lambda i, at: False,
-        _versions(),  # type: ignore[arg-type]
-    )
-    assert [m.sid if m else None for m in out] == [None] * len(NOW)
+    assert _blame(Facts(), blamed=blamed, existed=existed) == [None] * len(NOW)
 
 
 def test_a_text_the_version_holds_as_its_own_line_is_that_lines_write() -> None:
@@ -201,18 +186,9 @@ def test_a_text_the_version_holds_as_its_own_line_is_that_lines_write() -> None:
     )
 
     def blame(fresh: object) -> list[int | None]:
-        out = reflow_matches(
-            facts,  # type: ignore[arg-type]
-            LineTexts.of(now),
-            blamed,  # type: ignore[arg-type]
-            [None] * len(now),
-            {1: True},
-            Deadlines.of(blamed, 30_000.0, frozenset()),  # type: ignore[arg-type]
-            lambda i, fp: fp == fingerprint(WRITTEN),  # the one-line call was there before
-            fresh,  # type: ignore[arg-type]
-            _versions(version),  # type: ignore[arg-type]
-        )
-        return [m.sid if m else None for m in out]
+        # the one-line call was there before
+        there = lambda i, fp: fp == fingerprint(WRITTEN)  # noqa: E731
+        return _blame(facts, _versions(version), blamed=blamed, now=now, existed=there, fresh=fresh)
 
     # session 8's write is inside the window (made from the version of 5,000)
     assert blame(lambda i, at: at >= 5_000.0) == [None, 7, 7, None, 7, None, None, None]
@@ -241,18 +217,7 @@ def test_a_split_a_sessions_edit_wrote_at_its_place_is_no_formatters() -> None:
             [(1, fingerprint(first), 9, 3, added.index(first), 8_000.0, 0)], {1: True}
         )
         facts.edits = Edits({(9, 3): added})
-        out = reflow_matches(
-            facts,  # type: ignore[arg-type]
-            LineTexts.of(NOW),
-            BLAMED,  # type: ignore[arg-type]
-            [None] * len(NOW),
-            {1: True},
-            Deadlines.of(BLAMED, 30_000.0, frozenset()),  # type: ignore[arg-type]
-            lambda i, fp: BLAMED[i].commit == SPLIT and fp == fingerprint(WRITTEN),
-            lambda i, at: at >= 5_000.0,
-            _versions(),  # type: ignore[arg-type]
-        )
-        return [m.sid if m else None for m in out]
+        return _blame(facts, fresh=lambda i, at: at >= 5_000.0)
 
     # the edit wrote the pieces one below the other, and nothing else
     assert blame(AT_SPLIT[1:5]) == [None] * len(NOW)
